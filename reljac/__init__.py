@@ -1,0 +1,84 @@
+"""reljac: relative Jacobians, task-priority IK and browser views for URDF robots, on Pinocchio.
+
+Notation (used everywhere in reljac)
+------------------------------------
+========== ==================================================================================
+``w``       the world frame (Pinocchio's ``universe``).
+``T_ab``    pose of frame b in frame a (``pin.SE3``); ``R_ab``, ``p_ab`` its rotation and
+            translation. Subscripts cancel: ``T_ac = T_ab * T_bc``.
+``J_a``     LOCAL_WORLD_ALIGNED frame Jacobian of a: rows [velocity of a's origin; angular
+            velocity], both in world axes. Shape (6, nv).
+``J_ab``    relative Jacobian: the motion of b *measured in* a, *expressed in* a,
+            ``[d/dt p_ab; w_ab] = J_ab @ v``. Rows [linear; angular]. Shape (6, nv).
+``J_ab_in_c`` the same motion expressed in frame c: ``blockdiag(R_ca, R_ca) @ J_ab``; with c = b
+            it is the body Jacobian of T_ab, the one ``pin.Jlog6`` composes with.
+``q``, ``v`` configuration (length nq) and velocity (length nv). They differ in length with
+            floating bases (quaternions) and continuous joints (cos, sin); never index one with
+            the other's layout.
+========== ==================================================================================
+
+Units: metres, radians, seconds; gains in [1/s], time steps in [s].
+
+The Pinocchio-backed API is imported lazily, so ``import reljac.reference`` (the pure-numpy
+in-house kinematics) never loads Pinocchio.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from .exceptions import (
+    ConfigurationError,
+    FrameNotFound,
+    JointNotFound,
+    ReljacError,
+    TaskError,
+    URDFError,
+)
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "Robot": "robot",
+    "bundled_robots": "robot",
+    "Kinematics": "relative",
+    "relative_placement": "relative",
+    "relative_jacobian": "relative",
+    "relative_twist": "relative",
+    "relative_jacobian_time_variation": "relative",
+}
+
+__all__ = [
+    "ConfigurationError",
+    "FrameNotFound",
+    "JointNotFound",
+    "ReljacError",
+    "TaskError",
+    "URDFError",
+    *_LAZY,
+]
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'reljac' has no attribute '{name}'")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from .relative import (
+        Kinematics,
+        relative_jacobian,
+        relative_jacobian_time_variation,
+        relative_placement,
+        relative_twist,
+    )
+    from .robot import Robot, bundled_robots

@@ -1,0 +1,157 @@
+"""The ``reljac`` command line: argument parsing and printing, no math.
+
+    reljac info ROBOT                      DoF, joints with limits, frames as a tree
+    reljac jacobian ROBOT A B [...]        labelled relative Jacobian J_ab at a configuration
+    reljac check ROBOT [...]               Pinocchio layer vs the in-house reference kinematics
+    reljac bench [jacobian|reference|ik]   timing tables
+    reljac view ROBOT [--frames ...]       show a robot in the browser
+    reljac demo {dual-arm,hand}            the IK demos
+    reljac analyze ROBOT A B               relative manipulability over the workspace
+
+ROBOT is a bundled robot name (see ``reljac info --list``) or a path to a URDF file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+import numpy as np
+
+from .exceptions import ReljacError
+
+
+def _robot_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("robot", help="bundled robot name or path to a URDF file")
+    parser.add_argument("--floating-base", action="store_true", help="add a free-flyer root joint")
+    parser.add_argument(
+        "--package-dir", action="append", default=None, metavar="DIR",
+        help="folder searched for package:// meshes (repeatable)",
+    )
+
+
+def _load_robot(args):
+    from .robot import Robot
+
+    kwargs = {}
+    if args.floating_base:
+        kwargs["floating_base"] = True
+    if args.package_dir:
+        kwargs["package_dirs"] = args.package_dir
+    return Robot.load(args.robot, **kwargs)
+
+
+def _configuration(robot, args) -> np.ndarray:
+    """q from --q (nq numbers), --joint NAME=VALUE pairs, or --seed (random); default neutral."""
+    if args.q is not None:
+        return robot.validate_q(args.q)
+    if args.joint:
+        values = {}
+        for item in args.joint:
+            name, sep, value = item.partition("=")
+            if not sep:
+                raise ReljacError(f"--joint expects NAME=VALUE, got '{item}'")
+            values[name] = value
+        return robot.q_from_joint_values(values)
+    if args.seed is not None:
+        return robot.random_configuration(args.seed)
+    return robot.neutral()
+
+
+def _configuration_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--q", type=float, nargs="+", metavar="X", help="configuration: nq numbers")
+    group.add_argument("--joint", action="append", metavar="NAME=VALUE", help="joint value (repeatable)")
+    group.add_argument("--seed", type=int, help="random configuration inside the limits")
+
+
+# ------------------------------------------------------------------ info
+def cmd_info(args) -> int:
+    from .robot import bundled_robots
+    from .report import robot_summary
+
+    if args.list or args.robot is None:
+        print("bundled robots: " + ", ".join(bundled_robots()))
+        return 0
+    print(robot_summary(_load_robot(args)))
+    return 0
+
+
+# ------------------------------------------------------------------ jacobian
+def cmd_jacobian(args) -> int:
+    from .relative import Kinematics
+    from .report import format_matrix, format_placement, velocity_labels
+
+    robot = _load_robot(args)
+    q = _configuration(robot, args)
+    kin = Kinematics(robot, q)
+    J = kin.relative_jacobian(args.frame_a, args.frame_b, expressed_in=args.expressed_in)
+    T_ab = kin.relative_placement(args.frame_a, args.frame_b)
+    np.set_printoptions(precision=args.precision, suppress=True, linewidth=200)
+    print(f"robot {robot.name}: nq={robot.nq}, nv={robot.nv}")
+    print(f"q = {np.array2string(q, precision=args.precision)}")
+    print(f"T_ab (pose of '{args.frame_b}' in '{args.frame_a}'):")
+    print(format_placement(T_ab, args.precision))
+    print(
+        f"J_ab: motion of '{args.frame_b}' measured in '{args.frame_a}', expressed in "
+        f"'{args.expressed_in}'; [d/dt p_ab; w_ab] = J v\n(printed transposed: one line per column of J, i.e. per velocity index)"
+    )
+    rows = ["vx", "vy", "vz", "wx", "wy", "wz"]
+    print(format_matrix(J, rows, velocity_labels(robot), args.precision))
+    return 0
+
+
+# ------------------------------------------------------------------ bench
+def cmd_bench(args) -> int:
+    from . import bench
+
+    return bench.main(args.what, quick=args.quick)
+
+
+# ------------------------------------------------------------------ parser
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="reljac", description="Relative Jacobians, task-priority IK and browser views for URDF robots."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("info", help="DoF, joints with limits, frames as a tree")
+    p.add_argument("robot", nargs="?", help="bundled robot name or path to a URDF file")
+    p.add_argument("--list", action="store_true", help="list the bundled robots")
+    p.add_argument("--floating-base", action="store_true", help="add a free-flyer root joint")
+    p.add_argument("--package-dir", action="append", default=None, metavar="DIR")
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("jacobian", help="labelled relative Jacobian J_ab at a configuration")
+    _robot_arguments(p)
+    p.add_argument("frame_a", help="frame a (the one b is measured in), or 'universe' for the world")
+    p.add_argument("frame_b", help="frame b")
+    p.add_argument("--expressed-in", default="a", metavar="F", help="'a' (default), 'b', 'world' or a frame name")
+    p.add_argument("--precision", type=int, default=4, help="digits printed (default 4)")
+    _configuration_arguments(p)
+    p.set_defaults(func=cmd_jacobian)
+
+    p = sub.add_parser("bench", help="timing tables (median of many runs, ratios to Pinocchio)")
+    p.add_argument("what", nargs="?", default="all", choices=["all", "jacobian", "reference", "ik"])
+    p.add_argument("--quick", action="store_true", help="fewer repetitions (for smoke tests)")
+    p.set_defaults(func=cmd_bench)
+
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except ReljacError as exc:
+        print(f"reljac: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""Exceptions raised by reljac, and nothing else.
+
+Every error a user can trigger with bad input is a :class:`ReljacError`; the ones about a *value*
+(a name, an array, a file's content) are also :class:`ValueError` so generic handlers catch them.
+This module imports nothing heavy so that every layer (including the pure-numpy reference) can
+use it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Iterable
+
+
+class ReljacError(Exception):
+    """Base class of every error raised on purpose by reljac."""
+
+
+class URDFError(ReljacError, ValueError):
+    """A URDF file is missing, is not well-formed XML, or describes something unsupported."""
+
+
+class FrameNotFound(ReljacError, ValueError):
+    """A frame name or id is not in the robot."""
+
+
+class JointNotFound(ReljacError, ValueError):
+    """A joint name is not in the robot (or names a joint without its own degree of freedom)."""
+
+
+class ConfigurationError(ReljacError, ValueError):
+    """A configuration q, a velocity v or another joint-space array has a wrong shape or value."""
+
+
+class TaskError(ReljacError, ValueError):
+    """A task or a target is ill-formed (wrong shape, NaN, non-unit rotation, unknown option)."""
+
+
+def suggest(name: str, valid: Iterable[str], *, limit: int = 3) -> str:
+    """Return a '; did you mean ...?' hint for `name` among `valid` names ('' if none is close)."""
+    valid = list(valid)
+    close = difflib.get_close_matches(name, valid, n=limit, cutoff=0.6)
+    if not close:
+        lowered = name.lower()
+        close = [v for v in valid if lowered and (lowered in v.lower() or v.lower() in lowered)][:limit]
+    if not close:
+        return ""
+    return "; did you mean " + " or ".join(repr(c) for c in close) + "?"

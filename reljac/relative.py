@@ -1,0 +1,209 @@
+"""Relative kinematics between two frames a and b: T_ab, J_ab, relative twists and dJ_ab/dt.
+
+The formulas, in terms of Pinocchio's LOCAL_WORLD_ALIGNED frame Jacobians J_a, J_b (rows
+[linear; angular], linear = velocity of the frame origin, both in world coordinates):
+
+    w_ab = R_wa^T (w_b - w_a)                        ->  J^w_ab = R_wa^T (J^w_b - J^w_a)
+    d/dt p_ab = [p_ab]x R_wa^T w_a + R_wa^T (v_b - v_a) ->  J^v_ab = [p_ab]x R_wa^T J^w_a + R_wa^T (J^v_b - J^v_a)
+
+with p_ab = R_wa^T (p_wb - p_wa). Expressing the same motion in a frame c multiplies both blocks
+by R_ca. The code evaluates the same quantity in fewer operations from the WORLD (spatial)
+Jacobians: the relative spatial velocity J^W_b - J^W_a, moved to b's origin and rotated into c's
+axes by the action of X = (R_wc, p_wb), ``J_ab_in_c = Ad(X^-1) (J^W_b - J^W_a)``; tests check it
+against the formulas above, finite differences and the in-house reference. :class:`Kinematics` computes the robot's kinematics once for q (and v) and answers any
+number of frame-pair queries; the module-level functions are one-shot conveniences.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+from .exceptions import ConfigurationError
+from .robot import FrameRef, Robot
+
+LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+EXPRESSED_IN_KEYWORDS = ("a", "b", "world")
+
+
+WORLD = pin.ReferenceFrame.WORLD
+
+
+class Kinematics:
+    """Kinematics of a robot at one configuration q (and optionally velocity v).
+
+    One Pinocchio pass (placements and joint Jacobians, plus their time variation when v is
+    given) serves every query; frame Jacobians are computed once per frame and cached.
+
+    Args:
+        robot: the robot.
+        q: configuration, shape (nq,).
+        v: velocity, shape (nv,); needed for twists and Jacobian time variations.
+        data: a ``pin.Data`` to compute into (default: a new one, so objects are independent).
+    """
+
+    def __init__(self, robot: Robot, q, v=None, *, data: pin.Data | None = None) -> None:
+        self.robot = robot
+        self.model = model = robot.model
+        self.data = data = data if data is not None else model.createData()
+        self.q = q = robot.validate_q(q)
+        self.v = None if v is None else robot.validate_v(v)
+        self._rates_source = None
+        if self.v is None:
+            pin.computeJointJacobians(model, data, q)
+        elif model.mimicking_joints:  # Pinocchio's dJ is wrong with mimic joints: see Robot.without_mimic
+            pin.computeJointJacobians(model, data, q)
+            full, G, S, o = robot.without_mimic()
+            full_data = full.createData()
+            pin.computeJointJacobiansTimeVariation(full, full_data, S @ q + o, G @ self.v)
+            self._rates_source = (full, full_data, G)
+        else:
+            pin.computeJointJacobiansTimeVariation(model, data, q, self.v)
+        pin.updateFramePlacements(model, data)
+        self._spatial: dict[int, np.ndarray] = {}
+        self._jacobians: dict[int, np.ndarray] = {}
+        self._jacobian_rates: dict[int, np.ndarray] = {}
+
+    # ------------------------------------------------------------------ single frames
+    def placement(self, frame: FrameRef) -> pin.SE3:
+        """T_wf: pose of the frame in the world (a copy)."""
+        return self.data.oMf[self.robot.frame_id(frame)].copy()
+
+    def frame_jacobian(self, frame: FrameRef) -> np.ndarray:
+        """LOCAL_WORLD_ALIGNED Jacobian of a frame, shape (6, nv), rows [v_origin; w] in world axes."""
+        fid = self.robot.frame_id(frame)
+        J = self._jacobians.get(fid)
+        if J is None:
+            J = self._jacobians[fid] = pin.getFrameJacobian(self.model, self.data, fid, LWA)
+        return J
+
+    def _spatial_jacobian(self, fid: int) -> np.ndarray:
+        """WORLD Jacobian (spatial velocity at the world origin) of frame id fid, (6, nv)."""
+        J = self._spatial.get(fid)
+        if J is None:
+            J = self._spatial[fid] = pin.getFrameJacobian(self.model, self.data, fid, WORLD)
+        return J
+
+    def frame_jacobian_time_variation(self, frame: FrameRef) -> np.ndarray:
+        """d/dt of :meth:`frame_jacobian` along v, shape (6, nv)."""
+        self._require_v("Jacobian time variations")
+        fid = self.robot.frame_id(frame)
+        dJ = self._jacobian_rates.get(fid)
+        if dJ is None:
+            if self._rates_source is None:
+                dJ = pin.getFrameJacobianTimeVariation(self.model, self.data, fid, LWA)
+            else:
+                full, full_data, G = self._rates_source
+                full_id = full.getFrameId(self.model.frames[fid].name)
+                dJ = pin.getFrameJacobianTimeVariation(full, full_data, full_id, LWA) @ G
+            self._jacobian_rates[fid] = dJ
+        return dJ
+
+    def _require_v(self, what: str) -> None:
+        if self.v is None:
+            raise ConfigurationError(f"{what} need a velocity: build Kinematics(robot, q, v)")
+
+    # ------------------------------------------------------------------ frame pairs
+    def relative_placement(self, frame_a: FrameRef, frame_b: FrameRef) -> pin.SE3:
+        """T_ab = T_wa^-1 T_wb: pose of frame b in frame a."""
+        oMf = self.data.oMf
+        return oMf[self.robot.frame_id(frame_a)].actInv(oMf[self.robot.frame_id(frame_b)])
+
+    def _axes(self, expressed_in: FrameRef, fa: int, fb: int) -> int | None:
+        """Frame id whose axes `expressed_in` names (None for the world's axes)."""
+        if isinstance(expressed_in, str) and expressed_in in EXPRESSED_IN_KEYWORDS:
+            return fa if expressed_in == "a" else fb if expressed_in == "b" else None
+        return self.robot.frame_id(expressed_in)
+
+    def relative_jacobian(
+        self, frame_a: FrameRef, frame_b: FrameRef, *, expressed_in: FrameRef = "a"
+    ) -> np.ndarray:
+        """Jacobian of frame b's motion measured in frame a, shape (6, nv).
+
+        ``[d/dt p_ab; w_ab] = J @ v`` with both blocks expressed in `expressed_in`: "a" (default),
+        "b", "world", or any frame name or id (the keywords win over frames of the same name; pass
+        an id to mean such a frame). With "b" it is the body Jacobian of T_ab (``pin.Jlog6``'s).
+        """
+        frame_id = self.robot.frame_id
+        fa, fb = frame_id(frame_a), frame_id(frame_b)
+        fc = self._axes(expressed_in, fa, fb)
+        X = self.data.oMf[fb].copy()  # X = (R_wc, p_wb): c's axes at b's origin
+        if fc is None:
+            X.rotation = np.eye(3)
+        elif fc != fb:
+            X.rotation = self.data.oMf[fc].rotation
+        return X.toActionMatrixInverse() @ (self._spatial_jacobian(fb) - self._spatial_jacobian(fa))
+
+    def relative_twist(
+        self, frame_a: FrameRef, frame_b: FrameRef, *, expressed_in: FrameRef = "a"
+    ) -> np.ndarray:
+        """``[d/dt p_ab; w_ab]`` (6,) for the velocity v given at construction."""
+        self._require_v("relative twists")
+        return self.relative_jacobian(frame_a, frame_b, expressed_in=expressed_in) @ self.v
+
+    def relative_jacobian_time_variation(
+        self, frame_a: FrameRef, frame_b: FrameRef, *, expressed_in: FrameRef = "a"
+    ) -> np.ndarray:
+        """d/dt J_ab along v, shape (6, nv): the relative acceleration is ``J @ a + dJ @ v``.
+
+        Same frames and `expressed_in` convention as :meth:`relative_jacobian`. Built from the
+        LOCAL_WORLD_ALIGNED Jacobians and their time variations (Pinocchio's): with
+        D = J_b - J_a + [p_wb - p_wa]x-shift of a's angular part (world axes),
+        d/dt J_ab_in_c = R_cw (dD/dt - [w_c]x D).
+        """
+        self._require_v("Jacobian time variations")
+        fa, fb = self.robot.frame_id(frame_a), self.robot.frame_id(frame_b)
+        J_a, J_b = self.frame_jacobian(fa), self.frame_jacobian(fb)
+        dJ_a = self.frame_jacobian_time_variation(fa)
+        p_w = self.data.oMf[fb].translation - self.data.oMf[fa].translation
+        p_w_dot = (J_b[:3] - J_a[:3]) @ self.v
+        # D: velocity of b relative to the point of a coinciding with b, world axes
+        D = J_b - J_a
+        D[:3] += pin.skew(p_w) @ J_a[3:]
+        dD = self.frame_jacobian_time_variation(fb) - dJ_a
+        dD[:3] += pin.skew(p_w_dot) @ J_a[3:] + pin.skew(p_w) @ dJ_a[3:]
+        fc = self._axes(expressed_in, fa, fb)
+        if fc is None:
+            return dD
+        W_c = pin.skew(self.frame_jacobian(fc)[3:] @ self.v)  # angular velocity of c, world axes
+        dD[:3] -= W_c @ D[:3]
+        dD[3:] -= W_c @ D[3:]
+        R_cw = self.data.oMf[fc].rotation.T
+        return (R_cw @ dD.reshape(2, 3, -1)).reshape(6, -1)
+
+
+def relative_placement(robot: Robot, q, frame_a: FrameRef, frame_b: FrameRef) -> pin.SE3:
+    """T_ab: pose of frame b in frame a at configuration q (nq,)."""
+    return Kinematics(robot, q, data=robot.data).relative_placement(frame_a, frame_b)
+
+
+def relative_jacobian(
+    robot: Robot, q, frame_a: FrameRef, frame_b: FrameRef, *, expressed_in: FrameRef = "a"
+) -> np.ndarray:
+    """Jacobian of frame b's motion measured in frame a, shape (6, robot.nv).
+
+    ``[d/dt p_ab; w_ab] = J @ v``, expressed in `expressed_in` ("a", "b", "world" or any frame).
+    For many pairs at one q, build a :class:`Kinematics` once instead.
+
+    Raises:
+        FrameNotFound: a frame name or id is not in the robot.
+        ConfigurationError: q has a wrong shape or a non-finite entry.
+    """
+    kin = Kinematics(robot, q, data=robot.data)
+    return kin.relative_jacobian(frame_a, frame_b, expressed_in=expressed_in)
+
+
+def relative_twist(
+    robot: Robot, q, v, frame_a: FrameRef, frame_b: FrameRef, *, expressed_in: FrameRef = "a"
+) -> np.ndarray:
+    """``[d/dt p_ab; w_ab]`` (6,) at configuration q (nq,) and velocity v (nv,)."""
+    kin = Kinematics(robot, q, v, data=robot.data)
+    return kin.relative_twist(frame_a, frame_b, expressed_in=expressed_in)
+
+
+def relative_jacobian_time_variation(
+    robot: Robot, q, v, frame_a: FrameRef, frame_b: FrameRef, *, expressed_in: FrameRef = "a"
+) -> np.ndarray:
+    """d/dt J_ab along v, shape (6, nv); relative acceleration = ``J @ a + dJ @ v``."""
+    kin = Kinematics(robot, q, v, data=robot.data)
+    return kin.relative_jacobian_time_variation(frame_a, frame_b, expressed_in=expressed_in)

@@ -1,0 +1,74 @@
+"""Test helpers: finite differences on the configuration manifold and external robot files.
+
+Everything here is computed from Pinocchio's forward kinematics and pin.integrate / pin.log3
+directly, never through reljac.relative, so it is an independent oracle for that module.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+EXAMPLE_ROBOTS = {  # name: (path under robots/, floating base)
+    "panda": ("panda_description/urdf/panda.urdf", False),
+    "ur5": ("ur_description/urdf/ur5_robot.urdf", False),
+    "baxter": ("baxter_description/urdf/baxter.urdf", False),
+    "tiago_dual": ("tiago_description/robots/tiago_dual.urdf", False),
+    "talos": ("talos_data/robots/talos_reduced.urdf", True),
+    "allegro": ("allegro_hand_description/urdf/allegro_right_hand.urdf", False),
+    "double_pendulum_continuous": ("double_pendulum_description/urdf/double_pendulum_continuous.urdf", False),
+    "solo12": ("solo_description/robots/solo12.urdf", True),
+}
+
+
+def example_robot_data_dir() -> Path | None:
+    """The robots/ folder of PyPI's example-robot-data, or None when it is not installed."""
+    for entry in sys.path:
+        candidate = Path(entry) / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def placements(robot, q) -> list[pin.SE3]:
+    """T_wf of every frame at q, from Pinocchio's forward kinematics."""
+    data = robot.model.createData()
+    pin.framesForwardKinematics(robot.model, data, q)
+    return [pin.SE3(T) for T in data.oMf]
+
+
+def relative_from(placements_, a: int, b: int) -> pin.SE3:
+    return placements_[a].inverse() * placements_[b]
+
+
+def numeric_relative_jacobians(robot, q, pairs, eps: float = 1e-6) -> dict:
+    """Central finite differences of T_ab over the tangent space: {(a, b): (6, nv)}.
+
+    Column k: linear = d/dt p_ab (coordinates in a); angular = w_ab in a, from
+    R_ab(q+) R_ab(q-)^T = exp([w] 2 eps).
+    """
+    out = {pair: np.zeros((6, robot.nv)) for pair in pairs}
+    for k in range(robot.nv):
+        dv = np.zeros(robot.nv)
+        dv[k] = eps
+        plus = placements(robot, pin.integrate(robot.model, q, dv))
+        minus = placements(robot, pin.integrate(robot.model, q, -dv))
+        for (a, b), J in out.items():
+            Tp, Tm = relative_from(plus, a, b), relative_from(minus, a, b)
+            J[:3, k] = (Tp.translation - Tm.translation) / (2 * eps)
+            J[3:, k] = pin.log3(Tp.rotation @ Tm.rotation.T) / (2 * eps)
+    return out
+
+
+def interesting_frames(robot) -> list[int]:
+    """Ids of link frames and fixed frames (the ones users name), plus the universe."""
+    keep = (pin.FrameType.BODY, pin.FrameType.FIXED_JOINT)
+    return [0] + [i for i, f in enumerate(robot.model.frames) if f.type in keep]
+
+
+def random_pairs(robot, rng, n: int) -> list[tuple[int, int]]:
+    frames = interesting_frames(robot)
+    return [tuple(int(x) for x in rng.choice(frames, size=2, replace=True)) for _ in range(n)]
