@@ -47,6 +47,7 @@ _LAZY = {
     "relative_jacobian": "relative",
     "relative_twist": "relative",
     "relative_jacobian_time_variation": "relative",
+    "ik": None,
 }
 
 __all__ = [
@@ -61,10 +62,13 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
+    if name not in _LAZY:
         raise AttributeError(f"module 'reljac' has no attribute '{name}'")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    module = _LAZY[name]
+    if module is None:  # a subpackage
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
 

@@ -1,0 +1,195 @@
+"""Strict task hierarchy with joint-velocity bounds, in plain linear algebra (no QP solver).
+
+Given priority levels ``(A_k, b_k)`` (A_k: (m_k, nv) task Jacobians, b_k: (m_k,) desired task
+velocities) and bounds ``lo <= v <= hi``, find v that
+
+1. meets level 1 as well as possible, then level 2 in the null space of level 1, and so on
+   (recursive null-space projection, Siciliano and Slotine), with singularity-robust damped
+   pseudo-inverses (damping grows as the smallest singular value falls below a threshold);
+2. stays inside the bounds, with Saturation in the Null Space (Flacco, De Luca and Khatib): a
+   joint that would cross a bound is saturated at it and taken out of that level's null space; if
+   a level cannot be met inside the bounds even then, it is scaled by the largest factor
+   s in [0, 1] that fits (its direction is kept, its magnitude shrinks) and lower levels go on in
+   what remains.
+
+Notation: the null space left for the current level is kept as an orthonormal basis Z (nv, k)
+(its projector is Z Z^T); saturating joint j restricts Z to the vectors with zero j-th entry, a
+Householder update. v_prev is the solution of the levels above.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+RANK_TOLERANCE = 1e-9  # singular values below this (relative to 1) count as zero
+BOUND_TOLERANCE = 1e-12
+MAX_STALE_SATURATIONS = 2  # stop saturating a level after this many joints that did not help
+
+
+@dataclass
+class Level:
+    """One priority level: A v = b is wanted. ``identity`` marks A = c I (posture) for a fast path."""
+
+    A: np.ndarray
+    b: np.ndarray
+    identity_scale: float | None = None
+
+
+@dataclass
+class LevelReport:
+    """What happened to one level: its scale factor s and the joints saturated for it."""
+
+    scale: float
+    saturated: list[int] = field(default_factory=list)
+    damping: float = 0.0
+    smallest_singular_value: float = float("inf")
+
+
+@dataclass
+class DampingPolicy:
+    """Adaptive damping: lambda^2 = lambda_max^2 (1 - (sigma_min / threshold)^2) below threshold.
+
+    Far from singularities (sigma_min >= threshold) there is no damping, so feasible tasks are
+    met exactly; at a singularity the gain of the inverse is bounded by 1 / (2 lambda_max).
+    """
+
+    threshold: float = 0.02
+    max_damping: float = 0.05
+
+    def damping(self, smallest: float) -> float:
+        if smallest >= self.threshold:
+            return 0.0
+        return self.max_damping**2 * (1.0 - (smallest / self.threshold) ** 2)
+
+
+def _damped_svd(A: np.ndarray, policy: DampingPolicy):
+    """SVD of A (m, k) with adaptive damping: (U_r, inv_sigma, V (k, k), rank, damping^2, sigma_min).
+
+    The damped pseudo-inverse is ``V[:, :rank] @ diag(inv_sigma) @ U_r.T``; ``V[:, rank:]`` spans
+    the null space of A.
+    """
+    U, sigma, Vt = np.linalg.svd(A, full_matrices=True)
+    scale = max(1.0, sigma[0]) if sigma.size else 1.0
+    rank = int(np.count_nonzero(sigma > RANK_TOLERANCE * scale))
+    smallest = float(sigma[rank - 1]) if rank else 0.0
+    if rank < A.shape[0]:
+        smallest = 0.0  # a rank-deficient task is singular whatever its non-zero values say
+    lam2 = policy.damping(smallest)
+    sig = sigma[:rank]
+    return U[:, :rank], sig / (sig * sig + lam2), Vt.T, rank, lam2, smallest
+
+
+def _without_row_direction(Z: np.ndarray, j: int) -> np.ndarray | None:
+    """Basis of {Z y : (Z y)_j = 0}: Z times an orthonormal basis of z^perp, z = Z[j] (Householder).
+
+    None when joint j cannot move in span(Z) anyway.
+    """
+    z = Z[j]
+    norm = float(np.sqrt(z @ z))
+    if norm < 1e-12:
+        return None
+    u = z.copy()
+    u[0] += norm if z[0] >= 0 else -norm
+    u /= np.sqrt(u @ u)
+    # Z H with H = I - 2 u u^T (H z = -+ norm e_1); dropping H's first column drops z's direction
+    return (Z - np.outer(2.0 * (Z @ u), u))[:, 1:]
+
+
+def _max_scale(base: np.ndarray, delta: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[float, int]:
+    """Largest s in [0, 1] with lo <= base + s delta <= hi, and the joint that limits it.
+
+    Returns (1, -1) when nothing limits s below 1, and (-1, j) when base itself is outside the
+    bounds (j: the worst joint).
+    """
+    viol = np.maximum(base - hi, lo - base)
+    if viol.max() > BOUND_TOLERANCE:
+        return -1.0, int(np.argmax(viol))
+    end = base + delta
+    over = np.maximum(end - hi, lo - end)
+    if over.max() <= BOUND_TOLERANCE:
+        return 1.0, -1
+    room = np.where(delta > 0, hi - base, lo - base)  # same sign as delta where it matters
+    ratios = np.full(delta.shape, np.inf)
+    moving = (over > BOUND_TOLERANCE) & (delta != 0.0)
+    ratios[moving] = room[moving] / delta[moving]
+    j = int(np.argmin(ratios))
+    return max(float(ratios[j]), 0.0), j
+
+
+def solve_hierarchy(
+    levels: list[Level],
+    lo: np.ndarray,
+    hi: np.ndarray,
+    *,
+    policy: DampingPolicy | None = None,
+) -> tuple[np.ndarray, list[LevelReport]]:
+    """Joint velocity v (nv,) for prioritized levels inside ``lo <= v <= hi``.
+
+    ``lo <= hi`` must hold element-wise (callers clip their bounds first). The result always
+    satisfies the bounds: when a level cannot be met it is scaled down, never the bounds relaxed.
+    """
+    policy = policy or DampingPolicy()
+    v = np.clip(np.zeros(lo.shape[0]), lo, hi)  # zero if feasible, else the nearest point of the box
+    Z = np.eye(lo.shape[0])
+    reports = []
+    for level in levels:
+        if Z.shape[1] == 0:  # nothing left for lower levels
+            reports.append(LevelReport(scale=0.0))
+            continue
+        v, Z, report = _solve_level(level, v, Z, lo, hi, policy)
+        reports.append(report)
+    return v, reports
+
+
+def _solve_level(level: Level, v_prev, Z, lo, hi, policy):
+    """One SNS level: returns (v, null-space basis left for the levels below, report).
+
+    v = base + s * delta: base moves the saturated joints onto their bounds inside span(Z) (so
+    the levels above are untouched); delta is the damped least-squares correction of this
+    level inside what is left of span(Z) once those joints are frozen. Joints are saturated one
+    at a time, the most critical first, while the level keeps its full rank; the best scale
+    factor seen wins.
+    """
+    saturated: list[int] = []
+    base, Z_free = v_prev, Z
+    best = None
+    full_rank = None
+    stale = 0  # saturations in a row that did not raise the scale factor
+    for _ in range(v_prev.shape[0] + 1):
+        residual = level.b - level.A @ base
+        if level.identity_scale is not None:  # A = c I: (c Z)^+ = Z^T / c, nothing left below
+            delta = Z_free @ (Z_free.T @ residual) / level.identity_scale
+            Z_next, lam2, smallest, rank = Z_free[:, :0], 0.0, float("inf"), Z_free.shape[1]
+        else:
+            Ur, inv_sigma, V, rank, lam2, smallest = _damped_svd(level.A @ Z_free, policy)
+            delta = Z_free @ (V[:, :rank] @ (inv_sigma * (Ur.T @ residual)))
+            Z_next = Z_free @ V[:, rank:]
+        if full_rank is None:
+            full_rank = rank
+        elif rank < full_rank:  # freezing joints cost this level a direction: stop saturating
+            break
+        s, joint = _max_scale(base, delta, lo, hi)
+        if s < 0:  # freezing the last joint pushed another one out: keep the best so far
+            break
+        if best is None or s > best[0] + 1e-9:
+            best = (s, base + s * delta, Z_next, list(saturated), lam2, smallest)
+            stale = 0
+        else:
+            stale += 1
+        if s >= 1.0 or level.identity_scale is not None or stale >= MAX_STALE_SATURATIONS:
+            break  # met; an identity (posture) level is only scaled, it has no null space to use
+        reduced = _without_row_direction(Z_free, joint)
+        if reduced is None:
+            break
+        # saturate the joint that limits s: move it onto its bound within span(Z_free), freeze it
+        z = Z_free[joint]
+        target = hi[joint] if delta[joint] > 0 else lo[joint]
+        base = base + Z_free @ (z * ((target - base[joint]) / float(z @ z)))
+        Z_free = reduced
+        saturated.append(joint)
+    if best is None:  # cannot happen while v_prev is inside the bounds; stay safe anyway
+        return np.clip(v_prev, lo, hi), Z, LevelReport(scale=0.0)
+    s, v, Z_next, S, lam2, smallest = best
+    return np.clip(v, lo, hi), Z_next, LevelReport(s, S, lam2, smallest)

@@ -1,0 +1,87 @@
+"""Joint limits as bounds on the velocity of one control step.
+
+Position limits become velocity bounds so that q + v dt stays inside [q_min, q_max]: with
+gain gamma in (0, 1], ``gamma (q_min - q) / dt <= v <= gamma (q_max - q) / dt`` lets a joint
+approach its limit geometrically and never cross it. A joint already outside its limits gets a
+bound that pushes it back (recovery), capped by the velocity limit. Velocity limits come from
+the URDF (or are given) and are applied as they are.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..exceptions import ConfigurationError
+from ..robot import Robot
+
+
+class JointLimits:
+    """Velocity bounds (lo, hi), shapes (nv,), from position and velocity limits.
+
+    Args:
+        robot: the robot (its URDF limits are used).
+        velocity_limits: (nv,) [rad/s or m/s] overriding the URDF's; inf = unlimited.
+        limit_gain: gamma above, in (0, 1]: the fraction of the distance to a position limit a
+            joint may cover in one step.
+        default_velocity_limit: used where the URDF gives none (0 or missing) [rad/s or m/s].
+    """
+
+    def __init__(
+        self,
+        robot: Robot,
+        *,
+        velocity_limits=None,
+        limit_gain: float = 0.5,
+        default_velocity_limit: float = np.inf,
+    ) -> None:
+        if not 0 < limit_gain <= 1:
+            raise ConfigurationError(f"limit_gain must be in (0, 1], got {limit_gain}")
+        model = robot.model
+        if velocity_limits is None:
+            vmax = model.velocityLimit.astype(float).copy()
+            vmax[~(vmax > 0)] = default_velocity_limit
+        else:
+            vmax = np.array(velocity_limits, dtype=float)
+            if vmax.shape != (robot.nv,) or np.isnan(vmax).any() or (vmax <= 0).any():
+                raise ConfigurationError(f"velocity_limits must be ({robot.nv},) positive numbers (inf allowed)")
+        self.velocity_limits = vmax
+        self.limit_gain = float(limit_gain)
+        # 1-DoF joints with finite position limits: their q index and v index
+        q_idx, v_idx = [], []
+        for j in range(1, model.njoints):
+            joint = model.joints[j]
+            if joint.nq == 1 and joint.nv == 1:
+                lo, hi = model.lowerPositionLimit[joint.idx_q], model.upperPositionLimit[joint.idx_q]
+                if np.isfinite(lo) and np.isfinite(hi) and lo < hi:
+                    q_idx.append(joint.idx_q)
+                    v_idx.append(joint.idx_v)
+        self.q_index = np.array(q_idx, dtype=int)
+        self.v_index = np.array(v_idx, dtype=int)
+        self.q_min = model.lowerPositionLimit[self.q_index].copy()
+        self.q_max = model.upperPositionLimit[self.q_index].copy()
+
+    def bounds(self, q: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
+        """(lo, hi) with lo <= hi: velocity bounds for one step of length dt [s] from q."""
+        hi = self.velocity_limits.copy()
+        lo = -hi
+        qj = q[self.q_index]
+        pos_lo = self.limit_gain * (self.q_min - qj) / dt
+        pos_hi = self.limit_gain * (self.q_max - qj) / dt
+        # outside a limit the bound points back inside; below q_min: lo > 0 (recover upward)
+        pos_lo = np.where(qj < self.q_min, (self.q_min - qj) / dt, pos_lo)
+        pos_hi = np.where(qj > self.q_max, (self.q_max - qj) / dt, pos_hi)
+        vi = self.v_index
+        lo[vi] = np.maximum(lo[vi], pos_lo)
+        hi[vi] = np.minimum(hi[vi], pos_hi)
+        # a recovering joint may be asked for more than its velocity limit: cap the push
+        lo[vi] = np.minimum(lo[vi], self.velocity_limits[vi])
+        hi[vi] = np.maximum(hi[vi], -self.velocity_limits[vi])
+        return lo, hi
+
+    def clamp(self, q_next: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """Guard against rounding: a joint inside its limits at q stays inside at q_next."""
+        qn = q_next[self.q_index]
+        qj = q[self.q_index]
+        inside = (qj >= self.q_min) & (qj <= self.q_max)
+        q_next[self.q_index] = np.where(inside, np.clip(qn, self.q_min, self.q_max), qn)
+        return q_next

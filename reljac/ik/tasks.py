@@ -1,0 +1,268 @@
+"""IK tasks: an error e(q) that is zero at the target and its Jacobian de/dt = J v.
+
+The controller asks every task for ``J v = -gain * e + feed_forward`` (gain in [1/s]). Rows can be
+weighted (``weight``: a scalar or one number per error component; a zero weight masks that
+component out). All tasks read the shared :class:`~reljac.relative.Kinematics` of the step, so one
+kinematics pass serves every task.
+
+Frame tasks use the SE(3) log: e = log6(T_t^-1 T_ab) = [translation part; rotation vector], in
+the target frame's axes, with its exact Jacobian ``pin.Jlog6(T_t^-1 T_ab) @ J_ab_in_b``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+from ..exceptions import TaskError
+from ..relative import Kinematics
+from ..robot import FrameRef, Robot
+
+WORLD = "universe"
+
+
+def _as_se3(target, what: str) -> pin.SE3:
+    """A pin.SE3 from a pin.SE3 or a (4, 4) homogeneous matrix; rejects non-rotations."""
+    if isinstance(target, pin.SE3):
+        R, p = target.rotation, target.translation
+    else:
+        try:
+            T = np.asarray(target, dtype=float)
+        except (TypeError, ValueError):
+            raise TaskError(f"{what} must be a pin.SE3 or a (4, 4) matrix") from None
+        if T.shape != (4, 4):
+            raise TaskError(f"{what} must be a pin.SE3 or a (4, 4) matrix, got shape {T.shape}")
+        R, p = T[:3, :3], T[:3, 3]
+    _check_rotation(R, what)
+    if not np.isfinite(p).all():
+        raise TaskError(f"{what} has a non-finite translation {p}")
+    return pin.SE3(np.array(R), np.array(p))
+
+
+def _check_rotation(R: np.ndarray, what: str) -> None:
+    if not np.isfinite(R).all():
+        raise TaskError(f"{what} has a non-finite rotation")
+    if np.abs(R.T @ R - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
+        raise TaskError(f"{what}: its rotation is not a rotation matrix (R^T R != I or det < 0)")
+
+
+def _as_vector(x, size: int, what: str) -> np.ndarray:
+    try:
+        arr = np.array(x, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise TaskError(f"{what} must be {size} numbers") from None
+    if arr.shape != (size,):
+        raise TaskError(f"{what} must have {size} entries, got {arr.size}")
+    if not np.isfinite(arr).all():
+        raise TaskError(f"{what} has non-finite entries: {arr}")
+    return arr
+
+
+class Task:
+    """Base class: subclasses define ``size``, :meth:`compute` and a target.
+
+    Args:
+        gain: [1/s] rate at which the error is driven to zero (error ~ exp(-gain t)).
+        weight: scalar or (size,) per-component weight; zeros mask components out.
+        max_speed: cap on the norm of the feedback velocity gain * e (step-size clamping) [m/s or
+            rad/s; for 6D frame tasks it caps the linear and the angular halves separately, and
+            a pair (linear, angular) may be given]. None: no cap.
+        name: label used in reports (default: derived from the frames).
+    """
+
+    size = 6
+    counts_for_convergence = True
+
+    def __init__(self, *, gain: float = 1.0, weight=1.0, max_speed=None, name: str | None = None) -> None:
+        gain = float(gain)
+        if not np.isfinite(gain) or gain < 0:
+            raise TaskError(f"gain must be a finite number >= 0 [1/s], got {gain}")
+        self.gain = gain
+        self.max_speed = None if max_speed is None else np.broadcast_to(np.asarray(max_speed, float), (2,)).copy()
+        if self.max_speed is not None and not (self.max_speed > 0).all():
+            raise TaskError(f"max_speed must be positive, got {max_speed}")
+        self.name = name or type(self).__name__
+        self.set_weight(weight)
+
+    def set_weight(self, weight) -> None:
+        """Per-component weights (scalar or (size,)); a zero masks the component out."""
+        w = np.broadcast_to(np.asarray(weight, dtype=float), (self.size,)).copy() if np.ndim(weight) == 0 \
+            else _as_vector(weight, self.size, f"weight of task '{self.name}'")
+        if not np.isfinite(w).all() or (w < 0).any():
+            raise TaskError(f"weights of task '{self.name}' must be finite and >= 0, got {w}")
+        self.weight = w
+        self._rows = np.flatnonzero(w > 0)
+
+    def compute(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(e, J, feed_forward) at kin's configuration: shapes (size,), (size, nv), (size,)."""
+        raise NotImplementedError
+
+    def weighted(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray]:
+        """Rows (A, b) of the level's system: A = W J, b = W (-gain e + feed_forward), masked rows dropped."""
+        e, J, ff = self.compute(kin)
+        feedback = self.gain * e
+        if self.max_speed is not None:
+            halves = (slice(0, 3), slice(3, 6)) if self.size == 6 else (slice(None),)
+            for half, cap in zip(halves, self.max_speed):
+                norm = float(np.linalg.norm(feedback[half]))
+                if norm > cap:
+                    feedback[half] *= cap / norm
+        w = self.weight[self._rows]
+        return w[:, None] * J[self._rows], w * (ff[self._rows] - feedback[self._rows])
+
+    def error_norms(self, kin: Kinematics) -> dict[str, float]:
+        """Norms of the (masked) error for reports: e.g. {'position': m, 'orientation': rad}."""
+        e = self.compute(kin)[0][self._rows]
+        return {"error": float(np.linalg.norm(e))}
+
+
+class RelativeFrameTask(Task):
+    """Pose of frame b in frame a (6D): e = log6(T_t^-1 T_ab), in the target frame's axes.
+
+    ``set_target(T_ab_target, velocity=None)``; `velocity` is the target's own twist
+    [linear; angular] (6,), measured in a and expressed in the target frame, for feed-forward.
+    Weights apply to e = [position error (3); rotation vector (3)].
+    """
+
+    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, **kwargs) -> None:
+        self.frame_a, self.frame_b = frame_a, frame_b
+        kwargs.setdefault("name", f"pose of {frame_b} in {frame_a}")
+        super().__init__(**kwargs)
+        self.target: pin.SE3 | None = None
+        self.target_velocity = np.zeros(6)
+
+    def set_target(self, T_ab, velocity=None) -> None:
+        self.target = _as_se3(T_ab, f"target of task '{self.name}'")
+        self.target_velocity = np.zeros(6) if velocity is None else _as_vector(velocity, 6, "target velocity")
+
+    def set_target_from_configuration(self, robot: Robot, q) -> None:
+        """Target = the current relative pose at configuration q."""
+        self.set_target(Kinematics(robot, q).relative_placement(self.frame_a, self.frame_b))
+
+    def _require_target(self) -> pin.SE3:
+        if self.target is None:
+            raise TaskError(f"task '{self.name}' has no target: call set_target first")
+        return self.target
+
+    def compute(self, kin):
+        T_err = self._require_target().actInv(kin.relative_placement(self.frame_a, self.frame_b))
+        e = pin.log6(T_err).vector
+        Jlog = pin.Jlog6(T_err)
+        J = Jlog @ kin.relative_jacobian(self.frame_a, self.frame_b, expressed_in="b")
+        # d/dt (T_t^-1 T_ab) gets -Ad(T_err^-1) V_t from a moving target
+        ff = Jlog @ (T_err.inverse().toActionMatrix() @ self.target_velocity)
+        return e, J, ff
+
+    def error_norms(self, kin):
+        T_err = self._require_target().actInv(kin.relative_placement(self.frame_a, self.frame_b))
+        return {
+            "position": float(np.linalg.norm(T_err.translation * (self.weight[:3] > 0))),
+            "orientation": float(np.linalg.norm(pin.log3(T_err.rotation) * (self.weight[3:] > 0))),
+        }
+
+
+class FrameTask(RelativeFrameTask):
+    """Absolute pose of a frame in the world: a :class:`RelativeFrameTask` whose a is the world."""
+
+    def __init__(self, frame: FrameRef, **kwargs) -> None:
+        kwargs.setdefault("name", f"pose of {frame}")
+        super().__init__(WORLD, frame, **kwargs)
+
+
+class RelativePositionTask(Task):
+    """Position of b's origin in a: e = p_ab - p_target (in a's axes). Target: (3,) [m]."""
+
+    size = 3
+
+    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, **kwargs) -> None:
+        self.frame_a, self.frame_b = frame_a, frame_b
+        kwargs.setdefault("name", f"position of {frame_b} in {frame_a}")
+        super().__init__(**kwargs)
+        self.target: np.ndarray | None = None
+        self.target_velocity = np.zeros(3)
+
+    def set_target(self, p_ab, velocity=None) -> None:
+        """Target position of b in a (3,) [m]; optional velocity d/dt p_target (3,) [m/s]."""
+        self.target = _as_vector(p_ab, 3, f"target of task '{self.name}'")
+        self.target_velocity = np.zeros(3) if velocity is None else _as_vector(velocity, 3, "target velocity")
+
+    def compute(self, kin):
+        if self.target is None:
+            raise TaskError(f"task '{self.name}' has no target: call set_target first")
+        T_ab = kin.relative_placement(self.frame_a, self.frame_b)
+        J = kin.relative_jacobian(self.frame_a, self.frame_b)[:3]
+        return T_ab.translation - self.target, J, self.target_velocity
+
+    def error_norms(self, kin):
+        return {"position": super().error_norms(kin)["error"]}
+
+
+class RelativeOrientationTask(Task):
+    """Orientation of b in a: e = log3(R_t^T R_ab) (target axes). Target: (3, 3) rotation.
+
+    Optional target angular velocity (3,): measured in a, expressed in the target frame.
+    """
+
+    size = 3
+
+    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, **kwargs) -> None:
+        self.frame_a, self.frame_b = frame_a, frame_b
+        kwargs.setdefault("name", f"orientation of {frame_b} in {frame_a}")
+        super().__init__(**kwargs)
+        self.target: np.ndarray | None = None
+        self.target_velocity = np.zeros(3)
+
+    def set_target(self, R_ab, velocity=None) -> None:
+        R = np.array(R_ab.rotation if isinstance(R_ab, pin.SE3) else R_ab, dtype=float)
+        if R.shape != (3, 3):
+            raise TaskError(f"target of task '{self.name}' must be a (3, 3) rotation, got {R.shape}")
+        _check_rotation(R, f"target of task '{self.name}'")
+        self.target = R
+        self.target_velocity = np.zeros(3) if velocity is None else _as_vector(velocity, 3, "target velocity")
+
+    def compute(self, kin):
+        if self.target is None:
+            raise TaskError(f"task '{self.name}' has no target: call set_target first")
+        R_err = self.target.T @ kin.relative_placement(self.frame_a, self.frame_b).rotation
+        Jlog = pin.Jlog3(R_err)
+        J = Jlog @ kin.relative_jacobian(self.frame_a, self.frame_b, expressed_in="b")[3:]
+        ff = Jlog @ (R_err.T @ self.target_velocity)
+        return pin.log3(R_err), J, ff
+
+    def error_norms(self, kin):
+        return {"orientation": super().error_norms(kin)["error"]}
+
+
+class PostureTask(Task):
+    """Joint posture: e = difference(q_target, q) (nv,), so J = d difference / dq (identity
+    for revolute and prismatic joints). Usually the lowest level; it does not count for
+    convergence. Target: a configuration (nq,); mask a floating base with zero weights.
+    """
+
+    counts_for_convergence = False
+
+    def __init__(self, robot: Robot, **kwargs) -> None:
+        self.robot = robot
+        self.size = robot.nv
+        kwargs.setdefault("name", "posture")
+        super().__init__(**kwargs)
+        self.target = robot.neutral()
+        multi = [robot.model.joints[j].nq != robot.model.joints[j].nv for j in range(1, robot.model.njoints)]
+        self._euclidean = not any(multi)
+
+    def set_target(self, q) -> None:
+        self.target = self.robot.validate_q(q, name=f"target of task '{self.name}'")
+
+    def compute(self, kin):
+        model = self.robot.model
+        e = pin.difference(model, self.target, kin.q)
+        J = np.eye(model.nv) if self._euclidean else pin.dDifference(model, self.target, kin.q, pin.ARG1)
+        return e, J, np.zeros(model.nv)
+
+    @property
+    def identity_scale(self) -> float | None:
+        """c when the weighted Jacobian is c I (solver fast path), else None."""
+        w = self.weight
+        if self._euclidean and w.size and np.all(w == w[0]) and w[0] > 0:
+            return float(w[0])
+        return None

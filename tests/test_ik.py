@@ -1,0 +1,279 @@
+"""The task-priority controller: task Jacobians, strict priorities, limits, singularities, solve."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import reljac
+from reljac import TaskError
+from reljac.ik import (
+    Controller,
+    FrameTask,
+    PostureTask,
+    RelativeFrameTask,
+    RelativeOrientationTask,
+    RelativePositionTask,
+    solve,
+)
+from reljac.ik.hierarchy import Level, solve_hierarchy
+from reljac.relative import Kinematics
+
+
+@pytest.fixture(scope="module")
+def dual_arm():
+    return reljac.Robot.bundled("dual_arm")
+
+
+@pytest.fixture(scope="module")
+def hand():
+    return reljac.Robot.bundled("hand")
+
+
+def middle(robot):
+    return robot.normalize(0.5 * (robot.lower_limits + robot.upper_limits))
+
+
+def numeric_task_jacobian(task, robot, q, eps=1e-6):
+    J = np.zeros((task.size, robot.nv))
+    for k in range(robot.nv):
+        dv = np.zeros(robot.nv)
+        dv[k] = eps
+        e_plus = task.compute(Kinematics(robot, pin.integrate(robot.model, q, dv)))[0]
+        e_minus = task.compute(Kinematics(robot, pin.integrate(robot.model, q, -dv)))[0]
+        J[:, k] = (e_plus - e_minus) / (2 * eps)
+    return J
+
+
+@pytest.mark.parametrize("name, a, b", [("dual_arm", "left_tool", "right_tool"), ("hand", "palm", "thumb_tip"),
+                                        ("tree30", "left_hand_site", "right_foot_site")])
+def test_task_jacobians_match_finite_differences(name, a, b, rng):
+    robot = reljac.Robot.bundled(name)
+    for _ in range(3):
+        q, q_target = robot.random_configuration(rng), robot.random_configuration(rng)
+        T_target = Kinematics(robot, q_target).relative_placement(a, b)
+        tasks = [RelativeFrameTask(a, b), RelativePositionTask(a, b), RelativeOrientationTask(a, b),
+                 FrameTask(b), PostureTask(robot)]
+        tasks[0].set_target(T_target)
+        tasks[1].set_target(T_target.translation)
+        tasks[2].set_target(T_target.rotation)
+        tasks[3].set_target(Kinematics(robot, q_target).placement(b))
+        tasks[4].set_target(q_target)
+        kin = Kinematics(robot, q)
+        for task in tasks:
+            J = task.compute(kin)[1]
+            np.testing.assert_allclose(J, numeric_task_jacobian(task, robot, q), atol=1e-6, err_msg=task.name)
+
+
+def test_relative_task_rooted_at_the_world_equals_the_absolute_task(dual_arm, rng):
+    q, q_target = dual_arm.random_configuration(rng), dual_arm.random_configuration(rng)
+    T = Kinematics(dual_arm, q_target).placement("right_tool")
+    absolute, relative = FrameTask("right_tool"), RelativeFrameTask("universe", "right_tool")
+    absolute.set_target(T)
+    relative.set_target(T)
+    kin = Kinematics(dual_arm, q)
+    for x, y in zip(absolute.compute(kin), relative.compute(kin)):
+        np.testing.assert_allclose(x, y, atol=1e-14)
+
+
+def _three_levels(robot, rng):
+    qt = robot.random_configuration(rng)
+    kin = Kinematics(robot, qt)
+    rel = RelativeFrameTask("left_tool", "right_tool", gain=1.0)
+    rel.set_target(kin.relative_placement("left_tool", "right_tool"))
+    left = FrameTask("left_tool", gain=1.0)
+    left.set_target(Kinematics(robot, robot.random_configuration(rng)).placement("left_tool"))  # conflicting
+    posture = PostureTask(robot, gain=1.0)
+    posture.set_target(robot.random_configuration(rng))
+    return rel, left, posture
+
+
+def test_strict_priority_top_level_met_exactly_whatever_lower_levels_ask(dual_arm, rng):
+    unlimited = np.full(dual_arm.nv, np.inf)
+    for _ in range(10):
+        rel, left, posture = _three_levels(dual_arm, rng)
+        q = dual_arm.random_configuration(rng)
+        kin = Kinematics(dual_arm, q)
+        A1, b1 = rel.weighted(kin)
+        # a step so small that the position limits do not bind
+        alone = Controller(dual_arm, [[rel]], dt=1e-4, velocity_limits=unlimited).velocity(q)
+        full_ctrl = Controller(dual_arm, [[rel], [left], [posture]], dt=1e-4, velocity_limits=unlimited)
+        full = full_ctrl.velocity(q)
+        assert all(r.scale == 1.0 and not r.saturated for r in full_ctrl.last_reports[:1])
+        np.testing.assert_allclose(A1 @ alone, b1, atol=1e-9)
+        np.testing.assert_allclose(A1 @ full, b1, atol=1e-9)
+        # lower levels act only in the null space of the top level
+        A2, _ = left.weighted(kin)
+        delta = full - alone
+        assert np.abs(A1 @ delta).max() < 1e-9
+        assert np.linalg.norm(delta) > 1e-6  # and they do act
+
+
+def test_second_level_is_met_when_feasible_in_the_null_space(dual_arm, rng):
+    q = dual_arm.random_configuration(rng)
+    kin = Kinematics(dual_arm, q)
+    rel = RelativeFrameTask("left_tool", "right_tool", gain=1.0)
+    rel.set_target(kin.relative_placement("left_tool", "right_tool"))  # already met: b1 = 0
+    left = FrameTask("left_tool", gain=1.0)
+    left.set_target(kin.placement("left_tool") * pin.SE3(np.eye(3), np.array([0.0, 0.0, 0.01])))
+    ctrl = Controller(dual_arm, [[rel], [left]], dt=1e-4, velocity_limits=np.full(dual_arm.nv, np.inf))
+    v = ctrl.velocity(q)
+    A2, b2 = left.weighted(kin)
+    np.testing.assert_allclose(A2 @ v, b2, atol=1e-9)
+
+
+def test_hierarchy_respects_bounds_and_scales_an_infeasible_level():
+    A = np.array([[1.0, 1.0]])
+    v, reports = solve_hierarchy([Level(A, np.array([10.0]))], np.array([-1.0, -1.0]), np.array([1.0, 1.0]))
+    np.testing.assert_allclose(v, [1.0, 1.0])  # saturated at the bounds, the best it can do
+    assert reports[0].scale < 1.0
+    v, reports = solve_hierarchy([Level(A, np.array([1.5]))], np.array([-1.0, -0.2]), np.array([1.0, 1.0]))
+    assert np.all(v <= 1.0 + 1e-12) and np.all(v >= [-1.0, -0.2])
+    np.testing.assert_allclose(A @ v, [1.5])  # met thanks to saturation in the null space
+    assert reports[0].scale == 1.0
+
+
+def _solve_dual_arm(robot, q_target, q0, **kwargs):
+    kin = Kinematics(robot, q_target)
+    rel = RelativeFrameTask("left_tool", "right_tool", gain=20.0)
+    rel.set_target(kin.relative_placement("left_tool", "right_tool"))
+    left = FrameTask("left_tool", gain=20.0)
+    left.set_target(kin.placement("left_tool"))
+    posture = PostureTask(robot, gain=1.0, weight=0.1)
+    posture.set_target(q0)
+    return solve(robot, q0, [[rel], [left], [posture]], **kwargs), rel, left
+
+
+def test_solve_converges_on_reachable_dual_arm_targets(dual_arm, rng):
+    for _ in range(4):
+        result, rel, left = _solve_dual_arm(dual_arm, dual_arm.random_configuration(rng), middle(dual_arm),
+                                            tol=1e-4, max_iters=1500)
+        assert result.converged, result.errors
+        kin = Kinematics(dual_arm, result.q)
+        assert rel.error_norms(kin)["position"] < 1e-4 and rel.error_norms(kin)["orientation"] < 1e-4
+        assert np.all(result.q >= dual_arm.lower_limits) and np.all(result.q <= dual_arm.upper_limits)
+
+
+def test_hand_two_fingertips_relative_to_the_palm_at_once(hand, rng):
+    q_target = hand.random_configuration(rng)
+    kin = Kinematics(hand, q_target)
+    tasks = []
+    for tip in ("thumb_tip", "index_tip"):
+        task = RelativePositionTask("palm", tip, gain=20.0)
+        task.set_target(kin.relative_placement("palm", tip).translation)
+        tasks.append(task)
+    result = solve(hand, middle(hand), [tasks, [PostureTask(hand, weight=0.01)]], tol=1e-5, max_iters=2000)
+    assert result.converged, result.errors
+
+
+def test_hand_pinch_thumb_tip_on_index_tip(hand):
+    pinch = RelativePositionTask("index_tip", "thumb_tip", gain=20.0)
+    pinch.set_target(np.zeros(3))
+    result = solve(hand, middle(hand), [[pinch], [PostureTask(hand, weight=0.01)]], tol=1e-4, max_iters=2000)
+    assert result.converged, result.errors
+    T = Kinematics(hand, result.q).relative_placement("index_tip", "thumb_tip")
+    assert np.linalg.norm(T.translation) < 1e-4
+
+
+def test_unreachable_target_returns_closest_configuration_not_nan(dual_arm):
+    far = FrameTask("left_tool", gain=20.0)
+    far.set_target(pin.SE3(np.eye(3), np.array([5.0, 0.0, 1.0])))  # 5 m away: out of reach
+    result = solve(dual_arm, middle(dual_arm), [[far]], tol=1e-4, max_iters=300)
+    assert not result.converged
+    assert np.isfinite(result.q).all()
+    start = np.linalg.norm(Kinematics(dual_arm, middle(dual_arm)).placement("left_tool").translation - [5, 0, 1])
+    assert result.errors[far.name]["position"] < start  # it got closer
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), gain=st.floats(0.5, 200.0), dt=st.sampled_from([0.002, 0.01, 0.05]))
+def test_limits_never_violated_over_long_random_runs(seed, gain, dt):
+    robot = reljac.Robot.bundled("dual_arm")
+    rng = np.random.default_rng(seed)
+    rel = RelativeFrameTask("left_tool", "right_tool", gain=gain)
+    rel.set_target(pin.SE3.Random())  # anything, reachable or not
+    left = FrameTask("left_tool", gain=gain)
+    left.set_target(pin.SE3(pin.exp3(rng.normal(size=3)), rng.normal(size=3)))
+    ctrl = Controller(robot, [[rel], [left], [PostureTask(robot)]], dt=dt)
+    q = robot.random_configuration(rng)
+    lo, hi, vmax = robot.lower_limits, robot.upper_limits, robot.velocity_limits
+    for _ in range(60):
+        v = ctrl.velocity(q)
+        assert np.isfinite(v).all()
+        assert np.all(np.abs(v) <= vmax * (1 + 1e-9))
+        q = ctrl.step(q)
+        assert np.all(q >= lo) and np.all(q <= hi)
+
+
+def test_start_outside_the_limits_recovers(dual_arm, rng):
+    q = middle(dual_arm)
+    lo, hi = dual_arm.lower_limits, dual_arm.upper_limits
+    q[3] = hi[3] + 0.3  # left_joint3 beyond its upper limit
+    q[10] = lo[10] - 0.2
+    left = FrameTask("left_tool", gain=5.0)
+    left.set_target(Kinematics(dual_arm, dual_arm.random_configuration(rng)).placement("left_tool"))
+    ctrl = Controller(dual_arm, [[left], [PostureTask(dual_arm)]], dt=0.01)
+    outside = lambda x: np.maximum(x - hi, lo - x).clip(min=0).sum()  # noqa: E731
+    previous = outside(q)
+    for _ in range(100):
+        v = ctrl.velocity(q)
+        assert np.all(np.abs(v) <= dual_arm.velocity_limits * (1 + 1e-9))
+        q = ctrl.step(q)
+        assert outside(q) <= previous + 1e-12
+        previous = outside(q)
+    assert previous == 0.0
+
+
+def test_stretched_arm_singularity_gives_bounded_velocities():
+    robot = reljac.Robot.bundled("planar_2link")
+    unlimited = np.full(2, np.inf)
+    task = RelativePositionTask("base_link", "tip", gain=10.0)
+    for target in ([2.5, 0.0, 0.0], [1.8, 0.05, 0.0], [1.8, -0.3, 0.0]):  # beyond reach, and across
+        task.set_target(target)
+        ctrl = Controller(robot, [[task]], dt=0.01, velocity_limits=unlimited)
+        for q2 in (0.0, 1e-6, 1e-3, 1e-2):
+            v = ctrl.velocity(np.array([0.0, q2]))
+            assert np.isfinite(v).all()
+            assert np.linalg.norm(v) < 200.0, (target, q2, v)
+
+
+def test_feed_forward_tracks_a_moving_target_without_lag(dual_arm, rng):
+    q = dual_arm.random_configuration(rng)
+    T0 = Kinematics(dual_arm, q).placement("left_tool")
+    twist = np.array([0.05, 0.0, 0.02, 0.0, 0.0, 0.2])  # target body twist
+    errors = {}
+    for use_ff in (False, True):
+        task = FrameTask("left_tool", gain=5.0)
+        ctrl = Controller(dual_arm, [[task], [PostureTask(dual_arm, weight=0.01)]], dt=0.01)
+        x = q.copy()
+        for k in range(100):
+            T = T0 * pin.exp6(twist * k * 0.01)
+            task.set_target(T, velocity=twist if use_ff else None)
+            x = ctrl.step(x)
+        task.set_target(T0 * pin.exp6(twist * 100 * 0.01))
+        errors[use_ff] = task.error_norms(Kinematics(dual_arm, x))["position"]
+    assert errors[True] < 0.2 * errors[False]
+
+
+def test_bad_task_input_gets_clear_errors(dual_arm):
+    task = RelativeFrameTask("left_tool", "right_tool")
+    with pytest.raises(TaskError, match="no target"):
+        task.compute(Kinematics(dual_arm, dual_arm.neutral()))
+    with pytest.raises(TaskError, match="not a rotation"):
+        task.set_target(np.diag([1.0, 2.0, 1.0, 1.0]))
+    with pytest.raises(TaskError, match="4, 4"):
+        task.set_target(np.eye(3))
+    with pytest.raises(TaskError, match="3 entries"):
+        RelativePositionTask("left_tool", "right_tool").set_target([1.0, 2.0])
+    with pytest.raises(TaskError, match="gain"):
+        FrameTask("left_tool", gain=-1.0)
+    with pytest.raises(TaskError, match="level 0"):
+        Controller(dual_arm, [[]], dt=0.01)
+    with pytest.raises(reljac.ConfigurationError, match="dt"):
+        Controller(dual_arm, [[task]], dt=0.0)
+    with pytest.raises(reljac.FrameNotFound):
+        bad = FrameTask("left_tol")
+        bad.set_target(pin.SE3.Identity())
+        Controller(dual_arm, [[bad]], dt=0.01).velocity(dual_arm.neutral())
