@@ -48,6 +48,7 @@ _LAZY = {
     "relative_twist": "relative",
     "relative_jacobian_time_variation": "relative",
     "ik": None,
+    "Viewer": "viz",
 }
 
 __all__ = [

@@ -109,6 +109,16 @@ def cmd_bench(args) -> int:
     return bench.main(args.what, quick=args.quick)
 
 
+# ------------------------------------------------------------------ view
+def cmd_view(args) -> int:
+    from .viz import view
+
+    robot = _load_robot(args)
+    q = _configuration(robot, args)
+    view(robot, args.frames or [], q, hold=not args.no_hold, open=args.open, zmq_url=args.zmq_url)
+    return 0
+
+
 # ------------------------------------------------------------------ parser
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -136,6 +146,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("what", nargs="?", default="all", choices=["all", "jacobian", "reference", "ik"])
     p.add_argument("--quick", action="store_true", help="fewer repetitions (for smoke tests)")
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("view", help="show a robot in the browser (meshcat) with chosen frames")
+    _robot_arguments(p)
+    p.add_argument("--frames", nargs="+", metavar="F", help="frames drawn as triads (segment between the first two)")
+    p.add_argument("--no-hold", action="store_true", help="exit right away instead of waiting for Ctrl-C")
+    p.add_argument("--open", action="store_true", help="open a browser tab")
+    p.add_argument("--zmq-url", help="join a running meshcat server instead of starting one")
+    _configuration_arguments(p)
+    p.set_defaults(func=cmd_view)
 
     return parser
 

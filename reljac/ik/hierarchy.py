@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.linalg import lapack
 
 RANK_TOLERANCE = 1e-9  # singular values below this (relative to 1) count as zero
 BOUND_TOLERANCE = 1e-12
@@ -70,7 +71,9 @@ def _damped_svd(A: np.ndarray, policy: DampingPolicy):
     The damped pseudo-inverse is ``V[:, :rank] @ diag(inv_sigma) @ U_r.T``; ``V[:, rank:]`` spans
     the null space of A.
     """
-    U, sigma, Vt = np.linalg.svd(A, full_matrices=True)
+    U, sigma, Vt, info = lapack.dgesdd(A, compute_uv=1, full_matrices=1)  # numpy's svd, less overhead
+    if info != 0:
+        U, sigma, Vt = np.linalg.svd(A, full_matrices=True)
     scale = max(1.0, sigma[0]) if sigma.size else 1.0
     rank = int(np.count_nonzero(sigma > RANK_TOLERANCE * scale))
     smallest = float(sigma[rank - 1]) if rank else 0.0

@@ -150,7 +150,10 @@ class RelativeFrameTask(Task):
         Jlog = pin.Jlog6(T_err)
         J = Jlog @ kin.relative_jacobian(self.frame_a, self.frame_b, expressed_in="b")
         # d/dt (T_t^-1 T_ab) gets -Ad(T_err^-1) V_t from a moving target
-        ff = Jlog @ (T_err.inverse().toActionMatrix() @ self.target_velocity)
+        if self.target_velocity.any():
+            ff = Jlog @ (T_err.inverse().toActionMatrix() @ self.target_velocity)
+        else:
+            ff = np.zeros(6)
         return e, J, ff
 
     def error_norms(self, kin):

@@ -1,0 +1,208 @@
+"""Optimisation-based IK: minimize a sum of frame costs with scipy's L-BFGS-B and exact gradients.
+
+The objective is a :class:`~reljac.costs.CostSum` (positions ``|p - p_hat|^2`` [m^2] and quaternion
+distances ``1 - (e . e_hat)^2``). Two parametrisations, chosen from the robot:
+
+* every joint has one DoF (nq = nv; revolute, prismatic, mimic followers): x = q, gradient
+  ``grad_q f`` (equal to the tangent gradient), box bounds = the joint limits;
+* a floating base, continuous or other multi-coordinate joint: x lives in the tangent space at a
+  chart centre q_c, ``q(x) = pin.integrate(q_c, x)``, gradient
+  ``dIntegrate/dx^T grad_v f``. Joints with one DoF still move additively (``x_i = q_i - q_c,i``),
+  so their limits become exact box bounds on x; quaternions and (cos, sin) pairs stay unit by
+  construction and have no bounds. If a run ends unconverged, the chart is re-centred at the
+  best q and L-BFGS-B restarts (within the iteration budget).
+
+Convergence is judged like the controller's :func:`~reljac.ik.solve`: every term's error norm
+(position [m], orientation angle [rad]) below `tol`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import pinocchio as pin
+import scipy.optimize
+
+from ..costs import Cost, as_cost, pose_cost
+from ..exceptions import TaskError
+from ..relative import Kinematics
+from ..robot import Robot
+
+BOUNDS = ("joint limits", None)
+
+
+@dataclass
+class NLPResult:
+    """Outcome of :func:`solve_nlp`, shaped like :class:`~reljac.ik.IKResult`.
+
+    Attributes:
+        q: the best configuration found (nq,), within the joint limits when bounds are on.
+        converged: every term's error norm is below tol.
+        iterations: L-BFGS-B iterations over all restarts.
+        errors: {term name: {'position': m} or {'orientation': rad}} at q.
+        cost: the objective's value at q.
+        evaluations: objective + gradient evaluations.
+        message: the optimiser's last message.
+    """
+
+    q: np.ndarray
+    converged: bool
+    iterations: int
+    errors: dict[str, dict[str, float]] = field(default_factory=dict)
+    cost: float = math.nan
+    evaluations: int = 0
+    message: str = ""
+
+
+def _is_euclidean(robot: Robot) -> bool:
+    """True when every joint with its own DoF has one coordinate (q lives in R^nq = R^nv)."""
+    return all(robot.model.joints[j].nq == robot.model.joints[j].nv for j in range(1, robot.model.njoints)) \
+        and robot.nq == robot.nv
+
+
+def _one_dof_slots(robot: Robot) -> list[tuple[int, int]]:
+    """(idx_q, idx_v) of joints with a single coordinate (their tangent coordinate is additive)."""
+    model = robot.model
+    return [(model.joints[j].idx_q, model.joints[j].idx_v) for j in range(1, model.njoints)
+            if model.joints[j].nq == 1 and model.joints[j].nv == 1]
+
+
+def solve_nlp(
+    robot: Robot,
+    q0,
+    objectives: Cost | Sequence[Cost],
+    *,
+    bounds: str | None = "joint limits",
+    tol: float = 1e-4,
+    max_iters: int = 500,
+    restarts: int = 3,
+) -> NLPResult:
+    """Minimize the weighted costs from q0 (nq,) with L-BFGS-B and analytic gradients.
+
+    Args:
+        objectives: a Cost, a CostSum, or a list of costs (summed).
+        bounds: "joint limits" (the URDF's position limits; infinite ones left open) or None.
+        tol: convergence threshold on every term's error norm [m or rad].
+        max_iters: L-BFGS-B iterations in total.
+        restarts: chart re-centrings allowed for robots with multi-coordinate joints.
+
+    Returns:
+        NLPResult with the best q found (never NaN); ``converged`` tells whether tol was met.
+
+    Raises:
+        ConfigurationError: a bad q0; TaskError: bad objectives, bounds, tol or max_iters.
+    """
+    cost = as_cost(objectives)
+    q0 = robot.normalize(robot.validate_q(q0, name="q0"))
+    if bounds not in BOUNDS:
+        raise TaskError(f"bounds must be 'joint limits' or None, got {bounds!r}")
+    if not (isinstance(tol, (int, float)) and math.isfinite(tol) and tol > 0):
+        raise TaskError(f"tol must be a positive number [m or rad], got {tol!r}")
+    if isinstance(max_iters, bool) or not isinstance(max_iters, (int, np.integer)) or max_iters < 0:
+        raise TaskError(f"max_iters must be an integer >= 0, got {max_iters!r}")
+    model, data = robot.model, robot.model.createData()
+    lo, hi = robot.lower_limits, robot.upper_limits
+    if bounds is not None:
+        q0 = np.where(np.isfinite(lo), np.maximum(q0, lo), q0)  # 1-DoF entries only have finite limits
+        q0 = np.where(np.isfinite(hi), np.minimum(q0, hi), q0)
+
+    def kin_at(q: np.ndarray) -> Kinematics:
+        return Kinematics(robot, q, data=data)
+
+    def max_error(kin: Kinematics) -> float:
+        return max((e for errs in cost.term_errors(kin).values() for e in errs.values()), default=0.0)
+
+    state = {"best_q": q0, "best_error": max_error(kin_at(q0)), "evaluations": 0}
+
+    def record(q: np.ndarray) -> None:
+        err = max_error(kin_at(q))
+        if err < state["best_error"]:
+            state["best_q"], state["best_error"] = q.copy(), err
+        if err < tol:
+            raise StopIteration
+
+    euclidean = _is_euclidean(robot)
+    iterations, message = 0, "no iteration"
+    for _ in range(1 + (0 if euclidean else max(0, int(restarts)))):
+        if state["best_error"] < tol or iterations >= max_iters:
+            break
+        center = state["best_q"]
+        if euclidean:
+            to_q = lambda x: x  # noqa: E731
+            x0 = center.copy()
+            box = [(l if np.isfinite(l) else None, h if np.isfinite(h) else None) for l, h in zip(lo, hi)]
+
+            def fun(x):
+                state["evaluations"] += 1
+                return cost.evaluate(kin_at(x))
+        else:
+            to_q = lambda x, c=center: pin.integrate(model, c, x)  # noqa: E731
+            x0 = np.zeros(robot.nv)
+            box = [(None, None)] * robot.nv
+            for iq, iv in _one_dof_slots(robot):
+                box[iv] = (lo[iq] - center[iq] if np.isfinite(lo[iq]) else None,
+                           hi[iq] - center[iq] if np.isfinite(hi[iq]) else None)
+
+            def fun(x, c=center):
+                state["evaluations"] += 1
+                f, g_v = cost.evaluate(kin_at(pin.integrate(model, c, x)))
+                return f, pin.dIntegrate(model, c, x, pin.ARG1).T @ g_v
+        options = {"maxiter": int(max_iters - iterations), "ftol": 1e-15, "gtol": 1e-12, "maxls": 40}
+        result = scipy.optimize.minimize(
+            fun, x0, jac=True, method="L-BFGS-B", bounds=box if bounds is not None else None,
+            callback=lambda xk: record(to_q(xk)), options=options,
+        )
+        iterations += int(result.nit)
+        message = str(result.message)
+        q_end = to_q(result.x)
+        err = max_error(kin_at(q_end))
+        if err < state["best_error"]:
+            state["best_q"], state["best_error"] = q_end, err
+        if result.nit == 0:
+            break
+    q = robot.normalize(state["best_q"])
+    kin = kin_at(q)
+    return NLPResult(
+        q=q, converged=state["best_error"] < tol, iterations=iterations, errors=cost.term_errors(kin),
+        cost=cost.evaluate(kin)[0], evaluations=state["evaluations"], message=message,
+    )
+
+
+def nlp_bench_rows(n_targets: int = 20, seed: int = 0, *, tol: float = 1e-4) -> list[tuple[str, float, float]]:
+    """Compare :func:`solve_nlp` and the controller's :func:`~reljac.ik.solve` on dual_arm targets.
+
+    For each of `n_targets` random configurations (seeded), the pose of left_tool in the world
+    and the pose of right_tool in left_tool become targets; both solvers start from the middle
+    of the joint limits with the same `tol` [m, rad].
+
+    Returns:
+        Rows (name, success rate in [0, 1], median wall time per solve [s]).
+    """
+    from .controller import solve
+    from .tasks import FrameTask, RelativeFrameTask
+
+    if isinstance(n_targets, bool) or not isinstance(n_targets, (int, np.integer)) or n_targets < 1:
+        raise TaskError(f"n_targets must be a positive integer, got {n_targets!r}")
+    robot = Robot.bundled("dual_arm")
+    rng = np.random.default_rng(seed)
+    q0 = robot.normalize(0.5 * (robot.lower_limits + robot.upper_limits))
+    problems = {"left_tool pose": ("universe", "left_tool"), "right_tool in left_tool pose": ("left_tool", "right_tool")}
+    outcomes: dict[str, list[tuple[bool, float]]] = {}
+    for _ in range(n_targets):
+        kin = Kinematics(robot, robot.random_configuration(rng))
+        for label, (a, b) in problems.items():
+            T = kin.relative_placement(a, b)
+            task = RelativeFrameTask(a, b, gain=20.0)
+            task.set_target(T)
+            costs = pose_cost(b, T, relative_to=None if a == "universe" else a)
+            for solver, run in (("solve_nlp", lambda: solve_nlp(robot, q0, costs, tol=tol, max_iters=1000)),
+                                ("controller solve", lambda: solve(robot, q0, [[task]], tol=tol, max_iters=1000))):
+                start = time.perf_counter()
+                converged = run().converged
+                outcomes.setdefault(f"{label}: {solver}", []).append((converged, time.perf_counter() - start))
+    return [(name, float(np.mean([ok for ok, _ in runs])), float(np.median([t for _, t in runs])))
+            for name, runs in outcomes.items()]

@@ -1,0 +1,501 @@
+"""Tests of reljac.viz: a real browser draws the robot; servers start, stop and free their ports.
+
+The browser tests drive headless Chromium over the DevTools protocol (through a pipe, so no
+extra package and no extra port): they load ``viewer.url``, wait until the page has received
+every scene message the server holds (counted in the server's own static export of the scene),
+then wait two animation frames and take a screenshot. A fixed ``--virtual-time-budget``
+screenshot was tried first; it may be taken before the websocket has delivered the scene.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import urllib.request
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import reljac
+from reljac import Robot
+from reljac.viz import Viewer, view
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (`chromium` on PATH)")
+
+# Both arms' tools meet in front of the torso (from the comment at the end of dual_arm.urdf).
+DUAL_ARM_MEETING = np.array([
+    0.0,
+    0.8808, 0.9651, -0.4571, -2.0366, 1.1162, 2.7259, 1.8842,
+    -1.2333, 1.2035, 0.8092, -2.0059, -1.4909, 2.3970, -0.1965,
+])
+ROBOT_PIXELS = 500  # per arm colour; a drawn dual_arm shows ~2,000 of each, an empty scene < 100
+
+
+# ---------------------------------------------------------------------------- PNG, colours
+def read_png(data: bytes) -> np.ndarray:
+    """Decode an 8-bit RGB or RGBA, non-interlaced PNG (what Chromium writes): (H, W, 3) uint8."""
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG file")
+    pos, chunks, header = 8, [], None
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + length]
+        pos += 12 + length
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            chunks.append(body)
+        elif kind == b"IEND":
+            break
+    width, height, depth, color_type, _, _, interlace = header
+    if depth != 8 or color_type not in (2, 6) or interlace != 0:
+        raise ValueError(f"unsupported PNG: depth {depth}, colour type {color_type}, interlace {interlace}")
+    bpp = 3 if color_type == 2 else 4
+    stride = width * bpp
+    rows = np.frombuffer(zlib.decompress(b"".join(chunks)), np.uint8).reshape(height, stride + 1)
+    out = np.empty((height, stride), np.uint8)
+    prev = np.zeros(stride, np.uint8)
+    for y in range(height):
+        kind, line = rows[y, 0], rows[y, 1:]
+        if kind == 0:  # None
+            cur = line.copy()
+        elif kind == 1:  # Sub: a running sum of each channel along the row
+            cur = np.cumsum(line.reshape(width, bpp), axis=0, dtype=np.uint64).astype(np.uint8).ravel()
+        elif kind == 2:  # Up
+            cur = line + prev
+        elif kind in (3, 4):  # Average, Paeth: sequential along the row
+            raw, up, res = line.tolist(), prev.tolist(), [0] * stride
+            for i in range(stride):
+                a = res[i - bpp] if i >= bpp else 0
+                b = up[i]
+                if kind == 3:
+                    res[i] = (raw[i] + ((a + b) >> 1)) & 255
+                    continue
+                c = up[i - bpp] if i >= bpp else 0
+                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                res[i] = (raw[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+            cur = np.array(res, np.uint8)
+        else:
+            raise ValueError(f"bad PNG filter type {kind} in row {y}")
+        out[y] = cur
+        prev = cur
+    return out.reshape(height, width, bpp)[:, :, :3]
+
+
+def hsv(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Hue [deg], saturation and value in [0, 1] of RGB values in [0, 255] (any leading shape)."""
+    rgb = np.asarray(rgb, float) / 255.0
+    top, chroma = rgb.max(-1), np.ptp(rgb, axis=-1)
+    sat = np.where(top > 0, chroma / np.maximum(top, 1e-12), 0.0)
+    r, g, b = np.moveaxis(rgb, -1, 0)
+    c = np.maximum(chroma, 1e-12)
+    hue = np.where(top == r, ((g - b) / c) % 6, np.where(top == g, (b - r) / c + 2, (r - g) / c + 4))
+    return 60.0 * hue, sat, top
+
+
+def colour_mask(img: np.ndarray, rgba, hue_tol: float = 12.0) -> np.ndarray:
+    """Pixels of a saturated material colour under any shading: same hue, saturated, not dark."""
+    hue, sat, val = hsv(img)
+    material_hue = hsv(np.asarray(rgba[:3]) * 255.0)[0]
+    dh = np.abs((hue - material_hue + 180.0) % 360.0 - 180.0)
+    return (dh <= hue_tol) & (sat >= 0.45) & (val >= 0.2)
+
+
+def robot_region(img: np.ndarray) -> np.ndarray:
+    """Where the dual_arm stands with the viewer's camera: the upper middle of the picture."""
+    h, w = img.shape[:2]
+    return img[int(0.1 * h) : int(0.65 * h), int(0.2 * w) : int(0.8 * w)]
+
+
+def arm_colours(robot: Robot) -> dict[str, np.ndarray]:
+    """The saturated URDF material colours of the dual_arm (the two arms), by geometry name side."""
+    colours = {}
+    for geom in robot.visual_model.geometryObjects:
+        if geom.name.startswith(("left_link", "right_link")) and hsv(geom.meshColor[:3] * 255)[1] > 0.6:
+            colours.setdefault(geom.name.split("_")[0], np.array(geom.meshColor))
+    return colours
+
+
+def robot_pixel_counts(img: np.ndarray, colours: dict[str, np.ndarray]) -> dict[str, int]:
+    region = robot_region(img)
+    return {side: int(colour_mask(region, rgba).sum()) for side, rgba in colours.items()}
+
+
+def robot_drawn(counts: dict[str, int]) -> bool:
+    return len(counts) == 2 and min(counts.values()) >= ROBOT_PIXELS
+
+
+# ---------------------------------------------------------------------------- headless Chromium
+_PLUMB = "import os, sys; os.dup2(int(sys.argv[1]), 3); os.dup2(int(sys.argv[2]), 4); os.execvp(sys.argv[3], sys.argv[3:])"
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+class Browser:
+    """Headless Chromium driven over the DevTools protocol on fds 3/4 (--remote-debugging-pipe)."""
+
+    def __init__(self, size=(800, 600)) -> None:
+        self.user_dir = tempfile.mkdtemp(prefix="reljac-chromium-")
+        to_chrome_r, self._to_chrome = os.pipe()
+        self._from_chrome, from_chrome_w = os.pipe()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _PLUMB, str(to_chrome_r), str(from_chrome_w), CHROMIUM,
+             *CHROMIUM_FLAGS, f"--user-data-dir={self.user_dir}", "--remote-debugging-pipe",
+             f"--window-size={size[0]},{size[1]}", "about:blank"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            pass_fds=(to_chrome_r, from_chrome_w),
+        )
+        os.close(to_chrome_r)
+        os.close(from_chrome_w)
+        self._buffer, self._id = b"", 0
+        target = self.call("Target.createTarget", url="about:blank")["targetId"]
+        self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        self.call("Emulation.setDeviceMetricsOverride", session=True, width=size[0],
+                  height=size[1], deviceScaleFactor=1, mobile=False)
+
+    def call(self, method: str, *, session: bool = False, timeout: float = 30.0, **params):
+        self._id += 1
+        message = {"id": self._id, "method": method, "params": params}
+        if session:
+            message["sessionId"] = self.session
+        os.write(self._to_chrome, json.dumps(message).encode() + b"\0")
+        deadline = time.monotonic() + timeout
+        while True:
+            while b"\0" not in self._buffer:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"Chromium did not answer {method}")
+                chunk = os.read(self._from_chrome, 1 << 20)
+                if not chunk:
+                    raise RuntimeError(f"Chromium exited during {method}")
+                self._buffer += chunk
+            raw, self._buffer = self._buffer.split(b"\0", 1)
+            reply = json.loads(raw)
+            if reply.get("id") == self._id:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply["result"]
+
+    def evaluate(self, expression: str, *, await_promise: bool = False):
+        reply = self.call("Runtime.evaluate", session=True, expression=expression,
+                          returnByValue=True, awaitPromise=await_promise)
+        return reply["result"].get("value")
+
+    def open(self, url: str) -> None:
+        self.call("Page.navigate", session=True, url=url)
+
+    def messages(self) -> int:
+        """Scene messages the meshcat page has handled (-1 before its viewer exists)."""
+        n = self.evaluate("typeof viewer === 'undefined' ? -1 : viewer.num_messages_received")
+        return -1 if n is None else int(n)
+
+    def wait_messages(self, count: int, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while self.messages() < count:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the page handled {self.messages()} of {count} messages")
+            time.sleep(0.05)
+        # meshcat renders on the next animation frame after a command
+        self.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))",
+                      await_promise=True)
+
+    def screenshot(self) -> bytes:
+        return base64.b64decode(self.call("Page.captureScreenshot", session=True, format="png")["data"])
+
+    def close(self) -> None:
+        try:
+            self.call("Browser.close", timeout=5)
+        except Exception:
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self._to_chrome)
+        os.close(self._from_chrome)
+        shutil.rmtree(self.user_dir, ignore_errors=True)
+
+
+def scene_messages(viewer: Viewer) -> int:
+    """How many messages the server replays to a new page (one per object/property/transform)."""
+    return viewer.viewer.static_html().count('fetch("data:application/octet-binary')
+
+
+@pytest.fixture(scope="module")
+def dual_arm():
+    return Robot.bundled("dual_arm")
+
+
+@pytest.fixture(scope="module")
+def shots(dual_arm, tmp_path_factory):
+    """Screenshots of one live page: dual_arm at the meeting pose (scene replayed on connect),
+    then at q = 0 (T-pose, sent live), then with the robot deleted (sent live)."""
+    out = tmp_path_factory.mktemp("viz")
+    browser = Browser()
+    try:
+        with Viewer(dual_arm) as viewer:
+            viewer.display(DUAL_ARM_MEETING)
+            browser.open(viewer.url)
+            browser.wait_messages(scene_messages(viewer))
+            meeting = browser.screenshot()
+            seen = browser.messages()
+            viewer.display(dual_arm.neutral())  # one set_transform per visual geometry
+            browser.wait_messages(seen + len(dual_arm.visual_model.geometryObjects))
+            tpose = browser.screenshot()
+            seen = browser.messages()
+            viewer.viewer[viewer.root].delete()
+            browser.wait_messages(seen + 1)
+            empty = browser.screenshot()
+    finally:
+        browser.close()
+    for name, png in (("meeting", meeting), ("tpose", tpose), ("empty", empty)):
+        (out / f"{name}.png").write_bytes(png)
+    return {"meeting": meeting, "tpose": tpose, "empty": empty, "dir": out}
+
+
+# ---------------------------------------------------------------------------- browser tests
+@needs_chromium
+def test_browser_draws_the_robot_and_an_empty_scene_fails_the_check(dual_arm, shots):
+    colours = arm_colours(dual_arm)
+    assert set(colours) == {"left", "right"}, f"expected two saturated arm colours, got {colours}"
+    meeting = read_png(shots["meeting"])
+    empty = read_png(shots["empty"])
+    assert meeting.shape == (600, 800, 3)
+    # the arm colours are distinct from meshcat's background and grid: no match in the empty scene
+    # (the few matches left are meshcat's own world axes at the origin)
+    counts, empty_counts = robot_pixel_counts(meeting, colours), robot_pixel_counts(empty, colours)
+    assert robot_drawn(counts), f"robot not drawn: {counts} (screenshots in {shots['dir']})"
+    assert not robot_drawn(empty_counts), f"empty scene passes the check: {empty_counts}"
+    assert max(empty_counts.values()) < ROBOT_PIXELS / 5
+
+
+@needs_chromium
+def test_browser_places_the_arms_where_the_kinematics_puts_them(dual_arm, shots):
+    # The camera looks from +x at the robot, so the robot's left (+y, orange arm) is drawn on the
+    # right of the picture; at q = 0 (T-pose) the arms stick out sideways, wider than when meeting.
+    colours = arm_colours(dual_arm)
+    spans = {}
+    for name in ("meeting", "tpose"):
+        img = read_png(shots[name])
+        assert robot_drawn(robot_pixel_counts(img, colours)), name
+        columns = {side: np.nonzero(colour_mask(img, rgba))[1] for side, rgba in colours.items()}
+        assert columns["left"].mean() > columns["right"].mean() + 50, name
+        spans[name] = columns["left"].max() - columns["right"].min()
+    assert spans["tpose"] > spans["meeting"] + 100, spans
+
+
+@needs_chromium
+def test_png_decoder_matches_pillow(shots):
+    Image = pytest.importorskip("PIL.Image")
+    import io
+
+    for png in (shots["meeting"], shots["empty"]):
+        expected = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+        np.testing.assert_array_equal(read_png(png), expected)
+
+
+# ---------------------------------------------------------------------------- servers and ports
+def port_of(url: str) -> int:
+    return int(url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)[1])
+
+
+def port_open(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(1.0)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+@pytest.fixture(scope="module")
+def planar():
+    return Robot.bundled("planar_2link")
+
+
+def test_two_viewers_and_close_frees_the_ports(planar):
+    first, second = Viewer(planar), Viewer(planar)
+    try:
+        ports = [port_of(first.url), port_of(first.zmq_url), port_of(second.url), port_of(second.zmq_url)]
+        assert len(set(ports)) == 4
+        assert all(port_open(p) for p in ports)
+        first.close()
+        assert first.closed
+        assert not port_open(ports[0]) and not port_open(ports[1])
+        first.close()  # idempotent
+        second.display(np.array([0.3, -0.4]))  # the other one still works
+        second.show_frame("tip")
+        with urllib.request.urlopen(second.url, timeout=5) as page:
+            assert b"MeshCat" in page.read()
+    finally:
+        first.close()
+        second.close()
+    assert not port_open(ports[2]) and not port_open(ports[3])
+    with pytest.raises(reljac.ReljacError, match="closed"):
+        second.display(np.zeros(2))
+
+
+def test_context_manager_closes(planar):
+    with Viewer(planar) as viewer:
+        port = port_of(viewer.url)
+        assert viewer.url.startswith("http://127.0.0.1:") and viewer.url.endswith("/static/")
+    assert viewer.closed and not port_open(port)
+
+
+def test_joining_a_server_shares_it_and_leaves_it_running(planar):
+    with Viewer(planar) as owner:
+        guest = Viewer(planar, zmq_url=owner.zmq_url, root="guest")
+        assert guest.url == owner.url
+        guest.display(np.array([1.0, 0.5]))
+        guest.close()
+        assert port_open(port_of(owner.url))
+        owner.display(np.array([0.2, 0.1]))
+    with pytest.raises(reljac.ReljacError, match="no meshcat server"):
+        Viewer(planar, zmq_url=owner.zmq_url)
+
+
+@pytest.mark.parametrize("kill", [False, True])
+def test_no_server_outlives_its_script(tmp_path, kill):
+    script = textwrap.dedent(f"""
+        import os, signal, time
+        from reljac import Robot
+        from reljac.viz import Viewer
+        viewer = Viewer(Robot.bundled("planar_2link"))
+        print("SERVER", viewer._server.proc.pid, flush=True)
+        if {kill}:
+            os.kill(os.getpid(), signal.SIGKILL)  # no atexit, no __del__
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    pid = int(next(line for line in result.stdout.splitlines() if line.startswith("SERVER")).split()[1])
+    deadline = time.monotonic() + 5.0
+    while _process_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _process_alive(pid), f"meshcat server {pid} outlived its script"
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return status.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie is gone
+
+
+# ---------------------------------------------------------------------------- errors
+@pytest.fixture(scope="module")
+def viewer(planar):
+    with Viewer(planar) as v:
+        yield v
+
+
+def test_display_checks_q(viewer):
+    with pytest.raises(reljac.ConfigurationError, match=r"shape \(3,\), expected \(2,\)"):
+        viewer.display(np.zeros(3))
+    with pytest.raises(reljac.ConfigurationError, match="finite"):
+        viewer.display(np.array([0.0, np.nan]))
+
+
+def test_unknown_frames_raise_frame_not_found(viewer):
+    with pytest.raises(reljac.FrameNotFound, match="did you mean 'tip'"):
+        viewer.show_frame("tipp")
+    with pytest.raises(reljac.FrameNotFound):
+        viewer.show_segment("link1", "nope")
+    with pytest.raises(reljac.FrameNotFound):
+        viewer.show_trail(99)
+    assert viewer.overlays == []
+
+
+def test_bad_targets_raise_task_error(viewer):
+    with pytest.raises(reljac.TaskError, match=r"shape \(3, 3\)"):
+        viewer.show_target("goal", np.eye(3))
+    bad = np.eye(4)
+    bad[0, 0] = 2.0
+    with pytest.raises(reljac.TaskError, match="rotation"):
+        viewer.show_target("goal", bad)
+
+
+def test_missing_meshes_raise_urdf_error(tmp_path):
+    urdf = tmp_path / "nomesh.urdf"
+    urdf.write_text(textwrap.dedent("""\
+        <robot name="nomesh">
+          <link name="base"><visual><geometry><mesh filename="package://nope/base.stl"/></geometry></visual></link>
+        </robot>
+    """))
+    with pytest.raises(reljac.URDFError, match="could not be found"):
+        Viewer(Robot.from_urdf(urdf))
+
+
+# ---------------------------------------------------------------------------- overlays
+def test_overlays_follow_the_robot(viewer, planar):
+    viewer.clear_overlays()
+    q = np.array([0.4, -0.9])
+    viewer.display(q)
+    assert viewer.show_frame("tip") == "tip"
+    assert viewer.show_frame("link2", label="elbow", scale=0.2) == "elbow"
+    assert viewer.show_segment("base_link", "tip") == "base_link--tip"
+    assert viewer.show_trail("tip", length=3) == "tip trail"
+    assert viewer.show_target("goal", pin.SE3.Identity()) == "goal"
+    assert viewer.overlays == ["tip", "elbow", "base_link--tip", "tip trail", "goal"]
+    for angle in (0.5, 0.6, 0.7, 0.8):
+        viewer.display(np.array([angle, -0.9]))
+    trail = viewer._overlays["tip trail"]
+    T_wtip = reljac.Kinematics(planar, np.array([0.8, -0.9])).placement("tip")
+    assert len(trail.points) == 3
+    np.testing.assert_allclose(trail.points[-1], T_wtip.translation, atol=1e-12)
+    viewer.show_target("goal", np.eye(4))  # moving an existing target keeps one overlay
+    viewer.remove("elbow")
+    assert viewer.overlays == ["tip", "base_link--tip", "tip trail", "goal"]
+    with pytest.raises(reljac.ReljacError, match="did you mean 'tip'"):
+        viewer.remove("tipp")
+    viewer.clear_overlays()
+    assert viewer.overlays == []
+
+
+def test_view_shows_frames_and_a_segment(planar):
+    viewer = view(planar, ["link1", "tip"], np.array([0.1, 0.2]), hold=False)
+    try:
+        assert viewer.overlays == ["link1", "tip", "link1--tip"]
+        np.testing.assert_array_equal(viewer.q, [0.1, 0.2])
+    finally:
+        viewer.close()
+    with pytest.raises(reljac.FrameNotFound):
+        view(planar, ["tip", "nope"], hold=False)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_view_holds_until_interrupted_then_closes(signum):
+    script = textwrap.dedent("""
+        from reljac.viz import view
+        view("planar_2link", ["link1", "tip"], hold=True)
+        print("RETURNED", flush=True)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        url = None
+        for line in proc.stdout:
+            if "http://" in line:
+                url = line[line.index("http://") :].strip()
+            if line.startswith("Press Ctrl-C"):
+                break
+        assert url is not None and port_open(port_of(url))
+        proc.send_signal(signum)
+        rest, _ = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0 and "RETURNED" in rest
+    assert not port_open(port_of(url))
