@@ -1,0 +1,59 @@
+"""Frame Jacobian by the geometric cross-product construction (world-aligned).
+
+For a frame e and every joint j that moves it, with the joint's unit axis z_j and origin p_j in
+world coordinates (the joint frame is its child body's frame, whose origin lies on the axis):
+
+- revolute / continuous: column ``[z_j x (p_e - p_j); z_j]``;
+- prismatic: column ``[z_j; 0]``;
+- free joint with child frame axes R_wj = [x_j y_j z_j]: the twist [v; w] is expressed in the child
+  frame, so its 6 columns are ``[R_wj e_k; 0]`` (linear) and ``[R_wj e_k x (p_e - p_j); R_wj e_k]``
+  (angular), k = 0, 1, 2;
+- a mimic joint adds ``multiplier *`` its column into its leader's column.
+
+The result is what Pinocchio calls LOCAL_WORLD_ALIGNED: rows ``[d/dt p_we; w_we]``, the velocity of
+e's origin and e's angular velocity, both in world coordinates. It is built batch-last, shape
+(nv, 6, N) (column, row, configuration); :func:`to_batch_first` gives the public (N, 6, nv).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from reljac.reference.kinematics import ForwardKinematics
+from reljac.reference.lie import add_cross
+
+
+def to_batch_first(jacobian: np.ndarray) -> np.ndarray:
+    """(nv, 6, N) -> (N, 6, nv), always a new C-contiguous array (never a view of the input)."""
+    return jacobian.transpose(2, 1, 0).copy()
+
+
+def to_batch_last(jacobian: np.ndarray) -> np.ndarray:
+    """(N, 6, nv) -> (nv, 6, N) (a view)."""
+    return jacobian.transpose(2, 1, 0)
+
+
+def cross_product_jacobian(kinematics: ForwardKinematics, body: int) -> np.ndarray:
+    """World-aligned Jacobian of `body`'s frame by the cross-product construction, (nv, 6, N)."""
+    tree = kinematics.tree
+    jacobian = np.zeros((tree.nv, 6, kinematics.count))
+    p_e = kinematics.frame(body)[3]  # (3, N)
+    for joint_body in kinematics.plan.moving_chain(body):
+        spec = tree.bodies[joint_body]
+        cols = kinematics.aligned(joint_body)  # axes and origin of the joint frame, z = joint axis
+        column = spec.v_index
+        if spec.joint_type == "floating":
+            lever = p_e - cols[3]  # p_e - p_j
+            for k in range(3):
+                jacobian[column + k, :3] += cols[k]
+                add_cross(jacobian[column + 3 + k, :3], cols[k], lever)
+                jacobian[column + 3 + k, 3:] += cols[k]
+            continue
+        z = cols[2] if spec.multiplier == 1.0 else spec.multiplier * cols[2]
+        if spec.joint_type == "prismatic":
+            jacobian[column, :3] += z
+        else:
+            add_cross(jacobian[column, :3], z, p_e - cols[3])
+            jacobian[column, 3:] += z
+    return jacobian
+
