@@ -170,10 +170,51 @@ def ik_tables(*, quick: bool = False) -> str:
         f"IK on hand: {n} pinches (thumb_tip on index_tip / middle_tip) from random starts, "
         f"levels: pinch > posture; dt={dt}, <= {max_steps} steps; success: error < 1 mm",
         result, call))
+    from .ik.nlp import nlp_bench_rows
+
+    rows = nlp_bench_rows(n_targets=5 if quick else 20, seed=0)
+    out.append("solve (controller iterations) vs solve_nlp (scipy L-BFGS-B, analytic gradients) on dual_arm\n"
+               + format_table(["problem / solver", "success rate", "median time per solve [s]"], rows))
     return "\n\n".join(out)
 
 
-SECTIONS: dict[str, Callable[..., str]] = {"jacobian": jacobian_table, "ik": ik_tables}
+def reference_table(*, quick: bool = False) -> str:
+    """Batched in-house reference vs a Python loop over the Pinocchio layer, per configuration."""
+    from .reference import ReferenceRobot
+
+    robot = Robot.bundled("dual_arm")
+    ref = ReferenceRobot.from_urdf(robot.urdf_path)
+    n = 1000 if quick else 10_000
+    rng = np.random.default_rng(0)
+    q_ref = ref.random_configuration(rng, n=n)
+    from .check import LayerMap
+
+    layers = LayerMap(robot, ref)
+    q_pin = [layers.q_to_pinocchio(q) for q in q_ref]
+    runs = 3 if quick else 7
+
+    def batched():
+        ref.relative_jacobian(q_ref, "left_tool", "right_tool")
+
+    def loop():
+        for q in q_pin:
+            relative_jacobian(robot, q, "left_tool", "right_tool")
+
+    t_batch = median_seconds(batched, runs=runs, inner=1) / n
+    t_loop = median_seconds(loop, runs=runs, inner=1) / n
+    rows = [
+        ("reference, batched numpy (N at once)", t_batch * 1e6, 1.0),
+        ("Pinocchio layer, Python loop", t_loop * 1e6, t_loop / t_batch),
+    ]
+    return (f"relative Jacobians for N={n} random configurations of dual_arm, per configuration, "
+            f"median of {runs} runs\n" + format_table(["path", "time per configuration [us]", "ratio to batched"], rows))
+
+
+SECTIONS: dict[str, Callable[..., str]] = {
+    "jacobian": jacobian_table,
+    "reference": reference_table,
+    "ik": ik_tables,
+}
 
 
 def main(what: str = "all", *, quick: bool = False) -> int:

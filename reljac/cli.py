@@ -14,7 +14,11 @@ ROBOT is a bundled robot name (see ``reljac info --list``) or a path to a URDF f
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+
+# Small matrices: BLAS threads only add overhead (and noise to `reljac bench`). Set before numpy loads.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from typing import Sequence
 
 import numpy as np
@@ -109,6 +113,27 @@ def cmd_bench(args) -> int:
     return bench.main(args.what, quick=args.quick)
 
 
+# ------------------------------------------------------------------ check
+def cmd_check(args) -> int:
+    from .check import check_urdf
+
+    pairs = [tuple(args.frames)] if args.frames else None
+    report = check_urdf(args.robot, floating_base=args.floating_base, package_dirs=args.package_dir,
+                        samples=args.samples, seed=args.seed, pairs=pairs)
+    print(report.format())
+    return 0 if report.ok else 1
+
+
+# ------------------------------------------------------------------ analyze
+def cmd_analyze(args) -> int:
+    from .analysis import format_workspace_summary, workspace_summary
+
+    robot = _load_robot(args)
+    summary = workspace_summary(robot, args.frame_a, args.frame_b, args.samples, args.seed, part=args.part)
+    print(format_workspace_summary(summary))
+    return 0
+
+
 # ------------------------------------------------------------------ view
 def cmd_view(args) -> int:
     from .viz import view
@@ -146,6 +171,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("what", nargs="?", default="all", choices=["all", "jacobian", "reference", "ik"])
     p.add_argument("--quick", action="store_true", help="fewer repetitions (for smoke tests)")
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("check", help="compare the Pinocchio layer with the in-house reference kinematics")
+    _robot_arguments(p)
+    p.add_argument("--frames", nargs=2, metavar=("A", "B"), help="check this pair only (default: all pairs)")
+    p.add_argument("--samples", type=int, default=50, help="random configurations (default 50)")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("analyze", help="relative manipulability of b in a over random configurations")
+    _robot_arguments(p)
+    p.add_argument("frame_a")
+    p.add_argument("frame_b")
+    p.add_argument("--samples", type=int, default=1000, help="random configurations (default 1000)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--part", default="position", choices=["position", "orientation", "full"])
+    p.set_defaults(func=cmd_analyze)
 
     p = sub.add_parser("view", help="show a robot in the browser (meshcat) with chosen frames")
     _robot_arguments(p)

@@ -199,7 +199,7 @@ INLINE_ERRORS = [
     (
         '<link name="a"/><link name="b"/><link name="c"/>'
         '<joint name="j1" type="revolute"><parent link="a"/><child link="b"/></joint>'
-        '<joint name="j2" type="fixed"><parent link="b"/><child link="c"/><mimic joint="j1"/></joint>',
+        '<joint name="j2" type="floating"><parent link="b"/><child link="c"/><mimic joint="j1"/></joint>',
         "only revolute",
     ),
     (
@@ -244,3 +244,15 @@ def test_a_joint_may_share_its_child_links_name():
         _robot('<link name="a"/><link name="b"/><joint name="b" type="revolute"><parent link="a"/><child link="b"/></joint>')
     )
     assert robot.frame_names == (UNIVERSE, "a", "b")
+
+
+def test_mimic_on_a_fixed_joint_is_ignored_as_urdfdom_does():
+    """Real URDFs (Talos' grippers) put <mimic> on fixed joints; the joint stays fixed."""
+    from reljac.reference import ReferenceRobot
+
+    robot = ReferenceRobot.from_urdf_string(
+        '<robot name="r"><link name="a"/><link name="b"/><link name="c"/>'
+        '<joint name="j1" type="continuous"><parent link="a"/><child link="b"/></joint>'
+        '<joint name="j2" type="fixed"><parent link="b"/><child link="c"/><mimic joint="j1"/></joint></robot>'
+    )
+    assert robot.joint_names == ("j1",) and robot.nv == 1

@@ -254,6 +254,8 @@ def _check_mimics(joints: tuple[UrdfJoint, ...], source: str) -> None:
         if joint.mimic is None:
             continue
         where = f"{source}: joint '{joint.name}'"
+        if joint.type == "fixed":  # a fixed joint stays fixed (as urdfdom does): its <mimic> is ignored
+            continue
         if joint.type not in ONE_DOF_JOINT_TYPES:
             raise URDFError(
                 f"{where} of type '{joint.type}' has a <mimic>; only {', '.join(ONE_DOF_JOINT_TYPES)} "

@@ -1,0 +1,171 @@
+"""``reljac check``: the Pinocchio layer against the in-house reference kinematics.
+
+Both layers load the same URDF; joints are matched by name (continuous joints: angle <-> (cos, sin);
+free joints: same [x, y, z, qx, qy, qz, qw] layout; mimic joints: neither layer has a column for
+them), so the reference's q and v map onto Pinocchio's. On random configurations the check compares
+every frame's placement and LOCAL_WORLD_ALIGNED Jacobian, then relative placements and relative
+Jacobians (expressed in a, b and the world) for every frame pair or a random sample of them. Where
+the layers disagree it names the first frame (in tree order) and its joint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .exceptions import ReljacError
+from .reference import ReferenceRobot
+from .relative import Kinematics
+from .report import format_table
+from .robot import Robot
+
+TOLERANCE = 1e-9
+
+
+@dataclass
+class CheckRow:
+    quantity: str
+    max_error: float
+    where: str
+
+
+@dataclass
+class CheckReport:
+    robot: str
+    samples: int
+    pairs: int
+    rows: list[CheckRow] = field(default_factory=list)
+    tolerance: float = TOLERANCE
+
+    @property
+    def ok(self) -> bool:
+        return all(r.max_error <= self.tolerance for r in self.rows)
+
+    def format(self) -> str:
+        head = (f"reljac check '{self.robot}': Pinocchio layer vs in-house reference, {self.samples} random "
+                f"configurations, {self.pairs} frame pairs, tolerance {self.tolerance:g}")
+        table = format_table(["quantity", "max error", "worst at"],
+                             [(r.quantity, r.max_error, r.where) for r in self.rows])
+        verdict = "OK: the layers agree" if self.ok else "MISMATCH: the layers disagree (see 'worst at')"
+        return f"{head}\n{table}\n{verdict}"
+
+
+class LayerMap:
+    """Maps the reference's q and v layouts onto the Pinocchio robot's."""
+
+    def __init__(self, robot: Robot, ref: ReferenceRobot) -> None:
+        model = robot.model
+        self.robot, self.ref = robot, ref
+        pin_joints = set(robot.joint_names)
+        missing = [n for n in ref.joint_names if n not in pin_joints]
+        extra = [n for n in robot.joint_names if n not in set(ref.joint_names)]
+        if missing or extra:
+            raise ReljacError(
+                f"the layers do not have the same joints: only in the reference {missing}, "
+                f"only in Pinocchio {extra}"
+            )
+        self.v_pin = np.zeros(ref.nv, dtype=int)  # Pinocchio v index of each reference v index
+        self.blocks = []  # (ref q slice, pin q index, kind)
+        for name in ref.joint_names:
+            joint = model.joints[model.getJointId(name)]
+            q_ref, v_ref = ref.q_slices[name], ref.v_slices[name]
+            self.v_pin[v_ref] = np.arange(joint.idx_v, joint.idx_v + joint.nv)
+            kind = "angle" if joint.nq == 2 and joint.nv == 1 else "copy"
+            if kind == "copy" and joint.nq != q_ref.stop - q_ref.start:
+                raise ReljacError(f"joint '{name}': Pinocchio has nq={joint.nq}, the reference "
+                                  f"{q_ref.stop - q_ref.start}; cannot map it")
+            self.blocks.append((q_ref, joint.idx_q, kind))
+        self.frames = [f for f in ref.frame_names if f in set(robot.frame_names)]
+
+    def q_to_pinocchio(self, q_ref: np.ndarray) -> np.ndarray:
+        q = self.robot.neutral()
+        for block, start, kind in self.blocks:
+            if kind == "angle":
+                q[start : start + 2] = (np.cos(q_ref[block][0]), np.sin(q_ref[block][0]))
+            else:
+                q[start : start + block.stop - block.start] = q_ref[block]
+        return q
+
+    def columns(self, J_pin: np.ndarray) -> np.ndarray:
+        """Pinocchio Jacobian columns reordered into the reference's v layout."""
+        return J_pin[..., self.v_pin]
+
+
+def _worst(errors: dict[str, float]) -> tuple[float, str]:
+    if not errors:
+        return 0.0, "-"
+    key = max(errors, key=errors.get)
+    return errors[key], key
+
+
+def check_robot(
+    robot: Robot,
+    ref: ReferenceRobot,
+    *,
+    samples: int = 50,
+    seed: int = 0,
+    pairs: list[tuple[str, str]] | None = None,
+    max_pairs: int = 400,
+    tolerance: float = TOLERANCE,
+) -> CheckReport:
+    """Compare the two layers on `samples` random configurations (see the module docstring)."""
+    layers = LayerMap(robot, ref)
+    rng = np.random.default_rng(seed)
+    q_refs = ref.random_configuration(rng, n=samples)
+    ref_kin = ref.kinematics(q_refs)  # batched over the samples
+    frames = layers.frames
+    if pairs is None:
+        every = [(a, b) for a in frames for b in frames if a != b]
+        if len(every) > max_pairs:
+            every = [every[i] for i in rng.choice(len(every), size=max_pairs, replace=False)]
+        pairs = every
+    kins = [Kinematics(robot, layers.q_to_pinocchio(q)) for q in q_refs]
+    placement_err: dict[str, float] = {}
+    jacobian_err: dict[str, float] = {}
+    for f in frames:
+        T_ref, J_ref = ref_kin.placement(f), ref_kin.jacobian(f)
+        T_pin = np.array([k.placement(f).homogeneous for k in kins])
+        J_pin = layers.columns(np.array([k.frame_jacobian(f) for k in kins]))
+        placement_err[f] = float(np.abs(T_pin - T_ref).max())
+        jacobian_err[f] = float(np.abs(J_pin - J_ref).max())
+    report = CheckReport(robot.name, samples, len(pairs), tolerance=tolerance)
+    first_bad = next((f for f in frames if max(placement_err[f], jacobian_err[f]) > tolerance), None)
+    for name, errs in (("frame placements T_wf", placement_err), ("frame Jacobians (LWA)", jacobian_err)):
+        worst, where = _worst(errs)
+        if first_bad is not None and errs[first_bad] > tolerance:
+            where = f"first bad frame '{first_bad}' ({_joint_of(robot, first_bad)}); worst '{where}'"
+        report.rows.append(CheckRow(name, worst, where))
+    rel_place: dict[str, float] = {}
+    rel_jac = {"a": {}, "b": {}, "world": {}}
+    for a, b in pairs:
+        key = f"{a} -> {b}"
+        T_ref = ref_kin.relative_placement(a, b)
+        T_pin = np.array([k.relative_placement(a, b).homogeneous for k in kins])
+        rel_place[key] = float(np.abs(T_pin - T_ref).max())
+        for where in rel_jac:
+            J_ref = ref_kin.relative_jacobian(a, b, where)
+            J_pin = layers.columns(np.array([k.relative_jacobian(a, b, expressed_in=where) for k in kins]))
+            rel_jac[where][key] = float(np.abs(J_pin - J_ref).max())
+    report.rows.append(CheckRow("relative placements T_ab", *_worst(rel_place)))
+    for where, errs in rel_jac.items():
+        report.rows.append(CheckRow(f"relative Jacobians, expressed in {where}", *_worst(errs)))
+    return report
+
+
+def _joint_of(robot: Robot, frame: str) -> str:
+    frame_obj = robot.model.frames[robot.frame_id(frame)]
+    return f"moved by joint '{robot.model.names[frame_obj.parentJoint]}'"
+
+
+def check_urdf(
+    robot_name_or_path: str | Path, *, floating_base: bool = False, package_dirs=None, **kwargs
+) -> CheckReport:
+    """Load a bundled robot or URDF in both layers and :func:`check_robot` them."""
+    options = {"floating_base": floating_base} if floating_base else {}
+    if package_dirs:
+        options["package_dirs"] = package_dirs
+    robot = Robot.load(robot_name_or_path, **options)
+    ref = ReferenceRobot.from_urdf(robot.urdf_path, floating_base=floating_base)
+    return check_robot(robot, ref, **kwargs)
