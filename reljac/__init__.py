@@ -48,7 +48,20 @@ _LAZY = {
     "relative_twist": "relative",
     "relative_jacobian_time_variation": "relative",
     "ik": None,
+    "reference": None,
     "Viewer": "viz",
+    "PositionCost": "costs",
+    "OrientationCost": "costs",
+    "CostSum": "costs",
+    "pose_cost": "costs",
+    "BallJoint": "constraints",
+    "Distance": "constraints",
+    "Contact": "constraints",
+    "effective_inverse_mass": "constraints",
+    "manipulability": "analysis",
+    "relative_manipulability": "analysis",
+    "frame_manipulability": "analysis",
+    "workspace_summary": "analysis",
 }
 
 __all__ = [

@@ -8,6 +8,7 @@ Saturation in the Null Space. See :class:`Controller` and :func:`solve`.
 from .controller import Controller, IKResult, solve
 from .hierarchy import DampingPolicy, LevelReport
 from .limits import JointLimits
+from .nlp import NLPResult, solve_nlp
 from .tasks import (
     FrameTask,
     PostureTask,
@@ -24,10 +25,12 @@ __all__ = [
     "IKResult",
     "JointLimits",
     "LevelReport",
+    "NLPResult",
     "PostureTask",
     "RelativeFrameTask",
     "RelativeOrientationTask",
     "RelativePositionTask",
     "Task",
     "solve",
+    "solve_nlp",
 ]

@@ -102,73 +102,88 @@ def solve_nlp(
         raise TaskError(f"bounds must be 'joint limits' or None, got {bounds!r}")
     if not (isinstance(tol, (int, float)) and math.isfinite(tol) and tol > 0):
         raise TaskError(f"tol must be a positive number [m or rad], got {tol!r}")
-    if isinstance(max_iters, bool) or not isinstance(max_iters, (int, np.integer)) or max_iters < 0:
-        raise TaskError(f"max_iters must be an integer >= 0, got {max_iters!r}")
+    for label, n in (("max_iters", max_iters), ("restarts", restarts)):
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise TaskError(f"{label} must be an integer >= 0, got {n!r}")
     model, data = robot.model, robot.model.createData()
     lo, hi = robot.lower_limits, robot.upper_limits
+    slots = _one_dof_slots(robot)  # only these joints have position limits L-BFGS-B can enforce
     if bounds is not None:
-        q0 = np.where(np.isfinite(lo), np.maximum(q0, lo), q0)  # 1-DoF entries only have finite limits
-        q0 = np.where(np.isfinite(hi), np.minimum(q0, hi), q0)
+        for iq, _ in slots:
+            q0[iq] = min(max(q0[iq], lo[iq]), hi[iq])
 
     def kin_at(q: np.ndarray) -> Kinematics:
         return Kinematics(robot, q, data=data)
 
-    def max_error(kin: Kinematics) -> float:
-        return max((e for errs in cost.term_errors(kin).values() for e in errs.values()), default=0.0)
+    def max_error(q: np.ndarray) -> float:
+        errors = cost.term_errors(kin_at(q)).values()
+        return max((e for errs in errors for e in errs.values()), default=0.0)
 
-    state = {"best_q": q0, "best_error": max_error(kin_at(q0)), "evaluations": 0}
+    best = {"q": q0, "error": max_error(q0)}
+    counts = {"iterations": 0, "evaluations": 0}
 
-    def record(q: np.ndarray) -> None:
-        err = max_error(kin_at(q))
-        if err < state["best_error"]:
-            state["best_q"], state["best_error"] = q.copy(), err
-        if err < tol:
-            raise StopIteration
+    def keep_if_better(q: np.ndarray) -> None:
+        error = max_error(q)
+        if error < best["error"]:
+            best["q"], best["error"] = q.copy(), error
 
     euclidean = _is_euclidean(robot)
-    iterations, message = 0, "no iteration"
-    for _ in range(1 + (0 if euclidean else max(0, int(restarts)))):
-        if state["best_error"] < tol or iterations >= max_iters:
+    message = "no iteration"
+    for _ in range(1 if euclidean else 1 + int(restarts)):
+        budget = int(max_iters) - counts["iterations"]
+        if best["error"] < tol or budget <= 0:
             break
-        center = state["best_q"]
-        if euclidean:
-            to_q = lambda x: x  # noqa: E731
+        center = best["q"]
+        box = [(None, None)] * robot.nv
+        if euclidean:  # x = q
             x0 = center.copy()
-            box = [(l if np.isfinite(l) else None, h if np.isfinite(h) else None) for l, h in zip(lo, hi)]
 
-            def fun(x):
-                state["evaluations"] += 1
+            def to_q(x: np.ndarray) -> np.ndarray:
+                return x
+
+            def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
+                counts["evaluations"] += 1
                 return cost.evaluate(kin_at(x))
-        else:
-            to_q = lambda x, c=center: pin.integrate(model, c, x)  # noqa: E731
+        else:  # x in the tangent space at center: q = integrate(center, x)
             x0 = np.zeros(robot.nv)
-            box = [(None, None)] * robot.nv
-            for iq, iv in _one_dof_slots(robot):
-                box[iv] = (lo[iq] - center[iq] if np.isfinite(lo[iq]) else None,
-                           hi[iq] - center[iq] if np.isfinite(hi[iq]) else None)
 
-            def fun(x, c=center):
-                state["evaluations"] += 1
+            def to_q(x: np.ndarray, c=center) -> np.ndarray:
+                return pin.integrate(model, c, x)
+
+            def fun(x: np.ndarray, c=center) -> tuple[float, np.ndarray]:
+                counts["evaluations"] += 1
                 f, g_v = cost.evaluate(kin_at(pin.integrate(model, c, x)))
                 return f, pin.dIntegrate(model, c, x, pin.ARG1).T @ g_v
-        options = {"maxiter": int(max_iters - iterations), "ftol": 1e-15, "gtol": 1e-12, "maxls": 40}
-        result = scipy.optimize.minimize(
-            fun, x0, jac=True, method="L-BFGS-B", bounds=box if bounds is not None else None,
-            callback=lambda xk: record(to_q(xk)), options=options,
-        )
-        iterations += int(result.nit)
+        for iq, iv in slots:  # 1-DoF joints move additively in both parametrisations
+            offset = 0.0 if euclidean else center[iq]
+            box[iv] = (lo[iq] - offset if np.isfinite(lo[iq]) else None,
+                       hi[iq] - offset if np.isfinite(hi[iq]) else None)
+
+        def callback(x: np.ndarray) -> None:
+            counts["iterations"] += 1
+            keep_if_better(to_q(x))
+            if best["error"] < tol:
+                raise StopIteration  # scipy >= 1.11 stops cleanly; older versions propagate it
+
+        try:
+            result = scipy.optimize.minimize(
+                fun, x0, jac=True, method="L-BFGS-B", bounds=box if bounds is not None else None,
+                callback=callback, options={"maxiter": budget, "ftol": 1e-15, "gtol": 1e-12, "maxls": 40},
+            )
+        except StopIteration:
+            break
         message = str(result.message)
-        q_end = to_q(result.x)
-        err = max_error(kin_at(q_end))
-        if err < state["best_error"]:
-            state["best_q"], state["best_error"] = q_end, err
+        keep_if_better(to_q(result.x))
         if result.nit == 0:
             break
-    q = robot.normalize(state["best_q"])
+    q = robot.normalize(best["q"])
     kin = kin_at(q)
+    converged = best["error"] < tol
+    if converged:
+        message = f"converged: every error norm below tol = {tol:g}"
     return NLPResult(
-        q=q, converged=state["best_error"] < tol, iterations=iterations, errors=cost.term_errors(kin),
-        cost=cost.evaluate(kin)[0], evaluations=state["evaluations"], message=message,
+        q=q, converged=converged, iterations=counts["iterations"], errors=cost.term_errors(kin),
+        cost=cost.evaluate(kin)[0], evaluations=counts["evaluations"], message=message,
     )
 
 
