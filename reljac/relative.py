@@ -24,9 +24,27 @@ from .robot import FrameRef, Robot
 
 LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 EXPRESSED_IN_KEYWORDS = ("a", "b", "world")
+_IDENTITY = np.eye(3)
 
 
 WORLD = pin.ReferenceFrame.WORLD
+
+
+def _axes_of(robot: Robot, expressed_in: FrameRef, fa: int, fb: int) -> int | None:
+    """Frame id whose axes `expressed_in` names (None for the world's axes)."""
+    if isinstance(expressed_in, str) and expressed_in in EXPRESSED_IN_KEYWORDS:
+        return fa if expressed_in == "a" else fb if expressed_in == "b" else None
+    return robot.frame_id(expressed_in)
+
+
+def _from_spatial(X: pin.SE3, R_wc: np.ndarray | None, J_a: np.ndarray, J_b: np.ndarray) -> np.ndarray:
+    """J_ab_in_c = Ad((R_wc, p_wb)^-1) (J^W_b - J^W_a), from WORLD (spatial) frame Jacobians.
+
+    X: a copy of T_wb (modified here); R_wc: c's rotation (None: c = b).
+    """
+    if R_wc is not None:
+        X.rotation = R_wc
+    return X.toActionMatrixInverse() @ (J_b - J_a)
 
 
 class Kinematics:
@@ -61,6 +79,7 @@ class Kinematics:
             pin.computeJointJacobiansTimeVariation(model, data, q, self.v)
         pin.updateFramePlacements(model, data)
         self._spatial: dict[int, np.ndarray] = {}
+        self._frames: dict[int, pin.SE3] = {}
         self._jacobians: dict[int, np.ndarray] = {}
         self._jacobian_rates: dict[int, np.ndarray] = {}
 
@@ -76,6 +95,13 @@ class Kinematics:
         if J is None:
             J = self._jacobians[fid] = pin.getFrameJacobian(self.model, self.data, fid, LWA)
         return J
+
+    def _oMf(self, fid: int) -> pin.SE3:
+        """T_wf of frame id fid (Pinocchio's own object: do not modify), cached."""
+        T = self._frames.get(fid)
+        if T is None:
+            T = self._frames[fid] = self.data.oMf[fid]
+        return T
 
     def _spatial_jacobian(self, fid: int) -> np.ndarray:
         """WORLD Jacobian (spatial velocity at the world origin) of frame id fid, (6, nv)."""
@@ -110,10 +136,7 @@ class Kinematics:
         return oMf[self.robot.frame_id(frame_a)].actInv(oMf[self.robot.frame_id(frame_b)])
 
     def _axes(self, expressed_in: FrameRef, fa: int, fb: int) -> int | None:
-        """Frame id whose axes `expressed_in` names (None for the world's axes)."""
-        if isinstance(expressed_in, str) and expressed_in in EXPRESSED_IN_KEYWORDS:
-            return fa if expressed_in == "a" else fb if expressed_in == "b" else None
-        return self.robot.frame_id(expressed_in)
+        return _axes_of(self.robot, expressed_in, fa, fb)
 
     def relative_jacobian(
         self, frame_a: FrameRef, frame_b: FrameRef, *, expressed_in: FrameRef = "a"
@@ -126,13 +149,20 @@ class Kinematics:
         """
         frame_id = self.robot.frame_id
         fa, fb = frame_id(frame_a), frame_id(frame_b)
-        fc = self._axes(expressed_in, fa, fb)
-        X = self.data.oMf[fb].copy()  # X = (R_wc, p_wb): c's axes at b's origin
-        if fc is None:
-            X.rotation = np.eye(3)
-        elif fc != fb:
-            X.rotation = self.data.oMf[fc].rotation
-        return X.toActionMatrixInverse() @ (self._spatial_jacobian(fb) - self._spatial_jacobian(fa))
+        spatial = self._spatial
+        J_a, J_b = spatial.get(fa), spatial.get(fb)  # inlined cache look-ups: this is the hot path
+        if J_a is None:
+            J_a = self._spatial_jacobian(fa)
+        if J_b is None:
+            J_b = self._spatial_jacobian(fb)
+        X = self._oMf(fb).copy()  # X = (R_wc, p_wb): c's axes at b's origin
+        if expressed_in == "a":
+            X.rotation = self._oMf(fa).rotation
+        else:
+            fc = self._axes(expressed_in, fa, fb)
+            if fc != fb:
+                X.rotation = _IDENTITY if fc is None else self._oMf(fc).rotation
+        return X.toActionMatrixInverse() @ (J_b - J_a)
 
     def relative_twist(
         self, frame_a: FrameRef, frame_b: FrameRef, *, expressed_in: FrameRef = "a"
@@ -183,14 +213,22 @@ def relative_jacobian(
     """Jacobian of frame b's motion measured in frame a, shape (6, robot.nv).
 
     ``[d/dt p_ab; w_ab] = J @ v``, expressed in `expressed_in` ("a", "b", "world" or any frame).
-    For many pairs at one q, build a :class:`Kinematics` once instead.
+    For many pairs at one q, build a :class:`Kinematics` once instead. Uses ``robot.data``.
 
     Raises:
         FrameNotFound: a frame name or id is not in the robot.
         ConfigurationError: q has a wrong shape or a non-finite entry.
     """
-    kin = Kinematics(robot, q, data=robot.data)
-    return kin.relative_jacobian(frame_a, frame_b, expressed_in=expressed_in)
+    # the same computation as Kinematics.relative_jacobian, with only the frames it needs
+    q = robot.validate_q(q, copy=False)
+    model, data = robot.model, robot.data
+    fa, fb = robot.frame_id(frame_a), robot.frame_id(frame_b)
+    fc = _axes_of(robot, expressed_in, fa, fb)
+    pin.computeJointJacobians(model, data, q)
+    X = pin.updateFramePlacement(model, data, fb)  # a copy of T_wb
+    R_wc = _IDENTITY if fc is None else None if fc == fb else pin.updateFramePlacement(model, data, fc).rotation
+    return _from_spatial(X, R_wc, pin.getFrameJacobian(model, data, fa, WORLD),
+                         pin.getFrameJacobian(model, data, fb, WORLD))
 
 
 def relative_twist(

@@ -83,6 +83,7 @@ class Robot:
             model.names[f]: model.names[l]
             for f, l in zip(model.mimicking_joints, model.mimicked_joints)
         }
+        self._q_shape = (model.nq,)
         self._unit_blocks = []
         for j in dof_joints:
             block = _unit_slice(model.joints[j])
@@ -296,13 +297,17 @@ class Robot:
                 return self.model.names[j]
         return "?"
 
-    def validate_q(self, q, *, name: str = "q") -> np.ndarray:
+    def validate_q(self, q, *, name: str = "q", copy: bool = True) -> np.ndarray:
         """Return q as a float array of shape (nq,), or raise ConfigurationError.
 
         Checks the shape, finiteness, and unit norm of quaternion / (cos, sin) blocks
-        (tolerance 1e-6; use ``robot.normalize(q)`` on a drifting q).
+        (tolerance 1e-6; use ``robot.normalize(q)`` on a drifting q). With ``copy=False`` a
+        float64 array of the right shape is returned as it is (for read-only one-shot uses).
         """
-        q = self._as_vector(q, self.nq, name, tangent=False)
+        if (not copy and type(q) is np.ndarray and q.dtype == np.float64 and q.shape == self._q_shape
+                and not self._unit_blocks and math.isfinite(q @ q)):
+            return q  # fast path of the checks below
+        q = self._as_vector(q, self.nq, name, tangent=False, copy=copy)
         for j, block in self._unit_blocks:
             unit = q[block]
             norm = math.sqrt(float(unit @ unit))
@@ -318,9 +323,9 @@ class Robot:
         """Return a velocity-like vector as a float array of shape (nv,), or raise."""
         return self._as_vector(v, self.nv, name, tangent=True)
 
-    def _as_vector(self, x, size: int, name: str, *, tangent: bool) -> np.ndarray:
+    def _as_vector(self, x, size: int, name: str, *, tangent: bool, copy: bool = True) -> np.ndarray:
         try:
-            arr = np.array(x, dtype=float)
+            arr = np.array(x, dtype=float) if copy else np.asarray(x, dtype=float)
         except (TypeError, ValueError):
             raise ConfigurationError(f"{name} must be an array of {size} numbers") from None
         if arr.shape != (size,):

@@ -135,6 +135,14 @@ def test_hierarchy_respects_bounds_and_scales_an_infeasible_level():
     assert reports[0].scale == 1.0
 
 
+def test_hierarchy_saturates_every_joint_that_sits_on_its_bound():
+    """Three joints at a limit (bound 0) block the task until all three are saturated."""
+    A = np.array([[1.0, 1.0, 1.0, 1.0]])
+    v, reports = solve_hierarchy([Level(A, np.array([1.0]))], np.full(4, -2.0), np.array([0.0, 0.0, 0.0, 2.0]))
+    np.testing.assert_allclose(v, [0.0, 0.0, 0.0, 1.0], atol=1e-12)
+    assert reports[0].scale == 1.0 and sorted(reports[0].saturated) == [0, 1, 2]
+
+
 def _solve_dual_arm(robot, q_target, q0, **kwargs):
     kin = Kinematics(robot, q_target)
     rel = RelativeFrameTask("left_tool", "right_tool", gain=20.0)

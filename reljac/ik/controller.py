@@ -78,9 +78,8 @@ class Controller:
     def _level(self, tasks: Sequence[Task], kin: Kinematics) -> Level:
         if len(tasks) == 1 and isinstance(tasks[0], PostureTask) and tasks[0].identity_scale is not None:
             task = tasks[0]
-            e, _, _ = task.compute(kin)
-            return Level(A=task.identity_scale * np.eye(self.robot.nv),
-                         b=task.identity_scale * (-task.gain * e), identity_scale=task.identity_scale)
+            c = task.identity_scale
+            return Level(A=None, b=c * (-task.gain * task.error(kin)), identity_scale=c)
         rows = [task.weighted(kin) for task in tasks]
         if len(rows) == 1:
             return Level(*rows[0])

@@ -31,9 +31,9 @@ MAX_STALE_SATURATIONS = 2  # stop saturating a level after this many joints that
 
 @dataclass
 class Level:
-    """One priority level: A v = b is wanted. ``identity`` marks A = c I (posture) for a fast path."""
+    """One priority level: A v = b is wanted. ``identity_scale`` c marks A = c I (then A may be None)."""
 
-    A: np.ndarray
+    A: np.ndarray | None
     b: np.ndarray
     identity_scale: float | None = None
 
@@ -71,6 +71,8 @@ def _damped_svd(A: np.ndarray, policy: DampingPolicy):
     The damped pseudo-inverse is ``V[:, :rank] @ diag(inv_sigma) @ U_r.T``; ``V[:, rank:]`` spans
     the null space of A.
     """
+    if A.size == 0:
+        raise ValueError("empty task matrix")  # callers never get here: they stop at an empty basis
     U, sigma, Vt, info = lapack.dgesdd(A, compute_uv=1, full_matrices=1)  # numpy's svd, less overhead
     if info != 0:
         U, sigma, Vt = np.linalg.svd(A, full_matrices=True)
@@ -100,25 +102,31 @@ def _without_row_direction(Z: np.ndarray, j: int) -> np.ndarray | None:
     return (Z - np.outer(2.0 * (Z @ u), u))[:, 1:]
 
 
-def _max_scale(base: np.ndarray, delta: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[float, int]:
+def _max_scale(base: np.ndarray, delta: np.ndarray, lo: list[float], hi: list[float]) -> tuple[float, int]:
     """Largest s in [0, 1] with lo <= base + s delta <= hi, and the joint that limits it.
 
     Returns (1, -1) when nothing limits s below 1, and (-1, j) when base itself is outside the
-    bounds (j: the worst joint).
+    bounds (j: the worst joint). A plain loop: for a few dozen joints it beats numpy's per-call
+    overhead several times over.
     """
-    viol = np.maximum(base - hi, lo - base)
-    if viol.max() > BOUND_TOLERANCE:
-        return -1.0, int(np.argmax(viol))
-    end = base + delta
-    over = np.maximum(end - hi, lo - end)
-    if over.max() <= BOUND_TOLERANCE:
-        return 1.0, -1
-    room = np.where(delta > 0, hi - base, lo - base)  # same sign as delta where it matters
-    ratios = np.full(delta.shape, np.inf)
-    moving = (over > BOUND_TOLERANCE) & (delta != 0.0)
-    ratios[moving] = room[moving] / delta[moving]
-    j = int(np.argmin(ratios))
-    return max(float(ratios[j]), 0.0), j
+    tol = BOUND_TOLERANCE
+    s, limiting, worst, worst_violation = 1.0, -1, -1, tol
+    for j, (b, d, low, high) in enumerate(zip(base.tolist(), delta.tolist(), lo, hi)):
+        violation = b - high if b > high else low - b
+        if violation > worst_violation:
+            worst, worst_violation = j, violation
+        end = b + d
+        if end > high + tol:
+            ratio = (high - b) / d
+        elif end < low - tol:
+            ratio = (low - b) / d
+        else:
+            continue
+        if ratio < s:
+            s, limiting = ratio, j
+    if worst >= 0:
+        return -1.0, worst
+    return (1.0, -1) if limiting < 0 else (max(s, 0.0), limiting)
 
 
 def solve_hierarchy(
@@ -134,19 +142,20 @@ def solve_hierarchy(
     satisfies the bounds: when a level cannot be met it is scaled down, never the bounds relaxed.
     """
     policy = policy or DampingPolicy()
-    v = np.clip(np.zeros(lo.shape[0]), lo, hi)  # zero if feasible, else the nearest point of the box
+    v = np.minimum(np.maximum(0.0, lo), hi)  # zero if feasible, else the nearest point of the box
     Z = np.eye(lo.shape[0])
     reports = []
+    lo_list, hi_list = lo.tolist(), hi.tolist()
     for level in levels:
         if Z.shape[1] == 0:  # nothing left for lower levels
             reports.append(LevelReport(scale=0.0))
             continue
-        v, Z, report = _solve_level(level, v, Z, lo, hi, policy)
+        v, Z, report = _solve_level(level, v, Z, lo, hi, lo_list, hi_list, policy)
         reports.append(report)
     return v, reports
 
 
-def _solve_level(level: Level, v_prev, Z, lo, hi, policy):
+def _solve_level(level: Level, v_prev, Z, lo, hi, lo_list, hi_list, policy):
     """One SNS level: returns (v, null-space basis left for the levels below, report).
 
     v = base + s * delta: base moves the saturated joints onto their bounds inside span(Z) (so
@@ -161,7 +170,7 @@ def _solve_level(level: Level, v_prev, Z, lo, hi, policy):
     full_rank = None
     stale = 0  # saturations in a row that did not raise the scale factor
     for _ in range(v_prev.shape[0] + 1):
-        residual = level.b - level.A @ base
+        residual = level.b - (level.identity_scale * base if level.A is None else level.A @ base)
         if level.identity_scale is not None:  # A = c I: (c Z)^+ = Z^T / c, nothing left below
             delta = Z_free @ (Z_free.T @ residual) / level.identity_scale
             Z_next, lam2, smallest, rank = Z_free[:, :0], 0.0, float("inf"), Z_free.shape[1]
@@ -173,18 +182,18 @@ def _solve_level(level: Level, v_prev, Z, lo, hi, policy):
             full_rank = rank
         elif rank < full_rank:  # freezing joints cost this level a direction: stop saturating
             break
-        s, joint = _max_scale(base, delta, lo, hi)
+        s, joint = _max_scale(base, delta, lo_list, hi_list)
         if s < 0:  # freezing the last joint pushed another one out: keep the best so far
             break
         if best is None or s > best[0] + 1e-9:
             best = (s, base + s * delta, Z_next, list(saturated), lam2, smallest)
             stale = 0
-        else:
+        elif s > 1e-6:  # s ~ 0: a joint sits on its bound; freezing it is free, keep going
             stale += 1
         if s >= 1.0 or level.identity_scale is not None or stale >= MAX_STALE_SATURATIONS:
             break  # met; an identity (posture) level is only scaled, it has no null space to use
         reduced = _without_row_direction(Z_free, joint)
-        if reduced is None:
+        if reduced is None or reduced.shape[1] == 0:
             break
         # saturate the joint that limits s: move it onto its bound within span(Z_free), freeze it
         z = Z_free[joint]
@@ -195,4 +204,4 @@ def _solve_level(level: Level, v_prev, Z, lo, hi, policy):
     if best is None:  # cannot happen while v_prev is inside the bounds; stay safe anyway
         return np.clip(v_prev, lo, hi), Z, LevelReport(scale=0.0)
     s, v, Z_next, S, lam2, smallest = best
-    return np.clip(v, lo, hi), Z_next, LevelReport(s, S, lam2, smallest)
+    return np.minimum(np.maximum(v, lo), hi), Z_next, LevelReport(s, S, lam2, smallest)

@@ -247,11 +247,11 @@ class PostureTask(Task):
     def __init__(self, robot: Robot, **kwargs) -> None:
         self.robot = robot
         self.size = robot.nv
+        multi = [robot.model.joints[j].nq != robot.model.joints[j].nv for j in range(1, robot.model.njoints)]
+        self._euclidean = not any(multi)
         kwargs.setdefault("name", "posture")
         super().__init__(**kwargs)
         self.target = robot.neutral()
-        multi = [robot.model.joints[j].nq != robot.model.joints[j].nv for j in range(1, robot.model.njoints)]
-        self._euclidean = not any(multi)
 
     def set_target(self, q) -> None:
         self.target = self.robot.validate_q(q, name=f"target of task '{self.name}'")
@@ -262,10 +262,17 @@ class PostureTask(Task):
         J = np.eye(model.nv) if self._euclidean else pin.dDifference(model, self.target, kin.q, pin.ARG1)
         return e, J, np.zeros(model.nv)
 
+    def error(self, kin: Kinematics) -> np.ndarray:
+        """e = difference(q_target, q), (nv,), without the Jacobian."""
+        return pin.difference(self.robot.model, self.target, kin.q)
+
     @property
     def identity_scale(self) -> float | None:
         """c when the weighted Jacobian is c I (solver fast path), else None."""
+        return self._identity_scale
+
+    def set_weight(self, weight) -> None:
+        super().set_weight(weight)
         w = self.weight
-        if self._euclidean and w.size and np.all(w == w[0]) and w[0] > 0:
-            return float(w[0])
-        return None
+        uniform = w.size and np.all(w == w[0]) and w[0] > 0
+        self._identity_scale = float(w[0]) if uniform and self._euclidean else None
