@@ -61,6 +61,7 @@ AXIS_COLORS = {"x": 0xFF0000, "y": 0x00C000, "z": 0x0000FF}
 TARGET_SPHERE_COLOR = 0x00BCD4
 SEGMENT_COLOR = 0xFFD400
 TRAIL_COLOR = 0xFF00FF
+ELLIPSOID_COLOR = 0x7E57C2
 
 _Y = np.array([0.0, 1.0, 0.0])  # three.js cylinders lie along their local y axis
 
@@ -340,6 +341,31 @@ class _Trail(_Overlay):
                                      mg.LineBasicMaterial(color=TRAIL_COLOR)))
 
 
+class _Ellipsoid(_Overlay):
+    """Manipulability ellipsoid of b's linear velocity measured in a: axes along the left
+    singular vectors of J_ab[:3] (world axes), radii = scale * singular values, centred on b."""
+
+    def __init__(self, node, robot: Robot, frame_a: int, frame_b: int, scale: float, get_q) -> None:
+        super().__init__(node)
+        self.robot, self.frame_a, self.frame_b, self.scale, self.get_q = robot, frame_a, frame_b, scale, get_q
+        self.radii = np.zeros(3)
+        node["shape"].set_object(mg.Mesh(mg.Sphere(1.0), mg.MeshLambertMaterial(
+            color=ELLIPSOID_COLOR, opacity=0.35, transparent=True)))
+
+    def update(self, oMf) -> None:
+        from .relative import Kinematics
+
+        J = Kinematics(self.robot, self.get_q()).relative_jacobian(self.frame_a, self.frame_b, expressed_in="world")
+        U, sigma, _ = np.linalg.svd(J[:3])  # U (3, 3); sigma has min(3, nv) entries
+        if np.linalg.det(U) < 0:
+            U[:, 2] *= -1.0
+        self.radii = self.scale * np.pad(sigma, (0, 3 - sigma.size))
+        T = np.eye(4)
+        T[:3, :3] = U @ np.diag(np.maximum(self.radii, 1e-6))
+        T[:3, 3] = oMf[self.frame_b].translation
+        self.node["shape"].set_transform(T)
+
+
 def _translation(p: Sequence[float]) -> np.ndarray:
     T = np.eye(4)
     T[:3, 3] = p
@@ -617,6 +643,24 @@ class Viewer:
             raise ReljacError(f"length must be an integer >= 2, not {length!r}")
         name = name or f"{self.robot.model.frames[fid].name} trail"
         return self._add(name, lambda node: _Trail(node, fid, int(length)))
+
+    def show_manipulability(
+        self, frame_a: FrameRef, frame_b: FrameRef, *, scale: float = 0.1, name: str | None = None
+    ) -> str:
+        """Draw the manipulability ellipsoid of frame b's motion relative to frame a.
+
+        The ellipsoid is centred on b's origin; its axes are the left singular vectors of the
+        linear part of J_ab (expressed in world axes) and its radii the singular values times
+        `scale` [m per (m/s) at unit joint speed]. Updated on every :meth:`display`.
+
+        Raises:
+            FrameNotFound: unknown frame.
+        """
+        fa, fb = self.robot.frame_id(frame_a), self.robot.frame_id(frame_b)
+        scale = _positive(scale, "scale")
+        frames = self.robot.model.frames
+        name = name or f"manipulability {frames[fb].name} in {frames[fa].name}"
+        return self._add(name, lambda node: _Ellipsoid(node, self.robot, fa, fb, scale, lambda: self.q))
 
     def remove(self, name: str) -> None:
         """Remove one overlay by name.

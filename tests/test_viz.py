@@ -499,3 +499,17 @@ def test_view_holds_until_interrupted_then_closes(signum):
             proc.wait()
     assert proc.returncode == 0 and "RETURNED" in rest
     assert not port_open(port_of(url))
+
+
+def test_manipulability_ellipsoid_has_the_singular_values_of_the_planar_arm(viewer, planar):
+    """Planar 2-link tip in the base: in-plane radii l1 l2 |sin q2| / sigma_max ... closed form:
+    the product of the two non-zero singular values of J_ab[:3] is l1 l2 |sin q2|."""
+    q = np.array([0.3, 0.9])
+    viewer.display(q)
+    name = viewer.show_manipulability("base_link", "tip", scale=1.0)
+    radii = viewer._overlays[name].radii
+    assert radii[2] == pytest.approx(0.0, abs=1e-12)  # no motion out of the plane
+    assert radii[0] * radii[1] == pytest.approx(1.0 * 0.8 * abs(np.sin(0.9)), rel=1e-12)
+    viewer.display(np.array([0.3, 0.0]))  # stretched: singular
+    assert viewer._overlays[name].radii[1] == pytest.approx(0.0, abs=1e-12)
+    viewer.remove(name)
