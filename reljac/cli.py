@@ -188,6 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--part", default="position", choices=["position", "orientation", "full"])
     p.set_defaults(func=cmd_analyze)
 
+    sub.add_parser("demo", help="IK demos: reljac demo {dual-arm,hand} [--duration S] [--headless] [--loop]",
+                   add_help=False)
+
     p = sub.add_parser("view", help="show a robot in the browser (meshcat) with chosen frames")
     _robot_arguments(p)
     p.add_argument("--frames", nargs="+", metavar="F", help="frames drawn as triads (segment between the first two)")
@@ -201,6 +204,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["demo"]:  # the demos parse their own options
+        from .demo import main as demo_main
+
+        try:
+            return demo_main(argv[1:])
+        except ReljacError as exc:
+            print(f"reljac: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -40,6 +40,7 @@ import scipy.linalg
 from .exceptions import ConfigurationError, ReljacError, TaskError
 from .relative import Kinematics
 from .robot import FrameRef, Robot
+from .validation import as_vector
 
 #: Below this |r| [m] the direction of a distance constraint is undefined.
 MIN_DISTANCE = 1e-12
@@ -47,13 +48,7 @@ NORMAL_KEYWORDS = ("world", "a")
 
 
 def _vector3(x, what: str) -> np.ndarray:
-    try:
-        arr = np.array(x, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
-        raise TaskError(f"{what} must be 3 numbers, got {x!r}") from None
-    if arr.shape != (3,) or not np.isfinite(arr).all():
-        raise TaskError(f"{what} must be 3 finite numbers, got {arr.tolist()}")
-    return arr
+    return as_vector(x, 3, what)
 
 
 def _frame(frame, what: str) -> FrameRef:

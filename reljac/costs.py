@@ -39,6 +39,7 @@ import pinocchio as pin
 from .exceptions import TaskError
 from .relative import Kinematics
 from .robot import FrameRef, Robot
+from .validation import as_vector
 
 #: Tolerance on the norm of a target quaternion and on R^T R = I of a target rotation.
 UNIT_TOLERANCE = 1e-6
@@ -223,13 +224,7 @@ class PositionCost(_FrameCost):
 
     def set_target(self, target) -> None:
         """Target position p_hat (3,) [m], in a's axes."""
-        try:
-            p = np.array(target, dtype=float).reshape(-1)
-        except (TypeError, ValueError):
-            raise TaskError(f"target of '{self.name}' must be 3 numbers [m], got {target!r}") from None
-        if p.shape != (3,) or not np.isfinite(p).all():
-            raise TaskError(f"target of '{self.name}' must be 3 finite numbers [m], got {p.tolist()}")
-        self.target = p
+        self.target = as_vector(target, 3, f"target of '{self.name}' [m]")
 
     def evaluate(self, kin: Kinematics) -> tuple[float, np.ndarray]:
         T_ab, J_ab = self._pose_and_jacobian(kin)

@@ -47,8 +47,9 @@ with warnings.catch_warnings():  # meshcat 0.3.2 imports pyzmq's deprecated zmq.
     from meshcat.visualizer import ViewerWindow
 from pinocchio.visualize import MeshcatVisualizer
 
-from .exceptions import ReljacError, TaskError, suggest
+from .exceptions import ReljacError, suggest
 from .robot import FrameRef, Robot
+from .validation import as_se3
 
 SERVER_START_TIMEOUT = 30.0  # [s] for a new meshcat server to print its addresses
 REPLY_TIMEOUT_MS = 15_000  # [ms] for the meshcat server to acknowledge one command
@@ -243,22 +244,7 @@ class _Sprite(mg.Object):
 
 def _homogeneous(T, what: str) -> np.ndarray:
     """T as a (4, 4) rigid transform, from a pin.SE3 or an array; raises TaskError otherwise."""
-    if isinstance(T, pin.SE3):
-        return T.homogeneous.copy()
-    try:
-        M = np.array(T, dtype=float)
-    except (TypeError, ValueError):
-        raise TaskError(f"{what} must be a pin.SE3 or a (4, 4) array, not {type(T).__name__}") from None
-    if M.shape != (4, 4):
-        raise TaskError(f"{what} has shape {M.shape}, expected (4, 4) (or give a pin.SE3)")
-    if not np.isfinite(M).all():
-        raise TaskError(f"{what} has non-finite entries")
-    if not np.allclose(M[3], [0.0, 0.0, 0.0, 1.0]):
-        raise TaskError(f"{what}'s last row is {M[3].tolist()}, expected [0, 0, 0, 1]")
-    R = M[:3, :3]
-    if not np.allclose(R.T @ R, np.eye(3), atol=1e-6) or np.linalg.det(R) < 0:
-        raise TaskError(f"{what}'s top-left (3, 3) block is not a rotation matrix")
-    return M
+    return as_se3(T, what).homogeneous
 
 
 def _positive(x: float, what: str) -> float:

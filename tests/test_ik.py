@@ -273,7 +273,7 @@ def test_bad_task_input_gets_clear_errors(dual_arm):
         task.set_target(np.diag([1.0, 2.0, 1.0, 1.0]))
     with pytest.raises(TaskError, match="4, 4"):
         task.set_target(np.eye(3))
-    with pytest.raises(TaskError, match="3 entries"):
+    with pytest.raises(TaskError, match="3 finite numbers, got 2 entries"):
         RelativePositionTask("left_tool", "right_tool").set_target([1.0, 2.0])
     with pytest.raises(TaskError, match="gain"):
         FrameTask("left_tool", gain=-1.0)

@@ -17,45 +17,9 @@ import pinocchio as pin
 from ..exceptions import TaskError
 from ..relative import Kinematics
 from ..robot import FrameRef, Robot
+from ..validation import as_se3 as _as_se3, as_vector as _as_vector, check_rotation as _check_rotation
 
 WORLD = "universe"
-
-
-def _as_se3(target, what: str) -> pin.SE3:
-    """A pin.SE3 from a pin.SE3 or a (4, 4) homogeneous matrix; rejects non-rotations."""
-    if isinstance(target, pin.SE3):
-        R, p = target.rotation, target.translation
-    else:
-        try:
-            T = np.asarray(target, dtype=float)
-        except (TypeError, ValueError):
-            raise TaskError(f"{what} must be a pin.SE3 or a (4, 4) matrix") from None
-        if T.shape != (4, 4):
-            raise TaskError(f"{what} must be a pin.SE3 or a (4, 4) matrix, got shape {T.shape}")
-        R, p = T[:3, :3], T[:3, 3]
-    _check_rotation(R, what)
-    if not np.isfinite(p).all():
-        raise TaskError(f"{what} has a non-finite translation {p}")
-    return pin.SE3(np.array(R), np.array(p))
-
-
-def _check_rotation(R: np.ndarray, what: str) -> None:
-    if not np.isfinite(R).all():
-        raise TaskError(f"{what} has a non-finite rotation")
-    if np.abs(R.T @ R - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
-        raise TaskError(f"{what}: its rotation is not a rotation matrix (R^T R != I or det < 0)")
-
-
-def _as_vector(x, size: int, what: str) -> np.ndarray:
-    try:
-        arr = np.array(x, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
-        raise TaskError(f"{what} must be {size} numbers") from None
-    if arr.shape != (size,):
-        raise TaskError(f"{what} must have {size} entries, got {arr.size}")
-    if not np.isfinite(arr).all():
-        raise TaskError(f"{what} has non-finite entries: {arr}")
-    return arr
 
 
 class Task:

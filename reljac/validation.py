@@ -1,0 +1,51 @@
+"""Checks of user-given vectors, rotations and poses, shared by tasks, costs, constraints and views.
+
+Each returns a clean float copy or raises :class:`~reljac.exceptions.TaskError` naming the value.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+from .exceptions import TaskError
+
+ROTATION_TOLERANCE = 1e-6  # max |R^T R - I| entry accepted as a rotation
+
+
+def as_vector(x, size: int, what: str) -> np.ndarray:
+    """x as a float array of shape (size,) with finite entries."""
+    try:
+        arr = np.array(x, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise TaskError(f"{what} must be {size} finite numbers, got {x!r}") from None
+    if arr.shape != (size,) or not np.isfinite(arr).all():
+        raise TaskError(f"{what} must be {size} finite numbers, got {arr.size} entries: {arr.tolist()}")
+    return arr
+
+
+def check_rotation(R: np.ndarray, what: str) -> None:
+    """Raise unless R (3, 3) is finite, orthonormal and right-handed."""
+    if not np.isfinite(R).all():
+        raise TaskError(f"{what} has a non-finite rotation")
+    if np.abs(R.T @ R - np.eye(3)).max() > ROTATION_TOLERANCE or np.linalg.det(R) < 0:
+        raise TaskError(f"{what}: its rotation is not a rotation matrix (R^T R != I or det < 0)")
+
+
+def as_se3(T, what: str) -> pin.SE3:
+    """A pin.SE3 (a copy) from a pin.SE3 or a (4, 4) homogeneous matrix."""
+    if isinstance(T, pin.SE3):
+        M = T.homogeneous
+    else:
+        try:
+            M = np.array(T, dtype=float)
+        except (TypeError, ValueError):
+            raise TaskError(f"{what} must be a pin.SE3 or a (4, 4) array, not {type(T).__name__}") from None
+        if M.shape != (4, 4):
+            raise TaskError(f"{what} has shape {M.shape}, expected (4, 4) (or give a pin.SE3)")
+    if not np.isfinite(M).all():
+        raise TaskError(f"{what} has non-finite entries")
+    if not np.allclose(M[3], [0.0, 0.0, 0.0, 1.0]):
+        raise TaskError(f"{what}'s last row is {M[3].tolist()}, expected [0, 0, 0, 1]")
+    check_rotation(M[:3, :3], what)
+    return pin.SE3(np.array(M[:3, :3]), np.array(M[:3, 3]))

@@ -1,0 +1,55 @@
+"""The IK demos, headless: they run, track their targets within stated bounds, and parse arguments.
+
+Bounds (measured: dual-arm 5 s, relative pose max 0.02 mm / 0.1 mrad, left tool max 0.03 mm /
+0.02 mrad; hand max 0.07 mm index, 0.13 mm middle) with a margin of about 10x or more.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from reljac.demo import DemoSummary, main, run_dual_arm, run_hand
+
+
+def test_dual_arm_tracks_the_box_and_the_circle():
+    lines = []
+    summary = run_dual_arm(headless=True, duration=5.0, out=lines.append)
+    assert isinstance(summary, DemoSummary)
+    assert summary.steps == 500 and not summary.interrupted
+    assert summary.realtime_factor > 1.0  # headless runs faster than real time
+    relative, left = summary.task("relative"), summary.task("left")
+    assert relative.max_position_mm < 0.5 and relative.rms_position_mm < 0.2
+    assert relative.max_orientation_mrad < 3.0 and relative.rms_orientation_mrad < 1.0
+    assert left.max_position_mm < 0.5 and left.max_orientation_mrad < 3.0
+    assert any("real-time factor" in line for line in lines)
+    assert sum(line.startswith("t = ") for line in lines) == 5  # one progress line per second
+
+
+def test_hand_pinches_index_then_middle():
+    summary = run_hand(headless=True, out=lambda line: None)
+    assert summary.steps == 600
+    for name in ("thumb-index", "thumb-middle"):
+        stats = summary.task(name)
+        assert stats.max_position_mm < 1.5 and stats.rms_position_mm < 0.5
+        assert math.isnan(stats.max_orientation_mrad)  # a position task: no orientation error
+
+
+def test_summary_names_its_tasks_when_asked_for_a_wrong_one():
+    summary = run_hand(headless=True, duration=0.2, out=lambda line: None)
+    with pytest.raises(KeyError, match="thumb-index"):
+        summary.task("thumb")
+
+
+def test_main_runs_the_dual_arm_demo(capsys):
+    assert main(["dual-arm", "--headless", "--duration", "5"]) == 0
+    assert "real-time factor" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv", [["hand", "--loop", "--headless"], ["dual-arm", "--duration", "-1"],
+                                  ["arm"]])
+def test_main_rejects_bad_arguments(argv):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
