@@ -57,6 +57,7 @@ class JointLimits:
                     v_idx.append(joint.idx_v)
         self.q_index = np.array(q_idx, dtype=int)
         self.v_index = np.array(v_idx, dtype=int)
+        self._vmax_limited = vmax[self.v_index]
         self.q_min = model.lowerPositionLimit[self.q_index].copy()
         self.q_max = model.upperPositionLimit[self.q_index].copy()
 
@@ -64,18 +65,12 @@ class JointLimits:
         """(lo, hi) with lo <= hi: velocity bounds for one step of length dt [s] from q."""
         hi = self.velocity_limits.copy()
         lo = -hi
-        qj = q[self.q_index]
-        pos_lo = self.limit_gain * (self.q_min - qj) / dt
-        pos_hi = self.limit_gain * (self.q_max - qj) / dt
-        # outside a limit the bound points back inside; below q_min: lo > 0 (recover upward)
-        pos_lo = np.where(qj < self.q_min, (self.q_min - qj) / dt, pos_lo)
-        pos_hi = np.where(qj > self.q_max, (self.q_max - qj) / dt, pos_hi)
-        vi = self.v_index
-        lo[vi] = np.maximum(lo[vi], pos_lo)
-        hi[vi] = np.minimum(hi[vi], pos_hi)
-        # a recovering joint may be asked for more than its velocity limit: cap the push
-        lo[vi] = np.minimum(lo[vi], self.velocity_limits[vi])
-        hi[vi] = np.maximum(hi[vi], -self.velocity_limits[vi])
+        vi, vmax = self.v_index, self._vmax_limited
+        to_min = (self.q_min - q[self.q_index]) / dt  # < 0 inside the limits
+        to_max = (self.q_max - q[self.q_index]) / dt  # > 0 inside the limits
+        # inside: a fraction gamma of the way to the limit; outside: straight back, at most vmax
+        lo[vi] = np.minimum(np.maximum(-vmax, np.where(to_min > 0, to_min, self.limit_gain * to_min)), vmax)
+        hi[vi] = np.maximum(np.minimum(vmax, np.where(to_max < 0, to_max, self.limit_gain * to_max)), -vmax)
         return lo, hi
 
     def clamp(self, q_next: np.ndarray, q: np.ndarray) -> np.ndarray:

@@ -56,6 +56,7 @@ class Task:
             raise TaskError(f"weights of task '{self.name}' must be finite and >= 0, got {w}")
         self.weight = w
         self._rows = np.flatnonzero(w > 0)
+        self._unit_weights = bool(np.all(w == 1.0))
 
     def compute(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(e, J, feed_forward) at kin's configuration: shapes (size,), (size, nv), (size,)."""
@@ -71,6 +72,8 @@ class Task:
                 norm = float(np.linalg.norm(feedback[half]))
                 if norm > cap:
                     feedback[half] *= cap / norm
+        if self._unit_weights:  # the common case: no copies
+            return J, ff - feedback
         w = self.weight[self._rows]
         return w[:, None] * J[self._rows], w * (ff[self._rows] - feedback[self._rows])
 
