@@ -35,25 +35,46 @@ def to_batch_last(jacobian: np.ndarray) -> np.ndarray:
 
 def cross_product_jacobian(kinematics: ForwardKinematics, body: int) -> np.ndarray:
     """World-aligned Jacobian of `body`'s frame by the cross-product construction, (nv, 6, N)."""
+    chain = kinematics.plan.moving_chain(body)
+    return _columns(kinematics, [(joint, 1.0) for joint in chain], kinematics.frame(body)[3])
+
+
+def relative_cross_product_jacobian(kinematics: ForwardKinematics, body_a: int, body_b: int) -> np.ndarray:
+    """``blockdiag(R_wa, R_wa) @ J_ab`` (world axes) by the cross-product construction, (nv, 6, N).
+
+    A joint that moves both a and b moves them rigidly together and adds nothing; a joint that
+    moves b only adds its column ``[z_j x (p_b - p_j); z_j]``; one that moves a only adds minus
+    that same column (a's rotation about p_j, seen from b's origin). This equals
+    ``J_b - J_a + (p_b - p_a) x J^w_a`` column by column with half the work.
+    """
+    chain_a = kinematics.plan.moving_chain(body_a)
+    chain_b = kinematics.plan.moving_chain(body_b)
+    common = set(chain_a) & set(chain_b)
+    signed = [(j, 1.0) for j in chain_b if j not in common] + [(j, -1.0) for j in chain_a if j not in common]
+    return _columns(kinematics, signed, kinematics.frame(body_b)[3])
+
+
+def _columns(kinematics: ForwardKinematics, signed_joints, p_e: np.ndarray) -> np.ndarray:
+    """Sum of sign * (cross-product column of each joint, taken at point p_e (3, N)), (nv, 6, N)."""
     tree = kinematics.tree
     jacobian = np.zeros((tree.nv, 6, kinematics.count))
-    p_e = kinematics.frame(body)[3]  # (3, N)
-    for joint_body in kinematics.plan.moving_chain(body):
+    for joint_body, sign in signed_joints:
         spec = tree.bodies[joint_body]
         cols = kinematics.aligned(joint_body)  # axes and origin of the joint frame, z = joint axis
         column = spec.v_index
         if spec.joint_type == "floating":
             lever = p_e - cols[3]  # p_e - p_j
             for k in range(3):
-                jacobian[column + k, :3] += cols[k]
-                add_cross(jacobian[column + 3 + k, :3], cols[k], lever)
-                jacobian[column + 3 + k, 3:] += cols[k]
+                axis = cols[k] if sign == 1.0 else -cols[k]
+                jacobian[column + k, :3] += axis
+                add_cross(jacobian[column + 3 + k, :3], axis, lever)
+                jacobian[column + 3 + k, 3:] += axis
             continue
-        z = cols[2] if spec.multiplier == 1.0 else spec.multiplier * cols[2]
+        factor = sign * spec.multiplier
+        z = cols[2] if factor == 1.0 else factor * cols[2]
         if spec.joint_type == "prismatic":
             jacobian[column, :3] += z
         else:
             add_cross(jacobian[column, :3], z, p_e - cols[3])
             jacobian[column, 3:] += z
     return jacobian
-

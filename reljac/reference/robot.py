@@ -16,7 +16,12 @@ from numpy.typing import ArrayLike
 
 from reljac.exceptions import FrameNotFound, suggest
 from reljac.reference import configuration
-from reljac.reference.jacobians import cross_product_jacobian, to_batch_first, to_batch_last
+from reljac.reference.jacobians import (
+    cross_product_jacobian,
+    relative_cross_product_jacobian,
+    to_batch_first,
+    to_batch_last,
+)
 from reljac.reference.kinematics import ForwardKinematics, ForwardPlan, to_matrices
 from reljac.reference.model import KinematicTree
 from reljac.reference.poe import poe_world_aligned_jacobian
@@ -112,12 +117,15 @@ class ReferenceKinematics:
         """
         body_a, body_b = self._body(frame_a), self._body(frame_b)
         body_c = self._expressed_in_body(expressed_in, body_a, body_b)
-        jacobian = relative_jacobian_in_world(
-            self._forward.frame(body_a)[3],
-            self._forward.frame(body_b)[3],
-            self._world_aligned(body_a, method),
-            self._world_aligned(body_b, method),
-        )
+        if method == "cross":  # straight from the joints that move one frame and not the other
+            jacobian = relative_cross_product_jacobian(self._forward, body_a, body_b)
+        else:  # composed from the two frames' Jacobians
+            jacobian = relative_jacobian_in_world(
+                self._forward.frame(body_a)[3],
+                self._forward.frame(body_b)[3],
+                self._world_aligned(body_a, method),
+                self._world_aligned(body_b, method),
+            )
         if body_c == 0:
             return self._answer(to_batch_first(jacobian))
         return self._answer(express_in(self._forward.frame(body_c), jacobian))
