@@ -149,15 +149,23 @@ class Kinematics:
         """
         frame_id = self.robot.frame_id
         fa, fb = frame_id(frame_a), frame_id(frame_b)
-        spatial = self._spatial
-        J_a, J_b = spatial.get(fa), spatial.get(fb)  # inlined cache look-ups: this is the hot path
+        # inlined cache look-ups: this is the hot path of the IK controller
+        spatial, frames, model, data = self._spatial, self._frames, self.model, self.data
+        J_a = spatial.get(fa)
         if J_a is None:
-            J_a = self._spatial_jacobian(fa)
+            J_a = spatial[fa] = pin.getFrameJacobian(model, data, fa, WORLD)
+        J_b = spatial.get(fb)
         if J_b is None:
-            J_b = self._spatial_jacobian(fb)
-        X = self._oMf(fb).copy()  # X = (R_wc, p_wb): c's axes at b's origin
+            J_b = spatial[fb] = pin.getFrameJacobian(model, data, fb, WORLD)
+        T_b = frames.get(fb)
+        if T_b is None:
+            T_b = frames[fb] = data.oMf[fb]
+        X = T_b.copy()  # X = (R_wc, p_wb): c's axes at b's origin
         if expressed_in == "a":
-            X.rotation = self._oMf(fa).rotation
+            T_a = frames.get(fa)
+            if T_a is None:
+                T_a = frames[fa] = data.oMf[fa]
+            X.rotation = T_a.rotation
         else:
             fc = self._axes(expressed_in, fa, fb)
             if fc != fb:
