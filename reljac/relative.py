@@ -10,8 +10,10 @@ with p_ab = R_wa^T (p_wb - p_wa). Expressing the same motion in a frame c multip
 by R_ca. The code evaluates the same quantity in fewer operations from the WORLD (spatial)
 Jacobians: the relative spatial velocity J^W_b - J^W_a, moved to b's origin and rotated into c's
 axes by the action of X = (R_wc, p_wb), ``J_ab_in_c = Ad(X^-1) (J^W_b - J^W_a)``; tests check it
-against the formulas above, finite differences and the in-house reference. :class:`Kinematics` computes the robot's kinematics once for q (and v) and answers any
-number of frame-pair queries; the module-level functions are one-shot conveniences.
+against the formulas above, finite differences and the in-house reference.
+
+:class:`Kinematics` computes the robot's kinematics once for q (and v) and answers any number of
+frame-pair queries; the module-level functions are one-shot conveniences.
 """
 
 from __future__ import annotations
@@ -23,11 +25,9 @@ from .exceptions import ConfigurationError
 from .robot import FrameRef, Robot
 
 LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+WORLD = pin.ReferenceFrame.WORLD
 EXPRESSED_IN_KEYWORDS = ("a", "b", "world")
 _IDENTITY = np.eye(3)
-
-
-WORLD = pin.ReferenceFrame.WORLD
 
 
 def _axes_of(robot: Robot, expressed_in: FrameRef, fa: int, fb: int) -> int | None:

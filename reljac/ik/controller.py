@@ -103,7 +103,7 @@ class Controller:
 
     def errors(self, q=None) -> dict[str, dict[str, float]]:
         """Per-task error norms at q (default: the configuration of the last step)."""
-        kin = self.last_kinematics if q is None else Kinematics(self.robot, q, data=self.data)
+        kin = self.last_kinematics if q is None else Kinematics(self.robot, q)  # own data: keep the last step's
         if kin is None:
             raise ConfigurationError("no configuration yet: pass q or call step first")
         return {task.name: task.error_norms(kin) for task in self.tasks}
