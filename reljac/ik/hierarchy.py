@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import lapack
 
+from ..exceptions import ConfigurationError
+
 RANK_TOLERANCE = 1e-9  # singular values below this (relative to 1) count as zero
 BOUND_TOLERANCE = 1e-12
 MAX_STALE_SATURATIONS = 2  # stop saturating a level after this many joints that did not help
@@ -58,6 +60,12 @@ class DampingPolicy:
 
     threshold: float = 0.02
     max_damping: float = 0.05
+
+    def __post_init__(self) -> None:
+        for name in ("threshold", "max_damping"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and np.isfinite(value) and value >= 0):
+                raise ConfigurationError(f"DampingPolicy.{name} must be a finite number >= 0, got {value!r}")
 
     def damping(self, smallest: float) -> float:
         if smallest >= self.threshold:
