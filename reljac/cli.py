@@ -33,6 +33,7 @@ def _robot_arguments(parser: argparse.ArgumentParser) -> None:
         "--package-dir", action="append", default=None, metavar="DIR",
         help="folder searched for package:// meshes (repeatable)",
     )
+    parser.add_argument("--no-mimic", action="store_true", help="load <mimic> joints as independent joints")
 
 
 def _load_robot(args):
@@ -43,6 +44,8 @@ def _load_robot(args):
         kwargs["floating_base"] = True
     if args.package_dir:
         kwargs["package_dirs"] = args.package_dir
+    if getattr(args, "no_mimic", False):
+        kwargs["mimic"] = False
     return Robot.load(args.robot, **kwargs)
 
 

@@ -30,6 +30,22 @@ EXPRESSED_IN_KEYWORDS = ("a", "b", "world")
 _IDENTITY = np.eye(3)
 
 
+def _frame_jacobian(model: pin.Model, data: pin.Data, fid: int, reference) -> np.ndarray:
+    """pin.getFrameJacobian, always (6, nv): Pinocchio returns (6,) when nv = 1 and crashes when nv = 0."""
+    if model.nv == 0:
+        return np.zeros((6, 0))
+    J = pin.getFrameJacobian(model, data, fid, reference)
+    return J if J.ndim == 2 else J.reshape(6, model.nv)
+
+
+def _frame_jacobian_time_variation(model: pin.Model, data: pin.Data, fid: int) -> np.ndarray:
+    """pin.getFrameJacobianTimeVariation (LOCAL_WORLD_ALIGNED), always (6, nv)."""
+    if model.nv == 0:
+        return np.zeros((6, 0))
+    dJ = pin.getFrameJacobianTimeVariation(model, data, fid, LWA)
+    return dJ if dJ.ndim == 2 else dJ.reshape(6, model.nv)
+
+
 def _axes_of(robot: Robot, expressed_in: FrameRef, fa: int, fb: int) -> int | None:
     """Frame id whose axes `expressed_in` names (None for the world's axes)."""
     if isinstance(expressed_in, str) and expressed_in in EXPRESSED_IN_KEYWORDS:
@@ -93,7 +109,7 @@ class Kinematics:
         fid = self.robot.frame_id(frame)
         J = self._jacobians.get(fid)
         if J is None:
-            J = self._jacobians[fid] = pin.getFrameJacobian(self.model, self.data, fid, LWA)
+            J = self._jacobians[fid] = _frame_jacobian(self.model, self.data, fid, LWA)
         return J
 
     def _oMf(self, fid: int) -> pin.SE3:
@@ -107,7 +123,7 @@ class Kinematics:
         """WORLD Jacobian (spatial velocity at the world origin) of frame id fid, (6, nv)."""
         J = self._spatial.get(fid)
         if J is None:
-            J = self._spatial[fid] = pin.getFrameJacobian(self.model, self.data, fid, WORLD)
+            J = self._spatial[fid] = _frame_jacobian(self.model, self.data, fid, WORLD)
         return J
 
     def frame_jacobian_time_variation(self, frame: FrameRef) -> np.ndarray:
@@ -117,11 +133,11 @@ class Kinematics:
         dJ = self._jacobian_rates.get(fid)
         if dJ is None:
             if self._rates_source is None:
-                dJ = pin.getFrameJacobianTimeVariation(self.model, self.data, fid, LWA)
+                dJ = _frame_jacobian_time_variation(self.model, self.data, fid)
             else:
                 full, full_data, G = self._rates_source
                 full_id = full.getFrameId(self.model.frames[fid].name)
-                dJ = pin.getFrameJacobianTimeVariation(full, full_data, full_id, LWA) @ G
+                dJ = _frame_jacobian_time_variation(full, full_data, full_id) @ G
             self._jacobian_rates[fid] = dJ
         return dJ
 
@@ -153,10 +169,10 @@ class Kinematics:
         spatial, frames, model, data = self._spatial, self._frames, self.model, self.data
         J_a = spatial.get(fa)
         if J_a is None:
-            J_a = spatial[fa] = pin.getFrameJacobian(model, data, fa, WORLD)
+            J_a = spatial[fa] = _frame_jacobian(model, data, fa, WORLD)
         J_b = spatial.get(fb)
         if J_b is None:
-            J_b = spatial[fb] = pin.getFrameJacobian(model, data, fb, WORLD)
+            J_b = spatial[fb] = _frame_jacobian(model, data, fb, WORLD)
         T_b = frames.get(fb)
         if T_b is None:
             T_b = frames[fb] = data.oMf[fb]
@@ -235,8 +251,7 @@ def relative_jacobian(
     pin.computeJointJacobians(model, data, q)
     X = pin.updateFramePlacement(model, data, fb)  # a copy of T_wb
     R_wc = _IDENTITY if fc is None else None if fc == fb else pin.updateFramePlacement(model, data, fc).rotation
-    return _from_spatial(X, R_wc, pin.getFrameJacobian(model, data, fa, WORLD),
-                         pin.getFrameJacobian(model, data, fb, WORLD))
+    return _from_spatial(X, R_wc, _frame_jacobian(model, data, fa, WORLD), _frame_jacobian(model, data, fb, WORLD))
 
 
 def relative_twist(

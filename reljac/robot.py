@@ -99,6 +99,7 @@ class Robot:
         *,
         package_dirs: Sequence[str | Path] | None = None,
         floating_base: bool = False,
+        mimic: bool = True,
     ) -> "Robot":
         """Load a robot from a URDF file.
 
@@ -108,6 +109,9 @@ class Robot:
                 geometry is first needed). Default: the URDF's folder and its four parents.
             floating_base: add a free-flyer joint (named ``root_joint``) above the root link.
                 A URDF whose root joint is already of type ``floating`` gets one without this.
+            mimic: couple ``<mimic>`` joints to their leaders (Pinocchio's mimic joints: they
+                take no entry of q or v). False loads them as independent joints, for URDFs
+                Pinocchio cannot couple (a leader that comes after its follower in its order).
 
         Raises:
             URDFError: missing file, malformed XML, or a URDF that Pinocchio rejects.
@@ -123,11 +127,16 @@ class Robot:
             raise URDFError(f"URDF file '{path}' has root element <{root.tag}>, expected <robot>")
         try:
             if floating_base:
-                model = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer(), mimic=True)
+                model = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer(), mimic=mimic)
             else:
-                model = pin.buildModelFromUrdf(str(path), mimic=True)
+                model = pin.buildModelFromUrdf(str(path), mimic=mimic)
         except (ValueError, RuntimeError) as exc:
-            raise URDFError(f"Pinocchio rejected URDF '{path}': {exc}") from None
+            hint = ""
+            if mimic and "mimic" in str(exc):
+                hint = (" (Pinocchio adds joints branch by branch, sibling branches in name order, and"
+                        " needs every mimic leader before its followers; load it with mimic=False"
+                        " (--no-mimic) to make the followers independent joints)")
+            raise URDFError(f"Pinocchio rejected URDF '{path}': {exc}{hint}") from None
         if floating_base and model.njoints > 2 and model.joints[2].shortname() == "JointModelFreeFlyer" \
                 and model.parents[2] == 1:
             raise URDFError(
@@ -138,22 +147,24 @@ class Robot:
             package_dirs = [path.resolve().parents[i] for i in range(min(5, len(path.resolve().parents)))]
         return cls(model, urdf_path=path, package_dirs=package_dirs, floating_base=floating_base)
 
+
     @classmethod
-    def bundled(cls, name: str) -> "Robot":
-        """Load one of the robots in reljac's ``urdf/`` folder (see :func:`bundled_robots`)."""
+    def bundled(cls, name: str, **kwargs) -> "Robot":
+        """Load one of the robots in reljac's ``urdf/`` folder (see :func:`bundled_robots`);
+        keyword arguments as for :meth:`from_urdf`."""
         names = bundled_robots()
         if name not in names:
             raise URDFError(
                 f"no bundled robot named '{name}'{suggest(name, names)} (bundled: {', '.join(names)})"
             )
-        return cls.from_urdf(BUNDLED_DIR / f"{name}.urdf")
+        return cls.from_urdf(BUNDLED_DIR / f"{name}.urdf", **kwargs)
 
     @classmethod
     def load(cls, name_or_path: str | Path, **kwargs) -> "Robot":
         """A bundled robot by name, or a URDF file by path (what the command line accepts)."""
         text = str(name_or_path)
         if text in bundled_robots() and not Path(text).is_file():
-            return cls.bundled(text)
+            return cls.bundled(text, **kwargs)
         if not Path(text).is_file() and not text.endswith(".urdf"):
             names = bundled_robots()
             raise URDFError(

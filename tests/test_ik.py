@@ -285,3 +285,21 @@ def test_bad_task_input_gets_clear_errors(dual_arm):
         bad = FrameTask("left_tol")
         bad.set_target(pin.SE3.Identity())
         Controller(dual_arm, [[bad]], dt=0.01).velocity(dual_arm.neutral())
+
+
+def test_posture_fast_path_on_a_floating_base_equals_the_exact_solution(rng):
+    """tree30 with its free-flyer masked: the posture level takes the identity fast path, and
+    alone (nothing above it) that is the exact least-squares solution of the generic path."""
+    robot = reljac.Robot.bundled("tree30")
+    weight = np.ones(robot.nv)
+    weight[:6] = 0.0
+    posture = PostureTask(robot, gain=2.0, weight=weight)
+    assert posture.identity_scale == 1.0
+    assert PostureTask(robot).identity_scale is None  # the free-flyer rows are not identity rows
+    posture.set_target(robot.random_configuration(rng))
+    q = robot.random_configuration(rng)
+    unlimited = np.full(robot.nv, np.inf)
+    fast = Controller(robot, [[posture]], dt=1e-3, velocity_limits=unlimited).velocity(q)
+    A, b = posture.weighted(Kinematics(robot, q))
+    np.testing.assert_allclose(fast, np.linalg.lstsq(A, b, rcond=None)[0], atol=1e-10)
+    assert np.all(fast[:6] == 0.0)

@@ -190,3 +190,69 @@ def test_bundled_visuals_are_primitive_shapes():
         assert visual.ngeoms > 0
         for geom in visual.geometryObjects:
             assert not geom.meshPath or geom.meshPath in ("BOX", "CYLINDER", "SPHERE"), geom.meshPath
+
+
+ONE_JOINT = """<robot name="one">
+  <link name="base"/>
+  <joint name="hinge" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>
+    <origin xyz="0 0 0.1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+  <link name="arm"/>
+  <joint name="tip_joint" type="fixed"><parent link="arm"/><child link="tip"/><origin xyz="0.5 0 0"/></joint>
+  <link name="tip"/>
+</robot>"""
+
+NO_JOINT = """<robot name="rigid">
+  <link name="base"/>
+  <joint name="tip_joint" type="fixed"><parent link="base"/><child link="tip"/><origin xyz="0.5 0 0"/></joint>
+  <link name="tip"/>
+</robot>"""
+
+# the follower's branch ('a_*') comes before its leader's ('b_*') in Pinocchio's name order
+MIMIC_BEFORE_LEADER = """<robot name="order">
+  <link name="base"/>
+  <joint name="a_follower" type="revolute"><parent link="base"/><child link="a_link"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/><mimic joint="b_leader" multiplier="0.5"/></joint>
+  <link name="a_link"/>
+  <joint name="b_leader" type="revolute"><parent link="base"/><child link="b_link"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+  <link name="b_link"/>
+</robot>"""
+
+
+def test_a_single_joint_robot_has_6_by_1_jacobians(tmp_path):
+    """Pinocchio returns (6,) frame Jacobians when nv = 1; reljac keeps (6, nv)."""
+    from helpers import numeric_relative_jacobians
+
+    path = tmp_path / "one.urdf"
+    path.write_text(ONE_JOINT)
+    robot = reljac.Robot.from_urdf(path)
+    q, v = np.array([0.4]), np.array([0.7])
+    J = reljac.relative_jacobian(robot, q, "base", "tip")
+    assert J.shape == (6, 1)
+    pair = (robot.frame_id("base"), robot.frame_id("tip"))
+    np.testing.assert_allclose(J, numeric_relative_jacobians(robot, q, [pair])[pair], atol=1e-7)
+    kin = reljac.Kinematics(robot, q, v)
+    assert kin.frame_jacobian("tip").shape == (6, 1)
+    assert kin.relative_jacobian_time_variation("base", "tip", expressed_in="world").shape == (6, 1)
+
+
+def test_a_robot_without_joints_gives_empty_jacobians_not_a_crash(tmp_path):
+    path = tmp_path / "rigid.urdf"
+    path.write_text(NO_JOINT)
+    robot = reljac.Robot.from_urdf(path)
+    assert robot.nv == 0
+    assert reljac.relative_jacobian(robot, np.zeros(0), "base", "tip").shape == (6, 0)
+    assert reljac.Kinematics(robot, np.zeros(0), np.zeros(0)).frame_jacobian_time_variation("tip").shape == (6, 0)
+    from reljac.ik import Controller, FrameTask
+
+    with pytest.raises(ConfigurationError, match="no degree of freedom"):
+        Controller(robot, [[FrameTask("tip")]], dt=0.01)
+
+
+def test_a_mimic_leader_after_its_follower_is_explained(tmp_path):
+    path = tmp_path / "order.urdf"
+    path.write_text(MIMIC_BEFORE_LEADER)
+    with pytest.raises(URDFError, match="mimic=False"):
+        reljac.Robot.from_urdf(path)
+    robot = reljac.Robot.from_urdf(path, mimic=False)
+    assert set(robot.joint_names) == {"a_follower", "b_leader"}

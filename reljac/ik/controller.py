@@ -62,6 +62,8 @@ class Controller:
     ) -> None:
         if not (isinstance(dt, (int, float)) and math.isfinite(dt) and dt > 0):
             raise ConfigurationError(f"dt must be a positive number of seconds, got {dt!r}")
+        if robot.nv == 0:
+            raise ConfigurationError(f"robot '{robot.name}' has no degree of freedom: nothing to control")
         self.robot = robot
         self.levels = _as_levels(levels)
         self.dt = float(dt)
@@ -78,8 +80,8 @@ class Controller:
     def _level(self, tasks: Sequence[Task], kin: Kinematics) -> Level:
         if len(tasks) == 1 and isinstance(tasks[0], PostureTask) and tasks[0].identity_scale is not None:
             task = tasks[0]
-            c = task.identity_scale
-            return Level(A=None, b=c * (-task.gain * task.error(kin)), identity_scale=c)
+            c, mask = task.identity_scale, task.row_mask
+            return Level(A=None, b=mask * (c * (-task.gain * task.error(kin))), identity_scale=c, mask=mask)
         rows = [task.weighted(kin) for task in tasks]
         if len(rows) == 1:
             return Level(*rows[0])

@@ -33,11 +33,17 @@ MAX_STALE_SATURATIONS = 2  # stop saturating a level after this many joints that
 
 @dataclass
 class Level:
-    """One priority level: A v = b is wanted. ``identity_scale`` c marks A = c I (then A may be None)."""
+    """One priority level: A v = b is wanted.
+
+    ``identity_scale`` c marks A = c diag(mask) (mask: 1 kept, 0 masked rows; default all kept),
+    and then A may be None and b has zeros on masked rows: the level's correction is the
+    null-space projection of its residual (exact least squares when the mask keeps every row).
+    """
 
     A: np.ndarray | None
     b: np.ndarray
     identity_scale: float | None = None
+    mask: np.ndarray | None = None
 
 
 @dataclass
@@ -178,7 +184,11 @@ def _solve_level(level: Level, v_prev, Z, lo, hi, lo_list, hi_list, policy):
     full_rank = None
     stale = 0  # saturations in a row that did not raise the scale factor
     for _ in range(v_prev.shape[0] + 1):
-        residual = level.b - (level.identity_scale * base if level.A is None else level.A @ base)
+        if level.A is None:  # A = c diag(mask)
+            scaled = level.identity_scale * base
+            residual = level.b - (scaled if level.mask is None else level.mask * scaled)
+        else:
+            residual = level.b - level.A @ base
         if level.identity_scale is not None:  # A = c I: (c Z)^+ = Z^T / c, nothing left below
             delta = Z_free @ (Z_free.T @ residual) / level.identity_scale
             Z_next, lam2, smallest, rank = Z_free[:, :0], 0.0, float("inf"), Z_free.shape[1]

@@ -205,8 +205,13 @@ class RelativeOrientationTask(Task):
 
 class PostureTask(Task):
     """Joint posture: e = difference(q_target, q) (nv,), so J = d difference / dq (identity
-    for revolute and prismatic joints). Usually the lowest level; it does not count for
-    convergence. Target: a configuration (nq,); mask a floating base with zero weights.
+    for revolute, prismatic and continuous joints). Usually the lowest level; it does not count
+    for convergence. Target: a configuration (nq,); mask a floating base with zero weights.
+
+    When the weighted Jacobian is c times a selection of identity rows (uniform weights, and any
+    floating or spherical joint masked out), the controller takes a fast path: the level's
+    correction is the null-space projection of the weighted posture error (exact when nothing
+    above constrains the joints).
     """
 
     counts_for_convergence = False
@@ -214,8 +219,15 @@ class PostureTask(Task):
     def __init__(self, robot: Robot, **kwargs) -> None:
         self.robot = robot
         self.size = robot.nv
-        multi = [robot.model.joints[j].nq != robot.model.joints[j].nv for j in range(1, robot.model.njoints)]
-        self._euclidean = not any(multi)
+        model = robot.model
+        # velocity rows whose d difference / dq block is not the identity (free-flyer, spherical, planar)
+        curved = np.zeros(model.nv, dtype=bool)
+        for j in range(1, model.njoints):
+            joint = model.joints[j]
+            if joint.nv > 1:
+                curved[joint.idx_v : joint.idx_v + joint.nv] = True
+        self._curved_rows = curved
+        self._euclidean = not curved.any()
         kwargs.setdefault("name", "posture")
         super().__init__(**kwargs)
         self.target = robot.neutral()
@@ -235,11 +247,17 @@ class PostureTask(Task):
 
     @property
     def identity_scale(self) -> float | None:
-        """c when the weighted Jacobian is c I (solver fast path), else None."""
+        """c when the weighted Jacobian is c times identity rows (solver fast path), else None."""
         return self._identity_scale
+
+    @property
+    def row_mask(self) -> np.ndarray:
+        """(nv,) 1.0 for the rows the task keeps, 0.0 for masked ones."""
+        return (self.weight > 0).astype(float)
 
     def set_weight(self, weight) -> None:
         super().set_weight(weight)
-        w = self.weight
-        uniform = w.size and np.all(w == w[0]) and w[0] > 0
-        self._identity_scale = float(w[0]) if uniform and self._euclidean else None
+        kept = self.weight[self.weight > 0]
+        uniform = kept.size and np.all(kept == kept[0])
+        curved_kept = (self._curved_rows & (self.weight > 0)).any()
+        self._identity_scale = float(kept[0]) if uniform and not curved_kept else None
