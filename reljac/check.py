@@ -128,8 +128,8 @@ def check_robot(
         T_ref, J_ref = ref_kin.placement(f), ref_kin.jacobian(f)
         T_pin = np.array([k.placement(f).homogeneous for k in kins])
         J_pin = layers.columns(np.array([k.frame_jacobian(f) for k in kins]))
-        placement_err[f] = float(np.abs(T_pin - T_ref).max())
-        jacobian_err[f] = float(np.abs(J_pin - J_ref).max())
+        placement_err[f] = float(np.abs(T_pin - T_ref).max(initial=0.0))
+        jacobian_err[f] = float(np.abs(J_pin - J_ref).max(initial=0.0))
     report = CheckReport(robot.name, samples, len(pairs), tolerance=tolerance)
     first_bad = next((f for f in frames if max(placement_err[f], jacobian_err[f]) > tolerance), None)
     for name, errs in (("frame placements T_wf", placement_err), ("frame Jacobians (LWA)", jacobian_err)):
@@ -143,11 +143,11 @@ def check_robot(
         key = f"{a} -> {b}"
         T_ref = ref_kin.relative_placement(a, b)
         T_pin = np.array([k.relative_placement(a, b).homogeneous for k in kins])
-        rel_place[key] = float(np.abs(T_pin - T_ref).max())
+        rel_place[key] = float(np.abs(T_pin - T_ref).max(initial=0.0))
         for where in rel_jac:
             J_ref = ref_kin.relative_jacobian(a, b, where)
             J_pin = layers.columns(np.array([k.relative_jacobian(a, b, expressed_in=where) for k in kins]))
-            rel_jac[where][key] = float(np.abs(J_pin - J_ref).max())
+            rel_jac[where][key] = float(np.abs(J_pin - J_ref).max(initial=0.0))
     report.rows.append(CheckRow("relative placements T_ab", *_worst(rel_place)))
     for where, errs in rel_jac.items():
         report.rows.append(CheckRow(f"relative Jacobians, expressed in {where}", *_worst(errs)))

@@ -26,6 +26,21 @@ import numpy as np
 from .exceptions import ReljacError
 
 
+def _count(minimum: int):
+    """argparse type: an integer >= minimum."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got '{text}'") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        return value
+
+    return parse
+
+
 def _robot_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("robot", help="bundled robot name or path to a URDF file")
     parser.add_argument("--floating-base", action="store_true", help="add a free-flyer root joint")
@@ -70,7 +85,7 @@ def _configuration_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--q", type=float, nargs="+", metavar="X", help="configuration: nq numbers")
     group.add_argument("--joint", action="append", metavar="NAME=VALUE", help="joint value (repeatable)")
-    group.add_argument("--seed", type=int, help="random configuration inside the limits")
+    group.add_argument("--seed", type=_count(0), help="random configuration inside the limits (seed >= 0)")
 
 
 # ------------------------------------------------------------------ info
@@ -166,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("frame_a", help="frame a (the one b is measured in), or 'universe' for the world")
     p.add_argument("frame_b", help="frame b")
     p.add_argument("--expressed-in", default="a", metavar="F", help="'a' (default), 'b', 'world' or a frame name")
-    p.add_argument("--precision", type=int, default=4, help="digits printed (default 4)")
+    p.add_argument("--precision", type=_count(0), default=4, help="digits printed (default 4)")
     _configuration_arguments(p)
     p.set_defaults(func=cmd_jacobian)
 
@@ -178,16 +193,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="compare the Pinocchio layer with the in-house reference kinematics")
     _robot_arguments(p)
     p.add_argument("--frames", nargs=2, metavar=("A", "B"), help="check this pair only (default: all pairs)")
-    p.add_argument("--samples", type=int, default=50, help="random configurations (default 50)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--samples", type=_count(1), default=50, help="random configurations (default 50)")
+    p.add_argument("--seed", type=_count(0), default=0)
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("analyze", help="relative manipulability of b in a over random configurations")
     _robot_arguments(p)
     p.add_argument("frame_a")
     p.add_argument("frame_b")
-    p.add_argument("--samples", type=int, default=1000, help="random configurations (default 1000)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--samples", type=_count(1), default=1000, help="random configurations (default 1000)")
+    p.add_argument("--seed", type=_count(0), default=0)
     p.add_argument("--part", default="position", choices=["position", "orientation", "full"])
     p.set_defaults(func=cmd_analyze)
 
@@ -226,6 +241,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001 - a bug: one line for the user, not a traceback
+        print(f"reljac: error: unexpected {type(exc).__name__}: {exc} (a reljac bug: please report it)",
+              file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

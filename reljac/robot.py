@@ -6,15 +6,18 @@ on first use of :attr:`Robot.visual_model`, so kinematics works even where meshe
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 import pinocchio as pin
 
 from .exceptions import ConfigurationError, FrameNotFound, JointNotFound, URDFError, suggest
+from .validation import as_rng
 
 BUNDLED_DIR = Path(__file__).resolve().parent / "_urdf"
 if not BUNDLED_DIR.is_dir():  # source checkout or editable install: the top-level urdf/ folder
@@ -40,6 +43,60 @@ def _unit_slice(joint: pin.JointModel) -> slice | None:
     if kind == "JointModelPlanar":
         return slice(2, 4)
     return None
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """Silence what C++ (urdfdom) prints on file descriptor 2: reljac raises its own message."""
+    try:
+        saved = os.dup(2)
+    except OSError:  # no usable stderr: nothing to silence
+        yield
+        return
+    try:
+        with open(os.devnull, "wb") as devnull:
+            os.dup2(devnull.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _check_joint_values(path: Path, root: ET.Element) -> None:
+    """What Pinocchio accepts but would give wrong numbers: zero axes and lower > upper limits."""
+    for joint in root.findall("joint"):
+        name, kind = joint.get("name", "?"), joint.get("type", "?")
+        if kind not in ("revolute", "continuous", "prismatic"):
+            continue
+        axis = joint.find("axis")
+        if axis is not None:
+            try:
+                xyz = [float(x) for x in axis.get("xyz", "1 0 0").split()]
+            except ValueError:
+                raise URDFError(f"URDF '{path}': joint '{name}' has a non-numeric <axis xyz>") from None
+            if len(xyz) != 3 or not all(math.isfinite(x) for x in xyz) or not any(xyz):
+                raise URDFError(f"URDF '{path}': joint '{name}' has axis {xyz}; it must be a non-zero 3-vector")
+        limit = joint.find("limit")
+        if limit is not None and kind != "continuous":
+            try:
+                lower, upper = float(limit.get("lower", 0)), float(limit.get("upper", 0))
+            except ValueError:
+                raise URDFError(f"URDF '{path}': joint '{name}' has non-numeric limits") from None
+            if lower > upper:
+                raise URDFError(f"URDF '{path}': joint '{name}' has lower limit {lower} > upper limit {upper}")
+
+
+def _explain_rejection(path: Path) -> str:
+    """A named reason for a URDF Pinocchio rejects, from reljac's own URDF reader ('' if none)."""
+    from .reference.urdf import parse_urdf_file  # pure Python: no second Pinocchio pass
+
+    try:
+        parse_urdf_file(path)
+    except URDFError as exc:
+        return str(exc)
+    except Exception:  # noqa: BLE001 - the explanation is best effort; Pinocchio's message stays
+        return ""
+    return ""
 
 
 class Robot:
@@ -116,27 +173,37 @@ class Robot:
         Raises:
             URDFError: missing file, malformed XML, or a URDF that Pinocchio rejects.
         """
+        if not isinstance(path, (str, os.PathLike)):
+            raise URDFError(f"a URDF path must be a string or a path, not {type(path).__name__}")
         path = Path(path)
+        if path.is_dir():
+            raise URDFError(f"'{path}' is a directory, not a URDF file")
         if not path.is_file():
             raise URDFError(f"URDF file '{path}' does not exist")
         try:
             root = ET.parse(path).getroot()
         except ET.ParseError as exc:
             raise URDFError(f"URDF file '{path}' is not well-formed XML: {exc}") from None
+        except (OSError, UnicodeError) as exc:
+            raise URDFError(f"URDF file '{path}' cannot be read: {exc}") from None
         if root.tag != "robot":
             raise URDFError(f"URDF file '{path}' has root element <{root.tag}>, expected <robot>")
+        _check_joint_values(path, root)
         try:
-            if floating_base:
-                model = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer(), mimic=mimic)
-            else:
-                model = pin.buildModelFromUrdf(str(path), mimic=mimic)
+            with _quiet_stderr():
+                if floating_base:
+                    model = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer(), mimic=bool(mimic))
+                else:
+                    model = pin.buildModelFromUrdf(str(path), mimic=bool(mimic))
         except (ValueError, RuntimeError) as exc:
-            hint = ""
             if mimic and "mimic" in str(exc):
                 hint = (" (Pinocchio adds joints branch by branch, sibling branches in name order, and"
                         " needs every mimic leader before its followers; load it with mimic=False"
                         " (--no-mimic) to make the followers independent joints)")
-            raise URDFError(f"Pinocchio rejected URDF '{path}': {exc}{hint}") from None
+                raise URDFError(f"Pinocchio rejected URDF '{path}': {exc}{hint}") from None
+            reason = _explain_rejection(path)
+            detail = reason if reason else str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid URDF"
+            raise URDFError(f"Pinocchio rejected URDF '{path}': {detail}") from None
         if floating_base and model.njoints > 2 and model.joints[2].shortname() == "JointModelFreeFlyer" \
                 and model.parents[2] == 1:
             raise URDFError(
@@ -145,6 +212,8 @@ class Robot:
             )
         if package_dirs is None:
             package_dirs = [path.resolve().parents[i] for i in range(min(5, len(path.resolve().parents)))]
+        elif isinstance(package_dirs, (str, os.PathLike)):
+            package_dirs = [package_dirs]
         return cls(model, urdf_path=path, package_dirs=package_dirs, floating_base=floating_base)
 
 
@@ -153,10 +222,9 @@ class Robot:
         """Load one of the robots in reljac's ``urdf/`` folder (see :func:`bundled_robots`);
         keyword arguments as for :meth:`from_urdf`."""
         names = bundled_robots()
-        if name not in names:
-            raise URDFError(
-                f"no bundled robot named '{name}'{suggest(name, names)} (bundled: {', '.join(names)})"
-            )
+        if not isinstance(name, str) or name not in names:
+            hint = suggest(name, names) if isinstance(name, str) else ""
+            raise URDFError(f"no bundled robot named {name!r}{hint} (bundled: {', '.join(names)})")
         return cls.from_urdf(BUNDLED_DIR / f"{name}.urdf", **kwargs)
 
     @classmethod
@@ -284,6 +352,8 @@ class Robot:
         Raises:
             JointNotFound: unknown name, a mimic joint (names its leader) or a fixed joint.
         """
+        if not isinstance(name, str):
+            raise JointNotFound(f"a joint is given by its name (str), not {name!r}")
         if name in self._mimic_leader:
             raise JointNotFound(
                 f"joint '{name}' of robot '{self.name}' is a mimic joint: it follows "
@@ -336,9 +406,11 @@ class Robot:
 
     def _as_vector(self, x, size: int, name: str, *, tangent: bool, copy: bool = True) -> np.ndarray:
         try:
+            if np.iscomplexobj(x):
+                raise TypeError
             arr = np.array(x, dtype=float) if copy else np.asarray(x, dtype=float)
         except (TypeError, ValueError):
-            raise ConfigurationError(f"{name} must be an array of {size} numbers") from None
+            raise ConfigurationError(f"{name} must be an array of {size} real numbers, got {x!r}") from None
         if arr.shape != (size,):
             raise ConfigurationError(
                 f"{name} has shape {arr.shape}, expected ({size},) for robot '{self.name}'"
@@ -353,8 +425,19 @@ class Robot:
         return arr
 
     def normalize(self, q) -> np.ndarray:
-        """q with its quaternion and (cos, sin) blocks normalized (pin.normalize)."""
-        return pin.normalize(self.model, self._as_vector(q, self.nq, "q", tangent=False))
+        """q with its quaternion and (cos, sin) blocks normalized (pin.normalize).
+
+        Raises:
+            ConfigurationError: a block is zero (it has no direction to keep).
+        """
+        q = self._as_vector(q, self.nq, "q", tangent=False)
+        for j, block in self._unit_blocks:
+            if not np.any(q[block]):
+                raise ConfigurationError(
+                    f"q[{block.start}:{block.stop}] of joint '{self.model.names[j]}' is zero: a "
+                    "quaternion or (cos, sin) pair cannot be normalized from zero"
+                )
+        return pin.normalize(self.model, q)
 
     def neutral(self) -> np.ndarray:
         """The neutral configuration (zero angles, identity quaternions), shape (nq,)."""
@@ -366,7 +449,7 @@ class Robot:
         Unbounded revolute and continuous joints draw angles in [-pi, pi]; unbounded translations
         (floating bases) draw in [-1, 1] m; quaternions are uniform on SO(3).
         """
-        rng = np.random.default_rng(rng)
+        rng = as_rng(rng)
         q = self.neutral()
         lo, hi = self.model.lowerPositionLimit, self.model.upperPositionLimit
         for j in self._dof_joint_ids:
@@ -409,6 +492,10 @@ class Robot:
             JointNotFound: unknown, fixed or mimic joint name.
             ConfigurationError: a non-finite value, or a joint that has no single scalar value.
         """
+        if not isinstance(values, Mapping):
+            raise ConfigurationError(
+                f"joint values must be a mapping {{joint name: value}}, not {type(values).__name__}"
+            )
         q = self.neutral()
         for name, value in values.items():
             joint = self.model.joints[self.joint_id(name)]

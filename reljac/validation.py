@@ -5,17 +5,21 @@ Each returns a clean float copy or raises :class:`~reljac.exceptions.TaskError` 
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import pinocchio as pin
 
-from .exceptions import TaskError
+from .exceptions import ConfigurationError, TaskError
 
 ROTATION_TOLERANCE = 1e-6  # max |R^T R - I| entry accepted as a rotation
 
 
 def as_vector(x, size: int, what: str) -> np.ndarray:
-    """x as a float array of shape (size,) with finite entries."""
+    """x as a float array of shape (size,) with finite real entries."""
     try:
+        if np.iscomplexobj(x):
+            raise TypeError
         arr = np.array(x, dtype=float).reshape(-1)
     except (TypeError, ValueError):
         raise TaskError(f"{what} must be {size} finite numbers, got {x!r}") from None
@@ -49,3 +53,32 @@ def as_se3(T, what: str) -> pin.SE3:
         raise TaskError(f"{what}'s last row is {M[3].tolist()}, expected [0, 0, 0, 1]")
     check_rotation(M[:3, :3], what)
     return pin.SE3(np.array(M[:3, :3]), np.array(M[:3, 3]))
+
+
+def as_float(x, what: str, *, minimum: float | None = None, strict: bool = False,
+             error: type[Exception] = TaskError) -> float:
+    """x as a finite real number (not a bool), optionally > or >= `minimum`."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise error(f"{what} must be a real number, got {x!r}")
+    value = float(x)
+    if not np.isfinite(value):
+        raise error(f"{what} must be finite, got {value}")
+    if minimum is not None and (value <= minimum if strict else value < minimum):
+        raise error(f"{what} must be {'>' if strict else '>='} {minimum}, got {value}")
+    return value
+
+
+def as_count(x, what: str, *, minimum: int = 0, error: type[Exception] = ConfigurationError) -> int:
+    """x as an integer (not a bool, not a float) >= minimum."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
+        raise error(f"{what} must be an integer, got {x!r}")
+    if int(x) < minimum:
+        raise error(f"{what} must be >= {minimum}, got {int(x)}")
+    return int(x)
+
+
+def as_rng(seed) -> np.random.Generator:
+    """A numpy Generator from None, a Generator, or a non-negative integer seed."""
+    if seed is None or isinstance(seed, np.random.Generator):
+        return np.random.default_rng(seed)
+    return np.random.default_rng(as_count(seed, "seed"))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -14,6 +13,7 @@ from ..relative import Kinematics
 from ..robot import Robot
 from .hierarchy import DampingPolicy, Level, LevelReport, solve_hierarchy
 from .limits import JointLimits
+from ..validation import as_count, as_float
 from .tasks import PostureTask, Task
 
 
@@ -21,6 +21,8 @@ def _as_levels(levels) -> list[list[Task]]:
     """Normalize ``levels``: a list of levels, each a task or a list of tasks."""
     if isinstance(levels, Task):
         levels = [[levels]]
+    if not isinstance(levels, (list, tuple)):
+        raise TaskError(f"levels must be a list of levels (lists of tasks), got {type(levels).__name__}")
     out = []
     for i, level in enumerate(levels):
         tasks = [level] if isinstance(level, Task) else list(level)
@@ -60,12 +62,15 @@ class Controller:
         limit_gain: float = 0.5,
         damping: DampingPolicy | None = None,
     ) -> None:
-        if not (isinstance(dt, (int, float)) and math.isfinite(dt) and dt > 0):
-            raise ConfigurationError(f"dt must be a positive number of seconds, got {dt!r}")
+        dt = as_float(dt, "dt [s]", minimum=0.0, strict=True, error=ConfigurationError)
         if robot.nv == 0:
             raise ConfigurationError(f"robot '{robot.name}' has no degree of freedom: nothing to control")
         self.robot = robot
         self.levels = _as_levels(levels)
+        for task in (t for level in self.levels for t in level):
+            other = getattr(task, "robot", None)
+            if other is not None and (other.nq, other.nv, other.name) != (robot.nq, robot.nv, robot.name):
+                raise TaskError(f"task '{task.name}' was made for robot '{other.name}', not '{robot.name}'")
         self.dt = float(dt)
         self.limits = JointLimits(robot, velocity_limits=velocity_limits, limit_gain=limit_gain)
         self.damping = damping or DampingPolicy()
@@ -83,6 +88,12 @@ class Controller:
             c, mask = task.identity_scale, task.row_mask
             return Level(A=None, b=mask * (c * (-task.gain * task.error(kin))), identity_scale=c, mask=mask)
         rows = [task.weighted(kin) for task in tasks]
+        for task, (A, b) in zip(tasks, rows):
+            if not (np.isfinite(b).all() and np.isfinite(A).all()):
+                raise TaskError(
+                    f"task '{task.name}' asks for a non-finite velocity: its gain, weights or target "
+                    "velocity overflow (gain * weight * error must stay finite)"
+                )
         if len(rows) == 1:
             return Level(*rows[0])
         return Level(np.vstack([A for A, _ in rows]), np.concatenate([b for _, b in rows]))
@@ -94,6 +105,8 @@ class Controller:
         levels = [self._level(tasks, kin) for tasks in self.levels]
         lo, hi = self.limits.bounds(kin.q, self.dt)
         v, self.last_reports = solve_hierarchy(levels, lo, hi, policy=self.damping)
+        if not np.isfinite(v).all():
+            raise TaskError("the levels' velocities overflow (huge gains or weights): no finite solution")
         return v
 
     def step(self, q) -> np.ndarray:
@@ -140,6 +153,9 @@ def solve(
     ``converged=False``, after `max_iters` or earlier after `stall_iters` without improvement;
     never NaN.
     """
+    tol = as_float(tol, "tol", minimum=0.0, strict=True, error=ConfigurationError)
+    max_iters = as_count(max_iters, "max_iters", minimum=0)
+    stall_iters = as_count(stall_iters, "stall_iters", minimum=1)
     controller = Controller(robot, levels, dt=dt, **controller_options)
     q = robot.validate_q(q0)
     counted = [t for t in controller.tasks if t.counts_for_convergence]

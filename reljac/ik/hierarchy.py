@@ -161,6 +161,9 @@ def solve_hierarchy(
     reports = []
     lo_list, hi_list = lo.tolist(), hi.tolist()
     for level in levels:
+        if level.A is not None and level.A.shape[0] == 0:  # every row masked out: nothing asked
+            reports.append(LevelReport(scale=1.0))
+            continue
         if Z.shape[1] == 0:  # nothing left for lower levels
             reports.append(LevelReport(scale=0.0))
             continue

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..exceptions import ConfigurationError
 from ..robot import Robot
+from ..validation import as_float
 
 
 class JointLimits:
@@ -34,14 +35,18 @@ class JointLimits:
         limit_gain: float = 0.5,
         default_velocity_limit: float = np.inf,
     ) -> None:
-        if not 0 < limit_gain <= 1:
+        limit_gain = as_float(limit_gain, "limit_gain", minimum=0.0, strict=True, error=ConfigurationError)
+        if limit_gain > 1:
             raise ConfigurationError(f"limit_gain must be in (0, 1], got {limit_gain}")
         model = robot.model
         if velocity_limits is None:
             vmax = model.velocityLimit.astype(float).copy()
             vmax[~(vmax > 0)] = default_velocity_limit
         else:
-            vmax = np.array(velocity_limits, dtype=float)
+            try:
+                vmax = np.array(velocity_limits, dtype=float)
+            except (TypeError, ValueError):
+                raise ConfigurationError(f"velocity_limits must be ({robot.nv},) positive numbers, got {velocity_limits!r}") from None
             if vmax.shape != (robot.nv,) or np.isnan(vmax).any() or (vmax <= 0).any():
                 raise ConfigurationError(f"velocity_limits must be ({robot.nv},) positive numbers (inf allowed)")
         self.velocity_limits = vmax

@@ -17,7 +17,7 @@ import pinocchio as pin
 from ..exceptions import TaskError
 from ..relative import Kinematics
 from ..robot import FrameRef, Robot
-from ..validation import as_se3 as _as_se3, as_vector as _as_vector, check_rotation as _check_rotation
+from ..validation import as_float, as_se3 as _as_se3, as_vector as _as_vector, check_rotation as _check_rotation
 
 WORLD = "universe"
 
@@ -38,21 +38,23 @@ class Task:
     counts_for_convergence = True
 
     def __init__(self, *, gain: float = 1.0, weight=1.0, max_speed=None, name: str | None = None) -> None:
-        gain = float(gain)
-        if not np.isfinite(gain) or gain < 0:
-            raise TaskError(f"gain must be a finite number >= 0 [1/s], got {gain}")
-        self.gain = gain
-        self.max_speed = None if max_speed is None else np.broadcast_to(np.asarray(max_speed, float), (2,)).copy()
-        if self.max_speed is not None and not (self.max_speed > 0).all():
-            raise TaskError(f"max_speed must be positive, got {max_speed}")
+        self.gain = as_float(gain, "gain [1/s]", minimum=0.0)
+        if max_speed is None:
+            self.max_speed = None
+        else:
+            pair = _as_vector(max_speed, 2, "max_speed (linear, angular)") if np.ndim(max_speed) \
+                else np.full(2, as_float(max_speed, "max_speed"))
+            if not (pair > 0).all():
+                raise TaskError(f"max_speed must be positive, got {max_speed}")
+            self.max_speed = pair
         self.name = name or type(self).__name__
         self.set_weight(weight)
 
     def set_weight(self, weight) -> None:
         """Per-component weights (scalar or (size,)); a zero masks the component out."""
-        w = np.broadcast_to(np.asarray(weight, dtype=float), (self.size,)).copy() if np.ndim(weight) == 0 \
-            else _as_vector(weight, self.size, f"weight of task '{self.name}'")
-        if not np.isfinite(w).all() or (w < 0).any():
+        what = f"weight of task '{self.name}'"
+        w = np.full(self.size, as_float(weight, what)) if np.ndim(weight) == 0 else _as_vector(weight, self.size, what)
+        if (w < 0).any():
             raise TaskError(f"weights of task '{self.name}' must be finite and >= 0, got {w}")
         self.weight = w
         self._rows = np.flatnonzero(w > 0)
@@ -183,7 +185,10 @@ class RelativeOrientationTask(Task):
         self.target_velocity = np.zeros(3)
 
     def set_target(self, R_ab, velocity=None) -> None:
-        R = np.array(R_ab.rotation if isinstance(R_ab, pin.SE3) else R_ab, dtype=float)
+        try:
+            R = np.array(R_ab.rotation if isinstance(R_ab, pin.SE3) else R_ab, dtype=float)
+        except (TypeError, ValueError):
+            raise TaskError(f"target of task '{self.name}' must be a (3, 3) rotation, got {R_ab!r}") from None
         if R.shape != (3, 3):
             raise TaskError(f"target of task '{self.name}' must be a (3, 3) rotation, got {R.shape}")
         _check_rotation(R, f"target of task '{self.name}'")
