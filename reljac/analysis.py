@@ -26,6 +26,7 @@ import numpy as np
 from .exceptions import ReljacError, TaskError
 from .relative import Kinematics
 from .robot import FrameRef, Robot
+from .validation import as_rng
 
 PARTS = {"position": (0, 1, 2), "orientation": (3, 4, 5), "full": (0, 1, 2, 3, 4, 5)}
 QUANTILES = (("min", 0.0), ("5%", 0.05), ("25%", 0.25), ("median", 0.5), ("75%", 0.75), ("95%", 0.95),
@@ -58,9 +59,9 @@ def manipulability(J) -> Manipulability:
     """Manipulability of a task Jacobian J, shape (m, n) with m >= 1 rows (see the module doc).
 
     Raises:
-        TaskError: J is not a finite 2-D array with at least one row and one column.
+        TaskError: J is not a finite, real 2-D array with at least one row and one column.
     """
-    J = np.asarray(J, dtype=float)
+    J = _real_matrix(J)
     if J.ndim != 2 or 0 in J.shape:
         raise TaskError(f"a task Jacobian is a non-empty (m, nv) matrix, got shape {J.shape}")
     if not np.isfinite(J).all():
@@ -76,6 +77,17 @@ def manipulability(J) -> Manipulability:
     )
 
 
+def _real_matrix(J) -> np.ndarray:
+    """J as a float array; TaskError for text, complex or other non-real entries (never truncated)."""
+    try:
+        arr = np.asarray(J)
+        if arr.dtype.kind not in "biufO":
+            raise TypeError
+        return arr.astype(float)
+    except (TypeError, ValueError):
+        raise TaskError(f"a task Jacobian is a matrix of real numbers, got {J!r}") from None
+
+
 def _condition(largest: float, smallest: float) -> float:
     return math.inf if smallest <= 0.0 else float(largest / smallest)
 
@@ -84,20 +96,24 @@ def task_rows(part: str | Sequence[int]) -> tuple[int, ...]:
     """Rows of a 6-row Jacobian [vx, vy, vz, wx, wy, wz] selected by `part`.
 
     `part` is "position" (0, 1, 2), "orientation" (3, 4, 5), "full", or a sequence of distinct
-    row indices in 0..5 (e.g. (0, 1) for the in-plane position of a planar robot).
+    integer row indices in 0..5 (e.g. (0, 1) for the in-plane position of a planar robot).
 
     Raises:
-        TaskError: an unknown name or bad row indices.
+        TaskError: an unknown name or bad row indices (floats and bools are not row indices).
     """
+    usage = f"part must be one of {', '.join(PARTS)} or distinct integer row indices in 0..5"
     if isinstance(part, str):
         rows = PARTS.get(part)
         if rows is None:
-            raise TaskError(f"part must be one of {', '.join(PARTS)} or row indices in 0..5, got {part!r}")
+            raise TaskError(f"{usage}, got {part!r}")
         return rows
     try:
-        rows = tuple(int(r) for r in part)
-    except (TypeError, ValueError):
-        raise TaskError(f"part must be one of {', '.join(PARTS)} or row indices in 0..5, got {part!r}") from None
+        items = list(part)
+    except TypeError:
+        raise TaskError(f"{usage}, got {part!r}") from None
+    if any(isinstance(r, (bool, np.bool_)) or not isinstance(r, (int, np.integer)) for r in items):
+        raise TaskError(f"{usage} ({', '.join(ROW_NAMES)}), got {items!r}")
+    rows = tuple(int(r) for r in items)
     if not rows or len(set(rows)) != len(rows) or not all(0 <= r < 6 for r in rows):
         raise TaskError(f"row indices must be distinct integers in 0..5 ({', '.join(ROW_NAMES)}), got {rows}")
     return rows
@@ -224,6 +240,7 @@ def workspace_summary(robot: Robot, frame_a: FrameRef, frame_b: FrameRef, sample
 
     Raises:
         FrameNotFound, TaskError: bad frames, part, samples, worst or backend.
+        ConfigurationError: a seed that is not None, a numpy Generator or an integer >= 0.
     """
     a, b = _frame_name(robot, frame_a), _frame_name(robot, frame_b)
     rows = list(task_rows(part))
@@ -233,7 +250,7 @@ def workspace_summary(robot: Robot, frame_a: FrameRef, frame_b: FrameRef, sample
         raise TaskError(f"worst must be an integer >= 0, got {worst!r}")
     if backend not in ("auto", "reference", "pinocchio"):
         raise TaskError(f"backend must be 'auto', 'reference' or 'pinocchio', got {backend!r}")
-    rng = np.random.default_rng(seed)
+    rng = as_rng(seed)
 
     batch = None if backend == "pinocchio" else _reference_jacobians(robot, a, b, samples, rng)
     if batch is None and backend == "reference":
@@ -258,7 +275,7 @@ def workspace_summary(robot: Robot, frame_a: FrameRef, frame_b: FrameRef, sample
         condition = np.where(smallest > 0, sigma[:, 0] / np.where(smallest > 0, smallest, 1.0), np.inf)
 
     def quantiles(x: np.ndarray) -> dict[str, float]:
-        return {key: float(np.quantile(x, p)) for key, p in QUANTILES}
+        return {key: _quantile(x, p) for key, p in QUANTILES}
 
     order = np.argsort(smallest, kind="stable")[:worst]
     return WorkspaceSummary(
@@ -268,6 +285,17 @@ def workspace_summary(robot: Robot, frame_a: FrameRef, frame_b: FrameRef, sample
         closest_to_singular=[SingularSample(qs[k].copy(), float(index[k]), float(smallest[k]), float(condition[k]))
                              for k in order],
     )
+
+
+def _quantile(x: np.ndarray, p: float) -> float:
+    """np.quantile's linear interpolation, but inf (not NaN) between two infinite samples
+    (condition numbers are inf at singular samples)."""
+    x = np.sort(x)
+    position = p * (x.size - 1)
+    lo, hi = math.floor(position), math.ceil(position)
+    if x[lo] == x[hi]:
+        return float(x[lo])
+    return float(x[lo] + (position - lo) * (x[hi] - x[lo]))
 
 
 def _part_label(rows: tuple[int, ...]) -> str:

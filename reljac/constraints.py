@@ -40,7 +40,7 @@ import scipy.linalg
 from .exceptions import ConfigurationError, ReljacError, TaskError
 from .relative import Kinematics
 from .robot import FrameRef, Robot
-from .validation import as_vector
+from .validation import as_float, as_vector
 
 #: Below this |r| [m] the direction of a distance constraint is undefined.
 MIN_DISTANCE = 1e-12
@@ -67,10 +67,11 @@ def contact_basis(normal) -> np.ndarray:
         TaskError: a normal that is not 3 finite numbers or has zero length.
     """
     n = _vector3(normal, "contact normal")
-    norm = float(np.linalg.norm(n))
-    if norm < 1e-12:
-        raise TaskError("the contact normal has zero length; give a direction")
-    n = n / norm
+    scale = float(np.abs(n).max())  # divide first: |n| of a huge finite normal overflows
+    if scale == 0.0 or scale * float(np.linalg.norm(n / scale)) < 1e-12:
+        raise TaskError(f"the contact normal {n.tolist()} has zero length; give a direction")
+    n = n / scale
+    n /= np.linalg.norm(n)
     e = np.zeros(3)
     e[int(np.argmin(np.abs(n)))] = 1.0
     t1 = np.cross(n, e)
@@ -137,13 +138,7 @@ class Distance(_PointPair):
 
     def __init__(self, frame_a: FrameRef, frame_b: FrameRef, length: float, **points) -> None:
         super().__init__(frame_a, frame_b, **points)
-        try:
-            length = float(length)
-        except (TypeError, ValueError):
-            raise TaskError(f"length must be a number of metres >= 0, got {length!r}") from None
-        if not np.isfinite(length) or length < 0:
-            raise TaskError(f"length must be a finite number of metres >= 0, got {length}")
-        self.length = length
+        self.length = as_float(length, "length [m]", minimum=0.0)
 
     def compute(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray]:
         r, G = self._points(kin)
@@ -204,7 +199,12 @@ def effective_inverse_mass(robot: Robot, q, G) -> np.ndarray:
         ConfigurationError: G has a wrong shape or non-finite entries; q is invalid.
         ReljacError: M is not positive definite (links without mass or inertia).
     """
-    G = np.array(G, dtype=float)
+    try:
+        if np.asarray(G).dtype.kind not in "biufO":
+            raise TypeError  # text, or complex numbers whose imaginary parts numpy would drop
+        G = np.array(G, dtype=float)
+    except (TypeError, ValueError):
+        raise ConfigurationError(f"G must be a (k, {robot.nv}) array of real numbers, got {G!r}") from None
     if G.ndim == 1:
         G = G[None, :]
     if G.ndim != 2 or G.shape[1] != robot.nv:

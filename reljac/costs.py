@@ -39,7 +39,7 @@ import pinocchio as pin
 from .exceptions import TaskError
 from .relative import Kinematics
 from .robot import FrameRef, Robot
-from .validation import as_vector
+from .validation import as_float, as_vector
 
 #: Tolerance on the norm of a target quaternion and on R^T R = I of a target rotation.
 UNIT_TOLERANCE = 1e-6
@@ -53,10 +53,14 @@ def quaternion_rate_matrix(quat_xyzw) -> np.ndarray:
     is expressed in (``d/dt R = [w]x R``): with e the quaternion of R_ab, w = w_ab in a's axes.
     It is ``1/2 (w ⊗ e)`` (Hamilton product, w as a pure quaternion) written as a matrix:
     vector part ``1/2 (e_w I - [e_v]x) w``, scalar part ``-1/2 e_v . w``.
+
+    Raises:
+        TaskError: e is not 4 finite real numbers or its norm differs from 1 by more than 1e-6.
     """
-    e = np.asarray(quat_xyzw, dtype=float)
-    if e.shape != (4,):
-        raise TaskError(f"a quaternion has 4 entries (x, y, z, w), got shape {e.shape}")
+    e = as_vector(quat_xyzw, 4, "a quaternion (x, y, z, w)")
+    norm = float(np.linalg.norm(e))
+    if abs(norm - 1.0) > UNIT_TOLERANCE:
+        raise TaskError(f"quaternion {e.tolist()} has norm {norm:.6g}; E(e) needs a unit quaternion")
     E = np.empty((4, 3))
     E[:3] = 0.5 * (e[3] * np.eye(3) - pin.skew(e[:3]))
     E[3] = -0.5 * e[:3]
@@ -93,13 +97,7 @@ def _check_frame(frame, what: str) -> FrameRef:
 
 
 def _check_weight(weight) -> float:
-    try:
-        w = float(weight)
-    except (TypeError, ValueError):
-        raise TaskError(f"weight must be a number >= 0, got {weight!r}") from None
-    if not np.isfinite(w) or w < 0:
-        raise TaskError(f"weight must be a finite number >= 0, got {w}")
-    return w
+    return as_float(weight, "weight", minimum=0.0)
 
 
 def as_unit_quaternion(target, what: str = "target orientation") -> np.ndarray:
@@ -114,6 +112,8 @@ def as_unit_quaternion(target, what: str = "target orientation") -> np.ndarray:
     if isinstance(target, pin.Quaternion):
         target = target.coeffs()
     try:
+        if np.iscomplexobj(target):
+            raise TypeError  # numpy would drop the imaginary parts
         arr = np.array(target, dtype=float)
     except (TypeError, ValueError):
         raise TaskError(f"{what} must be a (3, 3) rotation, a pin.SE3, a pin.Quaternion or "

@@ -19,6 +19,7 @@ Convergence is judged like the controller's :func:`~reljac.ik.solve`: every term
 from __future__ import annotations
 
 import math
+import numbers
 import time
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -28,7 +29,7 @@ import pinocchio as pin
 import scipy.optimize
 
 from ..costs import Cost, as_cost, pose_cost
-from ..exceptions import TaskError
+from ..exceptions import ConfigurationError, TaskError
 from ..relative import Kinematics
 from ..robot import Robot
 
@@ -94,17 +95,20 @@ def solve_nlp(
         NLPResult with the best q found (never NaN); ``converged`` tells whether tol was met.
 
     Raises:
-        ConfigurationError: a bad q0; TaskError: bad objectives, bounds, tol or max_iters.
+        ConfigurationError: a bad q0, or a robot without degrees of freedom (nv = 0: nothing to
+            optimise); TaskError: bad objectives, bounds, tol, max_iters or restarts.
     """
     cost = as_cost(objectives)
     q0 = robot.normalize(robot.validate_q(q0, name="q0"))
     if bounds not in BOUNDS:
         raise TaskError(f"bounds must be 'joint limits' or None, got {bounds!r}")
-    if not (isinstance(tol, (int, float)) and math.isfinite(tol) and tol > 0):
+    if isinstance(tol, (bool, np.bool_)) or not (isinstance(tol, numbers.Real) and math.isfinite(tol) and tol > 0):
         raise TaskError(f"tol must be a positive number [m or rad], got {tol!r}")
     for label, n in (("max_iters", max_iters), ("restarts", restarts)):
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
             raise TaskError(f"{label} must be an integer >= 0, got {n!r}")
+    if robot.nv == 0:
+        raise ConfigurationError(f"robot '{robot.name}' has no degrees of freedom (nv = 0): there is nothing to optimise")
     model, data = robot.model, robot.model.createData()
     lo, hi = robot.lower_limits, robot.upper_limits
     slots = _one_dof_slots(robot)  # only these joints have position limits L-BFGS-B can enforce

@@ -7,6 +7,7 @@ shape (nq,) / (nv,), or a batch, shape (N, nq) / (N, nv), and answers in the sam
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -31,10 +32,7 @@ def check_vector(tree: KinematicTree, array: ArrayLike, label: str) -> tuple[np.
         ConfigurationError: on a wrong shape or a NaN/inf entry (naming the entry and its joint).
     """
     size, slices = (tree.nq, tree.q_slices) if label == "q" else (tree.nv, tree.v_slices)
-    try:
-        values = np.asarray(array, dtype=float)
-    except (TypeError, ValueError) as error:
-        raise ConfigurationError(f"{label} is not an array of numbers ({error})") from None
+    values = real_array(array, label)
     if values.ndim not in (1, 2) or values.shape[-1] != size:
         raise ConfigurationError(
             f"{label} has shape {values.shape}, expected ({size},) or (N, {size}) for robot '{tree.name}'"
@@ -49,6 +47,22 @@ def check_vector(tree: KinematicTree, array: ArrayLike, label: str) -> tuple[np.
         joint = next(name for name, s in slices.items() if s.start <= column < s.stop)
         raise ConfigurationError(f"{where} is {'NaN' if np.isnan(value) else value} (joint '{joint}')")
     return values, batched
+
+
+def real_array(array: ArrayLike, label: str) -> np.ndarray:
+    """`array` as a float array; ConfigurationError for text, complex numbers or non-numbers
+    (rather than numpy's parsing of "1.5" or its silent dropping of imaginary parts)."""
+    try:
+        values = np.asarray(array)
+    except (TypeError, ValueError) as error:  # e.g. ragged nested lists
+        raise ConfigurationError(f"{label} is not an array of numbers ({error})") from None
+    if values.dtype.kind not in "biufO":
+        kind = "complex numbers" if values.dtype.kind == "c" else f"dtype {values.dtype}"
+        raise ConfigurationError(f"{label} is not an array of numbers: it holds {kind}; expected real numbers")
+    try:
+        return values.astype(float)
+    except (TypeError, ValueError) as error:  # objects that are not real numbers (None, complex, ...)
+        raise ConfigurationError(f"{label} is not an array of numbers ({error})") from None
 
 
 def check_configuration(tree: KinematicTree, q: ArrayLike) -> tuple[np.ndarray, bool]:
@@ -86,6 +100,19 @@ def neutral_configuration(tree: KinematicTree) -> np.ndarray:
     return q
 
 
+def as_rng(seed, label: str = "rng") -> np.random.Generator:
+    """A Generator from a Generator (used as is), a seed (an integer >= 0) or None (fresh entropy).
+
+    Raises:
+        ConfigurationError: any other seed (negative, bool, float, text, ...).
+    """
+    if seed is None or isinstance(seed, (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence)):
+        return np.random.default_rng(seed)
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ConfigurationError(f"{label} must be a numpy Generator, an integer seed >= 0 or None, got {seed!r}")
+    return np.random.default_rng(int(seed))
+
+
 def random_configuration(
     tree: KinematicTree,
     rng: np.random.Generator | int | None = None,
@@ -98,8 +125,14 @@ def random_configuration(
     A bounded joint is uniform in [lower, upper]; a continuous or unbounded revolute joint is uniform
     in [-pi, pi]; an unbounded prismatic joint is uniform in [-position_box, position_box] [m]; a free
     joint has its position uniform in that box and a uniformly random unit quaternion.
+
+    Raises:
+        ConfigurationError: `rng` is not a Generator, a seed >= 0 or None; `n` is not None or an
+            integer >= 0.
     """
-    rng = np.random.default_rng(rng)
+    rng = as_rng(rng)
+    if n is not None and (isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0):
+        raise ConfigurationError(f"n (the number of configurations) must be None or an integer >= 0, got {n!r}")
     count = 1 if n is None else int(n)
     q = np.empty((count, tree.nq))
     for name in tree.joint_names:
@@ -124,15 +157,29 @@ def integrate(tree: KinematicTree, q: ArrayLike, v: ArrayLike, dt: float = 1.0) 
     batched if either is.
 
     Raises:
-        ConfigurationError: if q or v is invalid, or both are batched with different N.
+        ConfigurationError: if q, v or dt is invalid (dt must be a finite real number), both are
+            batched with different N, or v dt is so large that the result overflows.
     """
+    if isinstance(dt, bool) or not isinstance(dt, numbers.Real) or not math.isfinite(dt):
+        raise ConfigurationError(f"dt must be a finite real number [s], got {dt!r}")
     q2, q_batched = check_configuration(tree, q)
     v2, v_batched = check_vector(tree, v, "v")
     if q_batched and v_batched and len(q2) != len(v2):
         raise ConfigurationError(f"q holds {len(q2)} configurations but v holds {len(v2)} velocities")
     count = len(q2) if q_batched else len(v2)  # (1, ...) when neither is batched
-    out = np.array(np.broadcast_to(q2, (count, tree.nq)))
-    step = np.broadcast_to(v2 * dt, (count, tree.nv))
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below
+        out = _integrate(tree, q2, v2 * float(dt), count)
+    if not np.isfinite(out).all():
+        raise ConfigurationError(
+            f"q (+) v dt overflows: v dt is too large (largest |v| {np.abs(v2).max():.3g}, dt {float(dt):.3g})"
+        )
+    return out if (q_batched or v_batched) else out[0]
+
+
+def _integrate(tree: KinematicTree, q: np.ndarray, step: np.ndarray, count: int) -> np.ndarray:
+    """q (+) step for checked q (N or 1, nq) and step = v dt (N or 1, nv): shape (count, nq)."""
+    out = np.array(np.broadcast_to(q, (count, tree.nq)))
+    step = np.broadcast_to(step, (count, tree.nv))
     for name in tree.joint_names:
         q_slice, v_slice = tree.q_slices[name], tree.v_slices[name]
         if tree.joint_types[name] != "floating":
@@ -149,4 +196,4 @@ def integrate(tree: KinematicTree, q: ArrayLike, v: ArrayLike, dt: float = 1.0) 
         out[:, q_slice.start + 3 : q_slice.stop] = new_quaternion / np.linalg.norm(
             new_quaternion, axis=1, keepdims=True
         )
-    return out if (q_batched or v_batched) else out[0]
+    return out

@@ -14,7 +14,7 @@ from typing import Mapping
 import numpy as np
 from numpy.typing import ArrayLike
 
-from reljac.exceptions import FrameNotFound, suggest
+from reljac.exceptions import FrameNotFound, TaskError, suggest
 from reljac.reference import configuration
 from reljac.reference.jacobians import (
     cross_product_jacobian,
@@ -32,6 +32,12 @@ from reljac.reference.urdf import parse_urdf_file, parse_urdf_string
 METHODS = ("cross", "poe")
 #: Keywords of `expressed_in` (they take precedence over frames of the same name).
 EXPRESSED_IN_KEYWORDS = ("a", "b", "world")
+
+
+def _check_method(method) -> str:
+    if not isinstance(method, str) or method not in METHODS:
+        raise TaskError(f"method {method!r} is not one of {', '.join(repr(m) for m in METHODS)}")
+    return method
 
 
 class ReferenceKinematics:
@@ -65,15 +71,13 @@ class ReferenceKinematics:
 
     def _world_aligned(self, body: int, method: str) -> np.ndarray:
         """World-aligned Jacobian of a body's frame, batch-last (nv, 6, N), cached."""
-        key = (body, method)
+        key = (body, _check_method(method))
         if key not in self._jacobians:
             if method == "cross":
                 self._jacobians[key] = cross_product_jacobian(self._forward, body)
-            elif method == "poe":
+            else:
                 jacobian = poe_world_aligned_jacobian(self.robot.tree, self.q, body)
                 self._jacobians[key] = to_batch_last(jacobian)
-            else:
-                raise ValueError(f"method {method!r} is not one of {METHODS}")
         return self._jacobians[key]
 
     def jacobian(self, frame: str, *, method: str = "cross") -> np.ndarray:
@@ -114,7 +118,9 @@ class ReferenceKinematics:
 
         Raises:
             FrameNotFound: if a frame name (or `expressed_in`) is not in the robot.
+            TaskError: if `method` is not "cross" or "poe".
         """
+        _check_method(method)
         body_a, body_b = self._body(frame_a), self._body(frame_b)
         body_c = self._expressed_in_body(expressed_in, body_a, body_b)
         if method == "cross":  # straight from the joints that move one frame and not the other
@@ -252,11 +258,19 @@ class ReferenceRobot:
 
         Continuous joints are in [-pi, pi]; free joints get a position in [-1, 1]^3 [m] and a uniformly
         random unit quaternion.
+
+        Raises:
+            ConfigurationError: `rng` is not a Generator, an integer seed >= 0 or None, or `n` is not
+                None or an integer >= 0.
         """
         return configuration.random_configuration(self.tree, rng, n)
 
     def integrate(self, q: ArrayLike, v: ArrayLike, dt: float = 1.0) -> np.ndarray:
-        """``q (+) v dt`` (free joints: ``T(q) @ exp_se3(v dt)``). q (nq,)/(N, nq), v (nv,)/(N, nv)."""
+        """``q (+) v dt`` (free joints: ``T(q) @ exp_se3(v dt)``). q (nq,)/(N, nq), v (nv,)/(N, nv).
+
+        Raises:
+            ConfigurationError: bad q or v, dt not a finite real number, or a result that overflows.
+        """
         return configuration.integrate(self.tree, q, v, dt)
 
     # -- kinematics -------------------------------------------------------------------------------

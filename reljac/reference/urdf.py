@@ -15,6 +15,7 @@ exist) are done here; every failure raises :class:`URDFError` naming the offendi
 from __future__ import annotations
 
 import math
+import os
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,6 +78,8 @@ def parse_urdf_file(path: str | Path) -> UrdfRobot:
     Raises:
         URDFError: if the file is missing, is not well-formed XML or describes something unsupported.
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise URDFError(f"a URDF path must be a str or a path, got {path!r}")
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -93,6 +96,8 @@ def parse_urdf_string(text: str, *, source: str = "<string>") -> UrdfRobot:
     Raises:
         URDFError: if the text is not well-formed XML or describes something unsupported.
     """
+    if not isinstance(text, (str, bytes)):
+        raise URDFError(f"{source}: URDF text must be a str (or bytes), got {type(text).__name__}")
     try:
         root = ET.fromstring(text)
     except ET.ParseError as error:
