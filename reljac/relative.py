@@ -119,13 +119,6 @@ class Kinematics:
             T = self._frames[fid] = self.data.oMf[fid]
         return T
 
-    def _spatial_jacobian(self, fid: int) -> np.ndarray:
-        """WORLD Jacobian (spatial velocity at the world origin) of frame id fid, (6, nv)."""
-        J = self._spatial.get(fid)
-        if J is None:
-            J = self._spatial[fid] = _frame_jacobian(self.model, self.data, fid, WORLD)
-        return J
-
     def frame_jacobian_time_variation(self, frame: FrameRef) -> np.ndarray:
         """d/dt of :meth:`frame_jacobian` along v, shape (6, nv)."""
         self._require_v("Jacobian time variations")

@@ -67,6 +67,14 @@ def test_task_jacobians_match_finite_differences(name, a, b, rng):
             np.testing.assert_allclose(J, numeric_task_jacobian(task, robot, q), atol=1e-6, err_msg=task.name)
 
 
+def test_target_from_a_configuration_is_met_there(dual_arm, rng):
+    q = dual_arm.random_configuration(rng)
+    task = RelativeFrameTask("left_tool", "right_tool")
+    task.set_target_from_configuration(dual_arm, q)
+    assert max(task.error_norms(Kinematics(dual_arm, q)).values()) < 1e-12
+    assert max(task.error_norms(Kinematics(dual_arm, dual_arm.random_configuration(rng))).values()) > 1e-3
+
+
 def test_relative_task_rooted_at_the_world_equals_the_absolute_task(dual_arm, rng):
     q, q_target = dual_arm.random_configuration(rng), dual_arm.random_configuration(rng)
     T = Kinematics(dual_arm, q_target).placement("right_tool")
