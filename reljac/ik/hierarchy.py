@@ -91,7 +91,8 @@ def _damped_svd(A: np.ndarray, policy: DampingPolicy):
     if info != 0:
         U, sigma, Vt = np.linalg.svd(A, full_matrices=True)
     scale = max(1.0, sigma[0]) if sigma.size else 1.0
-    rank = int(np.count_nonzero(sigma > RANK_TOLERANCE * scale))
+    threshold = RANK_TOLERANCE * scale
+    rank = sigma.size if sigma[-1] > threshold else int(np.count_nonzero(sigma > threshold))
     smallest = float(sigma[rank - 1]) if rank else 0.0
     if rank < A.shape[0]:
         smallest = 0.0  # a rank-deficient task is singular whatever its non-zero values say
@@ -120,8 +121,8 @@ def _max_scale(base: np.ndarray, delta: np.ndarray, lo: list[float], hi: list[fl
     """Largest s in [0, 1] with lo <= base + s delta <= hi, and the joint that limits it.
 
     Returns (1, -1) when nothing limits s below 1, and (-1, j) when base itself is outside the
-    bounds (j: the worst joint). A plain loop: for a few dozen joints it beats numpy's per-call
-    overhead several times over.
+    bounds (j: the worst joint). A plain loop over lists: for a few dozen joints it beats
+    numpy's per-call overhead several times over.
     """
     tol = BOUND_TOLERANCE
     s, limiting, worst, worst_violation = 1.0, -1, -1, tol
