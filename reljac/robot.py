@@ -325,7 +325,8 @@ class Robot:
         return self.model.velocityLimit.copy()
 
     def frame_id(self, frame: FrameRef) -> int:
-        """Pinocchio frame id of a frame given by name or id.
+        """Pinocchio frame id of a frame given by name or id ('world' means 'universe' unless
+        the robot has a frame of that name).
 
         Raises:
             FrameNotFound: unknown name (near matches are suggested) or id out of range.
@@ -341,6 +342,8 @@ class Robot:
             fid = self._frame_ids.get(frame)
             if fid is not None:
                 return fid
+            if frame == "world":  # Pinocchio calls the world frame 'universe'
+                return 0
             raise FrameNotFound(
                 f"frame '{frame}' is not in robot '{self.name}'{suggest(frame, self._frame_ids)}"
             )

@@ -182,3 +182,10 @@ def test_one_shot_functions_equal_the_shared_object(rng):
         kin.relative_jacobian_time_variation("left_tool", "right_tool"),
         atol=0,
     )
+
+
+def test_world_is_an_alias_of_the_universe_frame(rng):
+    robot = reljac.Robot.bundled("dual_arm")
+    q = robot.random_configuration(rng)
+    np.testing.assert_array_equal(reljac.relative_jacobian(robot, q, "world", "left_tool"),
+                                  reljac.relative_jacobian(robot, q, "universe", "left_tool"))
