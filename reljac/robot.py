@@ -6,17 +6,17 @@ on first use of :attr:`Robot.visual_model`, so kinematics works even where meshe
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Iterator, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pinocchio as pin
 
 from .exceptions import ConfigurationError, FrameNotFound, JointNotFound, URDFError, suggest
+from .urdf_checks import check_joint_values, explain_rejection, quiet_stderr
 from .validation import as_rng
 
 BUNDLED_DIR = Path(__file__).resolve().parent / "_urdf"
@@ -43,60 +43,6 @@ def _unit_slice(joint: pin.JointModel) -> slice | None:
     if kind == "JointModelPlanar":
         return slice(2, 4)
     return None
-
-
-@contextlib.contextmanager
-def _quiet_stderr() -> Iterator[None]:
-    """Silence what C++ (urdfdom) prints on file descriptor 2: reljac raises its own message."""
-    try:
-        saved = os.dup(2)
-    except OSError:  # no usable stderr: nothing to silence
-        yield
-        return
-    try:
-        with open(os.devnull, "wb") as devnull:
-            os.dup2(devnull.fileno(), 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-
-
-def _check_joint_values(path: Path, root: ET.Element) -> None:
-    """What Pinocchio accepts but would give wrong numbers: zero axes and lower > upper limits."""
-    for joint in root.findall("joint"):
-        name, kind = joint.get("name", "?"), joint.get("type", "?")
-        if kind not in ("revolute", "continuous", "prismatic"):
-            continue
-        axis = joint.find("axis")
-        if axis is not None:
-            try:
-                xyz = [float(x) for x in axis.get("xyz", "1 0 0").split()]
-            except ValueError:
-                raise URDFError(f"URDF '{path}': joint '{name}' has a non-numeric <axis xyz>") from None
-            if len(xyz) != 3 or not all(math.isfinite(x) for x in xyz) or not any(xyz):
-                raise URDFError(f"URDF '{path}': joint '{name}' has axis {xyz}; it must be a non-zero 3-vector")
-        limit = joint.find("limit")
-        if limit is not None and kind != "continuous":
-            try:
-                lower, upper = float(limit.get("lower", 0)), float(limit.get("upper", 0))
-            except ValueError:
-                raise URDFError(f"URDF '{path}': joint '{name}' has non-numeric limits") from None
-            if lower > upper:
-                raise URDFError(f"URDF '{path}': joint '{name}' has lower limit {lower} > upper limit {upper}")
-
-
-def _explain_rejection(path: Path) -> str:
-    """A named reason for a URDF Pinocchio rejects, from reljac's own URDF reader ('' if none)."""
-    from .reference.urdf import parse_urdf_file  # pure Python: no second Pinocchio pass
-
-    try:
-        parse_urdf_file(path)
-    except URDFError as exc:
-        return str(exc)
-    except Exception:  # noqa: BLE001 - the explanation is best effort; Pinocchio's message stays
-        return ""
-    return ""
 
 
 class Robot:
@@ -188,9 +134,9 @@ class Robot:
             raise URDFError(f"URDF file '{path}' cannot be read: {exc}") from None
         if root.tag != "robot":
             raise URDFError(f"URDF file '{path}' has root element <{root.tag}>, expected <robot>")
-        _check_joint_values(path, root)
+        check_joint_values(path, root)
         try:
-            with _quiet_stderr():
+            with quiet_stderr():
                 if floating_base:
                     model = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer(), mimic=bool(mimic))
                 else:
@@ -201,7 +147,7 @@ class Robot:
                         " needs every mimic leader before its followers; load it with mimic=False"
                         " (--no-mimic) to make the followers independent joints)")
                 raise URDFError(f"Pinocchio rejected URDF '{path}': {exc}{hint}") from None
-            reason = _explain_rejection(path)
+            reason = explain_rejection(path)
             detail = reason if reason else str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid URDF"
             raise URDFError(f"Pinocchio rejected URDF '{path}': {detail}") from None
         if floating_base and model.njoints > 2 and model.joints[2].shortname() == "JointModelFreeFlyer" \
