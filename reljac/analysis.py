@@ -25,7 +25,7 @@ import numpy as np
 
 from .exceptions import ReljacError, TaskError
 from .relative import Kinematics
-from .robot import FrameRef, Robot
+from .robot import FrameRef, Robot, is_angle_pair
 from .validation import as_rng
 
 PARTS = {"position": (0, 1, 2), "orientation": (3, 4, 5), "full": (0, 1, 2, 3, 4, 5)}
@@ -218,7 +218,7 @@ def reference_to_pinocchio_q(robot: Robot, ref, q_ref) -> np.ndarray:
         src = ref.q_slices[name]
         joint = model.joints[model.getJointId(name)]
         i = joint.idx_q
-        if joint.shortname().startswith("JointModelRUB"):
+        if is_angle_pair(joint):
             angle = q_ref[:, src.start]
             q[:, i], q[:, i + 1] = np.cos(angle), np.sin(angle)
         else:

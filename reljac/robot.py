@@ -31,6 +31,11 @@ def bundled_robots() -> list[str]:
     return sorted(p.stem for p in BUNDLED_DIR.glob("*.urdf"))
 
 
+def is_angle_pair(joint: pin.JointModel) -> bool:
+    """A continuous (unbounded revolute) joint, any axis: q holds (cos, sin), v one rate."""
+    return joint.nq == 2 and joint.nv == 1
+
+
 def _unit_slice(joint: pin.JointModel) -> slice | None:
     """Slice (within the joint's own q block) of the components that must have unit norm."""
     kind = joint.shortname()
@@ -38,7 +43,7 @@ def _unit_slice(joint: pin.JointModel) -> slice | None:
         return slice(3, 7)
     if kind == "JointModelSpherical":
         return slice(0, 4)
-    if kind.startswith("JointModelRUB"):
+    if is_angle_pair(joint):
         return slice(0, 2)
     if kind == "JointModelPlanar":
         return slice(2, 4)
@@ -409,7 +414,7 @@ class Robot:
                 a = lo[i] if np.isfinite(lo[i]) else -default
                 b = hi[i] if np.isfinite(hi[i]) else default
                 q[i] = rng.uniform(a, b)
-            elif kind.startswith("JointModelRUB"):
+            elif is_angle_pair(joint):
                 angle = rng.uniform(-math.pi, math.pi)
                 q[i : i + 2] = (math.cos(angle), math.sin(angle))
             elif kind in ("JointModelFreeFlyer", "JointModelSpherical"):
@@ -456,7 +461,7 @@ class Robot:
                 raise ConfigurationError(f"value of joint '{name}' is {value}; it must be finite")
             if joint.nq == 1:
                 q[joint.idx_q] = value
-            elif joint.shortname().startswith("JointModelRUB"):
+            elif is_angle_pair(joint):
                 q[joint.idx_q : joint.idx_q + 2] = (math.cos(value), math.sin(value))
             else:
                 raise ConfigurationError(

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
+from hypothesis import strategies as st
 
 EXAMPLE_ROBOTS = {  # name: (path under robots/, floating base)
     "panda": ("panda_description/urdf/panda.urdf", False),
@@ -72,3 +73,35 @@ def interesting_frames(robot) -> list[int]:
 def random_pairs(robot, rng, n: int) -> list[tuple[int, int]]:
     frames = interesting_frames(robot)
     return [tuple(int(x) for x in rng.choice(frames, size=2, replace=True)) for _ in range(n)]
+
+
+JOINT_TYPES = ["revolute", "continuous", "prismatic", "fixed", "floating"]
+
+
+@st.composite
+def urdf_trees(draw) -> str:
+    """Random shapes, joint types, rotated origins, non-unit oblique axes and mimic joints that
+    Pinocchio can represent (the leader revolute or prismatic and not itself a mimic)."""
+    count = draw(st.integers(min_value=2, max_value=10))
+    rng = np.random.default_rng(draw(st.integers(min_value=0, max_value=2**32 - 1)))
+    links = "".join(f'<link name="l{i}"/>' for i in range(count))
+    joints, leaders = [], []
+    for i in range(1, count):
+        kind = draw(st.sampled_from(JOINT_TYPES))
+        xyz = " ".join(f"{x:.4f}" for x in rng.uniform(-0.5, 0.5, 3))
+        rpy = " ".join(f"{x:.4f}" for x in rng.uniform(-np.pi, np.pi, 3))
+        axis = rng.normal(size=3)
+        axis = " ".join(f"{x:.4f}" for x in axis * rng.uniform(0.2, 3.0) / np.linalg.norm(axis))
+        mimic = ""
+        if kind in ("revolute", "prismatic") and leaders and draw(st.booleans()):
+            leader = draw(st.sampled_from(leaders))
+            mimic = f'<mimic joint="{leader}" multiplier="{rng.uniform(-2, 2):.3f}" offset="{rng.uniform(-1, 1):.3f}"/>'
+        elif kind in ("revolute", "prismatic"):
+            leaders.append(f"j{i}")
+        parent = draw(st.integers(min_value=0, max_value=i - 1))
+        joints.append(
+            f'<joint name="j{i}" type="{kind}"><parent link="l{parent}"/><child link="l{i}"/>'
+            f'<origin xyz="{xyz}" rpy="{rpy}"/><axis xyz="{axis}"/>'
+            f'<limit lower="-2" upper="2" effort="1" velocity="1"/>{mimic}</joint>'
+        )
+    return f'<robot name="random">{links}{"".join(joints)}</robot>'

@@ -21,6 +21,8 @@ from reljac.ik import (
 from reljac.ik.hierarchy import Level, solve_hierarchy
 from reljac.relative import Kinematics
 
+from helpers import urdf_trees
+
 
 @pytest.fixture(scope="module")
 def dual_arm():
@@ -311,3 +313,35 @@ def test_posture_fast_path_on_a_floating_base_equals_the_exact_solution(rng):
     A, b = posture.weighted(Kinematics(robot, q))
     np.testing.assert_allclose(fast, np.linalg.lstsq(A, b, rcond=None)[0], atol=1e-10)
     assert np.all(fast[:6] == 0.0)
+
+
+@settings(max_examples=30, deadline=None, database=None)
+@given(text=urdf_trees(), seed=st.integers(0, 1000))
+def test_any_robot_stays_in_its_limits_and_finite(tmp_path_factory, text, seed):
+    """Random URDF trees: a relative pose task between two random frames and a posture, for 40
+    steps from a random start; v finite and within the velocity limits, q within the position
+    limits."""
+    path = tmp_path_factory.mktemp("tree") / "random.urdf"
+    path.write_text(text)
+    try:
+        robot = reljac.Robot.from_urdf(path)
+    except reljac.URDFError:  # Pinocchio's mimic-order limitation (see test_check_random_trees)
+        return
+    if robot.nv == 0:  # nothing to control: Controller refuses it (tested elsewhere)
+        return
+    rng = np.random.default_rng(seed)
+    frames = robot.frame_names
+    a, b = (frames[i] for i in rng.choice(len(frames), 2))
+    task = RelativeFrameTask(a, b, gain=50.0)
+    task.set_target(pin.SE3(pin.exp3(rng.normal(size=3)), rng.normal(size=3)))
+    ctrl = Controller(robot, [[task], [PostureTask(robot, weight=0.1)]], dt=0.01,
+                      velocity_limits=np.full(robot.nv, 2.0))
+    q = robot.random_configuration(rng)
+    lo, hi = robot.lower_limits, robot.upper_limits
+    one_dof = np.isfinite(lo) & np.isfinite(hi) & (np.abs(lo) < 1.5) & (np.abs(hi) < 1.5)  # not quaternion or (cos, sin)
+    for _ in range(40):
+        v = ctrl.velocity(q)
+        assert np.isfinite(v).all() and np.all(np.abs(v) <= 2.0 + 1e-9)
+        q = ctrl.step(q)
+        assert np.isfinite(q).all()
+        assert np.all(q[one_dof] >= lo[one_dof] - 1e-12) and np.all(q[one_dof] <= hi[one_dof] + 1e-12)

@@ -256,3 +256,17 @@ def test_a_mimic_leader_after_its_follower_is_explained(tmp_path):
         reljac.Robot.from_urdf(path)
     robot = reljac.Robot.from_urdf(path, mimic=False)
     assert set(robot.joint_names) == {"a_follower", "b_leader"}
+
+
+def test_a_continuous_joint_about_an_oblique_axis_is_an_angle_pair(tmp_path):
+    """Pinocchio makes it a RevoluteUnboundedUnaligned joint (not RUBX/Y/Z): still (cos, sin)."""
+    path = tmp_path / "oblique.urdf"
+    path.write_text(MINIMAL.replace('type="continuous"><parent link="base"/><child link="l1"/><axis xyz="0 0 1"/>',
+                                    'type="continuous"><parent link="base"/><child link="l1"/><axis xyz="0 1 1"/>'))
+    robot = reljac.Robot.from_urdf(path)
+    assert robot.model.joints[1].shortname() == "JointModelRevoluteUnboundedUnaligned"
+    q = robot.random_configuration(0)
+    assert np.hypot(q[0], q[1]) == pytest.approx(1.0)
+    np.testing.assert_allclose(robot.q_from_joint_values({"spin": 0.3})[:2], [math.cos(0.3), math.sin(0.3)])
+    with pytest.raises(ConfigurationError, match="unit norm"):
+        robot.validate_q([2.0, 0.0, 0.1])
