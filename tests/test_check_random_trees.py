@@ -45,3 +45,30 @@ def test_relative_jacobians_for_every_expressed_in_frame_agree(name):
         a, b, c = (frames[i] for i in rng.choice(len(frames), 3, replace=False))
         J = layers.columns(kin.relative_jacobian(a, b, expressed_in=c))
         np.testing.assert_allclose(J, ref.relative_jacobian(q_ref, a, b, c), atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=urdf_trees(), floating_base=st.booleans(), seed=st.integers(0, 1000))
+def test_random_trees_jacobian_time_variation_matches_finite_differences(tmp_path_factory, text, floating_base, seed):
+    """dJ_ab/dt (including the mimic workaround) against central differences of J_ab along v."""
+    import pinocchio as pin
+
+    path = tmp_path_factory.mktemp("tree") / "random.urdf"
+    path.write_text(text)
+    try:
+        robot = reljac.Robot.from_urdf(path, floating_base=floating_base)
+    except reljac.URDFError:
+        assume(False)
+    assume(robot.nv > 0)
+    rng = np.random.default_rng(seed)
+    q, v, eps = robot.random_configuration(rng), rng.normal(size=robot.nv), 1e-6
+    kin = reljac.Kinematics(robot, q, v)
+    plus = reljac.Kinematics(robot, pin.integrate(robot.model, q, eps * v))
+    minus = reljac.Kinematics(robot, pin.integrate(robot.model, q, -eps * v))
+    frames = robot.frame_names
+    for _ in range(3):
+        a, b, c = (frames[i] for i in rng.choice(len(frames), 3))
+        for where in ("a", "b", "world", c):
+            dJ = kin.relative_jacobian_time_variation(a, b, expressed_in=where)
+            fd = (plus.relative_jacobian(a, b, expressed_in=where) - minus.relative_jacobian(a, b, expressed_in=where)) / (2 * eps)
+            np.testing.assert_allclose(dJ, fd, atol=1e-6 * max(1.0, np.abs(fd).max()), err_msg=f"{a}->{b} in {where}\n{text}")
