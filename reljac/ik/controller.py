@@ -44,6 +44,7 @@ class Controller:
         dt: control period [s].
         velocity_limits: (nv,) override of the URDF's velocity limits [rad/s or m/s].
         limit_gain: fraction of the distance to a position limit allowed in one step, (0, 1].
+        position_margin: distance kept from every position limit [rad or m] (default 0).
         damping: the singularity-robust damping policy (threshold on the smallest singular
             value and the maximum damping).
 
@@ -60,6 +61,7 @@ class Controller:
         dt: float,
         velocity_limits=None,
         limit_gain: float = 0.5,
+        position_margin: float = 0.0,
         damping: DampingPolicy | None = None,
     ) -> None:
         dt = as_float(dt, "dt [s]", minimum=0.0, strict=True, error=ConfigurationError)
@@ -72,7 +74,8 @@ class Controller:
             if other is not None and (other.nq, other.nv, other.name) != (robot.nq, robot.nv, robot.name):
                 raise TaskError(f"task '{task.name}' was made for robot '{other.name}', not '{robot.name}'")
         self.dt = float(dt)
-        self.limits = JointLimits(robot, velocity_limits=velocity_limits, limit_gain=limit_gain)
+        self.limits = JointLimits(robot, velocity_limits=velocity_limits, limit_gain=limit_gain,
+                                  position_margin=position_margin)
         self.damping = damping or DampingPolicy()
         self.data = robot.model.createData()
         self.last_reports: list[LevelReport] = []

@@ -179,14 +179,13 @@ def _solve_level(level: Level, v_prev, Z, lo, hi, lo_list, hi_list, policy):
     v = base + s * delta: base moves the saturated joints onto their bounds inside span(Z) (so
     the levels above are untouched); delta is the damped least-squares correction of this
     level inside what is left of span(Z) once those joints are frozen. Joints are saturated one
-    at a time, the most critical first, while the level keeps its full rank; the best scale
-    factor seen wins.
+    at a time, the most critical first; of the candidates seen, the one whose task residual
+    |A v - b| is smallest wins (for a level that fits, the first one, met exactly).
     """
     saturated: list[int] = []
     base, Z_free = v_prev, Z
-    best = None
-    full_rank = None
-    stale = 0  # saturations in a row that did not raise the scale factor
+    best = None  # (residual norm, -s, v, Z_next, saturated, damping, sigma_min)
+    stale = 0  # saturations in a row that did not lower the residual
     for _ in range(v_prev.shape[0] + 1):
         if level.A is None:  # A = c diag(mask)
             scaled = level.identity_scale * base
@@ -195,20 +194,19 @@ def _solve_level(level: Level, v_prev, Z, lo, hi, lo_list, hi_list, policy):
             residual = level.b - level.A @ base
         if level.identity_scale is not None:  # A = c I: (c Z)^+ = Z^T / c, nothing left below
             delta = Z_free @ (Z_free.T @ residual) / level.identity_scale
-            Z_next, lam2, smallest, rank = Z_free[:, :0], 0.0, float("inf"), Z_free.shape[1]
+            Z_next, lam2, smallest = Z_free[:, :0], 0.0, float("inf")
+            A_delta = level.identity_scale * (delta if level.mask is None else level.mask * delta)
         else:
             Ur, inv_sigma, V, rank, lam2, smallest = _damped_svd(level.A @ Z_free, policy)
             delta = Z_free @ (V[:, :rank] @ (inv_sigma * (Ur.T @ residual)))
             Z_next = Z_free @ V[:, rank:]
-        if full_rank is None:
-            full_rank = rank
-        elif rank < full_rank:  # freezing joints cost this level a direction: stop saturating
-            break
+            A_delta = level.A @ delta
         s, joint = _max_scale(base, delta, lo_list, hi_list)
         if s < 0:  # freezing the last joint pushed another one out: keep the best so far
             break
-        if best is None or s > best[0] + 1e-9:
-            best = (s, base + s * delta, Z_next, list(saturated), lam2, smallest)
+        remaining = float(np.linalg.norm(s * A_delta - residual))  # |A v - b| at v = base + s delta
+        if best is None or remaining < best[0] * (1.0 - 1e-9) - 1e-15:
+            best = (remaining, -s, base + s * delta, Z_next, list(saturated), lam2, smallest)
             stale = 0
         elif s > 1e-6:  # s ~ 0: a joint sits on its bound; freezing it is free, keep going
             stale += 1
@@ -225,5 +223,5 @@ def _solve_level(level: Level, v_prev, Z, lo, hi, lo_list, hi_list, policy):
         saturated.append(joint)
     if best is None:  # cannot happen while v_prev is inside the bounds; stay safe anyway
         return np.clip(v_prev, lo, hi), Z, LevelReport(scale=0.0)
-    s, v, Z_next, S, lam2, smallest = best
-    return np.minimum(np.maximum(v, lo), hi), Z_next, LevelReport(s, S, lam2, smallest)
+    _, minus_s, v, Z_next, S, lam2, smallest = best
+    return np.minimum(np.maximum(v, lo), hi), Z_next, LevelReport(-minus_s, S, lam2, smallest)
