@@ -120,7 +120,7 @@ class Controller:
         return self.limits.clamp(q_next, q)
 
     def errors(self, q=None) -> dict[str, dict[str, float]]:
-        """Per-task error norms at q (default: the configuration of the last step)."""
+        """Per-task error norms at q (default: the q the last velocity / step was computed at)."""
         kin = self.last_kinematics if q is None else Kinematics(self.robot, q)  # own data: keep the last step's
         if kin is None:
             raise ConfigurationError("no configuration yet: pass q or call step first")
