@@ -79,12 +79,18 @@ JOINT_TYPES = ["revolute", "continuous", "prismatic", "fixed", "floating"]
 
 
 @st.composite
-def urdf_trees(draw) -> str:
-    """Random shapes, joint types, rotated origins, non-unit oblique axes and mimic joints that
-    Pinocchio can represent (the leader revolute or prismatic and not itself a mimic)."""
-    count = draw(st.integers(min_value=2, max_value=10))
+def urdf_trees(draw, *, pinocchio_compatible: bool = True) -> str:
+    """Random URDF trees: random shapes, joint types, rotated origins, non-unit oblique axes and
+    mimic joints with multipliers and offsets (up to 12 links).
+
+    With `pinocchio_compatible`, mimics are only those Pinocchio represents: follower and leader
+    revolute or prismatic, the leader not itself a mimic. Otherwise continuous joints mimic and
+    are mimicked too, and mimics chain (the in-house reference supports these).
+    """
+    count = draw(st.integers(min_value=2, max_value=12))
     rng = np.random.default_rng(draw(st.integers(min_value=0, max_value=2**32 - 1)))
     links = "".join(f'<link name="l{i}"/>' for i in range(count))
+    mimicking = ("revolute", "prismatic") if pinocchio_compatible else ("revolute", "continuous", "prismatic")
     joints, leaders = [], []
     for i in range(1, count):
         kind = draw(st.sampled_from(JOINT_TYPES))
@@ -93,10 +99,11 @@ def urdf_trees(draw) -> str:
         axis = rng.normal(size=3)
         axis = " ".join(f"{x:.4f}" for x in axis * rng.uniform(0.2, 3.0) / np.linalg.norm(axis))
         mimic = ""
-        if kind in ("revolute", "prismatic") and leaders and draw(st.booleans()):
+        is_mimic = kind in mimicking and leaders and draw(st.booleans())
+        if is_mimic:
             leader = draw(st.sampled_from(leaders))
             mimic = f'<mimic joint="{leader}" multiplier="{rng.uniform(-2, 2):.3f}" offset="{rng.uniform(-1, 1):.3f}"/>'
-        elif kind in ("revolute", "prismatic"):
+        if kind in mimicking and not (is_mimic and pinocchio_compatible):
             leaders.append(f"j{i}")
         parent = draw(st.integers(min_value=0, max_value=i - 1))
         joints.append(

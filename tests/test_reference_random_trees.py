@@ -10,35 +10,9 @@ from hypothesis import strategies as st
 
 from reljac.reference import ReferenceRobot
 
-JOINT_TYPES = ["revolute", "continuous", "prismatic", "fixed", "floating"]
+from helpers import urdf_trees
+
 EPS = 1e-6
-
-
-@st.composite
-def urdf_trees(draw) -> str:
-    count = draw(st.integers(min_value=2, max_value=12))
-    rng = np.random.default_rng(draw(st.integers(min_value=0, max_value=2**32 - 1)))
-    links = "".join(f'<link name="l{i}"/>' for i in range(count))
-    joints, one_dof = [], []
-    for i in range(1, count):
-        kind = draw(st.sampled_from(JOINT_TYPES))
-        xyz = " ".join(f"{x:.4f}" for x in rng.uniform(-0.5, 0.5, 3))
-        rpy = " ".join(f"{x:.4f}" for x in rng.uniform(-np.pi, np.pi, 3))
-        axis = rng.normal(size=3)
-        axis = " ".join(f"{x:.4f}" for x in axis * rng.uniform(0.2, 3.0) / np.linalg.norm(axis))
-        mimic = ""
-        if kind in ("revolute", "continuous", "prismatic") and one_dof and draw(st.booleans()):
-            leader = draw(st.sampled_from(one_dof))
-            mimic = f'<mimic joint="{leader}" multiplier="{rng.uniform(-2, 2):.3f}" offset="{rng.uniform(-1, 1):.3f}"/>'
-        if kind in ("revolute", "continuous", "prismatic"):
-            one_dof.append(f"j{i}")
-        parent = draw(st.integers(min_value=0, max_value=i - 1))
-        joints.append(
-            f'<joint name="j{i}" type="{kind}"><parent link="l{parent}"/><child link="l{i}"/>'
-            f'<origin xyz="{xyz}" rpy="{rpy}"/><axis xyz="{axis}"/>'
-            f'<limit lower="-2" upper="2" effort="1" velocity="1"/>{mimic}</joint>'
-        )
-    return f'<robot name="random">{links}{"".join(joints)}</robot>'
 
 
 def so3_log_small(rotation: np.ndarray) -> np.ndarray:
@@ -50,7 +24,7 @@ def so3_log_small(rotation: np.ndarray) -> np.ndarray:
 
 
 @settings(max_examples=40, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
-@given(text=urdf_trees(), floating_base=st.booleans(), seed=st.integers(0, 1000))
+@given(text=urdf_trees(pinocchio_compatible=False), floating_base=st.booleans(), seed=st.integers(0, 1000))
 def test_random_trees(text, floating_base, seed):
     robot = ReferenceRobot.from_urdf_string(text, floating_base=floating_base)
     rng = np.random.default_rng(seed)
