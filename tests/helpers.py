@@ -64,6 +64,37 @@ def numeric_relative_jacobians(robot, q, pairs, eps: float = 1e-6) -> dict:
     return out
 
 
+def assert_jacobian_rates_match_finite_differences(robot, q, v, triples, eps: float = 1e-6, note: str = "") -> None:
+    """dJ_ab/dt (Kinematics) against central differences of J_ab along v through pin.integrate,
+    for each (a, b, c) in `triples`, expressed in a, b, the world and c."""
+    from reljac.relative import Kinematics
+
+    kin = Kinematics(robot, q, v)
+    plus = Kinematics(robot, pin.integrate(robot.model, q, eps * v))
+    minus = Kinematics(robot, pin.integrate(robot.model, q, -eps * v))
+    for a, b, c in triples:
+        for where in ("a", "b", "world", c):
+            dJ = kin.relative_jacobian_time_variation(a, b, expressed_in=where)
+            fd = (plus.relative_jacobian(a, b, expressed_in=where)
+                  - minus.relative_jacobian(a, b, expressed_in=where)) / (2 * eps)
+            np.testing.assert_allclose(dJ, fd, atol=1e-6 * max(1.0, np.abs(fd).max()),
+                                       err_msg=f"{a}->{b} in {where}{note}")
+
+
+def load_random_tree(directory, text: str, *, floating_base: bool = False):
+    """The Robot of a random URDF tree written to `directory`, or None when Pinocchio refuses it
+    for one of the expected reasons (its mimic order; a second free-flyer)."""
+    import reljac
+
+    path = directory / "random.urdf"
+    path.write_text(text)
+    try:
+        return reljac.Robot.from_urdf(path, floating_base=floating_base)
+    except reljac.URDFError as exc:
+        assert "mimic" in str(exc) or "already has a floating root joint" in str(exc), str(exc)
+        return None
+
+
 def interesting_frames(robot) -> list[int]:
     """Ids of link frames and fixed frames (the ones users name), plus the universe."""
     keep = (pin.FrameType.BODY, pin.FrameType.FIXED_JOINT)

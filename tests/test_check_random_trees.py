@@ -12,19 +12,14 @@ import reljac
 from reljac.check import check_robot
 from reljac.reference import ReferenceRobot
 
-from helpers import urdf_trees
+from helpers import assert_jacobian_rates_match_finite_differences, load_random_tree, urdf_trees
 
 @settings(max_examples=100, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=urdf_trees(), floating_base=st.booleans(), seed=st.integers(0, 1000))
 def test_random_trees_agree_with_the_reference(tmp_path_factory, text, floating_base, seed):
-    path = tmp_path_factory.mktemp("tree") / "random.urdf"
-    path.write_text(text)
-    try:
-        robot = reljac.Robot.from_urdf(path, floating_base=floating_base)
-    except reljac.URDFError as exc:  # expected refusals: Pinocchio's mimic order, two free-flyers
-        assert "mimic" in str(exc) or "already has a floating root joint" in str(exc), str(exc)
-        assume(False)
-    ref = ReferenceRobot.from_urdf(path, floating_base=floating_base)
+    robot = load_random_tree(tmp_path_factory.mktemp("tree"), text, floating_base=floating_base)
+    assume(robot is not None)
+    ref = ReferenceRobot.from_urdf(robot.urdf_path, floating_base=floating_base)
     report = check_robot(robot, ref, samples=5, seed=seed, max_pairs=40, tolerance=1e-9)
     assert report.ok, report.format() + "\n" + text
 
@@ -51,24 +46,10 @@ def test_relative_jacobians_for_every_expressed_in_frame_agree(name):
 @given(text=urdf_trees(), floating_base=st.booleans(), seed=st.integers(0, 1000))
 def test_random_trees_jacobian_time_variation_matches_finite_differences(tmp_path_factory, text, floating_base, seed):
     """dJ_ab/dt (including the mimic workaround) against central differences of J_ab along v."""
-    import pinocchio as pin
-
-    path = tmp_path_factory.mktemp("tree") / "random.urdf"
-    path.write_text(text)
-    try:
-        robot = reljac.Robot.from_urdf(path, floating_base=floating_base)
-    except reljac.URDFError:
-        assume(False)
-    assume(robot.nv > 0)
+    robot = load_random_tree(tmp_path_factory.mktemp("tree"), text, floating_base=floating_base)
+    assume(robot is not None and robot.nv > 0)
     rng = np.random.default_rng(seed)
-    q, v, eps = robot.random_configuration(rng), rng.normal(size=robot.nv), 1e-6
-    kin = reljac.Kinematics(robot, q, v)
-    plus = reljac.Kinematics(robot, pin.integrate(robot.model, q, eps * v))
-    minus = reljac.Kinematics(robot, pin.integrate(robot.model, q, -eps * v))
+    q, v = robot.random_configuration(rng), rng.normal(size=robot.nv)
     frames = robot.frame_names
-    for _ in range(3):
-        a, b, c = (frames[i] for i in rng.choice(len(frames), 3))
-        for where in ("a", "b", "world", c):
-            dJ = kin.relative_jacobian_time_variation(a, b, expressed_in=where)
-            fd = (plus.relative_jacobian(a, b, expressed_in=where) - minus.relative_jacobian(a, b, expressed_in=where)) / (2 * eps)
-            np.testing.assert_allclose(dJ, fd, atol=1e-6 * max(1.0, np.abs(fd).max()), err_msg=f"{a}->{b} in {where}\n{text}")
+    triples = [tuple(frames[i] for i in rng.choice(len(frames), 3)) for _ in range(3)]
+    assert_jacobian_rates_match_finite_differences(robot, q, v, triples, note="\n" + text)

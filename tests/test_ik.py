@@ -21,7 +21,7 @@ from reljac.ik import (
 from reljac.ik.hierarchy import Level, solve_hierarchy
 from reljac.relative import Kinematics
 
-from helpers import urdf_trees
+from helpers import load_random_tree, urdf_trees
 
 
 @pytest.fixture(scope="module")
@@ -335,13 +335,8 @@ def test_any_robot_stays_in_its_limits_and_finite(tmp_path_factory, text, seed):
     """Random URDF trees: a relative pose task between two random frames and a posture, for 40
     steps from a random start; v finite and within the velocity limits, q within the position
     limits."""
-    path = tmp_path_factory.mktemp("tree") / "random.urdf"
-    path.write_text(text)
-    try:
-        robot = reljac.Robot.from_urdf(path)
-    except reljac.URDFError:  # Pinocchio's mimic-order limitation (see test_check_random_trees)
-        return
-    if robot.nv == 0:  # nothing to control: Controller refuses it (tested elsewhere)
+    robot = load_random_tree(tmp_path_factory.mktemp("tree"), text)
+    if robot is None or robot.nv == 0:  # refused by Pinocchio, or nothing to control (tested elsewhere)
         return
     rng = np.random.default_rng(seed)
     frames = robot.frame_names
