@@ -144,9 +144,6 @@ class Kinematics:
         oMf = self.data.oMf
         return oMf[self.robot.frame_id(frame_a)].actInv(oMf[self.robot.frame_id(frame_b)])
 
-    def _axes(self, expressed_in: FrameRef, fa: int, fb: int) -> int | None:
-        return _axes_of(self.robot, expressed_in, fa, fb)
-
     def relative_jacobian(
         self, frame_a: FrameRef, frame_b: FrameRef, *, expressed_in: FrameRef = "a"
     ) -> np.ndarray:
@@ -176,7 +173,7 @@ class Kinematics:
                 T_a = frames[fa] = data.oMf[fa]
             X.rotation = T_a.rotation
         else:
-            fc = self._axes(expressed_in, fa, fb)
+            fc = _axes_of(self.robot, expressed_in, fa, fb)
             if fc != fb:
                 X.rotation = _IDENTITY if fc is None else self._oMf(fc).rotation
         return X.toActionMatrixInverse() @ (J_b - J_a)
@@ -209,7 +206,7 @@ class Kinematics:
         D[:3] += pin.skew(p_w) @ J_a[3:]
         dD = self.frame_jacobian_time_variation(fb) - dJ_a
         dD[:3] += pin.skew(p_w_dot) @ J_a[3:] + pin.skew(p_w) @ dJ_a[3:]
-        fc = self._axes(expressed_in, fa, fb)
+        fc = _axes_of(self.robot, expressed_in, fa, fb)
         if fc is None:
             return dD
         W_c = pin.skew(self.frame_jacobian(fc)[3:] @ self.v)  # angular velocity of c, world axes
