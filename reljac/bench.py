@@ -99,6 +99,13 @@ def _run_trials(robot, trials, *, max_steps: int, dt: float) -> dict:
     }
 
 
+def _ik_section(title: str, robot: Robot, trials, pair: tuple[str, str], *, max_steps: int, dt: float) -> str:
+    """Run the trials and tabulate them beside one relative_jacobian call on `pair`, same run."""
+    q = robot.random_configuration(1)
+    call = median_seconds(lambda: relative_jacobian(robot, q, *pair), runs=100)
+    return _ik_table(title, _run_trials(robot, trials, max_steps=max_steps, dt=dt), call)
+
+
 def _ik_table(title: str, result: dict, reference_call: float) -> str:
     steps, times = result["steps"], result["step_times"]
     rows = [
@@ -141,13 +148,10 @@ def ik_tables(*, quick: bool = False) -> str:
             return e["position"] < 1e-3 and e["orientation"] < 1e-2
 
         trials.append(([[rel], [left], [posture]], q_mid, success))
-    q = robot.random_configuration(1)
-    call = median_seconds(lambda: relative_jacobian(robot, q, "left_tool", "right_tool"), runs=100)
-    result = _run_trials(robot, trials, max_steps=max_steps, dt=dt)
-    out.append(_ik_table(
+    out.append(_ik_section(
         f"IK on dual_arm: {n} reachable targets, levels: right_tool in left_tool > left_tool > posture; "
         f"start mid-limits, dt={dt}, <= {max_steps} steps; success: relative error < 1 mm and < 1e-2 rad",
-        result, call))
+        robot, trials, ("left_tool", "right_tool"), max_steps=max_steps, dt=dt))
 
     hand = Robot.bundled("hand")
     rng = np.random.default_rng(2027)
@@ -163,13 +167,10 @@ def ik_tables(*, quick: bool = False) -> str:
             return pinch.error_norms(k)["position"] < 1e-3
 
         trials.append(([[pinch], [posture]], hand.random_configuration(rng), success))
-    q = hand.random_configuration(1)
-    call = median_seconds(lambda: relative_jacobian(hand, q, "index_tip", "thumb_tip"), runs=100)
-    result = _run_trials(hand, trials, max_steps=max_steps, dt=dt)
-    out.append(_ik_table(
+    out.append(_ik_section(
         f"IK on hand: {n} pinches (thumb_tip on index_tip / middle_tip) from random starts, "
         f"levels: pinch > posture; dt={dt}, <= {max_steps} steps; success: error < 1 mm",
-        result, call))
+        hand, trials, ("index_tip", "thumb_tip"), max_steps=max_steps, dt=dt))
     from .ik.nlp import nlp_bench_rows
 
     rows = nlp_bench_rows(n_targets=5 if quick else 20, seed=0)
