@@ -85,7 +85,30 @@ class Task:
         return {"error": float(np.linalg.norm(e))}
 
 
-class RelativeFrameTask(Task):
+class _FramePairTask(Task):
+    """A task on the motion of frame b measured in frame a: the frames, a target (None until
+    set_target) and the target's velocity for feed-forward (size entries, zero by default)."""
+
+    quantity = "motion"  # what the task controls, for its default name
+
+    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, **kwargs) -> None:
+        self.frame_a, self.frame_b = frame_a, frame_b
+        kwargs.setdefault("name", f"{self.quantity} of {frame_b} in {frame_a}")
+        super().__init__(**kwargs)
+        self.target = None
+        self.target_velocity = np.zeros(self.size)
+
+    def _set_target_velocity(self, velocity) -> None:
+        self.target_velocity = np.zeros(self.size) if velocity is None else \
+            _as_vector(velocity, self.size, "target velocity")
+
+    def _require_target(self):
+        if self.target is None:
+            raise TaskError(f"task '{self.name}' has no target: call set_target first")
+        return self.target
+
+
+class RelativeFrameTask(_FramePairTask):
     """Pose of frame b in frame a (6D): e = log6(T_t^-1 T_ab), in the target frame's axes.
 
     ``set_target(T_ab_target, velocity=None)``; `velocity` is the target's own twist
@@ -93,25 +116,15 @@ class RelativeFrameTask(Task):
     Weights apply to e = [position error (3); rotation vector (3)].
     """
 
-    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, **kwargs) -> None:
-        self.frame_a, self.frame_b = frame_a, frame_b
-        kwargs.setdefault("name", f"pose of {frame_b} in {frame_a}")
-        super().__init__(**kwargs)
-        self.target: pin.SE3 | None = None
-        self.target_velocity = np.zeros(6)
+    quantity = "pose"
 
     def set_target(self, T_ab, velocity=None) -> None:
         self.target = _as_se3(T_ab, f"target of task '{self.name}'")
-        self.target_velocity = np.zeros(6) if velocity is None else _as_vector(velocity, 6, "target velocity")
+        self._set_target_velocity(velocity)
 
     def set_target_from_configuration(self, robot: Robot, q) -> None:
         """Target = the current relative pose at configuration q."""
         self.set_target(Kinematics(robot, q).relative_placement(self.frame_a, self.frame_b))
-
-    def _require_target(self) -> pin.SE3:
-        if self.target is None:
-            raise TaskError(f"task '{self.name}' has no target: call set_target first")
-        return self.target
 
     def compute(self, kin):
         T_err = self._require_target().actInv(kin.relative_placement(self.frame_a, self.frame_b))
@@ -141,48 +154,35 @@ class FrameTask(RelativeFrameTask):
         super().__init__(WORLD, frame, **kwargs)
 
 
-class RelativePositionTask(Task):
+class RelativePositionTask(_FramePairTask):
     """Position of b's origin in a: e = p_ab - p_target (in a's axes). Target: (3,) [m]."""
 
     size = 3
-
-    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, **kwargs) -> None:
-        self.frame_a, self.frame_b = frame_a, frame_b
-        kwargs.setdefault("name", f"position of {frame_b} in {frame_a}")
-        super().__init__(**kwargs)
-        self.target: np.ndarray | None = None
-        self.target_velocity = np.zeros(3)
+    quantity = "position"
 
     def set_target(self, p_ab, velocity=None) -> None:
         """Target position of b in a (3,) [m]; optional velocity d/dt p_target (3,) [m/s]."""
         self.target = _as_vector(p_ab, 3, f"target of task '{self.name}'")
-        self.target_velocity = np.zeros(3) if velocity is None else _as_vector(velocity, 3, "target velocity")
+        self._set_target_velocity(velocity)
 
     def compute(self, kin):
-        if self.target is None:
-            raise TaskError(f"task '{self.name}' has no target: call set_target first")
+        target = self._require_target()
         T_ab = kin.relative_placement(self.frame_a, self.frame_b)
         J = kin.relative_jacobian(self.frame_a, self.frame_b)[:3]
-        return T_ab.translation - self.target, J, self.target_velocity
+        return T_ab.translation - target, J, self.target_velocity
 
     def error_norms(self, kin):
         return {"position": super().error_norms(kin)["error"]}
 
 
-class RelativeOrientationTask(Task):
+class RelativeOrientationTask(_FramePairTask):
     """Orientation of b in a: e = log3(R_t^T R_ab) (target axes). Target: (3, 3) rotation.
 
     Optional target angular velocity (3,): measured in a, expressed in the target frame.
     """
 
     size = 3
-
-    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, **kwargs) -> None:
-        self.frame_a, self.frame_b = frame_a, frame_b
-        kwargs.setdefault("name", f"orientation of {frame_b} in {frame_a}")
-        super().__init__(**kwargs)
-        self.target: np.ndarray | None = None
-        self.target_velocity = np.zeros(3)
+    quantity = "orientation"
 
     def set_target(self, R_ab, velocity=None) -> None:
         try:
@@ -193,12 +193,10 @@ class RelativeOrientationTask(Task):
             raise TaskError(f"target of task '{self.name}' must be a (3, 3) rotation, got {R.shape}")
         _check_rotation(R, f"target of task '{self.name}'")
         self.target = R
-        self.target_velocity = np.zeros(3) if velocity is None else _as_vector(velocity, 3, "target velocity")
+        self._set_target_velocity(velocity)
 
     def compute(self, kin):
-        if self.target is None:
-            raise TaskError(f"task '{self.name}' has no target: call set_target first")
-        R_err = self.target.T @ kin.relative_placement(self.frame_a, self.frame_b).rotation
+        R_err = self._require_target().T @ kin.relative_placement(self.frame_a, self.frame_b).rotation
         Jlog = pin.Jlog3(R_err)
         J = Jlog @ kin.relative_jacobian(self.frame_a, self.frame_b, expressed_in="b")[3:]
         ff = Jlog @ (R_err.T @ self.target_velocity)
