@@ -268,14 +268,18 @@ class _Overlay:
         pass
 
 
+def _draw_axes(node, scale: float, radius: float) -> None:
+    """RGB axis cylinders (x red, y green, z blue) of length `scale` and radius `radius` * scale."""
+    for axis, T in _axis_transforms(scale).items():
+        node[axis].set_object(mg.Mesh(mg.Cylinder(scale, radius * scale), _material(AXIS_COLORS[axis])))
+        node[axis].set_transform(T)
+
+
 class _FrameTriad(_Overlay):
     def __init__(self, node, frame_id: int, scale: float, label: str | None) -> None:
         super().__init__(node)
         self.frame_id = frame_id
-        for axis, T in _axis_transforms(scale).items():
-            node[axis].set_object(mg.Mesh(mg.Cylinder(scale, FRAME_AXIS_RADIUS * scale),
-                                          _material(AXIS_COLORS[axis])))
-            node[axis].set_transform(T)
+        _draw_axes(node, scale, FRAME_AXIS_RADIUS)
         if label:
             node["label"].set_object(_Sprite(label, size=scale))
             node["label"].set_transform(_translation([0.0, 0.0, 1.3 * scale]))
@@ -288,10 +292,7 @@ class _Target(_Overlay):
     def __init__(self, node, T_wt: np.ndarray, scale: float) -> None:
         super().__init__(node)
         self.scale = scale
-        for axis, T in _axis_transforms(scale).items():
-            node[axis].set_object(mg.Mesh(mg.Cylinder(scale, TARGET_AXIS_RADIUS * scale),
-                                          _material(AXIS_COLORS[axis])))
-            node[axis].set_transform(T)
+        _draw_axes(node, scale, TARGET_AXIS_RADIUS)
         node["origin"].set_object(mg.Mesh(mg.Sphere(TARGET_SPHERE_RADIUS * scale),
                                           _material(TARGET_SPHERE_COLOR)))
         node.set_transform(T_wt)
