@@ -25,7 +25,7 @@ import numpy as np
 
 from .exceptions import ReljacError, TaskError
 from .relative import Kinematics
-from .robot import FrameRef, Robot, is_angle_pair
+from .robot import FrameRef, Robot
 from .validation import as_rng
 
 PARTS = {"position": (0, 1, 2), "orientation": (3, 4, 5), "full": (0, 1, 2, 3, 4, 5)}
@@ -211,19 +211,9 @@ def reference_to_pinocchio_q(robot: Robot, ref, q_ref) -> np.ndarray:
     Joints are matched by name; continuous angles become (cos, sin) pairs; free joints keep
     [x, y, z, qx, qy, qz, qw] (the same convention in both).
     """
-    q_ref = np.atleast_2d(np.asarray(q_ref, dtype=float))
-    q = np.tile(robot.neutral(), (q_ref.shape[0], 1))
-    model = robot.model
-    for name in ref.joint_names:
-        src = ref.q_slices[name]
-        joint = model.joints[model.getJointId(name)]
-        i = joint.idx_q
-        if is_angle_pair(joint):
-            angle = q_ref[:, src.start]
-            q[:, i], q[:, i + 1] = np.cos(angle), np.sin(angle)
-        else:
-            q[:, i : i + joint.nq] = q_ref[:, src]
-    return q
+    from .check import LayerMap
+
+    return LayerMap(robot, ref).q_to_pinocchio(np.atleast_2d(np.asarray(q_ref, dtype=float)))
 
 
 def workspace_summary(robot: Robot, frame_a: FrameRef, frame_b: FrameRef, samples: int = 1000,

@@ -191,7 +191,7 @@ def reference_table(*, quick: bool = False) -> str:
     from .check import LayerMap
 
     layers = LayerMap(robot, ref)
-    q_pin = [layers.q_to_pinocchio(q) for q in q_ref]
+    q_pin = list(layers.q_to_pinocchio(q_ref))
     runs = 3 if quick else 7
 
     def batched():

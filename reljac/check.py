@@ -80,13 +80,18 @@ class LayerMap:
         self.frames = [f for f in ref.frame_names if f in set(robot.frame_names)]
 
     def q_to_pinocchio(self, q_ref: np.ndarray) -> np.ndarray:
-        q = self.robot.neutral()
+        """Configurations in the reference layout, (ref.nq,) or (N, ref.nq), to the robot's
+        layout, (nq,) or (N, nq): continuous angles become (cos, sin) pairs."""
+        q_ref = np.asarray(q_ref, dtype=float)
+        batch = np.atleast_2d(q_ref)
+        q = np.tile(self.robot.neutral(), (batch.shape[0], 1))
         for block, start, kind in self.blocks:
             if kind == "angle":
-                q[start : start + 2] = (np.cos(q_ref[block][0]), np.sin(q_ref[block][0]))
+                angle = batch[:, block.start]
+                q[:, start], q[:, start + 1] = np.cos(angle), np.sin(angle)
             else:
-                q[start : start + block.stop - block.start] = q_ref[block]
-        return q
+                q[:, start : start + block.stop - block.start] = batch[:, block]
+        return q if q_ref.ndim == 2 else q[0]
 
     def columns(self, J_pin: np.ndarray) -> np.ndarray:
         """Pinocchio Jacobian columns reordered into the reference's v layout."""
@@ -121,7 +126,7 @@ def check_robot(
         if len(every) > max_pairs:
             every = [every[i] for i in rng.choice(len(every), size=max_pairs, replace=False)]
         pairs = every
-    kins = [Kinematics(robot, layers.q_to_pinocchio(q)) for q in q_refs]
+    kins = [Kinematics(robot, q) for q in layers.q_to_pinocchio(q_refs)]
     placement_err: dict[str, float] = {}
     jacobian_err: dict[str, float] = {}
     for f in frames:
