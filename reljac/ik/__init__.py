@@ -5,9 +5,11 @@ damped (singularity-robust) pseudo-inverses; joint position and velocity limits 
 Saturation in the Null Space. See :class:`Controller` and :func:`solve`.
 """
 
-from .controller import Controller, IKResult, solve
+from .backend import compiled_available, default_backend
+from .controller import Controller
 from .hierarchy import DampingPolicy, LevelReport
-from .limits import JointLimits
+from .limits import JointPositionLimit, JointVelocityLimit, Limit, VelocityConstraint
+from .solve import IKResult, solve
 from .nlp import NLPResult, solve_nlp
 from .tasks import (
     FrameTask,
@@ -16,6 +18,7 @@ from .tasks import (
     RelativeOrientationTask,
     RelativePositionTask,
     Task,
+    TaskRows,
 )
 
 __all__ = [
@@ -23,7 +26,12 @@ __all__ = [
     "DampingPolicy",
     "FrameTask",
     "IKResult",
-    "JointLimits",
+    "JointPositionLimit",
+    "JointVelocityLimit",
+    "Limit",
+    "VelocityConstraint",
+    "compiled_available",
+    "default_backend",
     "LevelReport",
     "NLPResult",
     "PostureTask",
@@ -31,6 +39,7 @@ __all__ = [
     "RelativeOrientationTask",
     "RelativePositionTask",
     "Task",
+    "TaskRows",
     "solve",
     "solve_nlp",
 ]

@@ -1,20 +1,26 @@
-"""Strict task hierarchy with joint-velocity bounds, in plain linear algebra (no QP solver).
+"""Strict task hierarchy under velocity constraints, in plain linear algebra (no QP solver).
 
-Given priority levels ``(A_k, b_k)`` (A_k: (m_k, nv) task Jacobians, b_k: (m_k,) desired task
-velocities) and bounds ``lo <= v <= hi``, find v that
+This is the readable Python solver: the specification and oracle of the compiled one
+(``reljac.ik._core``, same algorithm, same constants), and the fallback where it is not built.
+
+Given priority levels ``(A_k, b_k)`` (A_k: (m_k, nv) task rows, b_k: (m_k,) desired task
+velocities) and constraints ``lo <= v <= hi`` (a box, (nv,) each) and ``C v <= d`` (one-sided
+rows, C: (k, nv), d: (k,)), find the joint velocity v (nv,) that
 
 1. meets level 1 as well as possible, then level 2 in the null space of level 1, and so on
    (recursive null-space projection, Siciliano and Slotine), with singularity-robust damped
-   pseudo-inverses (damping grows as the smallest singular value falls below a threshold);
-2. stays inside the bounds, with Saturation in the Null Space (Flacco, De Luca and Khatib): a
-   joint that would cross a bound is saturated at it and taken out of that level's null space; if
-   a level cannot be met inside the bounds even then, it is scaled by the largest factor
-   s in [0, 1] that fits (its direction is kept, its magnitude shrinks) and lower levels go on in
-   what remains.
+   least squares (damping grows as the smallest singular value falls below a threshold);
+2. satisfies every constraint, with Saturation in the Null Space (Flacco, De Luca and Khatib): a
+   joint (or row) that would cross its bound is saturated at it and taken out of the null space
+   left for that level; a level that still does not fit is scaled by the largest s in [0, 1]
+   that fits (its direction kept, its magnitude shrunk) and lower levels go on in what remains.
 
-Notation: the null space left for the current level is kept as an orthonormal basis Z (nv, k)
-(its projector is Z Z^T); saturating joint j restricts Z to the vectors with zero j-th entry, a
-Householder update. v_prev is the solution of the levels above.
+The null space left for a level is kept as an orthogonal projector P (nv, nv), so that
+saturating joint j is a rank-one update of P (and of M = A P) with row and column j set exactly
+to zero: a saturated joint can never move again, not even by rounding. Each level is factored in
+task space, through the eigen-decomposition of its (m, m) Gram matrix G = M M^T (sigma_i^2 are
+its eigenvalues); a saturation costs O(m nv + nv^2) updates and one (m, m) decomposition, never a
+factorization of an (m, nv) matrix.
 """
 
 from __future__ import annotations
@@ -22,126 +28,276 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.linalg import lapack
 
 from ..exceptions import ConfigurationError
 
-RANK_TOLERANCE = 1e-9  # singular values below this (relative to 1) count as zero
-BOUND_TOLERANCE = 1e-12
-MAX_STALE_SATURATIONS = 2  # stop saturating a level after this many joints that did not help
+RANK_TOLERANCE = 1e-12  # eigenvalues of G below this x max(1, largest) count as zero (sigma < 1e-6)
+BOUND_TOLERANCE = 1e-12  # [rad/s, m/s] slack accepted on a bound before it counts as crossed
+PIVOT_TOLERANCE = 1e-12  # a joint (row) with P_jj (c^T P c) below this cannot move in what is left
+MAX_STALE_SATURATIONS = 2  # stop saturating a level after this many saturations that did not help
+MET_TOLERANCE = 1e-9  # a level is met when |A v - b| <= this x (1 + |b|)
 
 
 @dataclass
 class Level:
     """One priority level: A v = b is wanted.
 
-    ``identity_scale`` c marks A = c diag(mask) (mask: 1 kept, 0 masked rows; default all kept),
+    ``identity_scale`` c marks A = c diag(mask) (mask: 1 kept, 0 masked rows; None: all kept),
     and then A may be None and b has zeros on masked rows: the level's correction is the
-    null-space projection of its residual (exact least squares when the mask keeps every row).
+    null-space projection of its residual (exact least squares when the mask keeps every row);
+    such a level leaves no null space below it. ``extra_damping`` [same units as sigma^2] is added
+    to the damping the policy gives (the controller's error-dependent damping).
     """
 
     A: np.ndarray | None
     b: np.ndarray
     identity_scale: float | None = None
     mask: np.ndarray | None = None
+    extra_damping: float = 0.0
+
+    def times(self, x: np.ndarray) -> np.ndarray:
+        """A @ x."""
+        if self.A is not None:
+            return self.A @ x
+        y = self.identity_scale * x
+        return y if self.mask is None else self.mask * y
+
+    @property
+    def rows(self) -> int:
+        return self.b.shape[0]
 
 
 @dataclass
 class LevelReport:
-    """What happened to one level: its scale factor s and the joints saturated for it."""
+    """What happened to one level.
+
+    scale: the factor s in [0, 1] applied to its correction (1: not scaled).
+    saturated: velocity indices of the joints saturated for it; saturated_rows: indices of the
+        constraint rows C saturated for it.
+    damping: lambda^2 used; smallest_singular_value: of the level inside the null space it got.
+    residual: |A v - b| at the solution [the level's units]; met: residual <= 1e-9 (1 + |b|).
+    The controller fills in ``tasks`` (names), ``saturated_joints`` (joint names of
+    ``saturated``) and ``saturated_constraints`` (names of the rows).
+    """
 
     scale: float
     saturated: list[int] = field(default_factory=list)
+    saturated_rows: list[int] = field(default_factory=list)
     damping: float = 0.0
     smallest_singular_value: float = float("inf")
+    residual: float = 0.0
+    met: bool = True
+    tasks: list[str] = field(default_factory=list)
+    saturated_joints: list[str] = field(default_factory=list)
+    saturated_constraints: list[str] = field(default_factory=list)
 
 
 @dataclass
 class DampingPolicy:
-    """Adaptive damping: lambda^2 = lambda_max^2 (1 - (sigma_min / threshold)^2) below threshold.
+    """Damping of each level's least squares: lambda^2 = singular part + error part.
 
-    Far from singularities (sigma_min >= threshold) there is no damping, so feasible tasks are
-    met exactly; at a singularity the gain of the inverse is bounded by 1 / (2 lambda_max).
+    Singular part: lambda_max^2 (1 - (sigma_min / threshold)^2) below `threshold`, 0 above it,
+    so far from singularities feasible tasks are met exactly, and at a singularity the gain of
+    the inverse is bounded by 1 / (2 lambda_max).
+
+    Error part (Levenberg-Marquardt): ``error_damping * (|b dt|^2 - step_threshold^2)`` when
+    positive, b being the level's feedback velocity and dt the control period, so |b dt| is the
+    displacement asked for in one step [m, rad]. Large steps toward far or unreachable targets
+    are damped, where the linear model is poor and undamped steps overshoot; steps below
+    `step_threshold` are not, so a level near its target is met exactly. 0 turns it off.
     """
 
     threshold: float = 0.02
     max_damping: float = 0.05
+    error_damping: float = 1.0
+    step_threshold: float = 0.01
 
     def __post_init__(self) -> None:
-        for name in ("threshold", "max_damping"):
+        for name in ("threshold", "max_damping", "error_damping", "step_threshold"):
             value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and np.isfinite(value) and value >= 0):
+            if isinstance(value, bool) or not (isinstance(value, (int, float)) and np.isfinite(value) and value >= 0):
                 raise ConfigurationError(f"DampingPolicy.{name} must be a finite number >= 0, got {value!r}")
 
+    def error_part(self, step_squared: float) -> float:
+        """lambda^2 of a level asking for a displacement of squared norm `step_squared` per step."""
+        return self.error_damping * max(step_squared - self.step_threshold**2, 0.0)
+
     def damping(self, smallest: float) -> float:
+        """lambda^2 for a level whose smallest singular value is `smallest`."""
         if smallest >= self.threshold:
             return 0.0
         return self.max_damping**2 * (1.0 - (smallest / self.threshold) ** 2)
 
 
-def _damped_svd(A: np.ndarray, policy: DampingPolicy):
-    """SVD of A (m, k) with adaptive damping: (U_r, inv_sigma, V (k, k), rank, damping^2, sigma_min).
+@dataclass
+class Constraints:
+    """lo <= v <= hi and C v <= d: lo, hi (nv,) with lo <= hi; C (k, nv), d (k,) (k may be 0)."""
 
-    The damped pseudo-inverse is ``V[:, :rank] @ diag(inv_sigma) @ U_r.T``; ``V[:, rank:]`` spans
-    the null space of A.
-    """
-    if A.size == 0:
-        raise ValueError("empty task matrix")  # callers never get here: they stop at an empty basis
-    U, sigma, Vt, info = lapack.dgesdd(A, compute_uv=1, full_matrices=1)  # numpy's svd, less overhead
-    if info != 0:
-        U, sigma, Vt = np.linalg.svd(A, full_matrices=True)
-    scale = max(1.0, sigma[0]) if sigma.size else 1.0
-    threshold = RANK_TOLERANCE * scale
-    rank = sigma.size if sigma[-1] > threshold else int(np.count_nonzero(sigma > threshold))
-    smallest = float(sigma[rank - 1]) if rank else 0.0
-    if rank < A.shape[0]:
-        smallest = 0.0  # a rank-deficient task is singular whatever its non-zero values say
-    lam2 = policy.damping(smallest)
-    sig = sigma[:rank]
-    return U[:, :rank], sig / (sig * sig + lam2), Vt.T, rank, lam2, smallest
+    lo: np.ndarray
+    hi: np.ndarray
+    C: np.ndarray
+    d: np.ndarray
+
+    @classmethod
+    def box(cls, lo: np.ndarray, hi: np.ndarray) -> "Constraints":
+        return cls(lo, hi, np.zeros((0, lo.shape[0])), np.zeros(0))
 
 
-def _without_row_direction(Z: np.ndarray, j: int) -> np.ndarray | None:
-    """Basis of {Z y : (Z y)_j = 0}: Z times an orthonormal basis of z^perp, z = Z[j] (Householder).
+@dataclass
+class _Step:
+    """A level's correction inside the free null space: v = base + s delta."""
 
-    None when joint j cannot move in span(Z) anyway.
-    """
-    z = Z[j]
-    norm = float(np.sqrt(z @ z))
-    if norm < 1e-12:
-        return None
-    u = z.copy()
-    u[0] += norm if z[0] >= 0 else -norm
-    u /= np.sqrt(u @ u)
-    # Z H with H = I - 2 u u^T (H z = -+ norm e_1); dropping H's first column drops z's direction
-    return (Z - np.outer(2.0 * (Z @ u), u))[:, 1:]
+    delta: np.ndarray
+    A_delta: np.ndarray
+    rank_basis: np.ndarray | None  # W (nv, r): orthonormal basis of the level's rows in P's range
+    damping: float
+    smallest: float
 
 
-def _max_scale(base: np.ndarray, delta: np.ndarray, lo: list[float], hi: list[float]) -> tuple[float, int]:
-    """Largest s in [0, 1] with lo <= base + s delta <= hi, and the joint that limits it.
+def _correction(level: Level, M: np.ndarray | None, P: np.ndarray, residual: np.ndarray,
+                policy: DampingPolicy) -> _Step:
+    """Damped least-squares correction delta (in range(P)) of A delta = residual."""
+    if level.identity_scale is not None:  # A = c diag(mask): (c P)^+ = P / c on the kept rows
+        delta = P @ residual / level.identity_scale
+        return _Step(delta, level.times(delta), None, 0.0, float("inf"))
+    G = M @ M.T
+    eigenvalues, U = np.linalg.eigh(G)  # ascending
+    eigenvalues, U = eigenvalues[::-1], U[:, ::-1]
+    largest = eigenvalues[0] if eigenvalues.size else 0.0
+    rank = int(np.count_nonzero(eigenvalues > RANK_TOLERANCE * max(1.0, largest)))
+    smallest = float(np.sqrt(eigenvalues[rank - 1])) if rank == level.rows else 0.0
+    lam2 = policy.damping(smallest) + level.extra_damping
+    e, U_r = eigenvalues[:rank], U[:, :rank]
+    delta = M.T @ (U_r @ ((U_r.T @ residual) / (e + lam2)))
+    W = M.T @ (U_r / np.sqrt(e))  # M^T U_r Sigma_r^-1: the level's row space inside range(P)
+    return _Step(delta, level.times(delta), W, lam2, smallest)
 
-    Returns (1, -1) when nothing limits s below 1, and (-1, j) when base itself is outside the
-    bounds (j: the worst joint). A plain loop over lists: for a few dozen joints it beats
-    numpy's per-call overhead several times over.
+
+def _max_scale(base: np.ndarray, delta: np.ndarray, cons: Constraints) -> tuple[float, int, int]:
+    """Largest s in [0, 1] keeping base + s delta inside the constraints, and what limits it.
+
+    Returns (s, kind, index): kind 0 a joint (index: its velocity index), 1 a row of C, -1
+    nothing (s = 1). s = -1 when base itself violates a constraint (index: the worst one).
     """
     tol = BOUND_TOLERANCE
-    s, limiting, worst, worst_violation = 1.0, -1, -1, tol
-    for j, (b, d, low, high) in enumerate(zip(base.tolist(), delta.tolist(), lo, hi)):
-        violation = b - high if b > high else low - b
-        if violation > worst_violation:
-            worst, worst_violation = j, violation
-        end = b + d
-        if end > high + tol:
-            ratio = (high - b) / d
-        elif end < low - tol:
-            ratio = (low - b) / d
-        else:
-            continue
-        if ratio < s:
-            s, limiting = ratio, j
+    s, kind, limiting, worst, worst_kind, worst_violation = 1.0, -1, -1, -1, -1, tol
+    items = [(0, base, delta, cons.lo, cons.hi)]
+    if cons.C.shape[0]:
+        items.append((1, cons.C @ base, cons.C @ delta, np.full(cons.d.shape, -np.inf), cons.d))
+    for which, x, dx, low, high in items:
+        for j, (b, d, lj, hj) in enumerate(zip(x.tolist(), dx.tolist(), low.tolist(), high.tolist())):
+            violation = b - hj if b > hj else lj - b
+            if violation > tol:
+                if violation > worst_violation:
+                    worst, worst_kind, worst_violation = j, which, violation
+                continue
+            end = b + d
+            if end > hj + tol:
+                ratio = (hj - b) / d
+            elif end < lj - tol:
+                ratio = (lj - b) / d
+            else:
+                continue
+            if ratio < s:
+                s, kind, limiting = ratio, which, j
     if worst >= 0:
-        return -1.0, worst
-    return (1.0, -1) if limiting < 0 else (max(s, 0.0), limiting)
+        return -1.0, worst_kind, worst
+    return (1.0, -1, -1) if kind < 0 else (max(s, 0.0), kind, limiting)
+
+
+def _saturate(P: np.ndarray, M: np.ndarray | None, base: np.ndarray, c: np.ndarray | None, j: int,
+              target: float) -> bool:
+    """Fix c^T v = target (c None: v_j = target) inside range(P); in place. False if it cannot move.
+
+    base moves along P c onto the bound (levels above are untouched: P c is in their null
+    space); P becomes the projector onto {x in range(P): c^T x = 0}, M = A P with it.
+    """
+    Pc = P[:, j].copy() if c is None else P @ c
+    pivot = float(Pc[j]) if c is None else float(c @ Pc)
+    if pivot < PIVOT_TOLERANCE:
+        return False
+    value = base[j] if c is None else float(c @ base)
+    base += Pc * ((target - value) / pivot)
+    P -= np.outer(Pc, Pc / pivot)
+    if M is not None:
+        M -= np.outer(M[:, j] if c is None else M @ c, Pc / pivot)
+    if c is None:  # exactly: a saturated joint never moves again
+        base[j] = target
+        P[j, :] = 0.0
+        P[:, j] = 0.0
+        if M is not None:
+            M[:, j] = 0.0
+    return True
+
+
+@dataclass
+class _Candidate:
+    remaining: float
+    scale: float
+    v: np.ndarray
+    P: np.ndarray
+    dim: int
+    step: _Step
+    saturated: list[int]
+    saturated_rows: list[int]
+
+
+def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, cons: Constraints,
+                 policy: DampingPolicy) -> tuple[np.ndarray, np.ndarray, int, LevelReport]:
+    """One SNS level: (v, projector and dimension left for the levels below, report).
+
+    v = base + s delta: base moves the saturated joints (rows) onto their bounds inside range(P),
+    so the levels above are untouched; delta is the damped least-squares correction of this
+    level in what is left once they are frozen. The most critical constraint is saturated
+    first; of the candidates seen, the one whose residual |A v - b| is smallest wins (for a
+    level that fits, the first one, met exactly).
+    """
+    base, P_free, free = v_prev.copy(), P.copy(), dim
+    M = None if level.A is None else level.A @ P_free
+    saturated: list[int] = []
+    saturated_rows: list[int] = []
+    best: _Candidate | None = None
+    stale = 0  # saturations in a row that did not lower the residual
+    for _ in range(v_prev.shape[0] + cons.C.shape[0] + 1):
+        residual = level.b - level.times(base)
+        step = _correction(level, M, P_free, residual, policy)
+        s, kind, j = _max_scale(base, step.delta, cons)
+        if s < 0:  # freezing the last one pushed another out: keep the best so far
+            break
+        remaining = float(np.linalg.norm(s * step.A_delta - residual))
+        if best is None or remaining < best.remaining * (1.0 - 1e-9) - 1e-15:
+            best = _Candidate(remaining, s, base + s * step.delta, P_free.copy(), free, step,
+                              list(saturated), list(saturated_rows))
+            stale = 0
+        elif s > 1e-6:  # s ~ 0: a joint sits on its bound; freezing it is free, keep going
+            stale += 1
+        if s >= 1.0 or stale >= MAX_STALE_SATURATIONS or free == 0:
+            break
+        if kind == 0:  # the joint goes onto the bound it was about to cross
+            target = cons.hi[j] if step.delta[j] > 0 else cons.lo[j]
+            if not _saturate(P_free, M, base, None, j, target):
+                break
+            saturated.append(j)
+        else:
+            if not _saturate(P_free, M, base, cons.C[j], j, float(cons.d[j])):
+                break
+            saturated_rows.append(j)
+        free -= 1
+    if best is None:  # cannot happen while v_prev satisfies the constraints; stay safe anyway
+        v = np.minimum(np.maximum(v_prev, cons.lo), cons.hi)
+        residual = float(np.linalg.norm(level.times(v) - level.b))
+        return v, P, dim, LevelReport(0.0, residual=residual, met=False)
+    v = np.minimum(np.maximum(best.v, cons.lo), cons.hi)  # rounding only
+    step = best.step
+    if step.rank_basis is None:  # an identity level uses every direction it can
+        P_next, dim_next = np.zeros_like(P), 0
+    else:
+        W = step.rank_basis
+        P_next, dim_next = best.P - W @ W.T, best.dim - W.shape[1]  # saturated rows of W are exactly 0
+    residual = float(np.linalg.norm(level.times(v) - level.b))
+    met = residual <= MET_TOLERANCE * (1.0 + float(np.linalg.norm(level.b)))
+    return v, P_next, dim_next, LevelReport(best.scale, best.saturated, best.saturated_rows, step.damping,
+                                            step.smallest, residual, met)
 
 
 def solve_hierarchy(
@@ -150,78 +306,30 @@ def solve_hierarchy(
     hi: np.ndarray,
     *,
     policy: DampingPolicy | None = None,
+    C: np.ndarray | None = None,
+    d: np.ndarray | None = None,
 ) -> tuple[np.ndarray, list[LevelReport]]:
-    """Joint velocity v (nv,) for prioritized levels inside ``lo <= v <= hi``.
+    """Joint velocity v (nv,) for prioritized levels inside ``lo <= v <= hi`` and ``C v <= d``.
 
-    ``lo <= hi`` must hold element-wise (callers clip their bounds first). The result always
-    satisfies the bounds: when a level cannot be met it is scaled down, never the bounds relaxed.
+    ``lo <= hi`` must hold element-wise and v = clip(0, lo, hi) must satisfy ``C v <= d``
+    (callers make it so). The result always satisfies the constraints: when a level cannot be
+    met it is scaled down, never the constraints relaxed.
     """
     policy = policy or DampingPolicy()
+    nv = lo.shape[0]
+    cons = Constraints.box(lo, hi) if C is None else Constraints(lo, hi, C, d)
     v = np.minimum(np.maximum(0.0, lo), hi)  # zero if feasible, else the nearest point of the box
-    Z = np.eye(lo.shape[0])
+    P, dim = np.eye(nv), nv
     reports = []
-    lo_list, hi_list = lo.tolist(), hi.tolist()
     for level in levels:
-        if level.A is not None and level.A.shape[0] == 0:  # every row masked out: nothing asked
+        if level.rows == 0:  # every row masked out: nothing asked
             reports.append(LevelReport(scale=1.0))
             continue
-        if Z.shape[1] == 0:  # nothing left for lower levels
-            reports.append(LevelReport(scale=0.0))
+        if dim == 0:  # nothing left for lower levels
+            residual = float(np.linalg.norm(level.times(v) - level.b))
+            met = residual <= MET_TOLERANCE * (1.0 + float(np.linalg.norm(level.b)))
+            reports.append(LevelReport(scale=0.0, residual=residual, met=met))
             continue
-        v, Z, report = _solve_level(level, v, Z, lo, hi, lo_list, hi_list, policy)
+        v, P, dim, report = _solve_level(level, v, P, dim, cons, policy)
         reports.append(report)
     return v, reports
-
-
-def _solve_level(level: Level, v_prev, Z, lo, hi, lo_list, hi_list, policy):
-    """One SNS level: returns (v, null-space basis left for the levels below, report).
-
-    v = base + s * delta: base moves the saturated joints onto their bounds inside span(Z) (so
-    the levels above are untouched); delta is the damped least-squares correction of this
-    level inside what is left of span(Z) once those joints are frozen. Joints are saturated one
-    at a time, the most critical first; of the candidates seen, the one whose task residual
-    |A v - b| is smallest wins (for a level that fits, the first one, met exactly).
-    """
-    saturated: list[int] = []
-    base, Z_free = v_prev, Z
-    best = None  # (residual norm, -s, v, Z_next, saturated, damping, sigma_min)
-    stale = 0  # saturations in a row that did not lower the residual
-    for _ in range(v_prev.shape[0] + 1):
-        if level.A is None:  # A = c diag(mask)
-            scaled = level.identity_scale * base
-            residual = level.b - (scaled if level.mask is None else level.mask * scaled)
-        else:
-            residual = level.b - level.A @ base
-        if level.identity_scale is not None:  # A = c I: (c Z)^+ = Z^T / c, nothing left below
-            delta = Z_free @ (Z_free.T @ residual) / level.identity_scale
-            Z_next, lam2, smallest = Z_free[:, :0], 0.0, float("inf")
-            A_delta = level.identity_scale * (delta if level.mask is None else level.mask * delta)
-        else:
-            Ur, inv_sigma, V, rank, lam2, smallest = _damped_svd(level.A @ Z_free, policy)
-            delta = Z_free @ (V[:, :rank] @ (inv_sigma * (Ur.T @ residual)))
-            Z_next = Z_free @ V[:, rank:]
-            A_delta = level.A @ delta
-        s, joint = _max_scale(base, delta, lo_list, hi_list)
-        if s < 0:  # freezing the last joint pushed another one out: keep the best so far
-            break
-        remaining = float(np.linalg.norm(s * A_delta - residual))  # |A v - b| at v = base + s delta
-        if best is None or remaining < best[0] * (1.0 - 1e-9) - 1e-15:
-            best = (remaining, -s, base + s * delta, Z_next, list(saturated), lam2, smallest)
-            stale = 0
-        elif s > 1e-6:  # s ~ 0: a joint sits on its bound; freezing it is free, keep going
-            stale += 1
-        if s >= 1.0 or level.identity_scale is not None or stale >= MAX_STALE_SATURATIONS:
-            break  # met; an identity (posture) level is only scaled, it has no null space to use
-        reduced = _without_row_direction(Z_free, joint)
-        if reduced is None or reduced.shape[1] == 0:
-            break
-        # saturate the joint that limits s: move it onto its bound within span(Z_free), freeze it
-        z = Z_free[joint]
-        target = hi[joint] if delta[joint] > 0 else lo[joint]
-        base = base + Z_free @ (z * ((target - base[joint]) / float(z @ z)))
-        Z_free = reduced
-        saturated.append(joint)
-    if best is None:  # cannot happen while v_prev is inside the bounds; stay safe anyway
-        return np.clip(v_prev, lo, hi), Z, LevelReport(scale=0.0)
-    _, minus_s, v, Z_next, S, lam2, smallest = best
-    return np.minimum(np.maximum(v, lo), hi), Z_next, LevelReport(-minus_s, S, lam2, smallest)

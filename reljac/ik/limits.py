@@ -1,96 +1,235 @@
-"""Joint limits as bounds on the velocity of one control step.
+"""Limits: objects that constrain the joint velocity of one control step.
 
-Position limits become velocity bounds so that q + v dt stays inside [q_min, q_max]: with
+Every limit answers :meth:`Limit.constraint` with a :class:`VelocityConstraint`: a box
+``lo <= v <= hi`` and/or one-sided rows ``C v <= d``. The controller intersects what its limits
+return and hands it to the solver, which keeps it above every task level; it knows no limit
+class by name. A new limit (collision avoidance, a workspace bound, ...) is a new subclass.
+
+Joint position limits become velocity bounds so that q + v dt stays inside [q_min, q_max]: with
 gain gamma in (0, 1], ``gamma (q_min - q) / dt <= v <= gamma (q_max - q) / dt`` lets a joint
-approach its limit geometrically and never cross it. A joint already outside its limits gets a
-bound that pushes it back (recovery), capped by the velocity limit. An optional margin shrinks
-the limits the controller aims to stay in ([q_min + margin, q_max - margin], never past the
-middle); the URDF limits themselves are never crossed. Velocity limits come from the URDF (or
-are given) and are applied as they are.
+approach its limit geometrically and never cross it. A joint outside its limits is driven back
+(recovery): it must move toward them and may not overshoot them. An optional margin shrinks the
+limits the controller aims to stay in ([q_min + margin, q_max - margin], never past the middle);
+the URDF limits themselves are never crossed.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
 import numpy as np
+import pinocchio as pin
 
 from ..exceptions import ConfigurationError
+from ..relative import Kinematics
 from ..robot import Robot
 from ..validation import as_float
 
 
-class JointLimits:
-    """Velocity bounds (lo, hi), shapes (nv,), from position and velocity limits.
+@dataclass(frozen=True)
+class VelocityConstraint:
+    """What one limit asks of v (nv,) [rad/s, m/s] for one step.
 
-    Args:
-        robot: the robot (its URDF limits are used).
-        velocity_limits: (nv,) [rad/s or m/s] overriding the URDF's; inf = unlimited.
-        limit_gain: gamma above, in (0, 1]: the fraction of the distance to a position limit a
-            joint may cover in one step.
-        position_margin: distance kept from every position limit [rad or m], >= 0.
-        default_velocity_limit: used where the URDF gives none (0 or missing) [rad/s or m/s].
+    lo, hi: (nv,) box bounds (None: no box); C: (k, nv), d: (k,): rows ``C v <= d`` (None: no
+    rows), named by ``row_names`` (k,) for reports.
     """
 
-    def __init__(
-        self,
-        robot: Robot,
-        *,
-        velocity_limits=None,
-        limit_gain: float = 0.5,
-        position_margin: float = 0.0,
-        default_velocity_limit: float = np.inf,
-    ) -> None:
-        margin = as_float(position_margin, "position_margin", minimum=0.0, error=ConfigurationError)
-        limit_gain = as_float(limit_gain, "limit_gain", minimum=0.0, strict=True, error=ConfigurationError)
-        if limit_gain > 1:
-            raise ConfigurationError(f"limit_gain must be in (0, 1], got {limit_gain}")
-        model = robot.model
+    lo: np.ndarray | None = None
+    hi: np.ndarray | None = None
+    C: np.ndarray | None = None
+    d: np.ndarray | None = None
+    row_names: tuple[str, ...] = ()
+
+
+class Limit(ABC):
+    """A constraint on the joint velocity v of one control step of length dt [s]."""
+
+    name = "limit"
+
+    @abstractmethod
+    def constraint(self, kin: Kinematics, dt: float) -> VelocityConstraint:
+        """The constraint at kin's configuration for a step of length dt."""
+
+    def guard(self, q_next: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """q_next (nq,) after the step from q, corrected for rounding (default: as it is)."""
+        return q_next
+
+
+def _one_dof_joints(robot: Robot) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(q index, v index, lower, upper) of the 1-DoF joints with finite position limits."""
+    model = robot.model
+    q_idx, v_idx = [], []
+    for j in range(1, model.njoints):
+        joint = model.joints[j]
+        if joint.nq == 1 and joint.nv == 1:
+            lo, hi = model.lowerPositionLimit[joint.idx_q], model.upperPositionLimit[joint.idx_q]
+            if np.isfinite(lo) and np.isfinite(hi) and lo <= hi:  # lo == hi: a locked joint
+                q_idx.append(joint.idx_q)
+                v_idx.append(joint.idx_v)
+    q_index = np.array(q_idx, dtype=int)
+    return (q_index, np.array(v_idx, dtype=int), model.lowerPositionLimit[q_index].astype(float),
+            model.upperPositionLimit[q_index].astype(float))
+
+
+class JointVelocityLimit(Limit):
+    """|v| <= v_max per velocity index.
+
+    Args:
+        robot: the robot; its URDF velocity limits are used unless `velocity_limits` is given.
+        velocity_limits: (nv,) [rad/s or m/s], positive; inf = unlimited.
+        default_velocity_limit: where the URDF gives none (0 or missing) [rad/s or m/s].
+    """
+
+    name = "joint velocity"
+
+    def __init__(self, robot: Robot, velocity_limits=None, *, default_velocity_limit: float = np.inf) -> None:
         if velocity_limits is None:
-            vmax = model.velocityLimit.astype(float).copy()
+            vmax = robot.model.velocityLimit.astype(float).copy()
             vmax[~(vmax > 0)] = default_velocity_limit
         else:
             try:
+                if np.iscomplexobj(velocity_limits) or np.asarray(velocity_limits).dtype == bool:
+                    raise TypeError
                 vmax = np.array(velocity_limits, dtype=float)
             except (TypeError, ValueError):
-                raise ConfigurationError(f"velocity_limits must be ({robot.nv},) positive numbers, got {velocity_limits!r}") from None
+                raise ConfigurationError(
+                    f"velocity_limits must be ({robot.nv},) positive numbers, got {velocity_limits!r}") from None
             if vmax.shape != (robot.nv,) or np.isnan(vmax).any() or (vmax <= 0).any():
                 raise ConfigurationError(f"velocity_limits must be ({robot.nv},) positive numbers (inf allowed)")
         self.velocity_limits = vmax
-        self.limit_gain = float(limit_gain)
-        # 1-DoF joints with finite position limits: their q index and v index
-        q_idx, v_idx = [], []
-        for j in range(1, model.njoints):
-            joint = model.joints[j]
-            if joint.nq == 1 and joint.nv == 1:
-                lo, hi = model.lowerPositionLimit[joint.idx_q], model.upperPositionLimit[joint.idx_q]
-                if np.isfinite(lo) and np.isfinite(hi) and lo <= hi:  # lo == hi: a locked joint
-                    q_idx.append(joint.idx_q)
-                    v_idx.append(joint.idx_v)
-        self.q_index = np.array(q_idx, dtype=int)
-        self.v_index = np.array(v_idx, dtype=int)
-        self._vmax_limited = vmax[self.v_index]
-        self.urdf_q_min = model.lowerPositionLimit[self.q_index].copy()
-        self.urdf_q_max = model.upperPositionLimit[self.q_index].copy()
+        self._bounds = VelocityConstraint(lo=-vmax, hi=vmax.copy())
+
+    def constraint(self, kin: Kinematics, dt: float) -> VelocityConstraint:
+        return self._bounds
+
+
+class JointPositionLimit(Limit):
+    """Position limits of the 1-DoF joints as velocity bounds (see the module docstring).
+
+    Args:
+        robot: the robot (its URDF limits are used).
+        limit_gain: gamma, in (0, 1]: the fraction of the distance to a position limit a joint
+            may cover in one step.
+        position_margin: distance kept from every position limit [rad or m], >= 0.
+    """
+
+    name = "joint position"
+
+    def __init__(self, robot: Robot, *, limit_gain: float = 0.5, position_margin: float = 0.0) -> None:
+        margin = as_float(position_margin, "position_margin", minimum=0.0, error=ConfigurationError)
+        gain = as_float(limit_gain, "limit_gain", minimum=0.0, strict=True, error=ConfigurationError)
+        if gain > 1:
+            raise ConfigurationError(f"limit_gain must be in (0, 1], got {gain}")
+        self.limit_gain = gain
+        self.nv = robot.nv
+        self.q_index, self.v_index, self.urdf_q_min, self.urdf_q_max = _one_dof_joints(robot)
         middle = 0.5 * (self.urdf_q_min + self.urdf_q_max)
         self.q_min = np.minimum(self.urdf_q_min + margin, middle)  # the limits the controller keeps
         self.q_max = np.maximum(self.urdf_q_max - margin, middle)
 
-    def bounds(self, q: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
-        """(lo, hi) with lo <= hi: velocity bounds for one step of length dt [s] from q."""
-        hi = self.velocity_limits.copy()
-        lo = -hi
-        vi, vmax = self.v_index, self._vmax_limited
-        to_min = (self.q_min - q[self.q_index]) / dt  # < 0 inside the limits
-        to_max = (self.q_max - q[self.q_index]) / dt  # > 0 inside the limits
-        # inside: a fraction gamma of the way to the limit; outside: straight back, at most vmax
-        lo[vi] = np.minimum(np.maximum(-vmax, np.where(to_min > 0, to_min, self.limit_gain * to_min)), vmax)
-        hi[vi] = np.maximum(np.minimum(vmax, np.where(to_max < 0, to_max, self.limit_gain * to_max)), -vmax)
+    def constraint(self, kin: Kinematics, dt: float) -> VelocityConstraint:
+        lo, hi = np.full(self.nv, -np.inf), np.full(self.nv, np.inf)
+        lo[self.v_index], hi[self.v_index] = self.joint_bounds(kin.q[self.q_index], dt)
+        return VelocityConstraint(lo=lo, hi=hi)
+
+    def joint_bounds(self, q: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
+        """(lo, hi) [rad/s, m/s] of the limited joints at their positions q, lo <= hi always.
+
+        Inside: a fraction gamma of the way to each limit. Below q_min: at least straight back
+        to q_min, at most gamma of the way to q_max (never past it); above q_max likewise.
+        """
+        to_min = (self.q_min - q) / dt  # < 0 inside the limits
+        to_max = (self.q_max - q) / dt  # > 0 inside the limits
+        g = self.limit_gain
+        below, above = to_min > 0, to_max < 0
+        lo = np.where(below, to_min, np.where(above, np.minimum(g * to_min, to_max), g * to_min))
+        hi = np.where(above, to_max, np.where(below, np.maximum(g * to_max, to_min), g * to_max))
         return lo, hi
 
-    def clamp(self, q_next: np.ndarray, q: np.ndarray) -> np.ndarray:
-        """Guard against rounding: a joint inside its (margin-shrunk) limits at q stays inside at
-        q_next, and no joint inside its URDF limits leaves them."""
+    def guard(self, q_next: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """A joint inside its (margin-shrunk) limits at q stays inside at q_next, and no joint
+        inside its URDF limits leaves them (rounding)."""
         for low, high in ((self.q_min, self.q_max), (self.urdf_q_min, self.urdf_q_max)):
             qn, qj = q_next[self.q_index], q[self.q_index]
             inside = (qj >= low) & (qj <= high)
             q_next[self.q_index] = np.where(inside, np.clip(qn, low, high), qn)
         return q_next
+
+
+def intersect(constraints: list[VelocityConstraint], nv: int):
+    """(lo, hi, C, d, row_names): the box of every constraint intersected in order, lo <= hi.
+
+    Where a later box does not meet the earlier ones, the earlier win: the later bound is
+    clipped into what they allow (list hard limits, e.g. joint velocity, first).
+    """
+    lo, hi = np.full(nv, -np.inf), np.full(nv, np.inf)
+    rows, rhs, names = [], [], []
+    for c in constraints:
+        if c.lo is not None:
+            lo, hi = np.clip(c.lo, lo, hi), np.clip(c.hi, lo, hi)
+        if c.C is not None and c.C.shape[0]:
+            rows.append(c.C)
+            rhs.append(c.d)
+            names.extend(c.row_names)
+    C = np.vstack(rows) if rows else None
+    d = np.concatenate(rhs) if rhs else None
+    return lo, hi, C, d, names
+
+
+class ReversalDamping(Limit):
+    """Per-joint step-size control against chatter (Rprop's rule: Riedmiller and Braun, 1993).
+
+    A joint whose velocity reversed between the last two steps, both times faster than
+    `threshold` of its velocity limit, overshot: its speed is capped at `shrink` times its
+    last speed for the next step. Every step without a reversal lets the cap grow by `grow`
+    until it no longer binds. A reversing bang-bang limit cycle (an unreachable target with
+    one-step gains) thus decays geometrically to rest instead of chattering at full speed;
+    smooth motions never reverse at speed from one step to the next and are not affected.
+    Stateful: it watches the configurations it is asked about (a jump larger than the velocity
+    limits allow, e.g. a new episode, resets it).
+
+    Args:
+        robot: the robot (its velocity limits scale `threshold`; unlimited joints use 1 rad/s).
+        velocity_limits: (nv,) override [rad/s or m/s], as the controller's.
+        shrink: factor in (0, 1) applied to the last speed after a reversal.
+        grow: factor > 1 by which the cap grows back per step without reversal.
+        threshold: fraction of the velocity limit below which a reversal does not count.
+    """
+
+    name = "reversal damping"
+
+    def __init__(self, robot: Robot, velocity_limits=None, *, shrink: float = 0.5, grow: float = 1.2,
+                 threshold: float = 0.05) -> None:
+        self.shrink = as_float(shrink, "shrink", minimum=0.0, strict=True, error=ConfigurationError)
+        self.grow = as_float(grow, "grow", minimum=1.0, strict=True, error=ConfigurationError)
+        threshold = as_float(threshold, "threshold", minimum=0.0, error=ConfigurationError)
+        if self.shrink >= 1:
+            raise ConfigurationError(f"shrink must be in (0, 1), got {self.shrink}")
+        self.model = robot.model
+        vmax = JointVelocityLimit(robot, velocity_limits).velocity_limits
+        self._vmax = vmax
+        self._floor = threshold * np.where(np.isfinite(vmax), vmax, 1.0)
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the motion seen so far."""
+        self._q: np.ndarray | None = None
+        self._v: np.ndarray | None = None
+        self.cap = np.full(self.model.nv, np.inf)
+
+    def constraint(self, kin: Kinematics, dt: float) -> VelocityConstraint:
+        q = kin.q
+        if self._q is not None and self._q.shape == q.shape:
+            v = pin.difference(self.model, self._q, q) / dt  # the velocity of the step just made
+            if not (np.abs(v) <= 1.5 * self._vmax + 1e-9).all():  # not one of our steps: start afresh
+                self.reset()
+            else:
+                if self._v is not None:
+                    fast = (np.abs(v) > self._floor) & (np.abs(self._v) > self._floor)
+                    reversed_ = fast & (v * self._v < 0)
+                    self.cap = np.where(reversed_, self.shrink * np.abs(v), self.cap * self.grow)
+                    self.cap[self.cap > self._vmax] = np.inf
+                self._v = v
+        self._q = q.copy()
+        return VelocityConstraint(lo=-self.cap, hi=self.cap.copy())

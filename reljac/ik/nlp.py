@@ -201,7 +201,7 @@ def nlp_bench_rows(n_targets: int = 20, seed: int = 0, *, tol: float = 1e-4) -> 
     Returns:
         Rows (name, success rate in [0, 1], median wall time per solve [s]).
     """
-    from .controller import solve
+    from .solve import solve
     from .tasks import RelativeFrameTask
 
     if isinstance(n_targets, bool) or not isinstance(n_targets, (int, np.integer)) or n_targets < 1:

@@ -11,6 +11,8 @@ the target frame's axes, with its exact Jacobian ``pin.Jlog6(T_t^-1 T_ab) @ J_ab
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pinocchio as pin
 
@@ -20,6 +22,30 @@ from ..robot import FrameRef, Robot
 from ..validation import as_float, as_se3 as _as_se3, as_vector as _as_vector, check_rotation as _check_rotation
 
 WORLD = "universe"
+
+
+@dataclass
+class TaskRows:
+    """A task's rows in the controller's system ``A v = b`` (masked rows dropped).
+
+    A: (m, nv) weighted Jacobian W J, or None when A = identity_scale * diag(mask) (then b has
+    zeros on the masked rows, m = nv); b: (m,) weighted desired rate W (-gain e + feed-forward)
+    [m/s, rad/s]; feedback: (m,) its feedback part W gain e (without the feed-forward), from
+    which the controller's error-dependent damping is computed.
+    """
+
+    A: np.ndarray | None
+    b: np.ndarray
+    feedback: np.ndarray
+    identity_scale: float | None = None
+    mask: np.ndarray | None = None
+
+    def dense(self, nv: int) -> tuple[np.ndarray, np.ndarray]:
+        """(A, b) with A explicit, masked rows dropped."""
+        if self.A is not None:
+            return self.A, self.b
+        kept = np.ones(nv, dtype=bool) if self.mask is None else self.mask > 0
+        return self.identity_scale * np.eye(nv)[kept], self.b[kept]
 
 
 class Task:
@@ -66,7 +92,10 @@ class Task:
 
     def weighted(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray]:
         """Rows (A, b) of the level's system: A = W J, b = W (-gain e + feed_forward), masked rows dropped."""
-        e, J, ff = self.compute(kin)
+        return self.rows(kin).dense(kin.model.nv)
+
+    def _feedback(self, e: np.ndarray) -> np.ndarray:
+        """gain * e [units of e / s], capped by max_speed (a new array)."""
         feedback = self.gain * e
         if self.max_speed is not None:
             halves = (slice(0, 3), slice(3, 6)) if self.size == 6 else (slice(None),)
@@ -74,10 +103,17 @@ class Task:
                 norm = float(np.linalg.norm(feedback[half]))
                 if norm > cap:
                     feedback[half] *= cap / norm
+        return feedback
+
+    def rows(self, kin: Kinematics) -> TaskRows:
+        """The task's rows at kin's configuration: A = W J, b = W (-gain e + feed_forward)."""
+        e, J, ff = self.compute(kin)
+        feedback = self._feedback(e)
         if self._unit_weights:  # the common case: no copies
-            return J, ff - feedback
+            return TaskRows(J, ff - feedback, feedback)
         w = self.weight[self._rows]
-        return w[:, None] * J[self._rows], w * (ff[self._rows] - feedback[self._rows])
+        fb = w * feedback[self._rows]
+        return TaskRows(w[:, None] * J[self._rows], w * ff[self._rows] - fb, fb)
 
     def error_norms(self, kin: Kinematics) -> dict[str, float]:
         """Norms of the (masked) error for reports: e.g. {'position': m, 'orientation': rad}."""
@@ -247,6 +283,15 @@ class PostureTask(Task):
     def error(self, kin: Kinematics) -> np.ndarray:
         """e = difference(q_target, q), (nv,), without the Jacobian."""
         return pin.difference(self.robot.model, self.target, kin.q)
+
+    def rows(self, kin: Kinematics) -> TaskRows:
+        """Identity form (A = c diag(mask), not built) when the weights allow it, else dense rows."""
+        c = self._identity_scale
+        if c is None:
+            return super().rows(kin)
+        mask = self.row_mask
+        feedback = mask * (c * self._feedback(self.error(kin)))
+        return TaskRows(None, -feedback, feedback, identity_scale=c, mask=mask)
 
     @property
     def identity_scale(self) -> float | None:

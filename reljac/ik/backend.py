@@ -1,0 +1,89 @@
+"""Which solver resolves the hierarchy: the compiled core (``reljac.ik._core``) or the Python one.
+
+Both take the same arguments, ``(levels, lo, hi, C, d, policy)``, and return ``(v, reports)``:
+see :func:`reljac.ik.hierarchy.solve_hierarchy`, the readable specification the compiled solver
+is tested against. ``RELJAC_BACKEND=python`` (or ``Controller(..., backend="python")``) selects
+the Python solver; by default the compiled one runs when it was built. When it was not (no
+compiler at install time), reljac says so once and runs on the Python solver.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Callable
+
+import numpy as np
+
+from ..exceptions import ConfigurationError
+from .hierarchy import DampingPolicy, Level, LevelReport, solve_hierarchy
+
+BACKENDS = ("compiled", "python")
+
+try:
+    from . import _core
+except ImportError as error:  # not built: no compiler when reljac was installed
+    _core = None
+    _IMPORT_ERROR = str(error)
+else:
+    _IMPORT_ERROR = ""
+
+_warned = False
+
+
+def compiled_available() -> bool:
+    """True when the compiled solver was built and imports."""
+    return _core is not None
+
+
+def default_backend() -> str:
+    """The backend used when none is asked for: RELJAC_BACKEND, else "compiled" when built."""
+    asked = os.environ.get("RELJAC_BACKEND", "").strip().lower()
+    if asked:
+        if asked not in BACKENDS:
+            raise ConfigurationError(f"RELJAC_BACKEND must be one of {', '.join(BACKENDS)}, got '{asked}'")
+        return resolve(asked)
+    return "compiled" if _core is not None else _fallback()
+
+
+def _fallback() -> str:
+    global _warned
+    if not _warned:
+        _warned = True
+        print("reljac: the compiled IK solver is not built (" + (_IMPORT_ERROR or "no extension")
+              + "); running on the Python solver", file=sys.stderr)
+    return "python"
+
+
+def resolve(name: str | None) -> str:
+    """The backend to use for `name` ("compiled", "python" or None: the default)."""
+    if name is None:
+        return default_backend()
+    if not isinstance(name, str) or name not in BACKENDS:
+        raise ConfigurationError(f"backend must be one of {', '.join(BACKENDS)}, got {name!r}")
+    if name == "compiled" and _core is None:
+        raise ConfigurationError(f"the compiled IK solver is not built ({_IMPORT_ERROR}); use backend='python'")
+    return name
+
+
+def _python(levels: list[Level], lo: np.ndarray, hi: np.ndarray, C: np.ndarray | None, d: np.ndarray | None,
+            policy: DampingPolicy) -> tuple[np.ndarray, list[LevelReport]]:
+    return solve_hierarchy(levels, lo, hi, policy=policy, C=C, d=d)
+
+
+def _compiled(levels: list[Level], lo: np.ndarray, hi: np.ndarray, C: np.ndarray | None, d: np.ndarray | None,
+              policy: DampingPolicy) -> tuple[np.ndarray, list[LevelReport]]:
+    nv = lo.shape[0]
+    if C is None:
+        C, d = np.zeros((0, nv)), np.zeros(0)
+    v, raw = _core.solve_hierarchy(
+        [level.A for level in levels], [level.b for level in levels],
+        [level.identity_scale if level.identity_scale is not None else 0.0 for level in levels],
+        [level.mask for level in levels], [level.extra_damping for level in levels],
+        lo, hi, C, d, policy.threshold, policy.max_damping)
+    return v, [LevelReport(*fields) for fields in raw]
+
+
+def solver(name: str) -> Callable[..., tuple[np.ndarray, list[LevelReport]]]:
+    """The solve function of backend `name`."""
+    return _compiled if resolve(name) == "compiled" else _python
