@@ -173,9 +173,11 @@ def _correction(level: Level, M: np.ndarray | None, P: np.ndarray, residual: np.
     return _Step(delta, level.times(delta), W, lam2, smallest)
 
 
-def _max_scale(base: np.ndarray, delta: np.ndarray, cons: Constraints) -> tuple[float, int, int]:
+def _max_scale(base: np.ndarray, delta: np.ndarray, cons: Constraints, held: list[int]) -> tuple[float, int, int]:
     """Largest s in [0, 1] keeping base + s delta inside the constraints, and what limits it.
 
+    Rows of C in `held` are skipped: they are saturated (their direction is out of the null
+    space, so c^T delta is 0 up to rounding that must not count as a crossing).
     Returns (s, kind, index): kind 0 a joint (index: its velocity index), 1 a row of C, -1
     nothing (s = 1). s = -1 when base itself violates a constraint (index: the worst one).
     """
@@ -183,7 +185,9 @@ def _max_scale(base: np.ndarray, delta: np.ndarray, cons: Constraints) -> tuple[
     s, kind, limiting, worst, worst_kind, worst_violation = 1.0, -1, -1, -1, -1, tol
     items = [(0, base, delta, cons.lo, cons.hi)]
     if cons.C.shape[0]:
-        items.append((1, cons.C @ base, cons.C @ delta, np.full(cons.d.shape, -np.inf), cons.d))
+        free_d = cons.d.copy()
+        free_d[held] = np.inf
+        items.append((1, cons.C @ base, cons.C @ delta, np.full(cons.d.shape, -np.inf), free_d))
     for which, x, dx, low, high in items:
         for j, (b, d, lj, hj) in enumerate(zip(x.tolist(), dx.tolist(), low.tolist(), high.tolist())):
             violation = b - hj if b > hj else lj - b
@@ -242,9 +246,11 @@ class _Candidate:
     saturated_rows: list[int]
 
 
-def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, cons: Constraints,
+def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, held: list[int], cons: Constraints,
                  policy: DampingPolicy) -> tuple[np.ndarray, np.ndarray, int, LevelReport]:
     """One SNS level: (v, projector and dimension left for the levels below, report).
+
+    `held`: rows of C saturated above (extended in place by this level's saturated rows).
 
     v = base + s delta: base moves the saturated joints (rows) onto their bounds inside range(P),
     so the levels above are untouched; delta is the damped least-squares correction of this
@@ -261,7 +267,7 @@ def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, cons
     for _ in range(v_prev.shape[0] + cons.C.shape[0] + 1):
         residual = level.b - level.times(base)
         step = _correction(level, M, P_free, residual, policy)
-        s, kind, j = _max_scale(base, step.delta, cons)
+        s, kind, j = _max_scale(base, step.delta, cons, held + saturated_rows)
         if s < 0:  # freezing the last one pushed another out: keep the best so far
             break
         remaining = float(np.linalg.norm(s * step.A_delta - residual))
@@ -288,6 +294,7 @@ def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, cons
         residual = float(np.linalg.norm(level.times(v) - level.b))
         return v, P, dim, LevelReport(0.0, residual=residual, met=False)
     v = np.minimum(np.maximum(best.v, cons.lo), cons.hi)  # rounding only
+    held.extend(best.saturated_rows)
     step = best.step
     if step.rank_basis is None:  # an identity level uses every direction it can
         P_next, dim_next = np.zeros_like(P), 0
@@ -320,6 +327,7 @@ def solve_hierarchy(
     cons = Constraints.box(lo, hi) if C is None else Constraints(lo, hi, C, d)
     v = np.minimum(np.maximum(0.0, lo), hi)  # zero if feasible, else the nearest point of the box
     P, dim = np.eye(nv), nv
+    held: list[int] = []  # rows of C saturated so far: their direction is out of P
     reports = []
     for level in levels:
         if level.rows == 0:  # every row masked out: nothing asked
@@ -330,6 +338,6 @@ def solve_hierarchy(
             met = residual <= MET_TOLERANCE * (1.0 + float(np.linalg.norm(level.b)))
             reports.append(LevelReport(scale=0.0, residual=residual, met=met))
             continue
-        v, P, dim, report = _solve_level(level, v, P, dim, cons, policy)
+        v, P, dim, report = _solve_level(level, v, P, dim, held, cons, policy)
         reports.append(report)
     return v, reports

@@ -1,0 +1,251 @@
+// The compiled SNS solver; see hierarchy.hpp and reljac/ik/hierarchy.py (its specification).
+#include "hierarchy.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+namespace reljac {
+
+double Policy::singular_damping(double smallest) const {
+  if (smallest >= threshold) return 0.0;
+  const double r = smallest / threshold;
+  return max_damping * max_damping * (1.0 - r * r);
+}
+
+namespace {
+
+// A x for a level.
+Vector times(const Level& level, const Vector& x, int nv) {
+  if (level.A != nullptr) return RowMatrixMap(level.A, level.rows(), nv) * x;
+  Vector y = level.identity_scale * x;
+  if (level.mask.size()) y.array() *= level.mask.array();
+  return y;
+}
+
+struct Step {
+  Vector delta, A_delta;
+  Matrix W;  // (nv x rank) orthonormal basis of the level's rows inside range(P); empty: identity level
+  bool has_W = false;
+  double damping = 0.0;
+  double smallest = std::numeric_limits<double>::infinity();
+};
+
+// Damped least-squares correction delta (in range(P)) of A delta = residual.
+Step correction(const Level& level, const Matrix& M, const Matrix& P, const Vector& residual,
+                const Policy& policy, int nv) {
+  Step step;
+  if (level.A == nullptr) {  // A = c diag(mask): (c P)^+ = P / c on the kept rows
+    step.delta = P * residual / level.identity_scale;
+    step.A_delta = times(level, step.delta, nv);
+    return step;
+  }
+  const int m = level.rows();
+  Matrix G = M * M.transpose();
+  Eigen::SelfAdjointEigenSolver<Matrix> eig(G);  // ascending
+  Vector e = eig.eigenvalues().reverse();
+  Matrix U = eig.eigenvectors().rowwise().reverse();
+  const double largest = m ? e(0) : 0.0;
+  int rank = 0;
+  for (int i = 0; i < m; ++i) rank += e(i) > kRankTolerance * std::max(1.0, largest);
+  step.smallest = rank == m && rank > 0 ? std::sqrt(e(rank - 1)) : 0.0;
+  step.damping = policy.singular_damping(step.smallest) + level.extra_damping;
+  const auto U_r = U.leftCols(rank);
+  const auto e_r = e.head(rank);
+  Vector coefficients = (U_r.transpose() * residual).array() / (e_r.array() + step.damping);
+  step.delta = M.transpose() * (U_r * coefficients);
+  step.W = M.transpose() * (U_r * e_r.array().sqrt().inverse().matrix().asDiagonal());
+  step.has_W = true;
+  step.A_delta = times(level, step.delta, nv);
+  return step;
+}
+
+struct Limiting {
+  double scale;
+  int kind;   // 0 joint, 1 row of C, -1 nothing
+  int index;
+};
+
+void scan(const Vector& x, const Vector& dx, const Vector* low, const Vector& high, const std::vector<char>* held,
+          int which, double& s, int& kind, int& limiting, int& worst, int& worst_kind, double& worst_violation) {
+  const double tol = kBoundTolerance;
+  for (int j = 0; j < x.size(); ++j) {
+    if (held && (*held)[j]) continue;  // saturated row: c^T delta is 0 up to rounding
+    const double b = x(j), d = dx(j), hj = high(j);
+    const double lj = low ? (*low)(j) : -std::numeric_limits<double>::infinity();
+    const double violation = b > hj ? b - hj : lj - b;
+    if (violation > tol) {
+      if (violation > worst_violation) {
+        worst = j;
+        worst_kind = which;
+        worst_violation = violation;
+      }
+      continue;
+    }
+    const double end = b + d;
+    double ratio;
+    if (end > hj + tol) {
+      ratio = (hj - b) / d;
+    } else if (end < lj - tol) {
+      ratio = (lj - b) / d;
+    } else {
+      continue;
+    }
+    if (ratio < s) {
+      s = ratio;
+      kind = which;
+      limiting = j;
+    }
+  }
+}
+
+// Largest s in [0, 1] keeping base + s delta inside the constraints; s = -1 when base violates one.
+// Rows marked in `held` (saturated) are skipped.
+Limiting max_scale(const Vector& base, const Vector& delta, const Constraints& cons, const std::vector<char>& held) {
+  double s = 1.0, worst_violation = kBoundTolerance;
+  int kind = -1, limiting = -1, worst = -1, worst_kind = -1;
+  scan(base, delta, &cons.lo, cons.hi, nullptr, 0, s, kind, limiting, worst, worst_kind, worst_violation);
+  if (cons.C.rows()) {
+    const Vector Cb = cons.C * base, Cd = cons.C * delta;
+    scan(Cb, Cd, nullptr, cons.d, &held, 1, s, kind, limiting, worst, worst_kind, worst_violation);
+  }
+  if (worst >= 0) return {-1.0, worst_kind, worst};
+  if (kind < 0) return {1.0, -1, -1};
+  return {std::max(s, 0.0), kind, limiting};
+}
+
+// Fix c^T v = target (joint j when c == nullptr) inside range(P), in place; false if it cannot move.
+bool saturate(Matrix& P, Matrix* M, Vector& base, const Vector* c, int j, double target) {
+  const Vector Pc = c ? Vector(P * *c) : Vector(P.col(j));
+  const double pivot = c ? c->dot(Pc) : Pc(j);
+  if (pivot < kPivotTolerance) return false;
+  const double value = c ? c->dot(base) : base(j);
+  base += Pc * ((target - value) / pivot);
+  const Vector scaled = Pc / pivot;
+  P.noalias() -= Pc * scaled.transpose();
+  if (M) {
+    const Vector Mc = c ? Vector(*M * *c) : Vector(M->col(j));
+    M->noalias() -= Mc * scaled.transpose();
+  }
+  if (!c) {  // exactly: a saturated joint never moves again
+    base(j) = target;
+    P.row(j).setZero();
+    P.col(j).setZero();
+    if (M) M->col(j).setZero();
+  }
+  return true;
+}
+
+struct Candidate {
+  double remaining, scale;
+  Vector v;
+  Matrix P;
+  int dim;
+  Step step;
+  std::vector<int> saturated, saturated_rows;
+};
+
+double norm_of_difference(const Level& level, const Vector& v, int nv) { return (times(level, v, nv) - level.b).norm(); }
+
+bool is_met(double residual, const Level& level) { return residual <= kMetTolerance * (1.0 + level.b.norm()); }
+
+Vector clip(const Vector& v, const Constraints& cons) { return v.cwiseMax(cons.lo).cwiseMin(cons.hi); }
+
+// One SNS level; updates v, P, dim and held (rows of C saturated so far) for the levels below.
+LevelReport solve_level(const Level& level, Vector& v, Matrix& P, int& dim, std::vector<char>& held,
+                        const Constraints& cons, const Policy& policy) {
+  const int nv = static_cast<int>(v.size());
+  Vector base = v;
+  Matrix P_free = P;
+  int free = dim;
+  Matrix M;
+  if (level.A) M = RowMatrixMap(level.A, level.rows(), nv) * P_free;
+  std::vector<int> saturated, saturated_rows;
+  std::optional<Candidate> best;
+  std::vector<char> held_free = held;
+  int stale = 0;
+  const int iterations = nv + static_cast<int>(cons.C.rows()) + 1;
+  for (int it = 0; it < iterations; ++it) {
+    const Vector residual = level.b - times(level, base, nv);
+    Step step = correction(level, M, P_free, residual, policy, nv);
+    const Limiting lim = max_scale(base, step.delta, cons, held_free);
+    if (lim.scale < 0) break;
+    const double s = lim.scale;
+    const double remaining = (s * step.A_delta - residual).norm();
+    if (!best || remaining < best->remaining * (1.0 - 1e-9) - 1e-15) {
+      best = Candidate{remaining, s, base + s * step.delta, P_free, free, step, saturated, saturated_rows};
+      stale = 0;
+    } else if (s > 1e-6) {
+      ++stale;
+    }
+    if (s >= 1.0 || stale >= kMaxStaleSaturations || free == 0) break;
+    const int j = lim.index;
+    if (lim.kind == 0) {
+      const double target = step.delta(j) > 0 ? cons.hi(j) : cons.lo(j);
+      if (!saturate(P_free, level.A ? &M : nullptr, base, nullptr, j, target)) break;
+      saturated.push_back(j);
+    } else {
+      const Vector c = cons.C.row(j).transpose();
+      if (!saturate(P_free, level.A ? &M : nullptr, base, &c, j, cons.d(j))) break;
+      saturated_rows.push_back(j);
+      held_free[j] = 1;
+    }
+    --free;
+  }
+  LevelReport report;
+  if (!best) {  // cannot happen while v satisfies the constraints; stay safe anyway
+    v = clip(v, cons);
+    report.scale = 0.0;
+    report.residual = norm_of_difference(level, v, nv);
+    report.met = false;
+    return report;
+  }
+  v = clip(best->v, cons);
+  for (int j : best->saturated_rows) held[j] = 1;
+  if (best->step.has_W) {
+    P = best->P - best->step.W * best->step.W.transpose();  // saturated rows of W are exactly 0
+    dim = best->dim - static_cast<int>(best->step.W.cols());
+  } else {  // an identity level uses every direction it can
+    P.setZero();
+    dim = 0;
+  }
+  report.scale = best->scale;
+  report.saturated = best->saturated;
+  report.saturated_rows = best->saturated_rows;
+  report.damping = best->step.damping;
+  report.smallest = best->step.smallest;
+  report.residual = norm_of_difference(level, v, nv);
+  report.met = is_met(report.residual, level);
+  return report;
+}
+
+}  // namespace
+
+Vector solve_hierarchy(const std::vector<Level>& levels, const Constraints& cons, const Policy& policy,
+                       std::vector<LevelReport>& reports) {
+  const int nv = static_cast<int>(cons.lo.size());
+  Vector v = Vector::Zero(nv).cwiseMax(cons.lo).cwiseMin(cons.hi);
+  Matrix P = Matrix::Identity(nv, nv);
+  int dim = nv;
+  std::vector<char> held(cons.C.rows(), 0);  // rows of C saturated so far: their direction is out of P
+  reports.clear();
+  reports.reserve(levels.size());
+  for (const Level& level : levels) {
+    if (level.rows() == 0) {
+      reports.emplace_back();
+      continue;
+    }
+    if (dim == 0) {
+      LevelReport report;
+      report.scale = 0.0;
+      report.residual = norm_of_difference(level, v, nv);
+      report.met = is_met(report.residual, level);
+      reports.push_back(report);
+      continue;
+    }
+    reports.push_back(solve_level(level, v, P, dim, held, cons, policy));
+  }
+  return v;
+}
+
+}  // namespace reljac

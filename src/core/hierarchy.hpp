@@ -1,0 +1,63 @@
+// Strict task hierarchy under velocity constraints: the compiled twin of reljac/ik/hierarchy.py.
+//
+// Same algorithm, same constants, same order of decisions as the Python solver, which is its
+// specification and its test oracle (read that module's docstring first). Levels (A_k, b_k),
+// highest priority first; constraints lo <= v <= hi and C v <= d; Saturation in the Null Space
+// with the null space kept as an orthogonal projector P (nv x nv) updated by rank one per
+// saturation (a saturated joint's row and column set exactly to zero); each level factored in
+// task space through the eigen-decomposition of its Gram matrix G = M M^T, M = A P.
+#pragma once
+
+#include <Eigen/Dense>
+#include <limits>
+#include <vector>
+
+namespace reljac {
+
+using Matrix = Eigen::MatrixXd;
+using Vector = Eigen::VectorXd;
+using RowMatrixMap = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
+
+constexpr double kRankTolerance = 1e-12;   // eigenvalues of G below this x max(1, largest) are zero
+constexpr double kBoundTolerance = 1e-12;  // slack on a bound before it counts as crossed
+constexpr double kPivotTolerance = 1e-12;  // P_jj (c^T P c) below this: cannot move in what is left
+constexpr int kMaxStaleSaturations = 2;    // saturations in a row that did not lower the residual
+constexpr double kMetTolerance = 1e-9;     // met when |A v - b| <= this x (1 + |b|)
+
+struct Level {
+  const double* A = nullptr;  // (rows x nv) row-major, or nullptr: A = identity_scale diag(mask)
+  Vector b;                   // (rows)
+  double identity_scale = 0;  // used when A == nullptr
+  Vector mask;                // (nv) 1 kept / 0 masked, or empty: all kept (identity levels only)
+  double extra_damping = 0;   // added to lambda^2
+  int rows() const { return static_cast<int>(b.size()); }
+};
+
+struct Constraints {
+  Vector lo, hi;  // (nv)
+  Matrix C;       // (k x nv)
+  Vector d;       // (k)
+};
+
+struct Policy {
+  double threshold = 0.02;    // sigma_min below which the singular damping starts
+  double max_damping = 0.05;  // lambda_max
+  double singular_damping(double smallest) const;
+};
+
+struct LevelReport {
+  double scale = 1.0;
+  std::vector<int> saturated;       // velocity indices
+  std::vector<int> saturated_rows;  // rows of C
+  double damping = 0.0;
+  double smallest = std::numeric_limits<double>::infinity();
+  double residual = 0.0;
+  bool met = true;
+};
+
+// v (nv) inside the constraints and one report per level. lo <= hi must hold and
+// clip(0, lo, hi) must satisfy C v <= d (callers make it so).
+Vector solve_hierarchy(const std::vector<Level>& levels, const Constraints& cons, const Policy& policy,
+                       std::vector<LevelReport>& reports);
+
+}  // namespace reljac
