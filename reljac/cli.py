@@ -154,7 +154,7 @@ def cmd_analyze(args) -> int:
 
 # ------------------------------------------------------------------ view
 def cmd_view(args) -> int:
-    from .viz import view
+    from .apps.view import view
 
     robot = _load_robot(args)
     q = _configuration(robot, args)

@@ -31,7 +31,8 @@ import pytest
 
 import reljac
 from reljac import Robot
-from reljac.viz import Viewer, view
+from reljac.apps.view import view
+from reljac.viz import Viewer
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (`chromium` on PATH)")
@@ -478,7 +479,7 @@ def test_view_shows_frames_and_a_segment(planar):
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_view_holds_until_interrupted_then_closes(signum):
     script = textwrap.dedent("""
-        from reljac.viz import view
+        from reljac.apps.view import view
         view("planar_2link", ["link1", "tip"], hold=True)
         print("RETURNED", flush=True)
     """)
