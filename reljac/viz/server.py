@@ -56,13 +56,16 @@ class Server:
             [sys.executable, "-u", "-c", _SERVER_BOOTSTRAP, str(os.getpid())],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,  # it logs each browser page that connects or leaves there
             env=env,
             start_new_session=True,  # a Ctrl-C in the terminal reaches only us; we stop the server
         )
         lines: queue.Queue[str | None] = queue.Queue()
         # The thread keeps draining stdout so the server can never block on a full pipe.
         threading.Thread(target=self._pump, args=(self.proc.stdout, lines), daemon=True).start()
+        self.browsers = 0  # pages connected now
+        self._browser_change = threading.Condition()
+        threading.Thread(target=self._count_browsers, args=(self.proc.stderr,), daemon=True).start()
         found: dict[str, str] = {}
         deadline = time.monotonic() + SERVER_START_TIMEOUT
         while len(found) < 2:
@@ -88,6 +91,21 @@ class Server:
                 lines.put(raw.decode("utf-8", "replace"))
         lines.put(None)
 
+    def _count_browsers(self, stream) -> None:
+        """Follow the server's log: "opened: ..." when a page connects, "closed: ..." when it leaves."""
+        with contextlib.suppress(Exception):
+            for raw in stream:
+                change = {b"opened:": 1, b"closed:": -1}.get(raw[:7], 0)
+                if change:
+                    with self._browser_change:
+                        self.browsers = max(self.browsers + change, 0)
+                        self._browser_change.notify_all()
+
+    def wait_for_browser(self, timeout: float) -> bool:
+        """Block until a page is connected, or `timeout` [s] passed; True if one is."""
+        with self._browser_change:
+            return self._browser_change.wait_for(lambda: self.browsers > 0, timeout=timeout)
+
     def stop(self) -> None:
         """Terminate the server and wait for it, which releases its ports."""
         if self.proc.poll() is None:
@@ -97,9 +115,10 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        if self.proc.stdout is not None:
-            with contextlib.suppress(Exception):
-                self.proc.stdout.close()
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                with contextlib.suppress(Exception):
+                    stream.close()
 
 
 def ask_web_url(zmq_url: str, timeout_ms: int = 3000) -> str:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import html
+import time
 import weakref
 import webbrowser
 from typing import Iterator
@@ -20,10 +22,14 @@ from numpy.typing import ArrayLike
 from ..exceptions import ReljacError, suggest
 from ..robot import FrameRef, Robot
 from ..validation import as_se3
-from .overlays import Ellipsoid, FrameTriad, Overlay, Segment, Target, Trail
+from .bounds import robot_box
+from .camera import DEFAULT_DIRECTION, CameraPose, frame_box, grid_cell, overlay_scale
+from .overlays import Ellipsoid, FrameLabel, FrameTriad, LabelLayer, Overlay, Segment, Target, Trail
 from .server import Server, ask_web_url, connect
 
 from pinocchio.visualize import MeshcatVisualizer  # noqa: E402 - after .server silenced meshcat's warning
+
+LABEL_HEIGHT = 0.7  # label height, as a fraction of the viewer's scale
 
 _live_viewers: "weakref.WeakSet[Viewer]" = weakref.WeakSet()
 
@@ -55,32 +61,42 @@ class Viewer:
 
     Args:
         robot: the robot; its ``visual_model`` is shown (loading it may raise URDFError).
+        q: configuration shown first, shape (nq,) (default: the neutral configuration); the
+            camera and the overlay size are fitted to the robot at this configuration.
+        scale: [m] axis length of frame triads and targets (default: 6 % of the diagonal of the
+            robot's bounding box at q); labels are 0.7 times as tall, segments 0.04 times as thick.
         zmq_url: ZMQ address of a running meshcat server to join (e.g. ``"tcp://127.0.0.1:6000"``).
             None (default) starts a server subprocess owned by this viewer.
         open: open the page in a browser tab (never by default).
         root: name of the robot's node in the meshcat scene (default: the robot's name).
 
-    The robot is shown at its neutral configuration until :meth:`display` is called, on a light
-    grey background, with the camera on meshcat's default direction (from +x, slightly above)
-    at a distance that fits the robot; the page always looks at the world origin. Use as a
-    context manager, or call :meth:`close`, to stop the server; it also stops when the Python
-    process exits (even if killed).
+    The camera looks at the centre of the robot's bounding box from the front (+x), a little to
+    the left and above, as close as it can with the whole box in the picture
+    (:func:`reljac.viz.camera.frame_box`); :meth:`frame_camera` frames it again. The page is on a
+    light grey background. Use as a context manager, or call :meth:`close`, to stop the server;
+    it also stops when the Python process exits (even if killed). In Jupyter, a Viewer at the end
+    of a cell shows the page inline.
 
     Attributes:
         url: the page to open, ``http://127.0.0.1:PORT/static/``.
         zmq_url: the server's ZMQ address (pass it to another Viewer to share the scene).
         viewer: the ``meshcat.Visualizer`` (scene root); ``visualizer``: Pinocchio's
             ``MeshcatVisualizer``; ``q``: the configuration shown, shape (nq,).
+        scale: [m] the default triad size; ``camera``: the :class:`~reljac.viz.camera.CameraPose`
+            set last (in w).
 
     Raises:
         URDFError: the robot's visual geometry cannot be loaded (e.g. meshes not found).
-        ReljacError: the meshcat server could not be started or reached.
+        ConfigurationError: bad q.
+        ReljacError: bad scale; the meshcat server could not be started or reached.
     """
 
     def __init__(
         self,
         robot: Robot,
         *,
+        q: ArrayLike | None = None,
+        scale: float | None = None,
         zmq_url: str | None = None,
         open: bool = False,
         root: str | None = None,
@@ -91,6 +107,8 @@ class Viewer:
         self.root = root or robot.name
         if "/" in self.root:
             raise ReljacError(f"root {self.root!r} must not contain '/'")
+        q = robot.neutral() if q is None else robot.validate_q(q)
+        scale = None if scale is None else _positive(scale, "scale")
         visual_model = robot.visual_model  # URDFError (with its message) before any server starts
         collision_model = robot.collision_model
         if zmq_url is None:
@@ -99,7 +117,8 @@ class Viewer:
         else:
             web_url = ask_web_url(zmq_url)
         self._overlays: dict[str, Overlay] = {}
-        self.q = robot.neutral()
+        self._labels_visible = True
+        self.q = q
         try:
             self.viewer = connect(zmq_url, web_url)
             self.zmq_url: str = zmq_url
@@ -112,8 +131,10 @@ class Viewer:
                 self.viewer[self.root].delete()  # a joined server may hold an older scene
                 self.visualizer.loadViewerModel(rootNodeName=self.root)
                 self.visualizer.setBackgroundColor("gray")  # light: black labels stay readable
-            self.display(self.q)
-            self._fit_camera()
+            self.display(q)
+            self.scale: float = scale or overlay_scale(*self.bounding_box())
+            self._layer = LabelLayer(gap=0.25 * LABEL_HEIGHT * self.scale)
+            self.frame_camera()
         except BaseException:
             self.close()
             raise
@@ -136,9 +157,36 @@ class Viewer:
         state = "closed" if self._closed else self.url
         return f"<reljac.viz.Viewer of robot '{self.robot.name}' ({state})>"
 
+    def _repr_html_(self, height: int = 400) -> str:
+        """The page in an iframe `height` px tall (what Jupyter shows for a Viewer)."""
+        name = html.escape(self.robot.name)
+        if self._closed:
+            return f"<p>reljac viewer of robot '{name}' (closed)</p>"
+        url = html.escape(self.url, quote=True)
+        return (f'<div style="height: {int(height)}px; width: 100%; overflow: hidden; resize: both">'
+                f'<iframe src="{url}" title="reljac viewer of robot \'{name}\'" '
+                f'style="width: 100%; height: 100%; border: none"></iframe></div>')
+
     @property
     def closed(self) -> bool:
         return self._closed
+
+    @property
+    def browsers(self) -> int | None:
+        """Browser pages connected now (None when joining a server this viewer did not start)."""
+        return None if self._server is None else self._server.browsers
+
+    def wait_for_browser(self, timeout: float) -> bool:
+        """Wait until a browser page is connected, at most `timeout` [s]; True if one is.
+
+        On a joined server (whose connections this viewer cannot see), wait `timeout` and
+        return False.
+        """
+        timeout = max(float(timeout), 0.0)
+        if self._server is None:
+            time.sleep(timeout)
+            return False
+        return self._server.wait_for_browser(timeout)
 
     def close(self) -> None:
         """Disconnect, and stop the server if this viewer started it (which frees its ports).
@@ -168,49 +216,36 @@ class Viewer:
                 "it may have stopped: close this viewer and start a new one"
             ) from None
 
-    def _fit_camera(self) -> None:
-        """Set the camera distance, on meshcat's default direction, so the robot as shown fits.
+    # ------------------------------------------------------------------ camera
+    def bounding_box(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lower, upper) corners (3,) in w [m] of the robot's visual geometry as displayed."""
+        return robot_box(self.visualizer.visual_model, self.visualizer.visual_data, self.visualizer.data.oMf)
 
-        The meshcat page always looks at the world origin: the camera is put as close as it can
-        be with every visual geometry's bounding sphere inside 85% of the 75-degree field of view.
+    def frame_camera(self, direction: ArrayLike | None = None) -> CameraPose:
+        """Point the camera at the robot as displayed, from `direction` (3,) in w (default: front,
+        a little left, above), as close as the whole bounding box allows; returns the pose set.
+
+        meshcat's page always orbits its scene origin, so the scene (robot, overlays, grid,
+        world axes) is shifted by minus the target: the robot's centre is where the page looks,
+        and the mouse orbits around it. The floor grid's cells are
+        :func:`~reljac.viz.camera.grid_cell` wide; the world axes are 2 ``scale`` long.
         """
-        spheres = []  # (centre in w (3,), radius) [m]
-        for geom, oMg in zip(self.visualizer.visual_model.geometryObjects, self.visualizer.visual_data.oMg):
-            scale = np.asarray(geom.meshScale, dtype=float)
-            try:
-                geom.geometry.computeLocalAABB()
-                centre, radius = np.asarray(geom.geometry.aabb_center), float(geom.geometry.aabb_radius)
-            except Exception:  # a shape type without a bounding box: use its origin
-                centre, radius = np.zeros(3), 0.0
-            spheres.append((oMg.act(scale * centre), radius * float(np.max(np.abs(scale)))))
-        if not spheres:
-            return
-        half_fov = 0.85 * np.radians(37.5)
-        u = np.array([3.0, 0.0, 1.0]) / np.sqrt(10.0)  # meshcat's default camera direction, in w
-
-        def fits(distance: float) -> bool:
-            camera = distance * u
-            for centre, radius in spheres:
-                to_centre = centre - camera
-                norm = float(np.linalg.norm(to_centre))
-                if norm <= radius:
-                    return False
-                angle = np.arccos(np.clip(-u @ to_centre / norm, -1.0, 1.0))
-                if angle + np.arcsin(radius / norm) > half_fov:
-                    return False
-            return True
-
-        near, far = 0.3, 50.0
-        if fits(near):
-            far = near
-        elif fits(far):
-            for _ in range(30):
-                mid = 0.5 * (near + far)
-                near, far = (near, mid) if fits(mid) else (mid, far)
-        # y-up axes of the camera's parent node: (x, y, z)_w = (x, -z, y)
-        position = far * np.array([u[0], u[2], -u[1]])
+        box = self.bounding_box()
+        self.camera = frame_box(*box, DEFAULT_DIRECTION if direction is None else direction)
+        shift = np.eye(4)
+        shift[:3, 3] = -self.camera.target
+        grid, axes = shift.copy(), shift.copy()  # meshcat's grid: 0.5 m cells; world axes 0.5 m long
+        grid[:3, :3] *= grid_cell(*box) / 0.5
+        axes[:3, :3] *= 4.0 * self.scale
+        offset = self.camera.position - self.camera.target
         with self._talking():
-            self.viewer["/Cameras/default/rotated/<object>"].set_property("position", position.tolist())
+            for path, T in (("/meshcat", shift), ("/Grid", grid), ("/Axes", axes)):
+                self.viewer[path].set_transform(T)
+            # the camera's parent node has y up: (x, y, z)_w = (x, -z, y)
+            self.viewer["/Cameras/default/rotated/<object>"].set_property(
+                "position", [float(offset[0]), float(offset[2]), float(-offset[1])])
+        self._update_labels()
+        return self.camera
 
     # ------------------------------------------------------------------ robot
     def display(self, q: ArrayLike) -> None:
@@ -226,6 +261,20 @@ class Viewer:
             self.q = q
             for overlay in self._overlays.values():
                 overlay.update(self.visualizer.data.oMf)
+            self._update_labels()
+
+    def _update_labels(self) -> None:
+        labels = [o.label for o in self._overlays.values() if o.label is not None]
+        if labels and hasattr(self, "camera"):
+            with self._talking():
+                self._layer.update(labels, self.visualizer.data.oMf, self.camera)
+
+    def show_labels(self, visible: bool = True) -> None:
+        """Show or hide every frame label (also a checkbox in the page: Scene > meshcat > <root>
+        > labels)."""
+        self._labels_visible = bool(visible)
+        with self._talking():
+            self.viewer[self.root]["labels"].set_property("visible", self._labels_visible)
 
     # ------------------------------------------------------------------ overlays
     @property
@@ -240,18 +289,22 @@ class Viewer:
             if name in self._overlays:
                 self.remove(name)
             overlay = make(self.viewer[self.root]["overlays"][name])
-            overlay.update(self.visualizer.data.oMf)
+            overlay.place(self.visualizer.data.oMf)
         self._overlays[name] = overlay
+        if overlay.label is not None:
+            self._update_labels()
         return name
 
-    def show_frame(self, frame: FrameRef, *, label: str | None = None, scale: float = 0.1) -> str:
+    def show_frame(self, frame: FrameRef, *, label: str | None = None, scale: float | None = None) -> str:
         """Draw an RGB triad (x red, y green, z blue) at a robot frame, following it on display.
 
         Args:
             frame: frame name or id.
             label: text drawn next to the triad, and the overlay's name (default: no text; the
-                overlay is named after the frame).
-            scale: axis length [m].
+                overlay is named after the frame). Labels are laid out beside their frames, apart
+                from each other as seen from the camera set by :meth:`frame_camera`, on top of
+                the robot, with a thin line to the frame; :meth:`show_labels` hides them.
+            scale: axis length [m] (default: the viewer's ``scale``).
 
         Returns:
             the overlay's name (for :meth:`remove`).
@@ -260,11 +313,18 @@ class Viewer:
             FrameNotFound: unknown frame.
         """
         fid = self.robot.frame_id(frame)
-        scale = _positive(scale, "scale")
+        scale = self.scale if scale is None else _positive(scale, "scale")
         name = label or self.robot.model.frames[fid].name
-        return self._add(name, lambda node: FrameTriad(node, fid, scale, label))
 
-    def show_target(self, name: str, T_wt: pin.SE3 | ArrayLike, *, scale: float = 0.1) -> str:
+        def make(node):
+            text = None
+            if label:
+                text = FrameLabel(self.viewer[self.root]["labels"][name], fid, label, LABEL_HEIGHT * self.scale)
+            return FrameTriad(node, fid, scale, text)
+
+        return self._add(name, make)
+
+    def show_target(self, name: str, T_wt: pin.SE3 | ArrayLike, *, scale: float | None = None) -> str:
         """Draw (or move, if `name` exists) a fixed target triad at pose T_wt in the world.
 
         The target has thinner axes than :meth:`show_frame`'s triads and a cyan sphere at its
@@ -273,13 +333,13 @@ class Viewer:
         Args:
             name: overlay name.
             T_wt: pose of the target in the world, ``pin.SE3`` or (4, 4) homogeneous matrix.
-            scale: axis length [m].
+            scale: axis length [m] (default: the viewer's ``scale``).
 
         Raises:
             TaskError: T_wt is not a rigid transform.
         """
         M = _homogeneous(T_wt, "T_wt")
-        scale = _positive(scale, "scale")
+        scale = self.scale if scale is None else _positive(scale, "scale")
         existing = self._overlays.get(name)
         if isinstance(existing, Target) and existing.scale == scale:
             with self._talking():
@@ -288,7 +348,8 @@ class Viewer:
         return self._add(name, lambda node: Target(node, M, scale))
 
     def show_segment(self, frame_a: FrameRef, frame_b: FrameRef, *, name: str | None = None) -> str:
-        """Draw a segment from frame a's origin to frame b's origin, updated on display.
+        """Draw a segment from frame a's origin to frame b's origin, updated on display (its
+        thickness follows the viewer's ``scale``).
 
         Args:
             frame_a, frame_b: frame names or ids.
@@ -300,12 +361,13 @@ class Viewer:
         fa, fb = self.robot.frame_id(frame_a), self.robot.frame_id(frame_b)
         frames = self.robot.model.frames
         name = name or f"{frames[fa].name}--{frames[fb].name}"
-        return self._add(name, lambda node: Segment(node, fa, fb))
+        return self._add(name, lambda node: Segment(node, fa, fb, self.scale))
 
     def show_trail(self, frame: FrameRef, *, length: int = 200, name: str | None = None) -> str:
         """Draw a polyline through the last `length` positions of a frame's origin.
 
-        One point is added on creation and on every :meth:`display`.
+        The trail starts at the first :meth:`display` after its creation (no segment from the
+        pose shown before); one point is added on every display.
 
         Args:
             frame: frame name or id.
@@ -350,10 +412,13 @@ class Viewer:
             raise ReljacError(f"no overlay named {name!r}{suggest(str(name), self._overlays)} "
                               f"(overlays: {shown})")
         with self._talking():
-            self._overlays.pop(name).node.delete()
+            self._overlays.pop(name).delete()
 
     def clear_overlays(self) -> None:
         """Remove every overlay (the robot stays)."""
         with self._talking():
             self.viewer[self.root]["overlays"].delete()
+            self.viewer[self.root]["labels"].delete()
+            if not self._labels_visible:
+                self.viewer[self.root]["labels"].set_property("visible", False)
         self._overlays.clear()
