@@ -14,6 +14,20 @@ from ..robot import FrameRef, Robot
 from ..viz import Viewer
 
 
+def wait_for_interrupt() -> None:
+    """Block until Ctrl-C or SIGTERM; both arrive as KeyboardInterrupt (SIGTERM's own handler
+    is put back afterwards)."""
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        while True:
+            time.sleep(3600)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
 def view(
     robot: Robot | str | Path,
     frames: Sequence[FrameRef] = (),
@@ -22,6 +36,7 @@ def view(
     hold: bool,
     open: bool = False,
     zmq_url: str | None = None,
+    scale: float | None = None,
 ) -> Viewer | None:
     """Show a robot at q with triads on `frames` and a segment between the first two.
 
@@ -35,6 +50,7 @@ def view(
             Otherwise return the open viewer.
         open: also open a browser tab.
         zmq_url: join this meshcat server instead of starting one.
+        scale: [m] triad size (default: from the robot's size, see :class:`~reljac.viz.Viewer`).
 
     Raises:
         URDFError, FrameNotFound, ConfigurationError: bad robot, frame or q (before any server
@@ -44,9 +60,8 @@ def view(
         robot = Robot.load(robot)
     frame_ids = [robot.frame_id(f) for f in frames]
     q = robot.neutral() if q is None else robot.validate_q(q)
-    viewer = Viewer(robot, zmq_url=zmq_url, open=open)
+    viewer = Viewer(robot, q=q, scale=scale, zmq_url=zmq_url, open=open)
     try:
-        viewer.display(q)
         for fid in frame_ids:
             viewer.show_frame(fid, label=robot.model.frames[fid].name)
         if len(frame_ids) >= 2:
@@ -56,18 +71,11 @@ def view(
         raise
     if not hold:
         return viewer
-    previous = None
-    if threading.current_thread() is threading.main_thread():
-        previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         print("Press Ctrl-C to stop the viewer.", flush=True)
-        while True:
-            time.sleep(3600)
+        wait_for_interrupt()
     except KeyboardInterrupt:
         pass
     finally:
         viewer.close()
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
     return None
-

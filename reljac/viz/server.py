@@ -92,10 +92,14 @@ class Server:
         lines.put(None)
 
     def _count_browsers(self, stream) -> None:
-        """Follow the server's log: "opened: ..." when a page connects, "closed: ..." when it leaves."""
+        """Follow the server's log: "opened: ..." when a page connects, "closed: ..." when it leaves,
+        "Uncaught exception GET / (...)" when a page left while the scene was being sent to it
+        (meshcat then logs no "closed:")."""
         with contextlib.suppress(Exception):
             for raw in stream:
                 change = {b"opened:": 1, b"closed:": -1}.get(raw[:7], 0)
+                if raw.startswith(b"Uncaught exception GET / ("):
+                    change = -1
                 if change:
                     with self._browser_change:
                         self.browsers = max(self.browsers + change, 0)
