@@ -57,6 +57,7 @@ HAND_RELAXED = {"index_mcp": 0.2, "index_pip": 0.3, "middle_mcp": 0.2, "middle_p
                 "ring_mcp": 0.2, "ring_pip": 0.3, "thumb_cmc_abduction": 0.3, "thumb_mcp": 0.2}
 
 BROWSER_WAIT = 10.0  # [s] at most that `reljac demo` waits for a browser page, from a terminal
+HAND_VIEW = (0.4, -1.0, 0.8)  # camera direction: from the thumb's side, above (the fingers lie along +x)
 TARGET_SCALE = 0.6  # target triads, as a fraction of the viewer's scale (smaller than the frames')
 
 
@@ -183,6 +184,7 @@ def run_hand(*, duration: float = 6.0, headless: bool = False, dt: float = 0.01,
         task.set_target(start_points[i] * (1.0 - _smoothstep(s)), velocity=-start_points[i] * sd)
 
     def setup_viewer(viewer):
+        viewer.frame_camera(HAND_VIEW)
         for tip in ("thumb_tip", "index_tip", "middle_tip"):
             viewer.show_frame(tip, label=tip)
         viewer.show_trail("thumb_tip", length=300)

@@ -78,14 +78,18 @@ class Page:
     def shot(self) -> np.ndarray:
         return read_png(self.browser.screenshot())
 
-    def set_visible(self, path: list[str], visible: bool) -> np.ndarray:
+    def change(self, action, messages: int = 1) -> np.ndarray:
+        """Run action() (which sends `messages` scene messages); the picture once drawn."""
         seen = self.browser.messages()
+        action()
+        self.browser.wait_messages(seen + messages)
+        return self.shot()
+
+    def set_visible(self, path: list[str], visible: bool) -> np.ndarray:
         node = self.viewer.viewer
         for part in path:
             node = node[part]
-        node.set_property("visible", visible)
-        self.browser.wait_messages(seen + 1)
-        return self.shot()
+        return self.change(lambda: node.set_property("visible", visible))
 
     def js(self, expression: str):
         return self.browser.evaluate(expression)
@@ -115,7 +119,9 @@ def test_robot_is_framed_and_every_label_reads_apart(name, browser, tmp_path):
             without = page.set_visible([viewer.root, "labels", frame, "text"], False)
             boxes[frame] = bbox(changed(full, without))
             page.set_visible([viewer.root, "labels", frame, "text"], True)
-        no_labels = page.set_visible([viewer.root, "labels"], False)
+        no_labels = page.change(lambda: viewer.show_labels(False))
+        assert not changed(no_labels, page.change(lambda: viewer.show_labels(False))).any()  # stays hidden
+        assert bbox(changed(full, no_labels)) is not None
         no_robot = page.set_visible([viewer.root], False)
 
         # the page's own state is what the pure functions computed

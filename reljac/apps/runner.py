@@ -176,8 +176,7 @@ def run(name, robot, q, ctrl_for, set_targets, tracked, *, duration, headless, l
         if viewer is not None and session.hold and not summary.interrupted:
             from .view import wait_for_interrupt
 
-            out(f"motion done; still serving {viewer.url}; Ctrl-C to stop")
-            wait_for_interrupt()
+            wait_for_interrupt(f"motion done; still serving {viewer.url}; Ctrl-C to stop", out=out)
     finally:
         if viewer is not None:
             viewer.close()

@@ -14,13 +14,16 @@ from ..robot import FrameRef, Robot
 from ..viz import Viewer
 
 
-def wait_for_interrupt() -> None:
-    """Block until Ctrl-C or SIGTERM; both arrive as KeyboardInterrupt (SIGTERM's own handler
-    is put back afterwards)."""
+def wait_for_interrupt(message: str | None = None, out=print) -> None:
+    """Print `message` (once SIGTERM is caught: a signal sent on reading it is not lost), then
+    block until Ctrl-C or SIGTERM; both arrive as KeyboardInterrupt (SIGTERM's own handler is
+    put back afterwards)."""
     previous = None
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
+        if message:
+            out(message)
         while True:
             time.sleep(3600)
     finally:
@@ -72,8 +75,7 @@ def view(
     if not hold:
         return viewer
     try:
-        print("Press Ctrl-C to stop the viewer.", flush=True)
-        wait_for_interrupt()
+        wait_for_interrupt("Press Ctrl-C to stop the viewer.", out=lambda line: print(line, flush=True))
     except KeyboardInterrupt:
         pass
     finally:

@@ -40,11 +40,6 @@ def _close_all_viewers() -> None:
         viewer.close()
 
 
-def _homogeneous(T, what: str) -> np.ndarray:
-    """T as a (4, 4) rigid transform, from a pin.SE3 or an array; raises TaskError otherwise."""
-    return as_se3(T, what).homogeneous
-
-
 def _positive(x: float, what: str) -> float:
     try:
         value = float(x)
@@ -338,7 +333,7 @@ class Viewer:
         Raises:
             TaskError: T_wt is not a rigid transform.
         """
-        M = _homogeneous(T_wt, "T_wt")
+        M = as_se3(T_wt, "T_wt").homogeneous  # TaskError if not a rigid transform
         scale = self.scale if scale is None else _positive(scale, "scale")
         existing = self._overlays.get(name)
         if isinstance(existing, Target) and existing.scale == scale:
