@@ -53,6 +53,19 @@ def test_npz_record_holds_the_run_as_the_kinematics_sees_it(dual_arm_records):
     assert np.ptp(p[:, 0]) < 1e-12 and np.ptp(p[:, 1]) > 0.01 and np.ptp(p[:, 2]) > 0.005
 
 
+def test_dual_arm_circle_is_seen_open_from_the_viewers_camera(tmp_path):
+    """Not edge-on: seen from the default camera direction, one full turn of the left tool's
+    target spans at least 70 % as much across as up and down, and vice versa."""
+    from reljac.viz.camera import DEFAULT_DIRECTION, view_axes
+
+    path = tmp_path / "turn.npz"
+    assert cli_main(["demo", "dual-arm", "--headless", "--duration", "6", "--record", str(path)]) == 0
+    p = np.load(path)["target/left"][100:, :3, 3]  # after the 1 s speed ramp: one 5 s turn
+    right, up, _ = view_axes(DEFAULT_DIRECTION)
+    across, upward = np.ptp(p @ right), np.ptp(p @ up)
+    assert min(across, upward) / max(across, upward) > 0.7, (across, upward)
+
+
 def test_json_record_has_the_same_content(dual_arm_records):
     data, doc = dual_arm_records
     np.testing.assert_allclose(doc["t"], data["t"])
