@@ -15,8 +15,12 @@ Overlays (each has a name, unique per viewer; giving an existing name replaces t
 :meth:`Viewer.show_trail`    magenta polyline through a frame origin's recent positions.
 =========================== ==========================================================================
 
-Modules: ``server`` (the meshcat server process), ``shapes`` (triads, text sprites, colours),
-``overlays`` (what follows the robot), ``viewer`` (:class:`Viewer`).
+Modules: ``server`` (the meshcat server process), ``shapes`` (triads, text labels, colours),
+``overlays`` (what follows the robot, and the label layer), ``viewer`` (:class:`Viewer`),
+``bounds`` (the robot's bounding box as displayed), and two pure-numpy modules tested without a
+server: ``camera`` (framing a bounding box, overlay and grid sizes) and ``labels`` (a layout in
+which no label overlaps another). The blocking ``reljac view`` command is in
+:mod:`reljac.apps.view`.
 """
 
 from .viewer import Viewer
