@@ -154,7 +154,7 @@ def cmd_analyze(args) -> int:
 
 # ------------------------------------------------------------------ view
 def cmd_view(args) -> int:
-    from .viz import view
+    from .apps.view import view
 
     robot = _load_robot(args)
     q = _configuration(robot, args)
@@ -206,8 +206,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--part", default="position", choices=["position", "orientation", "full"])
     p.set_defaults(func=cmd_analyze)
 
-    sub.add_parser("demo", help="IK demos: reljac demo {dual-arm,hand} [--duration S] [--headless] [--loop]",
-                   add_help=False)
+    sub.add_parser("demo", help="IK demos: reljac demo {dual-arm,hand} [--duration S] [--headless] [--loop] "
+                   "[--no-wait] [--exit] [--record FILE] [--plot FILE]", add_help=False)
 
     p = sub.add_parser("view", help="show a robot in the browser (meshcat) with chosen frames")
     _robot_arguments(p)
@@ -224,13 +224,16 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["demo"]:  # the demos parse their own options
-        from .demo import main as demo_main
-
         try:
+            from .demo import main as demo_main
+
             return demo_main(argv[1:])
         except ReljacError as exc:
             print(f"reljac: error: {type(exc).__name__}: {exc}", file=sys.stderr)
             return 2
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            return 130
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -3,7 +3,8 @@
 dual-arm
     Two arms carry an imaginary box. Levels, highest priority first:
     [pose of right_tool in left_tool] > [pose of left_tool] > [posture]. The left tool follows a
-    5 cm circle in a vertical plane (with feed-forward) the whole time; in the second half of each
+    5 cm circle in the vertical y-z plane, which faces the viewer's camera (with feed-forward)
+    the whole time; in the second half of each
     cycle the relative target turns (the box pivots between the hands by up to 0.35 rad about its
     vertical axis, with feed-forward).
 hand
@@ -13,22 +14,31 @@ hand
 Both run at the control rate in real time with a meshcat viewer, or as fast as possible with
 ``headless=True`` (same computation, no sleeping, no viewer). Ctrl-C ends a run cleanly; the
 summary (max and RMS tracking errors per task, real-time factor) is printed and returned.
+
+A :class:`Session` says how a run meets its viewer and what it leaves behind: wait for a browser
+page before moving, keep serving the last scene after the motion until Ctrl-C, record the run
+(:mod:`reljac.apps.recording`), plot its errors. ``reljac demo`` waits and keeps serving only
+from an interactive terminal (stdin and stdout both TTYs): in CI and pipes it never waits and
+exits when the motion ends. Ctrl-C at any moment ends it with one line and exit code 130.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import time
-from dataclasses import dataclass, field
+import sys
 from typing import Callable
 
 import numpy as np
 import pinocchio as pin
 
+from .apps.recording import PLOT_SUFFIXES, RECORD_SUFFIXES, check_output, require_matplotlib
+from .apps.runner import DemoSummary, Session, TaskStats, ignore_ctrl_c, run
 from .ik import Controller, FrameTask, PostureTask, RelativeFrameTask, RelativePositionTask
 from .relative import Kinematics
 from .robot import Robot
+
+__all__ = ["DUAL_ARM_MEETING", "DemoSummary", "Session", "TaskStats", "main", "run_dual_arm", "run_hand"]
 
 # Copied from the comment at the end of urdf/dual_arm.urdf: tools 0.25 m apart, facing each other.
 DUAL_ARM_MEETING = {
@@ -46,150 +56,9 @@ HAND_PINCH_MIDDLE = {"middle_abduction": 0.1994, "middle_mcp": 0.4709, "middle_p
 HAND_RELAXED = {"index_mcp": 0.2, "index_pip": 0.3, "middle_mcp": 0.2, "middle_pip": 0.3,
                 "ring_mcp": 0.2, "ring_pip": 0.3, "thumb_cmc_abduction": 0.3, "thumb_mcp": 0.2}
 
-DISPLAY_PERIOD = 1.0 / 30.0  # [s] between viewer updates
-PROGRESS_PERIOD = 1.0  # [s] between progress lines
-
-
-# ---------------------------------------------------------------------------- statistics
-@dataclass
-class TaskStats:
-    """Tracking errors of one task over a run: position [mm], orientation [mrad] (NaN if n/a)."""
-
-    name: str
-    max_position_mm: float
-    rms_position_mm: float
-    max_orientation_mrad: float
-    rms_orientation_mrad: float
-
-
-@dataclass
-class DemoSummary:
-    """Outcome of a demo run.
-
-    Attributes:
-        name: demo name; steps: control steps done; simulated_time [s]; wall_time [s];
-        realtime_factor: simulated_time / wall_time (about 1 with a viewer, > 1 headless);
-        interrupted: True if Ctrl-C ended the run; tasks: one :class:`TaskStats` per tracking task.
-    """
-
-    name: str
-    steps: int
-    simulated_time: float
-    wall_time: float
-    realtime_factor: float
-    interrupted: bool = False
-    tasks: list[TaskStats] = field(default_factory=list)
-
-    def task(self, name: str) -> TaskStats:
-        for stats in self.tasks:
-            if stats.name == name:
-                return stats
-        raise KeyError(f"no task named {name!r} (tasks: {', '.join(s.name for s in self.tasks)})")
-
-    def table(self) -> str:
-        width = max([len("task")] + [len(s.name) for s in self.tasks])
-        head = f"{'task':<{width}}  {'pos max':>8} {'pos RMS':>8} [mm]  {'rot max':>8} {'rot RMS':>8} [mrad]"
-        lines = [head, "-" * len(head)]
-        for s in self.tasks:
-            lines.append(f"{s.name:<{width}}  {_num(s.max_position_mm)} {_num(s.rms_position_mm)}       "
-                         f"{_num(s.max_orientation_mrad)} {_num(s.rms_orientation_mrad)}")
-        lines.append(f"{self.steps} steps, {self.simulated_time:.2f} s simulated in {self.wall_time:.2f} s "
-                     f"wall: real-time factor {self.realtime_factor:.2f}"
-                     + (" (interrupted)" if self.interrupted else ""))
-        return "\n".join(lines)
-
-
-def _num(x: float) -> str:
-    return f"{'-':>8}" if math.isnan(x) else f"{x:8.3f}"
-
-
-class _Recorder:
-    """Running max and mean square of error norms per task (position [m], orientation [rad])."""
-
-    def __init__(self, tasks) -> None:
-        self.count = {t.name: 0 for t in tasks}  # dict: one entry per name, in order
-        self.max = {name: np.full(2, math.nan) for name in self.count}
-        self.sum_sq = {name: np.zeros(2) for name in self.count}
-
-    def record(self, kin: Kinematics, tasks) -> dict[str, dict[str, float]]:
-        norms = {t.name: t.error_norms(kin) for t in tasks}
-        for name, n in norms.items():
-            e = np.array([n.get("position", math.nan), n.get("orientation", math.nan)])
-            self.count[name] += 1
-            self.max[name] = np.fmax(self.max[name], e)
-            self.sum_sq[name] += e**2
-        return norms
-
-    def stats(self) -> list[TaskStats]:
-        out = []
-        for name, n in self.count.items():
-            rms = np.sqrt(self.sum_sq[name] / n) if n else np.full(2, math.nan)
-            mx = self.max[name]
-            out.append(TaskStats(name, 1e3 * mx[0], 1e3 * rms[0], 1e3 * mx[1], 1e3 * rms[1]))
-        return out
-
-
-def _progress(t: float, norms: dict[str, dict[str, float]]) -> str:
-    parts = []
-    for name, n in norms.items():
-        text = ", ".join(f"{'pos' if k == 'position' else 'rot'} "
-                         f"{1e3 * v:.2f} {'mm' if k == 'position' else 'mrad'}" for k, v in n.items())
-        parts.append(f"{name}: {text}")
-    return f"t = {t:6.2f} s  " + " | ".join(parts)
-
-
-def _run(name, robot, q, ctrl_for, set_targets, tracked, *, duration, headless, loop, dt, out,
-         setup_viewer=None, update_viewer=None) -> DemoSummary:
-    """The shared control loop: targets at t, one controller step, record, display, pace.
-
-    ``ctrl_for(t)``: the controller in charge at t; ``set_targets(t, q)``; ``tracked``: the tasks
-    whose errors are recorded, or a function of t returning them.
-    """
-    viewer = None
-    if not headless:
-        from .viz import Viewer  # meshcat only when a viewer is wanted
-
-        viewer = Viewer(robot)
-        out(f"open {viewer.url} in a browser; Ctrl-C to stop")
-        if setup_viewer:
-            setup_viewer(viewer)
-    tracked_at = tracked if callable(tracked) else (lambda t: tracked)
-    recorder = _Recorder([task for t in (0.0, duration) for task in tracked_at(t)])
-    display_every = max(1, round(DISPLAY_PERIOD / dt))
-    progress_every = max(1, round(PROGRESS_PERIOD / dt))
-    n_steps = math.inf if loop else int(round(duration / dt))
-    k, interrupted = 0, False
-    start = time.perf_counter()
-    try:
-        while k < n_steps:
-            t = k * dt
-            controller = ctrl_for(t)
-            set_targets(t, q)
-            q = controller.step(q)
-            norms = recorder.record(controller.last_kinematics, tracked_at(t))  # errors at t, before the step
-            k += 1
-            if k % progress_every == 0:
-                out(_progress(t, norms))
-            if viewer is not None:
-                if k % display_every == 0:
-                    viewer.display(q)
-                    if update_viewer:
-                        update_viewer(viewer, t, q)
-                sleep = start + k * dt - time.perf_counter()
-                if sleep > 0:
-                    time.sleep(sleep)
-    except KeyboardInterrupt:
-        interrupted = True
-        out("interrupted")
-    finally:
-        wall = time.perf_counter() - start
-        if viewer is not None:
-            viewer.close()
-    sim = k * dt
-    summary = DemoSummary(name, k, sim, wall, sim / wall if wall > 0 else math.inf, interrupted,
-                          recorder.stats())
-    out(summary.table())
-    return summary
+BROWSER_WAIT = 10.0  # [s] at most that `reljac demo` waits for a browser page, from a terminal
+HAND_VIEW = (0.4, -1.0, 0.8)  # camera direction: from the thumb's side, above (the fingers lie along +x)
+TARGET_SCALE = 0.6  # target triads, as a fraction of the viewer's scale (smaller than the frames')
 
 
 def _smoothstep(s: float) -> float:
@@ -204,7 +73,8 @@ def _body_twist(target: Callable[[float], pin.SE3], t: float, h: float = 1e-4) -
 
 # ---------------------------------------------------------------------------- dual arm
 def run_dual_arm(*, duration: float = 10.0, headless: bool = False, loop: bool = False, dt: float = 0.01,
-                 out=print, radius: float = 0.05, period: float = 5.0, pivot: float = 0.35) -> DemoSummary:
+                 out=print, radius: float = 0.05, period: float = 5.0, pivot: float = 0.35,
+                 session: Session | None = None) -> DemoSummary:
     """Two hands carry an imaginary box (see the module docstring).
 
     Args:
@@ -216,6 +86,7 @@ def run_dual_arm(*, duration: float = 10.0, headless: bool = False, loop: bool =
         out: where lines are printed.
         radius: [m] of the left tool's circle; period: [s] of one turn; pivot: [rad] largest
             turn of the box.
+        session: waiting for a browser, holding the scene, record and plot (:class:`Session`).
 
     Returns:
         the :class:`DemoSummary` (tasks 'relative' and 'left').
@@ -237,9 +108,9 @@ def run_dual_arm(*, duration: float = 10.0, headless: bool = False, loop: bool =
             return omega * ramp * (u**3 - 0.5 * u**4)
         return omega * (0.5 * ramp + t - ramp)
 
-    def left_target(t: float) -> pin.SE3:  # circle in the world x-z plane through the start pose
+    def left_target(t: float) -> pin.SE3:  # circle in the world y-z plane (facing the camera) through the start
         a = phase(max(t, 0.0))
-        offset = radius * np.array([math.sin(a), 0.0, 1.0 - math.cos(a)])
+        offset = radius * np.array([0.0, math.sin(a), 1.0 - math.cos(a)])
         return pin.SE3(T_wl0.rotation, T_wl0.translation + offset)
 
     def relative_target(t: float) -> pin.SE3:  # the box pivots about its vertical axis (x)
@@ -265,19 +136,20 @@ def run_dual_arm(*, duration: float = 10.0, headless: bool = False, loop: bool =
         viewer.show_trail("right_tool", length=300)
 
     def update_viewer(viewer, t, q):
-        viewer.show_target("left target", left.target, scale=0.06)
+        viewer.show_target("left target", left.target, scale=TARGET_SCALE * viewer.scale)
         T_wl = viewer.visualizer.data.oMf[robot.frame_id("left_tool")]
-        viewer.show_target("right target", T_wl * relative.target, scale=0.06)
+        viewer.show_target("right target", T_wl * relative.target, scale=TARGET_SCALE * viewer.scale)
 
     out(f"dual-arm demo: {'until Ctrl-C' if loop else f'{duration:g} s'}, dt = {dt * 1e3:g} ms, "
         f"left tool on a {radius * 100:g} cm circle, the box pivots by up to {pivot:g} rad in the second half")
-    return _run("dual-arm", robot, q0, lambda t: controller, set_targets, [relative, left],
+    return run("dual-arm", robot, q0, lambda t: controller, set_targets, [relative, left],
                 duration=duration, headless=headless, loop=loop, dt=dt, out=out,
-                setup_viewer=setup_viewer, update_viewer=update_viewer)
+                setup_viewer=setup_viewer, update_viewer=update_viewer, session=session)
 
 
 # ---------------------------------------------------------------------------- hand
-def run_hand(*, duration: float = 6.0, headless: bool = False, dt: float = 0.01, out=print) -> DemoSummary:
+def run_hand(*, duration: float = 6.0, headless: bool = False, dt: float = 0.01, out=print,
+             session: Session | None = None) -> DemoSummary:
     """The thumb pinches the index tip (first half), then the middle tip (second half).
 
     Each half: a smooth approach of the thumb tip's position in the finger tip frame to zero over
@@ -312,38 +184,84 @@ def run_hand(*, duration: float = 6.0, headless: bool = False, dt: float = 0.01,
         task.set_target(start_points[i] * (1.0 - _smoothstep(s)), velocity=-start_points[i] * sd)
 
     def setup_viewer(viewer):
+        viewer.frame_camera(HAND_VIEW)
         for tip in ("thumb_tip", "index_tip", "middle_tip"):
-            viewer.show_frame(tip, scale=0.02)
+            viewer.show_frame(tip, label=tip)
         viewer.show_trail("thumb_tip", length=300)
 
     out(f"hand demo: {duration:g} s, dt = {dt * 1e3:g} ms, the thumb pinches the index tip, then the middle tip")
-    return _run("hand", robot, q0, lambda t: pinches[which(t)][1], set_targets, lambda t: [pinches[which(t)][0]],
-                duration=duration, headless=headless, loop=False, dt=dt, out=out, setup_viewer=setup_viewer)
+    return run("hand", robot, q0, lambda t: pinches[which(t)][1], set_targets, lambda t: [pinches[which(t)][0]],
+                duration=duration, headless=headless, loop=False, dt=dt, out=out, setup_viewer=setup_viewer,
+                session=session)
 
 
 # ---------------------------------------------------------------------------- command line
-def main(argv=None) -> int:
-    """``reljac demo {dual-arm,hand} [--duration S] [--headless] [--loop] [--dt S]``; returns 0."""
-    parser = argparse.ArgumentParser(prog="reljac demo", description="task-priority IK demos")
+def _interactive() -> bool:
+    """True when both stdin and stdout are terminals (a person is watching, not CI or a pipe)."""
+    try:
+        return sys.stdin is not None and sys.stdout is not None and sys.stdin.isatty() and sys.stdout.isatty()
+    except (AttributeError, ValueError):  # a replaced or closed stream
+        return False
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="reljac demo", description="task-priority IK demos",
+        epilog="From an interactive terminal the demo waits for a browser page before moving and keeps "
+               "serving the last scene until Ctrl-C; in CI and pipes it does neither.")
     parser.add_argument("demo", choices=["dual-arm", "hand"])
     parser.add_argument("--duration", type=float, default=None,
                         help="[s] run length (default: 10 for dual-arm, 6 for hand)")
     parser.add_argument("--headless", action="store_true", help="no viewer, no real-time pacing")
     parser.add_argument("--loop", action="store_true", help="dual-arm only: repeat until Ctrl-C")
     parser.add_argument("--dt", type=float, default=0.01, help="[s] control period (default 0.01)")
+    parser.add_argument("--no-wait", action="store_true",
+                        help=f"start moving at once (default from a terminal: wait up to {BROWSER_WAIT:g} s "
+                             "for a browser page)")
+    parser.add_argument("--exit", action="store_true",
+                        help="exit when the motion ends (default from a terminal: keep serving until Ctrl-C)")
+    parser.add_argument("--record", metavar="FILE", help="save t, q, targets and errors to FILE (.npz or .json)")
+    parser.add_argument("--plot", metavar="FILE", help="plot the tracking errors to FILE (.png, .pdf, .svg; "
+                        "needs matplotlib: pip install 'reljac[plot]')")
+    return parser
+
+
+def main(argv=None) -> int:
+    """``reljac demo {dual-arm,hand} [options]`` (see ``--help``); returns 0, or 130 after Ctrl-C."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        ignore_ctrl_c()
+        print("interrupted", file=sys.stderr, flush=True)
+        return 130
+
+
+def _main(argv) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.duration is not None and not (math.isfinite(args.duration) and args.duration > 0):
         parser.error(f"--duration must be a positive number of seconds, got {args.duration}")
     if not (math.isfinite(args.dt) and 0 < args.dt <= 0.1):
         parser.error(f"--dt must be in (0, 0.1] s, got {args.dt}")
+    if args.loop and args.demo != "dual-arm":
+        parser.error("--loop is for the dual-arm demo only")
+    session = Session()
+    if args.record:
+        session.record = check_output(args.record, RECORD_SUFFIXES, "--record")
+    if args.plot:
+        session.plot = check_output(args.plot, PLOT_SUFFIXES, "--plot")
+        require_matplotlib()  # a clear error now rather than after the run
+    if not args.headless and _interactive():
+        session.wait = 0.0 if args.no_wait else BROWSER_WAIT
+        session.hold = not args.exit
     if args.demo == "dual-arm":
-        run_dual_arm(duration=args.duration or 10.0, headless=args.headless, loop=args.loop, dt=args.dt)
+        summary = run_dual_arm(duration=args.duration or 10.0, headless=args.headless, loop=args.loop,
+                               dt=args.dt, session=session)
     else:
-        if args.loop:
-            parser.error("--loop is for the dual-arm demo only")
-        run_hand(duration=args.duration or 6.0, headless=args.headless, dt=args.dt)
-    return 0
+        summary = run_hand(duration=args.duration or 6.0, headless=args.headless, dt=args.dt, session=session)
+    return 130 if summary.interrupted else 0
 
 
 if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main())
+

@@ -1,7 +1,8 @@
 """The IK demos, headless: they run, track their targets within stated bounds, and parse arguments.
 
-Bounds (measured: dual-arm 5 s, relative pose max 0.02 mm / 0.1 mrad, left tool max 0.03 mm /
-0.02 mrad; hand max 0.07 mm index, 0.13 mm middle) with a margin of about 10x or more.
+Bounds (measured: dual-arm 5 s with the circle in the y-z plane, relative pose max 0.05 mm /
+0.37 mrad, left tool max 0.03 mm / 0.02 mrad; hand max 0.07 mm index, 0.13 mm middle) with a
+margin of about 8x or more.
 """
 
 from __future__ import annotations

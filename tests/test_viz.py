@@ -31,7 +31,8 @@ import pytest
 
 import reljac
 from reljac import Robot
-from reljac.viz import Viewer, view
+from reljac.apps.view import view
+from reljac.viz import Viewer
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (`chromium` on PATH)")
@@ -478,7 +479,7 @@ def test_view_shows_frames_and_a_segment(planar):
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_view_holds_until_interrupted_then_closes(signum):
     script = textwrap.dedent("""
-        from reljac.viz import view
+        from reljac.apps.view import view
         view("planar_2link", ["link1", "tip"], hold=True)
         print("RETURNED", flush=True)
     """)
@@ -513,3 +514,77 @@ def test_manipulability_ellipsoid_has_the_singular_values_of_the_planar_arm(view
     viewer.display(np.array([0.3, 0.0]))  # stretched: singular
     assert viewer._overlays[name].radii[1] == pytest.approx(0.0, abs=1e-12)
     viewer.remove(name)
+
+
+# ---------------------------------------------------------------------------- sizes, camera, trails, notebook
+def test_viewer_fits_its_sizes_and_camera_to_the_robot_at_q(planar):
+    from reljac.viz.camera import frame_box, overlay_scale
+    from reljac.viz.viewer import LABEL_HEIGHT
+
+    q = np.array([0.7, -1.2])
+    with Viewer(planar, q=q) as viewer:
+        np.testing.assert_array_equal(viewer.q, q)
+        lower, upper = viewer.bounding_box()
+        origins = np.array([M.translation for M in placements(planar, q)[1:]])
+        assert np.all(origins >= lower - 1e-9) and np.all(origins <= upper + 1e-9)  # every frame inside
+        reach = np.ptp(origins, axis=0)
+        assert np.all(upper - lower >= reach - 1e-9) and np.linalg.norm(upper - lower) < 1.8 + 0.5
+        assert viewer.scale == pytest.approx(overlay_scale(lower, upper))
+        np.testing.assert_allclose(viewer.camera.position, frame_box(lower, upper).position)
+        viewer.show_frame("tip", label="the tip")
+        label = viewer._overlays["the tip"].label
+        assert label.height == pytest.approx(LABEL_HEIGHT * viewer.scale) and 1.5 < label.width / label.height < 4
+        assert viewer._overlays["the tip"].scale == viewer.scale
+        assert viewer.frame_camera((0.0, -1.0, 0.0)).position[1] < lower[1]  # from -y, outside the box
+    with Viewer(planar, scale=0.05) as viewer:
+        viewer.show_frame("tip", label="tip")
+        viewer.show_segment("base_link", "tip")
+        assert viewer.scale == 0.05 and viewer._overlays["tip"].scale == 0.05
+        assert viewer._overlays["tip"].label.height == pytest.approx(LABEL_HEIGHT * 0.05)
+        assert viewer._overlays["base_link--tip"].radius == pytest.approx(0.04 * 0.05)
+    for bad in (0.0, -1.0, float("nan"), "big"):
+        with pytest.raises(reljac.ReljacError, match="scale must be a positive number"):
+            Viewer(planar, scale=bad)
+
+
+def placements(robot, q):
+    from helpers import placements as fk
+
+    return fk(robot, q)
+
+
+def test_trail_starts_at_the_first_display_after_it_is_made(viewer, planar):
+    viewer.clear_overlays()
+    viewer.display(np.zeros(2))
+    name = viewer.show_trail("tip", length=5)
+    assert len(viewer._overlays[name].points) == 0  # no point from the pose shown before
+    q = np.array([0.4, 0.3])
+    viewer.display(q)
+    points = viewer._overlays[name].points
+    assert len(points) == 1
+    np.testing.assert_allclose(points[0], placements(planar, q)[planar.frame_id("tip")].translation, atol=1e-12)
+    viewer.clear_overlays()
+
+
+def test_notebook_html_is_an_iframe_of_the_page(planar):
+    from html.parser import HTMLParser
+
+    class Frames(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.iframes = []
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "iframe":
+                self.iframes.append(dict(attrs))
+
+    with Viewer(planar) as viewer:
+        parser = Frames()
+        parser.feed(viewer._repr_html_(height=300))
+        assert [f["src"] for f in parser.iframes] == [viewer.url]
+        assert "height: 300px" in viewer._repr_html_(height=300)
+        with urllib.request.urlopen(parser.iframes[0]["src"], timeout=5) as page:
+            assert b"MeshCat" in page.read()
+    parser = Frames()
+    parser.feed(viewer._repr_html_())
+    assert parser.iframes == [] and "closed" in viewer._repr_html_()

@@ -1,0 +1,1 @@
+"""Command-line applications built on the public API (no math here)."""

@@ -1,0 +1,227 @@
+"""Running a demo: the paced control loop, its viewer session and its tracking statistics.
+
+:func:`run` is what every demo of :mod:`reljac.demo` calls: targets at t, one controller step,
+record, display, pace in real time (with a viewer) or run as fast as possible (headless). A
+:class:`Session` says how the run meets its viewer and what it leaves behind (wait for a browser
+page, keep serving after the motion, record, plot). Errors are position [m] and orientation
+[rad] norms from each task's ``error_norms``; the summary prints them in mm and mrad.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..relative import Kinematics
+from .recording import RunLog
+
+DISPLAY_PERIOD = 1.0 / 30.0  # [s] between viewer updates
+PROGRESS_PERIOD = 1.0  # [s] between progress lines
+BROWSER_SETTLE = 1.0  # [s] given to a page that just connected to draw the scene
+
+
+@dataclass
+class Session:
+    """How a run meets its viewer and what it leaves behind (all off by default).
+
+    Attributes:
+        wait: [s] at most to wait for a browser page to connect before moving (viewer only);
+            the motion starts ``BROWSER_SETTLE`` s after a page connects.
+        hold: after the motion, keep serving the last scene until Ctrl-C (viewer only; not after
+            an interrupted motion).
+        record: write the run here (.npz or .json, see :mod:`reljac.apps.recording`).
+        plot: plot the tracking errors here (.png, .pdf or .svg; needs matplotlib).
+    """
+
+    wait: float = 0.0
+    hold: bool = False
+    record: Path | None = None
+    plot: Path | None = None
+
+
+# ---------------------------------------------------------------------------- statistics
+@dataclass
+class TaskStats:
+    """Tracking errors of one task over a run: position [mm], orientation [mrad] (NaN if n/a)."""
+
+    name: str
+    max_position_mm: float
+    rms_position_mm: float
+    max_orientation_mrad: float
+    rms_orientation_mrad: float
+
+
+@dataclass
+class DemoSummary:
+    """Outcome of a demo run.
+
+    Attributes:
+        name: demo name; steps: control steps done; simulated_time [s]; wall_time [s];
+        realtime_factor: simulated_time / wall_time (about 1 with a viewer, > 1 headless);
+        interrupted: True if Ctrl-C ended the run; tasks: one :class:`TaskStats` per tracking task.
+    """
+
+    name: str
+    steps: int
+    simulated_time: float
+    wall_time: float
+    realtime_factor: float
+    interrupted: bool = False
+    tasks: list[TaskStats] = field(default_factory=list)
+
+    def task(self, name: str) -> TaskStats:
+        for stats in self.tasks:
+            if stats.name == name:
+                return stats
+        raise KeyError(f"no task named {name!r} (tasks: {', '.join(s.name for s in self.tasks)})")
+
+    def table(self) -> str:
+        width = max([len("task")] + [len(s.name) for s in self.tasks])
+        head = f"{'task':<{width}}  {'pos max':>8} {'pos RMS':>8} [mm]  {'rot max':>8} {'rot RMS':>8} [mrad]"
+        lines = [head, "-" * len(head)]
+        for s in self.tasks:
+            lines.append(f"{s.name:<{width}}  {_num(s.max_position_mm)} {_num(s.rms_position_mm)}       "
+                         f"{_num(s.max_orientation_mrad)} {_num(s.rms_orientation_mrad)}")
+        lines.append(f"{self.steps} steps, {self.simulated_time:.2f} s simulated in {self.wall_time:.2f} s "
+                     f"wall: real-time factor {self.realtime_factor:.2f}"
+                     + (" (interrupted)" if self.interrupted else ""))
+        return "\n".join(lines)
+
+
+def _num(x: float) -> str:
+    return f"{'-':>8}" if math.isnan(x) else f"{x:8.3f}"
+
+
+class _Recorder:
+    """Running max and mean square of error norms per task (position [m], orientation [rad])."""
+
+    def __init__(self, tasks) -> None:
+        self.count = {t.name: 0 for t in tasks}  # dict: one entry per name, in order
+        self.max = {name: np.full(2, math.nan) for name in self.count}
+        self.sum_sq = {name: np.zeros(2) for name in self.count}
+
+    def record(self, kin: Kinematics, tasks) -> dict[str, dict[str, float]]:
+        norms = {t.name: t.error_norms(kin) for t in tasks}
+        for name, n in norms.items():
+            e = np.array([n.get("position", math.nan), n.get("orientation", math.nan)])
+            self.count[name] += 1
+            self.max[name] = np.fmax(self.max[name], e)
+            self.sum_sq[name] += e**2
+        return norms
+
+    def stats(self) -> list[TaskStats]:
+        out = []
+        for name, n in self.count.items():
+            rms = np.sqrt(self.sum_sq[name] / n) if n else np.full(2, math.nan)
+            mx = self.max[name]
+            out.append(TaskStats(name, 1e3 * mx[0], 1e3 * rms[0], 1e3 * mx[1], 1e3 * rms[1]))
+        return out
+
+
+def _progress(t: float, norms: dict[str, dict[str, float]]) -> str:
+    parts = []
+    for name, n in norms.items():
+        text = ", ".join(f"{'pos' if k == 'position' else 'rot'} "
+                         f"{1e3 * v:.2f} {'mm' if k == 'position' else 'mrad'}" for k, v in n.items())
+        parts.append(f"{name}: {text}")
+    return f"t = {t:6.2f} s  " + " | ".join(parts)
+
+
+def run(name, robot, q, ctrl_for, set_targets, tracked, *, duration, headless, loop, dt, out,
+         setup_viewer=None, update_viewer=None, session: Session | None = None) -> DemoSummary:
+    """The shared control loop: targets at t, one controller step, record, display, pace.
+
+    ``ctrl_for(t)``: the controller in charge at t; ``set_targets(t, q)``; ``tracked``: the tasks
+    whose errors are recorded, or a function of t returning them. The viewer (unless headless)
+    shows the robot at q from the start; see :class:`Session` for waiting, holding and records.
+    A Ctrl-C before or after the motion (while waiting or holding) propagates as
+    KeyboardInterrupt once the viewer is closed; one during the motion ends the motion.
+    """
+    session = session or Session()
+    tracked_at = tracked if callable(tracked) else (lambda t: tracked)
+    all_tasks = [task for t in (0.0, duration) for task in tracked_at(t)]
+    recorder = _Recorder(all_tasks)
+    log = None
+    if session.record or session.plot:
+        log = RunLog(name, list(robot.model.names)[1:], dt, all_tasks)
+    viewer = None
+    try:
+        if not headless:
+            from ..viz import Viewer  # meshcat only when a viewer is wanted
+
+            viewer = Viewer(robot, q=q)
+            out(f"open {viewer.url} in a browser; Ctrl-C to stop")
+            if setup_viewer:
+                setup_viewer(viewer)
+            if session.wait > 0:
+                out(f"waiting up to {session.wait:g} s for a browser page to connect (--no-wait to skip)")
+                if viewer.wait_for_browser(session.wait):
+                    out("a browser page is connected: starting")
+                    time.sleep(BROWSER_SETTLE)
+                else:
+                    out(f"no browser page after {session.wait:g} s: starting anyway")
+        summary = _loop(name, q, ctrl_for, set_targets, tracked_at, recorder, log, viewer, update_viewer,
+                        n_steps=math.inf if loop else int(round(duration / dt)), dt=dt, out=out)
+        if log is not None:
+            if session.record:
+                out(f"run recorded to {log.save(session.record)}")
+            if session.plot:
+                out(f"tracking errors plotted to {log.plot(session.plot)}")
+        if viewer is not None and session.hold and not summary.interrupted:
+            from .view import wait_for_interrupt
+
+            wait_for_interrupt(f"motion done; still serving {viewer.url}; Ctrl-C to stop", out=out)
+    finally:
+        if viewer is not None:
+            viewer.close()
+    return summary
+
+
+def _loop(name, q, ctrl_for, set_targets, tracked_at, recorder, log, viewer, update_viewer, *,
+          n_steps, dt, out) -> DemoSummary:
+    """Run the control steps (paced in real time with a viewer); print and return the summary."""
+    display_every = max(1, round(DISPLAY_PERIOD / dt))
+    progress_every = max(1, round(PROGRESS_PERIOD / dt))
+    k, interrupted = 0, False
+    start = time.perf_counter()
+    try:
+        while k < n_steps:
+            t = k * dt
+            controller = ctrl_for(t)
+            set_targets(t, q)
+            q_before, q = q, controller.step(q)
+            norms = recorder.record(controller.last_kinematics, tracked_at(t))  # errors at t, before the step
+            if log is not None:
+                log.record(t, q_before, tracked_at(t), norms)
+            k += 1
+            if k % progress_every == 0:
+                out(_progress(t, norms))
+            if viewer is not None:
+                if k % display_every == 0:
+                    viewer.display(q)
+                    if update_viewer:
+                        update_viewer(viewer, t, q)
+                sleep = start + k * dt - time.perf_counter()
+                if sleep > 0:
+                    time.sleep(sleep)
+    except KeyboardInterrupt:
+        interrupted = True
+        ignore_ctrl_c()  # what is left (table, files, closing) runs to its end
+        out("interrupted")
+    wall = time.perf_counter() - start
+    sim = k * dt
+    summary = DemoSummary(name, k, sim, wall, sim / wall if wall > 0 else math.inf, interrupted,
+                          recorder.stats())
+    out(summary.table())
+    return summary
+
+
+def ignore_ctrl_c() -> None:
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -1,0 +1,83 @@
+"""``reljac view``: show a robot with labelled frames in the browser, and hold until Ctrl-C."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Sequence
+
+from numpy.typing import ArrayLike
+
+from ..robot import FrameRef, Robot
+from ..viz import Viewer
+
+
+def wait_for_interrupt(message: str | None = None, out=print) -> None:
+    """Print `message` (once SIGTERM is caught: a signal sent on reading it is not lost), then
+    block until Ctrl-C or SIGTERM; both arrive as KeyboardInterrupt (SIGTERM's own handler is
+    put back afterwards)."""
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        if message:
+            out(message)
+        while True:
+            time.sleep(3600)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def view(
+    robot: Robot | str | Path,
+    frames: Sequence[FrameRef] = (),
+    q: ArrayLike | None = None,
+    *,
+    hold: bool,
+    open: bool = False,
+    zmq_url: str | None = None,
+    scale: float | None = None,
+) -> Viewer | None:
+    """Show a robot at q with triads on `frames` and a segment between the first two.
+
+    What ``reljac view ROBOT --frames A B ...`` runs. Prints the page's URL.
+
+    Args:
+        robot: a Robot, a bundled robot's name or a URDF path.
+        frames: frame names or ids to draw triads on (labelled with their names).
+        q: configuration, shape (nq,) (default: the neutral configuration).
+        hold: wait until Ctrl-C (or SIGTERM), then close the viewer and return None.
+            Otherwise return the open viewer.
+        open: also open a browser tab.
+        zmq_url: join this meshcat server instead of starting one.
+        scale: [m] triad size (default: from the robot's size, see :class:`~reljac.viz.Viewer`).
+
+    Raises:
+        URDFError, FrameNotFound, ConfigurationError: bad robot, frame or q (before any server
+        starts, for frames and q).
+    """
+    if not isinstance(robot, Robot):
+        robot = Robot.load(robot)
+    frame_ids = [robot.frame_id(f) for f in frames]
+    q = robot.neutral() if q is None else robot.validate_q(q)
+    viewer = Viewer(robot, q=q, scale=scale, zmq_url=zmq_url, open=open)
+    try:
+        for fid in frame_ids:
+            viewer.show_frame(fid, label=robot.model.frames[fid].name)
+        if len(frame_ids) >= 2:
+            viewer.show_segment(frame_ids[0], frame_ids[1])
+    except BaseException:
+        viewer.close()
+        raise
+    if not hold:
+        return viewer
+    try:
+        wait_for_interrupt("Press Ctrl-C to stop the viewer.", out=lambda line: print(line, flush=True))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        viewer.close()
+    return None

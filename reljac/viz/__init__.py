@@ -1,0 +1,28 @@
+"""Browser views of a robot, its frames, targets, segments and trails, through meshcat.
+
+This package is the only part of reljac that imports meshcat; nothing else in reljac imports it
+at import time. A :class:`Viewer` owns a meshcat server subprocess (or joins one by its ZMQ
+address), shows the robot's visual geometry with Pinocchio's ``MeshcatVisualizer``, and keeps
+overlays attached to robot frames up to date on every :meth:`Viewer.display`. All positions are
+in the world frame w [m]; poses are ``pin.SE3`` or (4, 4) homogeneous matrices ``T_wx``.
+
+Overlays (each has a name, unique per viewer; giving an existing name replaces that overlay):
+
+=========================== ==========================================================================
+:meth:`Viewer.show_frame`    RGB triad (x red, y green, z blue) following a robot frame.
+:meth:`Viewer.show_target`   fixed triad with thinner axes and a cyan sphere at its origin.
+:meth:`Viewer.show_segment`  yellow segment from frame a's origin to frame b's origin.
+:meth:`Viewer.show_trail`    magenta polyline through a frame origin's recent positions.
+=========================== ==========================================================================
+
+Modules: ``server`` (the meshcat server process), ``shapes`` (triads, text labels, colours),
+``overlays`` (what follows the robot, and the label layer), ``viewer`` (:class:`Viewer`),
+``bounds`` (the robot's bounding box as displayed), and two pure-numpy modules tested without a
+server: ``camera`` (framing a bounding box, overlay and grid sizes) and ``labels`` (a layout in
+which no label overlaps another). The blocking ``reljac view`` command is in
+:mod:`reljac.apps.view`.
+"""
+
+from .viewer import Viewer
+
+__all__ = ["Viewer"]

@@ -1,0 +1,419 @@
+"""The Viewer: a meshcat view of a robot with overlays that follow its frames.
+
+All positions are in the world frame w [m]; poses are ``pin.SE3`` or (4, 4) homogeneous
+matrices ``T_wx``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import html
+import time
+import weakref
+import webbrowser
+from typing import Iterator
+
+import numpy as np
+import pinocchio as pin
+import zmq
+from numpy.typing import ArrayLike
+
+from ..exceptions import ReljacError, suggest
+from ..robot import FrameRef, Robot
+from ..validation import as_se3
+from .bounds import robot_box
+from .camera import DEFAULT_DIRECTION, CameraPose, frame_box, grid_cell, overlay_scale
+from .overlays import Ellipsoid, FrameLabel, FrameTriad, LabelLayer, Overlay, Segment, Target, Trail
+from .server import Server, ask_web_url, connect
+
+from pinocchio.visualize import MeshcatVisualizer  # noqa: E402 - after .server silenced meshcat's warning
+
+LABEL_HEIGHT = 0.7  # label height, as a fraction of the viewer's scale
+
+_live_viewers: "weakref.WeakSet[Viewer]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all_viewers() -> None:
+    for viewer in list(_live_viewers):
+        viewer.close()
+
+
+def _positive(x: float, what: str) -> float:
+    try:
+        value = float(x)
+    except (TypeError, ValueError):
+        value = float("nan")
+    if not (np.isfinite(value) and value > 0):
+        raise ReljacError(f"{what} must be a positive number, not {x!r}")
+    return value
+
+
+# ---------------------------------------------------------------------------- the viewer
+class Viewer:
+    """A meshcat view of a robot with overlays that follow its frames.
+
+    Args:
+        robot: the robot; its ``visual_model`` is shown (loading it may raise URDFError).
+        q: configuration shown first, shape (nq,) (default: the neutral configuration); the
+            camera and the overlay size are fitted to the robot at this configuration.
+        scale: [m] axis length of frame triads and targets (default: 6 % of the diagonal of the
+            robot's bounding box at q); labels are 0.7 times as tall, segments 0.04 times as thick.
+        zmq_url: ZMQ address of a running meshcat server to join (e.g. ``"tcp://127.0.0.1:6000"``).
+            None (default) starts a server subprocess owned by this viewer.
+        open: open the page in a browser tab (never by default).
+        root: name of the robot's node in the meshcat scene (default: the robot's name).
+
+    The camera looks at the centre of the robot's bounding box from the front (+x), a little to
+    the left and above, as close as it can with the whole box in the picture
+    (:func:`reljac.viz.camera.frame_box`); :meth:`frame_camera` frames it again. The page is on a
+    light grey background. Use as a context manager, or call :meth:`close`, to stop the server;
+    it also stops when the Python process exits (even if killed). In Jupyter, a Viewer at the end
+    of a cell shows the page inline.
+
+    Attributes:
+        url: the page to open, ``http://127.0.0.1:PORT/static/``.
+        zmq_url: the server's ZMQ address (pass it to another Viewer to share the scene).
+        viewer: the ``meshcat.Visualizer`` (scene root); ``visualizer``: Pinocchio's
+            ``MeshcatVisualizer``; ``q``: the configuration shown, shape (nq,).
+        scale: [m] the default triad size; ``camera``: the :class:`~reljac.viz.camera.CameraPose`
+            set last (in w).
+
+    Raises:
+        URDFError: the robot's visual geometry cannot be loaded (e.g. meshes not found).
+        ConfigurationError: bad q.
+        ReljacError: bad scale; the meshcat server could not be started or reached.
+    """
+
+    def __init__(
+        self,
+        robot: Robot,
+        *,
+        q: ArrayLike | None = None,
+        scale: float | None = None,
+        zmq_url: str | None = None,
+        open: bool = False,
+        root: str | None = None,
+    ) -> None:
+        self._closed = True  # until fully built: close() and __del__ then do nothing harmful
+        self._server: Server | None = None
+        self.robot = robot
+        self.root = root or robot.name
+        if "/" in self.root:
+            raise ReljacError(f"root {self.root!r} must not contain '/'")
+        q = robot.neutral() if q is None else robot.validate_q(q)
+        scale = None if scale is None else _positive(scale, "scale")
+        visual_model = robot.visual_model  # URDFError (with its message) before any server starts
+        collision_model = robot.collision_model
+        if zmq_url is None:
+            self._server = Server()
+            zmq_url, web_url = self._server.zmq_url, self._server.web_url
+        else:
+            web_url = ask_web_url(zmq_url)
+        self._overlays: dict[str, Overlay] = {}
+        self._labels_visible = True
+        self.q = q
+        try:
+            self.viewer = connect(zmq_url, web_url)
+            self.zmq_url: str = zmq_url
+            self.url: str = web_url
+            self._closed = False
+            _live_viewers.add(self)
+            self.visualizer = MeshcatVisualizer(robot.model, collision_model, visual_model)
+            with self._talking():
+                self.visualizer.initViewer(viewer=self.viewer)
+                self.viewer[self.root].delete()  # a joined server may hold an older scene
+                self.visualizer.loadViewerModel(rootNodeName=self.root)
+                self.visualizer.setBackgroundColor("gray")  # light: black labels stay readable
+            self.display(q)
+            self.scale: float = scale or overlay_scale(*self.bounding_box())
+            self._layer = LabelLayer(gap=0.25 * LABEL_HEIGHT * self.scale)
+            self.frame_camera()
+        except BaseException:
+            self.close()
+            raise
+        print(f"reljac viewer of robot '{robot.name}': {self.url}", flush=True)
+        if open:
+            webbrowser.open(self.url, new=2)
+
+    # ------------------------------------------------------------------ lifecycle
+    def __enter__(self) -> "Viewer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else self.url
+        return f"<reljac.viz.Viewer of robot '{self.robot.name}' ({state})>"
+
+    def _repr_html_(self, height: int = 400) -> str:
+        """The page in an iframe `height` px tall (what Jupyter shows for a Viewer)."""
+        name = html.escape(self.robot.name)
+        if self._closed:
+            return f"<p>reljac viewer of robot '{name}' (closed)</p>"
+        url = html.escape(self.url, quote=True)
+        return (f'<div style="height: {int(height)}px; width: 100%; overflow: hidden; resize: both">'
+                f'<iframe src="{url}" title="reljac viewer of robot \'{name}\'" '
+                f'style="width: 100%; height: 100%; border: none"></iframe></div>')
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def browsers(self) -> int | None:
+        """Browser pages connected now (None when joining a server this viewer did not start)."""
+        return None if self._server is None else self._server.browsers
+
+    def wait_for_browser(self, timeout: float) -> bool:
+        """Wait until a browser page is connected, at most `timeout` [s]; True if one is.
+
+        On a joined server (whose connections this viewer cannot see), wait `timeout` and
+        return False.
+        """
+        timeout = max(float(timeout), 0.0)
+        if self._server is None:
+            time.sleep(timeout)
+            return False
+        return self._server.wait_for_browser(timeout)
+
+    def close(self) -> None:
+        """Disconnect, and stop the server if this viewer started it (which frees its ports).
+
+        Idempotent. A joined server (``zmq_url`` given) keeps running and keeps the scene.
+        """
+        self._closed = True
+        _live_viewers.discard(self)
+        viewer = getattr(self, "viewer", None)
+        if viewer is not None:
+            with contextlib.suppress(Exception):
+                viewer.window.zmq_socket.close(linger=0)
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+
+    @contextlib.contextmanager
+    def _talking(self) -> Iterator[None]:
+        """Turn meshcat's socket errors into ReljacError (a dead server would block forever)."""
+        if self._closed:
+            raise ReljacError(f"this viewer of robot '{self.robot.name}' is closed")
+        try:
+            yield
+        except zmq.ZMQError as exc:
+            raise ReljacError(
+                f"the meshcat server at {self.zmq_url} did not answer ({exc}); "
+                "it may have stopped: close this viewer and start a new one"
+            ) from None
+
+    # ------------------------------------------------------------------ camera
+    def bounding_box(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lower, upper) corners (3,) in w [m] of the robot's visual geometry as displayed."""
+        return robot_box(self.visualizer.visual_model, self.visualizer.visual_data, self.visualizer.data.oMf)
+
+    def frame_camera(self, direction: ArrayLike | None = None) -> CameraPose:
+        """Point the camera at the robot as displayed, from `direction` (3,) in w (default: front,
+        a little left, above), as close as the whole bounding box allows; returns the pose set.
+
+        meshcat's page always orbits its scene origin, so the scene (robot, overlays, grid,
+        world axes) is shifted by minus the target: the robot's centre is where the page looks,
+        and the mouse orbits around it. The floor grid's cells are
+        :func:`~reljac.viz.camera.grid_cell` wide; the world axes are 2 ``scale`` long.
+        """
+        box = self.bounding_box()
+        self.camera = frame_box(*box, DEFAULT_DIRECTION if direction is None else direction)
+        shift = np.eye(4)
+        shift[:3, 3] = -self.camera.target
+        grid, axes = shift.copy(), shift.copy()  # meshcat's grid: 0.5 m cells; world axes 0.5 m long
+        grid[:3, :3] *= grid_cell(*box) / 0.5
+        axes[:3, :3] *= 4.0 * self.scale
+        offset = self.camera.position - self.camera.target
+        with self._talking():
+            for path, T in (("/meshcat", shift), ("/Grid", grid), ("/Axes", axes)):
+                self.viewer[path].set_transform(T)
+            # the camera's parent node has y up: (x, y, z)_w = (x, -z, y)
+            self.viewer["/Cameras/default/rotated/<object>"].set_property(
+                "position", [float(offset[0]), float(offset[2]), float(-offset[1])])
+        self._update_labels()
+        return self.camera
+
+    # ------------------------------------------------------------------ robot
+    def display(self, q: ArrayLike) -> None:
+        """Show the robot at configuration q, shape (nq,), and move every frame overlay with it.
+
+        Raises:
+            ConfigurationError: q has a wrong shape or a non-finite entry.
+        """
+        q = self.robot.validate_q(q)
+        with self._talking():
+            self.visualizer.display(q)
+            pin.updateFramePlacements(self.robot.model, self.visualizer.data)
+            self.q = q
+            for overlay in self._overlays.values():
+                overlay.update(self.visualizer.data.oMf)
+            self._update_labels()
+
+    def _update_labels(self) -> None:
+        labels = [o.label for o in self._overlays.values() if o.label is not None]
+        if labels and hasattr(self, "camera"):
+            with self._talking():
+                self._layer.update(labels, self.visualizer.data.oMf, self.camera)
+
+    def show_labels(self, visible: bool = True) -> None:
+        """Show or hide every frame label (also a checkbox in the page: Scene > meshcat > <root>
+        > labels)."""
+        self._labels_visible = bool(visible)
+        with self._talking():
+            self.viewer[self.root]["labels"].set_property("visible", self._labels_visible)
+
+    # ------------------------------------------------------------------ overlays
+    @property
+    def overlays(self) -> list[str]:
+        """Names of the overlays shown, in creation order."""
+        return list(self._overlays)
+
+    def _add(self, name: str, make) -> str:
+        if not isinstance(name, str) or not name or "/" in name:
+            raise ReljacError(f"an overlay name must be a non-empty string without '/', not {name!r}")
+        with self._talking():
+            if name in self._overlays:
+                self.remove(name)
+            overlay = make(self.viewer[self.root]["overlays"][name])
+            overlay.place(self.visualizer.data.oMf)
+        self._overlays[name] = overlay
+        if overlay.label is not None:
+            self._update_labels()
+        return name
+
+    def show_frame(self, frame: FrameRef, *, label: str | None = None, scale: float | None = None) -> str:
+        """Draw an RGB triad (x red, y green, z blue) at a robot frame, following it on display.
+
+        Args:
+            frame: frame name or id.
+            label: text drawn next to the triad, and the overlay's name (default: no text; the
+                overlay is named after the frame). Labels are laid out beside their frames, apart
+                from each other as seen from the camera set by :meth:`frame_camera`, on top of
+                the robot, with a thin line to the frame; :meth:`show_labels` hides them.
+            scale: axis length [m] (default: the viewer's ``scale``).
+
+        Returns:
+            the overlay's name (for :meth:`remove`).
+
+        Raises:
+            FrameNotFound: unknown frame.
+        """
+        fid = self.robot.frame_id(frame)
+        scale = self.scale if scale is None else _positive(scale, "scale")
+        name = label or self.robot.model.frames[fid].name
+
+        def make(node):
+            text = None
+            if label:
+                text = FrameLabel(self.viewer[self.root]["labels"][name], fid, label, LABEL_HEIGHT * self.scale)
+            return FrameTriad(node, fid, scale, text)
+
+        return self._add(name, make)
+
+    def show_target(self, name: str, T_wt: pin.SE3 | ArrayLike, *, scale: float | None = None) -> str:
+        """Draw (or move, if `name` exists) a fixed target triad at pose T_wt in the world.
+
+        The target has thinner axes than :meth:`show_frame`'s triads and a cyan sphere at its
+        origin; it does not move on :meth:`display`.
+
+        Args:
+            name: overlay name.
+            T_wt: pose of the target in the world, ``pin.SE3`` or (4, 4) homogeneous matrix.
+            scale: axis length [m] (default: the viewer's ``scale``).
+
+        Raises:
+            TaskError: T_wt is not a rigid transform.
+        """
+        M = as_se3(T_wt, "T_wt").homogeneous  # TaskError if not a rigid transform
+        scale = self.scale if scale is None else _positive(scale, "scale")
+        existing = self._overlays.get(name)
+        if isinstance(existing, Target) and existing.scale == scale:
+            with self._talking():
+                existing.node.set_transform(M)
+            return name
+        return self._add(name, lambda node: Target(node, M, scale))
+
+    def show_segment(self, frame_a: FrameRef, frame_b: FrameRef, *, name: str | None = None) -> str:
+        """Draw a segment from frame a's origin to frame b's origin, updated on display (its
+        thickness follows the viewer's ``scale``).
+
+        Args:
+            frame_a, frame_b: frame names or ids.
+            name: overlay name (default ``"<a>--<b>"`` with the frame names).
+
+        Raises:
+            FrameNotFound: unknown frame.
+        """
+        fa, fb = self.robot.frame_id(frame_a), self.robot.frame_id(frame_b)
+        frames = self.robot.model.frames
+        name = name or f"{frames[fa].name}--{frames[fb].name}"
+        return self._add(name, lambda node: Segment(node, fa, fb, self.scale))
+
+    def show_trail(self, frame: FrameRef, *, length: int = 200, name: str | None = None) -> str:
+        """Draw a polyline through the last `length` positions of a frame's origin.
+
+        The trail starts at the first :meth:`display` after its creation (no segment from the
+        pose shown before); one point is added on every display.
+
+        Args:
+            frame: frame name or id.
+            length: number of positions kept (>= 2).
+            name: overlay name (default ``"<frame> trail"``).
+
+        Raises:
+            FrameNotFound: unknown frame.
+        """
+        fid = self.robot.frame_id(frame)
+        if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 2:
+            raise ReljacError(f"length must be an integer >= 2, not {length!r}")
+        name = name or f"{self.robot.model.frames[fid].name} trail"
+        return self._add(name, lambda node: Trail(node, fid, int(length)))
+
+    def show_manipulability(
+        self, frame_a: FrameRef, frame_b: FrameRef, *, scale: float = 0.1, name: str | None = None
+    ) -> str:
+        """Draw the manipulability ellipsoid of frame b's motion relative to frame a.
+
+        The ellipsoid is centred on b's origin; its axes are the left singular vectors of the
+        linear part of J_ab (expressed in world axes) and its radii the singular values times
+        `scale` [m per (m/s) at unit joint speed]. Updated on every :meth:`display`.
+
+        Raises:
+            FrameNotFound: unknown frame.
+        """
+        fa, fb = self.robot.frame_id(frame_a), self.robot.frame_id(frame_b)
+        scale = _positive(scale, "scale")
+        frames = self.robot.model.frames
+        name = name or f"manipulability {frames[fb].name} in {frames[fa].name}"
+        return self._add(name, lambda node: Ellipsoid(node, self.robot, fa, fb, scale, lambda: self.q))
+
+    def remove(self, name: str) -> None:
+        """Remove one overlay by name.
+
+        Raises:
+            ReljacError: no overlay has this name.
+        """
+        if name not in self._overlays:
+            shown = ", ".join(self._overlays) or "none"
+            raise ReljacError(f"no overlay named {name!r}{suggest(str(name), self._overlays)} "
+                              f"(overlays: {shown})")
+        with self._talking():
+            self._overlays.pop(name).delete()
+
+    def clear_overlays(self) -> None:
+        """Remove every overlay (the robot stays)."""
+        with self._talking():
+            self.viewer[self.root]["overlays"].delete()
+            self.viewer[self.root]["labels"].delete()
+            if not self._labels_visible:
+                self.viewer[self.root]["labels"].set_property("visible", False)
+        self._overlays.clear()
