@@ -28,7 +28,7 @@ core = Pybind11Extension(
     "reljac.ik._core",
     sorted(str(p) for p in Path("src/core").glob("*.cpp")),
     cxx_std=17,
-    extra_compile_args=["-O3", "-DNDEBUG", "-DEIGEN_DONT_PARALLELIZE", *eigen_include()],
+    extra_compile_args=["-O3", "-DNDEBUG", "-DEIGEN_DONT_PARALLELIZE", "-DEIGEN_GEMM_TO_COEFFBASED_THRESHOLD=64", *eigen_include()],
 )
 core.optional = True  # a failed build skips it: reljac then runs on the Python solver
 

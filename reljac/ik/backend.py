@@ -31,6 +31,11 @@ else:
 _warned = False
 
 
+def core():
+    """The compiled extension module, or None when it is not built."""
+    return _core
+
+
 def compiled_available() -> bool:
     """True when the compiled solver was built and imports."""
     return _core is not None
