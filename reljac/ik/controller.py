@@ -123,6 +123,7 @@ class Controller:
         self._solve = _backend.solver(self.backend)
         self.data = robot.model.createData()
         self.last_kinematics: Kinematics | None = None
+        self.last_velocity: np.ndarray | None = None  # v (nv,) of the last velocity / step
         self._reports: list[LevelReport] = []
         self._raw_reports = None  # the compiled step's, turned into LevelReports when asked for
         self._labels = _velocity_labels(robot)
@@ -182,7 +183,7 @@ class Controller:
             except _compiled.NotCompilable:  # a task's weights left the compiled form: Python rows from now on
                 self._step = None
             else:
-                self._raw_reports, self.last_kinematics = self._step.reports, kin
+                self._raw_reports, self.last_kinematics, self.last_velocity = self._step.reports, kin, v
                 return v, kin
         levels = [self._level(tasks, kin) for tasks in self.levels]
         lo, hi, C, d, row_names = intersect([limit.constraint(kin, self.dt) for limit in self.limits],
@@ -193,7 +194,7 @@ class Controller:
         for limit in self.limits:
             limit.observe(v)
         self._reports, self._raw_reports = self._named(reports, row_names), None
-        self.last_kinematics = kin
+        self.last_kinematics, self.last_velocity = kin, v
         return v, kin
 
     def _acquire(self) -> None:
@@ -229,7 +230,7 @@ class Controller:
             limit.reset()
         if self._step is not None:
             self._step.reset()
-        self._reports, self._raw_reports, self.last_kinematics = [], None, None
+        self._reports, self._raw_reports, self.last_kinematics, self.last_velocity = [], None, None, None
 
     def errors(self, q=None) -> dict[str, dict[str, float]]:
         """Per-task error norms at q (default: the q the last velocity / step was computed at)."""
