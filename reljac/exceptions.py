@@ -36,6 +36,10 @@ class TaskError(ReljacError, ValueError):
     """A task or a target is ill-formed (wrong shape, NaN, non-unit rotation, unknown option)."""
 
 
+class ModelTooLarge(ReljacError, MemoryError):
+    """A model whose Pinocchio data (about 64 nv^3 bytes) does not fit in the memory available."""
+
+
 def suggest(name: str, valid: Iterable[str], *, limit: int = 3) -> str:
     """Return a '; did you mean ...?' hint for `name` among `valid` names ('' if none is close)."""
     valid = list(valid)
