@@ -35,6 +35,8 @@ ROW_NAMES = ("vx", "vy", "vz", "wx", "wy", "wz")
 #: [bytes] working set of one chunk of samples in :func:`workspace_summary` (memory does not grow
 #: with the number of samples beyond 24 bytes per sample for the exact quantiles)
 CHUNK_BYTES = 32 * 2**20
+MAX_SAMPLES = 10_000_000
+SCALE_ABOVE = 1e150  # Jacobians with larger entries are scaled before the SVD
 
 
 @dataclass(frozen=True)
@@ -61,8 +63,8 @@ class Manipulability:
 def manipulability(J) -> Manipulability:
     """Manipulability of a task Jacobian J, shape (m, n) with m >= 1 rows (see the module doc).
 
-    Huge finite entries are fine (J is scaled before the SVD); ``index`` is inf when the product
-    of the singular values exceeds the float range.
+    Huge finite entries are fine (beyond 1e150, J is scaled before the SVD); ``index`` is inf
+    when the product of the singular values exceeds the float range.
 
     Raises:
         TaskError: J is not a finite, real 2-D array with at least one row and one column, or its
@@ -73,12 +75,12 @@ def manipulability(J) -> Manipulability:
         raise TaskError(f"a task Jacobian is a non-empty (m, nv) matrix, got shape {J.shape}")
     if not np.isfinite(J).all():
         raise TaskError("the task Jacobian has non-finite entries")
-    scale = float(np.abs(J).max())
-    U, s, _ = np.linalg.svd(J / scale if scale > 0 else J, full_matrices=True)
+    largest = float(np.abs(J).max())
+    scale = largest if largest > SCALE_ABOVE else 1.0  # sums of squares overflow near 1e154
+    U, s, _ = np.linalg.svd(J / scale, full_matrices=True)
     sigma = np.zeros(J.shape[0])
     sigma[: s.size] = s
-    if scale > 0:
-        sigma = _rescaled(sigma, scale)
+    sigma = _rescaled(sigma, scale)
     return Manipulability(
         index=float(_index(sigma[None, :])[0]),
         singular_values=sigma,
@@ -246,13 +248,16 @@ def workspace_summary(robot: Robot, frame_a: FrameRef, frame_b: FrameRef, sample
         worst: how many closest-to-singular configurations to keep (by smallest singular value).
 
     Raises:
-        FrameNotFound, TaskError: bad frames, part, samples, worst or backend.
+        FrameNotFound, TaskError: bad frames, part, samples (1..10^7), worst or backend.
         ConfigurationError: a seed that is not None, a numpy Generator or an integer >= 0.
     """
     fa, fb = robot.frame_id(frame_a), robot.frame_id(frame_b)
     a, b = robot.model.frames[fa].name, robot.model.frames[fb].name
     rows = list(task_rows(part))
     samples = as_count(samples, "samples", minimum=1, error=TaskError)
+    if samples > MAX_SAMPLES:
+        raise TaskError(f"samples must be at most {MAX_SAMPLES} (24 bytes each are kept for exact quantiles), "
+                        f"got {samples}")
     worst = as_count(worst, "worst", minimum=0, error=TaskError)
     if not isinstance(backend, str) or backend not in ("auto", "reference", "pinocchio"):
         raise TaskError(f"backend must be 'auto', 'reference' or 'pinocchio', got {backend!r}")
@@ -306,10 +311,10 @@ def _layer_map(robot: Robot, ref):
 
 
 def _batch_singular_values(J: np.ndarray, m: int) -> np.ndarray:
-    """Singular values (N, m) of each J[k] (m, nv), descending, zeros beyond min(m, nv); each
-    matrix scaled by its largest entry first (no overflow inside the SVD)."""
+    """Singular values (N, m) of each J[k] (m, nv), descending, zeros beyond min(m, nv); a matrix
+    with entries beyond 1e150 is scaled by its largest entry first (no overflow inside the SVD)."""
     scale = np.abs(J).max(axis=(1, 2), initial=0.0)
-    safe = np.where(scale > 0, scale, 1.0)
+    safe = np.where(scale > SCALE_ABOVE, scale, 1.0)
     sigma = np.zeros((J.shape[0], m))
     if J.shape[2]:
         s = np.linalg.svd(J / safe[:, None, None], compute_uv=False)

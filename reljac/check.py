@@ -22,7 +22,7 @@ from .reference import ReferenceRobot
 from .relative import Kinematics
 from .report import format_table
 from .robot import Robot
-from .validation import as_count, as_rng
+from .validation import as_count, as_float, as_rng
 
 TOLERANCE = 1e-9
 
@@ -110,6 +110,7 @@ def _worst(errors: dict[str, float]) -> tuple[float, str]:
 
 #: [bytes] the working set of one chunk of samples (both layers' arrays and the Pinocchio data)
 CHUNK_BYTES = 64 * 2**20
+MAX_SAMPLES = 1_000_000
 
 
 def chunk_size(robot: Robot, ref: ReferenceRobot, frames: int, samples: int) -> int:
@@ -133,6 +134,10 @@ def check_robot(
     The samples are streamed in chunks (:func:`chunk_size`): memory does not grow with `samples`.
     """
     samples = as_count(samples, "samples", minimum=1, error=ReljacError)
+    if samples > MAX_SAMPLES:
+        raise ReljacError(f"samples must be at most {MAX_SAMPLES}, got {samples}")
+    max_pairs = as_count(max_pairs, "max_pairs", minimum=0, error=ReljacError)
+    tolerance = as_float(tolerance, "tolerance", minimum=0.0, error=ReljacError)
     layers = LayerMap(robot, ref)
     rng = as_rng(seed)
     frames = layers.frames

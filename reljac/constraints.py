@@ -220,11 +220,12 @@ def effective_inverse_mass(robot: Robot, q, G) -> np.ndarray:
             f"the mass matrix of '{robot.name}' at this q is not positive definite: some moving "
             "link has no mass or inertia in the URDF"
         ) from None
-    scale = float(np.abs(G).max(initial=0.0)) or 1.0  # scaled: no overflow inside the solve
+    largest = float(np.abs(G).max(initial=0.0))
+    scale = largest if largest > 1e100 else 1.0  # scaled: no overflow inside the solve
     Gs = G / scale
     W = Gs @ scipy.linalg.cho_solve(factor, Gs.T)
     with np.errstate(over="ignore"):
         W = (0.5 * (W + W.T)) * scale * scale
     if not np.isfinite(W).all():
-        raise ConfigurationError(f"G M^-1 G^T overflows float64 (max |G| = {scale:.3g}): G's entries are too large")
+        raise ConfigurationError(f"G M^-1 G^T overflows float64 (max |G| = {largest:.3g}): G's entries are too large")
     return W

@@ -13,7 +13,15 @@ from typing import Iterable
 
 
 class ReljacError(Exception):
-    """Base class of every error raised on purpose by reljac."""
+    """Base class of every error raised on purpose by reljac.
+
+    Its message is one line: line breaks (from the repr of an array, say) are joined by spaces.
+    """
+
+    def __init__(self, *args: object) -> None:
+        if len(args) == 1 and isinstance(args[0], str) and "\n" in args[0]:
+            args = (" ".join(part.strip() for part in args[0].splitlines() if part.strip()),)
+        super().__init__(*args)
 
 
 class URDFError(ReljacError, ValueError):

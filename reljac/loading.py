@@ -16,6 +16,7 @@ import sys
 import tempfile
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterator
 
 import numpy as np
@@ -109,6 +110,27 @@ def cpp_message(exc: BaseException) -> str:
         if line.startswith("message:"):
             return " ".join([line[len("message:"):].strip()] + lines[i + 1 : i + 2])
     return lines[0] if lines else type(exc).__name__
+
+
+def package_folders(path: Path, package_dirs) -> list:
+    """The folders searched for meshes: `package_dirs` (one folder or a list), by default the
+    URDF's folder and its four parents."""
+    if package_dirs is None:
+        try:
+            parents = path.resolve().parents
+        except (OSError, RuntimeError):
+            parents = path.absolute().parents
+        return [parents[i] for i in range(min(5, len(parents)))]
+    if isinstance(package_dirs, (str, bytes, os.PathLike)):
+        return [package_dirs]
+    try:
+        folders = list(package_dirs)
+    except TypeError:
+        raise URDFError(f"package_dirs must be a folder or a list of folders, not {package_dirs!r}") from None
+    for folder in folders:
+        if not isinstance(folder, (str, bytes, os.PathLike)):
+            raise URDFError(f"package_dirs must hold folder paths, got {folder!r}")
+    return folders
 
 
 def load_geometry(model: pin.Model, loaded: LoadedUrdf, kind: pin.GeometryType,

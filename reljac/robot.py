@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+import warnings
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -20,7 +21,7 @@ import numpy as np
 import pinocchio as pin
 
 from .exceptions import ConfigurationError, FrameNotFound, JointNotFound, URDFError, suggest
-from .loading import LoadedUrdf, build_model, load_geometry, mimic_maps, read_checked
+from .loading import LoadedUrdf, build_model, load_geometry, mimic_maps, package_folders, read_checked
 from .memory import new_data
 from .urdf_checks import exists_on_disk, shown
 from .validation import as_rng, is_real_number, real_array
@@ -30,6 +31,8 @@ if not BUNDLED_DIR.is_dir():  # source checkout or editable install: the top-lev
     BUNDLED_DIR = Path(__file__).resolve().parent.parent / "urdf"
 
 FrameRef = str | int
+# q @ q overflows for entries beyond ~1e154: such a q is refused right after, without this warning.
+warnings.filterwarnings("ignore", "overflow encountered in (matmul|dot)", RuntimeWarning, __name__)
 #: Largest |entry| of q and v [rad, m, rad/s, m/s]: products of three such numbers stay finite.
 MAX_COORDINATE = 1e100
 _MAX_SQUARE = MAX_COORDINATE**2  # q @ q below this: every entry is finite and within the bound
@@ -129,6 +132,23 @@ class Robot:
                 start = model.joints[j].idx_q
                 self._unit_blocks.append((j, slice(start + block.start, start + block.stop)))
 
+    def __getstate__(self) -> dict:
+        """For pickle and deepcopy: no locks, per-thread data or lazily built parts; a robot loaded
+        from a URDF is rebuilt from its text (Pinocchio 4.1 crashes on unpickled mimic joints)."""
+        state = self.__dict__.copy()
+        for key in ("_lock", "_local", "_data", "_without_mimic", "_visual_model", "_collision_model"):
+            state.pop(key, None)
+        if self._loaded is not None:
+            state.pop("model")
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock, self._local, self._data = threading.RLock(), threading.local(), None
+        self._without_mimic = self._visual_model = self._collision_model = None
+        if "model" not in state:
+            self.model = build_model(self._loaded, floating_base=self.floating_base, mimic=self.mimic)
+
     # ----------------------------------------------------------------- construction
     @classmethod
     def from_urdf(
@@ -164,19 +184,7 @@ class Robot:
         path = Path(os.fsdecode(path))
         loaded = read_checked(path, mimic=bool(mimic), floating_base=bool(floating_base))
         model = build_model(loaded, floating_base=bool(floating_base), mimic=bool(mimic))
-        if package_dirs is None:
-            parents = path.absolute().parents
-            package_dirs = [path.absolute().parent] + [parents[i] for i in range(1, min(5, len(parents)))]
-        elif isinstance(package_dirs, (str, bytes, os.PathLike)):
-            package_dirs = [package_dirs]
-        else:
-            try:
-                package_dirs = list(package_dirs)
-            except TypeError:
-                raise URDFError(f"package_dirs must be a folder or a list of folders, not {package_dirs!r}") from None
-        for folder in package_dirs:
-            if not isinstance(folder, (str, bytes, os.PathLike)):
-                raise URDFError(f"package_dirs must hold folder paths, got {folder!r}")
+        package_dirs = package_folders(path, package_dirs)
         return cls(model, urdf_path=path, package_dirs=package_dirs, floating_base=bool(floating_base),
                    mimic=bool(mimic), _loaded=loaded)
 
@@ -445,7 +453,9 @@ class Robot:
                 f"{name} has shape {arr.shape}, expected ({size},) for robot '{self.name}'"
                 + (" (velocities have nv entries)" if tangent else " (configurations have nq entries)")
             )
-        if not arr @ arr < _MAX_SQUARE:  # dot: fast common path
+        with np.errstate(over="ignore"):
+            square = arr @ arr
+        if not square < _MAX_SQUARE:  # dot: fast common path
             bad = ~np.isfinite(arr)
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
@@ -562,5 +572,5 @@ class Robot:
 
 
 def _short(x: object, limit: int = 80) -> str:
-    text = repr(x)
+    text = " ".join(repr(x).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -30,14 +30,19 @@ JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "plan
 ONE_DOF = ("revolute", "continuous", "prismatic")
 WORLD_JOINT = "universe"  # Pinocchio's name for the world joint and frame
 MAX_BYTES = 256 * 2**20  # larger files are refused before they are read
+#: Largest |number| in origins, axes, shapes, inertials and mimics (limits excepted): products of
+#: three such numbers stay finite (reljac.robot.MAX_COORDINATE bounds q and v the same way).
+MAX_NUMBER = 1e100
 
 
 def shown(path: str | os.PathLike) -> str:
-    """A path as printable text (bytes that are not UTF-8 become \\x escapes)."""
+    """A path as printable one-line text (bytes that are not UTF-8 and control characters
+    become \\x escapes)."""
     try:
-        return os.fsencode(path).decode("utf-8", "backslashreplace")
+        text = os.fsencode(path).decode("utf-8", "backslashreplace")
     except (TypeError, ValueError):
-        return str(path).encode("utf-8", "backslashreplace").decode("utf-8")
+        text = str(path).encode("utf-8", "backslashreplace").decode("utf-8")
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)  # NUL, newlines: escaped
 
 
 # ----------------------------------------------------------------------------- reading
@@ -48,6 +53,8 @@ def read_urdf(path: str | os.PathLike) -> bytes:
         info = os.stat(path)
     except OSError as exc:
         raise URDFError(_unreachable(path, name, exc)) from None
+    except ValueError:
+        raise URDFError(f"URDF path {name} contains a NUL byte; no file has such a name") from None
     if stat.S_ISDIR(info.st_mode):
         raise URDFError(f"{name} is a directory, not a URDF file")
     if not stat.S_ISREG(info.st_mode):
@@ -152,7 +159,7 @@ def check_urdf(root: ET.Element, source: str, *, mimic: bool = True, floating_ba
 
 
 def _number(element: ET.Element, attribute: str, where: str, default: float | None = None, *,
-            minimum: float | None = None) -> float:
+            minimum: float | None = None, largest: float = MAX_NUMBER) -> float:
     text = element.get(attribute)
     if text is None:
         if default is None:
@@ -162,8 +169,9 @@ def _number(element: ET.Element, attribute: str, where: str, default: float | No
         value = float(text)
     except ValueError:
         value = math.nan
-    if not math.isfinite(value):
-        raise URDFError(f"{where}: <{element.tag} {attribute}={text!r}> must be a finite number")
+    if not (math.isfinite(value) and abs(value) <= largest):
+        raise URDFError(f"{where}: <{element.tag} {attribute}={text!r}> must be a finite number"
+                        + (f" with |x| <= {largest:g}" if largest < math.inf else ""))
     if minimum is not None and value < minimum:
         raise URDFError(f"{where}: <{element.tag} {attribute}={text!r}> must be >= {minimum:g}")
     return value
@@ -171,7 +179,7 @@ def _number(element: ET.Element, attribute: str, where: str, default: float | No
 
 def _numbers(element: ET.Element | None, attribute: str, where: str, *, required: bool = False,
              minimum: float | None = None) -> tuple[float, ...] | None:
-    """3 finite numbers from an attribute ("x y z")."""
+    """3 finite numbers from an attribute ("x y z"), each |x| <= MAX_NUMBER."""
     text = None if element is None else element.get(attribute)
     if text is None:
         if required:
@@ -181,8 +189,9 @@ def _numbers(element: ET.Element | None, attribute: str, where: str, *, required
         values = tuple(float(word) for word in text.split())
     except ValueError:
         values = ()
-    if len(values) != 3 or not all(math.isfinite(v) for v in values):
-        raise URDFError(f"{where}: <{element.tag} {attribute}={text!r}> must be 3 finite numbers")
+    if len(values) != 3 or not all(abs(v) <= MAX_NUMBER for v in values):
+        raise URDFError(f"{where}: <{element.tag} {attribute}={text!r}> must be 3 finite numbers "
+                        f"with |x| <= {MAX_NUMBER:g}")
     if minimum is not None and min(values) < minimum:
         raise URDFError(f"{where}: <{element.tag} {attribute}={text!r}> must be >= {minimum:g}")
     return values
@@ -253,7 +262,7 @@ def _check_joint(element: ET.Element, where: str, links: dict[str, ET.Element]) 
         raise URDFError(f"{here} connects link '{ends[0]}' to itself")
     _check_origin(element, here)
     if kind in ONE_DOF or kind == "planar":
-        axis = _numbers(element.find("axis"), "xyz", here)
+        axis = _numbers(element.find("axis"), "xyz", here, required=element.find("axis") is not None)
         if axis is not None and not any(axis):
             raise URDFError(f"{here} has <axis xyz=\"0 0 0\">; the axis must be a non-zero 3-vector")
     limit = element.find("limit")
@@ -261,10 +270,10 @@ def _check_joint(element: ET.Element, where: str, links: dict[str, ET.Element]) 
         raise URDFError(f"{here} of type {kind} has no <limit>; the URDF format requires "
                         "<limit lower upper effort velocity> for revolute and prismatic joints")
     if limit is not None:
-        lower = _number(limit, "lower", here, 0.0)
-        upper = _number(limit, "upper", here, 0.0)
-        _number(limit, "effort", here, minimum=0.0)
-        _number(limit, "velocity", here, minimum=0.0)
+        lower = _number(limit, "lower", here, 0.0, largest=math.inf)  # limits: any finite number
+        upper = _number(limit, "upper", here, 0.0, largest=math.inf)
+        _number(limit, "effort", here, minimum=0.0, largest=math.inf)
+        _number(limit, "velocity", here, minimum=0.0, largest=math.inf)
         if kind in ("revolute", "prismatic") and lower > upper:
             raise URDFError(f"{here} has lower limit {lower:g} > upper limit {upper:g}")
     dynamics = element.find("dynamics")
@@ -397,4 +406,6 @@ def exists_on_disk(path: str | os.PathLike) -> bool:
         os.lstat(path)
     except OSError as exc:
         return exc.errno not in (errno.ENOENT, errno.ENOTDIR)
+    except ValueError:  # a NUL byte: no such file can exist
+        return False
     return True

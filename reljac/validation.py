@@ -114,7 +114,7 @@ def as_count(x, what: str, *, minimum: int = 0, error: type[Exception] = Configu
 
 
 def _short(x: object, limit: int = 80) -> str:
-    text = repr(x)
+    text = " ".join(repr(x).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -95,3 +95,23 @@ def test_kinematics_objects_are_independent_of_the_robots_one_shot_data():
     np.testing.assert_array_equal(kin.relative_jacobian("left_tool", "right_tool"), before)
     np.testing.assert_array_equal(kin.relative_placement("left_tool", "right_tool").homogeneous,
                                   reljac.relative_placement(robot, q, "left_tool", "right_tool").homogeneous)
+
+
+@pytest.mark.parametrize("name", ["hand", "tree30"])
+def test_a_robot_pickles_and_deep_copies_with_its_answers(name):
+    """Locks and per-thread data are not copied; the model is rebuilt from the URDF text (Pinocchio
+    4.1 crashes on an unpickled model with mimic joints, as the hand has)."""
+    import copy
+    import pickle
+
+    robot = reljac.Robot.bundled(name)
+    rng = np.random.default_rng(5)
+    q, v = robot.random_configuration(rng), rng.normal(size=robot.nv)
+    a, b = robot.frame_names[3], robot.frame_names[-1]
+    for clone in (pickle.loads(pickle.dumps(robot)), copy.deepcopy(robot)):
+        np.testing.assert_array_equal(reljac.relative_jacobian(clone, q, a, b),
+                                      reljac.relative_jacobian(robot, q, a, b))
+        np.testing.assert_array_equal(reljac.relative_placement(clone, q, a, b).homogeneous,
+                                      reljac.relative_placement(robot, q, a, b).homogeneous)
+        np.testing.assert_array_equal(reljac.relative_jacobian_time_variation(clone, q, v, a, b),
+                                      reljac.relative_jacobian_time_variation(robot, q, v, a, b))

@@ -103,6 +103,8 @@ CASES = {  # id: (URDF text, fragments the message must contain, keyword argumen
     "origin nan": (chain(joint("j3", "c", "d", origin='<origin rpy="0 nan 0"/>'), links="abcd"), ["'j3'", "rpy"], {}),
     "zero axis": (chain(joint("j3", "c", "d", axis="0 0 0"), links="abcd"), ["'j3'", "axis"], {}),
     "axis text": (chain(joint("j3", "c", "d", axis="x y z"), links="abcd"), ["'j3'", "axis"], {}),
+    "axis without xyz": (chain(joint("j3", "c", "d").replace('<axis xyz="0 0 1"/>', "<axis/>"), links="abcd"),
+                         ["'j3'", "<axis> has no xyz"], {}),  # urdfdom reads it as a zero axis
     "mimic unknown leader": (chain(joint("j3", "c", "d", extra=LIMIT + MIMIC.format("j22")), links="abcd"),
                              ["'j3'", "'j22'", "not in the robot", "did you mean 'j2'"], {}),
     "mimic chain": (chain(joint("j3", "c", "d", extra=LIMIT + MIMIC.format("j2")), links="abcd").replace(
