@@ -17,7 +17,6 @@ from pathlib import Path
 import numpy as np
 
 from .exceptions import ReljacError
-from .memory import data_bytes
 from .reference import ReferenceRobot
 from .relative import Kinematics
 from .report import format_table
@@ -108,14 +107,19 @@ def _worst(errors: dict[str, float]) -> tuple[float, str]:
     return errors[key], key
 
 
-#: [bytes] the working set of one chunk of samples (both layers' arrays and the Pinocchio data)
-CHUNK_BYTES = 64 * 2**20
+#: [bytes] the working set of one chunk of samples (both layers' answers; one pin.Data besides)
+CHUNK_BYTES = 128 * 2**20
 MAX_SAMPLES = 1_000_000
+WHERE = ("a", "b", "world")
 
 
-def chunk_size(robot: Robot, ref: ReferenceRobot, frames: int, samples: int) -> int:
-    """Samples per chunk: memory stays about CHUNK_BYTES whatever the number of samples."""
-    per_sample = data_bytes(robot.nv, robot.model.nframes) + 8 * (frames + 1) * (16 + 6 * max(ref.nv, 1)) * 3
+def chunk_size(robot: Robot, ref: ReferenceRobot, frames: int, samples: int, pairs: int = 400) -> int:
+    """Samples per chunk: memory stays about CHUNK_BYTES whatever the number of samples.
+
+    Per sample, each layer holds every frame's placement and Jacobian and every pair's relative
+    placement and three relative Jacobians (the reference also caches its frame Jacobians)."""
+    nv = max(robot.nv, ref.nv, 1)
+    per_sample = 8 * (3 * (frames + 1) * (16 + 6 * nv) + 2 * pairs * (16 + 18 * nv))
     return int(max(1, min(samples, CHUNK_BYTES // per_sample)))
 
 
@@ -149,26 +153,22 @@ def check_robot(
     placement_err = dict.fromkeys(frames, 0.0)
     jacobian_err = dict.fromkeys(frames, 0.0)
     rel_place = {f"{a} -> {b}": 0.0 for a, b in pairs}
-    rel_jac = {where: dict.fromkeys(rel_place, 0.0) for where in ("a", "b", "world")}
-    chunk = chunk_size(robot, ref, len(frames), samples)
-    datas = [robot.new_data() for _ in range(chunk)]  # reused by every chunk
+    rel_jac = {where: dict.fromkeys(rel_place, 0.0) for where in WHERE}
+    chunk = chunk_size(robot, ref, len(frames), samples, len(pairs))
+    data = robot.new_data()  # one, reused by every sample (a pin.Data takes ~64 nv^3 bytes)
     for start in range(0, samples, chunk):
         q_refs = ref.random_configuration(rng, n=min(chunk, samples - start))
         ref_kin = ref.kinematics(q_refs)  # batched over the chunk
-        kins = [Kinematics(robot, q, data=data) for q, data in zip(layers.q_to_pinocchio(q_refs), datas)]
-        for f in frames:
-            T_pin = np.array([k.placement(f).homogeneous for k in kins])
-            J_pin = layers.columns(np.array([k.frame_jacobian(f) for k in kins]))
-            _keep_max(placement_err, f, T_pin - ref_kin.placement(f))
-            _keep_max(jacobian_err, f, J_pin - ref_kin.jacobian(f))
-        for a, b in pairs:
+        got = _pinocchio_answers(robot, layers.q_to_pinocchio(q_refs), data, frames, pairs)
+        for i, f in enumerate(frames):
+            _keep_max(placement_err, f, got["T"][:, i] - ref_kin.placement(f))
+            _keep_max(jacobian_err, f, layers.columns(got["J"][:, i]) - ref_kin.jacobian(f))
+        for i, (a, b) in enumerate(pairs):
             key = f"{a} -> {b}"
-            T_pin = np.array([k.relative_placement(a, b).homogeneous for k in kins])
-            _keep_max(rel_place, key, T_pin - ref_kin.relative_placement(a, b))
-            for where, errors in rel_jac.items():
-                J_pin = layers.columns(np.array([k.relative_jacobian(a, b, expressed_in=where) for k in kins]))
-                _keep_max(errors, key, J_pin - ref_kin.relative_jacobian(a, b, where))
-        del kins, ref_kin
+            _keep_max(rel_place, key, got["T_ab"][:, i] - ref_kin.relative_placement(a, b))
+            for w, (where, errors) in enumerate(rel_jac.items()):
+                _keep_max(errors, key, layers.columns(got["J_ab"][w, :, i]) - ref_kin.relative_jacobian(a, b, where))
+        del got, ref_kin
     report = CheckReport(robot.name, samples, len(pairs), tolerance=tolerance)
     first_bad = next((f for f in frames if max(placement_err[f], jacobian_err[f]) > tolerance), None)
     for name, errs in (("frame placements T_wf", placement_err), ("frame Jacobians (LWA)", jacobian_err)):
@@ -180,6 +180,25 @@ def check_robot(
     for where, errs in rel_jac.items():
         report.rows.append(CheckRow(f"relative Jacobians, expressed in {where}", *_worst(errs)))
     return report
+
+
+def _pinocchio_answers(robot: Robot, qs: np.ndarray, data, frames: list[str],
+                       pairs: list[tuple[str, str]]) -> dict[str, np.ndarray]:
+    """The Pinocchio layer's answers (through Kinematics) at each q of a chunk, one data reused:
+    T (n, F, 4, 4), J (n, F, 6, nv), T_ab (n, P, 4, 4), J_ab (3, n, P, 6, nv) for WHERE."""
+    n, nv = len(qs), robot.nv
+    got = {"T": np.empty((n, len(frames), 4, 4)), "J": np.empty((n, len(frames), 6, nv)),
+           "T_ab": np.empty((n, len(pairs), 4, 4)), "J_ab": np.empty((len(WHERE), n, len(pairs), 6, nv))}
+    for k, q in enumerate(qs):
+        kin = Kinematics(robot, q, data=data)
+        for i, f in enumerate(frames):
+            got["T"][k, i] = kin.placement(f).homogeneous
+            got["J"][k, i] = kin.frame_jacobian(f)
+        for i, (a, b) in enumerate(pairs):
+            got["T_ab"][k, i] = kin.relative_placement(a, b).homogeneous
+            for w, where in enumerate(WHERE):
+                got["J_ab"][w, k, i] = kin.relative_jacobian(a, b, expressed_in=where)
+    return got
 
 
 def _keep_max(errors: dict[str, float], key: str, difference: np.ndarray) -> None:
