@@ -24,7 +24,7 @@ from typing import Sequence
 import numpy as np
 
 from .exceptions import ReljacError, TaskError
-from .relative import Kinematics, one_shot_kinematics
+from .relative import one_shot_kinematics
 from .robot import FrameRef, Robot
 from .validation import _short, as_count, as_rng, real_array
 

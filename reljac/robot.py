@@ -24,7 +24,7 @@ from .exceptions import ConfigurationError, FrameNotFound, JointNotFound, URDFEr
 from .loading import LoadedUrdf, build_model, load_geometry, mimic_maps, package_folders, read_checked
 from .memory import new_data
 from .urdf_checks import exists_on_disk, shown
-from .validation import as_rng, is_real_number, real_array
+from .validation import as_rng, real_array
 
 BUNDLED_DIR = Path(__file__).resolve().parent / "_urdf"
 if not BUNDLED_DIR.is_dir():  # source checkout or editable install: the top-level urdf/ folder

@@ -23,7 +23,7 @@ from reljac import Robot
 from reljac.exceptions import FrameNotFound, URDFError
 from reljac.urdf_checks import Joint, Urdf, check_loaded, pinocchio_order
 
-from helpers import EXAMPLE_ROBOTS, example_robot_data_dir
+from helpers import example_robot_data_dir
 
 LIMIT = '<limit lower="-1" upper="1" effort="1" velocity="1"/>'
 
