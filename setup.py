@@ -27,6 +27,7 @@ def eigen_include() -> list[str]:
 core = Pybind11Extension(
     "reljac.ik._core",
     sorted(str(p) for p in Path("src/core").glob("*.cpp")),
+    depends=sorted(str(p) for p in Path("src/core").glob("*.hpp")),  # rebuild when a header changes
     cxx_std=17,
     extra_compile_args=["-O3", "-DNDEBUG", "-DEIGEN_DONT_PARALLELIZE", "-DEIGEN_GEMM_TO_COEFFBASED_THRESHOLD=64", *eigen_include()],
 )

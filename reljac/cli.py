@@ -145,9 +145,24 @@ def cmd_info(args) -> int:
 
     if args.list or args.robot is None:
         print("bundled robots: " + ", ".join(bundled_robots()))
+        print(_ik_backend_line())
         return 0
-    print(robot_summary(_load_robot(args)))
+    title, _, rest = robot_summary(_load_robot(args)).partition("\n")
+    print(title)
+    print("  " + _ik_backend_line())
+    print(rest)
     return 0
+
+
+def _ik_backend_line() -> str:
+    """Which solver the IK controller runs on here."""
+    from .ik import backend
+
+    name = backend.default_backend()
+    if name == "compiled":
+        return "IK solver: compiled (reljac.ik._core, C++)"
+    built = "built" if backend.compiled_available() else "not built"
+    return f"IK solver: python (the compiled core is {built})"
 
 
 def cmd_jacobian(args) -> int:

@@ -263,3 +263,10 @@ def test_backend_choice():
     assert out.stdout.strip() == "python" and out.stderr == ""
     out = _run("import reljac.ik as ik; ik.default_backend()", RELJAC_BACKEND="gpu")
     assert "RELJAC_BACKEND must be one of" in out.stderr
+
+
+def test_reljac_info_names_the_ik_solver():
+    out = _run("from reljac.cli import main; main(['info', '--list'])")
+    assert "IK solver: compiled" in out.stdout
+    out = _run("from reljac.cli import main; main(['info', 'planar_2link'])", RELJAC_BACKEND="python")
+    assert "IK solver: python (the compiled core is built)" in out.stdout

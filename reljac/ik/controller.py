@@ -121,7 +121,7 @@ class Controller:
         self.damping = damping or DampingPolicy()
         self.backend = _backend.resolve(backend)
         self._solve = _backend.solver(self.backend)
-        self.data = robot.model.createData()
+        self.data = robot.new_data()
         self.last_kinematics: Kinematics | None = None
         self.last_velocity: np.ndarray | None = None  # v (nv,) of the last velocity / step
         self._reports: list[LevelReport] = []
