@@ -36,6 +36,14 @@ class TaskError(ReljacError, ValueError):
     """A task or a target is ill-formed (wrong shape, NaN, non-unit rotation, unknown option)."""
 
 
+class CollisionError(ReljacError, ValueError):
+    """Collision geometry, a collision pair, an obstacle or a distance bound is wrong or missing."""
+
+
+class SRDFError(ReljacError, ValueError):
+    """An SRDF file is missing, is not well-formed XML, or names links the robot does not have."""
+
+
 def suggest(name: str, valid: Iterable[str], *, limit: int = 3) -> str:
     """Return a '; did you mean ...?' hint for `name` among `valid` names ('' if none is close)."""
     valid = list(valid)
