@@ -28,11 +28,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import coal
 import numpy as np
 import pinocchio as pin
 
+from ..exceptions import CollisionError
+
 WORLD = pin.ReferenceFrame.WORLD
-TOLERANCE = 1e-10  # coal's GJK and EPA tolerance (default 1e-6): distances repeat to ~1e-10 m
+GJK_TOLERANCE = 1e-10  # coal's default 1e-6: separated distances repeat to ~1e-10 m (EPA keeps 1e-6:
+# tighter, it fails on flat faces and returns -DBL_MAX)
+FAILED = 1e10  # [m] |d| beyond this is coal failing, not a distance
 
 
 @dataclass(frozen=True)
@@ -91,7 +96,7 @@ class Kernel:
         self.model, self.geometry = model, geometry
         self.data = pin.GeometryData(geometry)
         for request in self.data.distanceRequests:
-            request.gjk_tolerance = request.epa_tolerance = TOLERANCE
+            request.gjk_tolerance = GJK_TOLERANCE
         self.pair_body, self.body_pairs = pair_body, body_pairs
         self.names = [o.name for o in geometry.geometryObjects]
         joints = [o.parentJoint for o in geometry.geometryObjects]
@@ -122,7 +127,8 @@ class Kernel:
         self.manager.update(False)
         self.collector.init()
         pin.computeCollisions(self.manager, self.collector)
-        return list(self.collector.pair_indexes)
+        found = self.collector.pair_indexes
+        return [found[i] for i in range(len(found))]  # faster than list(found) or found.tolist()
 
     def compute(self, data: pin.Data, within: float, jacobians: bool, per_geometry: bool) -> Distances:
         """The rows with d < within. `data` holds the robot's kinematics at q: joint placements
@@ -135,6 +141,9 @@ class Kernel:
         for k in candidates:
             result = pin.computeDistance(geometry, gdata, k)
             d = result.min_distance
+            if not -FAILED < d < FAILED:
+                result = self._retry(k)
+                d = result.min_distance
             if d < within:
                 key = k if per_geometry else rows_of[k][0]
                 best = rows.get(key)
@@ -161,6 +170,23 @@ class Kernel:
             distance=distance, point1=point1, point2=point2, normal=normal,
             jacobian=self._jacobians(data, pair_ids, point1, normal) if jacobians else None,
         )
+
+    def _retry(self, k: int):
+        """coal's answer for geometry pair k with a looser, longer penetration search (EPA), for
+        the rare pairs where the default one fails."""
+        _, g1, g2, _, _ = self.rows_of[k]
+        request = coal.DistanceRequest()
+        request.gjk_tolerance, request.epa_tolerance, request.epa_max_iterations = GJK_TOLERANCE, 1e-4, 1000
+        result = coal.DistanceResult()
+        o1, o2 = self.geometry.geometryObjects[g1], self.geometry.geometryObjects[g2]
+        M1, M2 = self.data.oMg[g1], self.data.oMg[g2]
+        coal.distance(o1.geometry, coal.Transform3s(M1.rotation, M1.translation),
+                      o2.geometry, coal.Transform3s(M2.rotation, M2.translation), request, result)
+        if not -FAILED < result.min_distance < FAILED:
+            raise CollisionError(f"coal could not compute the distance between geometries '{self.names[g1]}' and "
+                                 f"'{self.names[g2]}' (it returned {result.min_distance:g}); try convex_meshes=True "
+                                 "or simpler shapes")
+        return result
 
     def _jacobians(self, data: pin.Data, pair_ids: list[int], point1: np.ndarray, normal: np.ndarray) -> np.ndarray:
         """J_d = n^T (J_p2 - J_p1), from the WORLD (spatial) joint Jacobians J = [v_0; w]: a
