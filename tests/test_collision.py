@@ -205,6 +205,16 @@ def test_world_and_attached_obstacles(dual):
     assert cm.obstacles == ["carried"] and not any("ball" in p for p in cm.pairs)
 
 
+def test_an_obstacle_named_like_a_robot_geometry_moves_alone(dual):
+    cm = CollisionModel(dual, pairs=[])
+    cm.add_obstacle("torso_1", sphere(0.05), [0.5, 0.0, 1.0])  # also the name of the torso's box
+    torso_box = cm.geometry_model.geometryObjects[3].placement.copy()
+    cm.move_obstacle("torso_1", [0.6, 0.0, 1.0])
+    assert cm.geometry_model.geometryObjects[3].placement == torso_box
+    rows = cm.distances(dual.neutral())
+    assert rows.distance[rows.index("torso", "torso_1")] == pytest.approx(0.6 - 0.1 - 0.05, abs=1e-9)
+
+
 def test_an_attached_obstacle_moves_with_its_frame(dual, rng):
     """A tiny sphere at the right tool's origin is as far from a left-arm link as a sphere
     obstacle fixed in the world at the same point."""

@@ -20,6 +20,7 @@ dropped). :attr:`CollisionModel.dropped` lists every pair left out and why.
 from __future__ import annotations
 
 import math
+import os
 import threading
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -79,7 +80,8 @@ class CollisionModel:
     Not to be shared between threads without care: calls are serialized by a lock.
     """
 
-    def __init__(self, robot: Robot, srdf=None, pairs: Iterable[Sequence[str]] | None = None, *,
+    def __init__(self, robot: Robot, srdf: str | os.PathLike | SRDF | None = None,
+                 pairs: Iterable[Sequence[str]] | None = None, *,
                  geometry: pin.GeometryModel | None = None, reference_q=None,
                  touching_distance: float = 0.0, convex_meshes: bool = True) -> None:
         self.robot = robot
@@ -287,7 +289,7 @@ class CollisionModel:
         with self._lock:
             obstacle = self._obstacle(name)
             obstacle.T_fo = shapes.as_placement(placement)
-            g = self._kernel.geometry.getGeometryId(name)
+            g = self._robot_geometry.ngeoms + list(self._obstacles).index(name)  # obstacles follow the robot's
             self._kernel.geometry.geometryObjects[g].placement = self._joint_placement(obstacle)
 
     def remove_obstacle(self, name: str) -> None:
