@@ -48,6 +48,14 @@ class ModelTooLarge(ReljacError, MemoryError):
     """A model whose Pinocchio data (about 64 nv^3 bytes) does not fit in the memory available."""
 
 
+class CollisionError(ReljacError, ValueError):
+    """Collision geometry, a collision pair, an obstacle or a distance bound is wrong or missing."""
+
+
+class SRDFError(ReljacError, ValueError):
+    """An SRDF file is missing, is not well-formed XML, or names links the robot does not have."""
+
+
 def suggest(name: str, valid: Iterable[str], *, limit: int = 3) -> str:
     """Return a '; did you mean ...?' hint for `name` among `valid` names ('' if none is close)."""
     valid = list(valid)
