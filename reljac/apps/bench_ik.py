@@ -155,6 +155,64 @@ def protocol_table(*, quick: bool = False) -> str:
     return title + "\n" + table
 
 
+def _example_panda():
+    """example-robot-data's Panda with its SRDF, or (None, None) when it is not installed."""
+    import sys
+    from pathlib import Path
+
+    for entry in sys.path:
+        root = Path(entry) / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
+        urdf = root / "panda_description" / "urdf" / "panda.urdf"
+        if urdf.is_file():
+            return (Robot.from_urdf(urdf, package_dirs=[root.parent.parent, root.parent]),
+                    root / "panda_description" / "srdf" / "panda.srdf")
+    return None, None
+
+
+def _step_times(robot: Robot, episodes, constraints_for, *, dt: float, steps: int) -> np.ndarray:
+    times = []
+    for levels, q in episodes:
+        controller = Controller(robot, levels, dt=dt, constraints=constraints_for())
+        for _ in range(steps):
+            start = time.perf_counter()
+            q = controller.step(q)
+            times.append(time.perf_counter() - start)
+    return np.array(times)
+
+
+def collision_table(*, quick: bool = False) -> str:
+    """Step time with collision avoidance on against the same runs without it."""
+    from ..collision import CollisionModel
+    from ..ik import CollisionAvoidance
+
+    dt, n, steps = 0.01, (5 if quick else 30), 100
+    rows = []
+    robot = Robot.bundled("dual_arm")
+    rng = np.random.default_rng(2026)
+    model = CollisionModel(robot)
+    episodes = [(dual_arm_levels(robot, robot.random_configuration(rng), 1.0 / dt, middle(robot)), middle(robot))
+                for _ in range(n)]
+    cases = [("dual_arm (capsules), protocol targets", robot, episodes, model)]
+    panda, srdf = _example_panda()
+    if panda is not None:
+        hand = "panda_hand" if "panda_hand" in panda.frame_names else panda.frame_names[-1]
+        panda_model = CollisionModel(panda, srdf=srdf)
+        panda_episodes = []
+        for _ in range(n):
+            task = FrameTask(hand, gain=1.0 / dt)
+            task.set_target(Kinematics(panda, panda.random_configuration(rng)).placement(hand))
+            panda_episodes.append(([[task], [PostureTask(panda, gain=1.0, weight=0.1)]], middle(panda)))
+        cases.append(("panda (meshes, its SRDF), random targets", panda, panda_episodes, panda_model))
+    for name, robot_, eps, cm in cases:
+        off = _step_times(robot_, eps, list, dt=dt, steps=steps)
+        on = _step_times(robot_, eps, lambda: [CollisionAvoidance(robot_, model=cm)], dt=dt, steps=steps)
+        rows.append((name, f"{len(cm.pairs)}", f"{1e6 * np.median(off):.0f}", f"{1e6 * np.median(on):.0f}",
+                     f"{100 * (np.median(on) / np.median(off) - 1):+.0f} %"))
+    return ("controller step with collision avoidance (min 1 cm, influence 5 cm) against the same runs without "
+            f"it, gain = 1/dt, {n} episodes x {steps} steps, medians\n"
+            + format_table(["robot / runs", "active pairs", "without [us]", "with [us]", "added"], rows))
+
+
 def relative_table() -> str:
     """relative_jacobian and Kinematics per pair, in units of one computeFrameJacobian call."""
     robot = Robot.bundled("dual_arm")
@@ -207,7 +265,7 @@ def ik_tables(*, quick: bool = False) -> str:
     """All IK tables of ``reljac bench ik``."""
     from ..ik.nlp import nlp_bench_rows
 
-    out = [protocol_table(quick=quick), relative_table(), hand_table(quick=quick)]
+    out = [protocol_table(quick=quick), collision_table(quick=quick), relative_table(), hand_table(quick=quick)]
     rows = nlp_bench_rows(n_targets=5 if quick else 20, seed=0)
     out.append("solve (controller iterations) vs solve_nlp (scipy L-BFGS-B, analytic gradients) on dual_arm\n"
                + format_table(["problem / solver", "success rate", "median time per solve [s]"], rows))
