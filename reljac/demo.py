@@ -275,20 +275,29 @@ def _interactive() -> bool:
         return False
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse whose errors are one line (no usage block), exit code 2."""
+
+    def error(self, message: str):  # noqa: D102 - argparse's hook
+        print(f"{self.prog}: error: {message} (see '{self.prog} --help')", file=sys.stderr)
+        raise SystemExit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="reljac demo", description="task-priority IK demos",
         epilog="From an interactive terminal the demo waits for a browser page before moving and keeps "
                "serving the last scene until Ctrl-C; in CI and pipes it does neither.")
     parser.add_argument("demo", choices=["dual-arm", "hand"])
     parser.add_argument("--duration", type=float, default=None,
-                        help="[s] run length (default: 10 for dual-arm, 6 for hand); for dual-arm the carry's")
+                        help="[s] run length, in (0, 3600] (default: 10 for dual-arm, 6 for hand); for dual-arm "
+                             "the carry's")
     parser.add_argument("--crossing", type=float, default=4.0, metavar="S",
                         help="dual-arm only: [s] 0..3600 of crossing the arms with collision avoidance after "
                              "the carry (default 4; 0: none)")
     parser.add_argument("--headless", action="store_true", help="no viewer, no real-time pacing")
     parser.add_argument("--loop", action="store_true", help="dual-arm only: repeat until Ctrl-C")
-    parser.add_argument("--dt", type=float, default=0.01, help="[s] control period (default 0.01)")
+    parser.add_argument("--dt", type=float, default=0.01, help="[s] control period, in [1e-4, 0.1] (default 0.01)")
     parser.add_argument("--no-wait", action="store_true",
                         help=f"start moving at once (default from a terminal: wait up to {BROWSER_WAIT:g} s "
                              "for a browser page)")
@@ -313,12 +322,12 @@ def main(argv=None) -> int:
 def _main(argv) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.duration is not None and not (math.isfinite(args.duration) and args.duration > 0):
-        parser.error(f"--duration must be a positive number of seconds, got {args.duration}")
+    if args.duration is not None and not (math.isfinite(args.duration) and 0 < args.duration <= 3600):
+        parser.error(f"--duration must be in (0, 3600] s, got {args.duration}")
     if not (math.isfinite(args.crossing) and 0 <= args.crossing <= 3600):
         parser.error(f"--crossing must be in [0, 3600] s, got {args.crossing}")
-    if not (math.isfinite(args.dt) and 0 < args.dt <= 0.1):
-        parser.error(f"--dt must be in (0, 0.1] s, got {args.dt}")
+    if not (math.isfinite(args.dt) and 1e-4 <= args.dt <= 0.1):
+        parser.error(f"--dt must be in [1e-4, 0.1] s, got {args.dt}")
     if args.loop and args.demo != "dual-arm":
         parser.error("--loop is for the dual-arm demo only")
     session = Session()
