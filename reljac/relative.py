@@ -7,10 +7,9 @@ The formulas, in terms of Pinocchio's LOCAL_WORLD_ALIGNED frame Jacobians J_a, J
     d/dt p_ab = [p_ab]x R_wa^T w_a + R_wa^T (v_b - v_a) ->  J^v_ab = [p_ab]x R_wa^T J^w_a + R_wa^T (J^v_b - J^v_a)
 
 with p_ab = R_wa^T (p_wb - p_wa). Expressing the same motion in a frame c multiplies both blocks
-by R_ca. The code evaluates the same quantity in fewer operations from the WORLD (spatial)
-Jacobians: the relative spatial velocity J^W_b - J^W_a, moved to b's origin and rotated into c's
-axes by the action of X = (R_wc, p_wb), ``J_ab_in_c = Ad(X^-1) (J^W_b - J^W_a)``; tests check it
-against the formulas above, finite differences and the in-house reference.
+by R_ca. The formulas live once, in :mod:`reljac.relative_layer` (pure functions of the frame
+Jacobians and placements); this module feeds them Pinocchio's, and tests check them against
+finite differences and the in-house reference.
 
 :class:`Kinematics` computes the robot's kinematics once for q (and v) and answers any number of
 frame-pair queries; the module-level functions are one-shot conveniences.
@@ -22,12 +21,12 @@ import numpy as np
 import pinocchio as pin
 
 from .exceptions import ConfigurationError
+from .relative_layer import relative_jacobian_from_frames, relative_jacobian_time_variation_from_frames
 from .robot import FrameRef, Robot
 
 LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 WORLD = pin.ReferenceFrame.WORLD
 EXPRESSED_IN_KEYWORDS = ("a", "b", "world")
-_IDENTITY = np.eye(3)
 
 
 def _frame_jacobian(model: pin.Model, data: pin.Data, fid: int, reference) -> np.ndarray:
@@ -44,23 +43,6 @@ def _frame_jacobian_time_variation(model: pin.Model, data: pin.Data, fid: int) -
         return np.zeros((6, 0))
     dJ = pin.getFrameJacobianTimeVariation(model, data, fid, LWA)
     return dJ if dJ.ndim == 2 else dJ.reshape(6, model.nv)
-
-
-def _axes_of(robot: Robot, expressed_in: FrameRef, fa: int, fb: int) -> int | None:
-    """Frame id whose axes `expressed_in` names (None for the world's axes)."""
-    if isinstance(expressed_in, str) and expressed_in in EXPRESSED_IN_KEYWORDS:
-        return fa if expressed_in == "a" else fb if expressed_in == "b" else None
-    return robot.frame_id(expressed_in)
-
-
-def _from_spatial(X: pin.SE3, R_wc: np.ndarray | None, J_a: np.ndarray, J_b: np.ndarray) -> np.ndarray:
-    """J_ab_in_c = Ad((R_wc, p_wb)^-1) (J^W_b - J^W_a), from WORLD (spatial) frame Jacobians.
-
-    X: a copy of T_wb (modified here); R_wc: c's rotation (None: c = b).
-    """
-    if R_wc is not None:
-        X.rotation = R_wc
-    return X.toActionMatrixInverse() @ (J_b - J_a)
 
 
 class Kinematics:
@@ -102,7 +84,6 @@ class Kinematics:
         else:
             pin.computeJointJacobiansTimeVariation(model, data, q, self.v)
         pin.updateFramePlacements(model, data)
-        self._spatial: dict[int, np.ndarray] = {}
         self._frames: dict[int, pin.SE3] = {}
         self._jacobians: dict[int, np.ndarray] = {}
         self._jacobian_rates: dict[int, np.ndarray] = {}
@@ -167,30 +148,16 @@ class Kinematics:
         "b", "world", or any frame name or id (the keywords win over frames of the same name; pass
         an id to mean such a frame). With "b" it is the body Jacobian of T_ab (``pin.Jlog6``'s).
         """
-        frame_id = self.robot.frame_id
-        fa, fb = frame_id(frame_a), frame_id(frame_b)
-        # inlined cache look-ups: this is the hot path of the IK controller
-        spatial, frames, model, data = self._spatial, self._frames, self.model, self.data
-        J_a = spatial.get(fa)
-        if J_a is None:
-            J_a = spatial[fa] = _frame_jacobian(model, data, fa, WORLD)
-        J_b = spatial.get(fb)
-        if J_b is None:
-            J_b = spatial[fb] = _frame_jacobian(model, data, fb, WORLD)
-        T_b = frames.get(fb)
-        if T_b is None:
-            T_b = frames[fb] = data.oMf[fb]
-        X = T_b.copy()  # X = (R_wc, p_wb): c's axes at b's origin
-        if expressed_in == "a":
-            T_a = frames.get(fa)
-            if T_a is None:
-                T_a = frames[fa] = data.oMf[fa]
-            X.rotation = T_a.rotation
-        else:
-            fc = _axes_of(self.robot, expressed_in, fa, fb)
-            if fc != fb:
-                X.rotation = _IDENTITY if fc is None else self._oMf(fc).rotation
-        return X.toActionMatrixInverse() @ (J_b - J_a)
+        fa, fb = self.robot.frame_id(frame_a), self.robot.frame_id(frame_b)
+        return relative_jacobian_from_frames(self._lwa(fa), self._lwa(fb), self._oMf(fa), self._oMf(fb),
+                                             expressed_in=self._expressed(expressed_in, fa, fb))
+
+    def _expressed(self, expressed_in: FrameRef, fa: int, fb: int):
+        """`expressed_in` for the relative layer: "a", "b", "world" or a frame's rotation R_wc."""
+        if isinstance(expressed_in, str) and expressed_in in EXPRESSED_IN_KEYWORDS:
+            return expressed_in
+        fc = self.robot.frame_id(expressed_in)
+        return "a" if fc == fa else "b" if fc == fb else self._oMf(fc).rotation
 
     def relative_twist(
         self, frame_a: FrameRef, frame_b: FrameRef, *, expressed_in: FrameRef = "a"
@@ -211,23 +178,13 @@ class Kinematics:
         """
         self._require_v("Jacobian time variations")
         fa, fb = self.robot.frame_id(frame_a), self.robot.frame_id(frame_b)
-        J_a, J_b = self._lwa(fa), self._lwa(fb)
-        dJ_a = self._lwa_rate(fa)
-        p_w = self.data.oMf[fb].translation - self.data.oMf[fa].translation
-        p_w_dot = (J_b[:3] - J_a[:3]) @ self.v
-        # D: velocity of b relative to the point of a coinciding with b, world axes
-        D = J_b - J_a
-        D[:3] += pin.skew(p_w) @ J_a[3:]
-        dD = self._lwa_rate(fb) - dJ_a
-        dD[:3] += pin.skew(p_w_dot) @ J_a[3:] + pin.skew(p_w) @ dJ_a[3:]
-        fc = _axes_of(self.robot, expressed_in, fa, fb)
-        if fc is None:
-            return dD
-        W_c = pin.skew(self._lwa(fc)[3:] @ self.v)  # angular velocity of c, world axes
-        dD[:3] -= W_c @ D[:3]
-        dD[3:] -= W_c @ D[3:]
-        R_cw = self.data.oMf[fc].rotation.T
-        return (R_cw @ dD.reshape(2, 3, -1)).reshape(6, -1)
+        axes = self._expressed(expressed_in, fa, fb)
+        omega_c = None
+        if not isinstance(axes, str):  # another frame's axes: its angular velocity, world axes
+            omega_c = self._lwa(self.robot.frame_id(expressed_in))[3:] @ self.v
+        return relative_jacobian_time_variation_from_frames(
+            self._lwa(fa), self._lwa(fb), self._lwa_rate(fa), self._lwa_rate(fb), self._oMf(fa), self._oMf(fb),
+            self.v, expressed_in=axes, omega_c=omega_c)
 
 
 def one_shot_kinematics(robot: Robot, q, v=None) -> Kinematics:
@@ -262,15 +219,19 @@ def relative_jacobian(
         FrameNotFound: a frame name or id is not in the robot.
         ConfigurationError: q has a wrong shape or a non-finite entry.
     """
-    # the same computation as Kinematics.relative_jacobian, with only the frames it needs
+    # Kinematics.relative_jacobian with only the frames it needs
     q = robot.validate_q(q, copy=False)
     model, data = robot.model, robot.thread_data()
     fa, fb = robot.frame_id(frame_a), robot.frame_id(frame_b)
-    fc = _axes_of(robot, expressed_in, fa, fb)
     pin.computeJointJacobians(model, data, q)
-    X = pin.updateFramePlacement(model, data, fb)  # a copy of T_wb
-    R_wc = _IDENTITY if fc is None else None if fc == fb else pin.updateFramePlacement(model, data, fc).rotation
-    return _from_spatial(X, R_wc, _frame_jacobian(model, data, fa, WORLD), _frame_jacobian(model, data, fb, WORLD))
+    T_a, T_b = pin.updateFramePlacement(model, data, fa), pin.updateFramePlacement(model, data, fb)
+    if isinstance(expressed_in, str) and expressed_in in EXPRESSED_IN_KEYWORDS:
+        axes = expressed_in
+    else:
+        fc = robot.frame_id(expressed_in)
+        axes = "a" if fc == fa else "b" if fc == fb else pin.updateFramePlacement(model, data, fc).rotation
+    return relative_jacobian_from_frames(_frame_jacobian(model, data, fa, LWA), _frame_jacobian(model, data, fb, LWA),
+                                         T_a, T_b, expressed_in=axes)
 
 
 def relative_twist(

@@ -29,7 +29,7 @@ from reljac.ik import (
 from reljac.ik import hierarchy as H
 from reljac.ik.backend import _compiled, _python
 from reljac.ik.limits import intersect
-from reljac.relative import WORLD, Kinematics, _frame_jacobian
+from reljac.relative import WORLD, Kinematics, _frame_jacobian  # noqa: F401
 
 from helpers import example_robot
 
