@@ -36,6 +36,18 @@ class TaskError(ReljacError, ValueError):
     """A task or a target is ill-formed (wrong shape, NaN, non-unit rotation, unknown option)."""
 
 
+class UnsupportedJoint(ReljacError, ValueError):
+    """A joint type the compiled kinematics does not model (the Pinocchio path still works)."""
+
+
+class MapError(ReljacError, ValueError):
+    """A capability map's parameters or file are wrong (voxel, samples, directions, format)."""
+
+
+class SchedulerError(ReljacError):
+    """A Dask scheduler cannot be used: Dask not installed, bad address, or no answer in time."""
+
+
 def suggest(name: str, valid: Iterable[str], *, limit: int = 3) -> str:
     """Return a '; did you mean ...?' hint for `name` among `valid` names ('' if none is close)."""
     valid = list(valid)

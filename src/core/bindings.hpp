@@ -4,3 +4,4 @@
 #include <pybind11/pybind11.h>
 
 void bind_hierarchy(pybind11::module_& m);
+void bind_kinematics(pybind11::module_& m);
