@@ -63,8 +63,11 @@ def _kind_and_axis(model: pin.Model, j: int) -> tuple[int, tuple[float, float, f
             return kind, _AXES[name[len(prefix):]]
     unaligned = {"JointModelRevoluteUnaligned": REVOLUTE, "JointModelPrismaticUnaligned": PRISMATIC,
                  "JointModelRevoluteUnboundedUnaligned": UNBOUNDED}
-    if name in unaligned:
-        axis = np.asarray(joint.extract().axis, dtype=float)
+    if name in unaligned:  # the axis, from the motion subspace (not every type exposes .axis)
+        data = joint.createData()
+        joint.calc(data, pin.neutral(model))
+        S = np.asarray(data.S).reshape(6)
+        axis = S[:3] if unaligned[name] == PRISMATIC else S[3:]
         return unaligned[name], tuple(axis / np.linalg.norm(axis))
     raise UnsupportedJoint(
         f"joint '{model.names[j]}' has type {name}, which reljac's compiled kinematics does not support "
@@ -197,7 +200,8 @@ def relative_kinematics(robot: Robot, Q, frame_a: FrameRef, frame_b: FrameRef, *
 def python_relative_kinematics(robot: Robot, Q: np.ndarray, frame_a: FrameRef,
                                frame_b: FrameRef) -> tuple[np.ndarray, np.ndarray]:
     """The same as :func:`relative_kinematics`, one Pinocchio pass per configuration."""
-    Q = np.asarray(Q, dtype=float).reshape(-1, robot.nq)
+    Q = np.asarray(Q, dtype=float)
+    Q = Q[None, :] if Q.ndim == 1 else Q
     T = np.empty((Q.shape[0], 4, 4))
     J = np.empty((Q.shape[0], 6, robot.nv))
     data = robot.model.createData()

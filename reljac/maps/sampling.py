@@ -1,0 +1,134 @@
+"""Random configurations for capability maps, reproducible sample by sample.
+
+Sample i of a map with seed s is a pure function of (s, i): samples come in blocks of
+``BLOCK`` = 65,536; block k draws its uniform numbers from ``SeedSequence(s, spawn_key=(k,))`` (the
+k-th child of ``SeedSequence(s).spawn``) through PCG64, ``n_uniforms`` per sample in sample order, so
+any range of samples can be drawn alone by advancing the generator (``PCG64.advance``). Chunk
+sizes and the number of workers therefore never change which configurations a map sees.
+
+Each joint draws uniformly inside its position limits, like :meth:`reljac.Robot.random_configuration`
+(same ranges, a different stream): bounded 1-DoF joints in [lower, upper]; unbounded revolute
+angles and continuous joints in [-pi, pi]; unbounded translations (prismatic, free-flyer, planar)
+in [-1, 1] m; quaternions uniform on SO(3) (Shoemake's method, three uniforms). Mimic joints take
+no entry of q.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..exceptions import UnsupportedJoint
+from ..robot import Robot, is_angle_pair
+
+BLOCK = 2**16
+LINEAR, ANGLE, QUATERNION = range(3)
+
+
+class Sampler:
+    """Draws configurations (N, nq) for samples [start, stop) of seed `seed`.
+
+    Raises:
+        UnsupportedJoint: a joint type this sampler does not draw (names the joint).
+    """
+
+    def __init__(self, robot: Robot, seed: int) -> None:
+        self.nq = robot.nq
+        self.seed = int(seed)
+        self._plan: list[tuple[int, int, int, float, float]] = []  # (kind, q index, u index, lo, hi)
+        model = robot.model
+        lo, hi = model.lowerPositionLimit, model.upperPositionLimit
+        u = 0
+
+        def linear(i: int, default: float, *, clip: bool = False) -> None:
+            nonlocal u
+            a = lo[i] if np.isfinite(lo[i]) else -default
+            b = hi[i] if np.isfinite(hi[i]) else default
+            if clip:
+                a, b = max(a, -default), min(b, default)
+            self._plan.append((LINEAR, i, u, a, b))
+            u += 1
+
+        def angle(i: int) -> None:  # (cos, sin) at q[i], q[i + 1]
+            nonlocal u
+            self._plan.append((ANGLE, i, u, 0.0, 0.0))
+            u += 1
+
+        def quaternion(i: int) -> None:  # (x, y, z, w) at q[i:i + 4]
+            nonlocal u
+            self._plan.append((QUATERNION, i, u, 0.0, 0.0))
+            u += 3
+
+        for j in sorted((j for j in range(1, model.njoints) if model.joints[j].nq > 0),
+                        key=lambda j: model.joints[j].idx_q):
+            joint = model.joints[j]
+            i, kind = joint.idx_q, joint.shortname()
+            if joint.nq == 1:
+                linear(i, math.pi if kind.startswith("JointModelR") else 1.0)
+            elif is_angle_pair(joint):
+                angle(i)
+            elif kind == "JointModelFreeFlyer":
+                for k in range(3):
+                    linear(i + k, 1.0, clip=True)
+                quaternion(i + 3)
+            elif kind == "JointModelSpherical":
+                quaternion(i)
+            elif kind == "JointModelPlanar":
+                self._plan.append((LINEAR, i, u, -1.0, 1.0))
+                self._plan.append((LINEAR, i + 1, u + 1, -1.0, 1.0))
+                u += 2
+                angle(i + 2)
+            else:
+                raise UnsupportedJoint(f"joint '{model.names[j]}' has type {kind}, which reljac.maps does not sample")
+        self.n_uniforms = u
+        self._neutral = robot.neutral()
+
+    def uniforms(self, start: int, stop: int) -> np.ndarray:
+        """The uniform numbers of samples [start, stop), shape (stop - start, n_uniforms)."""
+        out = np.empty((stop - start, self.n_uniforms))
+        i = start
+        while i < stop:
+            block, offset = divmod(i, BLOCK)
+            end = min(stop, (block + 1) * BLOCK)
+            generator = np.random.PCG64(np.random.SeedSequence(self.seed, spawn_key=(block,)))
+            generator.advance(offset * self.n_uniforms)
+            np.random.Generator(generator).random(out=out[i - start:end - start])
+            i = end
+        return out
+
+    def draw(self, start: int, stop: int) -> np.ndarray:
+        """Configurations of samples [start, stop), shape (stop - start, nq), C-contiguous."""
+        U = self.uniforms(start, stop)
+        Q = np.empty((stop - start, self.nq))
+        Q[:] = self._neutral
+        for kind, i, u, a, b in self._plan:
+            if kind == LINEAR:
+                Q[:, i] = a + (b - a) * U[:, u]
+            elif kind == ANGLE:
+                theta = (2.0 * U[:, u] - 1.0) * math.pi
+                Q[:, i] = np.cos(theta)
+                Q[:, i + 1] = np.sin(theta)
+            else:
+                r1, r2 = np.sqrt(1.0 - U[:, u]), np.sqrt(U[:, u])
+                t1, t2 = 2.0 * math.pi * U[:, u + 1], 2.0 * math.pi * U[:, u + 2]
+                Q[:, i] = r1 * np.sin(t1)
+                Q[:, i + 1] = r1 * np.cos(t1)
+                Q[:, i + 2] = r2 * np.sin(t2)
+                Q[:, i + 3] = r2 * np.cos(t2)
+        return Q
+
+    def configurations_at(self, indices) -> np.ndarray:
+        """Configurations of the samples with the given global indices, shape (n, nq)."""
+        indices = np.asarray(indices, dtype=np.int64)
+        Q = np.empty((indices.size, self.nq))
+        blocks = indices // BLOCK
+        for block in np.unique(blocks):
+            where = np.flatnonzero(blocks == block)
+            if where.size > 64:  # many from one block: draw the span once
+                lo, hi = int(indices[where].min()), int(indices[where].max()) + 1
+                Q[where] = self.draw(lo, hi)[indices[where] - lo]
+            else:
+                for w in where:
+                    Q[w] = self.draw(int(indices[w]), int(indices[w]) + 1)[0]
+        return Q

@@ -1,0 +1,118 @@
+"""Where the chunks of a capability map run, and the streaming merge of their results.
+
+``scheduler``:
+
+* ``None`` or ``"threads"`` (the default): a pool of ``workers`` threads in this process; the
+  compiled reduction releases the GIL, so threads scale over cores. Needs nothing but reljac.
+* ``"local"``: a Dask ``LocalCluster`` of ``workers`` single-threaded processes on this machine.
+* ``"tcp://HOST:8786"`` (any Dask address): an existing Dask cluster, whose workers must have
+  reljac installed; or a ``distributed.Client``. Dask is the optional extra ``reljac[scale]``.
+
+At most ``2 * workers`` chunks are in flight; each result is merged as it arrives (in any
+order: the merge is order-independent) and then dropped, so memory does not grow with the
+number of samples. The job (robot model, grid, directions) is sent once per worker.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import logging
+from typing import Callable, Sequence
+
+from ..exceptions import MapError, SchedulerError
+from .kernel import Job, Partial, run_chunk
+
+DASK_HINT = "pip install 'reljac[scale]'"
+
+
+def describe(scheduler) -> str:
+    if scheduler is None or scheduler == "threads":
+        return "threads"
+    return scheduler if isinstance(scheduler, str) else type(scheduler).__name__
+
+
+def check_scheduler(scheduler) -> None:
+    """Reject a scheduler that is neither None, 'threads', 'local', an address nor a Client."""
+    if scheduler is None or isinstance(scheduler, str) and scheduler.strip():
+        return
+    if type(scheduler).__name__ == "Client" and type(scheduler).__module__.startswith("distributed"):
+        return
+    raise MapError(f"scheduler must be None, 'threads', 'local', a Dask address such as 'tcp://HOST:8786' "
+                   f"or a distributed.Client, not {scheduler!r}")
+
+
+def run(job: Job, chunks: Sequence[tuple[int, int]], on_result: Callable[[Partial], None], *, scheduler,
+        workers: int, connect_timeout: float) -> None:
+    """Run every chunk (start, stop) of the job and pass each result to on_result (this thread)."""
+    if scheduler is None or scheduler == "threads":
+        _run_threads(job, chunks, on_result, workers)
+    else:
+        _run_dask(job, chunks, on_result, scheduler, workers, connect_timeout)
+
+
+def _run_threads(job: Job, chunks, on_result, workers: int) -> None:
+    pending: set[cf.Future] = set()
+    todo = iter(chunks)
+    with cf.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="reljac-map") as pool:
+        try:
+            for start, stop in todo:
+                pending.add(pool.submit(run_chunk, job, start, stop))
+                if len(pending) >= 2 * workers:
+                    break
+            while pending:
+                done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+                for future in done:
+                    on_result(future.result())
+                    nxt = next(todo, None)
+                    if nxt is not None:
+                        pending.add(pool.submit(run_chunk, job, *nxt))
+        except BaseException:
+            for future in pending:
+                future.cancel()
+            raise
+
+
+def _client(scheduler, workers: int, connect_timeout: float):
+    """(client, things to close): a Client for the scheduler, and what this call created."""
+    try:
+        import distributed
+    except ImportError:
+        raise SchedulerError(f"scheduler={describe(scheduler)!r} needs Dask: {DASK_HINT}") from None
+    if isinstance(scheduler, distributed.Client):
+        return scheduler, []
+    if scheduler == "local":
+        cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, silence_logs=logging.ERROR)
+        return distributed.Client(cluster, set_as_default=False), [cluster]
+    try:
+        client = distributed.Client(scheduler, timeout=f"{connect_timeout}s", set_as_default=False)
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        raise SchedulerError(f"no Dask scheduler answered at {scheduler!r} within {connect_timeout:g} s "
+                             f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no detail'}); "
+                             "start one with `dask scheduler` or leave --scheduler out to run locally") from None
+    return client, []
+
+
+def _run_dask(job: Job, chunks, on_result, scheduler, workers: int, connect_timeout: float) -> None:
+    client, created = _client(scheduler, workers, connect_timeout)  # SchedulerError without Dask
+    import distributed
+
+    owned = client is not scheduler
+    try:
+        n_workers = max(1, len(client.scheduler_info(n_workers=-1).get("workers", {})) or workers)
+        with client.as_current():  # as_completed looks the client up
+            job_future = client.scatter(job, broadcast=True)
+            todo = iter(chunks)
+            first = [client.submit(run_chunk, job_future, *c, pure=False) for _, c in zip(range(2 * n_workers), todo)]
+            stream = distributed.as_completed(first)
+            for future in stream:
+                on_result(future.result())
+                future.release()
+                nxt = next(todo, None)
+                if nxt is not None:
+                    stream.add(client.submit(run_chunk, job_future, *nxt, pure=False))
+    finally:
+        if owned:
+            client.close()
+        for thing in created:
+            thing.close()
