@@ -162,6 +162,14 @@ def test_any_range_of_samples_is_drawn_alike_and_inside_the_limits(name):
     assert np.all(whole[:, keep] >= robot.lower_limits[keep]) and np.all(whole[:, keep] <= robot.upper_limits[keep])
 
 
+@pytest.mark.skipif(not compiled_available(), reason="the compiled core is not built")
+@pytest.mark.parametrize("name", ["tree30", "hand", "dual_arm"])
+def test_compiled_sampling_matches_its_numpy_specification(name):
+    robot = reljac.Robot.bundled(name)
+    compiled, spec = Sampler(robot, seed=5), Sampler(robot, seed=5, compiled=False)
+    np.testing.assert_allclose(compiled.draw(100, 3000), spec.draw(100, 3000), rtol=0, atol=1e-15)
+
+
 @pytest.mark.parametrize("name", ["tree30", "hand", "dual_arm"])
 def test_the_reach_bound_holds_for_sampled_configurations(name, rng):
     robot = reljac.Robot.bundled(name)

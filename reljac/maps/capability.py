@@ -120,7 +120,7 @@ def capability_map(
         backend = "compiled" if supports(robot) else "python"
     elif backend == "compiled":
         export(robot)  # UnsupportedJoint / not built: say so before any work
-    sampler = Sampler(robot, seed)
+    sampler = Sampler(robot, seed, compiled=backend == "compiled")
     job = Job(robot, fa, fb, grid, dirs, axis_index, rows, seed, backend)
     accumulator = Accumulator(grid)
 

@@ -74,7 +74,7 @@ class Job:
     @property
     def sampler(self) -> Sampler:
         if self._sampler is None:
-            self._sampler = Sampler(self.robot, self.seed)
+            self._sampler = Sampler(self.robot, self.seed, compiled=self.backend == "compiled")
         return self._sampler
 
 

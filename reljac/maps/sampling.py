@@ -33,7 +33,7 @@ class Sampler:
         UnsupportedJoint: a joint type this sampler does not draw (names the joint).
     """
 
-    def __init__(self, robot: Robot, seed: int) -> None:
+    def __init__(self, robot: Robot, seed: int, *, compiled: bool = True) -> None:
         self.nq = robot.nq
         self.seed = int(seed)
         self._plan: list[tuple[int, int, int, float, float]] = []  # (kind, q index, u index, lo, hi)
@@ -83,6 +83,14 @@ class Sampler:
                 raise UnsupportedJoint(f"joint '{model.names[j]}' has type {kind}, which reljac.maps does not sample")
         self.n_uniforms = u
         self._neutral = robot.neutral()
+        plan = np.array([(k, i, v, a, b) for k, i, v, a, b in self._plan], dtype=float).reshape(-1, 5)
+        self._kinds, self._q_idx, self._u_idx = (plan[:, c].astype(np.int64) for c in range(3))
+        self._lo, self._hi = plan[:, 3].copy(), plan[:, 4].copy()
+        linear = self._kinds == LINEAR
+        self._linear = (self._q_idx[linear], self._u_idx[linear], self._lo[linear], self._hi[linear] - self._lo[linear])
+        from .compiled import _core
+
+        self._core = _core if compiled else None
 
     def uniforms(self, start: int, stop: int) -> np.ndarray:
         """The uniform numbers of samples [start, stop), shape (stop - start, n_uniforms)."""
@@ -98,13 +106,26 @@ class Sampler:
         return out
 
     def draw(self, start: int, stop: int) -> np.ndarray:
-        """Configurations of samples [start, stop), shape (stop - start, nq), C-contiguous."""
+        """Configurations of samples [start, stop), shape (stop - start, nq), C-contiguous.
+
+        Mapped from the uniforms by the compiled core when it is built (without the GIL), else by
+        :meth:`from_uniforms`, its specification (equal to it up to the last bit of sin and cos).
+        """
         U = self.uniforms(start, stop)
-        Q = np.empty((stop - start, self.nq))
+        if self._core is None:
+            return self.from_uniforms(U)
+        return self._core.configurations_from_uniforms(self._kinds, self._q_idx, self._u_idx, self._lo, self._hi,
+                                                       self._neutral, U)
+
+    def from_uniforms(self, U: np.ndarray) -> np.ndarray:
+        """Configurations (n, nq) from the uniforms (n, n_uniforms) of n samples, in numpy."""
+        Q = np.empty((U.shape[0], self.nq))
         Q[:] = self._neutral
+        q_idx, u_idx, lo, span = self._linear
+        Q[:, q_idx] = lo + span * U[:, u_idx]
         for kind, i, u, a, b in self._plan:
             if kind == LINEAR:
-                Q[:, i] = a + (b - a) * U[:, u]
+                continue
             elif kind == ANGLE:
                 theta = (2.0 * U[:, u] - 1.0) * math.pi
                 Q[:, i] = np.cos(theta)

@@ -185,6 +185,36 @@ class Reduction {
   std::unique_ptr<reljac::kin::CapabilityReduction> reduction_;
 };
 
+// Q (n, nq) from uniforms U (n, k) by a sampling plan (reljac/maps/sampling.py), without the GIL.
+py::array_t<double> configurations_from_uniforms(const IntArray& kinds, const IntArray& q_idx, const IntArray& u_idx,
+                                                 const Array& lo, const Array& hi, const Array& neutral,
+                                                 const Array& U) {
+  const py::ssize_t m = kinds.size();
+  if (q_idx.size() != m || u_idx.size() != m || lo.size() != m || hi.size() != m)
+    throw py::value_error("the plan arrays must have the same length");
+  if (U.ndim() != 2) throw py::value_error("U must be (n, k)");
+  const int nq = static_cast<int>(neutral.size()), k = static_cast<int>(U.shape(1));
+  std::vector<reljac::kin::SampleColumn> plan(m);
+  for (py::ssize_t i = 0; i < m; ++i) {
+    plan[i] = {static_cast<int>(kinds.at(i)), static_cast<int>(q_idx.at(i)), static_cast<int>(u_idx.at(i)), lo.at(i),
+               hi.at(i)};
+    const int q_width = plan[i].kind == 0 ? 1 : plan[i].kind == 1 ? 2 : 4, u_width = plan[i].kind == 2 ? 3 : 1;
+    if (plan[i].kind < 0 || plan[i].kind > 2 || plan[i].q < 0 || plan[i].q + q_width > nq || plan[i].u < 0 ||
+        plan[i].u + u_width > k)
+      throw py::value_error("a sampling plan entry is out of range");
+  }
+  const py::ssize_t n = U.shape(0);
+  py::array_t<double> Q({n, static_cast<py::ssize_t>(nq)});
+  double* out = Q.mutable_data();
+  const double* u = U.data();
+  const double* q0 = neutral.data();
+  {
+    py::gil_scoped_release release;
+    reljac::kin::configurations_from_uniforms(plan, q0, nq, u, k, n, out);
+  }
+  return Q;
+}
+
 }  // namespace
 
 void bind_kinematics(py::module_& m) {
@@ -208,4 +238,6 @@ void bind_kinematics(py::module_& m) {
            py::arg("dims"), py::arg("directions"), py::arg("axis"), py::arg("rows"))
       .def("add", &Reduction::add, py::arg("Q"), py::arg("first_index"))
       .def("result", &Reduction::result);
+  m.def("configurations_from_uniforms", &configurations_from_uniforms, py::arg("kinds"), py::arg("q_idx"),
+        py::arg("u_idx"), py::arg("lo"), py::arg("hi"), py::arg("neutral"), py::arg("U"));
 }

@@ -11,21 +11,35 @@ namespace reljac::kin {
 
 namespace {
 
-// Rotation by the angle with cosine c and sine s about the unit axis u (Rodrigues, as Pinocchio).
-Matrix3 axis_rotation(const Joint& j, double c, double s) {
-  Matrix3 R;
+// P * (rotation by the angle with cosine c and sine s about j's unit axis), as Pinocchio's
+// jointPlacement * M(q); aligned axes by column combinations (the zero terms dropped are exact).
+void rotate(const Matrix3& P, const Joint& j, double c, double s, Matrix3& R) {
   switch (j.aligned) {
-    case 0: R << 1, 0, 0, 0, c, -s, 0, s, c; return R;
-    case 1: R << c, 0, s, 0, 1, 0, -s, 0, c; return R;
-    case 2: R << c, -s, 0, s, c, 0, 0, 0, 1; return R;
-    default: break;
+    case 0:
+      R.col(0) = P.col(0);
+      R.col(1) = c * P.col(1) + s * P.col(2);
+      R.col(2) = c * P.col(2) - s * P.col(1);
+      return;
+    case 1:
+      R.col(0) = c * P.col(0) - s * P.col(2);
+      R.col(1) = P.col(1);
+      R.col(2) = s * P.col(0) + c * P.col(2);
+      return;
+    case 2:
+      R.col(0) = c * P.col(0) + s * P.col(1);
+      R.col(1) = c * P.col(1) - s * P.col(0);
+      R.col(2) = P.col(2);
+      return;
+    default:
+      break;
   }
   const Vector3& u = j.axis;
   const double t = 1.0 - c;
-  R << c + t * u.x() * u.x(), t * u.x() * u.y() - s * u.z(), t * u.x() * u.z() + s * u.y(),
+  Matrix3 M;  // Rodrigues, as Pinocchio's toRotationMatrix(axis, cos, sin)
+  M << c + t * u.x() * u.x(), t * u.x() * u.y() - s * u.z(), t * u.x() * u.z() + s * u.y(),
       t * u.x() * u.y() + s * u.z(), c + t * u.y() * u.y(), t * u.y() * u.z() - s * u.x(),
       t * u.x() * u.z() - s * u.y(), t * u.y() * u.z() + s * u.x(), c + t * u.z() * u.z();
-  return R;
+  R.noalias() = P * M;
 }
 
 Matrix3 quaternion_rotation(const double* xyzw) {  // as Eigen (and Pinocchio): no normalisation
@@ -38,12 +52,12 @@ void local_pose(const Joint& j, const double* q, Matrix3& R, Vector3& p) {
   switch (j.kind) {
     case kRevolute: {
       const double angle = j.scaling * x[0] + j.offset;
-      R.noalias() = j.R * axis_rotation(j, std::cos(angle), std::sin(angle));
+      rotate(j.R, j, std::cos(angle), std::sin(angle), R);
       p = j.p;
       return;
     }
     case kRevoluteUnbounded:
-      R.noalias() = j.R * axis_rotation(j, x[0], x[1]);
+      rotate(j.R, j, x[0], x[1], R);
       p = j.p;
       return;
     case kPrismatic:
@@ -156,21 +170,25 @@ PairPlan::PairPlan(const Model& model, int frame_a, int frame_b) : model_(model)
   chain_b_.assign(up_b.begin() + common, up_b.end());
 }
 
+namespace {
+struct Workspace {  // per thread: no allocation per sample
+  std::vector<Matrix3> R;
+  std::vector<Vector3> o;
+  Eigen::Matrix3Xd L, W;
+};
+thread_local Workspace workspace;
+}  // namespace
+
 void PairPlan::evaluate(const double* q, Pose& T_ab, double* J) const {
   // Joint frames below c, in c's frame: chain a first, then chain b.
   const size_t na = chain_a_.size(), nb = chain_b_.size();
-  Matrix3 Rj[64];
-  Vector3 oj[64];
-  std::vector<Matrix3> R_heap;
-  std::vector<Vector3> o_heap;
-  Matrix3* R = Rj;
-  Vector3* o = oj;
-  if (na + nb > 64) {
-    R_heap.resize(na + nb);
-    o_heap.resize(na + nb);
-    R = R_heap.data();
-    o = o_heap.data();
+  Workspace& ws = workspace;
+  if (ws.R.size() < na + nb) {
+    ws.R.resize(na + nb);
+    ws.o.resize(na + nb);
   }
+  Matrix3* R = ws.R.data();
+  Vector3* o = ws.o.data();
   Matrix3 R_local;
   Vector3 p_local;
   auto run = [&](const std::vector<int>& chain, size_t first, const Frame& frame, Pose& T_cf) {
@@ -193,7 +211,10 @@ void PairPlan::evaluate(const double* q, Pose& T_ab, double* J) const {
   T_ab.p.noalias() = T_ca.R.transpose() * (T_cb.p - T_ca.p);
   if (J == nullptr) return;
   const int nv = model_.nv;
-  Eigen::Matrix3Xd L = Eigen::Matrix3Xd::Zero(3, nv), W = Eigen::Matrix3Xd::Zero(3, nv);
+  Eigen::Matrix3Xd& L = ws.L;
+  Eigen::Matrix3Xd& W = ws.W;
+  L.setZero(3, nv);
+  W.setZero(3, nv);
   for (size_t k = 0; k < na + nb; ++k) {
     const Joint& joint = model_.joints[k < na ? chain_a_[k] : chain_b_[k - na]];
     const double sign = k < na ? -1.0 : 1.0;
@@ -202,6 +223,32 @@ void PairPlan::evaluate(const double* q, Pose& T_ab, double* J) const {
   JacobianMap out(J, 6, nv);
   out.topRows<3>().noalias() = T_ca.R.transpose() * L;
   out.bottomRows<3>().noalias() = T_ca.R.transpose() * W;
+}
+
+void configurations_from_uniforms(const std::vector<SampleColumn>& plan, const double* neutral, int nq, const double* U,
+                                  int k, int64_t n, double* Q) {
+  constexpr double kPi = 3.141592653589793;
+  for (int64_t s = 0; s < n; ++s) {
+    double* q = Q + s * nq;
+    const double* u = U + s * k;
+    std::copy(neutral, neutral + nq, q);
+    for (const SampleColumn& c : plan) {
+      if (c.kind == 0) {
+        q[c.q] = c.lo + (c.hi - c.lo) * u[c.u];
+      } else if (c.kind == 1) {
+        const double t = (2.0 * u[c.u] - 1.0) * kPi;
+        q[c.q] = std::cos(t);
+        q[c.q + 1] = std::sin(t);
+      } else {
+        const double r1 = std::sqrt(1.0 - u[c.u]), r2 = std::sqrt(u[c.u]);
+        const double t1 = 2.0 * kPi * u[c.u + 1], t2 = 2.0 * kPi * u[c.u + 2];
+        q[c.q] = r1 * std::sin(t1);
+        q[c.q + 1] = r1 * std::cos(t1);
+        q[c.q + 2] = r2 * std::sin(t2);
+        q[c.q + 3] = r2 * std::cos(t2);
+      }
+    }
+  }
 }
 
 double manipulability(const double* J, int nv, const std::vector<int>& rows) {
@@ -217,8 +264,17 @@ double manipulability(const double* J, int nv, const std::vector<int>& rows) {
       for (int i = 0; i < nv; ++i) dot += x[i] * y[i];
       G(r, s) = G(s, r) = dot;
     }
-  const Eigen::LDLT<Small> ldlt(G);
   double det = 1.0;
+  if (m == 1) {
+    det = G(0, 0);
+  } else if (m == 2) {
+    det = G(0, 0) * G(1, 1) - G(0, 1) * G(0, 1);
+  } else if (m == 3) {
+    det = G(0, 0) * (G(1, 1) * G(2, 2) - G(1, 2) * G(1, 2)) - G(0, 1) * (G(0, 1) * G(2, 2) - G(1, 2) * G(0, 2)) +
+          G(0, 2) * (G(0, 1) * G(1, 2) - G(1, 1) * G(0, 2));
+  }
+  if (m <= 3) return det > 0 ? std::sqrt(det) : 0.0;
+  const Eigen::LDLT<Small> ldlt(G);
   for (int i = 0; i < m; ++i) det *= ldlt.vectorD()(i);
   return det > 0 ? std::sqrt(det) : 0.0;
 }

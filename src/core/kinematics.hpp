@@ -89,6 +89,18 @@ struct ChunkResult {  // one entry per voxel reached in the chunk
   int64_t outside = 0;             // samples outside the grid
 };
 
+// How sample uniforms become a configuration (the twin of reljac/maps/sampling.py's Sampler.draw):
+// kind 0: q[q] = lo + (hi - lo) u[u]; kind 1: angle t = (2 u[u] - 1) pi, q[q..q+1] = (cos t, sin t);
+// kind 2: a quaternion uniform on SO(3) from u[u..u+2] (Shoemake) at q[q..q+3] (x, y, z, w).
+struct SampleColumn {
+  int kind, q, u;
+  double lo, hi;
+};
+
+// Q (n x nq) from U (n x k), both row-major; entries no column writes keep `neutral`.
+void configurations_from_uniforms(const std::vector<SampleColumn>& plan, const double* neutral, int nq, const double* U,
+                                  int k, int64_t n, double* Q);
+
 // Manipulability sqrt(det(J_r J_r^T)) of the rows `rows` of J (6 x nv, row-major); 0 when singular.
 double manipulability(const double* J, int nv, const std::vector<int>& rows);
 
