@@ -7,6 +7,7 @@
     reljac view ROBOT [--frames ...]       show a robot in the browser
     reljac demo {dual-arm,hand}            the IK demos
     reljac analyze ROBOT A B               relative manipulability over the workspace
+    reljac map ROBOT A B --samples N ...   capability map of b in a (threads or Dask), saved as .npz
 
 ROBOT is a bundled robot name (see ``reljac info --list``) or a path to a URDF file.
 """
@@ -152,13 +153,24 @@ def cmd_analyze(args) -> int:
     return 0
 
 
+# ------------------------------------------------------------------ map
+def cmd_map(args) -> int:
+    from .apps.capability import make_map
+
+    make_map(_load_robot(args), args.frame_a, args.frame_b, samples=args.samples, voxel=args.voxel, out=args.out,
+             seed=args.seed, directions=args.directions, part=args.part, chunk=args.chunk, workers=args.workers,
+             scheduler=args.scheduler, progress=not args.no_progress)
+    return 0
+
+
 # ------------------------------------------------------------------ view
 def cmd_view(args) -> int:
     from .apps.view import view
 
     robot = _load_robot(args)
     q = _configuration(robot, args)
-    view(robot, args.frames or [], q, hold=not args.no_hold, open=args.open, zmq_url=args.zmq_url)
+    view(robot, args.frames or [], q, hold=not args.no_hold, open=args.open, zmq_url=args.zmq_url,
+         capability_map=args.map, color_by=args.color_by)
     return 0
 
 
@@ -206,6 +218,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--part", default="position", choices=["position", "orientation", "full"])
     p.set_defaults(func=cmd_analyze)
 
+    p = sub.add_parser("map", help="capability map of frame b in frame a over random configurations (.npz)")
+    _robot_arguments(p)
+    p.add_argument("frame_a", help="the map's frame (voxels are in a)")
+    p.add_argument("frame_b", help="the frame whose origin is binned")
+    p.add_argument("--samples", type=_count(1), required=True, help="random configurations (<= 10**12)")
+    p.add_argument("--voxel", type=float, required=True, help="voxel edge [m]")
+    p.add_argument("--out", required=True, metavar="FILE", help="output file (.npz)")
+    p.add_argument("--seed", type=_count(0), default=0)
+    p.add_argument("--directions", type=_count(1), default=32, help="approach directions, 1-64 (default 32)")
+    p.add_argument("--part", default="position", help="rows of J_ab rated by the manipulability: position "
+                   "(default), orientation, full, or rows such as vx,vy")
+    p.add_argument("--chunk", type=_count(1), help="samples per task (the map does not depend on it)")
+    p.add_argument("--workers", type=_count(1), help="local threads or processes (default: all cores)")
+    p.add_argument("--scheduler", metavar="URL", help="'local' (Dask LocalCluster) or a Dask address tcp://HOST:8786")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_map)
+
     sub.add_parser("demo", help="IK demos: reljac demo {dual-arm,hand} [--duration S] [--headless] [--loop] "
                    "[--no-wait] [--exit] [--record FILE] [--plot FILE]", add_help=False)
 
@@ -215,6 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-hold", action="store_true", help="exit right away instead of waiting for Ctrl-C")
     p.add_argument("--open", action="store_true", help="open a browser tab")
     p.add_argument("--zmq-url", help="join a running meshcat server instead of starting one")
+    p.add_argument("--map", metavar="FILE", help="draw a capability map (from `reljac map`) as coloured voxels")
+    p.add_argument("--color-by", default="coverage", choices=["coverage", "manipulability"], help="voxel colours")
     _configuration_arguments(p)
     p.set_defaults(func=cmd_view)
 

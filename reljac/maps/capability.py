@@ -22,7 +22,7 @@ from ..exceptions import MapError
 from ..robot import FrameRef, Robot
 from .compiled import export, supports
 from .grid import AXES, as_axis, as_directions, as_rows, make_grid
-from .kernel import Accumulator, Job, Partial
+from .kernel import Accumulator, Job
 from .result import FORMAT, FORMAT_VERSION, CapabilityMap
 from .sampling import BLOCK, Sampler
 from .scheduling import check_scheduler, run
@@ -124,13 +124,16 @@ def capability_map(
     job = Job(robot, fa, fb, grid, dirs, axis_index, rows, seed, backend)
     accumulator = Accumulator(grid)
 
-    def on_result(part_: Partial) -> None:
-        accumulator.add(part_)
+    done = 0
+
+    def on_progress(n: int) -> None:
+        nonlocal done
+        done += n
         if progress is not None:
-            progress(accumulator.samples, samples)
+            progress(done, samples)
 
     chunks = [(start, min(samples, start + chunk)) for start in range(0, samples, chunk)]
-    run(job, chunks, on_result, scheduler=scheduler, workers=workers, connect_timeout=connect_timeout)
+    run(job, chunks, accumulator.add, on_progress, scheduler=scheduler, workers=workers, connect_timeout=connect_timeout)
     if accumulator.samples != samples:  # pragma: no cover - a scheduler lost a chunk
         raise MapError(f"only {accumulator.samples} of {samples} samples came back")
 

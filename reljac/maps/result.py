@@ -107,6 +107,22 @@ class CapabilityMap:
         return path
 
 
+def check_robot(cmap: CapabilityMap, robot) -> CapabilityMap:
+    """The map, after checking it was made for this robot (name, nq and both frames).
+
+    Raises:
+        MapError: the map is of another robot or names frames the robot does not have.
+    """
+    m = cmap.metadata
+    if m.get("robot") != robot.name or m.get("nq") != robot.nq:
+        raise MapError(f"the capability map is of robot '{m.get('robot')}' (nq={m.get('nq')}), not of "
+                       f"'{robot.name}' (nq={robot.nq})")
+    missing = [f for f in (m.get("frame_a"), m.get("frame_b")) if f not in robot.frame_names]
+    if missing:
+        raise MapError(f"the capability map names frames {missing} that robot '{robot.name}' does not have")
+    return cmap
+
+
 def load_map(path: str | os.PathLike) -> CapabilityMap:
     """Read a map written by :meth:`CapabilityMap.save`.
 

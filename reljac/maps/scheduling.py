@@ -8,9 +8,11 @@
 * ``"tcp://HOST:8786"`` (any Dask address): an existing Dask cluster, whose workers must have
   reljac installed; or a ``distributed.Client``. Dask is the optional extra ``reljac[scale]``.
 
-At most ``2 * workers`` chunks are in flight; each result is merged as it arrives (in any
-order: the merge is order-independent) and then dropped, so memory does not grow with the
-number of samples. The job (robot model, grid, directions) is sent once per worker.
+At most ``2 * workers`` chunks are in flight, so memory does not grow with the number of
+samples; the job (robot model, grid, directions) is sent once per worker. With threads, each
+chunk's result is merged into the map's arrays as it arrives. On Dask, results stay on the
+workers and are merged there pairwise as they finish (a tree reduction: the merge is
+order-independent), so the client receives one partial result at the end, not one per chunk.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import logging
 from typing import Callable, Sequence
 
 from ..exceptions import MapError, SchedulerError
-from .kernel import Job, Partial, run_chunk
+from .kernel import Job, Partial, merge_partials, run_chunk
 
 DASK_HINT = "pip install 'reljac[scale]'"
 
@@ -41,16 +43,17 @@ def check_scheduler(scheduler) -> None:
                    f"or a distributed.Client, not {scheduler!r}")
 
 
-def run(job: Job, chunks: Sequence[tuple[int, int]], on_result: Callable[[Partial], None], *, scheduler,
-        workers: int, connect_timeout: float) -> None:
-    """Run every chunk (start, stop) of the job and pass each result to on_result (this thread)."""
+def run(job: Job, chunks: Sequence[tuple[int, int]], on_result: Callable[[Partial], None],
+        on_progress: Callable[[int], None], *, scheduler, workers: int, connect_timeout: float) -> None:
+    """Run every chunk (start, stop) of the job; pass results (one per chunk, or merged ones) to
+    on_result and the size of each finished chunk to on_progress, both in this thread."""
     if scheduler is None or scheduler == "threads":
-        _run_threads(job, chunks, on_result, workers)
+        _run_threads(job, chunks, on_result, on_progress, workers)
     else:
-        _run_dask(job, chunks, on_result, scheduler, workers, connect_timeout)
+        _run_dask(job, chunks, on_result, on_progress, scheduler, workers, connect_timeout)
 
 
-def _run_threads(job: Job, chunks, on_result, workers: int) -> None:
+def _run_threads(job: Job, chunks, on_result, on_progress, workers: int) -> None:
     pending: set[cf.Future] = set()
     todo = iter(chunks)
     with cf.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="reljac-map") as pool:
@@ -62,7 +65,9 @@ def _run_threads(job: Job, chunks, on_result, workers: int) -> None:
             while pending:
                 done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
                 for future in done:
-                    on_result(future.result())
+                    part = future.result()
+                    on_result(part)
+                    on_progress(part.samples)
                     nxt = next(todo, None)
                     if nxt is not None:
                         pending.add(pool.submit(run_chunk, job, *nxt))
@@ -93,7 +98,7 @@ def _client(scheduler, workers: int, connect_timeout: float):
     return client, []
 
 
-def _run_dask(job: Job, chunks, on_result, scheduler, workers: int, connect_timeout: float) -> None:
+def _run_dask(job: Job, chunks, on_result, on_progress, scheduler, workers: int, connect_timeout: float) -> None:
     client, created = _client(scheduler, workers, connect_timeout)  # SchedulerError without Dask
     import distributed
 
@@ -103,14 +108,29 @@ def _run_dask(job: Job, chunks, on_result, scheduler, workers: int, connect_time
         with client.as_current():  # as_completed looks the client up
             job_future = client.scatter(job, broadcast=True)
             todo = iter(chunks)
-            first = [client.submit(run_chunk, job_future, *c, pure=False) for _, c in zip(range(2 * n_workers), todo)]
-            stream = distributed.as_completed(first)
+            sizes: dict[str, int] = {}
+
+            def submit(chunk):
+                future = client.submit(run_chunk, job_future, *chunk, pure=False)
+                sizes[future.key] = chunk[1] - chunk[0]
+                return future
+
+            stream = distributed.as_completed([submit(c) for _, c in zip(range(2 * n_workers), todo)])
+            finished = []  # results on the workers, not merged yet
             for future in stream:
+                if future.status == "error":
+                    future.result()  # raises the task's exception here
+                if future.key in sizes:
+                    on_progress(sizes.pop(future.key))
+                    nxt = next(todo, None)
+                    if nxt is not None:
+                        stream.add(submit(nxt))
+                finished.append(future)
+                if len(finished) == 2:
+                    stream.add(client.submit(merge_partials, finished, pure=False))
+                    finished = []
+            for future in finished:  # the one left: every chunk merged
                 on_result(future.result())
-                future.release()
-                nxt = next(todo, None)
-                if nxt is not None:
-                    stream.add(client.submit(run_chunk, job_future, *nxt, pure=False))
     finally:
         if owned:
             client.close()

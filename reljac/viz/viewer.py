@@ -396,6 +396,20 @@ class Viewer:
         name = name or f"manipulability {frames[fb].name} in {frames[fa].name}"
         return self._add(name, lambda node: Ellipsoid(node, self.robot, fa, fb, scale, lambda: self.q))
 
+    def show_capability_map(self, cmap, *, color_by: str = "coverage", max_voxels: int = 30_000,
+                            name: str | None = None) -> str:
+        """Draw a capability map (:class:`reljac.maps.CapabilityMap`) as coloured voxels in its
+        frame a, following a on display; see :mod:`reljac.viz.capability`.
+
+        Raises:
+            FrameNotFound: the map's frame a is not in this robot. ReljacError: bad color_by.
+        """
+        from .capability import CapabilityOverlay
+
+        fa = self.robot.frame_id(cmap.metadata["frame_a"])
+        name = name or f"capability map {cmap.metadata['frame_b']} in {cmap.metadata['frame_a']}"
+        return self._add(name, lambda node: CapabilityOverlay(node, cmap, fa, color_by=color_by, max_voxels=max_voxels))
+
     def remove(self, name: str) -> None:
         """Remove one overlay by name.
 
