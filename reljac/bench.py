@@ -211,10 +211,18 @@ def reference_table(*, quick: bool = False) -> str:
             f"median of {runs} runs\n" + format_table(["path", "time per configuration [us]", "ratio to batched"], rows))
 
 
+def map_tables(*, quick: bool = False) -> str:
+    """`reljac bench map`: batched kinematics, capability-map throughput, Dask costs, IK seeding."""
+    from .apps.map_bench import map_tables as tables
+
+    return tables(quick=quick)
+
+
 SECTIONS: dict[str, Callable[..., str]] = {
     "jacobian": jacobian_table,
     "reference": reference_table,
     "ik": ik_tables,
+    "map": map_tables,
 }
 
 

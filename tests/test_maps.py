@@ -12,8 +12,8 @@ import reljac
 from helpers import random_pairs
 from reljac.maps import capability_map, load_map, seed_for
 from reljac.maps.compiled import compiled_available, python_relative_kinematics
-from reljac.maps.grid import fibonacci_directions, reach_bound
-from reljac.maps.kernel import manipulability_of_rows
+from reljac.maps.grid import fibonacci_directions, make_grid, reach_bound
+from reljac.maps.kernel import Job, manipulability_of_rows, merge_partials, merge_partials_numpy, run_chunk
 from reljac.maps.sampling import BLOCK, Sampler
 
 L1, L2 = 1.0, 0.8  # planar_2link's links (see urdf/planar_2link.urdf)
@@ -177,6 +177,23 @@ def test_the_reach_bound_holds_for_sampled_configurations(name, rng):
     for a, b in random_pairs(robot, rng, 6) + [(0, robot.model.nframes - 1)]:
         T, _ = reljac.maps.relative_kinematics(robot, Q, a, b)
         assert np.linalg.norm(T[:, :3, 3], axis=1).max() <= reach_bound(robot, a, b) + 1e-12
+
+
+@pytest.mark.skipif(not compiled_available(), reason="the compiled core is not built")
+def test_compiled_merge_matches_the_numpy_merge():
+    robot = reljac.Robot.bundled("dual_arm")
+    job = Job(robot, robot.frame_id("left_tool"), robot.frame_id("right_tool"),
+              make_grid(robot, robot.frame_id("left_tool"), robot.frame_id("right_tool"), 0.2),
+              fibonacci_directions(8), 2, (0, 1, 2), 0, "compiled")
+    parts = [run_chunk(job, start, start + 3000) for start in (0, 3000, 9000, 6000)]
+    compiled, spec = merge_partials(parts), merge_partials_numpy(parts)
+    order = np.argsort(compiled.voxel)
+    for name in ("voxel", "count", "coverage", "best", "best_index"):
+        np.testing.assert_array_equal(getattr(compiled, name)[order], getattr(spec, name), err_msg=name)
+    assert (compiled.outside, compiled.samples) == (spec.outside, spec.samples) == (0, 12_000)
+    whole = run_chunk(job, 0, 12_000)
+    np.testing.assert_array_equal(np.sort(whole.voxel), spec.voxel)
+    np.testing.assert_array_equal(whole.count[np.argsort(whole.voxel)], spec.count)
 
 
 @pytest.mark.skipif(not compiled_available(), reason="the compiled core is not built")

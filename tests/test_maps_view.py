@@ -71,10 +71,10 @@ def test_the_cli_progress_bar_shows_samples_per_second_in_a_terminal(tmp_path):
 @pytest.mark.parametrize("argv, message", [
     (["--voxel", "0"], "voxel must be a positive number"),
     (["--voxel", "0.1", "--directions", "65"], "directions must be between 1 and 64"),
-    (["--voxel", "0.1", "--scheduler", "tcp://127.0.0.1:9"], "SchedulerError"),
+    (["--voxel", "0.1", "--scheduler", "42"], "SchedulerError"),  # not an address: no scheduler answers
 ])
 def test_cli_bad_input_is_one_line(argv, message, tmp_path, capsys):
-    if "tcp://127.0.0.1:9" in argv:
+    if "--scheduler" in argv:
         pytest.importorskip("distributed")
     code = main(["map", "planar_2link", "base_link", "tip", "--samples", "100", "--out", str(tmp_path / "x"), *argv])
     err = capsys.readouterr().err

@@ -91,7 +91,7 @@ def run_chunk(job: Job, start: int, stop: int) -> Partial:
         return Partial(*reduction.result(), samples=stop - start)
     parts = [python_reduce(job, job.sampler.draw(first, min(stop, first + BATCH)), first)
              for first in range(start, stop, BATCH)]
-    return merge_partials(parts) if parts else python_reduce(job, np.zeros((0, job.robot.nq)), start)
+    return merge_partials_numpy(parts) if parts else python_reduce(job, np.zeros((0, job.robot.nq)), start)
 
 
 def manipulability_of_rows(J: np.ndarray, rows: tuple[int, ...]) -> np.ndarray:
@@ -133,7 +133,19 @@ def _group(voxel, count, coverage, best, best_index, *, outside: int, samples: i
 
 
 def merge_partials(parts: list[Partial]) -> Partial:
-    """Several partial results as one (any order gives the same result)."""
+    """Several partial results as one (any order gives the same result, up to the order of the
+    voxels). Linear time in the compiled core when it is built, else :func:`merge_partials_numpy`."""
+    from .compiled import _core
+
+    if _core is None:
+        return merge_partials_numpy(parts)
+    fields = [[getattr(p, name) for p in parts] for name in ("voxel", "count", "coverage", "best", "best_index")]
+    *arrays, _ = _core.merge_partials(*fields)
+    return Partial(*arrays, outside=sum(p.outside for p in parts), samples=sum(p.samples for p in parts))
+
+
+def merge_partials_numpy(parts: list[Partial]) -> Partial:
+    """The specification of :func:`merge_partials`: sort by voxel, then reduce each run."""
     cat = [np.concatenate([getattr(p, name) for p in parts])
            for name in ("voxel", "count", "coverage", "best", "best_index")]
     return _group(*cat, outside=sum(p.outside for p in parts), samples=sum(p.samples for p in parts))

@@ -89,6 +89,15 @@ def _client(scheduler, workers: int, connect_timeout: float):
         cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                            dashboard_address=None, silence_logs=logging.ERROR)
         return distributed.Client(cluster, set_as_default=False), [cluster]
+    try:  # a malformed address fails here, before a Client exists (a half-made one hangs at exit)
+        from distributed.comm.addressing import parse_address, parse_host_port
+
+        scheme, location = parse_address(scheduler)
+        if scheme in ("tcp", "tls", "ws", "wss", "ucx"):
+            parse_host_port(location)
+    except (ValueError, TypeError) as exc:
+        raise SchedulerError(f"{scheduler!r} is not a Dask scheduler address ({exc}); use tcp://HOST:PORT, "
+                             "'local' or leave --scheduler out") from None
     try:
         client = distributed.Client(scheduler, timeout=f"{connect_timeout}s", set_as_default=False)
     except (OSError, TimeoutError, ValueError, TypeError) as exc:

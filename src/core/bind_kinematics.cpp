@@ -171,19 +171,50 @@ class Reduction {
   }
 
   // (voxel, count, coverage, best, best_index, outside): one entry per voxel reached so far.
-  py::tuple result() const {
-    const reljac::kin::ChunkResult& r = reduction_->result();
-    return py::make_tuple(py::array_t<int64_t>(r.voxel.size(), r.voxel.data()),
-                          py::array_t<int64_t>(r.count.size(), r.count.data()),
-                          py::array_t<uint64_t>(r.coverage.size(), r.coverage.data()),
-                          py::array_t<double>(r.best.size(), r.best.data()),
-                          py::array_t<int64_t>(r.best_index.size(), r.best_index.data()), r.outside);
-  }
+  py::tuple result() const;
 
  private:
   std::shared_ptr<KinematicModel> model_;
   std::unique_ptr<reljac::kin::CapabilityReduction> reduction_;
 };
+
+py::tuple as_tuple(const reljac::kin::ChunkResult& r) {
+  return py::make_tuple(py::array_t<int64_t>(r.voxel.size(), r.voxel.data()),
+                        py::array_t<int64_t>(r.count.size(), r.count.data()),
+                        py::array_t<uint64_t>(r.coverage.size(), r.coverage.data()),
+                        py::array_t<double>(r.best.size(), r.best.data()),
+                        py::array_t<int64_t>(r.best_index.size(), r.best_index.data()), r.outside);
+}
+
+// Partial results (lists of per-voxel arrays, unique voxels within each) merged into one, in
+// linear time without the GIL; see reljac/maps/kernel.py's merge_partials.
+py::tuple merge_partials(const std::vector<IntArray>& voxels, const std::vector<IntArray>& counts,
+                         const std::vector<py::array_t<uint64_t, py::array::c_style | py::array::forcecast>>& coverages,
+                         const std::vector<Array>& bests, const std::vector<IntArray>& best_indices) {
+  const size_t n = voxels.size();
+  if (counts.size() != n || coverages.size() != n || bests.size() != n || best_indices.size() != n)
+    throw py::value_error("the partial lists must have the same length");
+  for (size_t p = 0; p < n; ++p) {
+    const py::ssize_t k = voxels[p].size();
+    if (counts[p].size() != k || coverages[p].size() != k || bests[p].size() != k || best_indices[p].size() != k)
+      throw py::value_error("a partial's arrays must have the same length");
+  }
+  reljac::kin::VoxelTable table;
+  {
+    py::gil_scoped_release release;
+    for (size_t p = 0; p < n; ++p) {
+      const int64_t* v = voxels[p].data();
+      const int64_t* c = counts[p].data();
+      const uint64_t* cov = coverages[p].data();
+      const double* b = bests[p].data();
+      const int64_t* i = best_indices[p].data();
+      for (py::ssize_t e = 0; e < voxels[p].size(); ++e) table.add(v[e], c[e], cov[e], b[e], i[e]);
+    }
+  }
+  return as_tuple(table.result());
+}
+
+py::tuple Reduction::result() const { return as_tuple(reduction_->result()); }
 
 // Q (n, nq) from uniforms U (n, k) by a sampling plan (reljac/maps/sampling.py), without the GIL.
 py::array_t<double> configurations_from_uniforms(const IntArray& kinds, const IntArray& q_idx, const IntArray& u_idx,
@@ -238,6 +269,8 @@ void bind_kinematics(py::module_& m) {
            py::arg("dims"), py::arg("directions"), py::arg("axis"), py::arg("rows"))
       .def("add", &Reduction::add, py::arg("Q"), py::arg("first_index"))
       .def("result", &Reduction::result);
+  m.def("merge_partials", &merge_partials, py::arg("voxels"), py::arg("counts"), py::arg("coverages"),
+        py::arg("bests"), py::arg("best_indices"));
   m.def("configurations_from_uniforms", &configurations_from_uniforms, py::arg("kinds"), py::arg("q_idx"),
         py::arg("u_idx"), py::arg("lo"), py::arg("hi"), py::arg("neutral"), py::arg("U"));
 }

@@ -292,14 +292,13 @@ CapabilityReduction::CapabilityReduction(const Model& model, int frame_a, int fr
   if (!(grid.voxel > 0)) throw std::invalid_argument("voxel must be positive");
   for (int k = 0; k < 3; ++k)
     if (grid.dims[k] < 1) throw std::invalid_argument("dims must be positive");
-  rehash(1024);
 }
 
-size_t CapabilityReduction::slot_of(int64_t voxel) const {
+size_t VoxelTable::slot_of(int64_t voxel) const {
   return static_cast<size_t>((static_cast<uint64_t>(voxel) * 0x9E3779B97F4A7C15ull) >> shift_) & mask_;
 }
 
-void CapabilityReduction::rehash(size_t capacity) {
+void VoxelTable::rehash(size_t capacity) {
   keys_.assign(capacity, -1);
   entries_.assign(capacity, 0);
   mask_ = capacity - 1;
@@ -312,26 +311,26 @@ void CapabilityReduction::rehash(size_t capacity) {
   }
 }
 
-void CapabilityReduction::insert(int64_t voxel, uint64_t bit, double m, int64_t index) {
+void VoxelTable::add(int64_t voxel, int64_t count, uint64_t coverage, double best, int64_t best_index) {
   size_t slot = slot_of(voxel);
   while (keys_[slot] != -1 && keys_[slot] != voxel) slot = (slot + 1) & mask_;
   if (keys_[slot] == -1) {
     keys_[slot] = voxel;
     entries_[slot] = out_.voxel.size();
     out_.voxel.push_back(voxel);
-    out_.count.push_back(1);
-    out_.coverage.push_back(bit);
-    out_.best.push_back(m);
-    out_.best_index.push_back(index);
+    out_.count.push_back(count);
+    out_.coverage.push_back(coverage);
+    out_.best.push_back(best);
+    out_.best_index.push_back(best_index);
     if (2 * out_.voxel.size() > keys_.size()) rehash(2 * keys_.size());
     return;
   }
   const size_t e = entries_[slot];
-  out_.count[e] += 1;
-  out_.coverage[e] |= bit;
-  if (m > out_.best[e] || (m == out_.best[e] && index < out_.best_index[e])) {
-    out_.best[e] = m;
-    out_.best_index[e] = index;
+  out_.count[e] += count;
+  out_.coverage[e] |= coverage;
+  if (best > out_.best[e] || (best == out_.best[e] && best_index < out_.best_index[e])) {
+    out_.best[e] = best;
+    out_.best_index[e] = best_index;
   }
 }
 
@@ -350,7 +349,7 @@ void CapabilityReduction::add(const double* Q, int64_t n, int64_t first_index) {
       cell[k] = inside ? static_cast<int64_t>(x) : 0;
     }
     if (!inside) {
-      ++out_.outside;
+      ++table_.result().outside;
       continue;
     }
     const Vector3 approach = T_ab.R.col(axis_);
@@ -364,7 +363,7 @@ void CapabilityReduction::add(const double* Q, int64_t n, int64_t first_index) {
       }
     }
     const int64_t voxel = (cell[0] * grid_.dims[1] + cell[1]) * grid_.dims[2] + cell[2];
-    insert(voxel, uint64_t{1} << best_d, manipulability(J.data(), nv, rows_), first_index + s);
+    table_.add(voxel, 1, uint64_t{1} << best_d, manipulability(J.data(), nv, rows_), first_index + s);
   }
 }
 

@@ -104,9 +104,28 @@ void configurations_from_uniforms(const std::vector<SampleColumn>& plan, const d
 // Manipulability sqrt(det(J_r J_r^T)) of the rows `rows` of J (6 x nv, row-major); 0 when singular.
 double manipulability(const double* J, int nv, const std::vector<int>& rows);
 
-// The reduction of samples into per-voxel results for one chunk of a capability map: counts add,
-// coverage bits OR, the best manipulability is kept with the smallest global sample index on ties,
-// so the result does not depend on the order in which samples (or chunks) arrive.
+// Per-voxel results keyed by voxel (open addressing, linear probing): counts add, coverage bits
+// OR, the best manipulability is kept with the smallest global sample index on ties, so the
+// result does not depend on the order in which samples or partial results arrive.
+class VoxelTable {
+ public:
+  VoxelTable() { rehash(1024); }
+  void add(int64_t voxel, int64_t count, uint64_t coverage, double best, int64_t best_index);
+  const ChunkResult& result() const { return out_; }
+  ChunkResult& result() { return out_; }
+
+ private:
+  void rehash(size_t capacity);
+  size_t slot_of(int64_t voxel) const;
+
+  ChunkResult out_;
+  std::vector<int64_t> keys_;    // -1: empty
+  std::vector<size_t> entries_;  // index into out_ of the voxel in the same slot
+  size_t mask_ = 0;
+  int shift_ = 54;
+};
+
+// The reduction of samples into per-voxel results for one chunk of a capability map.
 class CapabilityReduction {
  public:
   // directions: (ndirs x 3, 1 <= ndirs <= 64) unit vectors in a's frame; axis: 0, 1, 2 = b's x, y,
@@ -116,23 +135,15 @@ class CapabilityReduction {
                       int axis, std::vector<int> rows);
   // Add samples Q (n x nq, row-major); sample s has global index first_index + s.
   void add(const double* Q, int64_t n, int64_t first_index);
-  const ChunkResult& result() const { return out_; }
+  const ChunkResult& result() const { return table_.result(); }
 
  private:
-  void insert(int64_t voxel, uint64_t bit, double m, int64_t index);
-  void rehash(size_t capacity);
-  size_t slot_of(int64_t voxel) const;
-
   PairPlan plan_;
   Grid grid_;
   std::vector<double> directions_;
   int axis_;
   std::vector<int> rows_;
-  ChunkResult out_;
-  std::vector<int64_t> keys_;   // open addressing, linear probing; -1: empty
-  std::vector<size_t> entries_; // index into out_ of the voxel in the same slot
-  size_t mask_ = 0;
-  int shift_ = 54;
+  VoxelTable table_;
 };
 
 }  // namespace reljac::kin
