@@ -13,7 +13,7 @@ from helpers import random_pairs
 from reljac.maps import capability_map, load_map, seed_for
 from reljac.maps.compiled import compiled_available, python_relative_kinematics
 from reljac.maps.grid import fibonacci_directions, make_grid, reach_bound
-from reljac.maps.kernel import Job, manipulability_of_rows, merge_partials, merge_partials_numpy, run_chunk
+from reljac.maps.kernel import Accumulator, Job, manipulability_of_rows, merge_partials, merge_partials_numpy, run_chunk
 from reljac.maps.sampling import BLOCK, Sampler
 
 L1, L2 = 1.0, 0.8  # planar_2link's links (see urdf/planar_2link.urdf)
@@ -150,6 +150,8 @@ def test_any_range_of_samples_is_drawn_alike_and_inside_the_limits(name):
     whole = sampler.draw(BLOCK - 40, BLOCK + 40)
     np.testing.assert_array_equal(sampler.draw(BLOCK - 3, BLOCK + 2), whole[37:42])
     np.testing.assert_array_equal(sampler.configurations_at([BLOCK + 39, BLOCK - 40]), whole[[79, 0]])
+    picks = np.r_[np.arange(BLOCK - 100, BLOCK + 100), BLOCK - 7]  # > 64 in one block, a repeat
+    np.testing.assert_array_equal(sampler.configurations_at(picks, workers=2), sampler.draw(0, BLOCK + 100)[picks])
     assert not np.array_equal(Sampler(robot, seed=10).draw(0, 5), sampler.draw(0, 5))
     for q in whole:
         robot.validate_q(q)  # unit quaternions and (cos, sin) pairs
@@ -191,6 +193,12 @@ def test_compiled_merge_matches_the_numpy_merge():
     for name in ("voxel", "count", "coverage", "best", "best_index"):
         np.testing.assert_array_equal(getattr(compiled, name)[order], getattr(spec, name), err_msg=name)
     assert (compiled.outside, compiled.samples) == (spec.outside, spec.samples) == (0, 12_000)
+    dense, dense_numpy = Accumulator(job.grid), Accumulator(job.grid)
+    for part in parts:
+        dense.add(part)
+        dense_numpy.add_numpy(part)
+    for name in ("count", "coverage", "best", "best_index"):
+        np.testing.assert_array_equal(getattr(dense, name), getattr(dense_numpy, name), err_msg=name)
     whole = run_chunk(job, 0, 12_000)
     np.testing.assert_array_equal(np.sort(whole.voxel), spec.voxel)
     np.testing.assert_array_equal(whole.count[np.argsort(whole.voxel)], spec.count)

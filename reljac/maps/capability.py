@@ -153,7 +153,7 @@ def capability_map(
         coverage=accumulator.coverage.reshape(shape),
         best_manipulability=best.reshape(shape),
         best_index=accumulator.best_index.reshape(shape),
-        best_q=sampler.configurations_at(accumulator.best_index[reached]),
+        best_q=sampler.configurations_at(accumulator.best_index[reached], workers=workers),
         directions=dirs,
         metadata=metadata,
     )

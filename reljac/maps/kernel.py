@@ -163,6 +163,18 @@ class Accumulator:
         self.samples = 0
 
     def add(self, part: Partial) -> None:
+        """Merge a partial result: in the compiled core when built (without the GIL), else
+        :meth:`add_numpy`, its specification."""
+        from .compiled import _core
+
+        if _core is None:
+            return self.add_numpy(part)
+        _core.accumulate(self.count, self.coverage, self.best, self.best_index, part.voxel, part.count,
+                         part.coverage, part.best, part.best_index)
+        self.outside += part.outside
+        self.samples += part.samples
+
+    def add_numpy(self, part: Partial) -> None:
         """Merge a partial result (its voxels are unique, so fancy indexing is exact)."""
         v = part.voxel
         self.count[v] += part.count

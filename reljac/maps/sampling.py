@@ -16,6 +16,7 @@ no entry of q.
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -139,17 +140,28 @@ class Sampler:
                 Q[:, i + 3] = r2 * np.cos(t2)
         return Q
 
-    def configurations_at(self, indices) -> np.ndarray:
-        """Configurations of the samples with the given global indices, shape (n, nq)."""
+    def configurations_at(self, indices, *, workers: int = 1) -> np.ndarray:
+        """Configurations of the samples with the given global indices, shape (n, nq); blocks
+        are drawn on `workers` threads."""
         indices = np.asarray(indices, dtype=np.int64)
         Q = np.empty((indices.size, self.nq))
-        blocks = indices // BLOCK
-        for block in np.unique(blocks):
-            where = np.flatnonzero(blocks == block)
+        order = np.argsort(indices, kind="stable")
+        blocks = indices[order] // BLOCK
+        starts = np.flatnonzero(np.r_[True, blocks[1:] != blocks[:-1]]) if indices.size else np.zeros(0, int)
+        groups = np.split(order, starts[1:])
+
+        def fill(where: np.ndarray) -> None:
             if where.size > 64:  # many from one block: draw the span once
                 lo, hi = int(indices[where].min()), int(indices[where].max()) + 1
                 Q[where] = self.draw(lo, hi)[indices[where] - lo]
             else:
                 for w in where:
                     Q[w] = self.draw(int(indices[w]), int(indices[w]) + 1)[0]
+
+        if workers > 1 and len(groups) > 1:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                list(pool.map(fill, groups))
+        else:
+            for where in groups:
+                fill(where)
         return Q

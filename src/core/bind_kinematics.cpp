@@ -216,6 +216,41 @@ py::tuple merge_partials(const std::vector<IntArray>& voxels, const std::vector<
 
 py::tuple Reduction::result() const { return as_tuple(reduction_->result()); }
 
+// Merge a partial result into a map's dense per-voxel arrays, in place (reljac/maps/kernel.py's
+// Accumulator.add); the partial's voxels are unique.
+void accumulate(py::array_t<int64_t, py::array::c_style> count, py::array_t<uint64_t, py::array::c_style> coverage,
+                py::array_t<double, py::array::c_style> best, py::array_t<int64_t, py::array::c_style> best_index,
+                const IntArray& voxel, const IntArray& part_count,
+                const py::array_t<uint64_t, py::array::c_style | py::array::forcecast>& part_coverage,
+                const Array& part_best, const IntArray& part_best_index) {
+  const py::ssize_t size = count.size(), k = voxel.size();
+  if (coverage.size() != size || best.size() != size || best_index.size() != size)
+    throw py::value_error("the map's arrays must have the same size");
+  if (part_count.size() != k || part_coverage.size() != k || part_best.size() != k || part_best_index.size() != k)
+    throw py::value_error("a partial's arrays must have the same length");
+  const int64_t* v = voxel.data();
+  for (py::ssize_t e = 0; e < k; ++e)
+    if (v[e] < 0 || v[e] >= size) throw py::value_error("a voxel index is outside the map");
+  int64_t* c = count.mutable_data();
+  uint64_t* cov = coverage.mutable_data();
+  double* b = best.mutable_data();
+  int64_t* bi = best_index.mutable_data();
+  const int64_t* pc = part_count.data();
+  const uint64_t* pcov = part_coverage.data();
+  const double* pb = part_best.data();
+  const int64_t* pbi = part_best_index.data();
+  py::gil_scoped_release release;
+  for (py::ssize_t e = 0; e < k; ++e) {
+    const int64_t i = v[e];
+    c[i] += pc[e];
+    cov[i] |= pcov[e];
+    if (pb[e] > b[i] || (pb[e] == b[i] && pbi[e] < bi[i])) {
+      b[i] = pb[e];
+      bi[i] = pbi[e];
+    }
+  }
+}
+
 // Q (n, nq) from uniforms U (n, k) by a sampling plan (reljac/maps/sampling.py), without the GIL.
 py::array_t<double> configurations_from_uniforms(const IntArray& kinds, const IntArray& q_idx, const IntArray& u_idx,
                                                  const Array& lo, const Array& hi, const Array& neutral,
@@ -269,6 +304,9 @@ void bind_kinematics(py::module_& m) {
            py::arg("dims"), py::arg("directions"), py::arg("axis"), py::arg("rows"))
       .def("add", &Reduction::add, py::arg("Q"), py::arg("first_index"))
       .def("result", &Reduction::result);
+  m.def("accumulate", &accumulate, py::arg("count"), py::arg("coverage"), py::arg("best"), py::arg("best_index"),
+        py::arg("voxel"), py::arg("part_count"), py::arg("part_coverage"), py::arg("part_best"),
+        py::arg("part_best_index"));
   m.def("merge_partials", &merge_partials, py::arg("voxels"), py::arg("counts"), py::arg("coverages"),
         py::arg("bests"), py::arg("best_indices"));
   m.def("configurations_from_uniforms", &configurations_from_uniforms, py::arg("kinds"), py::arg("q_idx"),
