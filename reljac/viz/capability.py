@@ -1,10 +1,9 @@
 """A capability map (:mod:`reljac.maps`) drawn as coloured voxels in frame a, following a.
 
 The voxels are one merged mesh (24 vertices and 12 triangles per voxel, unlit, each face's colour
-shaded by its direction so the cubes read as 3-D); colours run from dark blue (low) through
-green to yellow (high) over the coverage index (the fraction of approach directions reached, 0
-to 1) or the best manipulability (0 to the map's largest). At most ``max_voxels`` are drawn: the
-highest-valued ones.
+shaded by its direction so the cubes read as 3-D); colours run from dark blue (0) through green
+to yellow (the map's largest value) over the coverage index (the fraction of approach directions
+reached) or the best manipulability. At most ``max_voxels`` are drawn: the highest-valued ones.
 """
 
 from __future__ import annotations
@@ -62,9 +61,8 @@ def voxel_values(cmap, color_by: str) -> tuple[np.ndarray, np.ndarray]:
         values = cmap.coverage_index().ravel()[flat]
     else:
         values = cmap.best_manipulability.ravel()[flat]
-        top = values.max(initial=0.0)
-        values = values / top if top > 0 else values
-    return flat, values
+    top = values.max(initial=0.0)
+    return flat, values / top if top > 0 else values
 
 
 class CapabilityOverlay(Overlay):
