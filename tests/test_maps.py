@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pinocchio as pin
 import pytest
 
 import reljac
@@ -129,6 +130,26 @@ def test_seed_for_picks_the_best_q_of_the_voxel_holding_the_target(planar, plana
         np.testing.assert_array_equal(q, planar_map.best_q_at(target_voxel))
         p = reljac.relative_placement(planar, q, "base_link", "tip").translation
         assert np.linalg.norm(p - T.translation) <= math.sqrt(3) * planar_map.grid.voxel
+
+
+def test_seed_for_with_the_robot_picks_the_candidate_closest_in_pose(planar, planar_map):
+    rng = np.random.default_rng(4)
+    for _ in range(5):
+        T = reljac.relative_placement(planar, planar.random_configuration(rng), "base_link", "tip")
+        q = seed_for(planar_map, T, robot=planar, candidates=9)
+        flat = planar_map.reached_voxels()
+        nearest = np.argsort(np.linalg.norm(planar_map.grid.centers(flat) - T.translation, axis=1), kind="stable")[:9]
+
+        def score(qc):
+            S = reljac.relative_placement(planar, qc, "base_link", "tip")
+            angle = np.linalg.norm(pin.log3(S.rotation.T @ T.rotation))
+            return np.linalg.norm(S.translation - T.translation) + 0.1 * angle
+
+        scores = [score(planar_map.best_q[i]) for i in nearest]
+        assert score(q) == pytest.approx(min(scores), abs=1e-12)
+        assert score(q) <= score(seed_for(planar_map, T)) + 1e-12
+    with pytest.raises(reljac.ReljacError, match="not of 'dual_arm'"):
+        seed_for(planar_map, T, robot=reljac.Robot.bundled("dual_arm"))
 
 
 def test_seed_for_an_unreachable_target_takes_the_nearest_reached_voxel(planar_map):
