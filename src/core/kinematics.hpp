@@ -1,7 +1,8 @@
 // Batched relative kinematics of a frame b in a frame a (T_ab, J_ab) and the per-chunk reduction of
-// a capability map: the compiled twin of reljac/maps/python_kernel.py (its specification and test
-// oracle). Its own forward kinematics over a joint tree exported once from a pin.Model by
-// reljac/maps/compiled.py: Pinocchio's C++ is not a build dependency.
+// a capability map: the compiled twin of python_relative_kinematics in reljac/maps/compiled.py and
+// python_reduce in reljac/maps/kernel.py (their specifications and test oracles). It has its own
+// forward kinematics over a joint tree exported once from a pin.Model by reljac/maps/compiled.py:
+// Pinocchio's C++ is not a build dependency.
 //
 // Conventions as in reljac/__init__.py: T_ab is the pose of b in a; J_ab (6 x nv) maps v to
 // [d/dt p_ab; w_ab] expressed in a. Only the joints below the common ancestor c of a and b move b
