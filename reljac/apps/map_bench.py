@@ -2,7 +2,8 @@
 Dask, Dask's per-task costs, and what seeding IK from a map does. Figures, never assertions.
 
 Timings on a shared machine move with its load (printed with each table); the per-core figure
-is samples per second of CPU time of this process, which other processes disturb less.
+is samples per second of CPU time of this process, which other processes disturb less, and
+"cores used" (CPU time / wall time) shows how much of the machine a run actually got.
 """
 
 from __future__ import annotations
@@ -101,7 +102,8 @@ def throughput_table(robot: Robot, *, quick: bool, voxel: float) -> str:
     rows = []
     for label, (wall, cpu) in best.items():
         per_cpu = f"{samples / cpu:,.0f}" if cpu == cpu else "(other processes)"
-        rows.append((label, f"{samples / wall:,.0f}", per_cpu, f"{one / wall:.2f}x"))
+        used = f"{cpu / wall:.2f}" if cpu == cpu else "-"
+        rows.append((label, f"{samples / wall:,.0f}", per_cpu, used, f"{one / wall:.2f}x"))
     same = all(m == maps[1] for m in maps.values())
     # where the time goes, one thread, per sample (best of 5)
     fa, fb = robot.frame_id(PAIR[0]), robot.frame_id(PAIR[1])
@@ -127,7 +129,8 @@ def throughput_table(robot: Robot, *, quick: bool, voxel: float) -> str:
     return (f"capability map of {PAIR[1]} in {PAIR[0]} on {robot.name}: {samples:,} samples, voxel {voxel} m "
             f"({grid.size:,} voxels), 32 directions, position manipulability; best of {repeats} interleaved runs; "
             f"{'identical maps' if same else 'MAPS DIFFER'}; {_load()}\n"
-            + format_table(["run", "samples/s (wall)", "samples/s per CPU second", "speed-up vs 1 worker"], rows)
+            + format_table(["run", "samples/s (wall)", "samples/s per CPU second", "cores used (CPU / wall)",
+                            "speed-up vs 1 worker"], rows)
             + "\nper sample, one thread (wall, best of 5)\n" + format_table(["step", "ns"], breakdown))
 
 
