@@ -139,6 +139,31 @@ def test_view_draws_the_map_at_frame_a_and_refuses_another_robots_map(planar, ma
         view(planar, [], hold=False, capability_map=tmp_path / "hand.npz")
 
 
+def test_the_camera_frames_the_voxels_and_the_robot(planar, tmp_path):
+    from reljac.viz.camera import project
+
+    map_file = capability_map(planar, "base_link", "tip", samples=20_000, voxel=0.1).save(tmp_path / "ring.npz")
+    viewer = view(planar, [], np.array([0.7, -0.3]), hold=False, capability_map=map_file)
+    try:
+        overlay = viewer._overlays["capability map tip in base_link"]
+        lo, hi = overlay.world_box()
+        cmap = load_map(map_file)
+        centers = cmap.grid.centers(cmap.reached_voxels())
+        T = overlay.T_wa
+        world = centers @ T[:3, :3].T + T[:3, 3]
+        assert np.all(world >= lo - 1e-9) and np.all(world <= hi + 1e-9)
+        corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+        robot_lo, robot_hi = viewer.bounding_box()
+        robot = np.array([[x, y, z] for x in (robot_lo[0], robot_hi[0]) for y in (robot_lo[1], robot_hi[1])
+                          for z in (robot_lo[2], robot_hi[2])])
+        xy = project(np.vstack([corners, robot]), viewer.camera)
+        assert np.all(np.abs(xy) <= 1.0 + 1e-9), "voxels or robot outside the picture"
+        viewer.frame_camera()  # the robot alone: the ring of voxels does not fit
+        assert np.any(np.abs(project(corners, viewer.camera)) > 1.0)
+    finally:
+        viewer.close()
+
+
 @needs_chromium
 def test_browser_shows_the_voxels_in_their_colours(planar, tmp_path):
     """Voxels coloured by manipulability: the ring of largest manipulability is viridis yellow."""

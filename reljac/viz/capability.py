@@ -69,7 +69,7 @@ class CapabilityOverlay(Overlay):
     """The voxels of a capability map, placed at frame a (T_wa) on every display."""
 
     def __init__(self, node, cmap, frame_a: int, *, color_by: str = "coverage", max_voxels: int = MAX_VOXELS,
-                 opacity: float = 0.7) -> None:
+                 opacity: float = 0.4) -> None:
         super().__init__(node)
         self.frame_a = frame_a
         self.T_wa = np.eye(4)
@@ -78,12 +78,25 @@ class CapabilityOverlay(Overlay):
             keep = np.sort(np.argsort(-values, kind="stable")[:max_voxels])
             flat, values = flat[keep], values[keep]
         self.drawn = flat.size
+        self.box_in_a = None  # (lower, upper) corners of the drawn voxels in a [m]
         if flat.size == 0:
             return
-        vertices, faces, colors = cube_mesh(cmap.grid.centers(flat), 0.9 * cmap.grid.voxel, colormap(values))
+        centers = cmap.grid.centers(flat)
+        half = 0.5 * cmap.grid.voxel
+        self.box_in_a = (centers.min(axis=0) - half, centers.max(axis=0) + half)
+        vertices, faces, colors = cube_mesh(centers, 0.9 * cmap.grid.voxel, colormap(values))
         node["voxels"].set_object(mg.Mesh(
             mg.TriangularMeshGeometry(vertices, faces, color=colors),
             mg.MeshBasicMaterial(vertexColors=True, transparent=opacity < 1, opacity=opacity)))
+
+    def world_box(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(lower, upper) corners in w [m] of a box holding the drawn voxels, at the last display."""
+        if self.box_in_a is None:
+            return None
+        lo, hi = self.box_in_a
+        corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+        world = corners @ self.T_wa[:3, :3].T + self.T_wa[:3, 3]
+        return world.min(axis=0), world.max(axis=0)
 
     def update(self, oMf) -> None:
         self.T_wa = oMf[self.frame_a].homogeneous
