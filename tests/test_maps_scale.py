@@ -78,6 +78,20 @@ def test_an_unreachable_scheduler_is_one_clear_error_without_a_hang(dual_arm):
     assert time.monotonic() - start < 30
 
 
+def test_a_task_failing_on_a_worker_is_one_scheduler_error(dual_arm, monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    from reljac.maps import kernel
+
+    def broken(job, start, stop):
+        raise ModuleNotFoundError("No module named 'reljac'")
+
+    monkeypatch.setattr(scheduling, "run_chunk", broken)
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as client:
+        with pytest.raises(SchedulerError, match="failed on a Dask worker .*No module named 'reljac'"):
+            capability_map(dual_arm, "left_tool", "right_tool", samples=1000, voxel=0.2, scheduler=client)
+    assert kernel.run_chunk is not broken
+
+
 def test_without_dask_a_scheduler_says_how_to_install_it(dual_arm, monkeypatch):
     import builtins
 
@@ -116,6 +130,8 @@ def test_without_dask_a_scheduler_says_how_to_install_it(dual_arm, monkeypatch):
     (dict(part=("vx", "vx")), MapError, "distinct"),
     (dict(scheduler=42), MapError, "scheduler must be None, 'threads', 'local'"),
     (dict(backend="gpu"), MapError, "backend must be"),
+    (dict(connect_timeout=0), MapError, "connect_timeout must be a positive number"),
+    (dict(scheduler="not an address"), SchedulerError, "is not a Dask scheduler address|needs Dask"),
 ])
 def test_bad_input_is_one_reljac_error(dual_arm, kwargs, error, message):
     args = dict(frame_a="left_tool", frame_b="right_tool", samples=100, voxel=0.2)

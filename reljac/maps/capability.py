@@ -114,6 +114,9 @@ def capability_map(
     check_scheduler(scheduler)
     workers = default_workers() if workers is None else _count(workers, "workers", 1, 4096)
     chunk = default_chunk(samples, workers) if chunk is None else _count(chunk, "chunk", 1, MAX_CHUNK)
+    if not (isinstance(connect_timeout, (int, float)) and not isinstance(connect_timeout, bool)
+            and 0 < connect_timeout < float("inf")):
+        raise MapError(f"connect_timeout must be a positive number of seconds, not {connect_timeout!r}")
     if backend not in (None, "compiled", "python"):
         raise MapError(f"backend must be 'compiled', 'python' or None, not {backend!r}")
     if backend is None:

@@ -21,7 +21,7 @@ import concurrent.futures as cf
 import logging
 from typing import Callable, Sequence
 
-from ..exceptions import MapError, SchedulerError
+from ..exceptions import MapError, ReljacError, SchedulerError
 from .kernel import Job, Partial, merge_partials, run_chunk
 
 DASK_HINT = "pip install 'reljac[scale]'"
@@ -107,6 +107,15 @@ def _client(scheduler, workers: int, connect_timeout: float):
     return client, []
 
 
+def _raise_task_error(future) -> None:
+    """Raise a failed task's exception: reljac's own as it is, anything else as a SchedulerError."""
+    exc = future.exception()
+    if isinstance(exc, ReljacError):
+        raise exc
+    raise SchedulerError(f"a map task failed on a Dask worker ({type(exc).__name__}: {exc}); the workers need "
+                         "reljac installed, with the same version as here") from None
+
+
 def _run_dask(job: Job, chunks, on_result, on_progress, scheduler, workers: int, connect_timeout: float) -> None:
     client, created = _client(scheduler, workers, connect_timeout)  # SchedulerError without Dask
     import distributed
@@ -128,7 +137,7 @@ def _run_dask(job: Job, chunks, on_result, on_progress, scheduler, workers: int,
             finished = []  # results on the workers, not merged yet
             for future in stream:
                 if future.status == "error":
-                    future.result()  # raises the task's exception here
+                    _raise_task_error(future)
                 if future.key in sizes:
                     on_progress(sizes.pop(future.key))
                     nxt = next(todo, None)
