@@ -29,10 +29,12 @@ import importlib
 from typing import TYPE_CHECKING
 
 from .exceptions import (
+    CollisionError,
     ConfigurationError,
     FrameNotFound,
     JointNotFound,
     ReljacError,
+    SRDFError,
     TaskError,
     URDFError,
 )
@@ -48,6 +50,7 @@ _LAZY = {
     "relative_twist": "relative",
     "relative_jacobian_time_variation": "relative",
     "ik": None,
+    "collision": None,
     "reference": None,
     "Viewer": "viz",
     "PositionCost": "costs",
@@ -65,10 +68,12 @@ _LAZY = {
 }
 
 __all__ = [
+    "CollisionError",
     "ConfigurationError",
     "FrameNotFound",
     "JointNotFound",
     "ReljacError",
+    "SRDFError",
     "TaskError",
     "URDFError",
     *_LAZY,

@@ -24,14 +24,19 @@ from typing import Sequence
 import numpy as np
 
 from .exceptions import ReljacError, TaskError
-from .relative import Kinematics
+from .relative import one_shot_kinematics
 from .robot import FrameRef, Robot
-from .validation import as_rng
+from .validation import _short, as_count, as_rng, real_array
 
 PARTS = {"position": (0, 1, 2), "orientation": (3, 4, 5), "full": (0, 1, 2, 3, 4, 5)}
 QUANTILES = (("min", 0.0), ("5%", 0.05), ("25%", 0.25), ("median", 0.5), ("75%", 0.75), ("95%", 0.95),
              ("max", 1.0))
 ROW_NAMES = ("vx", "vy", "vz", "wx", "wy", "wz")
+#: [bytes] working set of one chunk of samples in :func:`workspace_summary` (memory does not grow
+#: with the number of samples beyond 24 bytes per sample for the exact quantiles)
+CHUNK_BYTES = 32 * 2**20
+MAX_SAMPLES = 10_000_000
+SCALE_ABOVE = 1e150  # Jacobians with larger entries are scaled before the SVD
 
 
 @dataclass(frozen=True)
@@ -58,34 +63,54 @@ class Manipulability:
 def manipulability(J) -> Manipulability:
     """Manipulability of a task Jacobian J, shape (m, n) with m >= 1 rows (see the module doc).
 
+    Huge finite entries are fine (beyond 1e150, J is scaled before the SVD); ``index`` is inf
+    when the product of the singular values exceeds the float range.
+
     Raises:
-        TaskError: J is not a finite, real 2-D array with at least one row and one column.
+        TaskError: J is not a finite, real 2-D array with at least one row and one column, or its
+            singular values themselves overflow (entries near 1e308).
     """
     J = _real_matrix(J)
     if J.ndim != 2 or 0 in J.shape:
         raise TaskError(f"a task Jacobian is a non-empty (m, nv) matrix, got shape {J.shape}")
     if not np.isfinite(J).all():
         raise TaskError("the task Jacobian has non-finite entries")
-    U, s, _ = np.linalg.svd(J, full_matrices=True)
+    largest = float(np.abs(J).max())
+    scale = largest if largest > SCALE_ABOVE else 1.0  # sums of squares overflow near 1e154
+    U, s, _ = np.linalg.svd(J / scale, full_matrices=True)
     sigma = np.zeros(J.shape[0])
     sigma[: s.size] = s
+    sigma = _rescaled(sigma, scale)
     return Manipulability(
-        index=float(np.prod(sigma)),
+        index=float(_index(sigma[None, :])[0]),
         singular_values=sigma,
         directions=U,
         condition_number=_condition(sigma[0], sigma[-1]),
     )
 
 
+def _rescaled(sigma: np.ndarray, scale) -> np.ndarray:
+    """Singular values of J / scale back to J's; TaskError if they overflow."""
+    with np.errstate(over="ignore"):
+        sigma = sigma * scale
+    if not np.isfinite(sigma).all():
+        raise TaskError("the task Jacobian's singular values overflow float64 (entries near 1e308)")
+    return sigma
+
+
+def _index(sigma: np.ndarray) -> np.ndarray:
+    """Yoshikawa's index, the product of each row of singular values (N, m), in log space: no
+    NaN from 0 * inf when partial products overflow; inf or 0 where the product is out of range."""
+    with np.errstate(divide="ignore", over="ignore"):
+        return np.exp(np.log(sigma).sum(axis=1))
+
+
 def _real_matrix(J) -> np.ndarray:
-    """J as a float array; TaskError for text, complex or other non-real entries (never truncated)."""
-    try:
-        arr = np.asarray(J)
-        if arr.dtype.kind not in "biufO":
-            raise TypeError
-        return arr.astype(float)
-    except (TypeError, ValueError):
-        raise TaskError(f"a task Jacobian is a matrix of real numbers, got {J!r}") from None
+    """J as a float array; TaskError for booleans, text, complex or other non-real entries."""
+    arr = real_array(J)
+    if arr is None:
+        raise TaskError(f"a task Jacobian is a matrix of real numbers, got {_short(J)}")
+    return arr
 
 
 def _condition(largest: float, smallest: float) -> float:
@@ -131,7 +156,7 @@ def relative_manipulability(robot: Robot, q, frame_a: FrameRef, frame_b: FrameRe
         FrameNotFound, ConfigurationError, TaskError: bad frame, q or part.
     """
     rows = task_rows(part)
-    J = Kinematics(robot, q, data=robot.data).relative_jacobian(frame_a, frame_b, expressed_in=expressed_in)
+    J = one_shot_kinematics(robot, q).relative_jacobian(frame_a, frame_b, expressed_in=expressed_in)
     return manipulability(J[list(rows)])
 
 
@@ -139,7 +164,7 @@ def frame_manipulability(robot: Robot, q, frame: FrameRef, *,
                          part: str | Sequence[int] = "position") -> Manipulability:
     """Manipulability of a frame's absolute motion (LOCAL_WORLD_ALIGNED rows `part`; world axes)."""
     rows = task_rows(part)
-    J = Kinematics(robot, q, data=robot.data).frame_jacobian(frame)
+    J = one_shot_kinematics(robot, q).frame_jacobian(frame)
     return manipulability(J[list(rows)])
 
 
@@ -180,29 +205,23 @@ class WorkspaceSummary:
     closest_to_singular: list[SingularSample] = field(default_factory=list)
 
 
-def _frame_name(robot: Robot, frame: FrameRef) -> str:
-    return robot.model.frames[robot.frame_id(frame)].name
-
-
-def _reference_jacobians(robot: Robot, a: str, b: str, samples: int,
-                         rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray] | None:
-    """(q (N, nq) Pinocchio layout, J_ab (N, 6, nv_ref)) from the in-house batched kinematics,
-    or None when it is unavailable or cannot load this robot."""
+def _reference_robot(robot: Robot, a: str, b: str):
+    """The in-house reference of the robot's URDF when it can analyse frames a and b, else None."""
     try:
+        from .check import without_mimic_elements
         from .reference import ReferenceRobot
     except ImportError:  # pragma: no cover - the reference package is part of reljac
         return None
     if robot.urdf_path is None:
         return None
     try:
-        ref = ReferenceRobot.from_urdf(robot.urdf_path, floating_base=robot.floating_base)
-        if set(ref.joint_names) != set(robot.joint_names) or not {a, b} <= set(ref.frame_names):
-            return None
-        q_ref = ref.random_configuration(rng, n=samples)
-        J = ref.relative_jacobian(q_ref, a, b)
+        text = robot.urdf_text if robot.mimic else without_mimic_elements(robot.urdf_text)
+        ref = ReferenceRobot.from_urdf_string(text, floating_base=robot.floating_base)
     except ReljacError:
         return None
-    return reference_to_pinocchio_q(robot, ref, q_ref), J
+    if set(ref.joint_names) != set(robot.joint_names) or not {a, b} <= set(ref.frame_names):
+        return None
+    return ref
 
 
 def reference_to_pinocchio_q(robot: Robot, ref, q_ref) -> np.ndarray:
@@ -229,52 +248,78 @@ def workspace_summary(robot: Robot, frame_a: FrameRef, frame_b: FrameRef, sample
         worst: how many closest-to-singular configurations to keep (by smallest singular value).
 
     Raises:
-        FrameNotFound, TaskError: bad frames, part, samples, worst or backend.
+        FrameNotFound, TaskError: bad frames, part, samples (1..10^7), worst or backend.
         ConfigurationError: a seed that is not None, a numpy Generator or an integer >= 0.
     """
-    a, b = _frame_name(robot, frame_a), _frame_name(robot, frame_b)
+    fa, fb = robot.frame_id(frame_a), robot.frame_id(frame_b)
+    a, b = robot.model.frames[fa].name, robot.model.frames[fb].name
     rows = list(task_rows(part))
-    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
-        raise TaskError(f"samples must be a positive integer, got {samples!r}")
-    if isinstance(worst, bool) or not isinstance(worst, (int, np.integer)) or worst < 0:
-        raise TaskError(f"worst must be an integer >= 0, got {worst!r}")
-    if backend not in ("auto", "reference", "pinocchio"):
+    samples = as_count(samples, "samples", minimum=1, error=TaskError)
+    if samples > MAX_SAMPLES:
+        raise TaskError(f"samples must be at most {MAX_SAMPLES} (24 bytes each are kept for exact quantiles), "
+                        f"got {samples}")
+    worst = as_count(worst, "worst", minimum=0, error=TaskError)
+    if not isinstance(backend, str) or backend not in ("auto", "reference", "pinocchio"):
         raise TaskError(f"backend must be 'auto', 'reference' or 'pinocchio', got {backend!r}")
     rng = as_rng(seed)
 
-    batch = None if backend == "pinocchio" else _reference_jacobians(robot, a, b, samples, rng)
-    if batch is None and backend == "reference":
+    ref = None if backend == "pinocchio" else _reference_robot(robot, a, b)
+    if ref is None and backend == "reference":
         raise ReljacError(f"the reference kinematics cannot analyse {b!r} in {a!r} on robot '{robot.name}'")
-    if batch is not None:
-        used = "reference"
-        qs, J = batch
-        J = J[:, rows]
-    else:
-        used = "pinocchio"
-        qs = np.array([robot.random_configuration(rng) for _ in range(samples)])
-        J = np.empty((samples, len(rows), robot.nv))
-        for k, q in enumerate(qs):
-            J[k] = Kinematics(robot, q, data=robot.data).relative_jacobian(a, b)[rows]
-
-    s = np.linalg.svd(J, compute_uv=False)  # (N, min(m, nv)), descending
-    sigma = np.zeros((samples, len(rows)))
-    sigma[:, : s.shape[1]] = s
-    index = np.prod(sigma, axis=1)
-    smallest = sigma[:, -1]
-    with np.errstate(divide="ignore"):
-        condition = np.where(smallest > 0, sigma[:, 0] / np.where(smallest > 0, smallest, 1.0), np.inf)
+    layers = None if ref is None else _layer_map(robot, ref)
+    index, smallest, condition = (np.empty(samples) for _ in range(3))
+    kept = np.empty(0, dtype=int)  # sample numbers of the closest-to-singular so far
+    kept_q = np.empty((0, robot.nq))
+    chunk = max(1, min(samples, CHUNK_BYTES // (8 * (8 * robot.nv + 2 * robot.nq + 64))))
+    for start in range(0, samples, chunk):
+        n = min(chunk, samples - start)
+        if ref is not None:
+            q_ref = ref.random_configuration(rng, n=n)
+            qs, J = layers.q_to_pinocchio(q_ref), ref.relative_jacobian(q_ref, a, b)[:, rows]
+        else:
+            qs = np.array([robot.random_configuration(rng) for _ in range(n)]).reshape(n, robot.nq)
+            J = np.empty((n, len(rows), robot.nv))
+            for k, q in enumerate(qs):
+                J[k] = one_shot_kinematics(robot, q).relative_jacobian(fa, fb)[rows]
+        sigma = _batch_singular_values(J, len(rows))
+        part_index, part_smallest = _index(sigma), sigma[:, -1]
+        with np.errstate(divide="ignore", over="ignore"):
+            part_condition = np.where(part_smallest > 0,
+                                      sigma[:, 0] / np.where(part_smallest > 0, part_smallest, 1.0), np.inf)
+        window = slice(start, start + n)
+        index[window], smallest[window], condition[window] = part_index, part_smallest, part_condition
+        candidates = np.concatenate([kept, np.arange(start, start + n)])  # earlier samples first: stable ties
+        order = np.argsort(smallest[candidates], kind="stable")[:worst]
+        kept, kept_q = candidates[order], np.vstack([kept_q, qs])[order]
 
     def quantiles(x: np.ndarray) -> dict[str, float]:
         return {key: _quantile(x, p) for key, p in QUANTILES}
 
-    order = np.argsort(smallest, kind="stable")[:worst]
     return WorkspaceSummary(
         robot=robot.name, frame_a=a, frame_b=b, part=tuple(rows), samples=int(samples), seed=seed,
-        backend=used, index=quantiles(index), smallest_singular_value=quantiles(smallest),
-        condition_number=quantiles(condition),
-        closest_to_singular=[SingularSample(qs[k].copy(), float(index[k]), float(smallest[k]), float(condition[k]))
-                             for k in order],
+        backend="pinocchio" if ref is None else "reference", index=quantiles(index),
+        smallest_singular_value=quantiles(smallest), condition_number=quantiles(condition),
+        closest_to_singular=[SingularSample(q.copy(), float(index[k]), float(smallest[k]), float(condition[k]))
+                             for k, q in zip(kept, kept_q)],
     )
+
+
+def _layer_map(robot: Robot, ref):
+    from .check import LayerMap
+
+    return LayerMap(robot, ref)
+
+
+def _batch_singular_values(J: np.ndarray, m: int) -> np.ndarray:
+    """Singular values (N, m) of each J[k] (m, nv), descending, zeros beyond min(m, nv); a matrix
+    with entries beyond 1e150 is scaled by its largest entry first (no overflow inside the SVD)."""
+    scale = np.abs(J).max(axis=(1, 2), initial=0.0)
+    safe = np.where(scale > SCALE_ABOVE, scale, 1.0)
+    sigma = np.zeros((J.shape[0], m))
+    if J.shape[2]:
+        s = np.linalg.svd(J / safe[:, None, None], compute_uv=False)
+        sigma[:, : s.shape[1]] = s
+    return _rescaled(sigma, safe[:, None])
 
 
 def _quantile(x: np.ndarray, p: float) -> float:

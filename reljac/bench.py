@@ -74,111 +74,6 @@ def jacobian_table(*, quick: bool = False) -> str:
     return title + "\n" + format_table(["case", "time [us]", "ratio to baseline"], rows)
 
 
-def _run_trials(robot, trials, *, max_steps: int, dt: float) -> dict:
-    """Run controller trials: each (levels, q0, success(kin) -> bool). Times every step."""
-    from .ik import Controller
-
-    step_times, steps, successes = [], [], 0
-    for levels, q0, success in trials:
-        controller = Controller(robot, levels, dt=dt)
-        q = q0
-        ok = success(Kinematics(robot, q))
-        n = 0
-        while not ok and n < max_steps:
-            start = time.perf_counter()
-            q = controller.step(q)
-            step_times.append(time.perf_counter() - start)
-            n += 1
-            ok = success(Kinematics(robot, q, data=controller.data))
-        successes += ok
-        steps.append(n)
-    return {
-        "success": successes / len(trials),
-        "steps": np.array(steps),
-        "step_times": np.array(step_times),
-    }
-
-
-def _ik_section(title: str, robot: Robot, trials, pair: tuple[str, str], *, max_steps: int, dt: float) -> str:
-    """Run the trials and tabulate them beside one relative_jacobian call on `pair`, same run."""
-    q = robot.random_configuration(1)
-    call = median_seconds(lambda: relative_jacobian(robot, q, *pair), runs=100)
-    return _ik_table(title, _run_trials(robot, trials, max_steps=max_steps, dt=dt), call)
-
-
-def _ik_table(title: str, result: dict, reference_call: float) -> str:
-    steps, times = result["steps"], result["step_times"]
-    rows = [
-        ("success rate", f"{100 * result['success']:.0f} %"),
-        ("steps, median / p95", f"{np.median(steps):.0f} / {np.percentile(steps, 95):.0f}"),
-        ("time per step, median / p95 [us]", f"{1e6 * np.median(times):.0f} / {1e6 * np.percentile(times, 95):.0f}"),
-        ("one relative_jacobian call [us]", f"{1e6 * reference_call:.1f}"),
-        ("median step / relative_jacobian", f"{np.median(times) / reference_call:.1f}"),
-    ]
-    return title + "\n" + format_table(["quantity", "value"], rows)
-
-
-def _middle(robot: Robot) -> np.ndarray:
-    return robot.normalize(0.5 * (robot.lower_limits + robot.upper_limits))
-
-
-def ik_tables(*, quick: bool = False) -> str:
-    """`reljac bench ik`: dual-arm relative + absolute targets, and the hand pinch."""
-    from .ik import FrameTask, PostureTask, RelativeFrameTask, RelativePositionTask
-
-    n = 10 if quick else 100
-    dt, max_steps, gain = 0.01, 500, 20.0
-    out = []
-
-    robot = Robot.bundled("dual_arm")
-    rng = np.random.default_rng(2026)
-    q_mid = _middle(robot)
-    trials = []
-    for _ in range(n):
-        kin = Kinematics(robot, robot.random_configuration(rng))
-        rel = RelativeFrameTask("left_tool", "right_tool", gain=gain)
-        rel.set_target(kin.relative_placement("left_tool", "right_tool"))
-        left = FrameTask("left_tool", gain=gain)
-        left.set_target(kin.placement("left_tool"))
-        posture = PostureTask(robot, gain=1.0, weight=0.1)
-        posture.set_target(q_mid)
-
-        def success(k, rel=rel):
-            e = rel.error_norms(k)
-            return e["position"] < 1e-3 and e["orientation"] < 1e-2
-
-        trials.append(([[rel], [left], [posture]], q_mid, success))
-    out.append(_ik_section(
-        f"IK on dual_arm: {n} reachable targets, levels: right_tool in left_tool > left_tool > posture; "
-        f"start mid-limits, dt={dt}, <= {max_steps} steps; success: relative error < 1 mm and < 1e-2 rad",
-        robot, trials, ("left_tool", "right_tool"), max_steps=max_steps, dt=dt))
-
-    hand = Robot.bundled("hand")
-    rng = np.random.default_rng(2027)
-    trials = []
-    for i in range(n):
-        finger = ("index_tip", "middle_tip")[i % 2]
-        pinch = RelativePositionTask(finger, "thumb_tip", gain=gain)
-        pinch.set_target(np.zeros(3))
-        posture = PostureTask(hand, gain=1.0, weight=0.01)
-        posture.set_target(_middle(hand))
-
-        def success(k, pinch=pinch):
-            return pinch.error_norms(k)["position"] < 1e-3
-
-        trials.append(([[pinch], [posture]], hand.random_configuration(rng), success))
-    out.append(_ik_section(
-        f"IK on hand: {n} pinches (thumb_tip on index_tip / middle_tip) from random starts, "
-        f"levels: pinch > posture; dt={dt}, <= {max_steps} steps; success: error < 1 mm",
-        hand, trials, ("index_tip", "thumb_tip"), max_steps=max_steps, dt=dt))
-    from .ik.nlp import nlp_bench_rows
-
-    rows = nlp_bench_rows(n_targets=5 if quick else 20, seed=0)
-    out.append("solve (controller iterations) vs solve_nlp (scipy L-BFGS-B, analytic gradients) on dual_arm\n"
-               + format_table(["problem / solver", "success rate", "median time per solve [s]"], rows))
-    return "\n\n".join(out)
-
-
 def reference_table(*, quick: bool = False) -> str:
     """Batched in-house reference vs a Python loop over the Pinocchio layer, per configuration."""
     from .reference import ReferenceRobot
@@ -218,10 +113,16 @@ def map_tables(*, quick: bool = False) -> str:
     return tables(quick=quick)
 
 
+def _ik_tables(*, quick: bool = False) -> str:
+    from .apps.bench_ik import ik_tables
+
+    return ik_tables(quick=quick)
+
+
 SECTIONS: dict[str, Callable[..., str]] = {
     "jacobian": jacobian_table,
     "reference": reference_table,
-    "ik": ik_tables,
+    "ik": _ik_tables,
     "map": map_tables,
 }
 

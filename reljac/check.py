@@ -10,6 +10,7 @@ the layers disagree it names the first frame (in tree order) and its joint.
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from .reference import ReferenceRobot
 from .relative import Kinematics
 from .report import format_table
 from .robot import Robot
+from .validation import as_count, as_float, as_rng
 
 TOLERANCE = 1e-9
 
@@ -105,6 +107,22 @@ def _worst(errors: dict[str, float]) -> tuple[float, str]:
     return errors[key], key
 
 
+#: [bytes] the working set of one chunk of samples (both layers' answers; one pin.Data besides)
+CHUNK_BYTES = 128 * 2**20
+MAX_SAMPLES = 1_000_000
+WHERE = ("a", "b", "world")
+
+
+def chunk_size(robot: Robot, ref: ReferenceRobot, frames: int, samples: int, pairs: int = 400) -> int:
+    """Samples per chunk: memory stays about CHUNK_BYTES whatever the number of samples.
+
+    Per sample, each layer holds every frame's placement and Jacobian and every pair's relative
+    placement and three relative Jacobians (the reference also caches its frame Jacobians)."""
+    nv = max(robot.nv, ref.nv, 1)
+    per_sample = 8 * (3 * (frames + 1) * (16 + 6 * nv) + 2 * pairs * (16 + 18 * nv))
+    return int(max(1, min(samples, CHUNK_BYTES // per_sample)))
+
+
 def check_robot(
     robot: Robot,
     ref: ReferenceRobot,
@@ -115,26 +133,42 @@ def check_robot(
     max_pairs: int = 400,
     tolerance: float = TOLERANCE,
 ) -> CheckReport:
-    """Compare the two layers on `samples` random configurations (see the module docstring)."""
+    """Compare the two layers on `samples` random configurations (see the module docstring).
+
+    The samples are streamed in chunks (:func:`chunk_size`): memory does not grow with `samples`.
+    """
+    samples = as_count(samples, "samples", minimum=1, error=ReljacError)
+    if samples > MAX_SAMPLES:
+        raise ReljacError(f"samples must be at most {MAX_SAMPLES}, got {samples}")
+    max_pairs = as_count(max_pairs, "max_pairs", minimum=0, error=ReljacError)
+    tolerance = as_float(tolerance, "tolerance", minimum=0.0, error=ReljacError)
     layers = LayerMap(robot, ref)
-    rng = np.random.default_rng(seed)
-    q_refs = ref.random_configuration(rng, n=samples)
-    ref_kin = ref.kinematics(q_refs)  # batched over the samples
+    rng = as_rng(seed)
     frames = layers.frames
     if pairs is None:
         every = [(a, b) for a in frames for b in frames if a != b]
         if len(every) > max_pairs:
             every = [every[i] for i in rng.choice(len(every), size=max_pairs, replace=False)]
         pairs = every
-    kins = [Kinematics(robot, q) for q in layers.q_to_pinocchio(q_refs)]
-    placement_err: dict[str, float] = {}
-    jacobian_err: dict[str, float] = {}
-    for f in frames:
-        T_ref, J_ref = ref_kin.placement(f), ref_kin.jacobian(f)
-        T_pin = np.array([k.placement(f).homogeneous for k in kins])
-        J_pin = layers.columns(np.array([k.frame_jacobian(f) for k in kins]))
-        placement_err[f] = float(np.abs(T_pin - T_ref).max(initial=0.0))
-        jacobian_err[f] = float(np.abs(J_pin - J_ref).max(initial=0.0))
+    placement_err = dict.fromkeys(frames, 0.0)
+    jacobian_err = dict.fromkeys(frames, 0.0)
+    rel_place = {f"{a} -> {b}": 0.0 for a, b in pairs}
+    rel_jac = {where: dict.fromkeys(rel_place, 0.0) for where in WHERE}
+    chunk = chunk_size(robot, ref, len(frames), samples, len(pairs))
+    data = robot.new_data()  # one, reused by every sample (a pin.Data takes ~64 nv^3 bytes)
+    for start in range(0, samples, chunk):
+        q_refs = ref.random_configuration(rng, n=min(chunk, samples - start))
+        ref_kin = ref.kinematics(q_refs)  # batched over the chunk
+        got = _pinocchio_answers(robot, layers.q_to_pinocchio(q_refs), data, frames, pairs)
+        for i, f in enumerate(frames):
+            _keep_max(placement_err, f, got["T"][:, i] - ref_kin.placement(f))
+            _keep_max(jacobian_err, f, layers.columns(got["J"][:, i]) - ref_kin.jacobian(f))
+        for i, (a, b) in enumerate(pairs):
+            key = f"{a} -> {b}"
+            _keep_max(rel_place, key, got["T_ab"][:, i] - ref_kin.relative_placement(a, b))
+            for w, (where, errors) in enumerate(rel_jac.items()):
+                _keep_max(errors, key, layers.columns(got["J_ab"][w, :, i]) - ref_kin.relative_jacobian(a, b, where))
+        del got, ref_kin
     report = CheckReport(robot.name, samples, len(pairs), tolerance=tolerance)
     first_bad = next((f for f in frames if max(placement_err[f], jacobian_err[f]) > tolerance), None)
     for name, errs in (("frame placements T_wf", placement_err), ("frame Jacobians (LWA)", jacobian_err)):
@@ -142,21 +176,35 @@ def check_robot(
         if first_bad is not None and errs[first_bad] > tolerance:
             where = f"first bad frame '{first_bad}' ({_joint_of(robot, first_bad)}); worst '{where}'"
         report.rows.append(CheckRow(name, worst, where))
-    rel_place: dict[str, float] = {}
-    rel_jac = {"a": {}, "b": {}, "world": {}}
-    for a, b in pairs:
-        key = f"{a} -> {b}"
-        T_ref = ref_kin.relative_placement(a, b)
-        T_pin = np.array([k.relative_placement(a, b).homogeneous for k in kins])
-        rel_place[key] = float(np.abs(T_pin - T_ref).max(initial=0.0))
-        for where in rel_jac:
-            J_ref = ref_kin.relative_jacobian(a, b, where)
-            J_pin = layers.columns(np.array([k.relative_jacobian(a, b, expressed_in=where) for k in kins]))
-            rel_jac[where][key] = float(np.abs(J_pin - J_ref).max(initial=0.0))
     report.rows.append(CheckRow("relative placements T_ab", *_worst(rel_place)))
     for where, errs in rel_jac.items():
         report.rows.append(CheckRow(f"relative Jacobians, expressed in {where}", *_worst(errs)))
     return report
+
+
+def _pinocchio_answers(robot: Robot, qs: np.ndarray, data, frames: list[str],
+                       pairs: list[tuple[str, str]]) -> dict[str, np.ndarray]:
+    """The Pinocchio layer's answers (through Kinematics) at each q of a chunk, one data reused:
+    T (n, F, 4, 4), J (n, F, 6, nv), T_ab (n, P, 4, 4), J_ab (3, n, P, 6, nv) for WHERE."""
+    n, nv = len(qs), robot.nv
+    got = {"T": np.empty((n, len(frames), 4, 4)), "J": np.empty((n, len(frames), 6, nv)),
+           "T_ab": np.empty((n, len(pairs), 4, 4)), "J_ab": np.empty((len(WHERE), n, len(pairs), 6, nv))}
+    for k, q in enumerate(qs):
+        kin = Kinematics(robot, q, data=data)
+        for i, f in enumerate(frames):
+            got["T"][k, i] = kin.placement(f).homogeneous
+            got["J"][k, i] = kin.frame_jacobian(f)
+        for i, (a, b) in enumerate(pairs):
+            got["T_ab"][k, i] = kin.relative_placement(a, b).homogeneous
+            for w, where in enumerate(WHERE):
+                got["J_ab"][w, k, i] = kin.relative_jacobian(a, b, expressed_in=where)
+    return got
+
+
+def _keep_max(errors: dict[str, float], key: str, difference: np.ndarray) -> None:
+    """errors[key] = max(errors[key], max |difference|); NaN counts as an infinite error."""
+    worst = float(np.abs(difference).max(initial=0.0))
+    errors[key] = max(errors[key], worst if worst == worst else float("inf"))
 
 
 def _joint_of(robot: Robot, frame: str) -> str:
@@ -164,13 +212,27 @@ def _joint_of(robot: Robot, frame: str) -> str:
     return f"moved by joint '{robot.model.names[frame_obj.parentJoint]}'"
 
 
+def without_mimic_elements(text: str) -> str:
+    """URDF text with every <mimic> element removed (the reference's view of mimic=False)."""
+    root = ET.fromstring(text)
+    for joint in root.findall("joint"):
+        for mimic in joint.findall("mimic"):
+            joint.remove(mimic)
+    return ET.tostring(root, encoding="unicode")
+
+
 def check_urdf(
-    robot_name_or_path: str | Path, *, floating_base: bool = False, package_dirs=None, **kwargs
+    robot_name_or_path: str | Path, *, floating_base: bool = False, package_dirs=None, mimic: bool = True,
+    **kwargs
 ) -> CheckReport:
-    """Load a bundled robot or URDF in both layers and :func:`check_robot` them."""
-    options = {"floating_base": floating_base} if floating_base else {}
+    """Load a bundled robot or URDF in both layers and :func:`check_robot` them.
+
+    With ``mimic=False`` both layers load <mimic> joints as independent joints.
+    """
+    options = {"floating_base": floating_base, "mimic": mimic}
     if package_dirs:
         options["package_dirs"] = package_dirs
     robot = Robot.load(robot_name_or_path, **options)
-    ref = ReferenceRobot.from_urdf(robot.urdf_path, floating_base=floating_base)
+    text = robot.urdf_text if mimic else without_mimic_elements(robot.urdf_text)
+    ref = ReferenceRobot.from_urdf_string(text, floating_base=floating_base)
     return check_robot(robot, ref, **kwargs)

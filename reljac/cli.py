@@ -10,43 +10,94 @@
     reljac map ROBOT A B --samples N ...   capability map of b in a (threads or Dask), saved as .npz
 
 ROBOT is a bundled robot name (see ``reljac info --list``) or a path to a URDF file.
+
+Every number has a range (shown by ``--help``). Exit codes: 0 done (also when the output is
+piped into a program that closes it early, like ``head``), 1 a check mismatch or a reljac bug,
+2 bad input (one ``reljac: error:`` line), 130 interrupted by Ctrl-C (one line).
 """
 
 from __future__ import annotations
 
-import argparse
 import os
+import signal
 import sys
+
+
+def _interrupted_while_starting(signum, frame) -> None:  # pragma: no cover - timing dependent
+    os.write(2, b"reljac: interrupted\n")
+    os._exit(130)
+
+
+# The `reljac` program: Ctrl-C while the modules below load ends with one line too (main() then
+# turns Ctrl-C into KeyboardInterrupt again). Not when another program imports this module.
+if os.path.basename(sys.argv[0] if sys.argv else "") in ("reljac", "cli.py") \
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    signal.signal(signal.SIGINT, _interrupted_while_starting)
+
+import argparse  # noqa: E402
+from typing import Sequence  # noqa: E402
 
 # Small matrices: BLAS threads only add overhead (and noise to `reljac bench`). Set before numpy loads.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-from typing import Sequence
 
-import numpy as np
+from .exceptions import ReljacError  # noqa: E402
 
-from .exceptions import ReljacError
+MAX_SEED = 2**63 - 1
+MAX_PRECISION = 16  # digits: float64 has 15-17 significant ones
+MAX_COORDINATE = 1e100  # as reljac.robot.MAX_COORDINATE (not imported: the parser loads no numpy)
+CHECK_SAMPLES = 10_000  # ~10 ms each on the dual arm
+ANALYZE_SAMPLES = 1_000_000  # ~5 us each on the dual arm
 
 
-def _count(minimum: int):
-    """argparse type: an integer >= minimum."""
+class UsageError(Exception):
+    """A command-line mistake found by the parser (printed as one line, exit 2)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: 'reljac jacobian: error: ... (see reljac jacobian --help)'."""
+
+    def error(self, message: str):  # noqa: D102 - argparse's hook
+        raise UsageError(f"{self.prog}: error: {message} (see '{self.prog} --help')")
+
+
+def _integer(low: int, high: int):
+    """argparse type: an integer in [low, high]."""
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got '{text}'") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+            raise argparse.ArgumentTypeError(f"expected an integer in {low}..{high}, got '{text}'") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be in {low}..{high}, got {value if abs(value) < 10**30 else text[:30] + '...'}")
         return value
 
+    parse.__name__ = "integer"
     return parse
 
 
-def _robot_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("robot", help="bundled robot name or path to a URDF file")
+def _coordinate(text: str) -> float:
+    """argparse type: a finite number with |x| <= 1e100."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got '{text}'") from None
+    if not abs(value) <= MAX_COORDINATE:
+        raise argparse.ArgumentTypeError(f"must be finite with |x| <= {MAX_COORDINATE:g}, got '{text}'")
+    return value
+
+
+def _folder(text: str) -> str:
+    if not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a folder")
+    return text
+
+
+def _robot_arguments(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
+    parser.add_argument("robot", nargs="?" if optional else None, help="bundled robot name or path to a URDF file")
     parser.add_argument("--floating-base", action="store_true", help="add a free-flyer root joint")
     parser.add_argument(
-        "--package-dir", action="append", default=None, metavar="DIR",
+        "--package-dir", action="append", default=None, metavar="DIR", type=_folder,
         help="folder searched for package:// meshes (repeatable)",
     )
     parser.add_argument("--no-mimic", action="store_true", help="load <mimic> joints as independent joints")
@@ -55,17 +106,13 @@ def _robot_arguments(parser: argparse.ArgumentParser) -> None:
 def _load_robot(args):
     from .robot import Robot
 
-    kwargs = {}
-    if args.floating_base:
-        kwargs["floating_base"] = True
+    kwargs = {"floating_base": bool(args.floating_base), "mimic": not args.no_mimic}
     if args.package_dir:
         kwargs["package_dirs"] = args.package_dir
-    if getattr(args, "no_mimic", False):
-        kwargs["mimic"] = False
     return Robot.load(args.robot, **kwargs)
 
 
-def _configuration(robot, args) -> np.ndarray:
+def _configuration(robot, args):
     """q from --q (nq numbers), --joint NAME=VALUE pairs, or --seed (random); default neutral."""
     if args.q is not None:
         return robot.validate_q(args.q)
@@ -84,25 +131,44 @@ def _configuration(robot, args) -> np.ndarray:
 
 def _configuration_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--q", type=float, nargs="+", metavar="X", help="configuration: nq numbers")
-    group.add_argument("--joint", action="append", metavar="NAME=VALUE", help="joint value (repeatable)")
-    group.add_argument("--seed", type=_count(0), help="random configuration inside the limits (seed >= 0)")
+    group.add_argument("--q", type=_coordinate, nargs="+", metavar="X",
+                       help=f"configuration: nq numbers, each |X| <= {MAX_COORDINATE:g}")
+    group.add_argument("--joint", action="append", metavar="NAME=VALUE",
+                       help=f"joint value [rad or m], |VALUE| <= {MAX_COORDINATE:g} (repeatable)")
+    group.add_argument("--seed", type=_integer(0, MAX_SEED), metavar="S",
+                       help=f"random configuration inside the limits, seed 0..2^63-1")
 
 
-# ------------------------------------------------------------------ info
+# ------------------------------------------------------------------ commands
 def cmd_info(args) -> int:
-    from .robot import bundled_robots
     from .report import robot_summary
+    from .robot import bundled_robots
 
     if args.list or args.robot is None:
         print("bundled robots: " + ", ".join(bundled_robots()))
+        print(_ik_backend_line())
         return 0
-    print(robot_summary(_load_robot(args)))
+    title, _, rest = robot_summary(_load_robot(args)).partition("\n")
+    print(title)
+    print("  " + _ik_backend_line())
+    print(rest)
     return 0
 
 
-# ------------------------------------------------------------------ jacobian
+def _ik_backend_line() -> str:
+    """Which solver the IK controller runs on here."""
+    from .ik import backend
+
+    name = backend.default_backend()
+    if name == "compiled":
+        return "IK solver: compiled (reljac.ik._core, C++)"
+    built = "built" if backend.compiled_available() else "not built"
+    return f"IK solver: python (the compiled core is {built})"
+
+
 def cmd_jacobian(args) -> int:
+    import numpy as np
+
     from .relative import Kinematics
     from .report import format_matrix, format_placement, velocity_labels
 
@@ -125,25 +191,22 @@ def cmd_jacobian(args) -> int:
     return 0
 
 
-# ------------------------------------------------------------------ bench
 def cmd_bench(args) -> int:
     from . import bench
 
     return bench.main(args.what, quick=args.quick)
 
 
-# ------------------------------------------------------------------ check
 def cmd_check(args) -> int:
     from .check import check_urdf
 
     pairs = [tuple(args.frames)] if args.frames else None
     report = check_urdf(args.robot, floating_base=args.floating_base, package_dirs=args.package_dir,
-                        samples=args.samples, seed=args.seed, pairs=pairs)
+                        mimic=not args.no_mimic, samples=args.samples, seed=args.seed, pairs=pairs)
     print(report.format())
     return 0 if report.ok else 1
 
 
-# ------------------------------------------------------------------ analyze
 def cmd_analyze(args) -> int:
     from .analysis import format_workspace_summary, workspace_summary
 
@@ -176,16 +239,16 @@ def cmd_view(args) -> int:
 
 # ------------------------------------------------------------------ parser
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="reljac", description="Relative Jacobians, task-priority IK and browser views for URDF robots."
+    parser = Parser(
+        prog="reljac", description="Relative Jacobians, task-priority IK and browser views for URDF robots.",
+        epilog="Exit codes: 0 done, 1 check mismatch, 2 bad input, 130 interrupted.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    seed = _integer(0, MAX_SEED)
 
     p = sub.add_parser("info", help="DoF, joints with limits, frames as a tree")
-    p.add_argument("robot", nargs="?", help="bundled robot name or path to a URDF file")
+    _robot_arguments(p, optional=True)
     p.add_argument("--list", action="store_true", help="list the bundled robots")
-    p.add_argument("--floating-base", action="store_true", help="add a free-flyer root joint")
-    p.add_argument("--package-dir", action="append", default=None, metavar="DIR")
     p.set_defaults(func=cmd_info)
 
     p = sub.add_parser("jacobian", help="labelled relative Jacobian J_ab at a configuration")
@@ -193,7 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("frame_a", help="frame a (the one b is measured in), or 'universe' for the world")
     p.add_argument("frame_b", help="frame b")
     p.add_argument("--expressed-in", default="a", metavar="F", help="'a' (default), 'b', 'world' or a frame name")
-    p.add_argument("--precision", type=_count(0), default=4, help="digits printed (default 4)")
+    p.add_argument("--precision", type=_integer(0, MAX_PRECISION), default=4, metavar="D",
+                   help=f"digits printed, 0..{MAX_PRECISION} (default 4)")
     _configuration_arguments(p)
     p.set_defaults(func=cmd_jacobian)
 
@@ -205,16 +269,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="compare the Pinocchio layer with the in-house reference kinematics")
     _robot_arguments(p)
     p.add_argument("--frames", nargs=2, metavar=("A", "B"), help="check this pair only (default: all pairs)")
-    p.add_argument("--samples", type=_count(1), default=50, help="random configurations (default 50)")
-    p.add_argument("--seed", type=_count(0), default=0)
+    p.add_argument("--samples", type=_integer(1, CHECK_SAMPLES), default=50, metavar="N",
+                   help=f"random configurations, 1..{CHECK_SAMPLES} (default 50)")
+    p.add_argument("--seed", type=seed, default=0, metavar="S", help="0..2^63-1 (default 0)")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("analyze", help="relative manipulability of b in a over random configurations")
     _robot_arguments(p)
     p.add_argument("frame_a")
     p.add_argument("frame_b")
-    p.add_argument("--samples", type=_count(1), default=1000, help="random configurations (default 1000)")
-    p.add_argument("--seed", type=_count(0), default=0)
+    p.add_argument("--samples", type=_integer(1, ANALYZE_SAMPLES), default=1000, metavar="N",
+                   help=f"random configurations, 1..{ANALYZE_SAMPLES} (default 1000)")
+    p.add_argument("--seed", type=seed, default=0, metavar="S", help="0..2^63-1 (default 0)")
     p.add_argument("--part", default="position", choices=["position", "orientation", "full"])
     p.set_defaults(func=cmd_analyze)
 
@@ -222,21 +288,22 @@ def build_parser() -> argparse.ArgumentParser:
     _robot_arguments(p)
     p.add_argument("frame_a", help="the map's frame (voxels are in a)")
     p.add_argument("frame_b", help="the frame whose origin is binned")
-    p.add_argument("--samples", type=_count(1), required=True, help="random configurations (<= 10**12)")
-    p.add_argument("--voxel", type=float, required=True, help="voxel edge [m]")
+    p.add_argument("--samples", type=_integer(1, 10**12), required=True, help="random configurations, 1..10^12")
+    p.add_argument("--voxel", required=True, help="voxel edge [m], > 0, with at most 2^25 voxels in the map")
     p.add_argument("--out", required=True, metavar="FILE", help="output file (.npz)")
-    p.add_argument("--seed", type=_count(0), default=0)
-    p.add_argument("--directions", type=_count(1), default=32, help="approach directions, 1-64 (default 32)")
+    p.add_argument("--seed", type=_integer(0, 2**63 - 1), default=0, help="0..2^63-1 (default 0)")
+    p.add_argument("--directions", type=_integer(1, 64), default=32, help="approach directions, 1..64 (default 32)")
     p.add_argument("--part", default="position", help="rows of J_ab rated by the manipulability: position "
                    "(default), orientation, full, or rows such as vx,vy")
-    p.add_argument("--chunk", type=_count(1), help="samples per task (the map does not depend on it)")
-    p.add_argument("--workers", type=_count(1), help="local threads or processes (default: all cores)")
+    p.add_argument("--chunk", type=_integer(1, 2**27), help="samples per task, 1..2^27 (the map does not depend on it)")
+    p.add_argument("--workers", type=_integer(1, 4096), help="local threads or processes, 1..4096 (default: all cores)")
     p.add_argument("--scheduler", metavar="URL", help="'local' (Dask LocalCluster) or a Dask address tcp://HOST:8786")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_map)
 
-    sub.add_parser("demo", help="IK demos: reljac demo {dual-arm,hand} [--duration S] [--headless] [--loop] "
-                   "[--no-wait] [--exit] [--record FILE] [--plot FILE]", add_help=False)
+    sub.add_parser("demo", add_help=False,  # main() hands `reljac demo ...` to reljac/demo.py
+                   help="IK demos: reljac demo {dual-arm,hand} [--duration S] [--headless] [--loop] "
+                   "[--no-wait] [--exit] [--record FILE] [--plot FILE]")
 
     p = sub.add_parser("view", help="show a robot in the browser (meshcat) with chosen frames")
     _robot_arguments(p)
@@ -252,33 +319,104 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["demo"]:  # the demos parse their own options
-        try:
-            from .demo import main as demo_main
+# ------------------------------------------------------------------ running a command
+def _say(line: str) -> None:
+    """One line on stderr (newlines in a message are joined)."""
+    print(" ".join(line.split("\n")), file=sys.stderr, flush=True)
 
-            return demo_main(argv[1:])
-        except ReljacError as exc:
-            print(f"reljac: error: {type(exc).__name__}: {exc}", file=sys.stderr)
-            return 2
-        except KeyboardInterrupt:
-            print("interrupted", file=sys.stderr)
-            return 130
-    parser = build_parser()
-    args = parser.parse_args(argv)
+
+def _run(argv: list[str]) -> int:
+    if argv[:1] == ["demo"]:  # the demos parse their own options (reljac/demo.py)
+        from .demo import main as demo_main
+
+        return int(demo_main(argv[1:]) or 0)
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; returns the exit code (see the module docstring). Never raises."""
     try:
-        return int(args.func(args) or 0)
-    except ReljacError as exc:
-        print(f"reljac: error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
+        if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            argv = list(sys.argv[1:] if argv is None else argv)
+            _printable_output()
+            try:
+                code = _run(argv)
+            except SystemExit as exc:  # argparse's --help (0) and the demo's own parser (2)
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+            sys.stdout.flush()  # inside the try: a closed pipe is reported here, not at exit
+            return code
+        except UsageError as exc:
+            _say(str(exc))
+            return 2
+        except ReljacError as exc:
+            _say(f"reljac: error: {type(exc).__name__}: {exc}")
+            return 2
+        except MemoryError as exc:
+            _say(f"reljac: error: out of memory{': ' + str(exc) if str(exc) else ''}")
+            return 1
+        except (KeyboardInterrupt, BrokenPipeError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - a bug: one line for the user, not a traceback
+            if _caused_by(exc, KeyboardInterrupt):  # e.g. numpy turns Ctrl-C during its import into ImportError
+                raise KeyboardInterrupt from None
+            if _caused_by(exc, BrokenPipeError):
+                raise BrokenPipeError from None
+            _say(f"reljac: error: unexpected {type(exc).__name__}: {exc} (a reljac bug: please report it)")
+            return 1
+    except BrokenPipeError:
+        return _output_closed()
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except Exception as exc:  # noqa: BLE001 - a bug: one line for the user, not a traceback
-        print(f"reljac: error: unexpected {type(exc).__name__}: {exc} (a reljac bug: please report it)",
-              file=sys.stderr)
-        return 1
+        return _interrupted()
+
+
+def _caused_by(exc: BaseException, kind: type) -> bool:
+    """exc is, or was raised while handling or because of, an exception of type `kind`."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, kind):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _printable_output() -> None:
+    """Paths and names with bytes that are not UTF-8 print as escapes instead of failing."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):
+            pass
+
+
+def _output_closed() -> int:
+    """The reader of stdout went away (`reljac info x | head`): stop quietly with exit 0."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush then succeeds
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+    return 0
+
+
+def _interrupted() -> int:
+    """Ctrl-C: one line, exit 130; a second Ctrl-C while saying so is ignored."""
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        previous = None
+    try:
+        _say("reljac: interrupted")
+    except (OSError, ValueError):
+        pass
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -38,9 +38,9 @@ import pinocchio as pin
 import scipy.linalg
 
 from .exceptions import ConfigurationError, ReljacError, TaskError
-from .relative import Kinematics
+from .relative import Kinematics, one_shot_kinematics
 from .robot import FrameRef, Robot
-from .validation import as_float, as_vector
+from .validation import _short, as_float, as_vector, real_array
 
 #: Below this |r| [m] the direction of a distance constraint is undefined.
 MIN_DISTANCE = 1e-12
@@ -97,7 +97,7 @@ class _PointPair:
         for frame, point in ((self.frame_a, self.point_a), (self.frame_b, self.point_b)):
             T = kin.data.oMf[kin.robot.frame_id(frame)]
             offset = T.rotation @ point  # point relative to the frame origin, world axes
-            J = kin.frame_jacobian(frame)
+            J = kin._lwa(kin.robot.frame_id(frame))
             out.append((T.translation + offset, J[:3] - pin.skew(offset) @ J[3:]))
         (x_a, G_a), (x_b, G_b) = out
         return x_b - x_a, G_b - G_a
@@ -108,11 +108,11 @@ class _PointPair:
 
     def residual(self, robot: Robot, q) -> np.ndarray:
         """g(q), shape (size,), at configuration q (nq,)."""
-        return self.compute(Kinematics(robot, q, data=robot.data))[0]
+        return self.compute(one_shot_kinematics(robot, q))[0]
 
     def jacobian(self, robot: Robot, q) -> np.ndarray:
         """G (size, nv) with ``d/dt g = G @ v`` at configuration q (nq,)."""
-        return self.compute(Kinematics(robot, q, data=robot.data))[1]
+        return self.compute(one_shot_kinematics(robot, q))[1]
 
 
 class BallJoint(_PointPair):
@@ -185,7 +185,10 @@ class Contact(_PointPair):
 def mass_matrix(robot: Robot, q) -> np.ndarray:
     """Joint-space mass matrix M(q) (nv, nv), symmetric, from ``pin.crba`` (upper triangle)."""
     q = robot.validate_q(q)
-    M = pin.crba(robot.model, robot.model.createData(), q)
+    M = pin.crba(robot.model, robot.thread_data(), q)
+    if not np.isfinite(M).all():
+        raise ConfigurationError(f"the mass matrix of '{robot.name}' overflows at this q (entries beyond "
+                                 "1e308): q is too far from any physical configuration")
     return np.triu(M) + np.triu(M, 1).T
 
 
@@ -199,12 +202,10 @@ def effective_inverse_mass(robot: Robot, q, G) -> np.ndarray:
         ConfigurationError: G has a wrong shape or non-finite entries; q is invalid.
         ReljacError: M is not positive definite (links without mass or inertia).
     """
-    try:
-        if np.asarray(G).dtype.kind not in "biufO":
-            raise TypeError  # text, or complex numbers whose imaginary parts numpy would drop
-        G = np.array(G, dtype=float)
-    except (TypeError, ValueError):
-        raise ConfigurationError(f"G must be a (k, {robot.nv}) array of real numbers, got {G!r}") from None
+    G_in = G
+    G = real_array(G)
+    if G is None:  # booleans, text, or complex numbers whose imaginary parts numpy would drop
+        raise ConfigurationError(f"G must be a (k, {robot.nv}) array of real numbers, got {_short(G_in)}")
     if G.ndim == 1:
         G = G[None, :]
     if G.ndim != 2 or G.shape[1] != robot.nv:
@@ -219,5 +220,12 @@ def effective_inverse_mass(robot: Robot, q, G) -> np.ndarray:
             f"the mass matrix of '{robot.name}' at this q is not positive definite: some moving "
             "link has no mass or inertia in the URDF"
         ) from None
-    W = G @ scipy.linalg.cho_solve(factor, G.T)
-    return 0.5 * (W + W.T)
+    largest = float(np.abs(G).max(initial=0.0))
+    scale = largest if largest > 1e100 else 1.0  # scaled: no overflow inside the solve
+    Gs = G / scale
+    W = Gs @ scipy.linalg.cho_solve(factor, Gs.T)
+    with np.errstate(over="ignore"):
+        W = (0.5 * (W + W.T)) * scale * scale
+    if not np.isfinite(W).all():
+        raise ConfigurationError(f"G M^-1 G^T overflows float64 (max |G| = {largest:.3g}): G's entries are too large")
+    return W

@@ -37,7 +37,7 @@ import numpy as np
 import pinocchio as pin
 
 from .exceptions import TaskError
-from .relative import Kinematics
+from .relative import Kinematics, one_shot_kinematics
 from .robot import FrameRef, Robot
 from .validation import as_float, as_vector
 
@@ -83,11 +83,11 @@ def q_gradient(robot: Robot, q, tangent_gradient) -> np.ndarray:
 
 
 def _kinematics(robot: Robot, q) -> Kinematics:
-    """Kinematics at normalize(q), in the robot's own pin.Data (not thread safe)."""
+    """Kinematics at normalize(q), in the calling thread's pin.Data of the robot."""
     q = robot.validate_q(q)
     if robot.nq != robot.nv:
         q = pin.normalize(robot.model, q)
-    return Kinematics(robot, q, data=robot.data)
+    return one_shot_kinematics(robot, q)
 
 
 def _check_frame(frame, what: str) -> FrameRef:

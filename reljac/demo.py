@@ -232,7 +232,7 @@ def main(argv=None) -> int:
         return _main(argv)
     except KeyboardInterrupt:
         ignore_ctrl_c()
-        print("interrupted", file=sys.stderr, flush=True)
+        print("reljac: interrupted", file=sys.stderr, flush=True)
         return 130
 
 
@@ -259,7 +259,10 @@ def _main(argv) -> int:
                                dt=args.dt, session=session)
     else:
         summary = run_hand(duration=args.duration or 6.0, headless=args.headless, dt=args.dt, session=session)
-    return 130 if summary.interrupted else 0
+    if summary.interrupted:  # the table (marked "(interrupted)") is printed; one line says why it ended
+        print("reljac: interrupted", file=sys.stderr, flush=True)
+        return 130
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -13,7 +13,15 @@ from typing import Iterable
 
 
 class ReljacError(Exception):
-    """Base class of every error raised on purpose by reljac."""
+    """Base class of every error raised on purpose by reljac.
+
+    Its message is one line: line breaks (from the repr of an array, say) are joined by spaces.
+    """
+
+    def __init__(self, *args: object) -> None:
+        if len(args) == 1 and isinstance(args[0], str) and "\n" in args[0]:
+            args = (" ".join(part.strip() for part in args[0].splitlines() if part.strip()),)
+        super().__init__(*args)
 
 
 class URDFError(ReljacError, ValueError):
@@ -46,6 +54,18 @@ class MapError(ReljacError, ValueError):
 
 class SchedulerError(ReljacError):
     """A Dask scheduler cannot be used: Dask not installed, bad address, or no answer in time."""
+
+
+class ModelTooLarge(ReljacError, MemoryError):
+    """A model whose Pinocchio data (about 64 nv^3 bytes) does not fit in the memory available."""
+
+
+class CollisionError(ReljacError, ValueError):
+    """Collision geometry, a collision pair, an obstacle or a distance bound is wrong or missing."""
+
+
+class SRDFError(ReljacError, ValueError):
+    """An SRDF file is missing, is not well-formed XML, or names links the robot does not have."""
 
 
 def suggest(name: str, valid: Iterable[str], *, limit: int = 3) -> str:

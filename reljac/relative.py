@@ -67,7 +67,11 @@ class Kinematics:
     """Kinematics of a robot at one configuration q (and optionally velocity v).
 
     One Pinocchio pass (placements and joint Jacobians, plus their time variation when v is
-    given) serves every query; frame Jacobians are computed once per frame and cached.
+    given) serves every query; frame Jacobians are computed once per frame and cached. Every
+    array returned is the caller's own (a copy); ``q`` and ``v`` are read-only copies.
+
+    A Kinematics is not thread safe (its caches fill on demand): use one per thread. The robot
+    itself may be shared.
 
     Args:
         robot: the robot.
@@ -76,19 +80,23 @@ class Kinematics:
         data: a ``pin.Data`` to compute into (default: a new one, so objects are independent).
     """
 
-    def __init__(self, robot: Robot, q, v=None, *, data: pin.Data | None = None) -> None:
+    def __init__(self, robot: Robot, q, v=None, *, data: pin.Data | None = None,
+                 _mimic_free_data: pin.Data | None = None) -> None:
         self.robot = robot
         self.model = model = robot.model
-        self.data = data = data if data is not None else model.createData()
         self.q = q = robot.validate_q(q)
         self.v = None if v is None else robot.validate_v(v)
+        q.flags.writeable = False
+        if self.v is not None:
+            self.v.flags.writeable = False
+        self.data = data = data if data is not None else robot.new_data()
         self._rates_source = None
         if self.v is None:
             pin.computeJointJacobians(model, data, q)
         elif model.mimicking_joints:  # Pinocchio's dJ is wrong with mimic joints: see Robot.without_mimic
             pin.computeJointJacobians(model, data, q)
-            full, G, S, o = robot.without_mimic()
-            full_data = full.createData()
+            full, G, S, o = robot._mimic_free()
+            full_data = _mimic_free_data if _mimic_free_data is not None else full.createData()
             pin.computeJointJacobiansTimeVariation(full, full_data, S @ q + o, G @ self.v)
             self._rates_source = (full, full_data, G)
         else:
@@ -106,7 +114,10 @@ class Kinematics:
 
     def frame_jacobian(self, frame: FrameRef) -> np.ndarray:
         """LOCAL_WORLD_ALIGNED Jacobian of a frame, shape (6, nv), rows [v_origin; w] in world axes."""
-        fid = self.robot.frame_id(frame)
+        return self._lwa(self.robot.frame_id(frame)).copy()
+
+    def _lwa(self, fid: int) -> np.ndarray:
+        """frame_jacobian of frame id fid, cached (internal: never hand it out)."""
         J = self._jacobians.get(fid)
         if J is None:
             J = self._jacobians[fid] = _frame_jacobian(self.model, self.data, fid, LWA)
@@ -122,14 +133,17 @@ class Kinematics:
     def frame_jacobian_time_variation(self, frame: FrameRef) -> np.ndarray:
         """d/dt of :meth:`frame_jacobian` along v, shape (6, nv)."""
         self._require_v("Jacobian time variations")
-        fid = self.robot.frame_id(frame)
+        return self._lwa_rate(self.robot.frame_id(frame)).copy()
+
+    def _lwa_rate(self, fid: int) -> np.ndarray:
+        """frame_jacobian_time_variation of frame id fid, cached (internal)."""
         dJ = self._jacobian_rates.get(fid)
         if dJ is None:
             if self._rates_source is None:
                 dJ = _frame_jacobian_time_variation(self.model, self.data, fid)
             else:
                 full, full_data, G = self._rates_source
-                full_id = full.getFrameId(self.model.frames[fid].name)
+                full_id = full.getFrameId(self.model.frames[fid].name, self.model.frames[fid].type)
                 dJ = _frame_jacobian_time_variation(full, full_data, full_id) @ G
             self._jacobian_rates[fid] = dJ
         return dJ
@@ -197,28 +211,42 @@ class Kinematics:
         """
         self._require_v("Jacobian time variations")
         fa, fb = self.robot.frame_id(frame_a), self.robot.frame_id(frame_b)
-        J_a, J_b = self.frame_jacobian(fa), self.frame_jacobian(fb)
-        dJ_a = self.frame_jacobian_time_variation(fa)
+        J_a, J_b = self._lwa(fa), self._lwa(fb)
+        dJ_a = self._lwa_rate(fa)
         p_w = self.data.oMf[fb].translation - self.data.oMf[fa].translation
         p_w_dot = (J_b[:3] - J_a[:3]) @ self.v
         # D: velocity of b relative to the point of a coinciding with b, world axes
         D = J_b - J_a
         D[:3] += pin.skew(p_w) @ J_a[3:]
-        dD = self.frame_jacobian_time_variation(fb) - dJ_a
+        dD = self._lwa_rate(fb) - dJ_a
         dD[:3] += pin.skew(p_w_dot) @ J_a[3:] + pin.skew(p_w) @ dJ_a[3:]
         fc = _axes_of(self.robot, expressed_in, fa, fb)
         if fc is None:
             return dD
-        W_c = pin.skew(self.frame_jacobian(fc)[3:] @ self.v)  # angular velocity of c, world axes
+        W_c = pin.skew(self._lwa(fc)[3:] @ self.v)  # angular velocity of c, world axes
         dD[:3] -= W_c @ D[:3]
         dD[3:] -= W_c @ D[3:]
         R_cw = self.data.oMf[fc].rotation.T
         return (R_cw @ dD.reshape(2, 3, -1)).reshape(6, -1)
 
 
+def one_shot_kinematics(robot: Robot, q, v=None) -> Kinematics:
+    """A Kinematics in the calling thread's data of `robot` (:meth:`Robot.thread_data`): for
+    one-shot functions, whose answer is taken before the thread's next call overwrites it."""
+    mimic_free = robot._thread_mimic_free_data() if v is not None and robot.model.mimicking_joints else None
+    return Kinematics(robot, q, v, data=robot.thread_data(), _mimic_free_data=mimic_free)
+
+
 def relative_placement(robot: Robot, q, frame_a: FrameRef, frame_b: FrameRef) -> pin.SE3:
-    """T_ab: pose of frame b in frame a at configuration q (nq,)."""
-    return Kinematics(robot, q, data=robot.data).relative_placement(frame_a, frame_b)
+    """T_ab: pose of frame b in frame a at configuration q (nq,).
+
+    Safe to call from several threads on one robot (each thread computes in its own data).
+    """
+    q = robot.validate_q(q, copy=False)
+    model, data = robot.model, robot.thread_data()
+    fa, fb = robot.frame_id(frame_a), robot.frame_id(frame_b)
+    pin.forwardKinematics(model, data, q)
+    return pin.updateFramePlacement(model, data, fa).actInv(pin.updateFramePlacement(model, data, fb))
 
 
 def relative_jacobian(
@@ -227,7 +255,8 @@ def relative_jacobian(
     """Jacobian of frame b's motion measured in frame a, shape (6, robot.nv).
 
     ``[d/dt p_ab; w_ab] = J @ v``, expressed in `expressed_in` ("a", "b", "world" or any frame).
-    For many pairs at one q, build a :class:`Kinematics` once instead. Uses ``robot.data``.
+    For many pairs at one q, build a :class:`Kinematics` once instead. Safe to call from several
+    threads on one robot (each thread computes in its own data, :meth:`Robot.thread_data`).
 
     Raises:
         FrameNotFound: a frame name or id is not in the robot.
@@ -235,7 +264,7 @@ def relative_jacobian(
     """
     # the same computation as Kinematics.relative_jacobian, with only the frames it needs
     q = robot.validate_q(q, copy=False)
-    model, data = robot.model, robot.data
+    model, data = robot.model, robot.thread_data()
     fa, fb = robot.frame_id(frame_a), robot.frame_id(frame_b)
     fc = _axes_of(robot, expressed_in, fa, fb)
     pin.computeJointJacobians(model, data, q)
@@ -248,13 +277,12 @@ def relative_twist(
     robot: Robot, q, v, frame_a: FrameRef, frame_b: FrameRef, *, expressed_in: FrameRef = "a"
 ) -> np.ndarray:
     """``[d/dt p_ab; w_ab]`` (6,) at configuration q (nq,) and velocity v (nv,)."""
-    kin = Kinematics(robot, q, v, data=robot.data)
-    return kin.relative_twist(frame_a, frame_b, expressed_in=expressed_in)
+    return one_shot_kinematics(robot, q, v).relative_twist(frame_a, frame_b, expressed_in=expressed_in)
 
 
 def relative_jacobian_time_variation(
     robot: Robot, q, v, frame_a: FrameRef, frame_b: FrameRef, *, expressed_in: FrameRef = "a"
 ) -> np.ndarray:
     """d/dt J_ab along v, shape (6, nv); relative acceleration = ``J @ a + dJ @ v``."""
-    kin = Kinematics(robot, q, v, data=robot.data)
+    kin = one_shot_kinematics(robot, q, v)
     return kin.relative_jacobian_time_variation(frame_a, frame_b, expressed_in=expressed_in)

@@ -8,6 +8,7 @@ import numpy as np
 import pinocchio as pin
 
 from .robot import Robot
+from .urdf_checks import shown
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
@@ -61,11 +62,14 @@ def format_placement(T: pin.SE3, precision: int = 4) -> str:
     )
 
 
+MAX_INDENT = 30  # levels of the frame tree indented; deeper frames show their depth instead
+
+
 def robot_summary(robot: Robot) -> str:
     """DoF, joints with limits, and the frame tree of a robot."""
     model = robot.model
     lines = [
-        f"robot '{robot.name}'" + (f" from {robot.urdf_path}" if robot.urdf_path else ""),
+        f"robot '{robot.name}'" + (f" from {shown(robot.urdf_path)}" if robot.urdf_path else ""),
         f"  nq = {robot.nq}, nv = {robot.nv}, joints with DoF = {len(robot.joint_names)}, frames = {model.nframes}",
         "",
         "joints (q order):",
@@ -92,13 +96,12 @@ def robot_summary(robot: Robot) -> str:
     for i, frame in enumerate(model.frames):
         if i:
             children.setdefault(frame.parentFrame, []).append(i)
-
-    def walk(i: int, depth: int) -> None:
+    stack = [(0, 1)]  # depth first, children in model order; no recursion (chains of any length)
+    while stack:
+        i, depth = stack.pop()
         frame = model.frames[i]
         kind = str(frame.type).split(".")[-1]
-        lines.append(f"{'  ' * depth}{frame.name} ({kind})")
-        for c in children.get(i, []):
-            walk(c, depth + 1)
-
-    walk(0, 1)
+        indent = "  " * depth if depth <= MAX_INDENT else "  " * MAX_INDENT + f"[depth {depth}] "
+        lines.append(f"{indent}{frame.name} ({kind})")
+        stack.extend((c, depth + 1) for c in reversed(children.get(i, [])))
     return "\n".join(lines)

@@ -34,6 +34,17 @@ def example_robot_data_dir() -> Path | None:
     return None
 
 
+def example_robot(name: str):
+    """A reljac.Robot of example-robot-data (EXAMPLE_ROBOTS), or None when it is not installed."""
+    import reljac
+
+    root = example_robot_data_dir()
+    if root is None:
+        return None
+    path, floating = EXAMPLE_ROBOTS[name]
+    return reljac.Robot.from_urdf(root / path, floating_base=floating, package_dirs=[root.parent])
+
+
 def placements(robot, q) -> list[pin.SE3]:
     """T_wf of every frame at q, from Pinocchio's forward kinematics."""
     data = robot.model.createData()

@@ -213,7 +213,6 @@ def _loop(name, q, ctrl_for, set_targets, tracked_at, recorder, log, viewer, upd
     except KeyboardInterrupt:
         interrupted = True
         ignore_ctrl_c()  # what is left (table, files, closing) runs to its end
-        out("interrupted")
     wall = time.perf_counter() - start
     sim = k * dt
     summary = DemoSummary(name, k, sim, wall, sim / wall if wall > 0 else math.inf, interrupted,

@@ -22,13 +22,15 @@ BACKENDS = ("compiled", "python")
 
 try:
     from . import _core
-except ImportError as error:  # not built: no compiler when reljac was installed
+except ImportError:  # not built: no C++ compiler when reljac was installed
     _core = None
-    _IMPORT_ERROR = str(error)
-else:
-    _IMPORT_ERROR = ""
 
 _warned = False
+
+
+def core():
+    """The compiled extension module, or None when it is not built."""
+    return _core
 
 
 def compiled_available() -> bool:
@@ -50,8 +52,8 @@ def _fallback() -> str:
     global _warned
     if not _warned:
         _warned = True
-        print("reljac: the compiled IK solver is not built (" + (_IMPORT_ERROR or "no extension")
-              + "); running on the Python solver", file=sys.stderr)
+        print("reljac: the compiled IK core (reljac.ik._core) is not built (was a C++ compiler missing when "
+              "reljac was installed?); running on the Python solver", file=sys.stderr)
     return "python"
 
 
@@ -62,7 +64,7 @@ def resolve(name: str | None) -> str:
     if not isinstance(name, str) or name not in BACKENDS:
         raise ConfigurationError(f"backend must be one of {', '.join(BACKENDS)}, got {name!r}")
     if name == "compiled" and _core is None:
-        raise ConfigurationError(f"the compiled IK solver is not built ({_IMPORT_ERROR}); use backend='python'")
+        raise ConfigurationError("the compiled IK core (reljac.ik._core) is not built; use backend='python'")
     return name
 
 

@@ -8,8 +8,7 @@ Python, see :mod:`reljac.ik.backend`). The controller knows no task or limit cla
 from __future__ import annotations
 
 import threading
-from contextlib import contextmanager
-from typing import Iterator, Sequence
+from typing import Sequence
 
 import numpy as np
 import pinocchio as pin
@@ -19,6 +18,7 @@ from ..relative import Kinematics
 from ..robot import Robot
 from ..validation import as_float
 from . import backend as _backend
+from . import compiled as _compiled
 from .hierarchy import DampingPolicy, Level, LevelReport
 from .limits import JointPositionLimit, JointVelocityLimit, Limit, ReversalDamping, intersect
 from .tasks import Task
@@ -121,11 +121,34 @@ class Controller:
         self.damping = damping or DampingPolicy()
         self.backend = _backend.resolve(backend)
         self._solve = _backend.solver(self.backend)
-        self.data = robot.model.createData()
-        self.last_reports: list[LevelReport] = []
+        self.data = robot.new_data()
         self.last_kinematics: Kinematics | None = None
+        self.last_velocity: np.ndarray | None = None  # v (nv,) of the last velocity / step
+        self._reports: list[LevelReport] = []
+        self._raw_reports = None  # the compiled step's, turned into LevelReports when asked for
         self._labels = _velocity_labels(robot)
         self._lock = threading.Lock()
+        self._step = _compiled.build(self, _backend.core()) if self.backend == "compiled" else None
+
+    @property
+    def compiled_step(self) -> bool:
+        """True when steps run as one compiled program (built-in tasks and limits only)."""
+        return self._step is not None
+
+    @property
+    def last_reports(self) -> list[LevelReport]:
+        """Per level, what the last velocity / step did (see :class:`LevelReport`)."""
+        if self._raw_reports is not None:
+            self._reports = self._named([LevelReport(*fields) for fields in self._raw_reports()], [])
+            self._raw_reports = None
+        return self._reports
+
+    def _named(self, reports: list[LevelReport], row_names: list[str]) -> list[LevelReport]:
+        for report, tasks in zip(reports, self.levels):
+            report.tasks = [t.name for t in tasks]
+            report.saturated_joints = [self._labels[j] for j in report.saturated]
+            report.saturated_constraints = [row_names[i] for i in report.saturated_rows]
+        return reports
 
     @property
     def tasks(self) -> list[Task]:
@@ -154,42 +177,60 @@ class Controller:
 
     def _velocity(self, q) -> tuple[np.ndarray, Kinematics]:
         kin = Kinematics(self.robot, q, data=self.data)
+        if self._step is not None:
+            try:
+                v = self._step.velocity(kin)
+            except _compiled.NotCompilable:  # a task's weights left the compiled form: Python rows from now on
+                self._step = None
+            else:
+                self._raw_reports, self.last_kinematics, self.last_velocity = self._step.reports, kin, v
+                return v, kin
         levels = [self._level(tasks, kin) for tasks in self.levels]
         lo, hi, C, d, row_names = intersect([limit.constraint(kin, self.dt) for limit in self.limits],
                                             self.robot.nv)
         v, reports = self._solve(levels, lo, hi, C, d, self.damping)
         if not np.isfinite(v).all():
             raise TaskError("the levels' velocities overflow (huge gains or weights): no finite solution")
-        for report, tasks in zip(reports, self.levels):
-            report.tasks = [t.name for t in tasks]
-            report.saturated_joints = [self._labels[j] for j in report.saturated]
-            report.saturated_constraints = [row_names[i] for i in report.saturated_rows]
-        self.last_reports, self.last_kinematics = reports, kin
+        for limit in self.limits:
+            limit.observe(v)
+        self._reports, self._raw_reports = self._named(reports, row_names), None
+        self.last_kinematics, self.last_velocity = kin, v
         return v, kin
 
-    @contextmanager
-    def _exclusive(self) -> Iterator[None]:
-        """Hold the controller for one call; another thread's concurrent call raises."""
+    def _acquire(self) -> None:
+        """Hold the controller for one call (release it after); another thread's call raises."""
         if not self._lock.acquire(blocking=False):
             raise ReljacError("this Controller is in use by another thread: create one Controller per thread")
-        try:
-            yield
-        finally:
-            self._lock.release()
 
     def velocity(self, q) -> np.ndarray:
         """Joint velocity v (nv,) [rad/s, m/s] for configuration q (nq,), inside all limits."""
-        with self._exclusive():
+        self._acquire()
+        try:
             return self._velocity(q)[0]
+        finally:
+            self._lock.release()
 
     def step(self, q) -> np.ndarray:
         """q_next (nq,) = integrate(q, velocity(q) * dt); never leaves the position limits."""
-        with self._exclusive():
+        self._acquire()
+        try:
             v, kin = self._velocity(q)
             q_next = pin.integrate(self.robot.model, kin.q, v * self.dt)
+            if self._step is not None:
+                return self._step.guard(q_next, kin.q)
             for limit in self.limits:
                 q_next = limit.guard(q_next, kin.q)
             return q_next
+        finally:
+            self._lock.release()
+
+    def reset(self) -> None:
+        """Forget the state kept between steps (start of a new motion)."""
+        for limit in self.limits:
+            limit.reset()
+        if self._step is not None:
+            self._step.reset()
+        self._reports, self._raw_reports, self.last_kinematics, self.last_velocity = [], None, None, None
 
     def errors(self, q=None) -> dict[str, dict[str, float]]:
         """Per-task error norms at q (default: the q the last velocity / step was computed at)."""

@@ -32,7 +32,7 @@ import numpy as np
 from ..exceptions import ConfigurationError
 
 RANK_TOLERANCE = 1e-12  # eigenvalues of G below this x max(1, largest) count as zero (sigma < 1e-6)
-BOUND_TOLERANCE = 1e-12  # [rad/s, m/s] slack accepted on a bound before it counts as crossed
+BOUND_TOLERANCE = 1e-12  # slack on a bound, relative to max(1, |v|, |delta|), before it counts as crossed
 PIVOT_TOLERANCE = 1e-12  # a joint (row) with P_jj (c^T P c) below this cannot move in what is left
 MAX_STALE_SATURATIONS = 2  # stop saturating a level after this many saturations that did not help
 MET_TOLERANCE = 1e-9  # a level is met when |A v - b| <= this x (1 + |b|)
@@ -181,19 +181,20 @@ def _max_scale(base: np.ndarray, delta: np.ndarray, cons: Constraints, held: lis
     Returns (s, kind, index): kind 0 a joint (index: its velocity index), 1 a row of C, -1
     nothing (s = 1). s = -1 when base itself violates a constraint (index: the worst one).
     """
-    tol = BOUND_TOLERANCE
-    s, kind, limiting, worst, worst_kind, worst_violation = 1.0, -1, -1, -1, -1, tol
+    s, kind, limiting, worst, worst_kind, worst_violation = 1.0, -1, -1, -1, -1, 0.0
     items = [(0, base, delta, cons.lo, cons.hi)]
     if cons.C.shape[0]:
         free_d = cons.d.copy()
         free_d[held] = np.inf
         items.append((1, cons.C @ base, cons.C @ delta, np.full(cons.d.shape, -np.inf), free_d))
     for which, x, dx, low, high in items:
+        # rounding in x and dx grows with their size: a crossing smaller than that does not count
+        tol = BOUND_TOLERANCE * max(1.0, float(np.abs(x).max(initial=0.0)), float(np.abs(dx).max(initial=0.0)))
         for j, (b, d, lj, hj) in enumerate(zip(x.tolist(), dx.tolist(), low.tolist(), high.tolist())):
             violation = b - hj if b > hj else lj - b
             if violation > tol:
-                if violation > worst_violation:
-                    worst, worst_kind, worst_violation = j, which, violation
+                if violation - tol > worst_violation:
+                    worst, worst_kind, worst_violation = j, which, violation - tol
                 continue
             end = b + d
             if end > hj + tol:

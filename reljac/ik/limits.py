@@ -19,7 +19,6 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 import numpy as np
-import pinocchio as pin
 
 from ..exceptions import ConfigurationError
 from ..relative import Kinematics
@@ -54,6 +53,12 @@ class Limit(ABC):
     def guard(self, q_next: np.ndarray, q: np.ndarray) -> np.ndarray:
         """q_next (nq,) after the step from q, corrected for rounding (default: as it is)."""
         return q_next
+
+    def observe(self, v: np.ndarray) -> None:
+        """Told the velocity v (nv,) the controller commanded this step (default: ignored)."""
+
+    def reset(self) -> None:
+        """Forget any state kept between steps (default: none)."""
 
 
 def _one_dof_joints(robot: Robot) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -180,14 +185,13 @@ def intersect(constraints: list[VelocityConstraint], nv: int):
 class ReversalDamping(Limit):
     """Per-joint step-size control against chatter (Rprop's rule: Riedmiller and Braun, 1993).
 
-    A joint whose velocity reversed between the last two steps, both times faster than
-    `threshold` of its velocity limit, overshot: its speed is capped at `shrink` times its
+    A joint whose commanded velocity reversed between the last two steps, both times faster
+    than `threshold` of its velocity limit, overshot: its speed is capped at `shrink` times its
     last speed for the next step. Every step without a reversal lets the cap grow by `grow`
-    until it no longer binds. A reversing bang-bang limit cycle (an unreachable target with
-    one-step gains) thus decays geometrically to rest instead of chattering at full speed;
-    smooth motions never reverse at speed from one step to the next and are not affected.
-    Stateful: it watches the configurations it is asked about (a jump larger than the velocity
-    limits allow, e.g. a new episode, resets it).
+    until it no longer binds. A bang-bang limit cycle (an unreachable target with one-step
+    gains) thus decays geometrically to rest instead of chattering at full speed; smooth
+    motions never reverse at speed from one step to the next and are not affected. Stateful:
+    it sees the velocities the controller commands (:meth:`observe`); :meth:`reset` forgets them.
 
     Args:
         robot: the robot (its velocity limits scale `threshold`; unlimited joints use 1 rad/s).
@@ -206,30 +210,24 @@ class ReversalDamping(Limit):
         threshold = as_float(threshold, "threshold", minimum=0.0, error=ConfigurationError)
         if self.shrink >= 1:
             raise ConfigurationError(f"shrink must be in (0, 1), got {self.shrink}")
-        self.model = robot.model
-        vmax = JointVelocityLimit(robot, velocity_limits).velocity_limits
-        self._vmax = vmax
-        self._floor = threshold * np.where(np.isfinite(vmax), vmax, 1.0)
+        self.nv = robot.nv
+        self.velocity_limits = JointVelocityLimit(robot, velocity_limits).velocity_limits
+        self.floor = threshold * np.where(np.isfinite(self.velocity_limits), self.velocity_limits, 1.0)
         self.reset()
 
     def reset(self) -> None:
-        """Forget the motion seen so far."""
-        self._q: np.ndarray | None = None
-        self._v: np.ndarray | None = None
-        self.cap = np.full(self.model.nv, np.inf)
+        """Forget the velocities seen so far."""
+        self._last: np.ndarray | None = None
+        self.cap = np.full(self.nv, np.inf)
 
     def constraint(self, kin: Kinematics, dt: float) -> VelocityConstraint:
-        q = kin.q
-        if self._q is not None and self._q.shape == q.shape:
-            v = pin.difference(self.model, self._q, q) / dt  # the velocity of the step just made
-            if not (np.abs(v) <= 1.5 * self._vmax + 1e-9).all():  # not one of our steps: start afresh
-                self.reset()
-            else:
-                if self._v is not None:
-                    fast = (np.abs(v) > self._floor) & (np.abs(self._v) > self._floor)
-                    reversed_ = fast & (v * self._v < 0)
-                    self.cap = np.where(reversed_, self.shrink * np.abs(v), self.cap * self.grow)
-                    self.cap[self.cap > self._vmax] = np.inf
-                self._v = v
-        self._q = q.copy()
         return VelocityConstraint(lo=-self.cap, hi=self.cap.copy())
+
+    def observe(self, v: np.ndarray) -> None:
+        """Record the velocity v (nv,) commanded this step and update the caps for the next."""
+        last = self._last
+        if last is not None:
+            reversed_ = (np.abs(v) > self.floor) & (np.abs(last) > self.floor) & (v * last < 0)
+            self.cap = np.where(reversed_, self.shrink * np.abs(v), self.cap * self.grow)
+            self.cap[self.cap > self.velocity_limits] = np.inf
+        self._last = v.copy()

@@ -11,6 +11,7 @@ the target frame's axes, with its exact Jacobian ``pin.Jlog6(T_t^-1 T_ab) @ J_ab
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,7 +49,7 @@ class TaskRows:
         return self.identity_scale * np.eye(nv)[kept], self.b[kept]
 
 
-class Task:
+class Task(ABC):
     """Base class: subclasses define ``size``, :meth:`compute` and a target.
 
     Args:
@@ -62,19 +63,42 @@ class Task:
 
     size = 6
     counts_for_convergence = True
+    # which parts of e max_speed caps: (slice of e, index in the (linear, angular) pair)
+    speed_parts: tuple[tuple[slice, int], ...] = ((slice(None), 0),)
 
     def __init__(self, *, gain: float = 1.0, weight=1.0, max_speed=None, name: str | None = None) -> None:
-        self.gain = as_float(gain, "gain [1/s]", minimum=0.0)
-        if max_speed is None:
-            self.max_speed = None
-        else:
-            pair = _as_vector(max_speed, 2, "max_speed (linear, angular)") if np.ndim(max_speed) \
-                else np.full(2, as_float(max_speed, "max_speed"))
-            if not (pair > 0).all():
-                raise TaskError(f"max_speed must be positive, got {max_speed}")
-            self.max_speed = pair
+        self._version = 0  # bumped by every change of gain, weights, max_speed or target
+        self.gain = gain
+        self.max_speed = max_speed
         self.name = name or type(self).__name__
         self.set_weight(weight)
+
+    @property
+    def gain(self) -> float:
+        """[1/s] rate at which the error is driven to zero."""
+        return self._gain
+
+    @gain.setter
+    def gain(self, value: float) -> None:
+        self._gain = as_float(value, "gain [1/s]", minimum=0.0)
+        self._version += 1
+
+    @property
+    def max_speed(self) -> np.ndarray | None:
+        """(linear, angular) caps on the feedback speed [m/s, rad/s], or None (a copy)."""
+        return None if self._max_speed is None else self._max_speed.copy()
+
+    @max_speed.setter
+    def max_speed(self, value) -> None:
+        if value is None:
+            self._max_speed = None
+        else:
+            pair = _as_vector(value, 2, "max_speed (linear, angular)") if np.ndim(value) \
+                else np.full(2, as_float(value, "max_speed"))
+            if not (pair > 0).all():
+                raise TaskError(f"max_speed must be positive, got {value}")
+            self._max_speed = pair
+        self._version += 1
 
     def set_weight(self, weight) -> None:
         """Per-component weights (scalar or (size,)); a zero masks the component out."""
@@ -85,10 +109,11 @@ class Task:
         self.weight = w
         self._rows = np.flatnonzero(w > 0)
         self._unit_weights = bool(np.all(w == 1.0))
+        self._version += 1
 
+    @abstractmethod
     def compute(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(e, J, feed_forward) at kin's configuration: shapes (size,), (size, nv), (size,)."""
-        raise NotImplementedError
 
     def weighted(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray]:
         """Rows (A, b) of the level's system: A = W J, b = W (-gain e + feed_forward), masked rows dropped."""
@@ -96,13 +121,13 @@ class Task:
 
     def _feedback(self, e: np.ndarray) -> np.ndarray:
         """gain * e [units of e / s], capped by max_speed (a new array)."""
-        feedback = self.gain * e
-        if self.max_speed is not None:
-            halves = (slice(0, 3), slice(3, 6)) if self.size == 6 else (slice(None),)
-            for half, cap in zip(halves, self.max_speed):
-                norm = float(np.linalg.norm(feedback[half]))
+        feedback = self._gain * e
+        if self._max_speed is not None:
+            for part, which in self.speed_parts:
+                cap = self._max_speed[which]
+                norm = float(np.linalg.norm(feedback[part]))
                 if norm > cap:
-                    feedback[half] *= cap / norm
+                    feedback[part] *= cap / norm
         return feedback
 
     def rows(self, kin: Kinematics) -> TaskRows:
@@ -131,17 +156,39 @@ class _FramePairTask(Task):
         self.frame_a, self.frame_b = frame_a, frame_b
         kwargs.setdefault("name", f"{self.quantity} of {frame_b} in {frame_a}")
         super().__init__(**kwargs)
-        self.target = None
-        self.target_velocity = np.zeros(self.size)
+        self._target = None
+        self._target_velocity = np.zeros(self.size)
+
+    @property
+    def target(self):
+        """The target (None until set_target); a copy: change it with set_target."""
+        return None if self._target is None else self._target.copy()
+
+    @target.setter
+    def target(self, value) -> None:
+        self.set_target(value)
+
+    @property
+    def target_velocity(self) -> np.ndarray:
+        """The target's velocity for feed-forward, (size,) (a copy)."""
+        return self._target_velocity.copy()
+
+    @target_velocity.setter
+    def target_velocity(self, value) -> None:
+        self._set_target_velocity(value)
+        self._version += 1
+
+    def set_target(self, target, velocity=None) -> None:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
 
     def _set_target_velocity(self, velocity) -> None:
-        self.target_velocity = np.zeros(self.size) if velocity is None else \
+        self._target_velocity = np.zeros(self.size) if velocity is None else \
             _as_vector(velocity, self.size, "target velocity")
 
     def _require_target(self):
-        if self.target is None:
+        if self._target is None:
             raise TaskError(f"task '{self.name}' has no target: call set_target first")
-        return self.target
+        return self._target
 
 
 class RelativeFrameTask(_FramePairTask):
@@ -153,10 +200,12 @@ class RelativeFrameTask(_FramePairTask):
     """
 
     quantity = "pose"
+    speed_parts = ((slice(0, 3), 0), (slice(3, 6), 1))
 
     def set_target(self, T_ab, velocity=None) -> None:
-        self.target = _as_se3(T_ab, f"target of task '{self.name}'")
+        self._target = _as_se3(T_ab, f"target of task '{self.name}'")
         self._set_target_velocity(velocity)
+        self._version += 1
 
     def set_target_from_configuration(self, robot: Robot, q) -> None:
         """Target = the current relative pose at configuration q."""
@@ -168,8 +217,8 @@ class RelativeFrameTask(_FramePairTask):
         Jlog = pin.Jlog6(T_err)
         J = Jlog @ kin.relative_jacobian(self.frame_a, self.frame_b, expressed_in="b")
         # d/dt (T_t^-1 T_ab) gets -Ad(T_err^-1) V_t from a moving target
-        if self.target_velocity.any():
-            ff = Jlog @ (T_err.inverse().toActionMatrix() @ self.target_velocity)
+        if self._target_velocity.any():
+            ff = Jlog @ (T_err.inverse().toActionMatrix() @ self._target_velocity)
         else:
             ff = np.zeros(6)
         return e, J, ff
@@ -198,14 +247,15 @@ class RelativePositionTask(_FramePairTask):
 
     def set_target(self, p_ab, velocity=None) -> None:
         """Target position of b in a (3,) [m]; optional velocity d/dt p_target (3,) [m/s]."""
-        self.target = _as_vector(p_ab, 3, f"target of task '{self.name}'")
+        self._target = _as_vector(p_ab, 3, f"target of task '{self.name}'")
         self._set_target_velocity(velocity)
+        self._version += 1
 
     def compute(self, kin):
         target = self._require_target()
         T_ab = kin.relative_placement(self.frame_a, self.frame_b)
         J = kin.relative_jacobian(self.frame_a, self.frame_b)[:3]
-        return T_ab.translation - target, J, self.target_velocity
+        return T_ab.translation - target, J, self._target_velocity.copy()
 
     def error_norms(self, kin):
         return {"position": super().error_norms(kin)["error"]}
@@ -219,6 +269,7 @@ class RelativeOrientationTask(_FramePairTask):
 
     size = 3
     quantity = "orientation"
+    speed_parts = ((slice(None), 1),)
 
     def set_target(self, R_ab, velocity=None) -> None:
         try:
@@ -228,14 +279,15 @@ class RelativeOrientationTask(_FramePairTask):
         if R.shape != (3, 3):
             raise TaskError(f"target of task '{self.name}' must be a (3, 3) rotation, got {R.shape}")
         _check_rotation(R, f"target of task '{self.name}'")
-        self.target = R
+        self._target = R
         self._set_target_velocity(velocity)
+        self._version += 1
 
     def compute(self, kin):
         R_err = self._require_target().T @ kin.relative_placement(self.frame_a, self.frame_b).rotation
         Jlog = pin.Jlog3(R_err)
         J = Jlog @ kin.relative_jacobian(self.frame_a, self.frame_b, expressed_in="b")[3:]
-        ff = Jlog @ (R_err.T @ self.target_velocity)
+        ff = Jlog @ (R_err.T @ self._target_velocity)
         return pin.log3(R_err), J, ff
 
     def error_norms(self, kin):
@@ -269,20 +321,30 @@ class PostureTask(Task):
         self._euclidean = not curved.any()
         kwargs.setdefault("name", "posture")
         super().__init__(**kwargs)
-        self.target = robot.neutral()
+        self._target = robot.neutral()
+
+    @property
+    def target(self) -> np.ndarray:
+        """The target configuration (nq,) (a copy: change it with set_target)."""
+        return self._target.copy()
+
+    @target.setter
+    def target(self, q) -> None:
+        self.set_target(q)
 
     def set_target(self, q) -> None:
-        self.target = self.robot.validate_q(q, name=f"target of task '{self.name}'")
+        self._target = self.robot.validate_q(q, name=f"target of task '{self.name}'")
+        self._version += 1
 
     def compute(self, kin):
         model = self.robot.model
-        e = pin.difference(model, self.target, kin.q)
-        J = np.eye(model.nv) if self._euclidean else pin.dDifference(model, self.target, kin.q, pin.ARG1)
+        e = pin.difference(model, self._target, kin.q)
+        J = np.eye(model.nv) if self._euclidean else pin.dDifference(model, self._target, kin.q, pin.ARG1)
         return e, J, np.zeros(model.nv)
 
     def error(self, kin: Kinematics) -> np.ndarray:
         """e = difference(q_target, q), (nv,), without the Jacobian."""
-        return pin.difference(self.robot.model, self.target, kin.q)
+        return pin.difference(self.robot.model, self._target, kin.q)
 
     def rows(self, kin: Kinematics) -> TaskRows:
         """Identity form (A = c diag(mask), not built) when the weights allow it, else dense rows."""

@@ -8,19 +8,20 @@ in the world frame w [m]; poses are ``pin.SE3`` or (4, 4) homogeneous matrices `
 
 Overlays (each has a name, unique per viewer; giving an existing name replaces that overlay):
 
-=========================== ==========================================================================
-:meth:`Viewer.show_frame`    RGB triad (x red, y green, z blue) following a robot frame.
-:meth:`Viewer.show_target`   fixed triad with thinner axes and a cyan sphere at its origin.
-:meth:`Viewer.show_segment`  yellow segment from frame a's origin to frame b's origin.
-:meth:`Viewer.show_trail`    magenta polyline through a frame origin's recent positions.
-=========================== ==========================================================================
+=============================== =====================================================================
+:meth:`Viewer.show_frame`       RGB triad (x red, y green, z blue) following a robot frame.
+:meth:`Viewer.show_target`      fixed triad with thinner axes and a cyan sphere at its origin.
+:meth:`Viewer.show_segment`     yellow segment from frame a's origin to frame b's origin.
+:meth:`Viewer.show_trail`       magenta polyline through a frame origin's recent positions.
+:meth:`Viewer.show_collisions`  a CollisionModel's obstacles (teal), closest-point bars red to green.
+=============================== =====================================================================
 
 Modules: ``server`` (the meshcat server process), ``shapes`` (triads, text labels, colours),
-``overlays`` (what follows the robot, and the label layer), ``viewer`` (:class:`Viewer`),
-``bounds`` (the robot's bounding box as displayed), and two pure-numpy modules tested without a
-server: ``camera`` (framing a bounding box, overlay and grid sizes) and ``labels`` (a layout in
-which no label overlaps another). The blocking ``reljac view`` command is in
-:mod:`reljac.apps.view`.
+``overlays`` (what follows the robot, and the label layer), ``collisions`` (the collision
+overlay), ``viewer`` (:class:`Viewer`), ``bounds`` (the robot's bounding box as displayed), and
+two pure-numpy modules tested without a server: ``camera`` (framing a bounding box, overlay and
+grid sizes) and ``labels`` (a layout in which no label overlaps another). The blocking
+``reljac view`` command is in :mod:`reljac.apps.view`.
 """
 
 from .viewer import Viewer

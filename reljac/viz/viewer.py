@@ -26,6 +26,7 @@ from .bounds import robot_box
 from .camera import DEFAULT_DIRECTION, CameraPose, frame_box, grid_cell, overlay_scale
 from .overlays import Ellipsoid, FrameLabel, FrameTriad, LabelLayer, Overlay, Segment, Target, Trail
 from .server import Server, ask_web_url, connect
+from .shapes import SEGMENT_RADIUS
 
 from pinocchio.visualize import MeshcatVisualizer  # noqa: E402 - after .server silenced meshcat's warning
 
@@ -417,6 +418,23 @@ class Viewer:
         if voxels is not None:  # frame the robot and the voxels together
             self.frame_camera(box=(np.minimum(lower, voxels[0]), np.maximum(upper, voxels[1])))
         return name
+
+    def show_collisions(self, model, *, within: float = 0.05, name: str = "collisions") -> str:
+        """Draw a :class:`~reljac.collision.CollisionModel`'s obstacles and, for every active pair
+        nearer than `within` [m], a bar between its closest points coloured by the distance (red:
+        touching or overlapping, yellow: within / 2, green: within); updated on display.
+
+        Raises:
+            ReljacError: `model` is not a CollisionModel of this robot, or a bad `within`.
+        """
+        from ..collision import CollisionModel
+        from .collisions import CollisionOverlay
+
+        if not isinstance(model, CollisionModel) or list(model.robot.model.names) != list(self.robot.model.names):
+            raise ReljacError(f"show_collisions needs a reljac.collision.CollisionModel of robot '{self.robot.name}'")
+        within = _positive(within, "within")
+        return self._add(name, lambda node: CollisionOverlay(node, model, within, lambda: self.q,
+                                                             SEGMENT_RADIUS * self.scale))
 
     def remove(self, name: str) -> None:
         """Remove one overlay by name.

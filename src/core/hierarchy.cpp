@@ -15,6 +15,9 @@ double Policy::singular_damping(double smallest) const {
 
 namespace {
 
+constexpr int kSmallLevel = 12;  // levels with at most this many rows factor without allocating
+using SmallGram = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kSmallLevel, kSmallLevel>;
+
 // A x for a level.
 Vector times(const Level& level, const Vector& x, int nv) {
   if (level.A != nullptr) return RowMatrixMap(level.A, level.rows(), nv) * x;
@@ -25,13 +28,21 @@ Vector times(const Level& level, const Vector& x, int nv) {
 
 struct Step {
   Vector delta, A_delta;
-  Matrix W;  // (nv x rank) orthonormal basis of the level's rows inside range(P); empty: identity level
-  bool has_W = false;
+  bool has_W = false;     // false: an identity level (it leaves no null space)
+  bool full_rank = false;  // W W^T = M^T G^-1 M (Cholesky); else W = M^T U_scaled
+  Matrix U_scaled;         // U_r Sigma_r^-1 (m x rank), when not full rank
+  int rank = 0;
   double damping = 0.0;
   double smallest = std::numeric_limits<double>::infinity();
 };
 
 // Damped least-squares correction delta (in range(P)) of A delta = residual.
+// The same matrix function as the Python solver's eigen-decomposition of G = M M^T. A level
+// whose G - shift I has a Cholesky factor (shift = threshold^2, and at least the rank
+// tolerance) has full rank and no singular damping: it is solved through a Cholesky factor of
+// G + lambda^2 I; only the others need the eigen-decomposition.
+// Gram is the (m x m) matrix type: fixed-capacity (no allocation) for small levels.
+template <typename Gram>
 Step correction(const Level& level, const Matrix& M, const Matrix& P, const Vector& residual,
                 const Policy& policy, int nv) {
   Step step;
@@ -40,24 +51,52 @@ Step correction(const Level& level, const Matrix& M, const Matrix& P, const Vect
     step.A_delta = times(level, step.delta, nv);
     return step;
   }
+  step.has_W = true;
   const int m = level.rows();
-  Matrix G = M * M.transpose();
-  Eigen::SelfAdjointEigenSolver<Matrix> eig(G);  // ascending
-  Vector e = eig.eigenvalues().reverse();
-  Matrix U = eig.eigenvectors().rowwise().reverse();
-  const double largest = m ? e(0) : 0.0;
+  Gram G = M * M.transpose();
+  const double shift = std::max(policy.threshold * policy.threshold, kRankTolerance * std::max(1.0, G.trace()));
+  Gram shifted = G;
+  shifted.diagonal().array() -= shift;
+  if (m > 0 && Eigen::LLT<Gram>(shifted).info() == Eigen::Success) {  // every sigma^2 > shift
+    step.full_rank = true;
+    step.rank = m;
+    step.smallest = -1.0;  // not needed to solve: computed for the report of the chosen candidate
+    step.damping = level.extra_damping;
+    G.diagonal().array() += step.damping;
+    step.delta = M.transpose() * G.llt().solve(residual);
+    step.A_delta = times(level, step.delta, nv);
+    return step;
+  }
+  Eigen::SelfAdjointEigenSolver<Gram> eig(G);  // ascending
+  const Vector& e = eig.eigenvalues();
+  const double largest = m ? e(m - 1) : 0.0;
   int rank = 0;
   for (int i = 0; i < m; ++i) rank += e(i) > kRankTolerance * std::max(1.0, largest);
-  step.smallest = rank == m && rank > 0 ? std::sqrt(e(rank - 1)) : 0.0;
+  step.rank = rank;
+  step.smallest = rank == m && rank > 0 ? std::sqrt(e(m - rank)) : 0.0;
   step.damping = policy.singular_damping(step.smallest) + level.extra_damping;
-  const auto U_r = U.leftCols(rank);
-  const auto e_r = e.head(rank);
-  Vector coefficients = (U_r.transpose() * residual).array() / (e_r.array() + step.damping);
+  const auto U_r = eig.eigenvectors().rightCols(rank);
+  const auto e_r = e.tail(rank);
+  const Vector coefficients = (U_r.transpose() * residual).array() / (e_r.array() + step.damping);
   step.delta = M.transpose() * (U_r * coefficients);
-  step.W = M.transpose() * (U_r * e_r.array().sqrt().inverse().matrix().asDiagonal());
-  step.has_W = true;
+  step.U_scaled = U_r * e_r.array().sqrt().inverse().matrix().asDiagonal();
   step.A_delta = times(level, step.delta, nv);
   return step;
+}
+
+// The smallest singular value of M (full rank), for a report.
+double smallest_singular_value(const Matrix& M) {
+  Eigen::SelfAdjointEigenSolver<Matrix> values(M * M.transpose(), Eigen::EigenvaluesOnly);
+  return std::sqrt(std::max(values.eigenvalues()(0), 0.0));
+}
+
+// W^T (rank x nv) with W W^T the projector onto the level's rows inside range(P) (M = A P).
+Matrix row_space(const Step& step, const Matrix& M) {
+  if (step.full_rank) {  // W^T = L^-1 M with G = L L^T
+    const Matrix G = M * M.transpose();
+    return G.llt().matrixL().solve(M);
+  }
+  return step.U_scaled.transpose() * M;
 }
 
 struct Limiting {
@@ -68,17 +107,19 @@ struct Limiting {
 
 void scan(const Vector& x, const Vector& dx, const Vector* low, const Vector& high, const std::vector<char>* held,
           int which, double& s, int& kind, int& limiting, int& worst, int& worst_kind, double& worst_violation) {
-  const double tol = kBoundTolerance;
+  // rounding in x and dx grows with their size: a crossing smaller than that does not count
+  const double size = std::max({1.0, x.size() ? x.cwiseAbs().maxCoeff() : 0.0, dx.size() ? dx.cwiseAbs().maxCoeff() : 0.0});
+  const double tol = kBoundTolerance * size;
   for (int j = 0; j < x.size(); ++j) {
     if (held && (*held)[j]) continue;  // saturated row: c^T delta is 0 up to rounding
     const double b = x(j), d = dx(j), hj = high(j);
     const double lj = low ? (*low)(j) : -std::numeric_limits<double>::infinity();
     const double violation = b > hj ? b - hj : lj - b;
     if (violation > tol) {
-      if (violation > worst_violation) {
+      if (violation - tol > worst_violation) {
         worst = j;
         worst_kind = which;
-        worst_violation = violation;
+        worst_violation = violation - tol;
       }
       continue;
     }
@@ -102,7 +143,7 @@ void scan(const Vector& x, const Vector& dx, const Vector* low, const Vector& hi
 // Largest s in [0, 1] keeping base + s delta inside the constraints; s = -1 when base violates one.
 // Rows marked in `held` (saturated) are skipped.
 Limiting max_scale(const Vector& base, const Vector& delta, const Constraints& cons, const std::vector<char>& held) {
-  double s = 1.0, worst_violation = kBoundTolerance;
+  double s = 1.0, worst_violation = 0.0;
   int kind = -1, limiting = -1, worst = -1, worst_kind = -1;
   scan(base, delta, &cons.lo, cons.hi, nullptr, 0, s, kind, limiting, worst, worst_kind, worst_violation);
   if (cons.C.rows()) {
@@ -139,7 +180,7 @@ bool saturate(Matrix& P, Matrix* M, Vector& base, const Vector* c, int j, double
 struct Candidate {
   double remaining, scale;
   Vector v;
-  Matrix P;
+  Matrix P, M;  // copied only once the solver moves on from this candidate
   int dim;
   Step step;
   std::vector<int> saturated, saturated_rows;
@@ -162,23 +203,31 @@ LevelReport solve_level(const Level& level, Vector& v, Matrix& P, int& dim, std:
   if (level.A) M = RowMatrixMap(level.A, level.rows(), nv) * P_free;
   std::vector<int> saturated, saturated_rows;
   std::optional<Candidate> best;
+  bool best_is_current = false;  // best's P and M are still P_free and M
   std::vector<char> held_free = held;
   int stale = 0;
   const int iterations = nv + static_cast<int>(cons.C.rows()) + 1;
   for (int it = 0; it < iterations; ++it) {
     const Vector residual = level.b - times(level, base, nv);
-    Step step = correction(level, M, P_free, residual, policy, nv);
+    Step step = level.rows() <= kSmallLevel ? correction<SmallGram>(level, M, P_free, residual, policy, nv)
+                                            : correction<Matrix>(level, M, P_free, residual, policy, nv);
     const Limiting lim = max_scale(base, step.delta, cons, held_free);
     if (lim.scale < 0) break;
     const double s = lim.scale;
     const double remaining = (s * step.A_delta - residual).norm();
     if (!best || remaining < best->remaining * (1.0 - 1e-9) - 1e-15) {
-      best = Candidate{remaining, s, base + s * step.delta, P_free, free, step, saturated, saturated_rows};
+      best = Candidate{remaining, s, base + s * step.delta, Matrix(), Matrix(), free, step, saturated, saturated_rows};
+      best_is_current = true;
       stale = 0;
     } else if (s > 1e-6) {
       ++stale;
     }
     if (s >= 1.0 || stale >= kMaxStaleSaturations || free == 0) break;
+    if (best_is_current) {  // P_free and M are about to change
+      best->P = P_free;
+      best->M = M;
+      best_is_current = false;
+    }
     const int j = lim.index;
     if (lim.kind == 0) {
       const double target = step.delta(j) > 0 ? cons.hi(j) : cons.lo(j);
@@ -203,8 +252,10 @@ LevelReport solve_level(const Level& level, Vector& v, Matrix& P, int& dim, std:
   v = clip(best->v, cons);
   for (int j : best->saturated_rows) held[j] = 1;
   if (best->step.has_W) {
-    P = best->P - best->step.W * best->step.W.transpose();  // saturated rows of W are exactly 0
-    dim = best->dim - static_cast<int>(best->step.W.cols());
+    const Matrix& P_best = best_is_current ? P_free : best->P;
+    const Matrix Wt = row_space(best->step, best_is_current ? M : best->M);
+    P = P_best - Wt.transpose() * Wt;  // saturated columns of Wt are exactly 0
+    dim = best->dim - best->step.rank;
   } else {  // an identity level uses every direction it can
     P.setZero();
     dim = 0;
@@ -214,6 +265,7 @@ LevelReport solve_level(const Level& level, Vector& v, Matrix& P, int& dim, std:
   report.saturated_rows = best->saturated_rows;
   report.damping = best->step.damping;
   report.smallest = best->step.smallest;
+  if (report.smallest < 0) report.smallest = smallest_singular_value(best_is_current ? M : best->M);
   report.residual = norm_of_difference(level, v, nv);
   report.met = is_met(report.residual, level);
   return report;

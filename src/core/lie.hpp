@@ -15,7 +15,7 @@ using Vector3 = Eigen::Vector3d;
 using Matrix6 = Eigen::Matrix<double, 6, 6>;
 using Vector6 = Eigen::Matrix<double, 6, 1>;
 
-constexpr double kSmallAngle = 1e-2;  // below: Taylor series (truncation error < 1e-16)
+constexpr double kSmallAngle = 0.1;  // below: Taylor series (truncation error < 1e-17)
 
 inline Matrix3 skew(const Vector3& v) {
   Matrix3 S;
@@ -49,20 +49,36 @@ inline Vector3 log3(const Matrix3& R) {
   return log3(R, theta);
 }
 
-// Jlog3 at w = log3(R), theta = |w|.
-inline Matrix3 Jlog3(double theta, const Vector3& w) {
-  double alpha, diag;
+// The scalar functions of theta the logarithms need, accurate at every angle:
+//   half_cot = (theta / 2) cot(theta / 2) = theta sin / (2 (1 - cos)),
+//   beta = 1 / theta^2 - sin / (2 theta (1 - cos)) = (1 - half_cot) / theta^2,
+//   beta_dot_over_theta = beta'(theta) / theta.
+// Series from cot x = 1/x - x/3 - x^3/45 - 2x^5/945 - x^7/4725 - ... below kSmallAngle; 1 - cos
+// as 2 sin^2(theta / 2) above it (no cancellation there).
+inline void angle_functions(double theta, double& half_cot, double& beta, double& beta_dot_over_theta) {
   const double t2 = theta * theta;
   if (theta < kSmallAngle) {
-    alpha = 1.0 / 12.0 + t2 / 720.0 + t2 * t2 / 30240.0;
-    diag = 1.0 - t2 / 12.0 - t2 * t2 / 720.0;
-  } else {
-    const double st_1mct = std::sin(theta) / (1.0 - std::cos(theta));
-    alpha = 1.0 / t2 - st_1mct / (2.0 * theta);
-    diag = 0.5 * theta * st_1mct;
+    half_cot = 1.0 - t2 * (1.0 / 12.0 + t2 * (1.0 / 720.0 + t2 * (1.0 / 30240.0 + t2 / 1209600.0)));
+    beta = 1.0 / 12.0 + t2 * (1.0 / 720.0 + t2 * (1.0 / 30240.0 + t2 * (1.0 / 1209600.0 + t2 / 47900160.0)));
+    beta_dot_over_theta = 1.0 / 360.0 + t2 * (1.0 / 7560.0 + t2 * (1.0 / 201600.0 + t2 / 5987520.0));
+    return;
   }
-  Matrix3 J = alpha * w * w.transpose();
-  J.diagonal().array() += diag;
+  const double sh = std::sin(0.5 * theta);
+  const double one_minus_cos = 2.0 * sh * sh;
+  const double st = std::sin(theta);
+  half_cot = theta * st / (2.0 * one_minus_cos);
+  const double t2inv = 1.0 / t2;
+  const double inv_2_2ct = 1.0 / (2.0 * one_minus_cos);
+  beta = t2inv - st / theta * inv_2_2ct;
+  beta_dot_over_theta = -2.0 * t2inv * t2inv + (1.0 + st / theta) * t2inv * inv_2_2ct;
+}
+
+// Jlog3 at w = log3(R), theta = |w|: beta w w^T + half_cot I + [w]x / 2.
+inline Matrix3 Jlog3(double theta, const Vector3& w) {
+  double half_cot, beta, unused;
+  angle_functions(theta, half_cot, beta, unused);
+  Matrix3 J = beta * w * w.transpose();
+  J.diagonal().array() += half_cot;
   J += 0.5 * skew(w);
   return J;
 }
@@ -73,32 +89,14 @@ inline Matrix3 Jlog3(const Matrix3& R) {
   return Jlog3(theta, w);
 }
 
-// beta(theta) = 1/theta^2 - sin/(2 theta (1 - cos)) and beta'(theta) / theta.
-inline void betas(double theta, double& beta, double& beta_dot_over_theta) {
-  const double t2 = theta * theta;
-  if (theta < kSmallAngle) {
-    beta = 1.0 / 12.0 + t2 / 720.0 + t2 * t2 / 30240.0;
-    beta_dot_over_theta = 1.0 / 360.0 + t2 / 7560.0 + t2 * t2 / 201600.0;
-    return;
-  }
-  const double st = std::sin(theta), ct = std::cos(theta);
-  const double inv_2_2ct = 1.0 / (2.0 * (1.0 - ct));
-  const double t2inv = 1.0 / t2;
-  beta = t2inv - st / theta * inv_2_2ct;
-  beta_dot_over_theta = -2.0 * t2inv * t2inv + (1.0 + st / theta) * t2inv * inv_2_2ct;
-}
-
 // log6 of M = (R, p): [linear; angular].
 inline Vector6 log6(const Matrix3& R, const Vector3& p) {
   double theta;
   const Vector3 w = log3(R, theta);
-  double beta, unused;
-  betas(theta, beta, unused);
-  const double t2 = theta * theta;
-  const double alpha = theta < kSmallAngle ? 1.0 - t2 / 12.0 - t2 * t2 / 720.0
-                                           : theta * std::sin(theta) / (2.0 * (1.0 - std::cos(theta)));
+  double half_cot, beta, unused;
+  angle_functions(theta, half_cot, beta, unused);
   Vector6 out;
-  out.head<3>() = alpha * p - 0.5 * w.cross(p) + (beta * w.dot(p)) * w;
+  out.head<3>() = half_cot * p - 0.5 * w.cross(p) + (beta * w.dot(p)) * w;
   out.tail<3>() = w;
   return out;
 }
@@ -108,8 +106,8 @@ inline Matrix6 Jlog6(const Matrix3& R, const Vector3& p) {
   double theta;
   const Vector3 w = log3(R, theta);
   const Matrix3 A = Jlog3(theta, w);
-  double beta, bdot;
-  betas(theta, beta, bdot);
+  double half_cot, beta, bdot;
+  angle_functions(theta, half_cot, beta, bdot);
   const double wTp = w.dot(p);
   const Vector3 tmp = (bdot * wTp) * w - (theta * theta * bdot + 2.0 * beta) * p;
   Matrix3 C = tmp * w.transpose() + beta * w * p.transpose();

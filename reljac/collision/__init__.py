@@ -1,0 +1,74 @@
+"""Collision geometry, distances and distance Jacobians between robot links and obstacles.
+
+Built on Pinocchio's collision layer (coal, shipped with the ``pin`` wheel). Everything is in
+the world frame w, in metres::
+
+    from reljac.collision import CollisionModel, box
+
+    cm = CollisionModel(robot)                       # or CollisionModel(robot, srdf="robot.srdf")
+    cm.pairs                                         # active pairs (link, link) by name
+    cm.dropped                                       # pairs left out, and why
+    cm.add_obstacle("table", box((1.0, 1.6, 0.04)), [0.6, 0.0, 0.7])
+    rows = cm.distances(q, within=0.05)              # pairs nearer than 5 cm
+    rows.distance, rows.point1, rows.point2, rows.normal, rows.jacobian   # (m,), (m, 3) x 3, (m, nv)
+
+Per control step, from kinematics already computed (``reljac.Kinematics(robot, q).data``)::
+
+    rows = cm.compute(kin.data, within=influence_distance)
+
+Modules: ``srdf`` (SRDF disabled pairs and named states), ``shapes`` (obstacle shapes, hulls,
+bounding spheres), ``distances`` (the per-step kernel and its conventions: signed distance,
+witness points, normal from body 1 to body 2, ``d_dot = J_d @ v``), ``model``
+(:class:`CollisionModel`: geometry, pairs, obstacles).
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+
+from ..exceptions import CollisionError, SRDFError
+from .distances import Distances
+from .model import CollisionModel, Obstacle
+from .shapes import box, capsule, cylinder, mesh, sphere
+from .srdf import SRDF, DisabledPair, read_srdf
+
+__all__ = [
+    "CollisionError",
+    "CollisionModel",
+    "DisabledPair",
+    "Distances",
+    "Obstacle",
+    "SRDF",
+    "SRDFError",
+    "box",
+    "capsule",
+    "cylinder",
+    "distances",
+    "mesh",
+    "read_srdf",
+    "sphere",
+]
+
+_default_models: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def distances(robot_or_model, q, *, within: float = math.inf, jacobians: bool = True) -> Distances:
+    """Distances of the active pairs nearer than `within` [m] at q (nq,).
+
+    Given a :class:`~reljac.Robot`, its default :class:`CollisionModel` (built on first use and
+    kept while the robot lives) is used; give a CollisionModel for an SRDF, chosen pairs or
+    obstacles.
+    """
+    if isinstance(robot_or_model, CollisionModel):
+        model = robot_or_model
+    else:
+        from ..robot import Robot
+
+        if not isinstance(robot_or_model, Robot):
+            raise CollisionError(
+                f"distances needs a reljac.Robot or a CollisionModel, not {type(robot_or_model).__name__}")
+        model = _default_models.get(robot_or_model)
+        if model is None:
+            model = _default_models[robot_or_model] = CollisionModel(robot_or_model)
+    return model.distances(q, within=within, jacobians=jacobians)

@@ -1,0 +1,388 @@
+"""CollisionModel: a robot's collision geometry, the body pairs checked, and obstacles.
+
+Bodies are the robot's links that carry collision geometry (URDF ``<collision>`` elements, read
+by Pinocchio into ``robot.collision_model``) and the obstacles added by the user. A pair of
+bodies is checked when it is *active*; its distance is the smallest distance between their
+geometries (conventions in :mod:`reljac.collision.distances`).
+
+Default pairs, without an SRDF: every pair of links with geometry except
+
+* ``rigid``: links fixed to each other (same Pinocchio joint): their distance never changes;
+* ``adjacent``: links separated by exactly one joint (parent and child links, counting links
+  fixed to them): they meet at that joint;
+* ``touching at the reference configuration``: pairs at most ``touching_distance`` apart at
+  ``reference_q`` (default: the neutral configuration).
+
+With an SRDF, its ``<disable_collisions>`` replace the last two rules (rigid pairs are still
+dropped). :attr:`CollisionModel.dropped` lists every pair left out and why.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+import pinocchio as pin
+
+from ..exceptions import CollisionError, suggest
+from ..robot import Robot
+from . import shapes
+from .distances import Distances, Kernel
+from .srdf import SRDF, read_srdf
+
+TOUCH_TOLERANCE = 1e-9  # [m] added to touching_distance (exactly tangent shapes)
+
+
+@dataclass
+class Obstacle:
+    """A user shape: geometry in frame o, placed at T_fo in frame `frame` (0: the world)."""
+
+    name: str
+    geometry: object
+    frame: int
+    T_fo: pin.SE3
+    links: tuple[str, ...]
+
+
+def _check_distance(x, what: str, *, allow_inf: bool = False) -> float:
+    try:
+        value = float(x)
+    except (TypeError, ValueError):
+        value = math.nan
+    if isinstance(x, bool) or math.isnan(value) or value < 0 or (math.isinf(value) and not allow_inf):
+        valid = "a number >= 0 [m] (or inf)" if allow_inf else "a finite number >= 0 [m]"
+        raise CollisionError(f"{what} must be {valid}, not {x!r}")
+    return value
+
+
+class CollisionModel:
+    """The collision geometry of a robot, its active pairs and obstacles.
+
+    Args:
+        robot: the robot; its ``collision_model`` (URDF ``<collision>`` elements) is copied.
+        srdf: an SRDF file whose disabled pairs are left out (see the module docstring).
+        pairs: the link pairs to check, instead of the default ones.
+        geometry: a ``pin.GeometryModel`` to use instead of ``robot.collision_model``.
+        reference_q: (nq,) configuration for the touching rule (default: neutral).
+        touching_distance: [m] pairs at most this far apart at reference_q are left out (>= 0).
+        convex_meshes: replace every mesh by its convex hull (default): signed distances, fast
+            and smooth; False keeps the triangles (distances never below 0, slower).
+
+    Raises:
+        CollisionError: the robot has no collision geometry; an unknown link in `pairs`.
+        SRDFError: a bad SRDF, or one naming links the robot does not have.
+        URDFError: the collision geometry cannot be loaded (e.g. meshes not found).
+
+    Not to be shared between threads without care: calls are serialized by a lock.
+    """
+
+    def __init__(self, robot: Robot, srdf: str | os.PathLike | SRDF | None = None,
+                 pairs: Iterable[Sequence[str]] | None = None, *,
+                 geometry: pin.GeometryModel | None = None, reference_q=None,
+                 touching_distance: float = 0.0, convex_meshes: bool = True) -> None:
+        self.robot = robot
+        self._lock = threading.RLock()
+        source = robot.collision_model if geometry is None else geometry
+        if not isinstance(source, pin.GeometryModel):
+            raise CollisionError(f"geometry must be a pin.GeometryModel, not {type(source).__name__}")
+        if source.ngeoms == 0:
+            raise CollisionError(
+                f"robot '{robot.name}' has no collision geometry (no <collision> elements in its URDF"
+                f"{' ' + str(robot.urdf_path) if robot.urdf_path else ''}): nothing to compute distances "
+                "between; add <collision> shapes to its links"
+            )
+        model = robot.model
+        if any(o.parentJoint >= model.njoints or o.parentFrame >= model.nframes for o in source.geometryObjects):
+            raise CollisionError(f"geometry is not a geometry model of robot '{robot.name}' (a parent joint "
+                                 "or frame is out of range)")
+        self._robot_geometry = source.copy()
+        for obj in self._robot_geometry.geometryObjects:
+            if convex_meshes:
+                obj.geometry = shapes.convex_hull(obj.geometry)
+        frames = model.frames
+        self._link_frame: dict[str, int] = {}
+        self._link_geoms: dict[str, list[int]] = {}
+        for g, obj in enumerate(self._robot_geometry.geometryObjects):
+            name = frames[obj.parentFrame].name
+            if name not in self._link_geoms:
+                self._link_geoms[name] = []
+                self._link_frame[name] = obj.parentFrame
+            self._link_geoms[name].append(g)
+        self.links: list[str] = sorted(self._link_geoms, key=lambda n: self._link_frame[n])  # model order
+        self._obstacles: dict[str, Obstacle] = {}
+        self.srdf: SRDF | None = None
+        if srdf is not None:
+            self.srdf = srdf if isinstance(srdf, SRDF) else read_srdf(srdf, self._robot_links())
+        self.dropped: list[tuple[str, str, str]] = []
+        touching_distance = _check_distance(touching_distance, "touching_distance")
+        reference_q = robot.neutral() if reference_q is None else robot.validate_q(reference_q, name="reference_q")
+        if pairs is not None:
+            self._pairs = self._canonical(self._check_pairs(pairs, allow_obstacles=False))
+        else:
+            self._pairs = self._default_pairs(reference_q, touching_distance)
+        self._rebuild()
+
+    # ------------------------------------------------------------------ names
+    def _robot_links(self) -> list[str]:
+        return [f.name for f in self.robot.model.frames if f.type == pin.FrameType.BODY]
+
+    @property
+    def bodies(self) -> list[str]:
+        """Names of the links with geometry, then of the obstacles."""
+        return self.links + list(self._obstacles)
+
+    @property
+    def obstacles(self) -> list[str]:
+        """Names of the obstacles, in the order added."""
+        return list(self._obstacles)
+
+    @property
+    def pairs(self) -> list[tuple[str, str]]:
+        """Active pairs (body 1, body 2) by name; normals point from body 1 to body 2."""
+        return list(self._pairs)
+
+    @property
+    def geometry_model(self) -> pin.GeometryModel:
+        """The geometry model in use (robot geometry, then obstacles; its ``collisionPairs`` are
+        the active geometry pairs). Read it, do not modify it."""
+        return self._kernel.geometry
+
+    def _order(self, name: str) -> tuple[int, int]:
+        if name in self._link_frame:
+            return (0, self._link_frame[name])
+        return (1, list(self._obstacles).index(name))
+
+    def _canonical(self, pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+        out = {tuple(sorted(p, key=self._order)) for p in pairs}
+        return sorted(out, key=lambda p: (self._order(p[0]), self._order(p[1])))
+
+    def _check_body(self, name, *, allow_obstacles: bool = True) -> str:
+        valid = self.bodies if allow_obstacles else self.links
+        if isinstance(name, str) and name in valid:
+            return name
+        if not isinstance(name, str):
+            raise CollisionError(f"a link or obstacle is given by its name (str), not {name!r}")
+        if name in self._robot_links() or (name in self._obstacles and not allow_obstacles):
+            raise CollisionError(f"link '{name}' of robot '{self.robot.name}' has no collision geometry "
+                                 f"(links with geometry: {', '.join(self.links)})")
+        kind = "link or obstacle" if allow_obstacles else "link"
+        raise CollisionError(f"'{name}' is not a {kind} with collision geometry of robot "
+                             f"'{self.robot.name}'{suggest(name, valid)} (valid: {', '.join(valid)})")
+
+    def _check_pairs(self, pairs, *, allow_obstacles: bool = True) -> list[tuple[str, str]]:
+        if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Iterable):
+            raise CollisionError(f"pairs must be a list of (name, name) pairs, not {pairs!r}")
+        out = []
+        for pair in pairs:
+            if isinstance(pair, (str, bytes)) or not isinstance(pair, Sequence) or len(pair) != 2:
+                raise CollisionError(f"a pair must be two names (body 1, body 2), not {pair!r}")
+            a, b = (self._check_body(x, allow_obstacles=allow_obstacles) for x in pair)
+            if a == b:
+                raise CollisionError(f"a pair needs two different bodies, not ({a!r}, {b!r})")
+            out.append((a, b))
+        return out
+
+    # ------------------------------------------------------------------ default pairs
+    def _joint(self, name: str) -> int:
+        if name in self._obstacles:
+            return self.robot.model.frames[self._obstacles[name].frame].parentJoint
+        return self.robot.model.frames[self._link_frame[name]].parentJoint
+
+    def _adjacent(self, a: str, b: str) -> bool:
+        parents = self.robot.model.parents
+        ja, jb = self._joint(a), self._joint(b)
+        return ja != jb and (parents[ja] == jb or parents[jb] == ja)
+
+    def _default_pairs(self, reference_q: np.ndarray, touching_distance: float) -> list[tuple[str, str]]:
+        candidates = []
+        for i, a in enumerate(self.links):
+            for b in self.links[i + 1:]:
+                if self._joint(a) == self._joint(b):
+                    self.dropped.append((a, b, "rigid: fixed to each other"))
+                elif self.srdf is not None:
+                    reason = self.srdf.is_disabled(a, b)
+                    if reason is not None:
+                        self.dropped.append((a, b, f"SRDF: {reason}"))
+                    else:
+                        candidates.append((a, b))
+                elif self._adjacent(a, b):
+                    self.dropped.append((a, b, "adjacent: separated by one joint"))
+                else:
+                    candidates.append((a, b))
+        if self.srdf is not None or not candidates:
+            return candidates
+        self._pairs = candidates
+        self._rebuild()
+        near = self.distances(reference_q, within=touching_distance + TOUCH_TOLERANCE, jacobians=False)
+        touching = set(near.pairs)
+        for (a, b), d in zip(near.pairs, near.distance):
+            self.dropped.append((a, b, f"touching at the reference configuration (d = {d * 1e3:.2f} mm)"))
+        return [p for p in candidates if p not in touching]
+
+    # ------------------------------------------------------------------ editing pairs
+    def add_pairs(self, pairs: Iterable[Sequence[str]]) -> None:
+        """Check these pairs of bodies too (names of links with geometry or obstacles)."""
+        with self._lock:
+            new = self._check_pairs(pairs)
+            self._pairs = self._canonical(self._pairs + new)
+            self.dropped = [d for d in self.dropped if tuple(sorted(d[:2], key=self._order)) not in set(self._pairs)]
+            self._rebuild()
+
+    def remove_pairs(self, pairs: Iterable[Sequence[str]]) -> None:
+        """Stop checking these pairs.
+
+        Raises:
+            CollisionError: an unknown name, or a pair that is not active.
+        """
+        with self._lock:
+            gone = set(self._canonical(self._check_pairs(pairs)))
+            missing = gone - set(self._pairs)
+            if missing:
+                a, b = sorted(missing)[0]
+                raise CollisionError(f"pair ({a!r}, {b!r}) is not active (see CollisionModel.pairs)")
+            self._pairs = [p for p in self._pairs if p not in gone]
+            self.dropped += [(a, b, "removed by the user") for a, b in sorted(gone)]
+            self._rebuild()
+
+    # ------------------------------------------------------------------ obstacles
+    def add_obstacle(self, name: str, shape, placement=None, *, frame=None,
+                     links: Iterable[str] | None = None) -> None:
+        """Add (or replace) an obstacle: a shape fixed in the world or to a robot frame.
+
+        Args:
+            name: its name (not a link name); it becomes a body of the pairs.
+            shape: a coal geometry, e.g. ``reljac.collision.box((1.2, 0.8, 0.05))``.
+            placement: T_fo, the shape's pose in `frame` (``pin.SE3`` or (4, 4)), or a
+                position (3,) [m]; default identity.
+            frame: the robot frame it moves with (name or id); None: fixed in the world.
+            links: the links it is checked against (default: every link with geometry that is
+                not fixed to `frame`).
+
+        Raises:
+            CollisionError: a bad name, shape or link. FrameNotFound: unknown frame.
+        """
+        with self._lock:
+            if not isinstance(name, str) or not name.strip():
+                raise CollisionError(f"an obstacle's name must be a non-empty string, not {name!r}")
+            if name in self._robot_links():
+                raise CollisionError(f"obstacle name '{name}' is a link of robot '{self.robot.name}'; pick another")
+            geometry = shapes.as_geometry(shape)
+            fid = 0 if frame is None else self.robot.frame_id(frame)
+            T_fo = shapes.as_placement(placement)
+            joint = self.robot.model.frames[fid].parentJoint
+            if links is None:
+                chosen = [link for link in self.links if self._joint(link) != joint]
+            else:
+                chosen = [self._check_body(x, allow_obstacles=False) for x in _names(links)]
+            self._obstacles.pop(name, None)
+            self._pairs = [p for p in self._pairs if name not in p]
+            self._obstacles[name] = Obstacle(name, geometry, fid, T_fo, tuple(chosen))
+            self._pairs = self._canonical(self._pairs + [(link, name) for link in chosen])
+            self._rebuild()
+
+    def move_obstacle(self, name: str, placement) -> None:
+        """Set an obstacle's pose T_fo in its frame (cheap: no rebuild; e.g. a tracked object)."""
+        with self._lock:
+            obstacle = self._obstacle(name)
+            obstacle.T_fo = shapes.as_placement(placement)
+            g = self._robot_geometry.ngeoms + list(self._obstacles).index(name)  # obstacles follow the robot's
+            self._kernel.geometry.geometryObjects[g].placement = self._joint_placement(obstacle)
+
+    def remove_obstacle(self, name: str) -> None:
+        """Remove an obstacle and its pairs."""
+        with self._lock:
+            self._obstacle(name)
+            self._pairs = [p for p in self._pairs if name not in p]
+            del self._obstacles[name]
+            self._rebuild()
+
+    def obstacle(self, name: str) -> Obstacle:
+        """The obstacle record (geometry, frame id, T_fo, links); do not modify it."""
+        return self._obstacle(name)
+
+    def _obstacle(self, name: str) -> Obstacle:
+        if name not in self._obstacles:
+            raise CollisionError(f"no obstacle named {name!r}{suggest(str(name), self._obstacles)} "
+                                 f"(obstacles: {', '.join(self._obstacles) or 'none'})")
+        return self._obstacles[name]
+
+    def _joint_placement(self, obstacle: Obstacle) -> pin.SE3:
+        """T_jo: the obstacle's pose in its frame's parent joint."""
+        return self.robot.model.frames[obstacle.frame].placement * obstacle.T_fo
+
+    # ------------------------------------------------------------------ the kernel
+    def _rebuild(self) -> None:
+        geometry = self._robot_geometry.copy()
+        for obstacle in self._obstacles.values():
+            frame = self.robot.model.frames[obstacle.frame]
+            geometry.addGeometryObject(pin.GeometryObject(
+                obstacle.name, frame.parentJoint, obstacle.frame, self._joint_placement(obstacle), obstacle.geometry))
+        geoms = dict(self._link_geoms)
+        first_obstacle = self._robot_geometry.ngeoms
+        for k, name in enumerate(self._obstacles):
+            geoms[name] = [first_obstacle + k]
+        pair_body = []
+        for i, (a, b) in enumerate(self._pairs):
+            for ga in geoms[a]:
+                for gb in geoms[b]:
+                    geometry.addCollisionPair(pin.CollisionPair(ga, gb))
+                    pair_body.append(i)
+        self._kernel = Kernel(self.robot.model, geometry, np.array(pair_body, dtype=int), list(self._pairs))
+        self._data = self.robot.model.createData()
+
+    # ------------------------------------------------------------------ queries
+    def compute(self, data: pin.Data, *, within: float = math.inf, jacobians: bool = True,
+                per_geometry: bool = False) -> Distances:
+        """Distances of the active pairs nearer than `within` [m], from kinematics already done.
+
+        The per-step call of a controller. `data` must hold the robot's kinematics at q:
+        ``pin.computeJointJacobians(model, data, q)`` (as :class:`reljac.Kinematics` does) gives
+        the joint placements and, for ``jacobians``, the joint Jacobians. One row per pair of
+        bodies (its closest geometries), or with `per_geometry` one per geometry pair.
+        """
+        within = _check_distance(within, "within", allow_inf=True)
+        if not isinstance(data, pin.Data) or len(data.oMi) != self.robot.model.njoints:
+            raise CollisionError(f"data must be a pin.Data of robot '{self.robot.name}' (robot.model.createData()), "
+                                 f"with its kinematics computed at q; got {type(data).__name__}")
+        with self._lock:
+            return self._kernel.compute(data, within, bool(jacobians), bool(per_geometry))
+
+    def distances(self, q, *, within: float = math.inf, jacobians: bool = True,
+                  per_geometry: bool = False) -> Distances:
+        """Distances of the active pairs nearer than `within` [m] at configuration q (nq,)."""
+        q = self.robot.validate_q(q)
+        within = _check_distance(within, "within", allow_inf=True)
+        with self._lock:
+            pin.computeJointJacobians(self.robot.model, self._data, q)
+            return self._kernel.compute(self._data, within, bool(jacobians), bool(per_geometry))
+
+    def pair_distance(self, q, body1: str, body2: str) -> Distances:
+        """The one row of the pair (body1, body2) at q, however far apart (normal from body1 to
+        body2 as given), with its distance Jacobian (nv,) in ``jacobian[0]``."""
+        a, b = self._check_pairs([(body1, body2)])[0]
+        key = tuple(sorted((a, b), key=self._order))
+        if key not in self._pairs:
+            raise CollisionError(f"pair ({a!r}, {b!r}) is not active; add it with add_pairs first")
+        rows = self.distances(q)
+        i = rows.index(a, b)
+        take = lambda x: None if x is None else x[i:i + 1].copy()  # noqa: E731
+        if rows.pairs[i] == (a, b):
+            return Distances(((a, b),), (rows.geometries[i],), take(rows.distance), take(rows.point1),
+                             take(rows.point2), take(rows.normal), take(rows.jacobian))
+        g1, g2 = rows.geometries[i]
+        return Distances(((a, b),), ((g2, g1),), take(rows.distance), take(rows.point2), take(rows.point1),
+                         -take(rows.normal), -take(rows.jacobian))
+
+    def __repr__(self) -> str:
+        return (f"CollisionModel('{self.robot.name}', {len(self.links)} links, {len(self._obstacles)} obstacles, "
+                f"{len(self._pairs)} pairs, {self._kernel.geometry.ngeoms} geometries)")
+
+
+def _names(links) -> list:
+    if isinstance(links, (str, bytes)) or not isinstance(links, Iterable):
+        raise CollisionError(f"links must be a list of link names, not {links!r}")
+    return list(links)

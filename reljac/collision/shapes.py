@@ -1,0 +1,126 @@
+"""Shapes for obstacles (coal geometries) and convex hulls of meshes.
+
+Sizes are in metres. Each shape is described in its own frame o: spheres, boxes, capsules and
+cylinders are centred on o's origin, capsules and cylinders along o's z axis (``length`` is the
+length of the cylindrical part: a capsule's total length is ``length + 2 radius``). Where o is
+placed is the obstacle's business (:meth:`reljac.collision.CollisionModel.add_obstacle`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import coal
+import numpy as np
+import pinocchio as pin
+
+from ..exceptions import CollisionError
+from ..validation import as_se3
+
+
+def _size(x, what: str) -> float:
+    try:
+        value = float(x)
+    except (TypeError, ValueError):
+        value = math.nan
+    if isinstance(x, bool) or not (math.isfinite(value) and value > 0):
+        raise CollisionError(f"{what} must be a positive number of metres, not {x!r}")
+    return value
+
+
+def sphere(radius: float) -> coal.Sphere:
+    """A sphere of `radius` [m] centred on the obstacle frame's origin."""
+    return coal.Sphere(_size(radius, "a sphere's radius"))
+
+
+def box(size) -> coal.Box:
+    """A box with full side lengths ``size = (x, y, z)`` [m], centred on the origin."""
+    try:
+        sides = [float(s) for s in np.asarray(size, dtype=float).reshape(-1)]
+    except (TypeError, ValueError):
+        sides = []
+    if len(sides) != 3:
+        raise CollisionError(f"a box's size must be 3 side lengths (x, y, z) [m], not {size!r}")
+    return coal.Box(*(_size(s, "a box's side") for s in sides))
+
+
+def capsule(radius: float, length: float) -> coal.Capsule:
+    """A capsule along z: a cylinder of `length` [m] capped by half-spheres of `radius` [m]."""
+    return coal.Capsule(_size(radius, "a capsule's radius"), _size(length, "a capsule's length"))
+
+
+def cylinder(radius: float, length: float) -> coal.Cylinder:
+    """A cylinder along z of `radius` and `length` [m], centred on the origin."""
+    return coal.Cylinder(_size(radius, "a cylinder's radius"), _size(length, "a cylinder's length"))
+
+
+def mesh(path: str | os.PathLike, scale: float = 1.0, *, convex: bool = True) -> coal.CollisionGeometry:
+    """A triangle mesh from a file (STL, OBJ, DAE, ...: what coal's loader reads), scaled.
+
+    With `convex` (default), its convex hull: distances are then signed (negative inside) and
+    fast; without, the triangles themselves (distances never below 0).
+
+    Raises:
+        CollisionError: missing file, a file coal cannot read, or a bad scale.
+    """
+    if not isinstance(path, (str, os.PathLike)) or not Path(path).is_file():
+        raise CollisionError(f"mesh file {str(path)!r} does not exist")
+    factor = _size(scale, "a mesh's scale")
+    try:
+        model = coal.MeshLoader().load(str(path), np.full(3, factor))
+    except (RuntimeError, ValueError) as exc:
+        raise CollisionError(f"coal cannot read the mesh file '{path}': {exc}") from None
+    if getattr(model, "num_vertices", 0) == 0:
+        raise CollisionError(f"the mesh file '{path}' has no vertices")
+    return convex_hull(model) if convex else model
+
+
+def convex_hull(geometry: coal.CollisionGeometry) -> coal.CollisionGeometry:
+    """The convex hull of a triangle mesh (a ``coal.Convex``); other geometries as they are.
+
+    A mesh whose hull cannot be built (fewer than 4 points, all in a plane) is returned as it is.
+    """
+    if not isinstance(geometry, coal.BVHModelBase):
+        return geometry
+    if geometry.convex is None:
+        try:
+            geometry.buildConvexHull(True, "Qt")
+        except (RuntimeError, ValueError):
+            return geometry
+    return geometry.convex if geometry.convex is not None else geometry
+
+
+def as_geometry(shape) -> coal.CollisionGeometry:
+    """A coal geometry given by the user, checked; a mesh is kept as given."""
+    if not isinstance(shape, coal.CollisionGeometry):
+        raise CollisionError(
+            "an obstacle's shape must be a coal geometry: use reljac.collision.sphere(r), box((x, y, z)), "
+            f"capsule(r, length), cylinder(r, length) or mesh(path), not {type(shape).__name__}"
+        )
+    if isinstance(shape, (coal.Halfspace, coal.Plane)):
+        raise CollisionError(f"an obstacle must be bounded, not a {type(shape).__name__}: use a large thin "
+                             "box, e.g. box((4, 4, 0.02)) for a floor")
+    return shape
+
+
+def as_placement(placement) -> pin.SE3:
+    """An obstacle's pose T_fo: a ``pin.SE3``, a (4, 4) rigid transform, a position (3,) [m] or None
+    (identity)."""
+    if placement is None:
+        return pin.SE3.Identity()
+    if not isinstance(placement, pin.SE3):
+        arr = np.asarray(placement, dtype=object)
+        if arr.shape == (3,):
+            try:
+                position = np.array(placement, dtype=float)
+            except (TypeError, ValueError):
+                position = np.full(3, np.nan)
+            if not np.isfinite(position).all():
+                raise CollisionError(f"an obstacle's position must be 3 finite numbers [m], not {placement!r}")
+            return pin.SE3(np.eye(3), position)
+    try:
+        return as_se3(placement, "an obstacle's placement")
+    except ValueError as exc:
+        raise CollisionError(str(exc)) from None

@@ -1,0 +1,185 @@
+"""The command line's promise: documented number ranges, one-line errors, exit 0 on a closed
+pipe, exit 130 on Ctrl-C, and files that are not regular URDFs named as such."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from reljac.cli import build_parser, main
+
+REPO = Path(__file__).resolve().parent.parent
+ENV = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def run_main(*args):
+    """main(args) in this process: (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in args])
+    return code, out.getvalue(), err.getvalue()
+
+
+def reljac_program(*args) -> list:
+    """The installed `reljac` program next to this Python (what users run), with arguments."""
+    program = Path(sys.executable).with_name("reljac")
+    head = [str(program)] if program.exists() else [sys.executable, "-m", "reljac.cli"]
+    return head + list(args)
+
+
+def chain_urdf(path: Path, n: int) -> Path:
+    links = "".join(f'<link name="l{i}"/>' for i in range(n + 1))
+    joints = "".join(
+        f'<joint name="j{i}" type="revolute"><parent link="l{i - 1}"/><child link="l{i}"/>'
+        f'<origin xyz="0 0 0.1"/><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
+        for i in range(1, n + 1))
+    path.write_text(f'<robot name="chain{n}">{links}{joints}</robot>')
+    return path
+
+
+# ----------------------------------------------------------------------------- ranges
+def _subcommands():
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices
+
+
+def test_every_number_option_documents_its_range():
+    numeric = 0
+    for name, parser in _subcommands().items():
+        for action in parser._actions:
+            if action.type is None or action.type in (str,) or getattr(action.type, "__name__", "") == "_folder":
+                continue
+            numeric += 1
+            assert action.help and re.search(r"\d\.\.\d|<= ?\d|\.\.2\^", action.help), (name, action.dest, action.help)
+    assert numeric >= 8
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["check", "planar_2link", "--samples", str(10**9)], "1..10000"),
+    (["analyze", "planar_2link", "universe", "tip", "--samples", str(10**9)], "1..1000000"),
+    (["analyze", "planar_2link", "universe", "tip", "--samples", "1" + "0" * 5000], "--samples"),
+    (["jacobian", "planar_2link", "universe", "tip", "--precision", str(10**8)], "0..16"),
+    (["jacobian", "planar_2link", "universe", "tip", "--seed", str(2**64)], "--seed"),
+    (["jacobian", "planar_2link", "universe", "tip", "--seed", "1.5"], "integer"),
+    (["jacobian", "planar_2link", "universe", "tip", "--q", "1e101", "0"], "1e+100"),
+    (["jacobian", "planar_2link", "universe", "tip", "--q", "nan", "0"], "finite"),
+    (["jacobian", "planar_2link", "universe", "tip", "--joint", "joint1=1e308"], "joint1"),
+    (["jacobian", "planar_2link", "universe", "tip", "--joint", "joint1=true"], "joint1"),
+    (["jacobian", "planar_2link"], "required"),
+    (["nonsense"], "invalid choice"),
+    (["info", "planar_2link", "--package-dir", "/no/such/folder"], "not a folder"),
+    (["info", "dual_armm"], "did you mean 'dual_arm'"),
+])
+def test_bad_arguments_are_one_line_with_exit_2(args, fragment):
+    start = time.perf_counter()
+    code, out, err = run_main(*args)
+    assert code == 2, (code, out, err)
+    assert len(err.strip().splitlines()) == 1 and err.startswith("reljac") and "error:" in err, err
+    assert fragment in err, err
+    assert time.perf_counter() - start < 30
+
+
+def test_no_mimic_reaches_info_and_check(capsys):
+    code, out, _ = run_main("info", "hand", "--no-mimic")
+    assert code == 0 and "nq = 16, nv = 16" in out and "mimic:" not in out
+    code, out, _ = run_main("info", "hand")
+    assert code == 0 and "nq = 12, nv = 12" in out
+    code, out, err = run_main("check", "hand", "--no-mimic", "--samples", "3")
+    assert code == 0 and "OK: the layers agree" in out, out + err
+    from reljac.check import check_urdf
+
+    report = check_urdf("hand", mimic=False, samples=3)
+    assert report.ok
+
+
+# ----------------------------------------------------------------------------- closed pipes
+@pytest.mark.parametrize("args", [
+    ["info", "{chain}"],
+    ["info", "--help"],
+    ["jacobian", "dual_arm", "left_tool", "right_tool"],
+    ["check", "planar_2link", "--samples", "2"],
+    ["analyze", "planar_2link", "universe", "tip", "--samples", "20"],
+    ["demo", "hand", "--headless", "--duration", "0.3"],
+], ids=["info-big", "help", "jacobian", "check", "analyze", "demo"])
+def test_a_closed_output_pipe_ends_quietly_with_exit_0(tmp_path, args):
+    chain = chain_urdf(tmp_path / "chain.urdf", 400)
+    argv = reljac_program(*[a.replace("{chain}", str(chain)) for a in args])
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    proc.stdout.close()  # like `| head -0`: every write fails with EPIPE
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0, err
+    assert err == "", err
+
+
+def test_a_pipe_closed_after_the_first_line_ends_quietly(tmp_path):
+    chain = chain_urdf(tmp_path / "chain.urdf", 600)
+    proc = subprocess.Popen(reljac_program("info", str(chain)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert first.startswith(b"robot 'chain600'")
+    assert proc.wait(timeout=120) == 0 and err == "", err
+
+
+# ----------------------------------------------------------------------------- Ctrl-C
+def _interrupt_after(argv, delay: float):
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    return proc.returncode, out, err
+
+
+@pytest.mark.parametrize("delay", [0.4, 1.5, 3.0])
+def test_ctrl_c_while_computing_is_one_line_and_exit_130(tmp_path, delay):
+    chain = chain_urdf(tmp_path / "chain.urdf", 150)  # check takes ~20 s: always interrupted
+    code, out, err = _interrupt_after(reljac_program("check", str(chain), "--samples", "30"), delay)
+    assert code == 130, (code, err)
+    assert err.strip() == "reljac: interrupted", err
+
+
+@pytest.mark.parametrize("delay", [0.3, 1.0, 2.5])
+def test_ctrl_c_during_a_demo_never_prints_a_traceback(delay):
+    """Exit 130 and one line on stderr; once the motion has started, its summary table (marked
+    "(interrupted)") is printed first."""
+    code, out, err = _interrupt_after(reljac_program("demo", "hand"), delay)
+    assert "Traceback" not in err and "Traceback" not in out, err
+    assert code == 130 and err.strip() == "reljac: interrupted", (code, err)
+    assert "simulated in" not in out or "(interrupted)" in out, out[-500:]  # a summary says it was cut
+
+
+# ----------------------------------------------------------------------------- files on the command line
+def test_files_that_are_not_urdfs_are_named_on_the_command_line(tmp_path):
+    fifo = tmp_path / "robot.urdf"
+    os.mkfifo(fifo)
+    loop = tmp_path / "loop.urdf"
+    loop.symlink_to(loop)
+    for path, fragment in ((fifo, "FIFO"), (loop, "symbolic link loop"), (tmp_path, "is a directory")):
+        code, _, err = run_main("info", path)
+        assert code == 2 and fragment in err and len(err.splitlines()) == 1, err
+
+
+def test_a_non_utf8_path_works_and_prints(tmp_path):
+    raw = os.path.join(os.fsencode(tmp_path), b"robot\xff.urdf")
+    with open(raw, "w") as file:
+        file.write('<robot name="r"><link name="a"/><link name="b"/><joint name="j" type="revolute">'
+                   '<parent link="a"/><child link="b"/><limit lower="-1" upper="1" effort="1" velocity="1"/>'
+                   '</joint></robot>')
+    proc = subprocess.run(reljac_program("info", raw), capture_output=True, env=ENV, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert b"robot\\xff.urdf" in proc.stdout and proc.stderr == b""
+    missing = os.path.join(os.fsencode(tmp_path), b"gone\xfe.urdf")
+    proc = subprocess.run(reljac_program("info", missing), capture_output=True, env=ENV, timeout=120)
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1
+    assert b"gone\\xfe.urdf" in proc.stderr and b"does not exist" in proc.stderr

@@ -1,0 +1,347 @@
+"""reljac.collision models: bundled capsules, default pairs, SRDF, obstacles and bad input."""
+
+from __future__ import annotations
+
+import itertools
+import textwrap
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import reljac
+import reljac.collision
+from reljac.collision import CollisionModel, box, capsule, cylinder, mesh, read_srdf, sphere
+from reljac.exceptions import CollisionError, FrameNotFound, ReljacError, SRDFError
+
+from helpers import EXAMPLE_ROBOTS, example_robot_data_dir
+
+ROBOTS = example_robot_data_dir()
+needs_robots = pytest.mark.skipif(ROBOTS is None, reason="needs example-robot-data")
+
+
+@pytest.fixture(scope="module")
+def dual():
+    return reljac.Robot.bundled("dual_arm")
+
+
+@pytest.fixture(scope="module")
+def hand():
+    return reljac.Robot.bundled("hand")
+
+
+@pytest.fixture(scope="module")
+def dual_cm(dual):
+    return CollisionModel(dual)
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+# ---------------------------------------------------------------------------- bundled geometry
+@pytest.mark.parametrize("name, capsules, others", [("dual_arm", 28, 4), ("hand", 12, 1)])
+def test_bundled_robots_carry_capsules_that_pinocchio_reads(name, capsules, others):
+    """The <collision_checking><capsule/> blocks turn the named cylinders into coal capsules."""
+    robot = reljac.Robot.bundled(name)
+    kinds = [type(o.geometry).__name__ for o in robot.collision_model.geometryObjects]
+    assert kinds.count("Capsule") == capsules
+    assert len(kinds) - capsules == others
+    links = {robot.model.frames[o.parentFrame].name for o in robot.collision_model.geometryObjects}
+    assert not any(link.endswith(("_tool", "_tip")) for link in links)
+
+
+def test_hand_tip_frames_lie_on_their_capsules(hand):
+    """Each distal capsule ends one radius before its tip: the tip is 0 from the capsule."""
+    cm = CollisionModel(hand, pairs=[])
+    for finger in ("thumb", "index", "middle", "ring"):
+        cm.add_obstacle("dot", sphere(1e-6), frame=f"{finger}_tip", links=[f"{finger}_distal"])
+        rows = cm.distances(hand.neutral())
+        assert rows.distance[0] == pytest.approx(-1e-6, abs=1e-9), finger
+
+
+# ---------------------------------------------------------------------------- default pairs
+def all_link_pairs(cm):
+    return {frozenset(p) for p in itertools.combinations(cm.links, 2)}
+
+
+@pytest.mark.parametrize("name", ["dual_arm", "hand", "tree30"])
+def test_default_pairs_and_dropped_pairs_partition_the_link_pairs(name):
+    robot = reljac.Robot.bundled(name)
+    cm = CollisionModel(robot)
+    active = [frozenset(p) for p in cm.pairs]
+    dropped = [frozenset(d[:2]) for d in cm.dropped]
+    assert len(set(active)) == len(active) and len(set(dropped)) == len(dropped)
+    assert set(active) | set(dropped) == all_link_pairs(cm) and not set(active) & set(dropped)
+    model = robot.model
+    for a, b in cm.pairs:
+        ja, jb = (model.frames[model.getFrameId(x)].parentJoint for x in (a, b))
+        assert ja != jb, "rigid pair kept"
+        assert model.parents[ja] != jb and model.parents[jb] != ja, "adjacent pair kept"
+    near = cm.distances(robot.neutral(), within=1e-9)
+    assert len(near) == 0, f"pairs touching at the neutral configuration kept: {near}"
+
+
+def test_dropped_pairs_say_why(dual_cm):
+    reasons = {frozenset(d[:2]): d[2] for d in dual_cm.dropped}
+    assert reasons[frozenset(("torso", "left_link0"))].startswith("rigid")
+    assert reasons[frozenset(("left_link7", "left_link8"))].startswith("rigid")
+    assert reasons[frozenset(("left_link3", "left_link4"))].startswith("adjacent")
+    assert reasons[frozenset(("left_link6", "left_link8"))].startswith("adjacent")  # link8 is fixed to link7
+    assert reasons[frozenset(("left_link5", "left_link7"))].startswith("touching at the reference configuration")
+
+
+def test_the_default_pairs_guard_arms_against_each_other_the_torso_and_fingers(dual_cm):
+    cm = CollisionModel(reljac.Robot.bundled("hand"))
+    for pair in [("left_link8", "right_link8"), ("left_link4", "right_link5"), ("torso", "left_link4"),
+                 ("torso", "right_link8"), ("base_link", "left_link8")]:
+        assert pair in dual_cm.pairs
+    for pair in [("index_distal", "middle_distal"), ("index_distal", "thumb_distal"),
+                 ("middle_proximal", "ring_proximal"), ("palm", "index_distal")]:
+        assert pair in cm.pairs
+
+
+def test_a_reference_configuration_and_a_touching_distance_change_the_touching_rule(hand):
+    fist = hand.q_from_joint_values({f"{f}_{j}": 1.2 for f in ("index", "middle", "ring") for j in ("mcp", "pip")})
+    default, curled = CollisionModel(hand), CollisionModel(hand, reference_q=fist, touching_distance=0.006)
+    assert ("index_proximal", "middle_proximal") in default.pairs      # 5.7 mm apart when straight
+    assert ("index_proximal", "middle_proximal") not in curled.pairs
+    assert (curled.distances(fist, within=0.006).distance.size == 0)
+
+
+def test_explicit_pairs_and_edits(dual):
+    cm = CollisionModel(dual, pairs=[("right_link8", "left_link8"), ("torso", "left_link5")])
+    assert cm.pairs == [("torso", "left_link5"), ("left_link8", "right_link8")]  # model order
+    cm.add_pairs([("left_link2", "right_link2")])
+    cm.remove_pairs([("left_link8", "right_link8")])
+    assert cm.pairs == [("torso", "left_link5"), ("left_link2", "right_link2")]
+    assert ("left_link8", "right_link8", "removed by the user") in cm.dropped
+    rows = cm.distances(dual.neutral())
+    assert set(rows.pairs) == set(cm.pairs)
+
+
+# ---------------------------------------------------------------------------- SRDF
+@needs_robots
+def test_panda_srdf_pairs_are_left_out_with_their_reasons():
+    robot = reljac.Robot.from_urdf(ROBOTS / EXAMPLE_ROBOTS["panda"][0])
+    path = ROBOTS / "panda_description/srdf/panda.srdf"
+    srdf = read_srdf(path, [f.name for f in robot.model.frames])
+    cm = CollisionModel(robot, srdf=path)
+    active = {frozenset(p) for p in cm.pairs}
+    reasons = {frozenset(d[:2]): d[2] for d in cm.dropped}
+    for pair in srdf.disabled:
+        key = frozenset((pair.link1, pair.link2))
+        assert key not in active
+        if key in reasons and not reasons[key].startswith("rigid"):
+            assert reasons[key] == f"SRDF: {pair.reason}"
+    assert ("panda_link2", "panda_link5") in cm.pairs or ("panda_link2", "panda_link5") in [d[:2] for d in cm.dropped]
+    assert srdf.group_states["default"]["panda_joint4"] == pytest.approx(-2.35619)
+    assert srdf.state_groups["default"] == "arm_and_hand"
+
+
+def test_srdf_default_collisions_and_enabled_pairs(tmp_path, dual):
+    path = write(tmp_path, "dual.srdf", """\
+        <robot name="dual_arm">
+          <disable_collisions link1="left_link8" link2="right_link8" reason="Never"/>
+          <disable_default_collisions link="torso"/>
+          <enable_collisions link1="torso" link2="left_link8"/>
+          <group_state name="home" group="all"><joint name="torso_yaw" value="0.5"/><joint name="free" value="1 2 3 0 0 0 1"/></group_state>
+        </robot>""")
+    cm = CollisionModel(dual, srdf=path)
+    assert ("left_link8", "right_link8", "SRDF: Never") in cm.dropped
+    torso = [p for p in cm.pairs if "torso" in p]
+    assert torso == [("torso", "left_link8")]
+    assert ("left_link3", "left_link4") in cm.pairs  # with an SRDF, adjacency is the SRDF's business
+    assert cm.srdf.group_states == {"home": {"torso_yaw": 0.5, "free": (1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 1.0)}}
+
+
+@pytest.mark.parametrize("text, match", [
+    ('<robot><disable_collisions link1="left_link8" link2="rigth_link8" reason="Never"/></robot>',
+     "names link 'rigth_link8', which the robot does not have; did you mean 'right_link8'"),
+    ('<robot><disable_default_collisions link="torsoo"/></robot>', "<disable_default_collisions> names link 'torsoo'"),
+    ('<robot><disable_collisions link1="torso"/></robot>', "has no 'link2' attribute"),
+    ('<robot><disable_collisions link1="torso" link2="base_link"></robot>', "not well-formed XML"),
+    ('<srdf/>', "root element <srdf>, expected <robot>"),
+    ('<robot><group_state name="home" group="arm"><joint name="j1" value="up"/></group_state></robot>',
+     "group_state 'home' gives joint 'j1' the value 'up'"),
+])
+def test_bad_srdf_files_raise_one_srdf_error(tmp_path, dual, text, match):
+    path = write(tmp_path, "bad.srdf", text)
+    with pytest.raises(SRDFError, match=match):
+        CollisionModel(dual, srdf=path)
+
+
+def test_missing_srdf_files(tmp_path, dual):
+    with pytest.raises(SRDFError, match="does not exist"):
+        CollisionModel(dual, srdf=tmp_path / "nope.srdf")
+    with pytest.raises(SRDFError, match="is a directory"):
+        CollisionModel(dual, srdf=tmp_path)
+    with pytest.raises(SRDFError, match="must be a string or a path"):
+        read_srdf(42)
+
+
+# ---------------------------------------------------------------------------- obstacles
+def test_world_and_attached_obstacles(dual):
+    cm = CollisionModel(dual, pairs=[])
+    q = dual.neutral()
+    cm.add_obstacle("ball", sphere(0.05), [0.0, 1.5, 1.25])  # beside the left hand, on the T-pose arm's axis
+    assert cm.obstacles == ["ball"] and ("left_link8", "ball") in cm.pairs
+    assert ("base_link", "ball") not in cm.pairs  # both fixed in the world: their distance never changes
+    before = cm.pair_distance(q, "left_link8", "ball")
+    # moved 0.1 along the normal, away from the convex hand: 0.1 further, same closest point
+    cm.move_obstacle("ball", np.array([0.0, 1.5, 1.25]) + 0.1 * before.normal[0])
+    after = cm.pair_distance(q, "left_link8", "ball")
+    assert after.distance[0] == pytest.approx(before.distance[0] + 0.1, abs=1e-9)
+    np.testing.assert_allclose(after.point1, before.point1, atol=1e-9)
+    cm.add_obstacle("carried", box((0.1, 0.1, 0.1)), frame="left_tool")
+    carried = [p for p in cm.pairs if "carried" in p]
+    assert ("left_link8", "carried") not in carried and ("left_link7", "carried") not in carried  # fixed to it
+    assert ("left_link6", "carried") in carried and ("right_link8", "carried") in carried
+    cm.add_obstacle("carried", box((0.1, 0.1, 0.1)), frame="left_tool", links=["right_link8"])  # replaces
+    assert [p for p in cm.pairs if "carried" in p] == [("right_link8", "carried")]
+    cm.remove_obstacle("ball")
+    assert cm.obstacles == ["carried"] and not any("ball" in p for p in cm.pairs)
+
+
+def test_an_obstacle_named_like_a_robot_geometry_moves_alone(dual):
+    cm = CollisionModel(dual, pairs=[])
+    cm.add_obstacle("torso_1", sphere(0.05), [0.5, 0.0, 1.0])  # also the name of the torso's box
+    torso_box = cm.geometry_model.geometryObjects[3].placement.copy()
+    cm.move_obstacle("torso_1", [0.6, 0.0, 1.0])
+    assert cm.geometry_model.geometryObjects[3].placement == torso_box
+    rows = cm.distances(dual.neutral())
+    assert rows.distance[rows.index("torso", "torso_1")] == pytest.approx(0.6 - 0.1 - 0.05, abs=1e-9)
+
+
+def test_an_attached_obstacle_moves_with_its_frame(dual, rng):
+    """A tiny sphere at the right tool's origin is as far from a left-arm link as a sphere
+    obstacle fixed in the world at the same point."""
+    attached, fixed = CollisionModel(dual, pairs=[]), CollisionModel(dual, pairs=[])
+    attached.add_obstacle("dot", sphere(0.01), frame="right_tool", links=["left_link8"])
+    for _ in range(3):
+        q = dual.random_configuration(rng)
+        p = reljac.Kinematics(dual, q).placement("right_tool").translation
+        fixed.add_obstacle("dot", sphere(0.01), p, links=["left_link8"])
+        assert attached.distances(q).distance[0] == pytest.approx(fixed.distances(q).distance[0], abs=1e-9)
+
+
+@needs_robots
+def test_a_mesh_obstacle_is_its_convex_hull(dual):
+    path = ROBOTS / "panda_description/meshes/collision/link1.stl"
+    hull = mesh(path, scale=2.0)
+    points = np.array(hull.points())
+    cm = CollisionModel(dual, pairs=[])
+    cm.add_obstacle("link1", hull, [3.0, 0.0, 0.0])
+    top = points[:, 0].max() + 3.0  # the hull's furthest point along +x, in the world
+    cm.add_obstacle("probe", sphere(0.01), [top + 0.5, 0.0, 0.0], links=[])
+    cm.add_pairs([("link1", "probe")])
+    rows = cm.distances(dual.neutral())
+    assert rows.distance[rows.index("link1", "probe")] == pytest.approx(0.49, abs=1e-3)
+
+
+# ---------------------------------------------------------------------------- bad input
+def test_unknown_links_in_pairs_name_the_link_and_the_valid_ones(dual, dual_cm):
+    with pytest.raises(CollisionError, match="'left_lnk8' is not a link with collision geometry of robot "
+                                             "'dual_arm'; did you mean 'left_link8'"):
+        CollisionModel(dual, pairs=[("left_lnk8", "right_link8")])
+    with pytest.raises(CollisionError, match="link 'left_tool' of robot 'dual_arm' has no collision geometry"):
+        dual_cm.add_pairs([("left_tool", "right_link8")])
+    with pytest.raises(CollisionError, match="two different bodies"):
+        dual_cm.add_pairs([("torso", "torso")])
+    with pytest.raises(CollisionError, match="a pair must be two names"):
+        dual_cm.add_pairs(["torso"])
+    with pytest.raises(CollisionError, match="pairs must be a list"):
+        dual_cm.add_pairs("torso")
+    with pytest.raises(CollisionError, match="is not active"):
+        dual_cm.remove_pairs([("left_link3", "left_link4")])
+    with pytest.raises(CollisionError, match="is not active"):
+        dual_cm.pair_distance(dual.neutral(), "left_link3", "left_link4")
+
+
+def test_a_robot_without_collision_geometry_is_refused(tmp_path):
+    path = write(tmp_path, "bare.urdf", """\
+        <robot name="bare"><link name="a"/><link name="b"><visual><geometry><sphere radius="0.1"/></geometry></visual></link>
+          <joint name="j" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 0 1"/>
+          <limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>""")
+    with pytest.raises(CollisionError, match="robot 'bare' has no collision geometry"):
+        CollisionModel(reljac.Robot.from_urdf(path))
+    with pytest.raises(ReljacError, match="not loaded from a URDF"):
+        CollisionModel(reljac.Robot(reljac.Robot.bundled("planar_2link").model))
+
+
+@pytest.mark.parametrize("within", [-0.01, float("nan"), "far", True])
+def test_negative_or_non_numeric_bounds_are_refused(dual, dual_cm, within):
+    with pytest.raises(CollisionError, match="within must be a number >= 0"):
+        dual_cm.distances(dual.neutral(), within=within)
+    with pytest.raises(CollisionError, match="within must be a number >= 0"):
+        dual_cm.compute(dual.data, within=within)
+    with pytest.raises(CollisionError, match="touching_distance must be a finite number >= 0"):
+        CollisionModel(dual, touching_distance=within)
+
+
+def test_kinematics_data_of_another_robot_is_refused(dual_cm):
+    with pytest.raises(CollisionError, match="data must be a pin.Data of robot 'dual_arm'"):
+        dual_cm.compute(reljac.Robot.bundled("hand").data, within=0.05)
+    with pytest.raises(CollisionError, match="got str"):
+        dual_cm.compute("data")
+
+
+def test_bad_configurations_are_refused(dual, dual_cm):
+    with pytest.raises(reljac.ConfigurationError, match=r"shape \(3,\), expected \(15,\)"):
+        dual_cm.distances(np.zeros(3))
+    with pytest.raises(reljac.ConfigurationError, match="reference_q"):
+        CollisionModel(dual, reference_q=np.full(15, np.nan))
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: sphere(-0.1), "a sphere's radius must be a positive number"),
+    (lambda: sphere(float("nan")), "a sphere's radius"),
+    (lambda: sphere(True), "a sphere's radius"),
+    (lambda: box((0.1, 0.2)), "a box's size must be 3 side lengths"),
+    (lambda: box((0.1, 0.0, 0.2)), "a box's side must be a positive number"),
+    (lambda: capsule(0.1, -1.0), "a capsule's length"),
+    (lambda: cylinder("r", 1.0), "a cylinder's radius"),
+    (lambda: mesh("/no/such/file.stl"), "does not exist"),
+])
+def test_bad_shapes_are_refused(make, match):
+    with pytest.raises(CollisionError, match=match):
+        make()
+
+
+def test_bad_obstacles_are_refused(dual):
+    cm = CollisionModel(dual, pairs=[])
+    with pytest.raises(CollisionError, match="must be a coal geometry"):
+        cm.add_obstacle("table", (1.0, 1.0, 0.1))
+    with pytest.raises(CollisionError, match="'torso' is a link of robot 'dual_arm'"):
+        cm.add_obstacle("torso", sphere(0.1))
+    with pytest.raises(CollisionError, match="non-empty string"):
+        cm.add_obstacle("", sphere(0.1))
+    with pytest.raises(FrameNotFound, match="did you mean 'left_tool'"):
+        cm.add_obstacle("ball", sphere(0.1), frame="left_tol")
+    with pytest.raises(CollisionError, match="did you mean 'left_link8'"):
+        cm.add_obstacle("ball", sphere(0.1), links=["left_link88"])
+    with pytest.raises(CollisionError, match="position must be 3 finite numbers"):
+        cm.add_obstacle("ball", sphere(0.1), [0.0, np.nan, 1.0])
+    with pytest.raises(CollisionError, match="rotation"):
+        cm.add_obstacle("ball", sphere(0.1), np.diag([2.0, 1.0, 1.0, 1.0]))
+    with pytest.raises(CollisionError, match=r"shape \(2, 2\)"):
+        cm.add_obstacle("ball", sphere(0.1), np.eye(2))
+    with pytest.raises(CollisionError, match="no obstacle named 'bal'"):
+        cm.move_obstacle("bal", [0, 0, 0])
+    assert cm.obstacles == [] and cm.pairs == []
+
+
+def test_module_function_and_result_helpers(dual, dual_cm):
+    q = dual.random_configuration(5)
+    a = reljac.collision.distances(dual, q, within=0.3)
+    b = dual_cm.distances(q, within=0.3)
+    assert a.pairs == b.pairs
+    np.testing.assert_allclose(a.distance, b.distance, atol=1e-9)
+    assert reljac.collision.distances(dual, q) is not None  # the cached model serves again
+    with pytest.raises(CollisionError, match="needs a reljac.Robot or a CollisionModel"):
+        reljac.collision.distances("dual_arm", q)
+    with pytest.raises(KeyError, match="not among these"):
+        b.index("torso", "nothing")
+    assert repr(b).startswith(f"Distances({len(b)} pairs")
