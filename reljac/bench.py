@@ -106,6 +106,13 @@ def reference_table(*, quick: bool = False) -> str:
             f"median of {runs} runs\n" + format_table(["path", "time per configuration [us]", "ratio to batched"], rows))
 
 
+def map_tables(*, quick: bool = False) -> str:
+    """`reljac bench map`: batched kinematics, capability-map throughput, Dask costs, IK seeding."""
+    from .apps.map_bench import map_tables as tables
+
+    return tables(quick=quick)
+
+
 def _ik_tables(*, quick: bool = False) -> str:
     from .apps.bench_ik import ik_tables
 
@@ -116,6 +123,7 @@ SECTIONS: dict[str, Callable[..., str]] = {
     "jacobian": jacobian_table,
     "reference": reference_table,
     "ik": _ik_tables,
+    "map": map_tables,
 }
 
 

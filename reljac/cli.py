@@ -3,10 +3,11 @@
     reljac info ROBOT                      DoF, joints with limits, frames as a tree
     reljac jacobian ROBOT A B [...]        labelled relative Jacobian J_ab at a configuration
     reljac check ROBOT [...]               Pinocchio layer vs the in-house reference kinematics
-    reljac bench [jacobian|reference|ik]   timing tables
+    reljac bench [jacobian|reference|ik|map] timing tables
     reljac view ROBOT [--frames ...]       show a robot in the browser
     reljac demo {dual-arm,hand}            the IK demos
     reljac analyze ROBOT A B               relative manipulability over the workspace
+    reljac map ROBOT A B --samples N ...   capability map of b in a (threads or Dask), saved as .npz
 
 ROBOT is a bundled robot name (see ``reljac info --list``) or a path to a URDF file.
 
@@ -215,12 +216,24 @@ def cmd_analyze(args) -> int:
     return 0
 
 
+# ------------------------------------------------------------------ map
+def cmd_map(args) -> int:
+    from .apps.capability import make_map
+
+    make_map(_load_robot(args), args.frame_a, args.frame_b, samples=args.samples, voxel=args.voxel, out=args.out,
+             seed=args.seed, directions=args.directions, part=args.part, chunk=args.chunk, workers=args.workers,
+             scheduler=args.scheduler, progress=not args.no_progress)
+    return 0
+
+
+# ------------------------------------------------------------------ view
 def cmd_view(args) -> int:
     from .apps.view import view
 
     robot = _load_robot(args)
     q = _configuration(robot, args)
-    view(robot, args.frames or [], q, hold=not args.no_hold, open=args.open, zmq_url=args.zmq_url)
+    view(robot, args.frames or [], q, hold=not args.no_hold, open=args.open, zmq_url=args.zmq_url,
+         capability_map=args.map, color_by=args.color_by)
     return 0
 
 
@@ -249,7 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_jacobian)
 
     p = sub.add_parser("bench", help="timing tables (median of many runs, ratios to Pinocchio)")
-    p.add_argument("what", nargs="?", default="all", choices=["all", "jacobian", "reference", "ik"])
+    p.add_argument("what", nargs="?", default="all", choices=["all", "jacobian", "reference", "ik", "map"])
     p.add_argument("--quick", action="store_true", help="fewer repetitions (for smoke tests)")
     p.set_defaults(func=cmd_bench)
 
@@ -271,6 +284,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--part", default="position", choices=["position", "orientation", "full"])
     p.set_defaults(func=cmd_analyze)
 
+    p = sub.add_parser("map", help="capability map of frame b in frame a over random configurations (.npz)")
+    _robot_arguments(p)
+    p.add_argument("frame_a", help="the map's frame (voxels are in a)")
+    p.add_argument("frame_b", help="the frame whose origin is binned")
+    p.add_argument("--samples", type=_integer(1, 10**12), required=True, help="random configurations, 1..10^12")
+    p.add_argument("--voxel", required=True, help="voxel edge [m], > 0, with at most 2^25 voxels in the map")
+    p.add_argument("--out", required=True, metavar="FILE", help="output file (.npz)")
+    p.add_argument("--seed", type=_integer(0, 2**63 - 1), default=0, help="0..2^63-1 (default 0)")
+    p.add_argument("--directions", type=_integer(1, 64), default=32, help="approach directions, 1..64 (default 32)")
+    p.add_argument("--part", default="position", help="rows of J_ab rated by the manipulability: position "
+                   "(default), orientation, full, or rows such as vx,vy")
+    p.add_argument("--chunk", type=_integer(1, 2**27), help="samples per task, 1..2^27 (the map does not depend on it)")
+    p.add_argument("--workers", type=_integer(1, 4096), help="local threads or processes, 1..4096 (default: all cores)")
+    p.add_argument("--scheduler", metavar="URL", help="'local' (Dask LocalCluster) or a Dask address tcp://HOST:8786")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_map)
+
     sub.add_parser("demo", add_help=False,  # main() hands `reljac demo ...` to reljac/demo.py
                    help="IK demos: reljac demo {dual-arm,hand} [--duration S] [--headless] [--loop] "
                    "[--no-wait] [--exit] [--record FILE] [--plot FILE]")
@@ -281,6 +311,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-hold", action="store_true", help="exit right away instead of waiting for Ctrl-C")
     p.add_argument("--open", action="store_true", help="open a browser tab")
     p.add_argument("--zmq-url", help="join a running meshcat server instead of starting one")
+    p.add_argument("--map", metavar="FILE", help="draw a capability map (from `reljac map`) as coloured voxels")
+    p.add_argument("--color-by", default="coverage", choices=["coverage", "manipulability"], help="voxel colours")
     _configuration_arguments(p)
     p.set_defaults(func=cmd_view)
 

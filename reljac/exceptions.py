@@ -44,6 +44,18 @@ class TaskError(ReljacError, ValueError):
     """A task or a target is ill-formed (wrong shape, NaN, non-unit rotation, unknown option)."""
 
 
+class UnsupportedJoint(ReljacError, ValueError):
+    """A joint type the compiled kinematics does not model (the Pinocchio path still works)."""
+
+
+class MapError(ReljacError, ValueError):
+    """A capability map's parameters or file are wrong (voxel, samples, directions, format)."""
+
+
+class SchedulerError(ReljacError):
+    """A Dask scheduler cannot be used: Dask not installed, bad address, or no answer in time."""
+
+
 class ModelTooLarge(ReljacError, MemoryError):
     """A model whose Pinocchio data (about 64 nv^3 bytes) does not fit in the memory available."""
 

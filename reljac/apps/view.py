@@ -40,6 +40,8 @@ def view(
     open: bool = False,
     zmq_url: str | None = None,
     scale: float | None = None,
+    capability_map: str | Path | None = None,
+    color_by: str = "coverage",
 ) -> Viewer | None:
     """Show a robot at q with triads on `frames` and a segment between the first two.
 
@@ -54,6 +56,9 @@ def view(
         open: also open a browser tab.
         zmq_url: join this meshcat server instead of starting one.
         scale: [m] triad size (default: from the robot's size, see :class:`~reljac.viz.Viewer`).
+        capability_map: a map file (``reljac map``) of this robot, drawn as voxels coloured by
+            `color_by` ("coverage" or "manipulability"); its frames a and b get triads when
+            `frames` is empty.
 
     Raises:
         URDFError, FrameNotFound, ConfigurationError: bad robot, frame or q (before any server
@@ -61,6 +66,12 @@ def view(
     """
     if not isinstance(robot, Robot):
         robot = Robot.load(robot)
+    cmap = None
+    if capability_map is not None:
+        from ..maps.result import check_robot, load_map
+
+        cmap = check_robot(load_map(capability_map), robot)
+        frames = frames or [cmap.metadata["frame_a"], cmap.metadata["frame_b"]]
     frame_ids = [robot.frame_id(f) for f in frames]
     q = robot.neutral() if q is None else robot.validate_q(q)
     viewer = Viewer(robot, q=q, scale=scale, zmq_url=zmq_url, open=open)
@@ -69,6 +80,8 @@ def view(
             viewer.show_frame(fid, label=robot.model.frames[fid].name)
         if len(frame_ids) >= 2:
             viewer.show_segment(frame_ids[0], frame_ids[1])
+        if cmap is not None:
+            viewer.show_capability_map(cmap, color_by=color_by)
     except BaseException:
         viewer.close()
         raise

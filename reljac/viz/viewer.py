@@ -217,16 +217,18 @@ class Viewer:
         """(lower, upper) corners (3,) in w [m] of the robot's visual geometry as displayed."""
         return robot_box(self.visualizer.visual_model, self.visualizer.visual_data, self.visualizer.data.oMf)
 
-    def frame_camera(self, direction: ArrayLike | None = None) -> CameraPose:
+    def frame_camera(self, direction: ArrayLike | None = None, *,
+                     box: tuple[ArrayLike, ArrayLike] | None = None) -> CameraPose:
         """Point the camera at the robot as displayed, from `direction` (3,) in w (default: front,
         a little left, above), as close as the whole bounding box allows; returns the pose set.
+        `box`: (lower, upper) corners in w [m] to frame instead of the robot's box.
 
         meshcat's page always orbits its scene origin, so the scene (robot, overlays, grid,
         world axes) is shifted by minus the target: the robot's centre is where the page looks,
         and the mouse orbits around it. The floor grid's cells are
         :func:`~reljac.viz.camera.grid_cell` wide; the world axes are 2 ``scale`` long.
         """
-        box = self.bounding_box()
+        box = self.bounding_box() if box is None else tuple(np.asarray(c, dtype=float) for c in box)
         self.camera = frame_box(*box, DEFAULT_DIRECTION if direction is None else direction)
         shift = np.eye(4)
         shift[:3, 3] = -self.camera.target
@@ -396,6 +398,26 @@ class Viewer:
         frames = self.robot.model.frames
         name = name or f"manipulability {frames[fb].name} in {frames[fa].name}"
         return self._add(name, lambda node: Ellipsoid(node, self.robot, fa, fb, scale, lambda: self.q))
+
+    def show_capability_map(self, cmap, *, color_by: str = "coverage", max_voxels: int = 30_000,
+                            name: str | None = None) -> str:
+        """Draw a capability map (:class:`reljac.maps.CapabilityMap`) as coloured voxels in its
+        frame a, following a on display, and frame the camera on the robot and the voxels; see
+        :mod:`reljac.viz.capability`.
+
+        Raises:
+            FrameNotFound: the map's frame a is not in this robot. ReljacError: bad color_by.
+        """
+        from .capability import CapabilityOverlay
+
+        fa = self.robot.frame_id(cmap.metadata["frame_a"])
+        name = name or f"capability map {cmap.metadata['frame_b']} in {cmap.metadata['frame_a']}"
+        self._add(name, lambda node: CapabilityOverlay(node, cmap, fa, color_by=color_by, max_voxels=max_voxels))
+        lower, upper = self.bounding_box()
+        voxels = self._overlays[name].world_box()
+        if voxels is not None:  # frame the robot and the voxels together
+            self.frame_camera(box=(np.minimum(lower, voxels[0]), np.maximum(upper, voxels[1])))
+        return name
 
     def show_collisions(self, model, *, within: float = 0.05, name: str = "collisions") -> str:
         """Draw a :class:`~reljac.collision.CollisionModel`'s obstacles and, for every active pair

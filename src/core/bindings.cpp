@@ -4,6 +4,7 @@
 PYBIND11_MODULE(_core, m) {
   m.doc() = "reljac's compiled core (see reljac/ik/hierarchy.py for the solver it mirrors)";
   bind_hierarchy(m);
+  bind_kinematics(m);
   bind_program(m);
   bind_lie(m);
 }

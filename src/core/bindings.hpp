@@ -4,5 +4,6 @@
 #include <pybind11/pybind11.h>
 
 void bind_hierarchy(pybind11::module_& m);
+void bind_kinematics(pybind11::module_& m);
 void bind_program(pybind11::module_& m);
 void bind_lie(pybind11::module_& m);

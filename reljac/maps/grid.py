@@ -1,0 +1,187 @@
+"""The voxel grid of a capability map, its approach directions and the rows of J_ab it rates.
+
+The grid is a cube in frame a, centred on a's origin, large enough for every position b's
+origin can take: its half-width is a bound on |p_ab| from the kinematic tree (the norms of the
+joint and frame placements between a and b, plus the largest displacement of each prismatic,
+planar or free-flyer joint there). Voxel (i, j, k) spans ``origin + [i, i+1) * voxel`` (and
+likewise in y, z); a's origin is the centre of the middle voxel.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from ..exceptions import MapError
+from ..robot import Robot
+
+MAX_VOXELS = 2**25        # ~34 million voxels: 32 bytes each while the map is built (~1.1 GB)
+MAX_DIRECTIONS = 64       # coverage is a 64-bit mask per voxel
+ROW_NAMES = ("vx", "vy", "vz", "wx", "wy", "wz")
+PARTS = {"position": (0, 1, 2), "orientation": (3, 4, 5), "full": (0, 1, 2, 3, 4, 5)}
+AXES = ("x", "y", "z")
+PRISMATIC_KINDS = {"JointModelPX", "JointModelPY", "JointModelPZ", "JointModelPrismaticUnaligned"}
+ROTATING_KINDS = {"JointModelRX", "JointModelRY", "JointModelRZ", "JointModelRevoluteUnaligned", "JointModelRUBX",
+                  "JointModelRUBY", "JointModelRUBZ", "JointModelRevoluteUnboundedUnaligned", "JointModelSpherical"}
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Voxels of edge `voxel` [m]; voxel (0, 0, 0) has its lower corner at `origin` (in a)."""
+
+    origin: tuple[float, float, float]
+    voxel: float
+    dims: tuple[int, int, int]
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.dims))
+
+    def centers(self, flat: np.ndarray) -> np.ndarray:
+        """Centres (n, 3) in a [m] of voxels given by flat indices (n,)."""
+        ijk = np.stack(np.unravel_index(np.asarray(flat, dtype=np.int64), self.dims), axis=-1)
+        return np.asarray(self.origin) + (ijk + 0.5) * self.voxel
+
+    def flat_index(self, p) -> int | None:
+        """Flat index of the voxel holding position p (3,) in a, None outside the grid."""
+        cell = np.floor((np.asarray(p, dtype=float) - self.origin) / self.voxel)
+        if not np.all((cell >= 0) & (cell < self.dims)):
+            return None
+        return int(np.ravel_multi_index(tuple(cell.astype(np.int64)), self.dims))
+
+
+def _chain(model: pin.Model, joint: int) -> list[int]:
+    path = []
+    while joint > 0:
+        path.append(joint)
+        joint = model.parents[joint]
+    return path[::-1]
+
+
+def _displacement(robot: Robot, j: int) -> float:
+    """Largest distance a joint's own motion moves its frame's origin [m], as sampled."""
+    model = robot.model
+    joint = model.joints[j]
+    kind = joint.shortname()
+    lo, hi = model.lowerPositionLimit, model.upperPositionLimit
+    if kind == "JointModelMimic":
+        from .compiled import PRISMATIC, _mimic
+
+        mimic_kind, _, scaling, offset, fixed = _mimic(model, j)
+        if scaling == 0.0:  # a fixed transform, folded into the placement
+            return float(np.linalg.norm(fixed.translation))
+        if mimic_kind != PRISMATIC:
+            return 0.0
+        i = joint.idx_q
+        a = lo[i] if np.isfinite(lo[i]) else -1.0
+        b = hi[i] if np.isfinite(hi[i]) else 1.0
+        return max(abs(scaling * a + offset), abs(scaling * b + offset))
+    i = joint.idx_q
+    if kind in PRISMATIC_KINDS:
+        return max(abs(lo[i]) if np.isfinite(lo[i]) else 1.0, abs(hi[i]) if np.isfinite(hi[i]) else 1.0)
+    if kind == "JointModelFreeFlyer":
+        reach = [max(abs(max(lo[i + k], -1.0)), abs(min(hi[i + k], 1.0))) for k in range(3)]
+        return math.sqrt(sum(r * r for r in reach))
+    if kind == "JointModelPlanar":
+        return math.sqrt(2.0)
+    if kind in ROTATING_KINDS:
+        return 0.0
+    raise MapError(f"joint '{model.names[j]}' has type {kind}, whose reach reljac.maps cannot bound")
+
+
+def reach_bound(robot: Robot, frame_a: int, frame_b: int) -> float:
+    """An upper bound on |p_ab| over all sampled configurations [m]."""
+    model = robot.model
+    fa, fb = model.frames[frame_a], model.frames[frame_b]
+    up_a, up_b = _chain(model, fa.parentJoint), _chain(model, fb.parentJoint)
+    common = 0
+    while common < min(len(up_a), len(up_b)) and up_a[common] == up_b[common]:
+        common += 1
+    total = np.linalg.norm(fa.placement.translation) + np.linalg.norm(fb.placement.translation)
+    for j in up_a[common:] + up_b[common:]:
+        total += np.linalg.norm(model.jointPlacements[j].translation) + _displacement(robot, j)
+    return float(total)
+
+
+def make_grid(robot: Robot, frame_a: int, frame_b: int, voxel: float) -> Grid:
+    """The cube of voxels holding every reachable p_ab, centred on a's origin.
+
+    Raises:
+        MapError: voxel not a positive finite number, or more than MAX_VOXELS voxels.
+    """
+    voxel = positive_voxel(voxel)
+    reach = reach_bound(robot, frame_a, frame_b)
+    n = int(math.ceil(reach * (1 + 1e-9) / voxel))
+    side = 2 * n + 1
+    if side**3 > MAX_VOXELS:
+        smallest = 2 * reach / (MAX_VOXELS ** (1 / 3) - 1)
+        raise MapError(f"voxel {voxel} m makes {side}^3 = {side**3:,} voxels for a reach of {reach:.3f} m; "
+                       f"at most {MAX_VOXELS:,} are allowed: use voxel >= {smallest:.4g} m")
+    corner = -(n + 0.5) * voxel
+    return Grid(origin=(corner, corner, corner), voxel=voxel, dims=(side, side, side))
+
+
+def positive_voxel(voxel) -> float:
+    try:
+        value = float(voxel)
+    except (TypeError, ValueError):
+        raise MapError(f"voxel must be a positive number of metres, not {voxel!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise MapError(f"voxel must be a positive number of metres, not {voxel!r}")
+    return value
+
+
+def fibonacci_directions(n: int) -> np.ndarray:
+    """n unit vectors spread evenly over the sphere (a Fibonacci lattice), shape (n, 3)."""
+    i = np.arange(n) + 0.5
+    z = 1.0 - 2.0 * i / n
+    r = np.sqrt(np.clip(1.0 - z * z, 0.0, None))
+    phi = i * math.pi * (3.0 - math.sqrt(5.0))
+    return np.stack([r * np.cos(phi), r * np.sin(phi), z], axis=-1)
+
+
+def as_directions(directions) -> np.ndarray:
+    """Approach directions (n, 3), unit rows, 1 <= n <= 64, from a count or an array."""
+    if isinstance(directions, (int, np.integer)) and not isinstance(directions, bool):
+        if not 1 <= directions <= MAX_DIRECTIONS:
+            raise MapError(f"directions must be between 1 and {MAX_DIRECTIONS}, not {directions}")
+        return fibonacci_directions(int(directions))
+    try:
+        d = np.array(directions, dtype=float)
+    except (TypeError, ValueError):
+        raise MapError(f"directions must be a count or an (n, 3) array of vectors, not {directions!r}") from None
+    if d.ndim != 2 or d.shape[1] != 3 or not 1 <= d.shape[0] <= MAX_DIRECTIONS:
+        raise MapError(f"directions must be an (n, 3) array with 1 <= n <= {MAX_DIRECTIONS}, got shape {d.shape}")
+    norms = np.linalg.norm(d, axis=1)
+    if not np.all(np.isfinite(norms) & (norms > 0)):
+        raise MapError("directions must be finite, non-zero vectors")
+    return d / norms[:, None]
+
+
+def as_rows(part) -> tuple[int, ...]:
+    """Rows of J_ab rated by the manipulability: "position", "orientation", "full", or names /
+    indices of rows (vx, vy, vz, wx, wy, wz)."""
+    if isinstance(part, str):
+        if part in PARTS:
+            return PARTS[part]
+        raise MapError(f"part must be one of {', '.join(PARTS)} or a list of rows from {', '.join(ROW_NAMES)}, "
+                       f"not {part!r}")
+    try:
+        rows = tuple(ROW_NAMES.index(r) if isinstance(r, str) else int(r) for r in part)
+    except (TypeError, ValueError):
+        raise MapError(f"rows must be names from {', '.join(ROW_NAMES)} or indices 0..5, not {part!r}") from None
+    if not rows or len(set(rows)) != len(rows) or not all(0 <= r < 6 for r in rows):
+        raise MapError(f"rows must be distinct names from {', '.join(ROW_NAMES)} or indices 0..5, not {part!r}")
+    return rows
+
+
+def as_axis(axis) -> int:
+    """The axis of frame b taken as its approach direction: "x", "y" or "z" (or 0, 1, 2)."""
+    if axis in AXES:
+        return AXES.index(axis)
+    if axis in (0, 1, 2) and not isinstance(axis, bool):
+        return int(axis)
+    raise MapError(f"axis must be 'x', 'y' or 'z', not {axis!r}")

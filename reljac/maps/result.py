@@ -1,0 +1,157 @@
+"""CapabilityMap: the arrays and metadata of a relative capability map, saved as .npz.
+
+File layout (``numpy.savez_compressed``, loaded with ``allow_pickle=False``): the arrays below,
+plus ``metadata``, a JSON string (format, format_version, reljac version, robot, nq, nv, frame_a,
+frame_b, samples, seed, voxel, origin, dims, axis, rows, outside, block, backend).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..exceptions import MapError
+from .grid import Grid
+
+FORMAT = "reljac.capability_map"
+FORMAT_VERSION = 1
+ARRAYS = ("counts", "coverage", "best_manipulability", "best_index", "best_q", "directions")
+
+
+@dataclass(eq=False)
+class CapabilityMap:
+    """Where frame b's origin can be in frame a, how dexterous b is there, and a q that gets it there.
+
+    Arrays over the voxel grid (shape ``dims`` = (nx, ny, nz), in a's axes; voxel (i, j, k) spans
+    ``origin + [i, i+1) * voxel`` in x, and likewise in y and z):
+
+    Attributes:
+        counts: int64, samples that put b's origin in the voxel.
+        coverage: uint64 bit masks; bit d set when b's approach axis (its ``axis``) was closest to
+            ``directions[d]`` (in a) for some sample there.
+        best_manipulability: float64, the largest ``sqrt(det(J_r J_r^T))`` over the voxel's samples,
+            J_r the ``rows`` of J_ab (0 where unreached).
+        best_index: int64, the global index of the sample that achieved it (-1 where unreached).
+        best_q: (n_reached, nq), that sample's configuration for each reached voxel in flat
+            (C-order) index order; :meth:`best_q_at` looks one up.
+        directions: (n, 3) unit approach directions in a.
+        metadata: dict (see the module docstring).
+    """
+
+    counts: np.ndarray
+    coverage: np.ndarray
+    best_manipulability: np.ndarray
+    best_index: np.ndarray
+    best_q: np.ndarray
+    directions: np.ndarray
+    metadata: dict = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ grid
+    @property
+    def grid(self) -> Grid:
+        m = self.metadata
+        return Grid(origin=tuple(m["origin"]), voxel=float(m["voxel"]), dims=tuple(m["dims"]))
+
+    @property
+    def reached(self) -> np.ndarray:
+        """Boolean (nx, ny, nz): voxels some sample reached."""
+        return self.counts > 0
+
+    def reached_voxels(self) -> np.ndarray:
+        """Flat indices of the reached voxels, increasing (the row order of best_q)."""
+        return np.flatnonzero(self.counts.ravel())
+
+    def coverage_index(self) -> np.ndarray:
+        """Zacharias' reachability index per voxel: the fraction of directions reached, (nx, ny, nz)."""
+        bits = np.unpackbits(self.coverage.astype("<u8").view(np.uint8).reshape(*self.coverage.shape, 8),
+                             axis=-1)
+        return bits.sum(axis=-1) / len(self.directions)
+
+    def best_q_at(self, flat_index: int) -> np.ndarray:
+        """The configuration (nq,) that achieved a reached voxel's best manipulability."""
+        reached = self.reached_voxels()
+        row = int(np.searchsorted(reached, flat_index))
+        if row >= reached.size or reached[row] != flat_index:
+            raise MapError(f"voxel {flat_index} was not reached")
+        return self.best_q[row].copy()
+
+    # ------------------------------------------------------------------ comparison
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CapabilityMap):
+            return NotImplemented
+        return self.metadata == other.metadata and all(
+            np.array_equal(getattr(self, name), getattr(other, name)) for name in ARRAYS)
+
+    def same_reduction(self, other: "CapabilityMap") -> bool:
+        """True when both maps hold identical arrays (metadata such as the backend aside)."""
+        return all(np.array_equal(getattr(self, name), getattr(other, name)) for name in ARRAYS)
+
+    def __repr__(self) -> str:
+        m = self.metadata
+        return (f"CapabilityMap(robot={m.get('robot')!r}, {m.get('frame_a')!r} -> {m.get('frame_b')!r}, "
+                f"samples={m.get('samples')}, voxel={m.get('voxel')}, dims={tuple(m.get('dims', ()))}, "
+                f"reached={int(self.reached.sum())})")
+
+    # ------------------------------------------------------------------ files
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the map to `path` (.npz; the suffix is added when missing). Returns the path."""
+        path = Path(path)
+        if path.suffix != ".npz":
+            path = path.with_name(path.name + ".npz")
+        arrays = {name: getattr(self, name) for name in ARRAYS}
+        np.savez_compressed(path, metadata=np.array(json.dumps(self.metadata, sort_keys=True)), **arrays)
+        return path
+
+
+def check_robot(cmap: CapabilityMap, robot) -> CapabilityMap:
+    """The map, after checking it was made for this robot (name, nq and both frames).
+
+    Raises:
+        MapError: the map is of another robot or names frames the robot does not have.
+    """
+    m = cmap.metadata
+    if m.get("robot") != robot.name or m.get("nq") != robot.nq:
+        raise MapError(f"the capability map is of robot '{m.get('robot')}' (nq={m.get('nq')}), not of "
+                       f"'{robot.name}' (nq={robot.nq})")
+    missing = [f for f in (m.get("frame_a"), m.get("frame_b")) if f not in robot.frame_names]
+    if missing:
+        raise MapError(f"the capability map names frames {missing} that robot '{robot.name}' does not have")
+    return cmap
+
+
+def load_map(path: str | os.PathLike) -> CapabilityMap:
+    """Read a map written by :meth:`CapabilityMap.save`.
+
+    Raises:
+        MapError: missing or unreadable file, not a reljac capability map, or inconsistent arrays.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise MapError(f"capability map file '{path}' does not exist")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            contents = {name: data[name] for name in data.files}
+    except (OSError, ValueError, EOFError) as exc:
+        raise MapError(f"'{path}' is not a readable .npz file: {exc}") from None
+    missing = [name for name in (*ARRAYS, "metadata") if name not in contents]
+    if missing:
+        raise MapError(f"'{path}' is not a reljac capability map (missing: {', '.join(missing)})")
+    try:
+        metadata = json.loads(str(contents.pop("metadata")))
+    except ValueError:
+        raise MapError(f"'{path}' has unreadable metadata") from None
+    if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
+        raise MapError(f"'{path}' is not a reljac capability map (format {metadata.get('format')!r})")
+    if metadata.get("format_version") != FORMAT_VERSION:
+        raise MapError(f"'{path}' has format version {metadata.get('format_version')}; this reljac reads "
+                       f"version {FORMAT_VERSION}")
+    result = CapabilityMap(**{name: contents[name] for name in ARRAYS}, metadata=metadata)
+    dims = tuple(metadata.get("dims", ()))
+    shapes_ok = all(getattr(result, name).shape == dims for name in ARRAYS[:4])
+    if not shapes_ok or result.best_q.shape != (int(result.reached.sum()), metadata.get("nq")):
+        raise MapError(f"'{path}' has arrays whose shapes do not match its metadata")
+    return result

@@ -1,0 +1,156 @@
+"""Where the chunks of a capability map run, and the streaming merge of their results.
+
+``scheduler``:
+
+* ``None`` or ``"threads"`` (the default): a pool of ``workers`` threads in this process; the
+  compiled reduction releases the GIL, so threads scale over cores. Needs nothing but reljac.
+* ``"local"``: a Dask ``LocalCluster`` of ``workers`` single-threaded processes on this machine.
+* ``"tcp://HOST:8786"`` (any Dask address): an existing Dask cluster, whose workers must have
+  reljac installed; or a ``distributed.Client``. Dask is the optional extra ``reljac[scale]``.
+
+At most ``2 * workers`` chunks are in flight, so memory does not grow with the number of
+samples; the job (robot model, grid, directions) is sent once per worker. With threads, each
+chunk's result is merged into the map's arrays as it arrives. On Dask, results stay on the
+workers and are merged there pairwise as they finish (a tree reduction: the merge is
+order-independent), so the client receives one partial result at the end, not one per chunk.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import logging
+from typing import Callable, Sequence
+
+from ..exceptions import MapError, ReljacError, SchedulerError
+from .kernel import Job, Partial, merge_partials, run_chunk
+
+DASK_HINT = "pip install 'reljac[scale]'"
+
+
+def describe(scheduler) -> str:
+    if scheduler is None or scheduler == "threads":
+        return "threads"
+    return scheduler if isinstance(scheduler, str) else type(scheduler).__name__
+
+
+def check_scheduler(scheduler) -> None:
+    """Reject a scheduler that is neither None, 'threads', 'local', an address nor a Client."""
+    if scheduler is None or isinstance(scheduler, str) and scheduler.strip():
+        return
+    if type(scheduler).__name__ == "Client" and type(scheduler).__module__.startswith("distributed"):
+        return
+    raise MapError(f"scheduler must be None, 'threads', 'local', a Dask address such as 'tcp://HOST:8786' "
+                   f"or a distributed.Client, not {scheduler!r}")
+
+
+def run(job: Job, chunks: Sequence[tuple[int, int]], on_result: Callable[[Partial], None],
+        on_progress: Callable[[int], None], *, scheduler, workers: int, connect_timeout: float) -> None:
+    """Run every chunk (start, stop) of the job; pass results (one per chunk, or merged ones) to
+    on_result and the size of each finished chunk to on_progress, both in this thread."""
+    if scheduler is None or scheduler == "threads":
+        _run_threads(job, chunks, on_result, on_progress, workers)
+    else:
+        _run_dask(job, chunks, on_result, on_progress, scheduler, workers, connect_timeout)
+
+
+def _run_threads(job: Job, chunks, on_result, on_progress, workers: int) -> None:
+    pending: set[cf.Future] = set()
+    todo = iter(chunks)
+    with cf.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="reljac-map") as pool:
+        try:
+            for start, stop in todo:
+                pending.add(pool.submit(run_chunk, job, start, stop))
+                if len(pending) >= 2 * workers:
+                    break
+            while pending:
+                done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+                for future in done:
+                    part = future.result()
+                    on_result(part)
+                    on_progress(part.samples)
+                    nxt = next(todo, None)
+                    if nxt is not None:
+                        pending.add(pool.submit(run_chunk, job, *nxt))
+        except BaseException:
+            for future in pending:
+                future.cancel()
+            raise
+
+
+def _client(scheduler, workers: int, connect_timeout: float):
+    """(client, things to close): a Client for the scheduler, and what this call created."""
+    try:
+        import distributed
+    except ImportError:
+        raise SchedulerError(f"scheduler={describe(scheduler)!r} needs Dask: {DASK_HINT}") from None
+    if isinstance(scheduler, distributed.Client):
+        return scheduler, []
+    if scheduler == "local":
+        cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, silence_logs=logging.ERROR)
+        return distributed.Client(cluster, set_as_default=False), [cluster]
+    try:  # a malformed address fails here, before a Client exists (a half-made one hangs at exit)
+        from distributed.comm.addressing import parse_address, parse_host_port
+
+        scheme, location = parse_address(scheduler)
+        if scheme in ("tcp", "tls", "ws", "wss", "ucx"):
+            parse_host_port(location)
+    except (ValueError, TypeError) as exc:
+        raise SchedulerError(f"{scheduler!r} is not a Dask scheduler address ({exc}); use tcp://HOST:PORT, "
+                             "'local' or leave --scheduler out") from None
+    try:
+        client = distributed.Client(scheduler, timeout=f"{connect_timeout}s", set_as_default=False)
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        raise SchedulerError(f"no Dask scheduler answered at {scheduler!r} within {connect_timeout:g} s "
+                             f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no detail'}); "
+                             "start one with `dask scheduler` or leave --scheduler out to run locally") from None
+    return client, []
+
+
+def _raise_task_error(future) -> None:
+    """Raise a failed task's exception: reljac's own as it is, anything else as a SchedulerError."""
+    exc = future.exception()
+    if isinstance(exc, ReljacError):
+        raise exc
+    raise SchedulerError(f"a map task failed on a Dask worker ({type(exc).__name__}: {exc}); the workers need "
+                         "reljac installed, with the same version as here") from None
+
+
+def _run_dask(job: Job, chunks, on_result, on_progress, scheduler, workers: int, connect_timeout: float) -> None:
+    client, created = _client(scheduler, workers, connect_timeout)  # SchedulerError without Dask
+    import distributed
+
+    owned = client is not scheduler
+    try:
+        n_workers = max(1, len(client.scheduler_info(n_workers=-1).get("workers", {})) or workers)
+        with client.as_current():  # as_completed looks the client up
+            job_future = client.scatter(job, broadcast=True)
+            todo = iter(chunks)
+            sizes: dict[str, int] = {}
+
+            def submit(chunk):
+                future = client.submit(run_chunk, job_future, *chunk, pure=False)
+                sizes[future.key] = chunk[1] - chunk[0]
+                return future
+
+            stream = distributed.as_completed([submit(c) for _, c in zip(range(2 * n_workers), todo)])
+            finished = []  # results on the workers, not merged yet
+            for future in stream:
+                if future.status == "error":
+                    _raise_task_error(future)
+                if future.key in sizes:
+                    on_progress(sizes.pop(future.key))
+                    nxt = next(todo, None)
+                    if nxt is not None:
+                        stream.add(submit(nxt))
+                finished.append(future)
+                if len(finished) == 2:
+                    stream.add(client.submit(merge_partials, finished, pure=False))
+                    finished = []
+            for future in finished:  # the one left: every chunk merged
+                on_result(future.result())
+    finally:
+        if owned:
+            client.close()
+        for thing in created:
+            thing.close()

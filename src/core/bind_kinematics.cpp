@@ -1,0 +1,314 @@
+// Python bindings of the batched relative kinematics (reljac.ik._core.KinematicModel); the Python
+// side that exports a pin.Model into it is reljac/maps/compiled.py.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <stdexcept>
+
+#include "bindings.hpp"
+#include "kinematics.hpp"
+
+namespace py = pybind11;
+using Array = py::array_t<double, py::array::c_style | py::array::forcecast>;
+using IntArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
+
+namespace {
+
+using reljac::kin::Matrix3;
+using reljac::kin::Vector3;
+
+const double* rows_of(const Array& a, py::ssize_t rows, std::initializer_list<py::ssize_t> tail, const char* what) {
+  bool ok = a.ndim() == static_cast<py::ssize_t>(1 + tail.size()) && a.shape(0) == rows;
+  py::ssize_t k = 1;
+  for (py::ssize_t t : tail) ok = ok && a.shape(k++) == t;
+  if (!ok) throw py::value_error(std::string(what) + " has the wrong shape");
+  return a.data();
+}
+
+class KinematicModel {
+ public:
+  KinematicModel(int nq, int nv, const IntArray& parents, const IntArray& kinds, const Array& axes,
+                 const Array& rotations, const Array& translations, const IntArray& idx_q, const IntArray& idx_v,
+                 const Array& scaling, const Array& offset, const IntArray& frame_joints, const Array& frame_rotations,
+                 const Array& frame_translations) {
+    const py::ssize_t nj = parents.size(), nf = frame_joints.size();
+    if (kinds.size() != nj || idx_q.size() != nj || idx_v.size() != nj || scaling.size() != nj || offset.size() != nj)
+      throw py::value_error("joint arrays must have one entry per joint");
+    const double* ax = rows_of(axes, nj, {3}, "axes");
+    const double* rot = rows_of(rotations, nj, {3, 3}, "rotations");
+    const double* tr = rows_of(translations, nj, {3}, "translations");
+    const double* frot = rows_of(frame_rotations, nf, {3, 3}, "frame_rotations");
+    const double* ftr = rows_of(frame_translations, nf, {3}, "frame_translations");
+    model_.nq = nq;
+    model_.nv = nv;
+    model_.joints.resize(nj);
+    for (py::ssize_t j = 0; j < nj; ++j) {
+      reljac::kin::Joint& joint = model_.joints[j];
+      joint.parent = static_cast<int>(parents.at(j));
+      joint.kind = static_cast<reljac::kin::Kind>(kinds.at(j));
+      joint.axis = Eigen::Map<const Vector3>(ax + 3 * j);
+      joint.aligned = -1;
+      for (int k = 0; k < 3; ++k)
+        if (joint.axis == Vector3::Unit(k)) joint.aligned = k;
+      joint.R = Eigen::Map<const Eigen::Matrix<double, 3, 3, Eigen::RowMajor>>(rot + 9 * j);
+      joint.p = Eigen::Map<const Vector3>(tr + 3 * j);
+      joint.idx_q = static_cast<int>(idx_q.at(j));
+      joint.idx_v = static_cast<int>(idx_v.at(j));
+      joint.scaling = scaling.at(j);
+      joint.offset = offset.at(j);
+    }
+    model_.frames.resize(nf);
+    for (py::ssize_t f = 0; f < nf; ++f) {
+      model_.frames[f].joint = static_cast<int>(frame_joints.at(f));
+      model_.frames[f].R = Eigen::Map<const Eigen::Matrix<double, 3, 3, Eigen::RowMajor>>(frot + 9 * f);
+      model_.frames[f].p = Eigen::Map<const Vector3>(ftr + 3 * f);
+    }
+    try {
+      model_.check();
+    } catch (const std::invalid_argument& e) {
+      throw py::value_error(e.what());
+    }
+  }
+
+  const double* configurations(const Array& Q, py::ssize_t& n) const {
+    if (Q.ndim() != 2 || Q.shape(1) != model_.nq)
+      throw py::value_error("Q must have shape (N, nq) with nq = " + std::to_string(model_.nq));
+    n = Q.shape(0);
+    return Q.data();
+  }
+
+  reljac::kin::PairPlan plan(int frame_a, int frame_b) const {
+    try {
+      return reljac::kin::PairPlan(model_, frame_a, frame_b);
+    } catch (const std::invalid_argument& e) {
+      throw py::value_error(e.what());
+    }
+  }
+
+  // (T_ab (N, 4, 4), J_ab (N, 6, nv)) for configurations Q (N, nq).
+  py::tuple relative(int frame_a, int frame_b, const Array& Q) const {
+    py::ssize_t n;
+    const double* q = configurations(Q, n);
+    const auto pair = plan(frame_a, frame_b);
+    py::array_t<double> T({n, py::ssize_t{4}, py::ssize_t{4}});
+    py::array_t<double> J({n, py::ssize_t{6}, py::ssize_t{model_.nv}});
+    double* t = T.mutable_data();
+    double* j = J.mutable_data();
+    {
+      py::gil_scoped_release release;
+      reljac::kin::Pose pose;
+      for (py::ssize_t s = 0; s < n; ++s) {
+        pair.evaluate(q + s * model_.nq, pose, j + s * 6 * model_.nv);
+        Eigen::Map<Eigen::Matrix<double, 4, 4, Eigen::RowMajor>> H(t + 16 * s);
+        H.setIdentity();
+        H.topLeftCorner<3, 3>() = pose.R;
+        H.topRightCorner<3, 1>() = pose.p;
+      }
+    }
+    return py::make_tuple(T, J);
+  }
+
+  // Manipulability of rows `rows` of J_ab for each configuration, (N,).
+  py::array_t<double> manipulability(int frame_a, int frame_b, const Array& Q, const std::vector<int>& rows) const {
+    py::ssize_t n;
+    const double* q = configurations(Q, n);
+    check_rows(rows);
+    const auto pair = plan(frame_a, frame_b);
+    py::array_t<double> out(n);
+    double* w = out.mutable_data();
+    {
+      py::gil_scoped_release release;
+      std::vector<double> J(6 * static_cast<size_t>(model_.nv));
+      reljac::kin::Pose pose;
+      for (py::ssize_t s = 0; s < n; ++s) {
+        pair.evaluate(q + s * model_.nq, pose, J.data());
+        w[s] = reljac::kin::manipulability(J.data(), model_.nv, rows);
+      }
+    }
+    return out;
+  }
+
+  int nq() const { return model_.nq; }
+  int nv() const { return model_.nv; }
+  const reljac::kin::Model& model() const { return model_; }
+
+ private:
+  void check_rows(const std::vector<int>& rows) const {
+    if (rows.empty() || rows.size() > 6) throw py::value_error("rows must name 1 to 6 rows of J_ab");
+    for (int r : rows)
+      if (r < 0 || r > 5) throw py::value_error("rows must be in 0..5");
+  }
+  reljac::kin::Model model_;
+};
+
+// One chunk's reduction of a capability map (reljac/maps/kernel.py); holds its KinematicModel.
+class Reduction {
+ public:
+  Reduction(std::shared_ptr<KinematicModel> model, int frame_a, int frame_b, const Array& origin, double voxel,
+            const IntArray& dims, const Array& directions, int axis, const std::vector<int>& rows)
+      : model_(std::move(model)) {
+    if (origin.size() != 3 || dims.size() != 3) throw py::value_error("origin and dims must have 3 entries");
+    reljac::kin::Grid grid;
+    grid.origin = Eigen::Map<const Vector3>(origin.data());
+    grid.voxel = voxel;
+    for (int k = 0; k < 3; ++k) grid.dims[k] = dims.at(k);
+    if (directions.ndim() != 2 || directions.shape(1) != 3) throw py::value_error("directions must be (n, 3)");
+    std::vector<double> dirs(directions.data(), directions.data() + directions.size());
+    try {
+      reduction_ = std::make_unique<reljac::kin::CapabilityReduction>(model_->model(), frame_a, frame_b, grid,
+                                                                       std::move(dirs), axis, rows);
+    } catch (const std::invalid_argument& e) {
+      throw py::value_error(e.what());
+    }
+  }
+
+  void add(const Array& Q, int64_t first_index) {
+    py::ssize_t n;
+    const double* q = model_->configurations(Q, n);
+    py::gil_scoped_release release;
+    reduction_->add(q, n, first_index);
+  }
+
+  // (voxel, count, coverage, best, best_index, outside): one entry per voxel reached so far.
+  py::tuple result() const;
+
+ private:
+  std::shared_ptr<KinematicModel> model_;
+  std::unique_ptr<reljac::kin::CapabilityReduction> reduction_;
+};
+
+py::tuple as_tuple(const reljac::kin::ChunkResult& r) {
+  return py::make_tuple(py::array_t<int64_t>(r.voxel.size(), r.voxel.data()),
+                        py::array_t<int64_t>(r.count.size(), r.count.data()),
+                        py::array_t<uint64_t>(r.coverage.size(), r.coverage.data()),
+                        py::array_t<double>(r.best.size(), r.best.data()),
+                        py::array_t<int64_t>(r.best_index.size(), r.best_index.data()), r.outside);
+}
+
+// Partial results (lists of per-voxel arrays, unique voxels within each) merged into one, in
+// linear time without the GIL; see reljac/maps/kernel.py's merge_partials.
+py::tuple merge_partials(const std::vector<IntArray>& voxels, const std::vector<IntArray>& counts,
+                         const std::vector<py::array_t<uint64_t, py::array::c_style | py::array::forcecast>>& coverages,
+                         const std::vector<Array>& bests, const std::vector<IntArray>& best_indices) {
+  const size_t n = voxels.size();
+  if (counts.size() != n || coverages.size() != n || bests.size() != n || best_indices.size() != n)
+    throw py::value_error("the partial lists must have the same length");
+  for (size_t p = 0; p < n; ++p) {
+    const py::ssize_t k = voxels[p].size();
+    if (counts[p].size() != k || coverages[p].size() != k || bests[p].size() != k || best_indices[p].size() != k)
+      throw py::value_error("a partial's arrays must have the same length");
+  }
+  reljac::kin::VoxelTable table;
+  {
+    py::gil_scoped_release release;
+    for (size_t p = 0; p < n; ++p) {
+      const int64_t* v = voxels[p].data();
+      const int64_t* c = counts[p].data();
+      const uint64_t* cov = coverages[p].data();
+      const double* b = bests[p].data();
+      const int64_t* i = best_indices[p].data();
+      for (py::ssize_t e = 0; e < voxels[p].size(); ++e) table.add(v[e], c[e], cov[e], b[e], i[e]);
+    }
+  }
+  return as_tuple(table.result());
+}
+
+py::tuple Reduction::result() const { return as_tuple(reduction_->result()); }
+
+// Merge a partial result into a map's dense per-voxel arrays, in place (reljac/maps/kernel.py's
+// Accumulator.add); the partial's voxels are unique.
+void accumulate(py::array_t<int64_t, py::array::c_style> count, py::array_t<uint64_t, py::array::c_style> coverage,
+                py::array_t<double, py::array::c_style> best, py::array_t<int64_t, py::array::c_style> best_index,
+                const IntArray& voxel, const IntArray& part_count,
+                const py::array_t<uint64_t, py::array::c_style | py::array::forcecast>& part_coverage,
+                const Array& part_best, const IntArray& part_best_index) {
+  const py::ssize_t size = count.size(), k = voxel.size();
+  if (coverage.size() != size || best.size() != size || best_index.size() != size)
+    throw py::value_error("the map's arrays must have the same size");
+  if (part_count.size() != k || part_coverage.size() != k || part_best.size() != k || part_best_index.size() != k)
+    throw py::value_error("a partial's arrays must have the same length");
+  const int64_t* v = voxel.data();
+  for (py::ssize_t e = 0; e < k; ++e)
+    if (v[e] < 0 || v[e] >= size) throw py::value_error("a voxel index is outside the map");
+  int64_t* c = count.mutable_data();
+  uint64_t* cov = coverage.mutable_data();
+  double* b = best.mutable_data();
+  int64_t* bi = best_index.mutable_data();
+  const int64_t* pc = part_count.data();
+  const uint64_t* pcov = part_coverage.data();
+  const double* pb = part_best.data();
+  const int64_t* pbi = part_best_index.data();
+  py::gil_scoped_release release;
+  for (py::ssize_t e = 0; e < k; ++e) {
+    const int64_t i = v[e];
+    c[i] += pc[e];
+    cov[i] |= pcov[e];
+    if (pb[e] > b[i] || (pb[e] == b[i] && pbi[e] < bi[i])) {
+      b[i] = pb[e];
+      bi[i] = pbi[e];
+    }
+  }
+}
+
+// Q (n, nq) from uniforms U (n, k) by a sampling plan (reljac/maps/sampling.py), without the GIL.
+py::array_t<double> configurations_from_uniforms(const IntArray& kinds, const IntArray& q_idx, const IntArray& u_idx,
+                                                 const Array& lo, const Array& hi, const Array& neutral,
+                                                 const Array& U) {
+  const py::ssize_t m = kinds.size();
+  if (q_idx.size() != m || u_idx.size() != m || lo.size() != m || hi.size() != m)
+    throw py::value_error("the plan arrays must have the same length");
+  if (U.ndim() != 2) throw py::value_error("U must be (n, k)");
+  const int nq = static_cast<int>(neutral.size()), k = static_cast<int>(U.shape(1));
+  std::vector<reljac::kin::SampleColumn> plan(m);
+  for (py::ssize_t i = 0; i < m; ++i) {
+    plan[i] = {static_cast<int>(kinds.at(i)), static_cast<int>(q_idx.at(i)), static_cast<int>(u_idx.at(i)), lo.at(i),
+               hi.at(i)};
+    const int q_width = plan[i].kind == 0 ? 1 : plan[i].kind == 1 ? 2 : 4, u_width = plan[i].kind == 2 ? 3 : 1;
+    if (plan[i].kind < 0 || plan[i].kind > 2 || plan[i].q < 0 || plan[i].q + q_width > nq || plan[i].u < 0 ||
+        plan[i].u + u_width > k)
+      throw py::value_error("a sampling plan entry is out of range");
+  }
+  const py::ssize_t n = U.shape(0);
+  py::array_t<double> Q({n, static_cast<py::ssize_t>(nq)});
+  double* out = Q.mutable_data();
+  const double* u = U.data();
+  const double* q0 = neutral.data();
+  {
+    py::gil_scoped_release release;
+    reljac::kin::configurations_from_uniforms(plan, q0, nq, u, k, n, out);
+  }
+  return Q;
+}
+
+}  // namespace
+
+void bind_kinematics(py::module_& m) {
+  py::class_<KinematicModel, std::shared_ptr<KinematicModel>>(
+      m, "KinematicModel", "A joint tree exported from a pin.Model (see reljac/maps/compiled.py)")
+      .def(py::init<int, int, const IntArray&, const IntArray&, const Array&, const Array&, const Array&,
+                    const IntArray&, const IntArray&, const Array&, const Array&, const IntArray&, const Array&,
+                    const Array&>(),
+           py::arg("nq"), py::arg("nv"), py::arg("parents"), py::arg("kinds"), py::arg("axes"), py::arg("rotations"),
+           py::arg("translations"), py::arg("idx_q"), py::arg("idx_v"), py::arg("scaling"), py::arg("offset"),
+           py::arg("frame_joints"), py::arg("frame_rotations"), py::arg("frame_translations"))
+      .def("relative", &KinematicModel::relative, py::arg("frame_a"), py::arg("frame_b"), py::arg("Q"))
+      .def("manipulability", &KinematicModel::manipulability, py::arg("frame_a"), py::arg("frame_b"), py::arg("Q"),
+           py::arg("rows"))
+      .def_property_readonly("nq", &KinematicModel::nq)
+      .def_property_readonly("nv", &KinematicModel::nv);
+  py::class_<Reduction>(m, "CapabilityReduction", "One chunk's reduction of a capability map (reljac/maps/kernel.py)")
+      .def(py::init<std::shared_ptr<KinematicModel>, int, int, const Array&, double, const IntArray&, const Array&, int,
+                    const std::vector<int>&>(),
+           py::arg("model"), py::arg("frame_a"), py::arg("frame_b"), py::arg("origin"), py::arg("voxel"),
+           py::arg("dims"), py::arg("directions"), py::arg("axis"), py::arg("rows"))
+      .def("add", &Reduction::add, py::arg("Q"), py::arg("first_index"))
+      .def("result", &Reduction::result);
+  m.def("accumulate", &accumulate, py::arg("count"), py::arg("coverage"), py::arg("best"), py::arg("best_index"),
+        py::arg("voxel"), py::arg("part_count"), py::arg("part_coverage"), py::arg("part_best"),
+        py::arg("part_best_index"));
+  m.def("merge_partials", &merge_partials, py::arg("voxels"), py::arg("counts"), py::arg("coverages"),
+        py::arg("bests"), py::arg("best_indices"));
+  m.def("configurations_from_uniforms", &configurations_from_uniforms, py::arg("kinds"), py::arg("q_idx"),
+        py::arg("u_idx"), py::arg("lo"), py::arg("hi"), py::arg("neutral"), py::arg("U"));
+}
