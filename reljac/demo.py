@@ -75,12 +75,18 @@ def _body_twist(target: Callable[[float], pin.SE3], t: float, h: float = 1e-4) -
 # ---------------------------------------------------------------------------- dual arm
 def run_dual_arm(*, duration: float = 10.0, headless: bool = False, loop: bool = False, dt: float = 0.01,
                  out=print, radius: float = 0.05, period: float = 5.0, pivot: float = 0.35,
-                 session: Session | None = None) -> DemoSummary:
-    """Two hands carry an imaginary box (see the module docstring).
+                 crossing: float = 0.0, session: Session | None = None) -> DemoSummary:
+    """Two hands carry an imaginary box (see the module docstring), then cross.
+
+    Crossing phase (after the carry, `crossing` seconds, not with `loop`): each tool is sent to
+    where the other one is, which would drive the arms through each other; collision avoidance
+    (:class:`reljac.ik.CollisionAvoidance`, 1 cm) keeps them apart, and the summary reports the
+    smallest distance between any two bodies reached in the phase.
 
     Args:
-        duration: [s] length of one cycle (the box pivots in its second half), and of the run
+        duration: [s] length of one cycle (the box pivots in its second half), and of the carry
             unless `loop`.
+        crossing: [s] of the crossing phase (0: none).
         headless: no viewer, no sleeping (as fast as possible).
         loop: repeat cycles until Ctrl-C.
         dt: control period [s].
@@ -141,11 +147,76 @@ def run_dual_arm(*, duration: float = 10.0, headless: bool = False, loop: bool =
         T_wl = viewer.visualizer.data.oMf[robot.frame_id("left_tool")]
         viewer.show_target("right target", T_wl * relative.target, scale=TARGET_SCALE * viewer.scale)
 
-    out(f"dual-arm demo: {'until Ctrl-C' if loop else f'{duration:g} s'}, dt = {dt * 1e3:g} ms, "
-        f"left tool on a {radius * 100:g} cm circle, the box pivots by up to {pivot:g} rad in the second half")
-    return run("dual-arm", robot, q0, lambda t: controller, set_targets, [relative, left],
-                duration=duration, headless=headless, loop=loop, dt=dt, out=out,
-                setup_viewer=setup_viewer, update_viewer=update_viewer, session=session)
+    cross = _Crossing(robot, dt) if crossing > 0 and not loop else None
+
+    def controller_at(t):
+        return controller if cross is None or t < duration - 1e-9 else cross.controller
+
+    def targets_at(t, q):
+        if cross is None or t < duration - 1e-9:
+            set_targets(t, q)
+        else:
+            cross.start(q)
+
+    def tracked_at(t):
+        return [relative, left] if cross is None or t < duration - 1e-9 else []
+
+    def update(viewer, t, q):
+        update_viewer(viewer, t, q)
+        if cross is not None and t >= duration - 1e-9:
+            cross.show(viewer, q)
+
+    total = duration + (crossing if cross is not None else 0.0)
+    out(f"dual-arm demo: {'until Ctrl-C' if loop else f'{total:g} s'}, dt = {dt * 1e3:g} ms, "
+        f"left tool on a {radius * 100:g} cm circle, the box pivots by up to {pivot:g} rad in the second half"
+        + (f"; then {crossing:g} s of crossing the arms with collision avoidance" if cross is not None else ""))
+    summary = run("dual-arm", robot, q0, controller_at, targets_at, tracked_at,
+                  duration=total, headless=headless, loop=loop, dt=dt, out=out,
+                  setup_viewer=setup_viewer, update_viewer=update, session=session, report=cross)
+    return summary
+
+
+class _Crossing:
+    """The crossing phase: each tool sent where the other is, collision avoidance on."""
+
+    MIN_DISTANCE = 0.01  # [m]
+
+    def __init__(self, robot: Robot, dt: float) -> None:
+        from .collision import CollisionModel
+        from .ik import CollisionAvoidance
+
+        self.robot, self.model = robot, CollisionModel(robot)
+        self.lead = FrameTask("left_tool", gain=20.0, name="left crosses")
+        self.follow = FrameTask("right_tool", gain=20.0, name="right crosses")
+        self.posture = PostureTask(robot, gain=1.0, weight=0.1)
+        avoidance = CollisionAvoidance(robot, model=self.model, min_distance=self.MIN_DISTANCE)
+        self.controller = Controller(robot, [[self.lead], [self.follow], [self.posture]], dt=dt,
+                                     constraints=[avoidance])
+        self.started, self.lowest, self.shown = False, math.inf, False
+
+    def start(self, q) -> None:
+        """At the first step of the phase: targets swap the tools' positions. Then: measure."""
+        if self.started:
+            self.lowest = min(self.lowest, float(self.model.distances(q, within=0.1, jacobians=False)
+                                                 .distance.min(initial=0.1)))
+            return
+        self.started = True
+        kin = Kinematics(self.robot, q)
+        left, right = kin.placement("left_tool"), kin.placement("right_tool")
+        self.lead.set_target(pin.SE3(left.rotation, right.translation))
+        self.follow.set_target(pin.SE3(right.rotation, left.translation))
+        self.posture.set_target(q)
+
+    def show(self, viewer, q) -> None:
+        if not self.shown:
+            viewer.show_collisions(self.model, within=0.05)
+            self.shown = True
+
+    def notes(self) -> list[str]:
+        if not self.started:
+            return []
+        return [f"crossing phase, collision avoidance on: smallest distance between two bodies "
+                f"{self.lowest * 1e3:.2f} mm (kept: {self.MIN_DISTANCE * 1e3:g} mm)"]
 
 
 # ---------------------------------------------------------------------------- hand
@@ -205,17 +276,29 @@ def _interactive() -> bool:
         return False
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse whose errors are one line (no usage block), exit code 2."""
+
+    def error(self, message: str):  # noqa: D102 - argparse's hook
+        print(f"{self.prog}: error: {message} (see '{self.prog} --help')", file=sys.stderr)
+        raise SystemExit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="reljac demo", description="task-priority IK demos",
         epilog="From an interactive terminal the demo waits for a browser page before moving and keeps "
                "serving the last scene until Ctrl-C; in CI and pipes it does neither.")
     parser.add_argument("demo", choices=["dual-arm", "hand"])
     parser.add_argument("--duration", type=float, default=None,
-                        help="[s] run length (default: 10 for dual-arm, 6 for hand)")
+                        help="[s] run length, in (0, 3600] (default: 10 for dual-arm, 6 for hand); for dual-arm "
+                             "the carry's")
+    parser.add_argument("--crossing", type=float, default=4.0, metavar="S",
+                        help="dual-arm only: [s] 0..3600 of crossing the arms with collision avoidance after "
+                             "the carry (default 4; 0: none)")
     parser.add_argument("--headless", action="store_true", help="no viewer, no real-time pacing")
     parser.add_argument("--loop", action="store_true", help="dual-arm only: repeat until Ctrl-C")
-    parser.add_argument("--dt", type=float, default=0.01, help="[s] control period (default 0.01)")
+    parser.add_argument("--dt", type=float, default=0.01, help="[s] control period, in [1e-4, 0.1] (default 0.01)")
     parser.add_argument("--no-wait", action="store_true",
                         help=f"start moving at once (default from a terminal: wait up to {BROWSER_WAIT:g} s "
                              "for a browser page)")
@@ -243,10 +326,12 @@ def main(argv=None) -> int:
 def _main(argv) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.duration is not None and not (math.isfinite(args.duration) and args.duration > 0):
-        parser.error(f"--duration must be a positive number of seconds, got {args.duration}")
-    if not (math.isfinite(args.dt) and 0 < args.dt <= 0.1):
-        parser.error(f"--dt must be in (0, 0.1] s, got {args.dt}")
+    if args.duration is not None and not (math.isfinite(args.duration) and 0 < args.duration <= 3600):
+        parser.error(f"--duration must be in (0, 3600] s, got {args.duration}")
+    if not (math.isfinite(args.crossing) and 0 <= args.crossing <= 3600):
+        parser.error(f"--crossing must be in [0, 3600] s, got {args.crossing}")
+    if not (math.isfinite(args.dt) and 1e-4 <= args.dt <= 0.1):
+        parser.error(f"--dt must be in [1e-4, 0.1] s, got {args.dt}")
     if args.loop and args.demo != "dual-arm":
         parser.error("--loop is for the dual-arm demo only")
     session = Session()
@@ -259,13 +344,14 @@ def _main(argv) -> int:
         session.wait = 0.0 if args.no_wait else BROWSER_WAIT
         session.hold = not args.exit
     duration = args.duration or (10.0 if args.demo == "dual-arm" else 6.0)
+    crossing = args.crossing if args.demo == "dual-arm" and not args.loop else 0.0
     show = args.headless and progress_wanted(args.progress)
-    steps = None if args.loop else int(round(duration / args.dt))
+    steps = None if args.loop else int(round((duration + crossing) / args.dt))
     with progress_bar(steps, f"demo {args.demo}", show=show, unit="step", delay=0.0 if args.progress else 0.5) as bar:
         session.progress, out = (None, print) if bar is None else (bar.update, write_line)
         if args.demo == "dual-arm":
-            summary = run_dual_arm(duration=duration, headless=args.headless, loop=args.loop, dt=args.dt,
-                                   session=session, out=out)
+            summary = run_dual_arm(duration=duration, headless=args.headless, loop=args.loop, crossing=args.crossing,
+                                   dt=args.dt, session=session, out=out)
         else:
             summary = run_hand(duration=duration, headless=args.headless, dt=args.dt, session=session, out=out)
     if summary.interrupted:  # the table (marked "(interrupted)") is printed; one line says why it ended

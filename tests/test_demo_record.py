@@ -21,8 +21,8 @@ from reljac.demo import DUAL_ARM_MEETING, HAND_RELAXED
 def dual_arm_records(tmp_path_factory):
     folder = tmp_path_factory.mktemp("record")
     npz, js = folder / "run.npz", folder / "run.json"
-    assert cli_main(["demo", "dual-arm", "--headless", "--duration", "1", "--record", str(npz)]) == 0
-    assert cli_main(["demo", "dual-arm", "--headless", "--duration", "1", "--record", str(js)]) == 0
+    assert cli_main(["demo", "dual-arm", "--headless", "--duration", "1", "--crossing", "0", "--record", str(npz)]) == 0
+    assert cli_main(["demo", "dual-arm", "--headless", "--duration", "1", "--crossing", "0", "--record", str(js)]) == 0
     return np.load(npz), json.loads(js.read_text())
 
 
@@ -59,7 +59,7 @@ def test_dual_arm_circle_is_seen_open_from_the_viewers_camera(tmp_path):
     from reljac.viz.camera import DEFAULT_DIRECTION, view_axes
 
     path = tmp_path / "turn.npz"
-    assert cli_main(["demo", "dual-arm", "--headless", "--duration", "6", "--record", str(path)]) == 0
+    assert cli_main(["demo", "dual-arm", "--headless", "--duration", "6", "--crossing", "0", "--record", str(path)]) == 0
     p = np.load(path)["target/left"][100:, :3, 3]  # after the 1 s speed ramp: one 5 s turn
     right, up, _ = view_axes(DEFAULT_DIRECTION)
     across, upward = np.ptp(p @ right), np.ptp(p @ up)

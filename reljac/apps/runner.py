@@ -77,6 +77,7 @@ class DemoSummary:
     realtime_factor: float
     interrupted: bool = False
     tasks: list[TaskStats] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # more lines for the table (e.g. a phase's figures)
 
     def task(self, name: str) -> TaskStats:
         for stats in self.tasks:
@@ -94,7 +95,7 @@ class DemoSummary:
         lines.append(f"{self.steps} steps, {self.simulated_time:.2f} s simulated in {self.wall_time:.2f} s "
                      f"wall: real-time factor {self.realtime_factor:.2f}"
                      + (" (interrupted)" if self.interrupted else ""))
-        return "\n".join(lines)
+        return "\n".join(lines + self.notes)
 
 
 def _num(x: float) -> str:
@@ -137,12 +138,13 @@ def _progress(t: float, norms: dict[str, dict[str, float]]) -> str:
 
 
 def run(name, robot, q, ctrl_for, set_targets, tracked, *, duration, headless, loop, dt, out,
-         setup_viewer=None, update_viewer=None, session: Session | None = None) -> DemoSummary:
+         setup_viewer=None, update_viewer=None, session: Session | None = None, report=None) -> DemoSummary:
     """The shared control loop: targets at t, one controller step, record, display, pace.
 
     ``ctrl_for(t)``: the controller in charge at t; ``set_targets(t, q)``; ``tracked``: the tasks
     whose errors are recorded, or a function of t returning them. The viewer (unless headless)
     shows the robot at q from the start; see :class:`Session` for waiting, holding and records.
+    ``report``: an object whose ``notes()`` lines end the summary table (or None).
     A Ctrl-C before or after the motion (while waiting or holding) propagates as
     KeyboardInterrupt once the viewer is closed; one during the motion ends the motion.
     """
@@ -170,7 +172,7 @@ def run(name, robot, q, ctrl_for, set_targets, tracked, *, duration, headless, l
                 else:
                     out(f"no browser page after {session.wait:g} s: starting anyway")
         summary = _loop(name, q, ctrl_for, set_targets, tracked_at, recorder, log, viewer, update_viewer,
-                        n_steps=math.inf if loop else int(round(duration / dt)), dt=dt, out=out,
+                        n_steps=math.inf if loop else int(round(duration / dt)), dt=dt, out=out, report=report,
                         progress=session.progress)
         if log is not None:
             if session.record:
@@ -188,7 +190,7 @@ def run(name, robot, q, ctrl_for, set_targets, tracked, *, duration, headless, l
 
 
 def _loop(name, q, ctrl_for, set_targets, tracked_at, recorder, log, viewer, update_viewer, *,
-          n_steps, dt, out, progress=None) -> DemoSummary:
+          n_steps, dt, out, report=None, progress=None) -> DemoSummary:
     """Run the control steps (paced in real time with a viewer); print and return the summary."""
     display_every = max(1, round(DISPLAY_PERIOD / dt))
     progress_every = max(1, round(PROGRESS_PERIOD / dt))
@@ -222,7 +224,7 @@ def _loop(name, q, ctrl_for, set_targets, tracked_at, recorder, log, viewer, upd
     wall = time.perf_counter() - start
     sim = k * dt
     summary = DemoSummary(name, k, sim, wall, sim / wall if wall > 0 else math.inf, interrupted,
-                          recorder.stats())
+                          recorder.stats(), report.notes() if report is not None else [])
     out(summary.table())
     return summary
 

@@ -6,6 +6,7 @@ Saturation in the Null Space. See :class:`Controller` and :func:`solve`.
 """
 
 from .backend import compiled_available, default_backend
+from .collision_avoidance import CollisionAvoidance
 from .controller import Controller
 from .hierarchy import DampingPolicy, LevelReport
 from .limits import JointPositionLimit, JointVelocityLimit, Limit, VelocityConstraint
@@ -22,6 +23,7 @@ from .tasks import (
 )
 
 __all__ = [
+    "CollisionAvoidance",
     "Controller",
     "DampingPolicy",
     "FrameTask",

@@ -87,6 +87,9 @@ class CompiledStep:
                 indices.append(index)
             levels.append(indices)
         self.program.set_levels(levels)
+        self.row_limits: list[Limit] = []
+        self.dt = controller.dt
+        self.row_names: list[str] = []
         for limit in controller.limits:
             self._add_limit(limit)
         self.slots_T = self.slots_J = None
@@ -117,7 +120,9 @@ class CompiledStep:
 
     def _add_limit(self, limit: Limit) -> None:
         p = self.program
-        if _behaves_as(limit, JointVelocityLimit):
+        if getattr(limit, "rows_only", False):  # evaluated in Python each step, its rows passed on
+            self.row_limits.append(limit)
+        elif _behaves_as(limit, JointVelocityLimit):
             box = limit.constraint(None, 1.0)
             p.add_velocity_box(box.lo, box.hi)
         elif _behaves_as(limit, JointPositionLimit):
@@ -142,7 +147,14 @@ class CompiledStep:
         Ts = [data.oMf[f].homogeneous for f in self.frames]
         Js = [_frame_jacobian(model, data, f, WORLD) for f in self.frames]
         errors = [pin.difference(model, task._target, kin.q) for task in self.postures]
-        v, failing = self.program.velocity(kin.q, Ts, Js, errors)
+        C = d = None
+        if self.row_limits:
+            constraints = [limit.constraint(kin, self.dt) for limit in self.row_limits]
+            rows = [c for c in constraints if c.C is not None and c.C.shape[0]]
+            self.row_names = [name for c in rows for name in c.row_names]
+            if rows:
+                C, d = np.vstack([c.C for c in rows]), np.concatenate([c.d for c in rows])
+        v, failing = self.program.velocity(kin.q, Ts, Js, errors, C, d)
         if failing >= 0:
             task = self.tasks[failing][0]
             raise TaskError(f"task '{task.name}' asks for a non-finite velocity: its gain, weights or target "
@@ -173,6 +185,7 @@ def build(controller: Controller, core: Any) -> CompiledStep | None:
         if _frame_kind(task) is None and not _behaves_as(task, PostureTask):
             return None
     for limit in controller.limits:
-        if not any(_behaves_as(limit, cls) for cls in (JointVelocityLimit, JointPositionLimit, ReversalDamping)):
+        built_in = any(_behaves_as(limit, cls) for cls in (JointVelocityLimit, JointPositionLimit, ReversalDamping))
+        if not (built_in or getattr(limit, "rows_only", False)):
             return None
     return CompiledStep(controller, core)

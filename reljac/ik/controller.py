@@ -139,7 +139,8 @@ class Controller:
     def last_reports(self) -> list[LevelReport]:
         """Per level, what the last velocity / step did (see :class:`LevelReport`)."""
         if self._raw_reports is not None:
-            self._reports = self._named([LevelReport(*fields) for fields in self._raw_reports()], [])
+            self._reports = self._named([LevelReport(*fields) for fields in self._raw_reports()],
+                                        self._step.row_names if self._step is not None else [])
             self._raw_reports = None
         return self._reports
 
@@ -183,6 +184,8 @@ class Controller:
             except _compiled.NotCompilable:  # a task's weights left the compiled form: Python rows from now on
                 self._step = None
             else:
+                for limit in self._step.row_limits:  # the limits evaluated in Python see the velocity too
+                    limit.observe(v)
                 self._raw_reports, self.last_kinematics, self.last_velocity = self._step.reports, kin, v
                 return v, kin
         levels = [self._level(tasks, kin) for tasks in self.levels]

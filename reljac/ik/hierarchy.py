@@ -308,6 +308,15 @@ def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, held
                                             step.smallest, residual, met)
 
 
+def _violated_rows(cons: Constraints, v: np.ndarray) -> list[int]:
+    """Rows j of C with C_j v > d_j (beyond rounding)."""
+    if cons.C.shape[0] == 0:
+        return []
+    Cv = cons.C @ v
+    tol = BOUND_TOLERANCE * max(1.0, float(np.abs(Cv).max()))
+    return [int(j) for j in np.flatnonzero(Cv - cons.d > tol)]
+
+
 def solve_hierarchy(
     levels: list[Level],
     lo: np.ndarray,
@@ -319,9 +328,11 @@ def solve_hierarchy(
 ) -> tuple[np.ndarray, list[LevelReport]]:
     """Joint velocity v (nv,) for prioritized levels inside ``lo <= v <= hi`` and ``C v <= d``.
 
-    ``lo <= hi`` must hold element-wise and v = clip(0, lo, hi) must satisfy ``C v <= d``
-    (callers make it so). The result always satisfies the constraints: when a level cannot be
-    met it is scaled down, never the constraints relaxed.
+    ``lo <= hi`` must hold element-wise (callers clip their bounds). Rows of C that v = clip(0,
+    lo, hi) violates (a pair already too close) are first met as a level of their own, above
+    every task level, within the box and the other rows (recovery): then held, lower levels
+    cannot undo them. The result satisfies the constraints: when a level cannot be met it is
+    scaled down, never the constraints relaxed.
     """
     policy = policy or DampingPolicy()
     nv = lo.shape[0]
@@ -329,6 +340,11 @@ def solve_hierarchy(
     v = np.minimum(np.maximum(0.0, lo), hi)  # zero if feasible, else the nearest point of the box
     P, dim = np.eye(nv), nv
     held: list[int] = []  # rows of C saturated so far: their direction is out of P
+    violated = _violated_rows(cons, v)
+    if violated:  # recovery: C_j v = d_j for the violated rows, as the first level
+        held.extend(violated)
+        recovery = Level(cons.C[violated], cons.d[violated])
+        v, P, dim, _ = _solve_level(recovery, v, P, dim, held, cons, policy)
     reports = []
     for level in levels:
         if level.rows == 0:  # every row masked out: nothing asked
