@@ -34,10 +34,21 @@ void set_common(TaskSpec& t, double gain, const Array& weight, const std::option
 
 // The step's inputs; `keep` holds the arrays they point into.
 reljac::FrameInputs inputs(const Program& program, const py::list& Ts, const py::list& Js,
-                           const py::list& posture_errors, std::vector<Array>& keep) {
+                           const py::list& posture_errors, const py::object& C, const py::object& d,
+                           std::vector<Array>& keep) {
   const long nv = program.nv();
   reljac::FrameInputs in;
-  keep.reserve(Ts.size() + Js.size() + posture_errors.size());
+  keep.reserve(Ts.size() + Js.size() + posture_errors.size() + 2);
+  if (!C.is_none()) {
+    keep.push_back(Array::ensure(C));
+    keep.push_back(Array::ensure(d));
+    const Array &Ca = keep[keep.size() - 2], &da = keep.back();
+    if (!Ca || !da || Ca.ndim() != 2 || (Ca.shape(0) && Ca.shape(1) != nv) || da.ndim() != 1 || da.shape(0) != Ca.shape(0))
+      throw py::value_error("C must be (k, nv) and d (k,)");
+    in.C = Ca.data();
+    in.d = da.data();
+    in.rows = static_cast<int>(Ca.shape(0));
+  }
   for (const auto& obj : Ts) {
     keep.push_back(Array::ensure(obj));
     const Array& T = keep.back();
@@ -63,9 +74,9 @@ reljac::FrameInputs inputs(const Program& program, const py::list& Ts, const py:
 }
 
 py::tuple velocity(Program& program, const Array& q, const py::list& Ts, const py::list& Js,
-                   const py::list& posture_errors) {
+                   const py::list& posture_errors, const py::object& C, const py::object& d) {
   std::vector<Array> keep;
-  const reljac::FrameInputs in = inputs(program, Ts, Js, posture_errors, keep);
+  const reljac::FrameInputs in = inputs(program, Ts, Js, posture_errors, C, d, keep);
   const Vector q_vec = to_vector(q, program.nq(), "q");
   int failing = -1;
   Vector v;
@@ -80,7 +91,7 @@ py::tuple velocity(Program& program, const Array& q, const py::list& Ts, const p
 py::tuple step_system(const Program& program, const Array& q, const py::list& Ts, const py::list& Js,
                  const py::list& posture_errors) {
   std::vector<Array> keep;
-  const reljac::FrameInputs in = inputs(program, Ts, Js, posture_errors, keep);
+  const reljac::FrameInputs in = inputs(program, Ts, Js, posture_errors, py::none(), py::none(), keep);
   std::vector<reljac::Level> levels;
   std::vector<reljac::RowMatrix> storage;
   reljac::Constraints cons;
@@ -167,7 +178,8 @@ void bind_program(py::module_& m) {
              r.grow = grow;
              p.add_limit(r);
            })
-      .def("velocity", &velocity, py::arg("q"), py::arg("Ts"), py::arg("Js"), py::arg("posture_errors"))
+      .def("velocity", &velocity, py::arg("q"), py::arg("Ts"), py::arg("Js"), py::arg("posture_errors"),
+           py::arg("C") = py::none(), py::arg("d") = py::none())
       .def("system", &step_system, py::arg("q"), py::arg("Ts"), py::arg("Js"), py::arg("posture_errors"))
       .def("guard",
            [](const Program& p, const Array& q_next, const Array& q) {

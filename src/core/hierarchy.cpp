@@ -271,6 +271,17 @@ LevelReport solve_level(const Level& level, Vector& v, Matrix& P, int& dim, std:
   return report;
 }
 
+// Rows j of C with C_j v > d_j (beyond rounding).
+std::vector<int> violated_rows(const Constraints& cons, const Vector& v) {
+  std::vector<int> out;
+  if (!cons.C.rows()) return out;
+  const Vector Cv = cons.C * v;
+  const double tol = kBoundTolerance * std::max(1.0, Cv.cwiseAbs().maxCoeff());
+  for (int j = 0; j < Cv.size(); ++j)
+    if (Cv(j) - cons.d(j) > tol) out.push_back(j);
+  return out;
+}
+
 }  // namespace
 
 Vector solve_hierarchy(const std::vector<Level>& levels, const Constraints& cons, const Policy& policy,
@@ -280,6 +291,19 @@ Vector solve_hierarchy(const std::vector<Level>& levels, const Constraints& cons
   Matrix P = Matrix::Identity(nv, nv);
   int dim = nv;
   std::vector<char> held(cons.C.rows(), 0);  // rows of C saturated so far: their direction is out of P
+  const std::vector<int> violated = violated_rows(cons, v);
+  if (!violated.empty()) {  // recovery: C_j v = d_j for the violated rows, as the first level
+    RowMatrix C_violated(violated.size(), nv);
+    Level recovery;
+    recovery.b.resize(violated.size());
+    for (size_t i = 0; i < violated.size(); ++i) {
+      C_violated.row(i) = cons.C.row(violated[i]);
+      recovery.b(i) = cons.d(violated[i]);
+      held[violated[i]] = 1;
+    }
+    recovery.A = C_violated.data();
+    solve_level(recovery, v, P, dim, held, cons, policy);
+  }
   reports.clear();
   reports.reserve(levels.size());
   for (const Level& level : levels) {

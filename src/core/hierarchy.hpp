@@ -16,7 +16,8 @@ namespace reljac {
 
 using Matrix = Eigen::MatrixXd;
 using Vector = Eigen::VectorXd;
-using RowMatrixMap = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
+using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using RowMatrixMap = Eigen::Map<const RowMatrix>;
 
 constexpr double kRankTolerance = 1e-12;   // eigenvalues of G below this x max(1, largest) are zero
 constexpr double kBoundTolerance = 1e-12;  // slack on a bound before it counts as crossed
@@ -55,8 +56,8 @@ struct LevelReport {
   bool met = true;
 };
 
-// v (nv) inside the constraints and one report per level. lo <= hi must hold and
-// clip(0, lo, hi) must satisfy C v <= d (callers make it so).
+// v (nv) inside the constraints and one report per level. lo <= hi must hold; rows of C that
+// clip(0, lo, hi) violates are first met as a level of their own (recovery), then held.
 Vector solve_hierarchy(const std::vector<Level>& levels, const Constraints& cons, const Policy& policy,
                        std::vector<LevelReport>& reports);
 

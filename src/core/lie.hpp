@@ -31,7 +31,8 @@ inline Vector3 log3(const Matrix3& R, double& theta) {
   theta = std::atan2(s, c);
   if (c > -0.9) {  // away from pi the antisymmetric part gives the axis accurately
     const double s2 = s * s;
-    const double factor = theta < kSmallAngle ? 1.0 + s2 / 6.0 + 3.0 * s2 * s2 / 40.0 : theta / s;
+    // theta / sin(theta) = 1 + s^2/6 + 3 s^4/40 + 5 s^6/112 + ...: the series only where s^6 vanishes
+    const double factor = theta < 1e-3 ? 1.0 + s2 / 6.0 + 3.0 * s2 * s2 / 40.0 : theta / s;
     return factor * a;
   }
   // near pi: R ~ 2 k k^T - I + sin(theta) [k]x; the axis from the largest diagonal entry

@@ -257,8 +257,8 @@ void Program::assemble(const Vector& q, const FrameInputs& in, std::vector<Level
     }
   }
   box(cons.lo, cons.hi, q);
-  cons.C.resize(0, nv_);
-  cons.d.resize(0);
+  cons.C = Eigen::Map<const RowMatrix>(in.C, in.rows, nv_);
+  cons.d = Eigen::Map<const Vector>(in.d, in.rows);
 }
 
 // Controller._velocity: the system, one solve, the limits told the velocity.

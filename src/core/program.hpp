@@ -13,7 +13,6 @@
 namespace reljac {
 
 using Matrix3 = Eigen::Matrix3d;
-using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using Vector3 = Eigen::Vector3d;
 
 enum class TaskKind { kRelativeFrame = 0, kRelativePosition = 1, kRelativeOrientation = 2, kPosture = 3 };
@@ -60,6 +59,9 @@ struct FrameInputs {
   std::vector<Vector3> p;                // per slot: p_wf
   std::vector<const double*> J;          // per slot: (6 x nv) row-major WORLD Jacobian
   std::vector<const double*> posture_e;  // per posture task: (nv) e = difference(target, q)
+  const double* C = nullptr;              // (rows x nv) row-major one-sided rows C v <= d from
+  const double* d = nullptr;              // the limits evaluated in Python (collision avoidance)
+  int rows = 0;
 };
 
 class Program {
