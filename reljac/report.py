@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import sys
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Sequence
@@ -236,12 +237,33 @@ def progress_bar(total: int | None, what: str, *, show: bool, unit: str = "it",
     except ImportError:  # pragma: no cover - tqdm is a dependency; a --no-deps install runs without bars
         yield None
         return
-    bar = tqdm(total=total, desc=what, unit=unit, file=sys.stderr, leave=False, delay=delay,
-               dynamic_ncols=True)
+    # Ctrl-C waits while the bar is being drawn or erased: one between drawing it and holding it
+    # here, or in the middle of erasing it, would leave it on the screen before 'reljac: interrupted'.
+    bar, held = None, _hold_ctrl_c()
     try:
+        bar = tqdm(total=total, desc=what, unit=unit, file=sys.stderr, leave=False, delay=delay,
+                   dynamic_ncols=True)
+        _release_ctrl_c(held)  # a Ctrl-C that came meanwhile raises from here on, inside the try
+        held = None
         yield bar
     finally:
-        bar.close()
+        held = _hold_ctrl_c() if held is None else held
+        try:
+            if bar is not None:
+                bar.close()
+        finally:
+            _release_ctrl_c(held)
+
+
+def _hold_ctrl_c():
+    """Block SIGINT in this thread (it stays pending); returns what undoes it (None: no masks here)."""
+    mask = getattr(signal, "pthread_sigmask", None)  # not on Windows
+    return None if mask is None else mask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+def _release_ctrl_c(held) -> None:
+    if held is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def hook(bar) -> Callable[[int], object] | None:

@@ -175,16 +175,22 @@ def test_bench_json_gives_numbers(capsys):
         assert c["time_s"] > 0 and c["ratio_to_baseline"] == pytest.approx(c["time_s"] / cases[0]["time_s"])
 
 
-def test_bench_ik_json_matches_the_solvers_own_bench(capsys):
+def test_bench_ik_json_matches_the_solvers_own_bench():
+    from reljac import bench
     from reljac.ik.nlp import nlp_bench_rows
 
-    doc = run_json(capsys, ["bench", "ik", "--quick", "--json"])["sections"]["ik"]
+    done = []
+    doc = strict_json(json_document(bench.results("ik", quick=True, progress=done.append)))["sections"]["ik"]
+    assert sum(done) == bench.units("ik", quick=True)  # the progress bar's total is right
     protocol = doc["protocol"]
     assert protocol["targets"] == 10 and protocol["gain"] == pytest.approx(1 / protocol["dt"])
     for s in protocol["solvers"]:
         assert 0 <= s["top_level_met"] <= 1 and 0 <= s["chatter"] <= 1
         assert s["step_median_units"] == pytest.approx(s["step_median_s"] / protocol["unit_s"])
     assert 0 <= doc["hand"]["success"] <= 1 and doc["hand"]["pinches"] == 10
+    for case in doc["collision"]["cases"]:
+        assert case["added"] == pytest.approx(case["with_s"] / case["without_s"] - 1)
+        assert case["active_pairs"] > 0
     # one target at a time from a shared generator: the same targets as one call
     expected = [(name, ok) for name, ok, _ in nlp_bench_rows(n_targets=5, seed=0)]
     assert [(f"{r['problem']}: {r['solver']}", r["success_rate"]) for r in doc["nlp"]["rows"]] == expected

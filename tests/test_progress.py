@@ -139,6 +139,12 @@ def test_headless_demo_bar_counts_steps_and_keeps_its_table_on_stdout():
     assert plain.returncode == 0 and plain.stderr == ""
 
 
+def test_dual_arm_demo_bar_counts_the_crossing_phase():
+    result = run(["demo", "dual-arm", "--headless", "--duration", "1", "--crossing", "0.5", "--progress"], env=env())
+    assert result.returncode == 0, result.stderr
+    assert "/150 [" in result.stderr and "150 steps, 1.50 s simulated" in result.stdout
+
+
 # ---------------------------------------------------------------------------- errors stay one line
 def test_an_error_after_the_bar_appeared_is_one_line():
     result = run(["analyze", "dual_arm", "left_tool", "right_tol", "--progress"], env=env())
