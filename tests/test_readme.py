@@ -67,3 +67,23 @@ def test_the_quick_start_is_two_commands_run_by_ci():
     assert commands == ['pip install . && reljac demo dual-arm', 'pip install ".[test]" && pytest']
     ci = (ROOT / ".ci" / "run").read_text()
     assert all(c in ci for c in commands)
+
+
+@pytest.mark.parametrize("dt", [0.01, 0.002])
+@pytest.mark.parametrize("k", [0.3, 1.0])
+def test_a_per_step_gain_k_is_reljac_gain_k_over_dt(k, dt):
+    """The README's gains paragraph: with gain k / dt [1/s], one step removes the fraction k of a
+    task's error (a small error: the first-order step is exact to O(e^2); nothing saturates)."""
+    import numpy as np
+
+    import reljac
+    from reljac.ik import Controller, RelativePositionTask
+
+    robot = reljac.Robot.bundled("dual_arm")
+    q0 = robot.random_configuration(3)
+    kin = reljac.Kinematics(robot, q0)
+    task = RelativePositionTask("left_tool", "right_tool", gain=k / dt)
+    task.set_target(kin.relative_placement("left_tool", "right_tool").translation + np.array([1e-4, -2e-4, 1e-4]))
+    before = task.error_norms(kin)["position"]
+    after = task.error_norms(reljac.Kinematics(robot, Controller(robot, [[task]], dt=dt).step(q0)))["position"]
+    assert after / before == pytest.approx(1 - k, abs=1e-3)
