@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -57,7 +57,41 @@ class Manipulability:
 
     @property
     def smallest_singular_value(self) -> float:
+        """sigma_min, the 2-norm distance from J to the nearest singular Jacobian."""
         return float(self.singular_values[-1])
+
+    def format(self, spec: str = ".4g") -> str:
+        """One line with the index, condition number and singular values, each formatted with
+        the float format `spec` (``str(m)`` uses ".4g"; ``f"{m:.3e}"`` gives ".3e").
+
+        Raises:
+            TaskError: `spec` is not a float format specification.
+        """
+        spec = spec or ".4g"
+        try:
+            numbers = [format(float(x), spec) for x in (self.index, self.condition_number, *self.singular_values)]
+        except (ValueError, TypeError):
+            raise TaskError(f"{spec!r} is not a float format specification (valid: e.g. '.4g', '.3e', '10.5f')") from None
+        index, condition, *sigma = numbers
+        return (f"manipulability index {index}, condition number {condition}, "
+                f"singular values [{', '.join(sigma)}]")
+
+    def __format__(self, spec: str) -> str:
+        return self.format(spec)
+
+    def __str__(self) -> str:
+        return self.format()
+
+    def to_dict(self) -> dict:
+        """Plain Python numbers and lists, ready for ``json.dumps``: ``index``,
+        ``condition_number``, ``smallest_singular_value``, ``singular_values`` (m,) and
+        ``directions`` (m, m) as rows (column i is the axis u_i). Non-finite numbers (the
+        condition number at a singularity, an index beyond the float range) are None."""
+        from .report import plain
+
+        return plain({"index": self.index, "condition_number": self.condition_number,
+                      "smallest_singular_value": self.smallest_singular_value,
+                      "singular_values": self.singular_values, "directions": self.directions})
 
 
 def manipulability(J) -> Manipulability:
@@ -204,6 +238,29 @@ class WorkspaceSummary:
     condition_number: dict[str, float] = field(default_factory=dict)
     closest_to_singular: list[SingularSample] = field(default_factory=list)
 
+    def to_dict(self) -> dict:
+        """What ``reljac analyze --json`` prints: plain Python numbers and lists.
+
+        Keys: ``robot``, ``frame_a``, ``frame_b``, ``part`` (row indices into [v; w]), ``rows``
+        (their names: vx, vy, vz, wx, wy, wz), ``samples``, ``seed`` (None unless an integer),
+        ``backend``, ``index``, ``smallest_singular_value`` and ``condition_number`` (each a
+        dict of quantiles keyed "min", "5%", "25%", "median", "75%", "95%", "max"), and
+        ``closest_to_singular`` (a list of {``q`` (nq,), ``index``, ``smallest_singular_value``,
+        ``condition_number``}, closest first). Non-finite numbers (the condition number of a
+        singular sample is infinite) are None.
+        """
+        from .report import plain
+
+        return plain({
+            "robot": self.robot, "frame_a": self.frame_a, "frame_b": self.frame_b, "part": list(self.part),
+            "rows": [ROW_NAMES[r] for r in self.part], "samples": self.samples,
+            "seed": self.seed if isinstance(self.seed, (int, np.integer)) else None, "backend": self.backend,
+            "index": self.index, "smallest_singular_value": self.smallest_singular_value,
+            "condition_number": self.condition_number,
+            "closest_to_singular": [{"q": s.q, "index": s.index, "smallest_singular_value": s.smallest_singular_value,
+                                     "condition_number": s.condition_number} for s in self.closest_to_singular],
+        })
+
 
 def _reference_robot(robot: Robot, a: str, b: str):
     """The in-house reference of the robot's URDF when it can analyse frames a and b, else None."""
@@ -237,7 +294,7 @@ def reference_to_pinocchio_q(robot: Robot, ref, q_ref) -> np.ndarray:
 
 def workspace_summary(robot: Robot, frame_a: FrameRef, frame_b: FrameRef, samples: int = 1000,
                       seed: int | None = 0, *, part: str | Sequence[int] = "position", worst: int = 5,
-                      backend: str = "auto") -> WorkspaceSummary:
+                      backend: str = "auto", progress: Callable[[int], object] | None = None) -> WorkspaceSummary:
     """Sample `samples` configurations uniformly within the joint limits and summarize the
     manipulability of b's motion in a (rows `part` of J_ab).
 
@@ -246,6 +303,8 @@ def workspace_summary(robot: Robot, frame_a: FrameRef, frame_b: FrameRef, sample
             "pinocchio" (a loop over :class:`~reljac.relative.Kinematics`), or "auto" (the
             reference when it can load the robot's URDF and knows the frames, else Pinocchio).
         worst: how many closest-to-singular configurations to keep (by smallest singular value).
+        progress: called with the number of samples just done after each chunk (e.g. a tqdm
+            bar's ``update``); None: silent.
 
     Raises:
         FrameNotFound, TaskError: bad frames, part, samples (1..10^7), worst or backend.
@@ -291,6 +350,8 @@ def workspace_summary(robot: Robot, frame_a: FrameRef, frame_b: FrameRef, sample
         candidates = np.concatenate([kept, np.arange(start, start + n)])  # earlier samples first: stable ties
         order = np.argsort(smallest[candidates], kind="stable")[:worst]
         kept, kept_q = candidates[order], np.vstack([kept_q, qs])[order]
+        if progress is not None:
+            progress(n)
 
     def quantiles(x: np.ndarray) -> dict[str, float]:
         return {key: _quantile(x, p) for key, p in QUANTILES}

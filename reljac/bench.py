@@ -2,19 +2,24 @@
 
 Every table times its baseline in the same run as the code it compares, so the ratios hold on a
 shared, noisy machine even when the absolute times move.
+
+Each section ("jacobian", "reference", "ik") measures into a dict of numbers (times in seconds;
+the ``--json`` form, see :func:`results`) and formats it as a table. Each calls an optional
+`progress` hook with the units of work just done; :func:`units` says how many there are.
 """
 
 from __future__ import annotations
 
 import time
+from functools import partial
 from statistics import median
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 import pinocchio as pin
 
 from .relative import Kinematics, relative_jacobian
-from .report import format_table
+from .report import format_table, json_document, write_line
 from .robot import Robot
 
 PAIRS = [("left_tool", "right_tool"), ("torso", "left_tool"), ("torso", "right_tool"), ("right_tool", "left_link5")]
@@ -32,8 +37,23 @@ def median_seconds(fn: Callable[[], object], *, runs: int = 200, inner: int = 20
     return median(samples)
 
 
-def jacobian_table(*, quick: bool = False) -> str:
-    """Relative Jacobians on dual_arm vs Pinocchio's computeFrameJacobian for one frame."""
+Progress = Callable[[int], object] | None
+
+
+def _done(progress: Progress, n: int = 1) -> None:
+    if progress is not None:
+        progress(n)
+
+
+JACOBIAN_CASES = 5
+
+
+def jacobian_results(*, quick: bool = False, progress: Progress = None) -> dict[str, Any]:
+    """Relative Jacobians on dual_arm vs Pinocchio's computeFrameJacobian for one frame.
+
+    Returns {``robot``, ``nv``, ``runs``, ``calls_per_run``, ``cases``: [{``case``,
+    ``time_s`` (median [s] per call), ``ratio_to_baseline``}]} (the first case is the baseline).
+    """
     robot = Robot.bundled("dual_arm")
     model, data = robot.model, robot.model.createData()
     q = robot.random_configuration(0)
@@ -68,14 +88,34 @@ def jacobian_table(*, quick: bool = False) -> str:
         (f"reljac.relative_jacobian x {len(pairs)} single calls", four_single_calls),
         (f"reljac.Kinematics, {len(pairs)} pairs (one pass)", shared_four_pairs),
     ]
-    times = [median_seconds(fn, runs=runs) for _, fn in cases]
-    rows = [(name, t * 1e6, t / times[0]) for (name, _), t in zip(cases, times)]
-    title = f"relative Jacobians on dual_arm (nv={robot.nv}), median of {runs} runs x 20 calls"
+    times = []
+    for _, fn in cases:
+        times.append(median_seconds(fn, runs=runs))
+        _done(progress)
+    return {"robot": robot.name, "nv": robot.nv, "runs": runs, "calls_per_run": 20,
+            "cases": [{"case": name, "time_s": t, "ratio_to_baseline": t / times[0]}
+                      for (name, _), t in zip(cases, times)]}
+
+
+def jacobian_text(r: dict[str, Any]) -> str:
+    title = (f"relative Jacobians on {r['robot']} (nv={r['nv']}), median of {r['runs']} runs x "
+             f"{r['calls_per_run']} calls")
+    rows = [(c["case"], c["time_s"] * 1e6, c["ratio_to_baseline"]) for c in r["cases"]]
     return title + "\n" + format_table(["case", "time [us]", "ratio to baseline"], rows)
 
 
-def reference_table(*, quick: bool = False) -> str:
-    """Batched in-house reference vs a Python loop over the Pinocchio layer, per configuration."""
+def jacobian_table(*, quick: bool = False) -> str:
+    """Relative Jacobians on dual_arm vs Pinocchio's computeFrameJacobian for one frame."""
+    return jacobian_text(jacobian_results(quick=quick))
+
+
+def reference_results(*, quick: bool = False, progress: Progress = None) -> dict[str, Any]:
+    """Batched in-house reference vs a Python loop over the Pinocchio layer, per configuration.
+
+    Returns {``robot``, ``configurations`` (N), ``runs``, ``paths``: [{``path``,
+    ``time_per_configuration_s`` (median [s]), ``ratio_to_batched``}]}.
+    """
+    from .check import LayerMap
     from .reference import ReferenceRobot
 
     robot = Robot.bundled("dual_arm")
@@ -83,8 +123,6 @@ def reference_table(*, quick: bool = False) -> str:
     n = 1000 if quick else 10_000
     rng = np.random.default_rng(0)
     q_ref = ref.random_configuration(rng, n=n)
-    from .check import LayerMap
-
     layers = LayerMap(robot, ref)
     q_pin = list(layers.q_to_pinocchio(q_ref))
     runs = 3 if quick else 7
@@ -97,40 +135,94 @@ def reference_table(*, quick: bool = False) -> str:
             relative_jacobian(robot, q, "left_tool", "right_tool")
 
     t_batch = median_seconds(batched, runs=runs, inner=1) / n
+    _done(progress)
     t_loop = median_seconds(loop, runs=runs, inner=1) / n
-    rows = [
-        ("reference, batched numpy (N at once)", t_batch * 1e6, 1.0),
-        ("Pinocchio layer, Python loop", t_loop * 1e6, t_loop / t_batch),
-    ]
-    return (f"relative Jacobians for N={n} random configurations of dual_arm, per configuration, "
-            f"median of {runs} runs\n" + format_table(["path", "time per configuration [us]", "ratio to batched"], rows))
+    _done(progress)
+    return {"robot": robot.name, "configurations": n, "runs": runs, "paths": [
+        {"path": "reference, batched numpy (N at once)", "time_per_configuration_s": t_batch, "ratio_to_batched": 1.0},
+        {"path": "Pinocchio layer, Python loop", "time_per_configuration_s": t_loop,
+         "ratio_to_batched": t_loop / t_batch},
+    ]}
 
 
-def map_tables(*, quick: bool = False) -> str:
-    """`reljac bench map`: batched kinematics, capability-map throughput, Dask costs, IK seeding."""
-    from .apps.map_bench import map_tables as tables
-
-    return tables(quick=quick)
-
-
-def _ik_tables(*, quick: bool = False) -> str:
-    from .apps.bench_ik import ik_tables
-
-    return ik_tables(quick=quick)
+def reference_text(r: dict[str, Any]) -> str:
+    rows = [(p["path"], p["time_per_configuration_s"] * 1e6, p["ratio_to_batched"]) for p in r["paths"]]
+    return (f"relative Jacobians for N={r['configurations']} random configurations of {r['robot']}, per "
+            f"configuration, median of {r['runs']} runs\n"
+            + format_table(["path", "time per configuration [us]", "ratio to batched"], rows))
 
 
-SECTIONS: dict[str, Callable[..., str]] = {
-    "jacobian": jacobian_table,
-    "reference": reference_table,
-    "ik": _ik_tables,
-    "map": map_tables,
+def reference_table(*, quick: bool = False) -> str:
+    """Batched in-house reference vs a Python loop over the Pinocchio layer, per configuration."""
+    return reference_text(reference_results(quick=quick))
+
+
+def _ik_results(*, quick: bool = False, progress: Progress = None) -> dict[str, Any]:
+    from .apps.bench_ik import ik_results
+
+    return ik_results(quick=quick, progress=progress)
+
+
+def _ik_text(r: dict[str, Any]) -> str:
+    from .apps.bench_ik import ik_text
+
+    return ik_text(r)
+
+
+def _ik_units(quick: bool) -> int:
+    from .apps.bench_ik import ik_units
+
+    return ik_units(quick=quick)
+
+
+def _map_results(*, quick: bool = False, progress: Progress = None) -> dict[str, Any]:
+    """`reljac bench map` (batched kinematics, map throughput, Dask costs, IK seeding): its tables."""
+    from .apps.map_bench import map_tables
+
+    text = map_tables(quick=quick)
+    if progress is not None:
+        progress(1)
+    return {"tables": text}
+
+
+def _map_text(r: dict[str, Any]) -> str:
+    return r["tables"]
+
+
+#: name: (measure(quick=, progress=) -> dict, format(dict) -> str, units of work(quick) -> int)
+SECTIONS: dict[str, tuple[Callable[..., dict], Callable[[dict], str], Callable[[bool], int]]] = {
+    "jacobian": (jacobian_results, jacobian_text, lambda quick: JACOBIAN_CASES),
+    "reference": (reference_results, reference_text, lambda quick: 2),
+    "ik": (_ik_results, _ik_text, _ik_units),
+    "map": (_map_results, _map_text, lambda quick: 1),
 }
 
 
-def main(what: str = "all", *, quick: bool = False) -> int:
-    names = list(SECTIONS) if what == "all" else [what]
-    for i, name in enumerate(names):
-        if i:
-            print()
-        print(SECTIONS[name](quick=quick), flush=True)
+def _names(what: str) -> list[str]:
+    return list(SECTIONS) if what == "all" else [what]
+
+
+def units(what: str = "all", *, quick: bool = False) -> int:
+    """How many units of work :func:`main` reports to its `progress` hook for `what`."""
+    return sum(SECTIONS[name][2](quick) for name in _names(what))
+
+
+def results(what: str = "all", *, quick: bool = False, progress: Progress = None) -> dict[str, Any]:
+    """The measurements of ``reljac bench WHAT --json``: {``quick``, ``sections``: {name: dict}}
+    with the dicts of :func:`jacobian_results`, :func:`reference_results` and
+    :func:`reljac.apps.bench_ik.ik_results` (times in seconds)."""
+    return {"quick": quick, "sections": {name: SECTIONS[name][0](quick=quick, progress=progress)
+                                         for name in _names(what)}}
+
+
+def main(what: str = "all", *, quick: bool = False, as_json: bool = False, progress: Progress = None) -> int:
+    """Print the tables of `what` ("all", "jacobian", "reference" or "ik") as each is measured,
+    or with `as_json` one JSON document at the end; `progress` as in :func:`results`."""
+    if as_json:
+        print(json_document(results(what, quick=quick, progress=progress)))
+        return 0
+    out = partial(print, flush=True) if progress is None else write_line  # write_line: between bar redraws
+    for i, name in enumerate(_names(what)):
+        measure, text, _ = SECTIONS[name]
+        out(("\n" if i else "") + text(measure(quick=quick, progress=progress)))
     return 0

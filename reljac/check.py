@@ -13,6 +13,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -28,6 +29,8 @@ TOLERANCE = 1e-9
 
 @dataclass
 class CheckRow:
+    """One compared quantity: its largest difference between the layers and where it was."""
+
     quantity: str
     max_error: float
     where: str
@@ -35,6 +38,8 @@ class CheckRow:
 
 @dataclass
 class CheckReport:
+    """The outcome of :func:`check_robot`: one :class:`CheckRow` per compared quantity."""
+
     robot: str
     samples: int
     pairs: int
@@ -52,6 +57,22 @@ class CheckReport:
                              [(r.quantity, r.max_error, r.where) for r in self.rows])
         verdict = "OK: the layers agree" if self.ok else "MISMATCH: the layers disagree (see 'worst at')"
         return f"{head}\n{table}\n{verdict}"
+
+    def to_dict(self) -> dict:
+        """What ``reljac check --json`` prints: plain Python values.
+
+        Keys: ``robot``, ``samples``, ``pairs`` (frame pairs compared), ``tolerance``, ``ok``
+        (every max error within the tolerance) and ``rows``: a list of {``quantity``,
+        ``max_error`` (largest absolute difference over all samples: [m] and [rad] for
+        placements, per unit of v for Jacobians; None when not finite: a NaN in either layer
+        counts as an infinite error), ``where`` (the frame or pair where it was largest)}.
+        """
+        from .report import plain
+
+        return plain({"robot": self.robot, "samples": self.samples, "pairs": self.pairs,
+                      "tolerance": self.tolerance, "ok": self.ok,
+                      "rows": [{"quantity": r.quantity, "max_error": r.max_error, "where": r.where}
+                               for r in self.rows]})
 
 
 class LayerMap:
@@ -132,10 +153,13 @@ def check_robot(
     pairs: list[tuple[str, str]] | None = None,
     max_pairs: int = 400,
     tolerance: float = TOLERANCE,
+    progress: Callable[[int], object] | None = None,
 ) -> CheckReport:
     """Compare the two layers on `samples` random configurations (see the module docstring).
 
     The samples are streamed in chunks (:func:`chunk_size`): memory does not grow with `samples`.
+    `progress` is called with the number of samples just compared after each chunk (e.g. a
+    tqdm bar's ``update``); None: silent.
     """
     samples = as_count(samples, "samples", minimum=1, error=ReljacError)
     if samples > MAX_SAMPLES:
@@ -169,6 +193,8 @@ def check_robot(
             for w, (where, errors) in enumerate(rel_jac.items()):
                 _keep_max(errors, key, layers.columns(got["J_ab"][w, :, i]) - ref_kin.relative_jacobian(a, b, where))
         del got, ref_kin
+        if progress is not None:
+            progress(len(q_refs))
     report = CheckReport(robot.name, samples, len(pairs), tolerance=tolerance)
     first_bad = next((f for f in frames if max(placement_err[f], jacobian_err[f]) > tolerance), None)
     for name, errs in (("frame placements T_wf", placement_err), ("frame Jacobians (LWA)", jacobian_err)):

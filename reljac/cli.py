@@ -11,6 +11,11 @@
 
 ROBOT is a bundled robot name (see ``reljac info --list``) or a path to a URDF file.
 
+``--json`` (info, jacobian, check, analyze, bench) prints one JSON document on stdout instead of
+text: numbers as numbers, null for NaN and infinities (keys in the docs' command-line page).
+check, analyze, bench and ``demo --headless`` draw a progress bar on stderr when stderr is a
+terminal and ``CI`` is unset; ``--progress`` / ``--no-progress`` decide instead.
+
 Every number has a range (shown by ``--help``). Exit codes: 0 done (also when the output is
 piped into a program that closes it early, like ``head``), 1 a check mismatch or a reljac bug,
 2 bad input (one ``reljac: error:`` line), 130 interrupted by Ctrl-C (one line).
@@ -144,6 +149,8 @@ def cmd_info(args) -> int:
     from .report import robot_summary
     from .robot import bundled_robots
 
+    if args.json:
+        return _info_json(args)
     if args.list or args.robot is None:
         print("bundled robots: " + ", ".join(bundled_robots()))
         print(_ik_backend_line())
@@ -152,6 +159,20 @@ def cmd_info(args) -> int:
     print(title)
     print("  " + _ik_backend_line())
     print(rest)
+    return 0
+
+
+def _info_json(args) -> int:
+    """``reljac info [ROBOT] --json``: {bundled_robots, ik_solver, compiled_core_built[, robot keys]}."""
+    from .ik import backend
+    from .report import json_document, robot_dict
+    from .robot import bundled_robots
+
+    document = {"bundled_robots": bundled_robots(), "ik_solver": backend.default_backend(),
+                "compiled_core_built": backend.compiled_available()}
+    if not args.list and args.robot is not None:
+        document.update(robot_dict(_load_robot(args)))
+    print(json_document(document))
     return 0
 
 
@@ -177,6 +198,11 @@ def cmd_jacobian(args) -> int:
     kin = Kinematics(robot, q)
     J = kin.relative_jacobian(args.frame_a, args.frame_b, expressed_in=args.expressed_in)
     T_ab = kin.relative_placement(args.frame_a, args.frame_b)
+    if args.json:
+        from .report import jacobian_dict, json_document
+
+        print(json_document(jacobian_dict(robot, q, args.frame_a, args.frame_b, args.expressed_in, T_ab, J)))
+        return 0
     np.set_printoptions(precision=args.precision, suppress=True, linewidth=200)
     print(f"robot {robot.name}: nq={robot.nq}, nv={robot.nv}")
     print(f"q = {np.array2string(q, precision=args.precision)}")
@@ -193,26 +219,36 @@ def cmd_jacobian(args) -> int:
 
 def cmd_bench(args) -> int:
     from . import bench
+    from .report import hook
 
-    return bench.main(args.what, quick=args.quick)
+    with _bar(args, bench.units(args.what, quick=args.quick), f"bench {args.what}", "unit") as bar:
+        return bench.main(args.what, quick=args.quick, as_json=args.json, progress=hook(bar))
 
 
 def cmd_check(args) -> int:
     from .check import check_urdf
 
+    from .report import hook, json_document
+
     pairs = [tuple(args.frames)] if args.frames else None
-    report = check_urdf(args.robot, floating_base=args.floating_base, package_dirs=args.package_dir,
-                        mimic=not args.no_mimic, samples=args.samples, seed=args.seed, pairs=pairs)
-    print(report.format())
+    with _bar(args, args.samples, "check", "sample") as bar:
+        report = check_urdf(args.robot, floating_base=args.floating_base, package_dirs=args.package_dir,
+                            mimic=not args.no_mimic, samples=args.samples, seed=args.seed, pairs=pairs,
+                            progress=hook(bar))
+    print(json_document(report.to_dict()) if args.json else report.format())
     return 0 if report.ok else 1
 
 
 def cmd_analyze(args) -> int:
     from .analysis import format_workspace_summary, workspace_summary
 
+    from .report import hook, json_document
+
     robot = _load_robot(args)
-    summary = workspace_summary(robot, args.frame_a, args.frame_b, args.samples, args.seed, part=args.part)
-    print(format_workspace_summary(summary))
+    with _bar(args, args.samples, "analyze", "sample") as bar:
+        summary = workspace_summary(robot, args.frame_a, args.frame_b, args.samples, args.seed, part=args.part,
+                                    progress=hook(bar))
+    print(json_document(summary.to_dict()) if args.json else format_workspace_summary(summary))
     return 0
 
 
@@ -237,7 +273,25 @@ def cmd_view(args) -> int:
     return 0
 
 
+def _bar(args, total: int, what: str, unit: str):
+    """A progress bar on stderr for a long command (see :func:`reljac.report.progress_wanted`)."""
+    from .report import progress_bar, progress_wanted
+
+    asked = args.progress
+    return progress_bar(total, what, show=progress_wanted(asked), unit=unit, delay=0.0 if asked else 0.5)
+
+
 # ------------------------------------------------------------------ parser
+def _json_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON document on stdout instead of text (numbers; null for NaN and inf)")
+
+
+def _progress_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="progress bar on stderr (default: only when stderr is a terminal and CI is unset)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="reljac", description="Relative Jacobians, task-priority IK and browser views for URDF robots.",
@@ -249,6 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("info", help="DoF, joints with limits, frames as a tree")
     _robot_arguments(p, optional=True)
     p.add_argument("--list", action="store_true", help="list the bundled robots")
+    _json_argument(p)
     p.set_defaults(func=cmd_info)
 
     p = sub.add_parser("jacobian", help="labelled relative Jacobian J_ab at a configuration")
@@ -259,11 +314,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--precision", type=_integer(0, MAX_PRECISION), default=4, metavar="D",
                    help=f"digits printed, 0..{MAX_PRECISION} (default 4)")
     _configuration_arguments(p)
+    _json_argument(p)
     p.set_defaults(func=cmd_jacobian)
 
     p = sub.add_parser("bench", help="timing tables (median of many runs, ratios to Pinocchio)")
     p.add_argument("what", nargs="?", default="all", choices=["all", "jacobian", "reference", "ik", "map"])
     p.add_argument("--quick", action="store_true", help="fewer repetitions (for smoke tests)")
+    _json_argument(p)
+    _progress_argument(p)
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("check", help="compare the Pinocchio layer with the in-house reference kinematics")
@@ -272,6 +330,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--samples", type=_integer(1, CHECK_SAMPLES), default=50, metavar="N",
                    help=f"random configurations, 1..{CHECK_SAMPLES} (default 50)")
     p.add_argument("--seed", type=seed, default=0, metavar="S", help="0..2^63-1 (default 0)")
+    _json_argument(p)
+    _progress_argument(p)
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("analyze", help="relative manipulability of b in a over random configurations")
@@ -282,6 +342,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"random configurations, 1..{ANALYZE_SAMPLES} (default 1000)")
     p.add_argument("--seed", type=seed, default=0, metavar="S", help="0..2^63-1 (default 0)")
     p.add_argument("--part", default="position", choices=["position", "orientation", "full"])
+    _json_argument(p)
+    _progress_argument(p)
     p.set_defaults(func=cmd_analyze)
 
     p = sub.add_parser("map", help="capability map of frame b in frame a over random configurations (.npz)")

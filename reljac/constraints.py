@@ -119,8 +119,10 @@ class BallJoint(_PointPair):
     """b's point coincides with a's point: g = x_b - x_a (3,) [m], world axes; G (3, nv).
 
     Args:
-        frame_a, frame_b: frames (name or id); the world frame "universe" is allowed.
-        point_a: the point on a, in a's axes [m]; point_b: the point on b, in b's axes [m].
+        frame_a: frame a (name or id); the world frame "universe" is allowed.
+        frame_b: frame b (name or id); the world frame "universe" is allowed.
+        point_a: the point on a, in a's axes [m].
+        point_b: the point on b, in b's axes [m].
     """
 
     def compute(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray]:
@@ -156,10 +158,12 @@ class Contact(_PointPair):
     """Contact frame at the points: g = B r (3,) [m], rows (normal, tangent 1, tangent 2); G = B G_ball.
 
     Args:
-        frame_a, frame_b, point_a, point_b: as for :class:`BallJoint`.
+        frame_a: as for :class:`BallJoint`.
+        frame_b: as for :class:`BallJoint`.
         normal: the contact normal (3,), normalized here; it points from a toward b for a
             separation velocity ``(G v)[0] > 0``.
         normal_in: "world" (a fixed direction) or "a" (given in a's axes, turning with a).
+        **points: ``point_a`` and ``point_b``, as for :class:`BallJoint`.
     """
 
     def __init__(self, frame_a: FrameRef, frame_b: FrameRef, normal, *, normal_in: str = "world",

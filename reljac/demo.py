@@ -36,6 +36,7 @@ from .apps.recording import PLOT_SUFFIXES, RECORD_SUFFIXES, check_output, requir
 from .apps.runner import DemoSummary, Session, TaskStats, ignore_ctrl_c, run
 from .ik import Controller, FrameTask, PostureTask, RelativeFrameTask, RelativePositionTask
 from .relative import Kinematics
+from .report import progress_bar, progress_wanted, write_line
 from .robot import Robot
 
 __all__ = ["DUAL_ARM_MEETING", "DemoSummary", "Session", "TaskStats", "main", "run_dual_arm", "run_hand"]
@@ -306,6 +307,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--record", metavar="FILE", help="save t, q, targets and errors to FILE (.npz or .json)")
     parser.add_argument("--plot", metavar="FILE", help="plot the tracking errors to FILE (.png, .pdf, .svg; "
                         "needs matplotlib: pip install 'reljac[plot]')")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="with --headless: progress bar on stderr (default: only when stderr is a terminal "
+                             "and CI is unset)")
     return parser
 
 
@@ -339,12 +343,17 @@ def _main(argv) -> int:
     if not args.headless and _interactive():
         session.wait = 0.0 if args.no_wait else BROWSER_WAIT
         session.hold = not args.exit
-    if args.demo == "dual-arm":
-        summary = run_dual_arm(duration=args.duration or 10.0, headless=args.headless, loop=args.loop,
-                               crossing=args.crossing,
-                               dt=args.dt, session=session)
-    else:
-        summary = run_hand(duration=args.duration or 6.0, headless=args.headless, dt=args.dt, session=session)
+    duration = args.duration or (10.0 if args.demo == "dual-arm" else 6.0)
+    crossing = args.crossing if args.demo == "dual-arm" and not args.loop else 0.0
+    show = args.headless and progress_wanted(args.progress)
+    steps = None if args.loop else int(round((duration + crossing) / args.dt))
+    with progress_bar(steps, f"demo {args.demo}", show=show, unit="step", delay=0.0 if args.progress else 0.5) as bar:
+        session.progress, out = (None, print) if bar is None else (bar.update, write_line)
+        if args.demo == "dual-arm":
+            summary = run_dual_arm(duration=duration, headless=args.headless, loop=args.loop, crossing=args.crossing,
+                                   dt=args.dt, session=session, out=out)
+        else:
+            summary = run_hand(duration=duration, headless=args.headless, dt=args.dt, session=session, out=out)
     if summary.interrupted:  # the table (marked "(interrupted)") is printed; one line says why it ended
         print("reljac: interrupted", file=sys.stderr, flush=True)
         return 130

@@ -1,8 +1,24 @@
-"""Plain-text formatting of robots, matrices and tables (used by the command line and benches)."""
+"""What the command line prints: text tables, JSON documents and progress bars.
+
+* Plain text: robots (:func:`robot_summary`), matrices, placements and tables.
+* JSON (``--json``): :func:`json_document` turns dicts of numbers, numpy arrays and scalars into
+  one JSON document with numbers (never formatted strings); NaN and infinities become ``null``.
+  :func:`robot_dict` and :func:`jacobian_dict` are the documents of ``reljac info`` and
+  ``reljac jacobian``.
+* Progress bars (:func:`progress_bar`): tqdm bars on stderr, shown when stderr is a terminal
+  (and the ``CI`` variable is unset) or when asked; erased when they close, so that an error or
+  interruption that stops a command stays one line.
+"""
 
 from __future__ import annotations
 
-from typing import Sequence
+import json
+import math
+import os
+import signal
+import sys
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import pinocchio as pin
@@ -105,3 +121,162 @@ def robot_summary(robot: Robot) -> str:
         lines.append(f"{indent}{frame.name} ({kind})")
         stack.extend((c, depth + 1) for c in reversed(children.get(i, [])))
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- JSON
+def plain(value: Any) -> Any:
+    """`value` as JSON-ready Python: dicts, lists, str, bool, int, float and None only.
+
+    numpy arrays become nested lists, numpy scalars Python numbers, tuples lists, ``pin.SE3``
+    its (4, 4) homogeneous matrix; NaN, inf and -inf become None (JSON has no such numbers).
+    """
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, pin.SE3):
+        value = value.homogeneous
+    if isinstance(value, np.ndarray):
+        return plain(value.tolist())
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"cannot put a {type(value).__name__} into a JSON document")
+
+
+def json_document(value: Any) -> str:
+    """One JSON document on one line (keys in the order given) of :func:`plain` (`value`)."""
+    return json.dumps(plain(value), allow_nan=False)
+
+
+def robot_dict(robot: Robot) -> dict[str, Any]:
+    """What ``reljac info ROBOT --json`` prints (see the command-line docs for every key).
+
+    Keys: ``robot``, ``urdf`` (path or None), ``nq``, ``nv``, ``joints`` (q order: name, type,
+    q and v index ranges [start, stop), ``lower`` and ``upper`` position limits [rad or m] of
+    one-coordinate joints (None for others and for infinite limits), ``velocity_limits``
+    [rad/s or m/s] (nv_joint,)), ``mimic`` (follower, leader, scaling, offset) and ``frames``
+    (model order: name, type, parent frame (None for the world), parent joint).
+    """
+    model = robot.model
+    joints = []
+    for name in robot.joint_names:
+        joint = model.joints[model.getJointId(name)]
+        one = joint.nq == 1
+        joints.append({
+            "name": name,
+            "type": joint.shortname().replace("JointModel", ""),
+            "q": [joint.idx_q, joint.idx_q + joint.nq],
+            "v": [joint.idx_v, joint.idx_v + joint.nv],
+            "lower": model.lowerPositionLimit[joint.idx_q] if one else None,
+            "upper": model.upperPositionLimit[joint.idx_q] if one else None,
+            "velocity_limits": model.velocityLimit[joint.idx_v : joint.idx_v + joint.nv],
+        })
+    mimic = []
+    for follower, leader in zip(model.mimicking_joints, model.mimicked_joints):
+        m = model.joints[follower].extract()
+        mimic.append({"follower": model.names[follower], "leader": model.names[leader],
+                      "scaling": m.scaling, "offset": m.offset})
+    frames = [{"name": f.name, "type": str(f.type).split(".")[-1],
+               "parent": model.frames[f.parentFrame].name if i else None,
+               "joint": model.names[f.parentJoint]}
+              for i, f in enumerate(model.frames)]
+    return {"robot": robot.name, "urdf": str(robot.urdf_path) if robot.urdf_path else None,
+            "nq": robot.nq, "nv": robot.nv, "joints": joints, "mimic": mimic, "frames": frames}
+
+
+def jacobian_dict(robot: Robot, q: np.ndarray, frame_a: str, frame_b: str, expressed_in: str,
+                  T_ab: pin.SE3, J: np.ndarray) -> dict[str, Any]:
+    """What ``reljac jacobian ... --json`` prints: the configuration, T_ab and J_ab.
+
+    Keys: ``robot``, ``nq``, ``nv``, ``q`` (nq,), ``frame_a``, ``frame_b``, ``expressed_in``,
+    ``T_ab`` (4, 4) homogeneous pose of b in a [m], ``J`` (6, nv) with rows ``rows``
+    (vx, vy, vz [m/s], wx, wy, wz [rad/s] per unit of v) and columns ``columns`` (one label per
+    velocity index: the joint name, with [k] for multi-DoF joints).
+    """
+    return {"robot": robot.name, "nq": robot.nq, "nv": robot.nv, "q": q, "frame_a": frame_a,
+            "frame_b": frame_b, "expressed_in": expressed_in, "T_ab": T_ab.homogeneous, "J": J,
+            "rows": ["vx", "vy", "vz", "wx", "wy", "wz"], "columns": velocity_labels(robot)}
+
+
+# ---------------------------------------------------------------------------- progress bars
+def progress_wanted(asked: bool | None = None, stream=None) -> bool:
+    """Show progress bars? `asked` True or False decides; None (the default): only when `stream`
+    (default sys.stderr) is a terminal and the environment variable ``CI`` is unset or empty."""
+    if asked is not None:
+        return bool(asked)
+    stream = sys.stderr if stream is None else stream
+    try:
+        terminal = stream is not None and stream.isatty()
+    except (AttributeError, ValueError):  # a replaced or closed stream
+        terminal = False
+    return terminal and not os.environ.get("CI")
+
+
+@contextmanager
+def progress_bar(total: int | None, what: str, *, show: bool, unit: str = "it",
+                 delay: float = 0.0) -> Iterator[Any]:
+    """A tqdm bar on stderr while the block runs, or None when `show` is False (or tqdm is absent).
+
+    Yields the bar; its ``update(n)`` is the `progress` hook that
+    :func:`reljac.check.check_robot`, :func:`reljac.analysis.workspace_summary` and the benches
+    call with the number of units just done (see :func:`hook`).
+    The bar is erased when the block ends, also by an exception: what follows on stderr (a
+    ``reljac: error:`` line) starts on a clean line. `delay` [s]: show it only after that long.
+    """
+    if not show:
+        yield None
+        return
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover - tqdm is a dependency; a --no-deps install runs without bars
+        yield None
+        return
+    # Ctrl-C waits while the bar is being drawn or erased: one between drawing it and holding it
+    # here, or in the middle of erasing it, would leave it on the screen before 'reljac: interrupted'.
+    bar, held = None, _hold_ctrl_c()
+    try:
+        bar = tqdm(total=total, desc=what, unit=unit, file=sys.stderr, leave=False, delay=delay,
+                   dynamic_ncols=True)
+        _release_ctrl_c(held)  # a Ctrl-C that came meanwhile raises from here on, inside the try
+        held = None
+        yield bar
+    finally:
+        held = _hold_ctrl_c() if held is None else held
+        try:
+            if bar is not None:
+                bar.close()
+        finally:
+            _release_ctrl_c(held)
+
+
+def _hold_ctrl_c():
+    """Block SIGINT in this thread (it stays pending); returns what undoes it (None: no masks here)."""
+    mask = getattr(signal, "pthread_sigmask", None)  # not on Windows
+    return None if mask is None else mask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+def _release_ctrl_c(held) -> None:
+    if held is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def hook(bar) -> Callable[[int], object] | None:
+    """The `progress` hook of a bar from :func:`progress_bar` (None without a bar)."""
+    return None if bar is None else bar.update
+
+
+def write_line(text: str) -> None:
+    """Print `text` on stdout without tearing a progress bar drawn on stderr."""
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover
+        print(text, flush=True)
+        return
+    tqdm.write(text, file=sys.stdout)
+    sys.stdout.flush()

@@ -15,6 +15,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -37,12 +38,14 @@ class Session:
             an interrupted motion).
         record: write the run here (.npz or .json, see :mod:`reljac.apps.recording`).
         plot: plot the tracking errors here (.png, .pdf or .svg; needs matplotlib).
+        progress: called with 1 after every control step (e.g. a tqdm bar's ``update``).
     """
 
     wait: float = 0.0
     hold: bool = False
     record: Path | None = None
     plot: Path | None = None
+    progress: Callable[[int], object] | None = None
 
 
 # ---------------------------------------------------------------------------- statistics
@@ -169,7 +172,8 @@ def run(name, robot, q, ctrl_for, set_targets, tracked, *, duration, headless, l
                 else:
                     out(f"no browser page after {session.wait:g} s: starting anyway")
         summary = _loop(name, q, ctrl_for, set_targets, tracked_at, recorder, log, viewer, update_viewer,
-                        n_steps=math.inf if loop else int(round(duration / dt)), dt=dt, out=out, report=report)
+                        n_steps=math.inf if loop else int(round(duration / dt)), dt=dt, out=out, report=report,
+                        progress=session.progress)
         if log is not None:
             if session.record:
                 out(f"run recorded to {log.save(session.record)}")
@@ -186,7 +190,7 @@ def run(name, robot, q, ctrl_for, set_targets, tracked, *, duration, headless, l
 
 
 def _loop(name, q, ctrl_for, set_targets, tracked_at, recorder, log, viewer, update_viewer, *,
-          n_steps, dt, out, report=None) -> DemoSummary:
+          n_steps, dt, out, report=None, progress=None) -> DemoSummary:
     """Run the control steps (paced in real time with a viewer); print and return the summary."""
     display_every = max(1, round(DISPLAY_PERIOD / dt))
     progress_every = max(1, round(PROGRESS_PERIOD / dt))
@@ -202,6 +206,8 @@ def _loop(name, q, ctrl_for, set_targets, tracked_at, recorder, log, viewer, upd
             if log is not None:
                 log.record(t, q_before, tracked_at(t), norms)
             k += 1
+            if progress is not None:
+                progress(1)
             if k % progress_every == 0:
                 out(_progress(t, norms))
             if viewer is not None:

@@ -123,7 +123,7 @@ def random_configuration(
     """Random finite configuration(s) inside the limits. Shape (nq,), or (n, nq) if `n` is given.
 
     A bounded joint is uniform in [lower, upper]; a continuous or unbounded revolute joint is uniform
-    in [-pi, pi]; an unbounded prismatic joint is uniform in [-position_box, position_box] [m]; a free
+    in [-pi, pi]; an unbounded prismatic joint is uniform in ``[-position_box, position_box]`` [m]; a free
     joint has its position uniform in that box and a uniformly random unit quaternion.
 
     Raises:

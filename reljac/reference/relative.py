@@ -38,8 +38,10 @@ def relative_jacobian_in_world(
     """J_ab with both blocks in world coordinates, ``blockdiag(R_wa, R_wa) @ J_ab``: (nv, 6, N).
 
     Args:
-        p_wa, p_wb: origins of a and b in world coordinates, (3, N).
-        jacobian_a, jacobian_b: world-aligned Jacobians of a and b, (nv, 6, N).
+        p_wa: origin of a in world coordinates, (3, N).
+        p_wb: origin of b in world coordinates, (3, N).
+        jacobian_a: world-aligned Jacobian of a, (nv, 6, N).
+        jacobian_b: world-aligned Jacobian of b, (nv, 6, N).
     """
     lever = p_wb - p_wa  # d, (3, N)
     out = jacobian_b - jacobian_a

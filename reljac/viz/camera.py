@@ -108,7 +108,8 @@ def frame_box(
     """The closest camera on `direction` from the box's centre that sees the whole box.
 
     Args:
-        lower, upper: corners (3,) of the axis-aligned bounding box in w [m].
+        lower: lowest corner (3,) of the axis-aligned bounding box in w [m].
+        upper: highest corner (3,) of the axis-aligned bounding box in w [m].
         direction: (3,) from the target toward the camera (any length).
         fov: vertical field of view [deg]; aspect: picture width / height.
         fill: every corner projects inside this fraction of the picture's half-width and

@@ -350,7 +350,8 @@ class Viewer:
         thickness follows the viewer's ``scale``).
 
         Args:
-            frame_a, frame_b: frame names or ids.
+            frame_a: frame name or id.
+            frame_b: frame name or id.
             name: overlay name (default ``"<a>--<b>"`` with the frame names).
 
         Raises:
