@@ -22,7 +22,7 @@ import numpy as np
 import pinocchio as pin
 
 from .exceptions import ConfigurationError
-from .robot import FrameRef, Robot
+from .robot import FrameRef, Robot, as_robot
 
 LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 WORLD = pin.ReferenceFrame.WORLD
@@ -82,7 +82,7 @@ class Kinematics:
 
     def __init__(self, robot: Robot, q, v=None, *, data: pin.Data | None = None,
                  _mimic_free_data: pin.Data | None = None) -> None:
-        self.robot = robot
+        self.robot = robot = as_robot(robot)
         self.model = model = robot.model
         self.q = q = robot.validate_q(q)
         self.v = None if v is None else robot.validate_v(v)
@@ -233,6 +233,7 @@ class Kinematics:
 def one_shot_kinematics(robot: Robot, q, v=None) -> Kinematics:
     """A Kinematics in the calling thread's data of `robot` (:meth:`Robot.thread_data`): for
     one-shot functions, whose answer is taken before the thread's next call overwrites it."""
+    robot = as_robot(robot)
     mimic_free = robot._thread_mimic_free_data() if v is not None and robot.model.mimicking_joints else None
     return Kinematics(robot, q, v, data=robot.thread_data(), _mimic_free_data=mimic_free)
 
