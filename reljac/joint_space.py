@@ -121,6 +121,11 @@ def named_configuration(robot, name: str) -> np.ndarray:
     if not isinstance(name, str) or name not in states:
         raise SRDFError(f"robot '{robot.name}' has no named configuration {name!r}"
                         f"{suggest(str(name), states)} (SRDF states: {', '.join(states) or 'none'})")
+    known = set(robot.joint_frame_names)
+    unknown = [joint for joint in states[name] if joint not in known]
+    if unknown:
+        raise SRDFError(f"SRDF '{robot.srdf.path}', state '{name}' names joint '{unknown[0]}', which robot "
+                        f"'{robot.name}' does not have{suggest(unknown[0], robot.joint_names)}")
     values = {joint: value for joint, value in states[name].items() if joint in robot._joint_ids}
     try:
         return normalize(robot, write_values(robot, values, pin.neutral(robot.model)))

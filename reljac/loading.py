@@ -105,7 +105,11 @@ def _mimic_inner(model: pin.Model, data: pin.Data, j: int) -> pin.JointModel:
     text = str(model.joints[j].extract())
     found = re.search(r"Mimicking joint type: (\w+)", text)
     kind = found.group(1) if found else "?"
-    S = np.asarray(data.joints[j].S, dtype=float).reshape(6, -1)[:, 0]
+    scaling = model.joints[j].extract().scaling  # the mimic joint's S is scaling times its own
+    S = np.asarray(data.joints[j].S, dtype=float).reshape(6, -1)[:, 0] * np.sign(scaling)
+    if kind in ("JointModelRevoluteUnaligned", "JointModelPrismaticUnaligned") and scaling == 0:
+        raise ConfigurationError(f"mimic joint '{model.names[j]}' has scaling 0: its axis cannot be recovered "
+                                 "from the model")
     if kind == "JointModelRevoluteUnaligned":
         return pin.JointModelRevoluteUnaligned(S[3:] / np.linalg.norm(S[3:]))
     if kind == "JointModelPrismaticUnaligned":

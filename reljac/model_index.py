@@ -123,6 +123,13 @@ class ModelIndex:
         return [f.name for f in self.model.frames if f.type == pin.FrameType.BODY]
 
     @property
+    def joint_frame_names(self) -> list[str]:
+        """Names of every joint: with degrees of freedom, mimic, fixed or locked (frames of type
+        JOINT and FIXED_JOINT), in model order."""
+        kinds = (pin.FrameType.JOINT, pin.FrameType.FIXED_JOINT)
+        return [f.name for f in self.model.frames if f.type in kinds]
+
+    @property
     def lower_limits(self) -> np.ndarray:
         return self.model.lowerPositionLimit.copy()
 

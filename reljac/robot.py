@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import threading
 import warnings
+import weakref
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -27,7 +28,7 @@ from .exceptions import SRDFError, URDFError, suggest
 from .joint_space import MAX_COORDINATE, MAX_SQUARE, Value, is_angle_pair
 from .loading import LoadedUrdf, MimicFree
 from .model_index import FrameRef, ModelIndex
-from .robots import BUNDLED_DIR, as_robot, bundled_robots
+from .robots import BUNDLED_DIR, bundled_robots
 from .validation import as_rng
 
 __all__ = ["BUNDLED_DIR", "MAX_COORDINATE", "FrameRef", "Robot", "as_robot", "bundled_robots", "is_angle_pair"]
@@ -340,11 +341,11 @@ class Robot(ModelIndex):
         """The SRDF's named configuration (a group_state) as q (nq,).
 
         Joints the state does not name stay at neutral; joints it names that this robot does not
-        move (fixed, locked, mimic or absent, as for Pinocchio's reference configurations) are
-        left out; quaternion and (cos, sin) blocks are normalized.
+        move (fixed, locked or mimic) are left out; quaternion and (cos, sin) blocks are normalized.
 
         Raises:
-            SRDFError: no SRDF, an unknown name (near matches listed), or a value of the wrong size.
+            SRDFError: no SRDF, an unknown state (near matches listed), a joint the robot does not
+                have, or a value of the wrong size.
         """
         return joint_space.named_configuration(self, name)
 
@@ -384,3 +385,29 @@ class Robot(ModelIndex):
     def __repr__(self) -> str:
         locked = f", locked={len(self.locked_joints)}" if self.locked_joints else ""
         return f"Robot('{self.name}', nq={self.nq}, nv={self.nv}, frames={self.model.nframes}{locked})"
+
+
+_converted: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def as_robot(robot) -> Robot:
+    """A :class:`~reljac.Robot` as it is; a ``pin.RobotWrapper`` or ``pin.Model`` as the Robot
+    made of it (:meth:`Robot.from_pinocchio`: copies, made once per object while it lives, so
+    later edits of that object are not seen).
+
+    Raises:
+        ConfigurationError: anything else.
+    """
+    if isinstance(robot, Robot):
+        return robot
+    try:
+        converted = _converted.get(robot)
+    except TypeError:  # not weakly referable
+        converted = None
+    if converted is None:
+        converted = Robot.from_pinocchio(robot)
+        try:
+            _converted[robot] = converted
+        except TypeError:
+            pass
+    return converted

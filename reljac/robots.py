@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import sys
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -241,34 +240,6 @@ def load(cls, name_or_path, **kwargs) -> "Robot":
     if source.srdf is not None and "srdf" not in kwargs:  # read as upstream's loader reads it
         from .collision.srdf import read_srdf
 
-        robot.srdf = read_srdf(source.srdf).restricted(robot.link_names)
+        robot.srdf = read_srdf(source.srdf).restricted(robot.link_names, robot.joint_frame_names)
         robot.reference_posture = source.posture
     return robot
-
-
-_converted: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def as_robot(robot) -> "Robot":
-    """A :class:`~reljac.Robot` as it is; a ``pin.RobotWrapper`` or ``pin.Model`` as the Robot
-    made of it (:meth:`Robot.from_pinocchio`: copies, made once per object while it lives, so
-    later edits of that object are not seen).
-
-    Raises:
-        ConfigurationError: anything else.
-    """
-    from .robot import Robot
-
-    if isinstance(robot, Robot):
-        return robot
-    try:
-        converted = _converted.get(robot)
-    except TypeError:  # not weakly referable
-        converted = None
-    if converted is None:
-        converted = Robot.from_pinocchio(robot)
-        try:
-            _converted[robot] = converted
-        except TypeError:
-            pass
-    return converted

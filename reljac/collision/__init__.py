@@ -61,7 +61,7 @@ def distances(robot_or_model, q, *, within: float = math.inf, jacobians: bool = 
     else:
         import pinocchio as pin
 
-        from ..robots import as_robot
+        from ..robot import as_robot
 
         if not isinstance(getattr(robot_or_model, "model", robot_or_model), pin.Model):
             raise CollisionError(

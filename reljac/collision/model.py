@@ -29,7 +29,6 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import CollisionError, suggest
-from ..robots import as_robot
 from . import shapes
 from .distances import Distances, Kernel
 from .srdf import SRDF, read_srdf
@@ -89,6 +88,8 @@ class CollisionModel:
                  pairs: Iterable[Sequence[str]] | None = None, *,
                  geometry: pin.GeometryModel | None = None, reference_q=None,
                  touching_distance: float = 0.0, convex_meshes: bool = True) -> None:
+        from ..robot import as_robot
+
         self.robot = robot = as_robot(robot)
         self._lock = threading.RLock()
         source = robot.collision_model if geometry is None else geometry
