@@ -243,7 +243,8 @@ def relative_placement(robot: Robot, q, frame_a: FrameRef, frame_b: FrameRef) ->
 
     Safe to call from several threads on one robot (each thread computes in its own data).
     """
-    robot = as_robot(robot)
+    if type(robot) is not Robot:  # a RobotWrapper or a subclass (no call on the common path)
+        robot = as_robot(robot)
     q = robot.validate_q(q, copy=False)
     model, data = robot.model, robot.thread_data()
     fa, fb = robot.frame_id(frame_a), robot.frame_id(frame_b)
@@ -265,7 +266,8 @@ def relative_jacobian(
         ConfigurationError: q has a wrong shape or a non-finite entry.
     """
     # the same computation as Kinematics.relative_jacobian, with only the frames it needs
-    robot = as_robot(robot)
+    if type(robot) is not Robot:  # a RobotWrapper or a subclass (no call on the common path)
+        robot = as_robot(robot)
     q = robot.validate_q(q, copy=False)
     model, data = robot.model, robot.thread_data()
     fa, fb = robot.frame_id(frame_a), robot.frame_id(frame_b)
