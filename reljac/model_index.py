@@ -25,7 +25,6 @@ def _same_frame(a: pin.Frame, b: pin.Frame) -> bool:
     return a.parentJoint == b.parentJoint and a.placement.isApprox(b.placement, 1e-12)
 
 
-
 class ModelIndex:
     """Names, ids, sizes and limits of a ``pin.Model`` (see :class:`reljac.Robot`).
 

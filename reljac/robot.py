@@ -24,7 +24,7 @@ import pinocchio as pin
 
 from . import joint_space, loading, robots
 from .collision.srdf import SRDF, read_srdf
-from .exceptions import SRDFError, URDFError, suggest
+from .exceptions import URDFError, suggest
 from .joint_space import MAX_COORDINATE, MAX_SQUARE, Value, is_angle_pair
 from .loading import LoadedUrdf, MimicFree
 from .model_index import FrameRef, ModelIndex
@@ -388,26 +388,25 @@ class Robot(ModelIndex):
 
 
 _converted: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_converting = threading.Lock()
 
 
 def as_robot(robot) -> Robot:
-    """A :class:`~reljac.Robot` as it is; a ``pin.RobotWrapper`` or ``pin.Model`` as the Robot
-    made of it (:meth:`Robot.from_pinocchio`: copies, made once per object while it lives, so
-    later edits of that object are not seen).
+    """A :class:`Robot` as it is; a ``pin.RobotWrapper`` or ``pin.Model`` as the Robot made of it
+    (:meth:`Robot.from_pinocchio`: copies, made once per object while it lives, so a controller
+    and its posture task given the same wrapper share one Robot; later edits of the wrapper are
+    not seen).
 
     Raises:
         ConfigurationError: anything else.
     """
     if isinstance(robot, Robot):
         return robot
-    try:
-        converted = _converted.get(robot)
-    except TypeError:  # not weakly referable
-        converted = None
-    if converted is None:
-        converted = Robot.from_pinocchio(robot)
+    with _converting:
         try:
-            _converted[robot] = converted
-        except TypeError:
-            pass
-    return converted
+            converted = _converted.get(robot)
+        except TypeError:  # not weakly referable: a new Robot each time
+            return Robot.from_pinocchio(robot)
+        if converted is None:
+            converted = _converted[robot] = Robot.from_pinocchio(robot)
+        return converted
