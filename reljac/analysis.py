@@ -205,12 +205,14 @@ def frame_manipulability(robot: Robot, q, frame: FrameRef, *,
 # ---------------------------------------------------------------------------- workspace
 @dataclass(frozen=True)
 class SingularSample:
-    """One sampled configuration: q (nq,) in the robot's (Pinocchio) layout and its measures."""
+    """One sampled configuration: q (nq,) in the robot's (Pinocchio) layout and its measures;
+    ``joint_values``: the same q by joint name (:meth:`Robot.joint_values`)."""
 
     q: np.ndarray
     index: float
     smallest_singular_value: float
     condition_number: float
+    joint_values: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -360,8 +362,8 @@ def workspace_summary(robot: Robot, frame_a: FrameRef, frame_b: FrameRef, sample
         robot=robot.name, frame_a=a, frame_b=b, part=tuple(rows), samples=int(samples), seed=seed,
         backend="pinocchio" if ref is None else "reference", index=quantiles(index),
         smallest_singular_value=quantiles(smallest), condition_number=quantiles(condition),
-        closest_to_singular=[SingularSample(q.copy(), float(index[k]), float(smallest[k]), float(condition[k]))
-                             for k, q in zip(kept, kept_q)],
+        closest_to_singular=[SingularSample(q.copy(), float(index[k]), float(smallest[k]), float(condition[k]),
+                                            robot.joint_values(q)) for k, q in zip(kept, kept_q)],
     )
 
 
@@ -401,6 +403,24 @@ def _part_label(rows: tuple[int, ...]) -> str:
     return "rows " + ", ".join(ROW_NAMES[r] for r in rows)
 
 
+def _joint_lines(sample: SingularSample, width: int = 100, short_q: int = 12) -> list[str]:
+    """'name: value' of every joint, wrapped at `width` characters, then q itself when it has at
+    most `short_q` entries (to paste into --q)."""
+    q = [f"     q = {np.array2string(sample.q, precision=4, separator=', ', max_line_width=10**6)}"]
+    if not sample.joint_values:
+        return q
+    items = [f"{name}: " + (f"{value:.4g}" if isinstance(value, float) else
+                            "(" + ", ".join(f"{x:.4g}" for x in value) + ")")
+             for name, value in sample.joint_values.items()]
+    lines, line = [], "    "
+    for item in items:
+        if len(line) + len(item) + 2 > width and line.strip():
+            lines.append(line.rstrip(","))
+            line = "    "
+        line += f" {item},"
+    return lines + [line.rstrip(",")] + (q if sample.q.size <= short_q else [])
+
+
 def format_workspace_summary(summary: WorkspaceSummary) -> str:
     """A plain-text report of a :class:`WorkspaceSummary` (what ``reljac analyze`` prints)."""
     keys = [key for key, _ in QUANTILES]
@@ -417,10 +437,9 @@ def format_workspace_summary(summary: WorkspaceSummary) -> str:
                          ("condition number", summary.condition_number)):
         lines.append(f"{label:<22}" + "".join(f"{stats[k]:>11.4g}" for k in keys))
     if summary.closest_to_singular:
-        lines += ["", "closest to singular (smallest sigma_min first), q in the robot's layout:"]
+        lines += ["", "closest to singular (smallest sigma_min first), joint values [rad or m]:"]
         for i, sample in enumerate(summary.closest_to_singular, 1):
-            q = np.array2string(sample.q, precision=4, separator=", ", max_line_width=10**6)
             lines.append(f"  {i}. sigma_min={sample.smallest_singular_value:.4g}  index={sample.index:.4g}  "
                          f"cond={sample.condition_number:.4g}")
-            lines.append(f"     q = {q}")
+            lines += _joint_lines(sample)
     return "\n".join(lines)

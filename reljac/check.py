@@ -248,17 +248,18 @@ def without_mimic_elements(text: str) -> str:
 
 
 def check_urdf(
-    robot_name_or_path: str | Path, *, floating_base: bool = False, package_dirs=None, mimic: bool = True,
-    **kwargs
+    robot_name_or_path: str | Path, *, floating_base: bool | None = None, package_dirs=None,
+    mimic: bool | None = None, **kwargs
 ) -> CheckReport:
-    """Load a bundled robot or URDF in both layers and :func:`check_robot` them.
+    """Load a named robot or URDF in both layers and :func:`check_robot` them.
 
-    With ``mimic=False`` both layers load <mimic> joints as independent joints.
+    With ``mimic=False`` both layers load <mimic> joints as independent joints; None keeps a
+    named robot's own choices (floating base, mimic), else False and True.
     """
-    options = {"floating_base": floating_base, "mimic": mimic}
+    options = {key: value for key, value in (("floating_base", floating_base), ("mimic", mimic)) if value is not None}
     if package_dirs:
         options["package_dirs"] = package_dirs
     robot = Robot.load(robot_name_or_path, **options)
-    text = robot.urdf_text if mimic else without_mimic_elements(robot.urdf_text)
-    ref = ReferenceRobot.from_urdf_string(text, floating_base=floating_base)
+    text = robot.urdf_text if robot.mimic else without_mimic_elements(robot.urdf_text)
+    ref = ReferenceRobot.from_urdf_string(text, floating_base=robot.floating_base)
     return check_robot(robot, ref, **kwargs)

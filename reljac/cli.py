@@ -8,8 +8,11 @@
     reljac demo {dual-arm,hand}            the IK demos
     reljac analyze ROBOT A B               relative manipulability over the workspace
     reljac map ROBOT A B --samples N ...   capability map of b in a (threads or Dask), saved as .npz
+    reljac robots                          the robot names ROBOT accepts
 
-ROBOT is a bundled robot name (see ``reljac info --list``) or a path to a URDF file.
+ROBOT is a robot name (``reljac robots``: the bundled ones, and example-robot-data's when it is
+installed) or a path to a URDF file. ``--lock JOINT[=VALUE]`` fixes joints (shell patterns
+such as 'hand_*' allowed), ``--q-named NAME`` takes a configuration of the robot's SRDF.
 
 ``--json`` (info, jacobian, check, analyze, bench) prints one JSON document on stdout instead of
 text: numbers as numbers, null for NaN and infinities (keys in the docs' command-line page).
@@ -98,27 +101,57 @@ def _folder(text: str) -> str:
     return text
 
 
-def _robot_arguments(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
-    parser.add_argument("robot", nargs="?" if optional else None, help="bundled robot name or path to a URDF file")
+def _robot_arguments(parser: argparse.ArgumentParser, *, optional: bool = False, lock: bool = True) -> None:
+    parser.add_argument("robot", nargs="?" if optional else None,
+                        help="robot name (see 'reljac robots') or path to a URDF file")
     parser.add_argument("--floating-base", action="store_true", help="add a free-flyer root joint")
     parser.add_argument(
         "--package-dir", action="append", default=None, metavar="DIR", type=_folder,
         help="folder searched for package:// meshes (repeatable)",
     )
     parser.add_argument("--no-mimic", action="store_true", help="load <mimic> joints as independent joints")
+    if lock:
+        parser.add_argument("--srdf", metavar="FILE", help="the robot's SRDF (named configurations, collision pairs)")
+        parser.add_argument("--lock", action="append", metavar="JOINT[=VALUE]",
+                            help="fix a joint (a shell pattern like 'hand_*' fixes each joint it matches) at VALUE, "
+                                 "else at its value in --q-named's or the reference configuration (repeatable)")
+
+
+def _robot_options(args) -> dict:
+    """Load options given on the command line (a named robot keeps its own otherwise)."""
+    kwargs = {}
+    if args.floating_base:
+        kwargs["floating_base"] = True
+    if args.no_mimic:
+        kwargs["mimic"] = False
+    if args.package_dir:
+        kwargs["package_dirs"] = args.package_dir
+    if getattr(args, "srdf", None):
+        kwargs["srdf"] = args.srdf
+    return kwargs
 
 
 def _load_robot(args):
     from .robot import Robot
 
-    kwargs = {"floating_base": bool(args.floating_base), "mimic": not args.no_mimic}
-    if args.package_dir:
-        kwargs["package_dirs"] = args.package_dir
-    return Robot.load(args.robot, **kwargs)
+    robot = Robot.load(args.robot, **_robot_options(args))
+    if getattr(args, "lock", None):
+        values: dict = {}
+        for item in args.lock:
+            name, sep, value = item.partition("=")
+            if sep and not value:
+                raise ReljacError(f"--lock expects JOINT or JOINT=VALUE, got '{item}'")
+            values[name] = value if sep else None
+        named = getattr(args, "q_named", None)
+        robot = robot.locked(values, robot.configuration(named) if named else None)
+    return robot
 
 
 def _configuration(robot, args):
-    """q from --q (nq numbers), --joint NAME=VALUE pairs, or --seed (random); default neutral."""
+    """q from --q (nq numbers), --joint NAME=VALUE pairs, --q-named NAME (the SRDF's) or --seed
+    (random); default: the robot's reference configuration (neutral unless it names one)."""
+    if args.q_named is not None:
+        return robot.configuration(args.q_named)
     if args.q is not None:
         return robot.validate_q(args.q)
     if args.joint:
@@ -131,7 +164,7 @@ def _configuration(robot, args):
         return robot.q_from_joint_values(values)
     if args.seed is not None:
         return robot.random_configuration(args.seed)
-    return robot.neutral()
+    return robot.reference_configuration()
 
 
 def _configuration_arguments(parser: argparse.ArgumentParser) -> None:
@@ -142,6 +175,7 @@ def _configuration_arguments(parser: argparse.ArgumentParser) -> None:
                        help=f"joint value [rad or m], |VALUE| <= {MAX_COORDINATE:g} (repeatable)")
     group.add_argument("--seed", type=_integer(0, MAX_SEED), metavar="S",
                        help=f"random configuration inside the limits, seed 0..2^63-1")
+    group.add_argument("--q-named", metavar="NAME", help="a named configuration of the robot's SRDF")
 
 
 # ------------------------------------------------------------------ commands
@@ -232,8 +266,7 @@ def cmd_check(args) -> int:
 
     pairs = [tuple(args.frames)] if args.frames else None
     with _bar(args, args.samples, "check", "sample") as bar:
-        report = check_urdf(args.robot, floating_base=args.floating_base, package_dirs=args.package_dir,
-                            mimic=not args.no_mimic, samples=args.samples, seed=args.seed, pairs=pairs,
+        report = check_urdf(args.robot, **_robot_options(args), samples=args.samples, seed=args.seed, pairs=pairs,
                             progress=hook(bar))
     print(json_document(report.to_dict()) if args.json else report.format())
     return 0 if report.ok else 1
@@ -281,6 +314,24 @@ def _bar(args, total: int, what: str, unit: str):
     return progress_bar(total, what, show=progress_wanted(asked), unit=unit, delay=0.0 if asked else 0.5)
 
 
+def cmd_robots(args) -> int:
+    from . import robots
+
+    names = robots.available_robots()
+    print(f"{'NAME':<28}{'FROM':<20}{'BASE':<10}{'SRDF':<6}REFERENCE")
+    for name in names:
+        source = robots.resolve(name)
+        print(f"{name:<28}{source.origin:<20}{'floating' if source.floating_base else 'fixed':<10}"
+              f"{'yes' if source.srdf else '-':<6}{source.posture or '-'}")
+    root = robots.example_robot_data_dir()
+    if root is None:
+        print(f"\nexample-robot-data is not installed: pip install \"reljac[robots]\" for "
+              f"{len(robots.EXAMPLE_ROBOTS)} more robots")
+    else:
+        print(f"\n{len(names)} robots; example-robot-data's files: {root}")
+    return 0
+
+
 # ------------------------------------------------------------------ parser
 def _json_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true",
@@ -325,7 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("check", help="compare the Pinocchio layer with the in-house reference kinematics")
-    _robot_arguments(p)
+    _robot_arguments(p, lock=False)
     p.add_argument("--frames", nargs=2, metavar=("A", "B"), help="check this pair only (default: all pairs)")
     p.add_argument("--samples", type=_integer(1, CHECK_SAMPLES), default=50, metavar="N",
                    help=f"random configurations, 1..{CHECK_SAMPLES} (default 50)")
@@ -377,6 +428,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--color-by", default="coverage", choices=["coverage", "manipulability"], help="voxel colours")
     _configuration_arguments(p)
     p.set_defaults(func=cmd_view)
+
+    p = sub.add_parser("robots", help="the robot names ROBOT accepts: bundled, then example-robot-data's")
+    p.set_defaults(func=cmd_robots)
 
     return parser
 

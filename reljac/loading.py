@@ -1,4 +1,10 @@
-"""URDF text -> Pinocchio models and geometry, with reljac's checks around Pinocchio's parser.
+"""Robots in: URDF text, SRDF files and Pinocchio models -> the parts a Robot is made of.
+
+* URDF: read and checked (below), built by Pinocchio, geometry loaded on demand;
+* Pinocchio models: a ``pin.Model`` or ``pin.RobotWrapper`` with its geometry (:func:`unwrap`);
+* mimic joints: the same model with every mimic joint independent, as a named result
+  (:class:`MimicFree`), from the URDF or from the model alone (:func:`expand_mimic`);
+* reduced models: joints locked with ``pin.buildReducedModel`` (:func:`reduce_model`).
 
 The only module that hands URDF to Pinocchio. It reads the file itself
 (:func:`~reljac.urdf_checks.read_urdf`), checks the XML (:func:`~reljac.urdf_checks.check_urdf`),
@@ -9,20 +15,17 @@ with the file afterwards (:func:`~reljac.urdf_checks.check_loaded`).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import sys
-import tempfile
-import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import NamedTuple, Sequence
 
 import numpy as np
 import pinocchio as pin
 
-from .exceptions import URDFError
+from .cpp_output import captured_output, cpp_message
+from .exceptions import ConfigurationError, URDFError
 from .urdf_checks import Urdf, check_loaded, check_urdf, parse_xml, read_urdf, shown
 
 
@@ -79,8 +82,89 @@ def build_model(loaded: LoadedUrdf, *, floating_base: bool, mimic: bool) -> pin.
     return model
 
 
+class MimicFree(NamedTuple):
+    """A model with every mimic joint made independent, and the maps into it (read-only arrays).
+
+    ``v_full = G @ v`` (G: (full.nv, nv)), ``q_full = S @ q + o`` (S: (full.nq, nq), o: (full.nq,)).
+    """
+
+    model: pin.Model
+    G: np.ndarray
+    S: np.ndarray
+    o: np.ndarray
+
+
+def mimic_free_from_urdf(model: pin.Model, loaded: LoadedUrdf, *, floating_base: bool) -> MimicFree:
+    """The URDF built again with ``mimic=False``, and the maps from `model` (built with mimic)."""
+    full = build_model(loaded, floating_base=floating_base, mimic=False)
+    return MimicFree(full, *mimic_maps(model, full))
+
+
+def _mimic_inner(model: pin.Model, data: pin.Data, j: int) -> pin.JointModel:
+    """The joint a mimic joint moves like (its own type and axis), as an independent joint."""
+    text = str(model.joints[j].extract())
+    found = re.search(r"Mimicking joint type: (\w+)", text)
+    kind = found.group(1) if found else "?"
+    scaling = model.joints[j].extract().scaling  # the mimic joint's S is scaling times its own
+    S = np.asarray(data.joints[j].S, dtype=float).reshape(6, -1)[:, 0] * np.sign(scaling)
+    if kind in ("JointModelRevoluteUnaligned", "JointModelPrismaticUnaligned") and scaling == 0:
+        raise ConfigurationError(f"mimic joint '{model.names[j]}' has scaling 0: its axis cannot be recovered "
+                                 "from the model")
+    if kind == "JointModelRevoluteUnaligned":
+        return pin.JointModelRevoluteUnaligned(S[3:] / np.linalg.norm(S[3:]))
+    if kind == "JointModelPrismaticUnaligned":
+        return pin.JointModelPrismaticUnaligned(S[:3] / np.linalg.norm(S[:3]))
+    if re.fullmatch(r"JointModel[RP][XYZ]", kind):
+        return getattr(pin, kind)()
+    raise ConfigurationError(f"mimic joint '{model.names[j]}' moves like a {kind}, which reljac cannot make "
+                             "independent (revolute and prismatic joints only)")
+
+
+def expand_mimic(model: pin.Model) -> MimicFree:
+    """`model` with every mimic joint made an independent joint of its own type, axis, placement
+    and inertia (same joint ids, names and frames), and the maps into it.
+
+    For models that do not come from a URDF (reduced or given models); a follower's position
+    and velocity limits are left unbounded (only its leader's count). Raises ConfigurationError
+    for a mimic joint of another type than revolute or prismatic.
+    """
+    data = model.createData()
+    pin.forwardKinematics(model, data, pin.neutral(model))
+    full = pin.Model()
+    full.name = model.name
+    full.gravity = model.gravity
+    inf = np.array([np.inf])
+    for j in range(1, model.njoints):
+        joint = model.joints[j]
+        if joint.shortname() == "JointModelMimic":
+            new, limits = _mimic_inner(model, data, j), (inf, inf, -inf, inf)
+        else:
+            q, v = slice(joint.idx_q, joint.idx_q + joint.nq), slice(joint.idx_v, joint.idx_v + joint.nv)
+            new, limits = joint, (model.effortLimit[v], model.velocityLimit[v], model.lowerPositionLimit[q],
+                                  model.upperPositionLimit[q])
+        full.addJoint(model.parents[j], new, model.jointPlacements[j], model.names[j], *limits)
+        full.appendBodyToJoint(j, model.inertias[j], pin.SE3.Identity())
+    for frame in list(model.frames)[1:]:
+        full.addFrame(pin.Frame(frame), False)
+    return MimicFree(full, *mimic_maps(model, full))
+
+
+def mimic_couplings(model: pin.Model) -> list[tuple[int, int, float, float]]:
+    """(follower id, leader id, scaling, offset) of every mimic joint."""
+    return [(int(f), int(l), float(model.joints[f].extract().scaling), float(model.joints[f].extract().offset))
+            for f, l in zip(model.mimicking_joints, model.mimicked_joints)]
+
+
+def restore_mimic(full: pin.Model, couplings: list[tuple[int, int, float, float]]) -> pin.Model:
+    """The model :func:`expand_mimic` expanded, with its mimic joints back (pickling: Pinocchio 4.1
+    crashes on an unpickled model with mimic joints, not on one without)."""
+    for follower, leader, scaling, offset in couplings:
+        full = pin.transformJointIntoMimic(full, leader, follower, scaling, offset)
+    return full
+
+
 def mimic_maps(model: pin.Model, full: pin.Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(G, S, o), read-only, from a model with mimic joints to the same URDF without them
+    """(G, S, o), read-only, from a model with mimic joints to the same model without them
     (`full`, every joint independent): ``v_full = G @ v``, ``q_full = S @ q + o``."""
     leaders = {model.names[f]: model.names[l] for f, l in zip(model.mimicking_joints, model.mimicked_joints)}
     G = np.zeros((full.nv, model.nv))
@@ -101,15 +185,6 @@ def mimic_maps(model: pin.Model, full: pin.Model) -> tuple[np.ndarray, np.ndarra
     for array in (G, S, o):
         array.flags.writeable = False
     return G, S, o
-
-
-def cpp_message(exc: BaseException) -> str:
-    """One line from a C++ exception: its 'message:' line when it is Pinocchio's multi-line dump."""
-    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
-    for i, line in enumerate(lines):
-        if line.startswith("message:"):
-            return " ".join([line[len("message:"):].strip()] + lines[i + 1 : i + 2])
-    return lines[0] if lines else type(exc).__name__
 
 
 def package_folders(path: Path, package_dirs) -> list:
@@ -165,57 +240,43 @@ def _mesh_problem(urdf: Urdf, label: str, message: str) -> str:
     return message
 
 
-# ----------------------------------------------------------------------------- C++ output
-class Captured:
-    """Text printed by C++ code inside :func:`captured_output` (available after the block)."""
-
-    text = ""
-
-    def first_error(self) -> str:
-        """urdfdom's first 'Error:' message as one line ('' if none)."""
-        for line in self.text.splitlines():
-            if line.strip().startswith("Error:"):
-                return line.strip()[len("Error:"):].strip()
-        return ""
-
-
-_REDIRECTING = threading.RLock()  # descriptors 1 and 2 belong to the process: one redirection at a time
+# ----------------------------------------------------------------------------- Pinocchio models
+def unwrap(robot) -> tuple[pin.Model, pin.GeometryModel | None, pin.GeometryModel | None]:
+    """(model, collision model, visual model) of a ``pin.Model`` (no geometry) or of a
+    ``pin.RobotWrapper`` (or any object with ``model``, ``collision_model``, ``visual_model``)."""
+    if isinstance(robot, pin.Model):
+        return robot, None, None
+    model = getattr(robot, "model", None)
+    if isinstance(model, pin.Model):
+        return model, getattr(robot, "collision_model", None), getattr(robot, "visual_model", None)
+    raise ConfigurationError(f"a robot is a reljac.Robot, a pin.Model or a pin.RobotWrapper, not "
+                             f"{type(robot).__name__}")
 
 
-@contextlib.contextmanager
-def captured_output() -> Iterator[Captured]:
-    """Redirect file descriptors 1 and 2 to a temporary file (what C++ libraries print there
-    never reaches the terminal); its text is in the yielded object after the block.
+def check_geometry(geometry, model: pin.Model, kind: str) -> pin.GeometryModel | None:
+    """A copy of a geometry model of `model` (None stays None); ConfigurationError otherwise."""
+    if geometry is None:
+        return None
+    if not isinstance(geometry, pin.GeometryModel):
+        raise ConfigurationError(f"{kind}_model must be a pin.GeometryModel, not {type(geometry).__name__}")
+    for obj in geometry.geometryObjects:
+        if obj.parentJoint >= model.njoints or obj.parentFrame >= model.nframes:
+            raise ConfigurationError(f"{kind}_model is not a geometry model of robot '{model.name}': geometry "
+                                     f"'{obj.name}' has parent joint {obj.parentJoint} and frame {obj.parentFrame}, "
+                                     f"the model has {model.njoints} joints and {model.nframes} frames")
+    return geometry.copy()
 
-    Process-wide: other threads' output during the block goes to the same file (blocks of
-    several threads take turns)."""
-    with _REDIRECTING:
-        with _redirected() as captured:
-            yield captured
 
-
-@contextlib.contextmanager
-def _redirected() -> Iterator[Captured]:
-    captured = Captured()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
+def reduce_model(model: pin.Model, lock: Sequence[int], q: np.ndarray,
+                 geometries: Sequence[pin.GeometryModel] = ()) -> tuple[pin.Model, list[pin.GeometryModel]]:
+    """``pin.buildReducedModel``: the joints `lock` (ids, mimic followers of locked leaders
+    included) fixed at their values in q (nq,); frames, names, limits of the other joints and
+    geometry (re-attached to the joints that carry them now) are kept."""
     try:
-        saved = [os.dup(1), os.dup(2)]
-    except OSError:  # no usable descriptors: nothing to silence
-        yield captured
-        return
-    try:
-        with tempfile.TemporaryFile() as sink:
-            os.dup2(sink.fileno(), 1)
-            os.dup2(sink.fileno(), 2)
-            try:
-                yield captured
-            finally:
-                os.dup2(saved[0], 1)
-                os.dup2(saved[1], 2)
-                sink.seek(0)
-                captured.text = sink.read(1 << 16).decode("utf-8", "replace")
-    finally:
-        for fd in saved:
-            os.close(fd)
+        if geometries:
+            reduced, reduced_geometries = pin.buildReducedModel(model, list(geometries), list(lock), q)
+            return reduced, list(reduced_geometries)
+        return pin.buildReducedModel(model, list(lock), q), []
+    except (ValueError, RuntimeError) as exc:
+        raise ConfigurationError(f"Pinocchio cannot lock these joints of robot '{model.name}': "
+                                 f"{cpp_message(exc)}") from None

@@ -22,7 +22,7 @@ import pinocchio as pin
 
 from .exceptions import ConfigurationError
 from .relative_layer import relative_jacobian_from_frames, relative_jacobian_time_variation_from_frames
-from .robot import FrameRef, Robot
+from .robot import FrameRef, Robot, as_robot
 
 LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 WORLD = pin.ReferenceFrame.WORLD
@@ -64,7 +64,7 @@ class Kinematics:
 
     def __init__(self, robot: Robot, q, v=None, *, data: pin.Data | None = None,
                  _mimic_free_data: pin.Data | None = None) -> None:
-        self.robot = robot
+        self.robot = robot = as_robot(robot)
         self.model = model = robot.model
         self.q = q = robot.validate_q(q)
         self.v = None if v is None else robot.validate_v(v)
@@ -190,6 +190,7 @@ class Kinematics:
 def one_shot_kinematics(robot: Robot, q, v=None) -> Kinematics:
     """A Kinematics in the calling thread's data of `robot` (:meth:`Robot.thread_data`): for
     one-shot functions, whose answer is taken before the thread's next call overwrites it."""
+    robot = as_robot(robot)
     mimic_free = robot._thread_mimic_free_data() if v is not None and robot.model.mimicking_joints else None
     return Kinematics(robot, q, v, data=robot.thread_data(), _mimic_free_data=mimic_free)
 
@@ -199,6 +200,8 @@ def relative_placement(robot: Robot, q, frame_a: FrameRef, frame_b: FrameRef) ->
 
     Safe to call from several threads on one robot (each thread computes in its own data).
     """
+    if type(robot) is not Robot:  # a RobotWrapper or a subclass (no call on the common path)
+        robot = as_robot(robot)
     q = robot.validate_q(q, copy=False)
     model, data = robot.model, robot.thread_data()
     fa, fb = robot.frame_id(frame_a), robot.frame_id(frame_b)
@@ -220,6 +223,8 @@ def relative_jacobian(
         ConfigurationError: q has a wrong shape or a non-finite entry.
     """
     # Kinematics.relative_jacobian with only the frames it needs
+    if type(robot) is not Robot:  # a RobotWrapper or a subclass (no call on the common path)
+        robot = as_robot(robot)
     q = robot.validate_q(q, copy=False)
     model, data = robot.model, robot.thread_data()
     fa, fb = robot.frame_id(frame_a), robot.frame_id(frame_b)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import time
@@ -10,7 +11,7 @@ from typing import Sequence
 
 from numpy.typing import ArrayLike
 
-from ..robot import FrameRef, Robot
+from ..robot import FrameRef, Robot, as_robot
 from ..viz import Viewer
 
 
@@ -64,8 +65,7 @@ def view(
         URDFError, FrameNotFound, ConfigurationError: bad robot, frame or q (before any server
         starts, for frames and q).
     """
-    if not isinstance(robot, Robot):
-        robot = Robot.load(robot)
+    robot = Robot.load(robot) if isinstance(robot, (str, os.PathLike)) else as_robot(robot)
     cmap = None
     if capability_map is not None:
         from ..maps.result import check_robot, load_map

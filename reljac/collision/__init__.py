@@ -25,7 +25,6 @@ witness points, normal from body 1 to body 2, ``d_dot = J_d @ v``), ``model``
 from __future__ import annotations
 
 import math
-import weakref
 
 from ..exceptions import CollisionError, SRDFError
 from .distances import Distances
@@ -50,25 +49,22 @@ __all__ = [
     "sphere",
 ]
 
-_default_models: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def distances(robot_or_model, q, *, within: float = math.inf, jacobians: bool = True) -> Distances:
     """Distances of the active pairs nearer than `within` [m] at q (nq,).
 
-    Given a :class:`~reljac.Robot`, its default :class:`CollisionModel` (built on first use and
-    kept while the robot lives) is used; give a CollisionModel for an SRDF, chosen pairs or
-    obstacles.
+    Given a :class:`~reljac.Robot` (or a ``pin.RobotWrapper``), its :attr:`~reljac.Robot.collisions`
+    model (built on first use, with its SRDF's pairs, kept by the robot) is used; give a
+    CollisionModel for chosen pairs or obstacles.
     """
     if isinstance(robot_or_model, CollisionModel):
         model = robot_or_model
     else:
-        from ..robot import Robot
+        import pinocchio as pin
 
-        if not isinstance(robot_or_model, Robot):
+        from ..robot import as_robot
+
+        if not isinstance(getattr(robot_or_model, "model", robot_or_model), pin.Model):
             raise CollisionError(
                 f"distances needs a reljac.Robot or a CollisionModel, not {type(robot_or_model).__name__}")
-        model = _default_models.get(robot_or_model)
-        if model is None:
-            model = _default_models[robot_or_model] = CollisionModel(robot_or_model)
+        model = as_robot(robot_or_model).collisions
     return model.distances(q, within=within, jacobians=jacobians)

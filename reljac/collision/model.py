@@ -23,16 +23,18 @@ import math
 import os
 import threading
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 import pinocchio as pin
 
 from ..exceptions import CollisionError, suggest
-from ..robot import Robot
 from . import shapes
 from .distances import Distances, Kernel
 from .srdf import SRDF, read_srdf
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..robot import Robot
 
 TOUCH_TOLERANCE = 1e-9  # [m] added to touching_distance (exactly tangent shapes)
 
@@ -63,8 +65,10 @@ class CollisionModel:
     """The collision geometry of a robot, its active pairs and obstacles.
 
     Args:
-        robot: the robot; its ``collision_model`` (URDF ``<collision>`` elements) is copied.
-        srdf: an SRDF file whose disabled pairs are left out (see the module docstring).
+        robot: the robot (or a ``pin.RobotWrapper``); its ``collision_model`` (URDF
+            ``<collision>`` elements) is copied.
+        srdf: an SRDF file (or :class:`~reljac.collision.SRDF`) whose disabled pairs are left out
+            (see the module docstring); default: the robot's own SRDF (``robot.srdf``), if any.
         pairs: the link pairs to check, instead of the default ones.
         geometry: a ``pin.GeometryModel`` to use instead of ``robot.collision_model``.
         reference_q: (nq,) configuration for the touching rule (default: neutral).
@@ -84,17 +88,18 @@ class CollisionModel:
                  pairs: Iterable[Sequence[str]] | None = None, *,
                  geometry: pin.GeometryModel | None = None, reference_q=None,
                  touching_distance: float = 0.0, convex_meshes: bool = True) -> None:
-        self.robot = robot
+        from ..robot import as_robot
+
+        self.robot = robot = as_robot(robot)
         self._lock = threading.RLock()
         source = robot.collision_model if geometry is None else geometry
         if not isinstance(source, pin.GeometryModel):
             raise CollisionError(f"geometry must be a pin.GeometryModel, not {type(source).__name__}")
         if source.ngeoms == 0:
-            raise CollisionError(
-                f"robot '{robot.name}' has no collision geometry (no <collision> elements in its URDF"
-                f"{' ' + str(robot.urdf_path) if robot.urdf_path else ''}): nothing to compute distances "
-                "between; add <collision> shapes to its links"
-            )
+            where = (f"no <collision> elements in its URDF {robot.urdf_path}" if robot.urdf_path else
+                     "it was not loaded from a URDF and was given no collision_model")
+            raise CollisionError(f"robot '{robot.name}' has no collision geometry ({where}): nothing to compute "
+                                 "distances between; add <collision> shapes to its links")
         model = robot.model
         if any(o.parentJoint >= model.njoints or o.parentFrame >= model.nframes for o in source.geometryObjects):
             raise CollisionError(f"geometry is not a geometry model of robot '{robot.name}' (a parent joint "
@@ -114,7 +119,7 @@ class CollisionModel:
             self._link_geoms[name].append(g)
         self.links: list[str] = sorted(self._link_geoms, key=lambda n: self._link_frame[n])  # model order
         self._obstacles: dict[str, Obstacle] = {}
-        self.srdf: SRDF | None = None
+        self.srdf: SRDF | None = getattr(robot, "srdf", None)
         if srdf is not None:
             self.srdf = srdf if isinstance(srdf, SRDF) else read_srdf(srdf, self._robot_links())
         self.dropped: list[tuple[str, str, str]] = []

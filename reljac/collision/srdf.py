@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import os
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Iterable
@@ -57,6 +57,18 @@ class SRDF:
     enabled: tuple[tuple[str, str], ...] = ()
     group_states: dict[str, dict[str, float | tuple[float, ...]]] = field(default_factory=dict)
     state_groups: dict[str, str] = field(default_factory=dict)
+
+    def restricted(self, links: Iterable[str], joints: Iterable[str]) -> "SRDF":
+        """This SRDF without what it says about links not in `links` and joints not in `joints`
+        (for an SRDF shared by variants of a robot, as example-robot-data's loader reads them)."""
+        links, joints = set(links), set(joints)
+        return replace(
+            self,
+            disabled=tuple(p for p in self.disabled if p.link1 in links and p.link2 in links),
+            disabled_links=tuple(link for link in self.disabled_links if link in links),
+            enabled=tuple(p for p in self.enabled if p[0] in links and p[1] in links),
+            group_states={name: {j: v for j, v in state.items() if j in joints}
+                          for name, state in self.group_states.items()})
 
     @cached_property
     def _lookup(self) -> tuple[dict[frozenset, str], set[frozenset], set[str]]:

@@ -15,7 +15,7 @@ import pinocchio as pin
 
 from ..exceptions import ConfigurationError, ReljacError, TaskError
 from ..relative import Kinematics
-from ..robot import Robot
+from ..robot import Robot, as_robot
 from ..validation import as_float
 from . import backend as _backend
 from . import compiled as _compiled
@@ -94,8 +94,7 @@ class Controller:
         anti_chatter: bool = True,
     ) -> None:
         dt = as_float(dt, "dt [s]", minimum=0.0, strict=True, error=ConfigurationError)
-        if not isinstance(robot, Robot):
-            raise ConfigurationError(f"robot must be a reljac.Robot, got {type(robot).__name__}")
+        robot = as_robot(robot)  # a Robot, or a pin.RobotWrapper / pin.Model made one
         if robot.nv == 0:
             raise ConfigurationError(f"robot '{robot.name}' has no degree of freedom: nothing to control")
         if damping is not None and not isinstance(damping, DampingPolicy):

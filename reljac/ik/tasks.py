@@ -19,7 +19,7 @@ import pinocchio as pin
 
 from ..exceptions import TaskError
 from ..relative import Kinematics
-from ..robot import FrameRef, Robot
+from ..robot import FrameRef, Robot, as_robot
 from ..validation import as_float, as_se3 as _as_se3, as_vector as _as_vector, check_rotation as _check_rotation
 
 WORLD = "universe"
@@ -308,7 +308,7 @@ class PostureTask(Task):
     counts_for_convergence = False
 
     def __init__(self, robot: Robot, **kwargs) -> None:
-        self.robot = robot
+        self.robot = robot = as_robot(robot)
         self.size = robot.nv
         model = robot.model
         # velocity rows whose d difference / dq block is not the identity (free-flyer, spherical, planar)

@@ -20,7 +20,7 @@ import zmq
 from numpy.typing import ArrayLike
 
 from ..exceptions import ReljacError, suggest
-from ..robot import FrameRef, Robot
+from ..robot import FrameRef, Robot, as_robot
 from ..validation import as_se3
 from .bounds import robot_box
 from .camera import DEFAULT_DIRECTION, CameraPose, frame_box, grid_cell, overlay_scale
@@ -99,7 +99,7 @@ class Viewer:
     ) -> None:
         self._closed = True  # until fully built: close() and __del__ then do nothing harmful
         self._server: Server | None = None
-        self.robot = robot
+        self.robot = robot = as_robot(robot)
         self.root = root or robot.name
         if "/" in self.root:
             raise ReljacError(f"root {self.root!r} must not contain '/'")

@@ -1,0 +1,112 @@
+"""Command line: --lock JOINT[=VALUE], --q-named NAME, --srdf FILE on named robots and files, and
+analyze's worst configurations by joint name."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import numpy as np
+import pytest
+
+import reljac
+from reljac import robots
+from reljac.cli import main
+
+needs_erd = pytest.mark.skipif(robots.example_robot_data_dir() is None, reason="example-robot-data is not installed")
+
+
+def run(*args):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in args])
+    return code, out.getvalue(), err.getvalue()
+
+
+def printed_jacobian(out: str, robot) -> np.ndarray:
+    """The J printed by `reljac jacobian` (one line per velocity, labelled by its joint)."""
+    rows = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if parts and parts[0] in robot.joint_names:
+            rows[parts[0]] = [float(x) for x in parts[1:]]
+    return np.array([rows[name] for name in robot.joint_names]).T
+
+
+def printed_q(out: str) -> np.ndarray:
+    text = out.split("q = [", 1)[1].split("]", 1)[0]
+    return np.array([float(x) for x in text.split()])
+
+
+def test_lock_with_values_and_patterns_on_a_bundled_robot():
+    hand = reljac.Robot.bundled("hand")
+    code, out, err = run("jacobian", "hand", "palm", "ring_tip", "--lock", "thumb_*", "--lock", "ring_mcp=0.4",
+                         "--joint", "ring_pip=0.2", "--precision", "10")
+    assert code == 0, err
+    reduced = hand.locked({"thumb_*": None, "ring_mcp": 0.4})
+    q = reduced.q_from_joint_values({"ring_pip": 0.2})
+    np.testing.assert_allclose(printed_jacobian(out, reduced), reljac.relative_jacobian(reduced, q, "palm", "ring_tip"),
+                               atol=1e-9)
+    assert f"nq={reduced.nq}, nv={reduced.nv}" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--lock", "toe_*"], "pattern 'toe_*' matches no joint"),
+    (["--lock", "ring_mcp="], "--lock expects JOINT or JOINT=VALUE"),
+    (["--lock", "ring_mcp=abc"], "value of joint 'ring_mcp' must be a number"),
+    (["--q-named", "home"], "robot 'hand' has no SRDF"),
+])
+def test_lock_and_named_configuration_errors_are_one_line(args, message):
+    code, _, err = run("jacobian", "hand", "palm", "ring_tip", *args)
+    assert code == 2 and message in err and len(err.splitlines()) == 1, err
+
+
+def test_srdf_file_and_q_named_on_a_urdf_path(tmp_path):
+    dual = reljac.Robot.bundled("dual_arm")
+    srdf = tmp_path / "dual.srdf"
+    srdf.write_text('<robot name="dual_arm"><group_state name="wave" group="all">'
+                    '<joint name="torso_yaw" value="0.5"/><joint name="left_joint2" value="-0.7"/>'
+                    '</group_state><group_state name="typo" group="all"><joint name="left_joint22" value="1"/>'
+                    '</group_state></robot>')
+    code, out, err = run("jacobian", dual.urdf_path, "left_tool", "right_tool", "--srdf", srdf, "--q-named", "wave",
+                         "--precision", "10")
+    assert code == 0, err
+    q = dual.q_from_joint_values({"torso_yaw": 0.5, "left_joint2": -0.7})
+    np.testing.assert_allclose(printed_q(out), q, atol=1e-9)
+    np.testing.assert_allclose(printed_jacobian(out, dual), reljac.relative_jacobian(dual, q, "left_tool", "right_tool"),
+                               atol=1e-9)
+    code, _, err = run("jacobian", dual.urdf_path, "left_tool", "right_tool", "--srdf", srdf, "--lock", "torso_yaw",
+                       "--q-named", "typo")
+    assert code == 2 and "names joint 'left_joint22', which robot 'dual_arm' does not have; did you mean" in err
+
+
+@needs_erd
+def test_talos_defaults_to_half_sitting_and_locks_at_it():
+    talos = reljac.Robot.load("talos")
+    half = talos.configuration("half_sitting")
+    code, out, err = run("jacobian", "talos", "base_link", "arm_left_7_link", "--precision", "10")
+    assert code == 0, err
+    np.testing.assert_allclose(printed_q(out), half, atol=1e-9)
+    code, out, err = run("jacobian", "talos", "base_link", "arm_left_7_link", "--lock", "leg_*", "--lock", "root_joint",
+                         "--q-named", "half_sitting", "--precision", "10")
+    assert code == 0, err
+    upper = talos.locked(["leg_*", "root_joint"])
+    q = upper.configuration("half_sitting")
+    np.testing.assert_allclose(printed_q(out), q, atol=1e-9)
+    np.testing.assert_allclose(printed_jacobian(out, upper),
+                               reljac.relative_jacobian(upper, q, "base_link", "arm_left_7_link"), atol=1e-9)
+
+
+@needs_erd
+def test_analyze_prints_worst_configurations_by_joint_name():
+    code, out, err = run("analyze", "tiago_dual", "arm_left_7_link", "arm_right_7_link", "--samples", "30",
+                         "--lock", "hand_*", "--lock", "caster_*", "--lock", "wheel_*", "--lock", "suspension_*")
+    assert code == 0, err
+    worst = out.split("closest to singular", 1)[1]
+    assert "q = [" not in worst  # 17 numbers: by name only
+    assert "arm_left_4_joint: " in worst and "hand_" not in worst
+    summary = reljac.workspace_summary(
+        reljac.Robot.load("tiago_dual").locked(["hand_*", "caster_*", "wheel_*", "suspension_*"]),
+        "arm_left_7_link", "arm_right_7_link", samples=30, seed=0)
+    first = summary.closest_to_singular[0]
+    assert f"torso_lift_joint: {first.joint_values['torso_lift_joint']:.4g}" in worst
