@@ -18,8 +18,7 @@ import pytest
 
 from reljac.cli import build_parser, main
 
-REPO = Path(__file__).resolve().parent.parent
-ENV = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+ENV = dict(os.environ)  # subprocesses import the installed reljac (see conftest.py)
 
 
 def run_main(*args):

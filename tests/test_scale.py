@@ -18,8 +18,7 @@ import reljac.memory
 from reljac.cli import main
 from reljac.exceptions import ModelTooLarge
 
-REPO = Path(__file__).resolve().parent.parent
-ENV = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+ENV = dict(os.environ)  # subprocesses import the installed reljac (see conftest.py)
 
 
 def chain_urdf(path: Path, n: int, *, lower: str = "-1", upper: str = "1", kind: str = "revolute") -> Path:
