@@ -43,8 +43,11 @@ struct Step {
 // G + lambda^2 I; only the others need the eigen-decomposition.
 // Gram is the (m x m) matrix type: fixed-capacity (no allocation) for small levels.
 template <typename Gram>
+//
+// `known_singular`: an earlier candidate of this level failed that test with shift = threshold^2;
+// saturations only shrink G's eigenvalues (interlacing), so the test would fail again: skip it.
 Step correction(const Level& level, const Matrix& M, const Matrix& P, const Vector& residual,
-                const Policy& policy, int nv) {
+                const Policy& policy, int nv, bool& known_singular) {
   Step step;
   if (level.A == nullptr) {  // A = c diag(mask): (c P)^+ = P / c on the kept rows
     step.delta = P * residual / level.identity_scale;
@@ -55,9 +58,15 @@ Step correction(const Level& level, const Matrix& M, const Matrix& P, const Vect
   const int m = level.rows();
   Gram G = M * M.transpose();
   const double shift = std::max(policy.threshold * policy.threshold, kRankTolerance * std::max(1.0, G.trace()));
-  Gram shifted = G;
-  shifted.diagonal().array() -= shift;
-  if (m > 0 && Eigen::LLT<Gram>(shifted).info() == Eigen::Success) {  // every sigma^2 > shift
+  const bool fixed_shift = shift == policy.threshold * policy.threshold;
+  bool full_rank_test = false;
+  if (m > 0 && !(known_singular && fixed_shift)) {
+    Gram shifted = G;
+    shifted.diagonal().array() -= shift;
+    full_rank_test = Eigen::LLT<Gram>(shifted).info() == Eigen::Success;  // every sigma^2 > shift
+    if (!full_rank_test && fixed_shift) known_singular = true;
+  }
+  if (full_rank_test) {
     step.full_rank = true;
     step.rank = m;
     step.smallest = -1.0;  // not needed to solve: computed for the report of the chosen candidate
@@ -204,13 +213,15 @@ LevelReport solve_level(const Level& level, Vector& v, Matrix& P, int& dim, std:
   std::vector<int> saturated, saturated_rows;
   std::optional<Candidate> best;
   bool best_is_current = false;  // best's P and M are still P_free and M
+  bool known_singular = false;    // an earlier candidate was found singular (see correction)
   std::vector<char> held_free = held;
   int stale = 0;
   const int iterations = nv + static_cast<int>(cons.C.rows()) + 1;
   for (int it = 0; it < iterations; ++it) {
     const Vector residual = level.b - times(level, base, nv);
-    Step step = level.rows() <= kSmallLevel ? correction<SmallGram>(level, M, P_free, residual, policy, nv)
-                                            : correction<Matrix>(level, M, P_free, residual, policy, nv);
+    Step step = level.rows() <= kSmallLevel
+                    ? correction<SmallGram>(level, M, P_free, residual, policy, nv, known_singular)
+                    : correction<Matrix>(level, M, P_free, residual, policy, nv, known_singular);
     const Limiting lim = max_scale(base, step.delta, cons, held_free);
     if (lim.scale < 0) break;
     const double s = lim.scale;
