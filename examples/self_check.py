@@ -14,7 +14,7 @@ import numpy as np
 import pinocchio as pin
 
 from reljac import Kinematics, Robot
-from reljac.check import LayerMap  # maps the reference's q and v layouts onto the robot's
+from reljac.reference_map import LayerMap  # maps the reference's q and v layouts onto the robot's
 from reljac.reference import ReferenceRobot
 
 PAIRS = {"dual_arm": [("left_tool", "right_tool"), ("torso", "right_tool")],

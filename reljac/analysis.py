@@ -24,6 +24,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .exceptions import ReljacError, TaskError
+from .plain import plain
+from .reference_map import LayerMap, reference_robot
 from .relative import one_shot_kinematics
 from .robot import FrameRef, Robot
 from .validation import _short, as_count, as_rng, real_array
@@ -87,8 +89,6 @@ class Manipulability:
         ``condition_number``, ``smallest_singular_value``, ``singular_values`` (m,) and
         ``directions`` (m, m) as rows (column i is the axis u_i). Non-finite numbers (the
         condition number at a singularity, an index beyond the float range) are None."""
-        from .report import plain
-
         return plain({"index": self.index, "condition_number": self.condition_number,
                       "smallest_singular_value": self.smallest_singular_value,
                       "singular_values": self.singular_values, "directions": self.directions})
@@ -251,8 +251,6 @@ class WorkspaceSummary:
         ``condition_number``}, closest first). Non-finite numbers (the condition number of a
         singular sample is infinite) are None.
         """
-        from .report import plain
-
         return plain({
             "robot": self.robot, "frame_a": self.frame_a, "frame_b": self.frame_b, "part": list(self.part),
             "rows": [ROW_NAMES[r] for r in self.part], "samples": self.samples,
@@ -266,16 +264,10 @@ class WorkspaceSummary:
 
 def _reference_robot(robot: Robot, a: str, b: str):
     """The in-house reference of the robot's URDF when it can analyse frames a and b, else None."""
-    try:
-        from .check import without_mimic_elements
-        from .reference import ReferenceRobot
-    except ImportError:  # pragma: no cover - the reference package is part of reljac
-        return None
     if robot.urdf_path is None:
         return None
     try:
-        text = robot.urdf_text if robot.mimic else without_mimic_elements(robot.urdf_text)
-        ref = ReferenceRobot.from_urdf_string(text, floating_base=robot.floating_base)
+        ref = reference_robot(robot)
     except ReljacError:
         return None
     if set(ref.joint_names) != set(robot.joint_names) or not {a, b} <= set(ref.frame_names):
@@ -289,8 +281,6 @@ def reference_to_pinocchio_q(robot: Robot, ref, q_ref) -> np.ndarray:
     Joints are matched by name; continuous angles become (cos, sin) pairs; free joints keep
     [x, y, z, qx, qy, qz, qw] (the same convention in both).
     """
-    from .check import LayerMap
-
     return LayerMap(robot, ref).q_to_pinocchio(np.atleast_2d(np.asarray(q_ref, dtype=float)))
 
 
@@ -327,7 +317,7 @@ def workspace_summary(robot: Robot, frame_a: FrameRef, frame_b: FrameRef, sample
     ref = None if backend == "pinocchio" else _reference_robot(robot, a, b)
     if ref is None and backend == "reference":
         raise ReljacError(f"the reference kinematics cannot analyse {b!r} in {a!r} on robot '{robot.name}'")
-    layers = None if ref is None else _layer_map(robot, ref)
+    layers = None if ref is None else LayerMap(robot, ref)
     index, smallest, condition = (np.empty(samples) for _ in range(3))
     kept = np.empty(0, dtype=int)  # sample numbers of the closest-to-singular so far
     kept_q = np.empty((0, robot.nq))
@@ -365,12 +355,6 @@ def workspace_summary(robot: Robot, frame_a: FrameRef, frame_b: FrameRef, sample
         closest_to_singular=[SingularSample(q.copy(), float(index[k]), float(smallest[k]), float(condition[k]),
                                             robot.joint_values(q)) for k, q in zip(kept, kept_q)],
     )
-
-
-def _layer_map(robot: Robot, ref):
-    from .check import LayerMap
-
-    return LayerMap(robot, ref)
 
 
 def _batch_singular_values(J: np.ndarray, m: int) -> np.ndarray:

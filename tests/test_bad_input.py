@@ -63,7 +63,7 @@ def _no_dof_urdf(tmp_path):
 
 
 def _run_cli(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "reljac.cli", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "reljac.apps.cli", *map(str, args)],
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -373,7 +373,7 @@ def test_solve_nlp_on_a_zero_dof_robot_is_a_reljac_error(tmp_path):
 @pytest.fixture(scope="module")
 def ref_planar():
     from reljac.reference import ReferenceRobot
-    from reljac.robot import BUNDLED_DIR
+    from reljac.robots import BUNDLED_DIR
 
     return ReferenceRobot.from_urdf(BUNDLED_DIR / "planar_2link.urdf")
 
@@ -388,7 +388,7 @@ def test_reference_integrate_rejects_non_finite_dt(ref_planar):
 
 def test_reference_integrate_huge_velocity_is_not_nan():
     from reljac.reference import ReferenceRobot
-    from reljac.robot import BUNDLED_DIR
+    from reljac.robots import BUNDLED_DIR
 
     ref = ReferenceRobot.from_urdf(BUNDLED_DIR / "tree30.urdf")
     with warnings.catch_warnings():

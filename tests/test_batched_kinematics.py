@@ -109,7 +109,7 @@ def test_unsupported_joint_names_the_joint_and_the_python_path_still_works():
 
 
 def test_matches_the_in_house_reference():
-    from reljac.check import LayerMap
+    from reljac.reference_map import LayerMap
     from reljac.reference import ReferenceRobot
 
     for name, (a, b) in (("dual_arm", ("left_tool", "right_tool")), ("hand", ("index_tip", "thumb_tip"))):

@@ -8,8 +8,8 @@ import pinocchio as pin
 import pytest
 
 import reljac
-from reljac.check import check_robot, check_urdf
-from reljac.cli import main
+from reljac.apps.check import check_robot, check_urdf
+from reljac.apps.cli import main
 from reljac.reference import ReferenceRobot
 from reljac.relative import Kinematics
 

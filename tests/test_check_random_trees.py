@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import reljac
-from reljac.check import check_robot
+from reljac.apps.check import check_robot
 from reljac.reference import ReferenceRobot
 
 from helpers import assert_jacobian_rates_match_finite_differences, load_random_tree, urdf_trees
@@ -29,7 +29,7 @@ def test_relative_jacobians_for_every_expressed_in_frame_agree(name):
     """Beyond a, b and world: a third frame c, against the reference."""
     robot = reljac.Robot.bundled(name)
     ref = ReferenceRobot.from_urdf(robot.urdf_path)
-    from reljac.check import LayerMap
+    from reljac.reference_map import LayerMap
 
     layers = LayerMap(robot, ref)
     rng = np.random.default_rng(3)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from reljac.cli import build_parser, main
+from reljac.apps.cli import build_parser, main
 
 REPO = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -33,7 +33,7 @@ def run_main(*args):
 def reljac_program(*args) -> list:
     """The installed `reljac` program next to this Python (what users run), with arguments."""
     program = Path(sys.executable).with_name("reljac")
-    head = [str(program)] if program.exists() else [sys.executable, "-m", "reljac.cli"]
+    head = [str(program)] if program.exists() else [sys.executable, "-m", "reljac.apps.cli"]
     return head + list(args)
 
 
@@ -97,7 +97,7 @@ def test_no_mimic_reaches_info_and_check(capsys):
     assert code == 0 and "nq = 12, nv = 12" in out
     code, out, err = run_main("check", "hand", "--no-mimic", "--samples", "3")
     assert code == 0 and "OK: the layers agree" in out, out + err
-    from reljac.check import check_urdf
+    from reljac.apps.check import check_urdf
 
     report = check_urdf("hand", mimic=False, samples=3)
     assert report.ok

@@ -23,7 +23,7 @@ import pytest
 
 from test_viz import port_of, port_open
 
-DEMO = [sys.executable, "-m", "reljac.cli", "demo"]
+DEMO = [sys.executable, "-m", "reljac.apps.cli", "demo"]
 MOVING = re.compile(r"^t = ", re.M)  # a progress line
 
 

@@ -35,8 +35,8 @@ import reljac.analysis
 import reljac.constraints
 import reljac.costs
 from reljac import ReljacError
-from reljac.cli import main
-from reljac.robot import BUNDLED_DIR
+from reljac.apps.cli import main
+from reljac.robots import BUNDLED_DIR
 
 from helpers import urdf_trees
 
@@ -342,7 +342,8 @@ def mutated_urdfs(draw):
 
 
 def test_mutated_urdfs_load_correctly_or_fail_in_one_line(tmp_path):
-    from reljac.check import check_robot, without_mimic_elements
+    from reljac.apps.check import check_robot
+    from reljac.reference_map import without_mimic_elements
     from reljac.reference import ReferenceRobot
 
     path = tmp_path / "mutated.urdf"

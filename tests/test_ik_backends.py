@@ -266,7 +266,7 @@ def test_backend_choice():
 
 
 def test_reljac_info_names_the_ik_solver():
-    out = _run("from reljac.cli import main; main(['info', '--list'])")
+    out = _run("from reljac.apps.cli import main; main(['info', '--list'])")
     assert "IK solver: compiled" in out.stdout
-    out = _run("from reljac.cli import main; main(['info', 'planar_2link'])", RELJAC_BACKEND="python")
+    out = _run("from reljac.apps.cli import main; main(['info', 'planar_2link'])", RELJAC_BACKEND="python")
     assert "IK solver: python (the compiled core is built)" in out.stdout

@@ -12,10 +12,10 @@ import pytest
 
 import reljac
 from reljac.analysis import Manipulability, manipulability, relative_manipulability, workspace_summary
-from reljac.check import CheckReport, CheckRow, check_urdf
-from reljac.cli import main
+from reljac.apps.check import CheckReport, CheckRow, check_urdf
+from reljac.apps.cli import main
 from reljac.relative import Kinematics
-from reljac.report import json_document, plain
+from reljac.apps.report import json_document, plain
 
 
 def strict_json(text: str):
@@ -176,8 +176,8 @@ def test_bench_json_gives_numbers(capsys):
 
 
 def test_bench_ik_json_matches_the_solvers_own_bench():
-    from reljac import bench
-    from reljac.ik.nlp import nlp_bench_rows
+    from reljac.apps import bench
+    from reljac.apps.bench_solvers import nlp_bench_rows
 
     done = []
     doc = strict_json(json_document(bench.results("ik", quick=True, progress=done.append)))["sections"]["ik"]

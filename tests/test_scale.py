@@ -13,9 +13,9 @@ import pytest
 
 import reljac
 import reljac.analysis
-import reljac.check
+import reljac.apps.check
 import reljac.memory
-from reljac.cli import main
+from reljac.apps.cli import main
 from reljac.exceptions import ModelTooLarge
 
 REPO = Path(__file__).resolve().parent.parent
@@ -54,7 +54,7 @@ def test_pinocchio_data_that_cannot_fit_is_a_clear_error(tmp_path):
         with pytest.raises(ModelTooLarge, match=r"nv = 2000: .* about 5\d\d GB") as info:
             make()
         assert isinstance(info.value, MemoryError) and isinstance(info.value, reljac.ReljacError)
-    code = subprocess.run([sys.executable, "-m", "reljac.cli", "jacobian", str(tmp_path / "c.urdf"), "l0", "l9"],
+    code = subprocess.run([sys.executable, "-m", "reljac.apps.cli", "jacobian", str(tmp_path / "c.urdf"), "l0", "l9"],
                           capture_output=True, text=True, env=ENV, timeout=120)
     assert code.returncode == 2 and code.stderr.count("\n") == 1 and "ModelTooLarge" in code.stderr
 
@@ -91,7 +91,7 @@ def test_limits_near_the_float_range_give_finite_configurations(tmp_path):
 
 
 def _peak_rss_of_check(path: Path, samples: int) -> int:
-    code = ("import resource, sys; from reljac.cli import main; "
+    code = ("import resource, sys; from reljac.apps.cli import main; "
             f"rc = main(['check', {str(path)!r}, '--samples', '{samples}', '--frames', 'l0', 'l80']); "
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss); sys.exit(rc)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=600)
@@ -122,10 +122,10 @@ def test_streamed_chunks_give_the_same_summary_as_one_chunk(monkeypatch):
 
 
 def test_check_in_chunks_still_compares_every_sample(monkeypatch):
-    monkeypatch.setattr(reljac.check, "CHUNK_BYTES", 1)
-    report = reljac.check.check_urdf("hand", samples=5, max_pairs=20)
+    monkeypatch.setattr(reljac.apps.check, "CHUNK_BYTES", 1)
+    report = reljac.apps.check.check_urdf("hand", samples=5, max_pairs=20)
     assert report.ok and report.samples == 5
-    assert reljac.check.chunk_size(reljac.Robot.bundled("hand"), _ref("hand"), 40, 5) == 1
+    assert reljac.apps.check.chunk_size(reljac.Robot.bundled("hand"), _ref("hand"), 40, 5) == 1
 
 
 def _ref(name):
@@ -139,4 +139,4 @@ def test_sample_counts_beyond_the_documented_range_are_refused():
     with pytest.raises(reljac.TaskError, match="at most 10000000"):
         reljac.analysis.workspace_summary(robot, "universe", "tip", samples=10**9)
     with pytest.raises(reljac.ReljacError, match="at most 1000000"):
-        reljac.check.check_urdf("planar_2link", samples=10**9)
+        reljac.apps.check.check_urdf("planar_2link", samples=10**9)

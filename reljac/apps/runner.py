@@ -1,6 +1,6 @@
 """Running a demo: the paced control loop, its viewer session and its tracking statistics.
 
-:func:`run` is what every demo of :mod:`reljac.demo` calls: targets at t, one controller step,
+:func:`run` is what every demo of :mod:`reljac.apps.demo` calls: targets at t, one controller step,
 record, display, pace in real time (with a viewer) or run as fast as possible (headless). A
 :class:`Session` says how the run meets its viewer and what it leaves behind (wait for a browser
 page, keep serving after the motion, record, plot). Errors are position [m] and orientation

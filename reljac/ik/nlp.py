@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import time
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -189,39 +188,3 @@ def solve_nlp(
         q=q, converged=converged, iterations=counts["iterations"], errors=cost.term_errors(kin),
         cost=cost.evaluate(kin)[0], evaluations=counts["evaluations"], message=message,
     )
-
-
-def nlp_bench_rows(n_targets: int = 20, seed: int = 0, *, tol: float = 1e-4) -> list[tuple[str, float, float]]:
-    """Compare :func:`solve_nlp` and the controller's :func:`~reljac.ik.solve` on dual_arm targets.
-
-    For each of `n_targets` random configurations (seeded), the pose of left_tool in the world
-    and the pose of right_tool in left_tool become targets; both solvers start from the middle
-    of the joint limits with the same `tol` [m, rad].
-
-    Returns:
-        Rows (name, success rate in [0, 1], median wall time per solve [s]).
-    """
-    from .solve import solve
-    from .tasks import RelativeFrameTask
-
-    if isinstance(n_targets, bool) or not isinstance(n_targets, (int, np.integer)) or n_targets < 1:
-        raise TaskError(f"n_targets must be a positive integer, got {n_targets!r}")
-    robot = Robot.bundled("dual_arm")
-    rng = np.random.default_rng(seed)
-    q0 = robot.normalize(0.5 * (robot.lower_limits + robot.upper_limits))
-    problems = {"left_tool pose": ("universe", "left_tool"), "right_tool in left_tool pose": ("left_tool", "right_tool")}
-    outcomes: dict[str, list[tuple[bool, float]]] = {}
-    for _ in range(n_targets):
-        kin = Kinematics(robot, robot.random_configuration(rng))
-        for label, (a, b) in problems.items():
-            T = kin.relative_placement(a, b)
-            task = RelativeFrameTask(a, b, gain=20.0)
-            task.set_target(T)
-            costs = pose_cost(b, T, relative_to=None if a == "universe" else a)
-            for solver, run in (("solve_nlp", lambda: solve_nlp(robot, q0, costs, tol=tol, max_iters=1000)),
-                                ("controller solve", lambda: solve(robot, q0, [[task]], tol=tol, max_iters=1000))):
-                start = time.perf_counter()
-                converged = run().converged
-                outcomes.setdefault(f"{label}: {solver}", []).append((converged, time.perf_counter() - start))
-    return [(name, float(np.mean([ok for ok, _ in runs])), float(np.median([t for _, t in runs])))
-            for name, runs in outcomes.items()]

@@ -48,7 +48,7 @@ from typing import Sequence  # noqa: E402
 # Small matrices: BLAS threads only add overhead (and noise to `reljac bench`). Set before numpy loads.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from .exceptions import ReljacError  # noqa: E402
+from ..exceptions import ReljacError  # noqa: E402
 
 MAX_SEED = 2**63 - 1
 MAX_PRECISION = 16  # digits: float64 has 15-17 significant ones
@@ -132,7 +132,7 @@ def _robot_options(args) -> dict:
 
 
 def _load_robot(args):
-    from .robot import Robot
+    from ..robot import Robot
 
     robot = Robot.load(args.robot, **_robot_options(args))
     if getattr(args, "lock", None):
@@ -181,7 +181,7 @@ def _configuration_arguments(parser: argparse.ArgumentParser) -> None:
 # ------------------------------------------------------------------ commands
 def cmd_info(args) -> int:
     from .report import robot_summary
-    from .robot import bundled_robots
+    from ..robot import bundled_robots
 
     if args.json:
         return _info_json(args)
@@ -198,9 +198,9 @@ def cmd_info(args) -> int:
 
 def _info_json(args) -> int:
     """``reljac info [ROBOT] --json``: {bundled_robots, ik_solver, compiled_core_built[, robot keys]}."""
-    from .ik import backend
+    from ..ik import backend
     from .report import json_document, robot_dict
-    from .robot import bundled_robots
+    from ..robot import bundled_robots
 
     document = {"bundled_robots": bundled_robots(), "ik_solver": backend.default_backend(),
                 "compiled_core_built": backend.compiled_available()}
@@ -212,7 +212,7 @@ def _info_json(args) -> int:
 
 def _ik_backend_line() -> str:
     """Which solver the IK controller runs on here."""
-    from .ik import backend
+    from ..ik import backend
 
     name = backend.default_backend()
     if name == "compiled":
@@ -224,7 +224,7 @@ def _ik_backend_line() -> str:
 def cmd_jacobian(args) -> int:
     import numpy as np
 
-    from .relative import Kinematics
+    from ..relative import Kinematics
     from .report import format_matrix, format_placement, velocity_labels
 
     robot = _load_robot(args)
@@ -273,7 +273,7 @@ def cmd_check(args) -> int:
 
 
 def cmd_analyze(args) -> int:
-    from .analysis import format_workspace_summary, workspace_summary
+    from ..analysis import format_workspace_summary, workspace_summary
 
     from .report import hook, json_document
 
@@ -287,7 +287,7 @@ def cmd_analyze(args) -> int:
 
 # ------------------------------------------------------------------ map
 def cmd_map(args) -> int:
-    from .apps.capability import make_map
+    from .capability import make_map
 
     make_map(_load_robot(args), args.frame_a, args.frame_b, samples=args.samples, voxel=args.voxel, out=args.out,
              seed=args.seed, directions=args.directions, part=args.part, chunk=args.chunk, workers=args.workers,
@@ -297,7 +297,7 @@ def cmd_map(args) -> int:
 
 # ------------------------------------------------------------------ view
 def cmd_view(args) -> int:
-    from .apps.view import view
+    from .view import view
 
     robot = _load_robot(args)
     q = _configuration(robot, args)
@@ -307,7 +307,7 @@ def cmd_view(args) -> int:
 
 
 def _bar(args, total: int, what: str, unit: str):
-    """A progress bar on stderr for a long command (see :func:`reljac.report.progress_wanted`)."""
+    """A progress bar on stderr for a long command (see :func:`reljac.apps.report.progress_wanted`)."""
     from .report import progress_bar, progress_wanted
 
     asked = args.progress
@@ -315,7 +315,7 @@ def _bar(args, total: int, what: str, unit: str):
 
 
 def cmd_robots(args) -> int:
-    from . import robots
+    from .. import robots
 
     names = robots.available_robots()
     print(f"{'NAME':<28}{'FROM':<20}{'BASE':<10}{'SRDF':<6}REFERENCE")

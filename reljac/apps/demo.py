@@ -32,12 +32,12 @@ from typing import Callable
 import numpy as np
 import pinocchio as pin
 
-from .apps.recording import PLOT_SUFFIXES, RECORD_SUFFIXES, check_output, require_matplotlib
-from .apps.runner import DemoSummary, Session, TaskStats, ignore_ctrl_c, run
-from .ik import Controller, FrameTask, PostureTask, RelativeFrameTask, RelativePositionTask
-from .relative import Kinematics
+from .recording import PLOT_SUFFIXES, RECORD_SUFFIXES, check_output, require_matplotlib
+from .runner import DemoSummary, Session, TaskStats, ignore_ctrl_c, run
+from ..ik import Controller, FrameTask, PostureTask, RelativeFrameTask, RelativePositionTask
+from ..relative import Kinematics
 from .report import progress_bar, progress_wanted, write_line
-from .robot import Robot
+from ..robot import Robot
 
 __all__ = ["DUAL_ARM_MEETING", "DemoSummary", "Session", "TaskStats", "main", "run_dual_arm", "run_hand"]
 
@@ -182,8 +182,8 @@ class _Crossing:
     MIN_DISTANCE = 0.01  # [m]
 
     def __init__(self, robot: Robot, dt: float) -> None:
-        from .collision import CollisionModel
-        from .ik import CollisionAvoidance
+        from ..collision import CollisionModel
+        from ..ik import CollisionAvoidance
 
         self.robot, self.model = robot, CollisionModel(robot)
         self.lead = FrameTask("left_tool", gain=20.0, name="left crosses")

@@ -23,8 +23,9 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 import pinocchio as pin
 
-from .robot import Robot
-from .urdf_checks import shown
+from ..plain import plain
+from ..robot import Robot
+from ..urdf_checks import shown
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
@@ -124,31 +125,6 @@ def robot_summary(robot: Robot) -> str:
 
 
 # ---------------------------------------------------------------------------- JSON
-def plain(value: Any) -> Any:
-    """`value` as JSON-ready Python: dicts, lists, str, bool, int, float and None only.
-
-    numpy arrays become nested lists, numpy scalars Python numbers, tuples lists, ``pin.SE3``
-    its (4, 4) homogeneous matrix; NaN, inf and -inf become None (JSON has no such numbers).
-    """
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if isinstance(value, pin.SE3):
-        value = value.homogeneous
-    if isinstance(value, np.ndarray):
-        return plain(value.tolist())
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return float(value) if math.isfinite(value) else None
-    if value is None or isinstance(value, str):
-        return value
-    raise TypeError(f"cannot put a {type(value).__name__} into a JSON document")
-
-
 def json_document(value: Any) -> str:
     """One JSON document on one line (keys in the order given) of :func:`plain` (`value`)."""
     return json.dumps(plain(value), allow_nan=False)
@@ -224,7 +200,7 @@ def progress_bar(total: int | None, what: str, *, show: bool, unit: str = "it",
     """A tqdm bar on stderr while the block runs, or None when `show` is False (or tqdm is absent).
 
     Yields the bar; its ``update(n)`` is the `progress` hook that
-    :func:`reljac.check.check_robot`, :func:`reljac.analysis.workspace_summary` and the benches
+    :func:`reljac.apps.check.check_robot`, :func:`reljac.analysis.workspace_summary` and the benches
     call with the number of units just done (see :func:`hook`).
     The bar is erased when the block ends, also by an exception: what follows on stderr (a
     ``reljac: error:`` line) starts on a clean line. `delay` [s]: show it only after that long.
