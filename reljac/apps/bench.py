@@ -17,10 +17,9 @@ import numpy as np
 import pinocchio as pin
 
 from ..relative import Kinematics, relative_jacobian
-from .report import format_table, json_document, write_line
 from ..robot import Robot
-
 from .bench_common import Progress, done, median_seconds
+from .report import format_table, json_document, write_line
 
 PAIRS = [("left_tool", "right_tool"), ("torso", "left_tool"), ("torso", "right_tool"), ("right_tool", "left_link5")]
 
@@ -95,8 +94,8 @@ def reference_results(*, quick: bool = False, progress: Progress = None) -> dict
     Returns {``robot``, ``configurations`` (N), ``runs``, ``paths``: [{``path``,
     ``time_per_configuration_s`` (median [s]), ``ratio_to_batched``}]}.
     """
-    from ..reference_map import LayerMap
     from ..reference import ReferenceRobot
+    from ..reference_map import LayerMap
 
     robot = Robot.bundled("dual_arm")
     ref = ReferenceRobot.from_urdf(robot.urdf_path)

@@ -22,9 +22,29 @@ import pinocchio as pin
 from ..ik import Controller, DampingPolicy, compiled_available
 from ..relative import Kinematics, relative_jacobian
 from ..robot import Robot
-from .bench_collision import collision_episodes, collision_results, collision_text, panda_files
-from .bench_common import PAIR, Progress, done, dual_arm_levels, frame_jacobian_call, median_seconds, middle
-from .bench_solvers import hand_pinches, hand_results, hand_text, nlp_results, nlp_targets, nlp_text
+from .bench_collision import (
+    collision_episodes,
+    collision_results,
+    collision_text,
+    panda_files,
+)
+from .bench_common import (
+    PAIR,
+    Progress,
+    done,
+    dual_arm_levels,
+    frame_jacobian_call,
+    median_seconds,
+    middle,
+)
+from .bench_solvers import (
+    hand_pinches,
+    hand_results,
+    hand_text,
+    nlp_results,
+    nlp_targets,
+    nlp_text,
+)
 from .report import format_table
 
 

@@ -20,8 +20,8 @@ from ..maps.grid import as_directions, make_grid
 from ..maps.kernel import Accumulator, Job, merge_partials, run_chunk
 from ..maps.sampling import Sampler
 from ..relative import Kinematics
-from .report import format_table
 from ..robot import Robot
+from .report import format_table
 
 PAIR = ("left_tool", "right_tool")
 
@@ -39,8 +39,8 @@ def _timed(fn) -> tuple[float, float, object]:
 
 def kinematics_table(robot: Robot, *, quick: bool) -> str:
     """T_ab + J_ab for N configurations: compiled batch vs a Python loop vs the batched reference."""
-    from ..reference_map import LayerMap
     from ..reference import ReferenceRobot
+    from ..reference_map import LayerMap
 
     n = 2000 if quick else 20_000
     ref = ReferenceRobot.from_urdf(robot.urdf_path)

@@ -10,7 +10,14 @@ import numpy as np
 
 from ..costs import pose_cost
 from ..exceptions import TaskError
-from ..ik import Controller, PostureTask, RelativeFrameTask, RelativePositionTask, solve, solve_nlp
+from ..ik import (
+    Controller,
+    PostureTask,
+    RelativeFrameTask,
+    RelativePositionTask,
+    solve,
+    solve_nlp,
+)
 from ..relative import Kinematics
 from ..robot import Robot
 from .bench_common import Progress, done, frame_jacobian_call, middle

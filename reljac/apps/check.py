@@ -20,9 +20,9 @@ from ..exceptions import ReljacError
 from ..reference import ReferenceRobot
 from ..reference_map import LayerMap, reference_robot
 from ..relative import Kinematics
-from .report import format_table
 from ..robot import Robot
 from ..validation import as_count, as_float, as_rng
+from .report import format_table
 
 TOLERANCE = 1e-9
 

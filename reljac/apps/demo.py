@@ -27,17 +27,30 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from typing import Callable
+from typing import Callable, NoReturn, Sequence
 
 import numpy as np
 import pinocchio as pin
 
-from .recording import PLOT_SUFFIXES, RECORD_SUFFIXES, check_output, require_matplotlib
-from .runner import DemoSummary, Session, TaskStats, ignore_ctrl_c, run
-from ..ik import Controller, FrameTask, PostureTask, RelativeFrameTask, RelativePositionTask
+from ..ik import (
+    Controller,
+    FrameTask,
+    PostureTask,
+    RelativeFrameTask,
+    RelativePositionTask,
+)
 from ..relative import Kinematics
-from .report import progress_bar, progress_wanted, write_line
 from ..robot import Robot
+from .arguments import (
+    BROWSER_WAIT,
+    DEMO_DESCRIPTION,
+    DEMO_EPILOG,
+    check_demo_arguments,
+    demo_arguments,
+)
+from .recording import PLOT_SUFFIXES, RECORD_SUFFIXES, check_output, require_matplotlib
+from .report import progress_bar, progress_wanted, write_line
+from .runner import DemoSummary, Session, TaskStats, ignore_ctrl_c, run
 
 __all__ = ["DUAL_ARM_MEETING", "DemoSummary", "Session", "TaskStats", "main", "run_dual_arm", "run_hand"]
 
@@ -57,7 +70,6 @@ HAND_PINCH_MIDDLE = {"middle_abduction": 0.1994, "middle_mcp": 0.4709, "middle_p
 HAND_RELAXED = {"index_mcp": 0.2, "index_pip": 0.3, "middle_mcp": 0.2, "middle_pip": 0.3,
                 "ring_mcp": 0.2, "ring_pip": 0.3, "thumb_cmc_abduction": 0.3, "thumb_mcp": 0.2}
 
-BROWSER_WAIT = 10.0  # [s] at most that `reljac demo` waits for a browser page, from a terminal
 HAND_VIEW = (0.4, -1.0, 0.8)  # camera direction: from the thumb's side, above (the fingers lie along +x)
 TARGET_SCALE = 0.6  # target triads, as a fraction of the viewer's scale (smaller than the frames')
 
@@ -279,61 +291,37 @@ def _interactive() -> bool:
 class _Parser(argparse.ArgumentParser):
     """argparse whose errors are one line (no usage block), exit code 2."""
 
-    def error(self, message: str):  # noqa: D102 - argparse's hook
+    def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: error: {message} (see '{self.prog} --help')", file=sys.stderr)
         raise SystemExit(2)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="reljac demo", description="task-priority IK demos",
-        epilog="From an interactive terminal the demo waits for a browser page before moving and keeps "
-               "serving the last scene until Ctrl-C; in CI and pipes it does neither.")
-    parser.add_argument("demo", choices=["dual-arm", "hand"])
-    parser.add_argument("--duration", type=float, default=None,
-                        help="[s] run length, in (0, 3600] (default: 10 for dual-arm, 6 for hand); for dual-arm "
-                             "the carry's")
-    parser.add_argument("--crossing", type=float, default=4.0, metavar="S",
-                        help="dual-arm only: [s] 0..3600 of crossing the arms with collision avoidance after "
-                             "the carry (default 4; 0: none)")
-    parser.add_argument("--headless", action="store_true", help="no viewer, no real-time pacing")
-    parser.add_argument("--loop", action="store_true", help="dual-arm only: repeat until Ctrl-C")
-    parser.add_argument("--dt", type=float, default=0.01, help="[s] control period, in [1e-4, 0.1] (default 0.01)")
-    parser.add_argument("--no-wait", action="store_true",
-                        help=f"start moving at once (default from a terminal: wait up to {BROWSER_WAIT:g} s "
-                             "for a browser page)")
-    parser.add_argument("--exit", action="store_true",
-                        help="exit when the motion ends (default from a terminal: keep serving until Ctrl-C)")
-    parser.add_argument("--record", metavar="FILE", help="save t, q, targets and errors to FILE (.npz or .json)")
-    parser.add_argument("--plot", metavar="FILE", help="plot the tracking errors to FILE (.png, .pdf, .svg; "
-                        "needs matplotlib: pip install 'reljac[plot]')")
-    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                        help="with --headless: progress bar on stderr (default: only when stderr is a terminal "
-                             "and CI is unset)")
+    """The parser of ``reljac demo`` on its own (``reljac`` itself has it as a subcommand)."""
+    parser = _Parser(prog="reljac demo", description=DEMO_DESCRIPTION, epilog=DEMO_EPILOG)
+    demo_arguments(parser)
     return parser
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """``reljac demo {dual-arm,hand} [options]`` (see ``--help``); returns 0, or 130 after Ctrl-C."""
+    parser = build_parser()
+    return command(parser.parse_args(argv), parser)
+
+
+def command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Run the demo of parsed arguments (`parser`: where their mistakes are reported); returns 0,
+    or 130 after Ctrl-C."""
     try:
-        return _main(argv)
+        return _run(args, parser)
     except KeyboardInterrupt:
         ignore_ctrl_c()
         print("reljac: interrupted", file=sys.stderr, flush=True)
         return 130
 
 
-def _main(argv) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.duration is not None and not (math.isfinite(args.duration) and 0 < args.duration <= 3600):
-        parser.error(f"--duration must be in (0, 3600] s, got {args.duration}")
-    if not (math.isfinite(args.crossing) and 0 <= args.crossing <= 3600):
-        parser.error(f"--crossing must be in [0, 3600] s, got {args.crossing}")
-    if not (math.isfinite(args.dt) and 1e-4 <= args.dt <= 0.1):
-        parser.error(f"--dt must be in [1e-4, 0.1] s, got {args.dt}")
-    if args.loop and args.demo != "dual-arm":
-        parser.error("--loop is for the dual-arm demo only")
+def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    check_demo_arguments(args, parser)
     session = Session()
     if args.record:
         session.record = check_output(args.record, RECORD_SUFFIXES, "--record")

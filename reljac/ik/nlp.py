@@ -27,7 +27,7 @@ import numpy as np
 import pinocchio as pin
 import scipy.optimize
 
-from ..costs import Cost, as_cost, pose_cost
+from ..costs import Cost, as_cost
 from ..exceptions import ConfigurationError, TaskError
 from ..relative import Kinematics
 from ..robot import Robot
