@@ -18,7 +18,7 @@ import sys
 import numpy as np
 
 from reljac import Robot, relative_manipulability, workspace_summary
-from reljac.analysis import format_workspace_summary
+from reljac.workspace import format_workspace_summary
 
 ARMS = {  # name: (base frame, tool frame, joints to lock)
     "ur5": ("base_link", "tool0", []),

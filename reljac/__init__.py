@@ -64,7 +64,7 @@ _LAZY = {
     "manipulability": "analysis",
     "relative_manipulability": "analysis",
     "frame_manipulability": "analysis",
-    "workspace_summary": "analysis",
+    "workspace_summary": "workspace",
 }
 
 __all__ = [

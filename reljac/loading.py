@@ -26,7 +26,8 @@ import pinocchio as pin
 
 from .cpp_output import captured_output, cpp_message
 from .exceptions import ConfigurationError, URDFError
-from .urdf_checks import Urdf, check_loaded, check_urdf, parse_xml, read_urdf, shown
+from .urdf_checks import Urdf, check_loaded, check_urdf
+from .urdf_files import parse_xml, read_urdf, shown
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,19 @@ class LoadedUrdf:
     text: str
     urdf: Urdf
     source: str  # the path, quoted and printable, for messages
+
+
+def urdf_options(path: object, floating_base: object, mimic: object) -> tuple[Path, bool, bool]:
+    """The arguments of :meth:`Robot.from_urdf`, checked: (path, floating_base, mimic).
+
+    Raises:
+        URDFError: a path that is not a string or a path, or options that are not True or False.
+    """
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise URDFError(f"a URDF path must be a string or a path, not {type(path).__name__}")
+    if not (isinstance(floating_base, (bool, np.bool_)) and isinstance(mimic, (bool, np.bool_))):
+        raise URDFError(f"floating_base and mimic must be True or False, got {floating_base!r} and {mimic!r}")
+    return Path(os.fsdecode(path)), bool(floating_base), bool(mimic)
 
 
 def read_checked(path: str | os.PathLike, *, mimic: bool, floating_base: bool) -> LoadedUrdf:
@@ -92,6 +106,28 @@ class MimicFree(NamedTuple):
     G: np.ndarray
     S: np.ndarray
     o: np.ndarray
+
+
+def model_state(model: pin.Model, loaded: LoadedUrdf | None) -> object:
+    """What a pickled Robot keeps of its model: None when it is rebuilt from its URDF text, the
+    model without mimic joints and the couplings for one with them (Pinocchio 4.1 crashes on
+    unpickled mimic joints), else the model itself."""
+    if loaded is not None:
+        return None
+    if model.mimicking_joints:
+        return expand_mimic(model).model, mimic_couplings(model)
+    return model
+
+
+def restored_model(state: object, loaded: LoadedUrdf | None, *, floating_base: bool, mimic: bool) -> pin.Model:
+    """The model of a pickled Robot from :func:`model_state`'s `state`."""
+    if state is None and loaded is not None:
+        return build_model(loaded, floating_base=floating_base, mimic=mimic)
+    if isinstance(state, tuple):
+        return restore_mimic(*state)
+    if not isinstance(state, pin.Model):
+        raise ConfigurationError(f"a pickled Robot holds no model (got {type(state).__name__})")
+    return state
 
 
 def mimic_free_from_urdf(model: pin.Model, loaded: LoadedUrdf, *, floating_base: bool) -> MimicFree:

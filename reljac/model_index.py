@@ -15,7 +15,7 @@ import pinocchio as pin
 from .exceptions import FrameNotFound, JointNotFound, suggest
 from .joint_space import Value, unit_slice
 from .memory import new_data
-from .urdf_checks import shown
+from .urdf_files import shown
 
 FrameRef = str | int
 

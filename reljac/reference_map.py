@@ -3,7 +3,7 @@
 The Pinocchio layer (:class:`~reljac.Robot`) and the pure-numpy reference
 (:class:`~reljac.reference.ReferenceRobot`) never import each other; this module is where the two
 meet, for the comparisons that use both (``reljac check``, the batched path of
-:func:`~reljac.analysis.workspace_summary`, the benches).
+:func:`~reljac.workspace.workspace_summary`, the benches).
 
 Layouts: joints are matched by name. A continuous joint is one angle in the reference and a
 (cos, sin) pair in Pinocchio; free joints share the layout [x, y, z, qx, qy, qz, qw]; mimic joints

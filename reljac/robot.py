@@ -24,14 +24,14 @@ import pinocchio as pin
 
 from . import joint_space, loading, robots
 from .collision.srdf import SRDF, read_srdf
-from .exceptions import URDFError, suggest
-from .joint_space import MAX_COORDINATE, MAX_SQUARE, Value, is_angle_pair
+from .exceptions import URDFError
+from .joint_space import MAX_SQUARE, Value
 from .loading import LoadedUrdf, MimicFree
 from .model_index import FrameRef, ModelIndex
-from .robots import BUNDLED_DIR, bundled_robots
+from .robots import bundled_robots
 from .validation import as_rng
 
-__all__ = ["BUNDLED_DIR", "MAX_COORDINATE", "FrameRef", "Robot", "as_robot", "bundled_robots", "is_angle_pair"]
+__all__ = ["FrameRef", "Robot", "as_robot", "bundled_robots"]
 
 # q @ q overflows for entries beyond ~1e154: such a q is refused right after, without this warning.
 warnings.filterwarnings("ignore", "overflow encountered in (matmul|dot)", RuntimeWarning, __name__)
@@ -86,22 +86,16 @@ class Robot(ModelIndex):
         """For pickle and deepcopy: no locks, per-thread data or lazily built parts; a robot loaded
         from a URDF is rebuilt from its text, any other model with mimic joints from the model
         without them (Pinocchio 4.1 crashes on unpickled mimic joints)."""
-        state = {k: v for k, v in self.__dict__.items() if k not in ("_lock", "_local", *_LAZY_PARTS)}
-        if self._loaded is not None:
-            state.pop("model")
-        elif self.model.mimicking_joints:
-            state["model"] = (loading.expand_mimic(self.model).model, loading.mimic_couplings(self.model))
-        return state
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_lock", "_local", "model", *_LAZY_PARTS)}
+        return {**state, "model": loading.model_state(self.model, self._loaded)}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._lock, self._local = threading.RLock(), threading.local()
         for key in _LAZY_PARTS:
             setattr(self, key, None)
-        if "model" not in state:
-            self.model = loading.build_model(self._loaded, floating_base=self.floating_base, mimic=self.mimic)
-        elif isinstance(state["model"], tuple):
-            self.model = loading.restore_mimic(*state["model"])
+        self.model = loading.restored_model(state["model"], self._loaded, floating_base=self.floating_base,
+                                            mimic=self.mimic)
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -129,15 +123,11 @@ class Robot(ModelIndex):
                 leader that does not exist, ...) or that Pinocchio rejects; one line naming it.
             SRDFError: a bad SRDF, or one naming links the robot does not have.
         """
-        if not isinstance(path, (str, bytes, os.PathLike)):
-            raise URDFError(f"a URDF path must be a string or a path, not {type(path).__name__}")
-        if not (isinstance(floating_base, (bool, np.bool_)) and isinstance(mimic, (bool, np.bool_))):
-            raise URDFError(f"floating_base and mimic must be True or False, got {floating_base!r} and {mimic!r}")
-        path = Path(os.fsdecode(path))
-        loaded = loading.read_checked(path, mimic=bool(mimic), floating_base=bool(floating_base))
-        model = loading.build_model(loaded, floating_base=bool(floating_base), mimic=bool(mimic))
+        path, floating_base, mimic = loading.urdf_options(path, floating_base, mimic)
+        loaded = loading.read_checked(path, mimic=mimic, floating_base=floating_base)
+        model = loading.build_model(loaded, floating_base=floating_base, mimic=mimic)
         return cls(model, urdf_path=path, package_dirs=loading.package_folders(path, package_dirs),
-                   floating_base=bool(floating_base), mimic=bool(mimic), srdf=srdf, _loaded=loaded)
+                   floating_base=floating_base, mimic=mimic, srdf=srdf, _loaded=loaded)
 
     @classmethod
     def from_pinocchio(cls, model, collision_model: pin.GeometryModel | None = None,
@@ -163,11 +153,7 @@ class Robot(ModelIndex):
     def bundled(cls, name: str, **kwargs) -> "Robot":
         """Load one of the robots in reljac's ``urdf/`` folder (see :func:`bundled_robots`);
         keyword arguments as for :meth:`from_urdf`."""
-        names = bundled_robots()
-        if not isinstance(name, str) or name not in names:
-            hint = suggest(name, names) if isinstance(name, str) else ""
-            raise URDFError(f"no bundled robot named {name!r}{hint} (bundled: {', '.join(names)})")
-        return cls.from_urdf(BUNDLED_DIR / f"{name}.urdf", **kwargs)
+        return cls.from_urdf(robots.bundled_path(name), **kwargs)
 
     @classmethod
     def load(cls, name_or_path: str | Path, **kwargs) -> "Robot":

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from .exceptions import URDFError, suggest
-from .urdf_checks import exists_on_disk
+from .urdf_files import exists_on_disk
 
 if TYPE_CHECKING:  # pragma: no cover
     from .robot import Robot
@@ -162,6 +162,19 @@ class RobotSource:
 def bundled_robots() -> list[str]:
     """Names of the robots shipped in reljac's ``urdf/`` folder, sorted."""
     return sorted(p.stem for p in BUNDLED_DIR.glob("*.urdf"))
+
+
+def bundled_path(name: str) -> Path:
+    """The URDF file of the bundled robot `name`.
+
+    Raises:
+        URDFError: no bundled robot has that name (near matches and the bundled names listed).
+    """
+    names = bundled_robots()
+    if not isinstance(name, str) or name not in names:
+        hint = suggest(name, names) if isinstance(name, str) else ""
+        raise URDFError(f"no bundled robot named {name!r}{hint} (bundled: {', '.join(names)})")
+    return BUNDLED_DIR / f"{name}.urdf"
 
 
 def example_robot_data_dir() -> Path | None:

@@ -8,14 +8,8 @@ import pytest
 
 import reljac
 from reljac import FrameNotFound, TaskError
-from reljac.analysis import (
-    format_workspace_summary,
-    frame_manipulability,
-    manipulability,
-    reference_to_pinocchio_q,
-    relative_manipulability,
-    workspace_summary,
-)
+from reljac.analysis import frame_manipulability, manipulability, relative_manipulability
+from reljac.workspace import format_workspace_summary, reference_to_pinocchio_q, workspace_summary
 
 L1, L2 = 1.0, 0.8  # planar_2link link lengths [m]
 

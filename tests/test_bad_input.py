@@ -17,6 +17,7 @@ import pytest
 
 import reljac
 import reljac.analysis
+import reljac.workspace
 import reljac.constraints
 import reljac.costs
 import reljac.ik
@@ -204,7 +205,7 @@ def test_robot_bad_arguments_raise_reljac_errors(planar, call):
 
 def test_negative_seed_in_workspace_summary(planar):
     with pytest.raises(ReljacError):
-        reljac.analysis.workspace_summary(planar, "universe", "tip", 5, seed=-1)
+        reljac.workspace.workspace_summary(planar, "universe", "tip", 5, seed=-1)
 
 
 # ----------------------------------------------------------------------------- analysis
@@ -212,7 +213,7 @@ def test_workspace_summary_of_always_singular_task_has_no_nan(planar):
     """tip in tip: every sample singular, condition numbers all inf; np.quantile(inf...) gives NaN."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        summary = reljac.analysis.workspace_summary(planar, "tip", "tip", 5)
+        summary = reljac.workspace.workspace_summary(planar, "tip", "tip", 5)
     for stats in (summary.index, summary.smallest_singular_value, summary.condition_number):
         assert not any(np.isnan(v) for v in stats.values()), stats
 
@@ -220,7 +221,7 @@ def test_workspace_summary_of_always_singular_task_has_no_nan(planar):
 def test_workspace_summary_full_part_of_planar_robot_has_no_nan(planar):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        summary = reljac.analysis.workspace_summary(planar, "universe", "tip", 5, part="full")
+        summary = reljac.workspace.workspace_summary(planar, "universe", "tip", 5, part="full")
     assert not any(np.isnan(v) for v in summary.condition_number.values()), summary.condition_number
 
 

@@ -8,6 +8,7 @@ import pinocchio as pin
 import pytest
 
 import reljac
+import reljac.robots
 from reljac.apps.check import check_robot, check_urdf
 from reljac.apps.cli import main
 from reljac.reference import ReferenceRobot
@@ -68,7 +69,7 @@ def test_a_wrong_relative_jacobian_formula_is_detected(monkeypatch, wrong):
 
 def test_a_wrong_joint_is_named(tmp_path):
     """Same joints, different axis in one layer: the report names the first bad frame and its joint."""
-    text = (reljac.robot.BUNDLED_DIR / "planar_2link.urdf").read_text()
+    text = (reljac.robots.BUNDLED_DIR / "planar_2link.urdf").read_text()
     robot = reljac.Robot.bundled("planar_2link")
     other = tmp_path / "tilted.urdf"
     second = text.index('<axis xyz="0 0 1"/>', text.index('<axis xyz="0 0 1"/>') + 1)  # joint2's axis

@@ -32,6 +32,7 @@ from hypothesis.extra import numpy as hnp
 
 import reljac
 import reljac.analysis
+import reljac.workspace
 import reljac.constraints
 import reljac.costs
 from reljac import ReljacError
@@ -183,7 +184,7 @@ def api_calls(draw):
         (analysis.task_rows, (x,), {}),
         (analysis.relative_manipulability, (robot, q, a, b), {"part": draw(st.sampled_from(["position", "full"]) | VALUES)}),
         (analysis.frame_manipulability, (robot, q, b), {}),
-        (analysis.workspace_summary, (robot, a, b),
+        (reljac.workspace.workspace_summary, (robot, a, b),
          {"samples": draw(st.integers(-2, 30) | SCALARS), "seed": draw(st.integers(-2, 5) | SCALARS),
           "worst": draw(st.integers(-1, 3) | SCALARS), "backend": draw(st.sampled_from(["auto", "pinocchio"]) | SCALARS)}),
         (constraints.contact_basis, (x,), {}),

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import reljac
+import reljac.robots
 from reljac import TaskError
 from reljac.ik import (
     Controller,
@@ -378,7 +379,7 @@ def test_position_margin_is_kept_and_the_urdf_limits_never_crossed(dual_arm, rng
 
 
 def test_a_joint_with_equal_limits_stays_locked(tmp_path):
-    text = (reljac.robot.BUNDLED_DIR / "planar_2link.urdf").read_text()
+    text = (reljac.robots.BUNDLED_DIR / "planar_2link.urdf").read_text()
     first = text.index('lower="-3.1"')
     path = tmp_path / "locked.urdf"
     path.write_text(text[:first] + text[first:].replace('lower="-3.1" upper="3.1"', 'lower="0.3" upper="0.3"', 1))

@@ -11,7 +11,8 @@ import pinocchio as pin
 import pytest
 
 import reljac
-from reljac.analysis import Manipulability, manipulability, relative_manipulability, workspace_summary
+from reljac.analysis import Manipulability, manipulability, relative_manipulability
+from reljac.workspace import workspace_summary
 from reljac.apps.check import CheckReport, CheckRow, check_urdf
 from reljac.apps.cli import main
 from reljac.relative import Kinematics

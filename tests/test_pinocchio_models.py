@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from pinocchio.robot_wrapper import RobotWrapper
 
 import reljac
+import reljac.robots
 import reljac.robot
 from helpers import assert_jacobian_rates_match_finite_differences, load_random_tree, urdf_trees
 from reljac import ConfigurationError, robots
@@ -27,8 +28,8 @@ needs_erd = pytest.mark.skipif(ERD is None, reason="example-robot-data is not in
 
 @pytest.fixture(scope="module")
 def hand_wrapper():
-    path = str(reljac.robot.BUNDLED_DIR / "hand.urdf")
-    return RobotWrapper.BuildFromURDF(path, [str(reljac.robot.BUNDLED_DIR)], mimic=True)
+    path = str(reljac.robots.BUNDLED_DIR / "hand.urdf")
+    return RobotWrapper.BuildFromURDF(path, [str(reljac.robots.BUNDLED_DIR)], mimic=True)
 
 
 def _frames(robot, q):

@@ -19,7 +19,7 @@ import pytest
 
 import reljac
 from reljac.apps import bench
-from reljac.analysis import workspace_summary
+from reljac.workspace import workspace_summary
 from reljac.apps.check import check_urdf
 
 RELJAC = [sys.executable, "-m", "reljac.apps.cli"]

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import reljac
-import reljac.analysis
+import reljac.workspace
 import reljac.apps.check
 import reljac.memory
 from reljac.apps.cli import main
@@ -86,7 +86,7 @@ def test_limits_near_the_float_range_give_finite_configurations(tmp_path):
         J = reljac.relative_jacobian(robot, q, "l0", "l6")
         T = reljac.relative_placement(robot, q, "l0", "l6")
         assert np.isfinite(J).all() and np.isfinite(T.homogeneous).all()
-    summary = reljac.analysis.workspace_summary(robot, "l0", "l6", samples=20, backend="pinocchio")
+    summary = reljac.workspace.workspace_summary(robot, "l0", "l6", samples=20, backend="pinocchio")
     assert all(np.isfinite(v) for v in summary.smallest_singular_value.values())
 
 
@@ -109,10 +109,10 @@ def test_check_memory_does_not_grow_with_the_samples(tmp_path):
 def test_streamed_chunks_give_the_same_summary_as_one_chunk(monkeypatch):
     """The Pinocchio backend draws the same configurations whatever the chunk size."""
     robot = reljac.Robot.bundled("dual_arm")
-    whole = reljac.analysis.workspace_summary(robot, "left_tool", "right_tool", samples=60, seed=4, worst=7,
+    whole = reljac.workspace.workspace_summary(robot, "left_tool", "right_tool", samples=60, seed=4, worst=7,
                                               backend="pinocchio")
-    monkeypatch.setattr(reljac.analysis, "CHUNK_BYTES", 1)  # one sample per chunk
-    streamed = reljac.analysis.workspace_summary(robot, "left_tool", "right_tool", samples=60, seed=4, worst=7,
+    monkeypatch.setattr(reljac.workspace, "CHUNK_BYTES", 1)  # one sample per chunk
+    streamed = reljac.workspace.workspace_summary(robot, "left_tool", "right_tool", samples=60, seed=4, worst=7,
                                                  backend="pinocchio")
     assert streamed.index == whole.index and streamed.condition_number == whole.condition_number
     assert [s.smallest_singular_value for s in streamed.closest_to_singular] == \
@@ -137,6 +137,6 @@ def _ref(name):
 def test_sample_counts_beyond_the_documented_range_are_refused():
     robot = reljac.Robot.bundled("planar_2link")
     with pytest.raises(reljac.TaskError, match="at most 10000000"):
-        reljac.analysis.workspace_summary(robot, "universe", "tip", samples=10**9)
+        reljac.workspace.workspace_summary(robot, "universe", "tip", samples=10**9)
     with pytest.raises(reljac.ReljacError, match="at most 1000000"):
         reljac.apps.check.check_urdf("planar_2link", samples=10**9)

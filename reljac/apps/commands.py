@@ -102,7 +102,7 @@ def cmd_check(args) -> int:
 
 
 def cmd_analyze(args) -> int:
-    from ..analysis import format_workspace_summary, workspace_summary
+    from ..workspace import format_workspace_summary, workspace_summary
     from .report import hook, json_document
 
     robot = load_robot(args)

@@ -24,7 +24,7 @@ import pinocchio as pin
 
 from ..plain import plain
 from ..robot import Robot
-from ..urdf_checks import shown
+from ..urdf_files import shown
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
@@ -199,7 +199,7 @@ def progress_bar(total: int | None, what: str, *, show: bool, unit: str = "it",
     """A tqdm bar on stderr while the block runs, or None when `show` is False (or tqdm is absent).
 
     Yields the bar; its ``update(n)`` is the `progress` hook that
-    :func:`reljac.apps.check.check_robot`, :func:`reljac.analysis.workspace_summary` and the benches
+    :func:`reljac.apps.check.check_robot`, :func:`reljac.workspace.workspace_summary` and the benches
     call with the number of units just done (see :func:`hook`).
     The bar is erased when the block ends, also by an exception: what follows on stderr (a
     ``reljac: error:`` line) starts on a clean line. `delay` [s]: show it only after that long.

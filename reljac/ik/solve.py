@@ -50,7 +50,7 @@ def _why(reason: str, controller: Controller, iterations: int, tol: float) -> tu
     if slow:
         hint = (f"; the gain x dt of '{slow[0].name}' is {slow[0].gain * controller.dt:.3g}, so its error shrinks "
                 f"by that fraction per iteration: use gains of about 0.1-0.5 / dt")
-    what = f"no improvement in the last iterations" if reason == STALLED else f"{iterations} iterations"
+    what = "no improvement in the last iterations" if reason == STALLED else f"{iterations} iterations"
     return reason, f"stopped after {what} with errors above tol={tol:g}{hint}"
 
 

@@ -21,7 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..exceptions import UnsupportedJoint
-from ..robot import Robot, is_angle_pair
+from ..joint_space import is_angle_pair
+from ..robot import Robot
 
 BLOCK = 2**16
 LINEAR, ANGLE, QUATERNION = range(3)

@@ -6,17 +6,11 @@ matrices ``T_wx``.
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import html
-import time
-import weakref
 import webbrowser
-from typing import Iterator
 
 import numpy as np
 import pinocchio as pin
-import zmq
 from numpy.typing import ArrayLike
 
 from ..exceptions import ReljacError, suggest
@@ -25,21 +19,12 @@ from ..validation import as_se3
 from .bounds import robot_box
 from .camera import DEFAULT_DIRECTION, CameraPose, frame_box, grid_cell, overlay_scale
 from .overlays import Ellipsoid, FrameLabel, FrameTriad, LabelLayer, Overlay, Segment, Target, Trail
-from .server import Server, ask_web_url, connect
+from .session import Session
 from .shapes import SEGMENT_RADIUS
 
 from pinocchio.visualize import MeshcatVisualizer  # noqa: E402 - after .server silenced meshcat's warning
 
 LABEL_HEIGHT = 0.7  # label height, as a fraction of the viewer's scale
-
-_live_viewers: "weakref.WeakSet[Viewer]" = weakref.WeakSet()
-
-
-@atexit.register
-def _close_all_viewers() -> None:
-    for viewer in list(_live_viewers):
-        viewer.close()
-
 
 def _positive(x: float, what: str) -> float:
     try:
@@ -52,7 +37,7 @@ def _positive(x: float, what: str) -> float:
 
 
 # ---------------------------------------------------------------------------- the viewer
-class Viewer:
+class Viewer(Session):
     """A meshcat view of a robot with overlays that follow its frames.
 
     Args:
@@ -97,8 +82,6 @@ class Viewer:
         open: bool = False,
         root: str | None = None,
     ) -> None:
-        self._closed = True  # until fully built: close() and __del__ then do nothing harmful
-        self._server: Server | None = None
         self.robot = robot = as_robot(robot)
         self.root = root or robot.name
         if "/" in self.root:
@@ -107,20 +90,11 @@ class Viewer:
         scale = None if scale is None else _positive(scale, "scale")
         visual_model = robot.visual_model  # URDFError (with its message) before any server starts
         collision_model = robot.collision_model
-        if zmq_url is None:
-            self._server = Server()
-            zmq_url, web_url = self._server.zmq_url, self._server.web_url
-        else:
-            web_url = ask_web_url(zmq_url)
         self._overlays: dict[str, Overlay] = {}
         self._labels_visible = True
         self.q = q
         try:
-            self.viewer = connect(zmq_url, web_url)
-            self.zmq_url: str = zmq_url
-            self.url: str = web_url
-            self._closed = False
-            _live_viewers.add(self)
+            self.connect(zmq_url)
             self.visualizer = MeshcatVisualizer(robot.model, collision_model, visual_model)
             with self._talking():
                 self.visualizer.initViewer(viewer=self.viewer)
@@ -138,17 +112,10 @@ class Viewer:
         if open:
             webbrowser.open(self.url, new=2)
 
-    # ------------------------------------------------------------------ lifecycle
-    def __enter__(self) -> "Viewer":
-        return self
+    def describe(self) -> str:
+        return f"viewer of robot '{self.robot.name}'"
 
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        with contextlib.suppress(Exception):
-            self.close()
-
+    # ------------------------------------------------------------------ page
     def __repr__(self) -> str:
         state = "closed" if self._closed else self.url
         return f"<reljac.viz.Viewer of robot '{self.robot.name}' ({state})>"
@@ -162,55 +129,6 @@ class Viewer:
         return (f'<div style="height: {int(height)}px; width: 100%; overflow: hidden; resize: both">'
                 f'<iframe src="{url}" title="reljac viewer of robot \'{name}\'" '
                 f'style="width: 100%; height: 100%; border: none"></iframe></div>')
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
-    @property
-    def browsers(self) -> int | None:
-        """Browser pages connected now (None when joining a server this viewer did not start)."""
-        return None if self._server is None else self._server.browsers
-
-    def wait_for_browser(self, timeout: float) -> bool:
-        """Wait until a browser page is connected, at most `timeout` [s]; True if one is.
-
-        On a joined server (whose connections this viewer cannot see), wait `timeout` and
-        return False.
-        """
-        timeout = max(float(timeout), 0.0)
-        if self._server is None:
-            time.sleep(timeout)
-            return False
-        return self._server.wait_for_browser(timeout)
-
-    def close(self) -> None:
-        """Disconnect, and stop the server if this viewer started it (which frees its ports).
-
-        Idempotent. A joined server (``zmq_url`` given) keeps running and keeps the scene.
-        """
-        self._closed = True
-        _live_viewers.discard(self)
-        viewer = getattr(self, "viewer", None)
-        if viewer is not None:
-            with contextlib.suppress(Exception):
-                viewer.window.zmq_socket.close(linger=0)
-        if self._server is not None:
-            self._server.stop()
-            self._server = None
-
-    @contextlib.contextmanager
-    def _talking(self) -> Iterator[None]:
-        """Turn meshcat's socket errors into ReljacError (a dead server would block forever)."""
-        if self._closed:
-            raise ReljacError(f"this viewer of robot '{self.robot.name}' is closed")
-        try:
-            yield
-        except zmq.ZMQError as exc:
-            raise ReljacError(
-                f"the meshcat server at {self.zmq_url} did not answer ({exc}); "
-                "it may have stopped: close this viewer and start a new one"
-            ) from None
 
     # ------------------------------------------------------------------ camera
     def bounding_box(self) -> tuple[np.ndarray, np.ndarray]:
