@@ -29,10 +29,8 @@ from .exceptions import TaskError
 from .plain import plain
 from .relative import one_shot_kinematics
 from .robot import FrameRef, Robot
-from .validation import _short, real_array
+from .validation import as_task_rows, real_array, short_repr
 
-PARTS = {"position": (0, 1, 2), "orientation": (3, 4, 5), "full": (0, 1, 2, 3, 4, 5)}
-ROW_NAMES = ("vx", "vy", "vz", "wx", "wy", "wz")
 SCALE_ABOVE = 1e150  # Jacobians with larger entries are scaled before the SVD
 
 
@@ -138,7 +136,7 @@ def _real_matrix(J) -> np.ndarray:
     """J as a float array; TaskError for booleans, text, complex or other non-real entries."""
     arr = real_array(J)
     if arr is None:
-        raise TaskError(f"a task Jacobian is a matrix of real numbers, got {_short(J)}")
+        raise TaskError(f"a task Jacobian is a matrix of real numbers, got {short_repr(J)}")
     return arr
 
 
@@ -146,31 +144,17 @@ def _condition(largest: float, smallest: float) -> float:
     return math.inf if smallest <= 0.0 else float(largest / smallest)
 
 
-def task_rows(part: str | Sequence[int]) -> tuple[int, ...]:
+def task_rows(part: str | Sequence[int | str]) -> tuple[int, ...]:
     """Rows of a 6-row Jacobian [vx, vy, vz, wx, wy, wz] selected by `part`.
 
     `part` is "position" (0, 1, 2), "orientation" (3, 4, 5), "full", or a sequence of distinct
-    integer row indices in 0..5 (e.g. (0, 1) for the in-plane position of a planar robot).
+    rows, integer indices in 0..5 or names (e.g. (0, 1) or ("vx", "vy") for the in-plane position
+    of a planar robot).
 
     Raises:
         TaskError: an unknown name or bad row indices (floats and bools are not row indices).
     """
-    usage = f"part must be one of {', '.join(PARTS)} or distinct integer row indices in 0..5"
-    if isinstance(part, str):
-        rows = PARTS.get(part)
-        if rows is None:
-            raise TaskError(f"{usage}, got {part!r}")
-        return rows
-    try:
-        items = list(part)
-    except TypeError:
-        raise TaskError(f"{usage}, got {part!r}") from None
-    if any(isinstance(r, (bool, np.bool_)) or not isinstance(r, (int, np.integer)) for r in items):
-        raise TaskError(f"{usage} ({', '.join(ROW_NAMES)}), got {items!r}")
-    rows = tuple(int(r) for r in items)
-    if not rows or len(set(rows)) != len(rows) or not all(0 <= r < 6 for r in rows):
-        raise TaskError(f"row indices must be distinct integers in 0..5 ({', '.join(ROW_NAMES)}), got {rows}")
-    return rows
+    return as_task_rows(part)
 
 
 def relative_manipulability(robot: Robot, q, frame_a: FrameRef, frame_b: FrameRef, *,

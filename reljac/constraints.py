@@ -40,21 +40,11 @@ import scipy.linalg
 from .exceptions import ConfigurationError, ReljacError, TaskError
 from .relative import Kinematics, one_shot_kinematics
 from .robot import FrameRef, Robot
-from .validation import _short, as_float, as_vector, real_array
+from .validation import as_float, as_frame_ref, as_vector, real_array, short_repr
 
 #: Below this |r| [m] the direction of a distance constraint is undefined.
 MIN_DISTANCE = 1e-12
 NORMAL_KEYWORDS = ("world", "a")
-
-
-def _vector3(x, what: str) -> np.ndarray:
-    return as_vector(x, 3, what)
-
-
-def _frame(frame, what: str) -> FrameRef:
-    if isinstance(frame, bool) or not isinstance(frame, (str, int, np.integer)):
-        raise TaskError(f"{what} must be a frame name (str) or id (int), got {frame!r}")
-    return frame
 
 
 def contact_basis(normal) -> np.ndarray:
@@ -66,7 +56,7 @@ def contact_basis(normal) -> np.ndarray:
     Raises:
         TaskError: a normal that is not 3 finite numbers or has zero length.
     """
-    n = _vector3(normal, "contact normal")
+    n = as_vector(normal, 3, "contact normal")
     scale = float(np.abs(n).max())  # divide first: |n| of a huge finite normal overflows
     if scale == 0.0 or scale * float(np.linalg.norm(n / scale)) < 1e-12:
         raise TaskError(f"the contact normal {n.tolist()} has zero length; give a direction")
@@ -86,10 +76,10 @@ class _PointPair:
 
     def __init__(self, frame_a: FrameRef, frame_b: FrameRef, *, point_a=(0.0, 0.0, 0.0),
                  point_b=(0.0, 0.0, 0.0)) -> None:
-        self.frame_a = _frame(frame_a, "frame_a")
-        self.frame_b = _frame(frame_b, "frame_b")
-        self.point_a = _vector3(point_a, "point_a")
-        self.point_b = _vector3(point_b, "point_b")
+        self.frame_a = as_frame_ref(frame_a, "frame_a")
+        self.frame_b = as_frame_ref(frame_b, "frame_b")
+        self.point_a = as_vector(point_a, 3, "point_a")
+        self.point_b = as_vector(point_b, 3, "point_b")
 
     def _points(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray]:
         """r = x_b - x_a (3,) and G_ball (3, nv), world axes."""
@@ -209,7 +199,7 @@ def effective_inverse_mass(robot: Robot, q, G) -> np.ndarray:
     G_in = G
     G = real_array(G)
     if G is None:  # booleans, text, or complex numbers whose imaginary parts numpy would drop
-        raise ConfigurationError(f"G must be a (k, {robot.nv}) array of real numbers, got {_short(G_in)}")
+        raise ConfigurationError(f"G must be a (k, {robot.nv}) array of real numbers, got {short_repr(G_in)}")
     if G.ndim == 1:
         G = G[None, :]
     if G.ndim != 2 or G.shape[1] != robot.nv:

@@ -39,11 +39,8 @@ import pinocchio as pin
 from .exceptions import TaskError
 from .relative import Kinematics, one_shot_kinematics
 from .robot import FrameRef, Robot
-from .validation import as_float, as_vector
-
-#: Tolerance on the norm of a target quaternion and on R^T R = I of a target rotation.
-UNIT_TOLERANCE = 1e-6
-
+from .poses import as_unit_quaternion
+from .validation import ROTATION_TOLERANCE, as_float, as_frame_ref, as_vector
 
 # ---------------------------------------------------------------------------- helpers
 def quaternion_rate_matrix(quat_xyzw) -> np.ndarray:
@@ -59,7 +56,7 @@ def quaternion_rate_matrix(quat_xyzw) -> np.ndarray:
     """
     e = as_vector(quat_xyzw, 4, "a quaternion (x, y, z, w)")
     norm = float(np.linalg.norm(e))
-    if abs(norm - 1.0) > UNIT_TOLERANCE:
+    if abs(norm - 1.0) > ROTATION_TOLERANCE:
         raise TaskError(f"quaternion {e.tolist()} has norm {norm:.6g}; E(e) needs a unit quaternion")
     E = np.empty((4, 3))
     E[:3] = 0.5 * (e[3] * np.eye(3) - pin.skew(e[:3]))
@@ -88,52 +85,6 @@ def _kinematics(robot: Robot, q) -> Kinematics:
     if robot.nq != robot.nv:
         q = pin.normalize(robot.model, q)
     return one_shot_kinematics(robot, q)
-
-
-def _check_frame(frame, what: str) -> FrameRef:
-    if isinstance(frame, bool) or not isinstance(frame, (str, int, np.integer)):
-        raise TaskError(f"{what} must be a frame name (str) or id (int), got {frame!r}")
-    return frame
-
-
-def _check_weight(weight) -> float:
-    return as_float(weight, "weight", minimum=0.0)
-
-
-def as_unit_quaternion(target, what: str = "target orientation") -> np.ndarray:
-    """Unit quaternion (x, y, z, w) from a rotation (3, 3), pin.SE3, pin.Quaternion or 4 numbers.
-
-    Raises:
-        TaskError: wrong shape, non-finite entries, a matrix that is not a rotation, or a
-            quaternion whose norm differs from 1 by more than 1e-6 (rejected, not normalized).
-    """
-    if isinstance(target, pin.SE3):
-        target = target.rotation
-    if isinstance(target, pin.Quaternion):
-        target = target.coeffs()
-    try:
-        if np.iscomplexobj(target):
-            raise TypeError  # numpy would drop the imaginary parts
-        arr = np.array(target, dtype=float)
-    except (TypeError, ValueError):
-        raise TaskError(f"{what} must be a (3, 3) rotation, a pin.SE3, a pin.Quaternion or "
-                        f"4 numbers (x, y, z, w), got {target!r}") from None
-    if not np.isfinite(arr).all():
-        raise TaskError(f"{what} has non-finite entries: {arr.tolist()}")
-    if arr.shape == (4,):
-        norm = float(np.linalg.norm(arr))
-        if abs(norm - 1.0) > UNIT_TOLERANCE:
-            raise TaskError(
-                f"{what}: quaternion {arr.tolist()} has norm {norm:.6g}, not 1. reljac rejects "
-                "non-unit quaternions instead of normalizing them; check the order (x, y, z, w) "
-                "and pass q / np.linalg.norm(q) if that is what you mean"
-            )
-        return arr
-    if arr.shape == (3, 3):
-        if np.abs(arr.T @ arr - np.eye(3)).max() > UNIT_TOLERANCE or np.linalg.det(arr) < 0:
-            raise TaskError(f"{what} is not a rotation matrix (R^T R != I or det(R) < 0)")
-        return pin.Quaternion(arr).coeffs().copy()
-    raise TaskError(f"{what} must be a (3, 3) rotation or 4 numbers (x, y, z, w), got shape {arr.shape}")
 
 
 # ---------------------------------------------------------------------------- costs
@@ -187,9 +138,9 @@ class _FrameCost(Cost):
 
     def __init__(self, frame: FrameRef, *, relative_to: FrameRef | None, weight: float, name: str | None,
                  kind: str) -> None:
-        self.frame = _check_frame(frame, "frame")
-        self.relative_to = None if relative_to is None else _check_frame(relative_to, "relative_to")
-        self.weight = _check_weight(weight)
+        self.frame = as_frame_ref(frame, "frame")
+        self.relative_to = None if relative_to is None else as_frame_ref(relative_to, "relative_to")
+        self.weight = as_float(weight, "weight", minimum=0.0)
         where = "" if relative_to is None else f" in {relative_to}"
         self.name = name or f"{kind} of {frame}{where}"
 
@@ -291,7 +242,7 @@ class CostSum(Cost):
         if duplicates:
             raise TaskError(f"cost names must be unique; repeated: {duplicates} (pass name=...)")
         self._terms = terms
-        self.weight = _check_weight(weight)
+        self.weight = as_float(weight, "weight", minimum=0.0)
         self.name = name
 
     def terms(self) -> list[Cost]:

@@ -22,7 +22,7 @@ import numpy as np
 import pinocchio as pin
 
 from .exceptions import ConfigurationError, JointNotFound, SRDFError, suggest
-from .validation import is_real_number, real_array
+from .validation import is_real_number, real_array, short_repr
 
 Value = float | tuple[float, ...]
 #: Largest |entry| of q and v [rad, m, rad/s, m/s]: products of three such numbers stay finite.
@@ -65,10 +65,8 @@ def as_vector(robot, x, size: int, name: str, *, tangent: bool, copy: bool = Tru
     ConfigurationError naming the entry and its joint."""
     arr = real_array(x, copy=copy)
     if arr is None:
-        text = " ".join(repr(x).split())
-        text = text if len(text) <= 80 else text[:77] + "..."
         raise ConfigurationError(f"{name} must be an array of {size} real numbers (not booleans, text or "
-                                 f"complex), got {text}")
+                                 f"complex), got {short_repr(x)}")
     if arr.shape != (size,):
         raise ConfigurationError(
             f"{name} has shape {arr.shape}, expected ({size},) for robot '{robot.name}'"

@@ -15,13 +15,13 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .analysis import PARTS, ROW_NAMES, SCALE_ABOVE, rescale_singular_values, task_rows, yoshikawa_index
+from .analysis import SCALE_ABOVE, rescale_singular_values, task_rows, yoshikawa_index
 from .exceptions import ReljacError, TaskError
 from .plain import plain
 from .reference_map import LayerMap, reference_robot
 from .relative import one_shot_kinematics
 from .robot import FrameRef, Robot
-from .validation import as_count, as_rng
+from .validation import PARTS, ROW_NAMES, as_count, as_rng
 
 QUANTILES = (("min", 0.0), ("5%", 0.05), ("25%", 0.25), ("median", 0.5), ("75%", 0.75), ("95%", 0.95),
              ("max", 1.0))
@@ -132,11 +132,11 @@ def workspace_summary(robot: Robot, frame_a: FrameRef, frame_b: FrameRef, sample
     fa, fb = robot.frame_id(frame_a), robot.frame_id(frame_b)
     a, b = robot.model.frames[fa].name, robot.model.frames[fb].name
     rows = list(task_rows(part))
-    samples = as_count(samples, "samples", minimum=1, error=TaskError)
+    samples = as_count(samples, "samples", minimum=1)
     if samples > MAX_SAMPLES:
         raise TaskError(f"samples must be at most {MAX_SAMPLES} (24 bytes each are kept for exact quantiles), "
                         f"got {samples}")
-    worst = as_count(worst, "worst", minimum=0, error=TaskError)
+    worst = as_count(worst, "worst", minimum=0)
     if not isinstance(backend, str) or backend not in ("auto", "reference", "pinocchio"):
         raise TaskError(f"backend must be 'auto', 'reference' or 'pinocchio', got {backend!r}")
     rng = as_rng(seed)

@@ -11,7 +11,8 @@ import reljac
 import reljac.analysis
 import reljac.constraints
 from reljac.exceptions import ConfigurationError, TaskError
-from reljac.validation import as_se3, real_array
+from reljac.poses import as_se3
+from reljac.validation import real_array
 
 
 @pytest.fixture(scope="module")

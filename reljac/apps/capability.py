@@ -11,7 +11,7 @@ import numpy as np
 
 from ..maps import capability_map
 from ..maps.capability import default_workers
-from ..maps.grid import PARTS
+from ..validation import PARTS
 from ..maps.scheduling import describe
 from ..robot import Robot
 

@@ -16,7 +16,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..exceptions import ReljacError
+from ..exceptions import TaskError
 from ..reference import ReferenceRobot
 from ..reference_map import LayerMap, reference_robot
 from ..relative import Kinematics
@@ -115,11 +115,11 @@ def check_robot(
     `progress` is called with the number of samples just compared after each chunk (e.g. a
     tqdm bar's ``update``); None: silent.
     """
-    samples = as_count(samples, "samples", minimum=1, error=ReljacError)
+    samples = as_count(samples, "samples", minimum=1)
     if samples > MAX_SAMPLES:
-        raise ReljacError(f"samples must be at most {MAX_SAMPLES}, got {samples}")
-    max_pairs = as_count(max_pairs, "max_pairs", minimum=0, error=ReljacError)
-    tolerance = as_float(tolerance, "tolerance", minimum=0.0, error=ReljacError)
+        raise TaskError(f"samples must be at most {MAX_SAMPLES}, got {samples}")
+    max_pairs = as_count(max_pairs, "max_pairs", minimum=0)
+    tolerance = as_float(tolerance, "tolerance", minimum=0.0)
     layers = LayerMap(robot, ref)
     rng = as_rng(seed)
     frames = layers.frames

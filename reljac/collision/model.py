@@ -29,6 +29,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import CollisionError, suggest
+from ..validation import as_float
 from . import shapes
 from .distances import Distances, Kernel
 from .srdf import SRDF, read_srdf
@@ -51,14 +52,8 @@ class Obstacle:
 
 
 def _check_distance(x, what: str, *, allow_inf: bool = False) -> float:
-    try:
-        value = float(x)
-    except (TypeError, ValueError):
-        value = math.nan
-    if isinstance(x, bool) or math.isnan(value) or value < 0 or (math.isinf(value) and not allow_inf):
-        valid = "a number >= 0 [m] (or inf)" if allow_inf else "a finite number >= 0 [m]"
-        raise CollisionError(f"{what} must be {valid}, not {x!r}")
-    return value
+    valid = "a number >= 0 [m] (or inf)" if allow_inf else "a finite number >= 0 [m]"
+    return as_float(x, what, minimum=0.0, allow_inf=allow_inf, valid=valid, error=CollisionError)
 
 
 class CollisionModel:

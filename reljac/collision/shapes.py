@@ -8,7 +8,6 @@ placed is the obstacle's business (:meth:`reljac.collision.CollisionModel.add_ob
 
 from __future__ import annotations
 
-import math
 import os
 from pathlib import Path
 
@@ -17,17 +16,12 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import CollisionError
-from ..validation import as_se3
+from ..poses import as_se3
+from ..validation import as_float
 
 
 def _size(x, what: str) -> float:
-    try:
-        value = float(x)
-    except (TypeError, ValueError):
-        value = math.nan
-    if isinstance(x, bool) or not (math.isfinite(value) and value > 0):
-        raise CollisionError(f"{what} must be a positive number of metres, not {x!r}")
-    return value
+    return as_float(x, what, minimum=0.0, strict=True, valid="a positive number of metres", error=CollisionError)
 
 
 def sphere(radius: float) -> coal.Sphere:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..exceptions import ConfigurationError
+from ..validation import as_float
 
 RANK_TOLERANCE = 1e-12  # eigenvalues of G below this x max(1, largest) count as zero (sigma < 1e-6)
 BOUND_TOLERANCE = 1e-12  # slack on a bound, relative to max(1, |v|, |delta|), before it counts as crossed
@@ -114,9 +115,8 @@ class DampingPolicy:
 
     def __post_init__(self) -> None:
         for name in ("threshold", "max_damping", "error_damping", "step_threshold"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not (isinstance(value, (int, float)) and np.isfinite(value) and value >= 0):
-                raise ConfigurationError(f"DampingPolicy.{name} must be a finite number >= 0, got {value!r}")
+            as_float(getattr(self, name), f"DampingPolicy.{name}", minimum=0.0, valid="a finite number >= 0",
+                     error=ConfigurationError)
 
     def error_part(self, step_squared: float) -> float:
         """lambda^2 of a level asking for a displacement of squared norm `step_squared` per step."""

@@ -23,7 +23,7 @@ import numpy as np
 from ..exceptions import ConfigurationError
 from ..relative import Kinematics
 from ..robot import Robot
-from ..validation import as_float
+from ..validation import as_float, real_array, short_repr
 
 
 @dataclass(frozen=True)
@@ -93,13 +93,10 @@ class JointVelocityLimit(Limit):
             vmax = robot.model.velocityLimit.astype(float).copy()
             vmax[~(vmax > 0)] = default_velocity_limit
         else:
-            try:
-                if np.iscomplexobj(velocity_limits) or np.asarray(velocity_limits).dtype == bool:
-                    raise TypeError
-                vmax = np.array(velocity_limits, dtype=float)
-            except (TypeError, ValueError):
+            vmax = real_array(velocity_limits)
+            if vmax is None:
                 raise ConfigurationError(
-                    f"velocity_limits must be ({robot.nv},) positive numbers, got {velocity_limits!r}") from None
+                    f"velocity_limits must be ({robot.nv},) positive numbers, got {short_repr(velocity_limits)}")
             if vmax.shape != (robot.nv,) or np.isnan(vmax).any() or (vmax <= 0).any():
                 raise ConfigurationError(f"velocity_limits must be ({robot.nv},) positive numbers (inf allowed)")
         self.velocity_limits = vmax

@@ -19,7 +19,6 @@ Convergence is judged like the controller's :func:`~reljac.ik.solve`: every term
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -31,6 +30,7 @@ from ..costs import Cost, as_cost
 from ..exceptions import ConfigurationError, TaskError
 from ..relative import Kinematics
 from ..robot import Robot
+from ..validation import as_count, as_float
 
 BOUNDS = ("joint limits", None)
 
@@ -101,11 +101,8 @@ def solve_nlp(
     q0 = robot.normalize(robot.validate_q(q0, name="q0"))
     if bounds not in BOUNDS:
         raise TaskError(f"bounds must be 'joint limits' or None, got {bounds!r}")
-    if isinstance(tol, (bool, np.bool_)) or not (isinstance(tol, numbers.Real) and math.isfinite(tol) and tol > 0):
-        raise TaskError(f"tol must be a positive number [m or rad], got {tol!r}")
-    for label, n in (("max_iters", max_iters), ("restarts", restarts)):
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-            raise TaskError(f"{label} must be an integer >= 0, got {n!r}")
+    tol = as_float(tol, "tol", minimum=0.0, strict=True, valid="a positive number [m or rad]")
+    max_iters, restarts = as_count(max_iters, "max_iters"), as_count(restarts, "restarts")
     if robot.nv == 0:
         raise ConfigurationError(f"robot '{robot.name}' has no degrees of freedom (nv = 0): there is nothing to optimise")
     model, data = robot.model, robot.model.createData()

@@ -76,8 +76,12 @@ def solve(
     target ends with the closest configuration found (smallest sum of errors above tol) and
     ``converged=False``, after `max_iters` or earlier after `stall_iters` without improvement;
     the result's ``reason`` and ``message`` say which; never NaN.
+
+    Raises:
+        TaskError: a bad tol, max_iters or stall_iters (the rule: :mod:`reljac.validation`).
+        ConfigurationError: a bad q0, or an unknown or bad controller option.
     """
-    tol = as_float(tol, "tol", minimum=0.0, strict=True, error=ConfigurationError)
+    tol = as_float(tol, "tol", minimum=0.0, strict=True, valid="a positive number [m or rad]")
     max_iters = as_count(max_iters, "max_iters", minimum=0)
     stall_iters = as_count(stall_iters, "stall_iters", minimum=1)
     known = {"velocity_limits", "limit_gain", "position_margin", "damping", "constraints", "backend"}

@@ -20,7 +20,8 @@ import pinocchio as pin
 from ..exceptions import TaskError
 from ..relative import Kinematics
 from ..robot import FrameRef, Robot, as_robot
-from ..validation import as_float, as_se3 as _as_se3, as_vector as _as_vector, check_rotation as _check_rotation
+from ..poses import as_rotation, as_se3
+from ..validation import as_float, as_vector
 
 WORLD = "universe"
 
@@ -93,7 +94,7 @@ class Task(ABC):
         if value is None:
             self._max_speed = None
         else:
-            pair = _as_vector(value, 2, "max_speed (linear, angular)") if np.ndim(value) \
+            pair = as_vector(value, 2, "max_speed (linear, angular)") if np.ndim(value) \
                 else np.full(2, as_float(value, "max_speed"))
             if not (pair > 0).all():
                 raise TaskError(f"max_speed must be positive, got {value}")
@@ -103,7 +104,7 @@ class Task(ABC):
     def set_weight(self, weight) -> None:
         """Per-component weights (scalar or (size,)); a zero masks the component out."""
         what = f"weight of task '{self.name}'"
-        w = np.full(self.size, as_float(weight, what)) if np.ndim(weight) == 0 else _as_vector(weight, self.size, what)
+        w = np.full(self.size, as_float(weight, what)) if np.ndim(weight) == 0 else as_vector(weight, self.size, what)
         if (w < 0).any():
             raise TaskError(f"weights of task '{self.name}' must be finite and >= 0, got {w}")
         self.weight = w
@@ -183,7 +184,7 @@ class _FramePairTask(Task):
 
     def _set_target_velocity(self, velocity) -> None:
         self._target_velocity = np.zeros(self.size) if velocity is None else \
-            _as_vector(velocity, self.size, "target velocity")
+            as_vector(velocity, self.size, "target velocity")
 
     def _require_target(self):
         if self._target is None:
@@ -203,7 +204,7 @@ class RelativeFrameTask(_FramePairTask):
     speed_parts = ((slice(0, 3), 0), (slice(3, 6), 1))
 
     def set_target(self, T_ab, velocity=None) -> None:
-        self._target = _as_se3(T_ab, f"target of task '{self.name}'")
+        self._target = as_se3(T_ab, f"target of task '{self.name}'")
         self._set_target_velocity(velocity)
         self._version += 1
 
@@ -247,7 +248,7 @@ class RelativePositionTask(_FramePairTask):
 
     def set_target(self, p_ab, velocity=None) -> None:
         """Target position of b in a (3,) [m]; optional velocity d/dt p_target (3,) [m/s]."""
-        self._target = _as_vector(p_ab, 3, f"target of task '{self.name}'")
+        self._target = as_vector(p_ab, 3, f"target of task '{self.name}'")
         self._set_target_velocity(velocity)
         self._version += 1
 
@@ -272,14 +273,7 @@ class RelativeOrientationTask(_FramePairTask):
     speed_parts = ((slice(None), 1),)
 
     def set_target(self, R_ab, velocity=None) -> None:
-        try:
-            R = np.array(R_ab.rotation if isinstance(R_ab, pin.SE3) else R_ab, dtype=float)
-        except (TypeError, ValueError):
-            raise TaskError(f"target of task '{self.name}' must be a (3, 3) rotation, got {R_ab!r}") from None
-        if R.shape != (3, 3):
-            raise TaskError(f"target of task '{self.name}' must be a (3, 3) rotation, got {R.shape}")
-        _check_rotation(R, f"target of task '{self.name}'")
-        self._target = R
+        self._target = as_rotation(R_ab, f"target of task '{self.name}'")
         self._set_target_velocity(velocity)
         self._version += 1
 

@@ -17,11 +17,10 @@ import pinocchio as pin
 
 from ..exceptions import MapError
 from ..robot import Robot
+from ..validation import as_task_rows
 
 MAX_VOXELS = 2**25        # ~34 million voxels: 32 bytes each while the map is built (~1.1 GB)
 MAX_DIRECTIONS = 64       # coverage is a 64-bit mask per voxel
-ROW_NAMES = ("vx", "vy", "vz", "wx", "wy", "wz")
-PARTS = {"position": (0, 1, 2), "orientation": (3, 4, 5), "full": (0, 1, 2, 3, 4, 5)}
 AXES = ("x", "y", "z")
 PRISMATIC_KINDS = {"JointModelPX", "JointModelPY", "JointModelPZ", "JointModelPrismaticUnaligned"}
 ROTATING_KINDS = {"JointModelRX", "JointModelRY", "JointModelRZ", "JointModelRevoluteUnaligned", "JointModelRUBX",
@@ -163,19 +162,8 @@ def as_directions(directions) -> np.ndarray:
 
 def as_rows(part) -> tuple[int, ...]:
     """Rows of J_ab rated by the manipulability: "position", "orientation", "full", or names /
-    indices of rows (vx, vy, vz, wx, wy, wz)."""
-    if isinstance(part, str):
-        if part in PARTS:
-            return PARTS[part]
-        raise MapError(f"part must be one of {', '.join(PARTS)} or a list of rows from {', '.join(ROW_NAMES)}, "
-                       f"not {part!r}")
-    try:
-        rows = tuple(ROW_NAMES.index(r) if isinstance(r, str) else int(r) for r in part)
-    except (TypeError, ValueError):
-        raise MapError(f"rows must be names from {', '.join(ROW_NAMES)} or indices 0..5, not {part!r}") from None
-    if not rows or len(set(rows)) != len(rows) or not all(0 <= r < 6 for r in rows):
-        raise MapError(f"rows must be distinct names from {', '.join(ROW_NAMES)} or indices 0..5, not {part!r}")
-    return rows
+    indices of rows (vx, vy, vz, wx, wy, wz); MapError otherwise."""
+    return as_task_rows(part, error=MapError)
 
 
 def as_axis(axis) -> int:

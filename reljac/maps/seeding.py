@@ -6,7 +6,8 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import MapError
-from ..validation import as_se3, as_vector
+from ..poses import as_se3
+from ..validation import as_vector
 from .result import CapabilityMap
 
 

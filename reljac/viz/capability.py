@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..exceptions import ReljacError
+from ..exceptions import ConfigurationError
 from .overlays import Overlay
 from .shapes import mg
 
@@ -55,7 +55,7 @@ def cube_mesh(centers: np.ndarray, size: float, colors: np.ndarray) -> tuple[np.
 def voxel_values(cmap, color_by: str) -> tuple[np.ndarray, np.ndarray]:
     """(flat indices of reached voxels, their values in [0, 1]) for the colouring."""
     if color_by not in COLOR_BY:
-        raise ReljacError(f"color_by must be one of {', '.join(COLOR_BY)}, not {color_by!r}")
+        raise ConfigurationError(f"color_by must be one of {', '.join(COLOR_BY)}, not {color_by!r}")
     flat = cmap.reached_voxels()
     if color_by == "coverage":
         values = cmap.coverage_index().ravel()[flat]

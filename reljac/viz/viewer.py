@@ -13,9 +13,10 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
-from ..exceptions import ReljacError, suggest
+from ..exceptions import ConfigurationError, suggest
 from ..robot import FrameRef, Robot, as_robot
-from ..validation import as_se3
+from ..poses import as_se3
+from ..validation import as_count, as_float
 from .bounds import robot_box
 from .camera import DEFAULT_DIRECTION, CameraPose, frame_box, grid_cell, overlay_scale
 from .overlays import Ellipsoid, FrameLabel, FrameTriad, LabelLayer, Overlay, Segment, Target, Trail
@@ -27,13 +28,7 @@ from pinocchio.visualize import MeshcatVisualizer  # noqa: E402 - after .server 
 LABEL_HEIGHT = 0.7  # label height, as a fraction of the viewer's scale
 
 def _positive(x: float, what: str) -> float:
-    try:
-        value = float(x)
-    except (TypeError, ValueError):
-        value = float("nan")
-    if not (np.isfinite(value) and value > 0):
-        raise ReljacError(f"{what} must be a positive number, not {x!r}")
-    return value
+    return as_float(x, what, minimum=0.0, strict=True, valid="a positive number", error=ConfigurationError)
 
 
 # ---------------------------------------------------------------------------- the viewer
@@ -69,7 +64,8 @@ class Viewer(Session):
     Raises:
         URDFError: the robot's visual geometry cannot be loaded (e.g. meshes not found).
         ConfigurationError: bad q.
-        ReljacError: bad scale; the meshcat server could not be started or reached.
+        ConfigurationError: bad scale or root. ReljacError: the meshcat server could not be started or
+            reached.
     """
 
     def __init__(
@@ -85,7 +81,7 @@ class Viewer(Session):
         self.robot = robot = as_robot(robot)
         self.root = root or robot.name
         if "/" in self.root:
-            raise ReljacError(f"root {self.root!r} must not contain '/'")
+            raise ConfigurationError(f"root {self.root!r} must not contain '/'")
         q = robot.neutral() if q is None else robot.validate_q(q)
         scale = None if scale is None else _positive(scale, "scale")
         visual_model = robot.visual_model  # URDFError (with its message) before any server starts
@@ -200,7 +196,7 @@ class Viewer(Session):
 
     def _add(self, name: str, make) -> str:
         if not isinstance(name, str) or not name or "/" in name:
-            raise ReljacError(f"an overlay name must be a non-empty string without '/', not {name!r}")
+            raise ConfigurationError(f"an overlay name must be a non-empty string without '/', not {name!r}")
         with self._talking():
             if name in self._overlays:
                 self.remove(name)
@@ -295,8 +291,7 @@ class Viewer(Session):
             FrameNotFound: unknown frame.
         """
         fid = self.robot.frame_id(frame)
-        if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 2:
-            raise ReljacError(f"length must be an integer >= 2, not {length!r}")
+        length = as_count(length, "length", minimum=2, error=ConfigurationError)
         name = name or f"{self.robot.model.frames[fid].name} trail"
         return self._add(name, lambda node: Trail(node, fid, int(length)))
 
@@ -325,7 +320,7 @@ class Viewer(Session):
         :mod:`reljac.viz.capability`.
 
         Raises:
-            FrameNotFound: the map's frame a is not in this robot. ReljacError: bad color_by.
+            FrameNotFound: the map's frame a is not in this robot. ConfigurationError: bad color_by.
         """
         from .capability import CapabilityOverlay
 
@@ -344,13 +339,13 @@ class Viewer(Session):
         touching or overlapping, yellow: within / 2, green: within); updated on display.
 
         Raises:
-            ReljacError: `model` is not a CollisionModel of this robot, or a bad `within`.
+            ConfigurationError: `model` is not a CollisionModel of this robot, or a bad `within`.
         """
         from ..collision import CollisionModel
         from .collisions import CollisionOverlay
 
         if not isinstance(model, CollisionModel) or list(model.robot.model.names) != list(self.robot.model.names):
-            raise ReljacError(f"show_collisions needs a reljac.collision.CollisionModel of robot '{self.robot.name}'")
+            raise ConfigurationError(f"show_collisions needs a reljac.collision.CollisionModel of robot '{self.robot.name}'")
         within = _positive(within, "within")
         return self._add(name, lambda node: CollisionOverlay(node, model, within, lambda: self.q,
                                                              SEGMENT_RADIUS * self.scale))
@@ -359,11 +354,11 @@ class Viewer(Session):
         """Remove one overlay by name.
 
         Raises:
-            ReljacError: no overlay has this name.
+            ConfigurationError: no overlay has this name.
         """
         if name not in self._overlays:
             shown = ", ".join(self._overlays) or "none"
-            raise ReljacError(f"no overlay named {name!r}{suggest(str(name), self._overlays)} "
+            raise ConfigurationError(f"no overlay named {name!r}{suggest(str(name), self._overlays)} "
                               f"(overlays: {shown})")
         with self._talking():
             self._overlays.pop(name).delete()
