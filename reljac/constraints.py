@@ -33,6 +33,9 @@ the apparent inertia felt along the constraint, with M from ``pin.crba`` and a C
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from typing import NamedTuple
+
 import numpy as np
 import pinocchio as pin
 import scipy.linalg
@@ -69,8 +72,17 @@ def contact_basis(normal) -> np.ndarray:
     return np.vstack([n, t1, np.cross(n, t1)])
 
 
-class _PointPair:
-    """A point fixed on frame a and a point fixed on frame b (offsets in their own frames' axes)."""
+class ConstraintValue(NamedTuple):
+    """A constraint at one configuration: residual ``g`` (size,) and Jacobian ``G`` (size, nv),
+    ``d/dt g = G @ v``."""
+
+    g: np.ndarray
+    G: np.ndarray
+
+
+class PointPair(ABC):
+    """Base of the constraints: a point fixed on frame a and a point fixed on frame b (offsets in
+    their own frames' axes). A subclass defines ``size`` and :meth:`compute` from :meth:`_points`."""
 
     size = 3
 
@@ -92,9 +104,9 @@ class _PointPair:
         (x_a, G_a), (x_b, G_b) = out
         return x_b - x_a, G_b - G_a
 
-    def compute(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray]:
+    @abstractmethod
+    def compute(self, kin: Kinematics) -> ConstraintValue:
         """(g, G): residual (size,) and Jacobian (size, nv) at kin's configuration."""
-        raise NotImplementedError
 
     def residual(self, robot: Robot, q) -> np.ndarray:
         """g(q), shape (size,), at configuration q (nq,)."""
@@ -105,7 +117,7 @@ class _PointPair:
         return self.compute(one_shot_kinematics(robot, q))[1]
 
 
-class BallJoint(_PointPair):
+class BallJoint(PointPair):
     """b's point coincides with a's point: g = x_b - x_a (3,) [m], world axes; G (3, nv).
 
     Args:
@@ -115,11 +127,11 @@ class BallJoint(_PointPair):
         point_b: the point on b, in b's axes [m].
     """
 
-    def compute(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray]:
-        return self._points(kin)
+    def compute(self, kin: Kinematics) -> ConstraintValue:
+        return ConstraintValue(*self._points(kin))
 
 
-class Distance(_PointPair):
+class Distance(PointPair):
     """The points stay `length` apart: g = |x_b - x_a| - length (1,) [m]; G (1, nv).
 
     Raises (at evaluation):
@@ -132,7 +144,7 @@ class Distance(_PointPair):
         super().__init__(frame_a, frame_b, **points)
         self.length = as_float(length, "length [m]", minimum=0.0)
 
-    def compute(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray]:
+    def compute(self, kin: Kinematics) -> ConstraintValue:
         r, G = self._points(kin)
         d = float(np.linalg.norm(r))
         if d < MIN_DISTANCE:
@@ -141,10 +153,10 @@ class Distance(_PointPair):
                 f"coincide (|r| = {d:.3g} m), so its direction and Jacobian are undefined; "
                 "use a BallJoint (3 rows) there"
             )
-        return np.array([d - self.length]), (r / d)[None, :] @ G
+        return ConstraintValue(np.array([d - self.length]), (r / d)[None, :] @ G)
 
 
-class Contact(_PointPair):
+class Contact(PointPair):
     """Contact frame at the points: g = B r (3,) [m], rows (normal, tangent 1, tangent 2); G = B G_ball.
 
     Args:
@@ -170,10 +182,10 @@ class Contact(_PointPair):
             return self._basis_local.copy()
         return self._basis_local @ kin.data.oMf[kin.robot.frame_id(self.frame_a)].rotation.T
 
-    def compute(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray]:
+    def compute(self, kin: Kinematics) -> ConstraintValue:
         r, G = self._points(kin)
         B = self.basis(kin)
-        return B @ r, B @ G
+        return ConstraintValue(B @ r, B @ G)
 
 
 def mass_matrix(robot: Robot, q) -> np.ndarray:

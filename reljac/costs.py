@@ -31,7 +31,8 @@ normalized: a non-unit quaternion usually means a wrong order or a bug upstream.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from abc import ABC, abstractmethod
+from typing import Iterable, NamedTuple, Sequence
 
 import numpy as np
 import pinocchio as pin
@@ -88,7 +89,15 @@ def _kinematics(robot: Robot, q) -> Kinematics:
 
 
 # ---------------------------------------------------------------------------- costs
-class Cost:
+class CostValue(NamedTuple):
+    """A cost at one configuration: ``value`` = weight * f (a float) and ``gradient`` = weight *
+    grad_v f, the tangent gradient (nv,)."""
+
+    value: float
+    gradient: np.ndarray
+
+
+class Cost(ABC):
     """A weighted scalar cost ``weight * f(q)`` with exact gradients.
 
     Subclasses implement :meth:`evaluate` (on a :class:`~reljac.relative.Kinematics`, so that
@@ -98,13 +107,13 @@ class Cost:
     weight: float
     name: str
 
-    def evaluate(self, kin: Kinematics) -> tuple[float, np.ndarray]:
+    @abstractmethod
+    def evaluate(self, kin: Kinematics) -> CostValue:
         """(weight * f, weight * grad_v f) at kin's configuration: a float and an (nv,) array."""
-        raise NotImplementedError
 
+    @abstractmethod
     def errors(self, kin: Kinematics) -> dict[str, float]:
         """Unweighted error norms for reports: {'position': [m]} or {'orientation': [rad]}."""
-        raise NotImplementedError
 
     def terms(self) -> list[Cost]:
         """The single costs this cost is a sum of (itself, for a single cost)."""
@@ -123,17 +132,17 @@ class Cost:
         """Gradient in the coordinates of q, shape (nq,) (see the module docstring)."""
         return q_gradient(robot, q, self.tangent_gradient(robot, q))
 
-    def value_and_tangent_gradient(self, robot: Robot, q) -> tuple[float, np.ndarray]:
+    def value_and_tangent_gradient(self, robot: Robot, q) -> CostValue:
         """(value, tangent gradient (nv,)) from one kinematics pass."""
         return self.evaluate(_kinematics(robot, q))
 
-    def __add__(self, other: Cost) -> CostSum:
+    def __add__(self, other: object) -> CostSum:
         if not isinstance(other, Cost):
             return NotImplemented
         return CostSum([self, other])
 
 
-class _FrameCost(Cost):
+class _FrameCost(Cost, ABC):
     """Shared parts of the frame costs: frames, weight, and T_ab with its Jacobian."""
 
     def __init__(self, frame: FrameRef, *, relative_to: FrameRef | None, weight: float, name: str | None,
@@ -177,10 +186,10 @@ class PositionCost(_FrameCost):
         """Target position p_hat (3,) [m], in a's axes."""
         self.target = as_vector(target, 3, f"target of '{self.name}' [m]")
 
-    def evaluate(self, kin: Kinematics) -> tuple[float, np.ndarray]:
+    def evaluate(self, kin: Kinematics) -> CostValue:
         T_ab, J_ab = self._pose_and_jacobian(kin)
         r = T_ab.translation - self.target
-        return self.weight * float(r @ r), (2.0 * self.weight) * (J_ab[:3].T @ r)
+        return CostValue(self.weight * float(r @ r), (2.0 * self.weight) * (J_ab[:3].T @ r))
 
     def errors(self, kin: Kinematics) -> dict[str, float]:
         return {"position": float(np.linalg.norm(self._pose(kin).translation - self.target))}
@@ -208,12 +217,12 @@ class OrientationCost(_FrameCost):
         """Target orientation (see the class docstring); stored as the unit quaternion e_hat (x, y, z, w)."""
         self.target = as_unit_quaternion(target, f"target of '{self.name}'")
 
-    def evaluate(self, kin: Kinematics) -> tuple[float, np.ndarray]:
+    def evaluate(self, kin: Kinematics) -> CostValue:
         T_ab, J_ab = self._pose_and_jacobian(kin)
         e = pin.Quaternion(T_ab.rotation).coeffs()
         d = float(e @ self.target)
         de_dw = quaternion_rate_matrix(e).T @ self.target  # d(e . e_hat)/dw_ab, (3,)
-        return self.weight * (1.0 - d * d), (-2.0 * self.weight * d) * (J_ab[3:].T @ de_dw)
+        return CostValue(self.weight * (1.0 - d * d), (-2.0 * self.weight * d) * (J_ab[3:].T @ de_dw))
 
     def errors(self, kin: Kinematics) -> dict[str, float]:
         R_hat = pin.Quaternion(self.target).toRotationMatrix()
@@ -248,13 +257,13 @@ class CostSum(Cost):
     def terms(self) -> list[Cost]:
         return list(self._terms)
 
-    def evaluate(self, kin: Kinematics) -> tuple[float, np.ndarray]:
+    def evaluate(self, kin: Kinematics) -> CostValue:
         value, grad = 0.0, np.zeros(kin.robot.nv)
         for term in self._terms:
             f, g = term.evaluate(kin)
             value += f
             grad += g
-        return self.weight * value, self.weight * grad
+        return CostValue(self.weight * value, self.weight * grad)
 
     def errors(self, kin: Kinematics) -> dict[str, float]:
         """The largest error of each kind over the terms: {'position': m, 'orientation': rad}."""

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -99,7 +99,17 @@ def nlp_text(r: dict[str, Any]) -> str:
 
 
 
-def nlp_bench_rows(n_targets: int = 20, seed: int = 0, *, tol: float = 1e-4) -> list[tuple[str, float, float]]:
+class BenchRow(NamedTuple):
+    """One solver on one problem: its ``name``, ``success_rate`` in [0, 1] and
+    ``median_seconds``, the median wall time per solve [s]."""
+
+    name: str
+    success_rate: float
+    median_seconds: float
+
+
+def nlp_bench_rows(n_targets: int = 20, seed: int | np.random.Generator = 0, *,
+                   tol: float = 1e-4) -> list[BenchRow]:
     """Compare :func:`solve_nlp` and the controller's :func:`~reljac.ik.solve` on dual_arm targets.
 
     For each of `n_targets` random configurations (seeded), the pose of left_tool in the world
@@ -128,5 +138,5 @@ def nlp_bench_rows(n_targets: int = 20, seed: int = 0, *, tol: float = 1e-4) -> 
                 start = time.perf_counter()
                 converged = run().converged
                 outcomes.setdefault(f"{label}: {solver}", []).append((converged, time.perf_counter() - start))
-    return [(name, float(np.mean([ok for ok, _ in runs])), float(np.median([t for _, t in runs])))
+    return [BenchRow(name, float(np.mean([ok for ok, _ in runs])), float(np.median([t for _, t in runs])))
             for name, runs in outcomes.items()]

@@ -20,6 +20,7 @@ from .tasks import (
     RelativePositionTask,
     Task,
     TaskRows,
+    TaskTerms,
 )
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "RelativePositionTask",
     "Task",
     "TaskRows",
+    "TaskTerms",
     "solve",
     "solve_nlp",
 ]

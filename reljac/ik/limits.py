@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -159,24 +160,37 @@ class JointPositionLimit(Limit):
         return q_next
 
 
-def intersect(constraints: list[VelocityConstraint], nv: int):
+class Intersection(NamedTuple):
+    """What the limits of one step allow together: the box ``lo <= v <= hi`` (nv,) and the rows
+    ``C v <= d`` ((k, nv) and (k,), None without rows), named by ``row_names`` (k,)."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    C: np.ndarray | None
+    d: np.ndarray | None
+    row_names: list[str]
+
+
+def intersect(constraints: list[VelocityConstraint], nv: int) -> Intersection:
     """(lo, hi, C, d, row_names): the box of every constraint intersected in order, lo <= hi.
 
     Where a later box does not meet the earlier ones, the earlier win: the later bound is
     clipped into what they allow (list hard limits, e.g. joint velocity, first).
     """
     lo, hi = np.full(nv, -np.inf), np.full(nv, np.inf)
-    rows, rhs, names = [], [], []
+    rows: list[np.ndarray] = []
+    rhs: list[np.ndarray] = []
+    names: list[str] = []
     for c in constraints:
         if c.lo is not None:
             lo, hi = np.clip(c.lo, lo, hi), np.clip(c.hi, lo, hi)
         if c.C is not None and c.C.shape[0]:
             rows.append(c.C)
-            rhs.append(c.d)
+            rhs.append(np.asarray(c.d))
             names.extend(c.row_names)
     C = np.vstack(rows) if rows else None
     d = np.concatenate(rhs) if rhs else None
-    return lo, hi, C, d, names
+    return Intersection(lo, hi, C, d, names)
 
 
 class ReversalDamping(Limit):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -24,6 +25,16 @@ from ..poses import as_rotation, as_se3
 from ..validation import as_float, as_vector
 
 WORLD = "universe"
+
+
+class TaskTerms(NamedTuple):
+    """A task at one configuration (what :meth:`Task.compute` returns): ``error`` e (size,),
+    ``jacobian`` J (size, nv) with de/dt = J v, and ``feed_forward`` (size,), the rate the
+    target's own motion asks for [units of e / s]. A plain 3-tuple works as well."""
+
+    error: np.ndarray
+    jacobian: np.ndarray
+    feed_forward: np.ndarray
 
 
 @dataclass
@@ -113,7 +124,7 @@ class Task(ABC):
         self._version += 1
 
     @abstractmethod
-    def compute(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def compute(self, kin: Kinematics) -> TaskTerms:
         """(e, J, feed_forward) at kin's configuration: shapes (size,), (size, nv), (size,)."""
 
     def weighted(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray]:
@@ -212,7 +223,7 @@ class RelativeFrameTask(_FramePairTask):
         """Target = the current relative pose at configuration q."""
         self.set_target(Kinematics(robot, q).relative_placement(self.frame_a, self.frame_b))
 
-    def compute(self, kin):
+    def compute(self, kin: Kinematics) -> TaskTerms:
         T_err = self._require_target().actInv(kin.relative_placement(self.frame_a, self.frame_b))
         e = pin.log6(T_err).vector
         Jlog = pin.Jlog6(T_err)
@@ -222,7 +233,7 @@ class RelativeFrameTask(_FramePairTask):
             ff = Jlog @ (T_err.inverse().toActionMatrix() @ self._target_velocity)
         else:
             ff = np.zeros(6)
-        return e, J, ff
+        return TaskTerms(e, J, ff)
 
     def error_norms(self, kin):
         T_err = self._require_target().actInv(kin.relative_placement(self.frame_a, self.frame_b))
@@ -252,11 +263,11 @@ class RelativePositionTask(_FramePairTask):
         self._set_target_velocity(velocity)
         self._version += 1
 
-    def compute(self, kin):
+    def compute(self, kin: Kinematics) -> TaskTerms:
         target = self._require_target()
         T_ab = kin.relative_placement(self.frame_a, self.frame_b)
         J = kin.relative_jacobian(self.frame_a, self.frame_b)[:3]
-        return T_ab.translation - target, J, self._target_velocity.copy()
+        return TaskTerms(T_ab.translation - target, J, self._target_velocity.copy())
 
     def error_norms(self, kin):
         return {"position": super().error_norms(kin)["error"]}
@@ -277,12 +288,12 @@ class RelativeOrientationTask(_FramePairTask):
         self._set_target_velocity(velocity)
         self._version += 1
 
-    def compute(self, kin):
+    def compute(self, kin: Kinematics) -> TaskTerms:
         R_err = self._require_target().T @ kin.relative_placement(self.frame_a, self.frame_b).rotation
         Jlog = pin.Jlog3(R_err)
         J = Jlog @ kin.relative_jacobian(self.frame_a, self.frame_b, expressed_in="b")[3:]
         ff = Jlog @ (R_err.T @ self._target_velocity)
-        return pin.log3(R_err), J, ff
+        return TaskTerms(pin.log3(R_err), J, ff)
 
     def error_norms(self, kin):
         return {"orientation": super().error_norms(kin)["error"]}
@@ -330,11 +341,11 @@ class PostureTask(Task):
         self._target = self.robot.validate_q(q, name=f"target of task '{self.name}'")
         self._version += 1
 
-    def compute(self, kin):
+    def compute(self, kin: Kinematics) -> TaskTerms:
         model = self.robot.model
         e = pin.difference(model, self._target, kin.q)
         J = np.eye(model.nv) if self._euclidean else pin.dDifference(model, self._target, kin.q, pin.ARG1)
-        return e, J, np.zeros(model.nv)
+        return TaskTerms(e, J, np.zeros(model.nv))
 
     def error(self, kin: Kinematics) -> np.ndarray:
         """e = difference(q_target, q), (nv,), without the Jacobian."""

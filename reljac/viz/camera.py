@@ -12,6 +12,7 @@ server or a browser, so the framing is tested on its own.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -48,7 +49,15 @@ def _vector3(x: ArrayLike, what: str) -> np.ndarray:
     return as_vector(x, 3, what, error=ConfigurationError)
 
 
-def view_axes(direction: ArrayLike = DEFAULT_DIRECTION) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+class ViewAxes(NamedTuple):
+    """A camera's unit axes in w (3,) each: ``right``, ``up`` and ``back`` (toward the camera)."""
+
+    right: np.ndarray
+    up: np.ndarray
+    back: np.ndarray
+
+
+def view_axes(direction: ArrayLike = DEFAULT_DIRECTION) -> ViewAxes:
     """(right, up, back): the camera's unit axes in w for a view from `direction` (3,).
 
     ``back`` is `direction` normalized (toward the camera); ``up`` is as close to world z as the
@@ -62,7 +71,7 @@ def view_axes(direction: ArrayLike = DEFAULT_DIRECTION) -> tuple[np.ndarray, np.
     reference = np.array([0.0, 0.0, 1.0]) if abs(back[2]) < 0.999 else np.array([0.0, 1.0, 0.0])
     right = np.cross(reference, back)
     right /= np.linalg.norm(right)
-    return right, np.cross(back, right), back
+    return ViewAxes(right, np.cross(back, right), back)
 
 
 def box_corners(lower: ArrayLike, upper: ArrayLike) -> np.ndarray:

@@ -8,6 +8,8 @@ reached) or the best manipulability. At most ``max_voxels`` are drawn: the highe
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..exceptions import ConfigurationError
@@ -31,7 +33,16 @@ def colormap(values: np.ndarray) -> np.ndarray:
     return (1 - t) * _STOPS[i] + t * _STOPS[i + 1]
 
 
-def cube_mesh(centers: np.ndarray, size: float, colors: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+class CubeMesh(NamedTuple):
+    """Merged cubes: ``vertices`` (24n, 3) float32, ``faces`` (12n, 3) uint32 and vertex
+    ``colors`` (24n, 3) float32."""
+
+    vertices: np.ndarray
+    faces: np.ndarray
+    colors: np.ndarray
+
+
+def cube_mesh(centers: np.ndarray, size: float, colors: np.ndarray) -> CubeMesh:
     """Merged cubes: vertices (24n, 3) float32, faces (12n, 3) uint32, vertex colours (24n, 3)."""
     corners, tris, shades = [], [], []
     for axis, sign, shade in _FACES:
@@ -49,7 +60,7 @@ def cube_mesh(centers: np.ndarray, size: float, colors: np.ndarray) -> tuple[np.
     vertices = (centers[:, None, :] + corners[None]).reshape(-1, 3)
     faces = (tris[None] + 24 * np.arange(n, dtype=np.uint32)[:, None, None]).reshape(-1, 3)
     vertex_colors = (colors[:, None, :] * shades[None, :, None]).reshape(-1, 3)
-    return vertices.astype(np.float32), faces, vertex_colors.astype(np.float32)
+    return CubeMesh(vertices.astype(np.float32), faces, vertex_colors.astype(np.float32))
 
 
 def voxel_values(cmap, color_by: str) -> tuple[np.ndarray, np.ndarray]:
