@@ -20,10 +20,11 @@ expressed in; the directions do (they are in those axes).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .exceptions import TaskError
 from .plain import plain
@@ -66,7 +67,8 @@ class Manipulability:
         try:
             numbers = [format(float(x), spec) for x in (self.index, self.condition_number, *self.singular_values)]
         except (ValueError, TypeError):
-            raise TaskError(f"{spec!r} is not a float format specification (valid: e.g. '.4g', '.3e', '10.5f')") from None
+            raise TaskError(f"{spec!r} is not a float format specification "
+                            "(valid: e.g. '.4g', '.3e', '10.5f')") from None
         index, condition, *sigma = numbers
         return (f"manipulability index {index}, condition number {condition}, "
                 f"singular values [{', '.join(sigma)}]")
@@ -87,7 +89,7 @@ class Manipulability:
                       "singular_values": self.singular_values, "directions": self.directions})
 
 
-def manipulability(J) -> Manipulability:
+def manipulability(J: ArrayLike) -> Manipulability:
     """Manipulability of a task Jacobian J, shape (m, n) with m >= 1 rows (see the module doc).
 
     Huge finite entries are fine (beyond 1e150, J is scaled before the SVD); ``index`` is inf
@@ -116,7 +118,7 @@ def manipulability(J) -> Manipulability:
     )
 
 
-def rescale_singular_values(sigma: np.ndarray, scale) -> np.ndarray:
+def rescale_singular_values(sigma: np.ndarray, scale: float | np.ndarray) -> np.ndarray:
     """Singular values of J / scale back to J's; TaskError if they overflow."""
     with np.errstate(over="ignore"):
         sigma = sigma * scale
@@ -132,7 +134,7 @@ def yoshikawa_index(sigma: np.ndarray) -> np.ndarray:
         return np.exp(np.log(sigma).sum(axis=1))
 
 
-def _real_matrix(J) -> np.ndarray:
+def _real_matrix(J: ArrayLike) -> np.ndarray:
     """J as a float array; TaskError for booleans, text, complex or other non-real entries."""
     arr = real_array(J)
     if arr is None:
@@ -157,7 +159,7 @@ def task_rows(part: str | Sequence[int | str]) -> tuple[int, ...]:
     return as_task_rows(part)
 
 
-def relative_manipulability(robot: Robot, q, frame_a: FrameRef, frame_b: FrameRef, *,
+def relative_manipulability(robot: Robot, q: ArrayLike, frame_a: FrameRef, frame_b: FrameRef, *,
                             part: str | Sequence[int] = "position",
                             expressed_in: FrameRef = "a") -> Manipulability:
     """Manipulability of the motion of b measured in a: rows `part` of J_ab (6, nv) at q (nq,).
@@ -173,7 +175,7 @@ def relative_manipulability(robot: Robot, q, frame_a: FrameRef, frame_b: FrameRe
     return manipulability(J[list(rows)])
 
 
-def frame_manipulability(robot: Robot, q, frame: FrameRef, *,
+def frame_manipulability(robot: Robot, q: ArrayLike, frame: FrameRef, *,
                          part: str | Sequence[int] = "position") -> Manipulability:
     """Manipulability of a frame's absolute motion (LOCAL_WORLD_ALIGNED rows `part`; world axes)."""
     rows = task_rows(part)

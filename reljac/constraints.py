@@ -34,11 +34,12 @@ the apparent inertia felt along the constraint, with M from ``pin.crba`` and a C
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pinocchio as pin
 import scipy.linalg
+from numpy.typing import ArrayLike
 
 from .exceptions import ConfigurationError, ReljacError, TaskError
 from .relative import Kinematics, one_shot_kinematics
@@ -50,7 +51,7 @@ MIN_DISTANCE = 1e-12
 NORMAL_KEYWORDS = ("world", "a")
 
 
-def contact_basis(normal) -> np.ndarray:
+def contact_basis(normal: ArrayLike) -> np.ndarray:
     """Rows [n; t1; t2], shape (3, 3), orthonormal, from a normal (3,) (normalized here).
 
     t1 is n x e normalized, e the coordinate axis least aligned with n (deterministic, never
@@ -86,8 +87,8 @@ class PointPair(ABC):
 
     size = 3
 
-    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, *, point_a=(0.0, 0.0, 0.0),
-                 point_b=(0.0, 0.0, 0.0)) -> None:
+    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, *, point_a: ArrayLike = (0.0, 0.0, 0.0),
+                 point_b: ArrayLike = (0.0, 0.0, 0.0)) -> None:
         self.frame_a = as_frame_ref(frame_a, "frame_a")
         self.frame_b = as_frame_ref(frame_b, "frame_b")
         self.point_a = as_vector(point_a, 3, "point_a")
@@ -108,11 +109,11 @@ class PointPair(ABC):
     def compute(self, kin: Kinematics) -> ConstraintValue:
         """(g, G): residual (size,) and Jacobian (size, nv) at kin's configuration."""
 
-    def residual(self, robot: Robot, q) -> np.ndarray:
+    def residual(self, robot: Robot, q: ArrayLike) -> np.ndarray:
         """g(q), shape (size,), at configuration q (nq,)."""
         return self.compute(one_shot_kinematics(robot, q))[0]
 
-    def jacobian(self, robot: Robot, q) -> np.ndarray:
+    def jacobian(self, robot: Robot, q: ArrayLike) -> np.ndarray:
         """G (size, nv) with ``d/dt g = G @ v`` at configuration q (nq,)."""
         return self.compute(one_shot_kinematics(robot, q))[1]
 
@@ -140,7 +141,7 @@ class Distance(PointPair):
 
     size = 1
 
-    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, length: float, **points) -> None:
+    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, length: float, **points: Any) -> None:
         super().__init__(frame_a, frame_b, **points)
         self.length = as_float(length, "length [m]", minimum=0.0)
 
@@ -168,8 +169,8 @@ class Contact(PointPair):
         **points: ``point_a`` and ``point_b``, as for :class:`BallJoint`.
     """
 
-    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, normal, *, normal_in: str = "world",
-                 **points) -> None:
+    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, normal: ArrayLike, *, normal_in: str = "world",
+                 **points: Any) -> None:
         super().__init__(frame_a, frame_b, **points)
         if normal_in not in NORMAL_KEYWORDS:
             raise TaskError(f"normal_in must be one of {NORMAL_KEYWORDS}, got {normal_in!r}")
@@ -188,7 +189,7 @@ class Contact(PointPair):
         return ConstraintValue(B @ r, B @ G)
 
 
-def mass_matrix(robot: Robot, q) -> np.ndarray:
+def mass_matrix(robot: Robot, q: ArrayLike) -> np.ndarray:
     """Joint-space mass matrix M(q) (nv, nv), symmetric, from ``pin.crba`` (upper triangle)."""
     q = robot.validate_q(q)
     M = pin.crba(robot.model, robot.thread_data(), q)
@@ -198,7 +199,7 @@ def mass_matrix(robot: Robot, q) -> np.ndarray:
     return np.triu(M) + np.triu(M, 1).T
 
 
-def effective_inverse_mass(robot: Robot, q, G) -> np.ndarray:
+def effective_inverse_mass(robot: Robot, q: ArrayLike, G: ArrayLike) -> np.ndarray:
     """``G M(q)^-1 G^T`` (k, k) for a constraint Jacobian G (k, nv) (or (nv,) for one row).
 
     The inverse of the apparent inertia along the constraint rows ([1/kg] for rows in metres,
@@ -208,10 +209,10 @@ def effective_inverse_mass(robot: Robot, q, G) -> np.ndarray:
         ConfigurationError: G has a wrong shape or non-finite entries; q is invalid.
         ReljacError: M is not positive definite (links without mass or inertia).
     """
-    G_in = G
-    G = real_array(G)
-    if G is None:  # booleans, text, or complex numbers whose imaginary parts numpy would drop
-        raise ConfigurationError(f"G must be a (k, {robot.nv}) array of real numbers, got {short_repr(G_in)}")
+    rows = real_array(G)
+    if rows is None:  # booleans, text, or complex numbers whose imaginary parts numpy would drop
+        raise ConfigurationError(f"G must be a (k, {robot.nv}) array of real numbers, got {short_repr(G)}")
+    G = rows
     if G.ndim == 1:
         G = G[None, :]
     if G.ndim != 2 or G.shape[1] != robot.nv:

@@ -32,19 +32,22 @@ normalized: a non-unit quaternion usually means a wrong order or a bug upstream.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Iterable, NamedTuple, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike
 
 from .exceptions import TaskError
+from .poses import as_unit_quaternion
 from .relative import Kinematics, one_shot_kinematics
 from .robot import FrameRef, Robot
-from .poses import as_unit_quaternion
 from .validation import ROTATION_TOLERANCE, as_float, as_frame_ref, as_vector
 
+
 # ---------------------------------------------------------------------------- helpers
-def quaternion_rate_matrix(quat_xyzw) -> np.ndarray:
+def quaternion_rate_matrix(quat_xyzw: ArrayLike) -> np.ndarray:
     """E(e), shape (4, 3): ``d/dt e = E(e) @ w`` for a unit quaternion e = (x, y, z, w).
 
     w is the angular velocity [rad/s] of the rotated frame, in the axes of the frame the rotation
@@ -65,7 +68,7 @@ def quaternion_rate_matrix(quat_xyzw) -> np.ndarray:
     return E
 
 
-def q_gradient(robot: Robot, q, tangent_gradient) -> np.ndarray:
+def q_gradient(robot: Robot, q: ArrayLike, tangent_gradient: ArrayLike) -> np.ndarray:
     """Gradient (nq,) in the coordinates of q from a tangent gradient (nv,) at q.
 
     ``N (N^T N)^-1 g_v`` with N = dq/dv (nq, nv) from ``pin.lieGroup(model).tangentMap(q)``: the
@@ -80,7 +83,7 @@ def q_gradient(robot: Robot, q, tangent_gradient) -> np.ndarray:
     return N @ np.linalg.solve(N.T @ N, g)
 
 
-def _kinematics(robot: Robot, q) -> Kinematics:
+def _kinematics(robot: Robot, q: ArrayLike) -> Kinematics:
     """Kinematics at normalize(q), in the calling thread's pin.Data of the robot."""
     q = robot.validate_q(q)
     if robot.nq != robot.nv:
@@ -120,19 +123,19 @@ class Cost(ABC):
         return [self]
 
     # one-shot conveniences: q is (nq,), validated, and normalized before evaluation
-    def value(self, robot: Robot, q) -> float:
+    def value(self, robot: Robot, q: ArrayLike) -> float:
         """weight * f(q), a float."""
         return self.evaluate(_kinematics(robot, q))[0]
 
-    def tangent_gradient(self, robot: Robot, q) -> np.ndarray:
+    def tangent_gradient(self, robot: Robot, q: ArrayLike) -> np.ndarray:
         """Gradient along velocities, shape (nv,): ``f(integrate(q, dv)) ~ f(q) + g . dv``."""
         return self.evaluate(_kinematics(robot, q))[1]
 
-    def gradient(self, robot: Robot, q) -> np.ndarray:
+    def gradient(self, robot: Robot, q: ArrayLike) -> np.ndarray:
         """Gradient in the coordinates of q, shape (nq,) (see the module docstring)."""
         return q_gradient(robot, q, self.tangent_gradient(robot, q))
 
-    def value_and_tangent_gradient(self, robot: Robot, q) -> CostValue:
+    def value_and_tangent_gradient(self, robot: Robot, q: ArrayLike) -> CostValue:
         """(value, tangent gradient (nv,)) from one kinematics pass."""
         return self.evaluate(_kinematics(robot, q))
 
@@ -177,12 +180,12 @@ class PositionCost(_FrameCost):
         name: label in reports (default "position of b[ in a]").
     """
 
-    def __init__(self, frame: FrameRef, target, *, relative_to: FrameRef | None = None,
+    def __init__(self, frame: FrameRef, target: Any, *, relative_to: FrameRef | None = None,
                  weight: float = 1.0, name: str | None = None) -> None:
         super().__init__(frame, relative_to=relative_to, weight=weight, name=name, kind="position")
         self.set_target(target)
 
-    def set_target(self, target) -> None:
+    def set_target(self, target: Any) -> None:
         """Target position p_hat (3,) [m], in a's axes."""
         self.target = as_vector(target, 3, f"target of '{self.name}' [m]")
 
@@ -208,12 +211,12 @@ class OrientationCost(_FrameCost):
         name: label in reports (default "orientation of b[ in a]").
     """
 
-    def __init__(self, frame: FrameRef, target, *, relative_to: FrameRef | None = None,
+    def __init__(self, frame: FrameRef, target: Any, *, relative_to: FrameRef | None = None,
                  weight: float = 1.0, name: str | None = None) -> None:
         super().__init__(frame, relative_to=relative_to, weight=weight, name=name, kind="orientation")
         self.set_target(target)
 
-    def set_target(self, target) -> None:
+    def set_target(self, target: Any) -> None:
         """Target orientation (see the class docstring); stored as the unit quaternion e_hat (x, y, z, w)."""
         self.target = as_unit_quaternion(target, f"target of '{self.name}'")
 

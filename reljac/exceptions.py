@@ -10,7 +10,7 @@ use it.
 from __future__ import annotations
 
 import difflib
-from typing import Iterable
+from collections.abc import Iterable
 
 
 class ReljacError(Exception):

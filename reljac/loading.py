@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -28,6 +29,9 @@ from .cpp_output import captured_output, cpp_message
 from .exceptions import ConfigurationError, URDFError
 from .urdf_checks import Urdf, check_loaded, check_urdf
 from .urdf_files import parse_xml, read_urdf, shown
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .robot import Robot
 
 
 @dataclass(frozen=True)
@@ -65,7 +69,7 @@ def read_checked(path: str | os.PathLike, *, mimic: bool, floating_base: bool) -
     return LoadedUrdf(text, urdf, source)
 
 
-def _serialized(root) -> str:
+def _serialized(root: Any) -> str:
     import xml.etree.ElementTree as ET
 
     return ET.tostring(root, encoding="unicode")
@@ -187,8 +191,8 @@ def expand_mimic(model: pin.Model) -> MimicFree:
 
 def mimic_couplings(model: pin.Model) -> list[tuple[int, int, float, float]]:
     """(follower id, leader id, scaling, offset) of every mimic joint."""
-    return [(int(f), int(l), float(model.joints[f].extract().scaling), float(model.joints[f].extract().offset))
-            for f, l in zip(model.mimicking_joints, model.mimicked_joints)]
+    return [(int(f), int(leader), float(model.joints[f].extract().scaling), float(model.joints[f].extract().offset))
+            for f, leader in zip(model.mimicking_joints, model.mimicked_joints, strict=True)]
 
 
 def restore_mimic(full: pin.Model, couplings: list[tuple[int, int, float, float]]) -> pin.Model:
@@ -202,7 +206,8 @@ def restore_mimic(full: pin.Model, couplings: list[tuple[int, int, float, float]
 def mimic_maps(model: pin.Model, full: pin.Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(G, S, o), read-only, from a model with mimic joints to the same model without them
     (`full`, every joint independent): ``v_full = G @ v``, ``q_full = S @ q + o``."""
-    leaders = {model.names[f]: model.names[l] for f, l in zip(model.mimicking_joints, model.mimicked_joints)}
+    leaders = {model.names[f]: model.names[leader]
+               for f, leader in zip(model.mimicking_joints, model.mimicked_joints, strict=True)}
     G = np.zeros((full.nv, model.nv))
     S = np.zeros((full.nq, model.nq))
     o = np.zeros(full.nq)
@@ -223,7 +228,7 @@ def mimic_maps(model: pin.Model, full: pin.Model) -> tuple[np.ndarray, np.ndarra
     return G, S, o
 
 
-def package_folders(path: Path, package_dirs) -> list:
+def package_folders(path: Path, package_dirs: Any) -> list:
     """The folders searched for meshes: `package_dirs` (one folder or a list), by default the
     URDF's folder and its four parents."""
     if package_dirs is None:
@@ -263,9 +268,10 @@ def _mesh_problem(urdf: Urdf, label: str, message: str) -> str:
     """'link X: mesh Y <reason>' for a mesh named in Pinocchio's message, else the message."""
     found = re.search(r"Mesh (.+?) could not be found", message)
     resource = re.search(r"Could not load resource (\S+)", message)
-    if not (found or resource):
+    match = found or resource
+    if match is None:
         return message
-    name = found.group(1) if found else resource.group(1)
+    name = match.group(1)
     for link in urdf.xml.findall("link"):
         for element in link.findall(label):
             mesh = element.find("geometry/mesh")
@@ -277,7 +283,7 @@ def _mesh_problem(urdf: Urdf, label: str, message: str) -> str:
 
 
 # ----------------------------------------------------------------------------- Pinocchio models
-def unwrap(robot) -> tuple[pin.Model, pin.GeometryModel | None, pin.GeometryModel | None]:
+def unwrap(robot: Robot) -> tuple[pin.Model, pin.GeometryModel | None, pin.GeometryModel | None]:
     """(model, collision model, visual model) of a ``pin.Model`` (no geometry) or of a
     ``pin.RobotWrapper`` (or any object with ``model``, ``collision_model``, ``visual_model``)."""
     if isinstance(robot, pin.Model):
@@ -289,7 +295,7 @@ def unwrap(robot) -> tuple[pin.Model, pin.GeometryModel | None, pin.GeometryMode
                              f"{type(robot).__name__}")
 
 
-def check_geometry(geometry, model: pin.Model, kind: str) -> pin.GeometryModel | None:
+def check_geometry(geometry: Any, model: pin.Model, kind: str) -> pin.GeometryModel | None:
     """A copy of a geometry model of `model` (None stays None); ConfigurationError otherwise."""
     if geometry is None:
         return None

@@ -83,7 +83,7 @@ def check_urdf(root: ET.Element, source: str, *, mimic: bool = True, floating_ba
             raise URDFError(f"{where}: joint name '{joint.name}' is reserved for the joint Pinocchio adds "
                             + ("above the root (floating_base=True)" if joint.name != WORLD_JOINT else "as the world"))
     robot_root = _check_tree(tuple(links), joints, where)
-    urdf = Urdf(root.get("name"), tuple(links), tuple(joints), robot_root, root)
+    urdf = Urdf(root.get("name", ""), tuple(links), tuple(joints), robot_root, root)
     if mimic:
         _check_mimic_graph(urdf, where)
     return urdf
@@ -112,9 +112,10 @@ def _numbers(element: ET.Element | None, attribute: str, where: str, *, required
              minimum: float | None = None) -> tuple[float, ...] | None:
     """3 finite numbers from an attribute ("x y z"), each |x| <= MAX_NUMBER."""
     text = None if element is None else element.get(attribute)
-    if text is None:
+    if element is None or text is None:
         if required:
-            raise URDFError(f"{where}: <{element.tag}> has no {attribute} attribute")
+            tag = "?" if element is None else element.tag
+            raise URDFError(f"{where}: <{tag}> has no {attribute} attribute")
         return None
     try:
         values = tuple(float(word) for word in text.split())

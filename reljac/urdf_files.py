@@ -11,6 +11,7 @@ import errno
 import os
 import stat
 import xml.etree.ElementTree as ET
+from typing import Any
 
 from .exceptions import URDFError
 
@@ -52,7 +53,7 @@ def read_urdf(path: str | os.PathLike) -> bytes:
         raise URDFError(_unreachable(path, name, exc)) from None
 
 
-def _unreachable(path, name: str, exc: OSError) -> str:
+def _unreachable(path: Any, name: str, exc: OSError) -> str:
     if exc.errno == errno.ENOENT:
         if os.path.lexists(path):
             return f"URDF file {name} is a symbolic link to a file that does not exist"
@@ -64,7 +65,7 @@ def _unreachable(path, name: str, exc: OSError) -> str:
         errno.ENOTDIR: "cannot be reached: a part of its path is not a folder",
         errno.ENAMETOOLONG: "cannot be reached: its name is too long",
     }
-    reason = reasons.get(exc.errno, f"cannot be read: {exc.strerror or exc}")
+    reason = reasons.get(exc.errno or 0, f"cannot be read: {exc.strerror or exc}")
     return f"URDF file {name} {reason}"
 
 

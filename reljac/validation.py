@@ -163,7 +163,7 @@ def as_frame_ref(frame: Any, what: str, *, error: ErrorClass = TaskError) -> str
     (FrameNotFound when it has no such frame)."""
     if isinstance(frame, (bool, np.bool_)) or not isinstance(frame, (str, int, np.integer)):
         raise error(f"{what} must be a frame name (str) or id (int), got {frame!r}")
-    return frame
+    return frame if isinstance(frame, str) else int(frame)
 
 
 def as_rng(seed: Any, what: str = "seed", *, error: ErrorClass = ConfigurationError) -> np.random.Generator:

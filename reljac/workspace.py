@@ -10,14 +10,17 @@ URDF (:mod:`reljac.reference_map`), else on a loop over the Pinocchio layer.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .analysis import SCALE_ABOVE, rescale_singular_values, task_rows, yoshikawa_index
 from .exceptions import ReljacError, TaskError
 from .plain import plain
+from .reference import ReferenceRobot
 from .reference_map import LayerMap, reference_robot
 from .relative import one_shot_kinematics
 from .robot import FrameRef, Robot
@@ -89,7 +92,7 @@ class WorkspaceSummary:
         })
 
 
-def _reference_robot(robot: Robot, a: str, b: str):
+def _reference_robot(robot: Robot, a: str, b: str) -> ReferenceRobot | None:
     """The in-house reference of the robot's URDF when it can analyse frames a and b, else None."""
     if robot.urdf_path is None:
         return None
@@ -102,7 +105,7 @@ def _reference_robot(robot: Robot, a: str, b: str):
     return ref
 
 
-def reference_to_pinocchio_q(robot: Robot, ref, q_ref) -> np.ndarray:
+def reference_to_pinocchio_q(robot: Robot, ref: Any, q_ref: ArrayLike) -> np.ndarray:
     """Configurations (N, ref.nq) in the reference layout -> (N, robot.nq) in the robot's layout.
 
     Joints are matched by name; continuous angles become (cos, sin) pairs; free joints keep
@@ -151,7 +154,7 @@ def workspace_summary(robot: Robot, frame_a: FrameRef, frame_b: FrameRef, sample
     chunk = max(1, min(samples, CHUNK_BYTES // (8 * (8 * robot.nv + 2 * robot.nq + 64))))
     for start in range(0, samples, chunk):
         n = min(chunk, samples - start)
-        if ref is not None:
+        if ref is not None and layers is not None:
             q_ref = ref.random_configuration(rng, n=n)
             qs, J = layers.q_to_pinocchio(q_ref), ref.relative_jacobian(q_ref, a, b)[:, rows]
         else:
@@ -180,7 +183,7 @@ def workspace_summary(robot: Robot, frame_a: FrameRef, frame_b: FrameRef, sample
         backend="pinocchio" if ref is None else "reference", index=quantiles(index),
         smallest_singular_value=quantiles(smallest), condition_number=quantiles(condition),
         closest_to_singular=[SingularSample(q.copy(), float(index[k]), float(smallest[k]), float(condition[k]),
-                                            robot.joint_values(q)) for k, q in zip(kept, kept_q)],
+                                            robot.joint_values(q)) for k, q in zip(kept, kept_q, strict=True)],
     )
 
 

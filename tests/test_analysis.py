@@ -88,7 +88,7 @@ def test_reference_configurations_map_to_the_same_placements(name, rng):
     q_ref = ref.random_configuration(rng, n=5)
     qs = reference_to_pinocchio_q(robot, ref, q_ref)
     frames = [f for f in ref.frame_names if f != "universe"][-6:]
-    for q_r, q in zip(q_ref, qs):
+    for q_r, q in zip(q_ref, qs, strict=True):
         robot.validate_q(q)
         kin = reljac.Kinematics(robot, q)
         for frame in frames:

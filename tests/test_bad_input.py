@@ -17,10 +17,10 @@ import pytest
 
 import reljac
 import reljac.analysis
-import reljac.workspace
 import reljac.constraints
 import reljac.costs
 import reljac.ik
+import reljac.workspace
 from reljac import Robot
 from reljac.exceptions import ConfigurationError, ReljacError, TaskError, URDFError
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
+from helpers import EXAMPLE_ROBOTS, example_robot_data_dir
 
 import reljac
 import reljac.robots
@@ -13,8 +14,6 @@ from reljac.apps.check import check_robot, check_urdf
 from reljac.apps.cli import main
 from reljac.reference import ReferenceRobot
 from reljac.relative import Kinematics
-
-from helpers import EXAMPLE_ROBOTS, example_robot_data_dir
 
 
 @pytest.mark.parametrize("name", reljac.bundled_robots())

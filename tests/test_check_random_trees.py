@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import assert_jacobian_rates_match_finite_differences, load_random_tree, urdf_trees
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -12,7 +13,6 @@ import reljac
 from reljac.apps.check import check_robot
 from reljac.reference import ReferenceRobot
 
-from helpers import assert_jacobian_rates_match_finite_differences, load_random_tree, urdf_trees
 
 @settings(max_examples=100, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=urdf_trees(), floating_base=st.booleans(), seed=st.integers(0, 1000))

@@ -144,7 +144,7 @@ def _interrupt_after(argv, delay: float):
 @pytest.mark.parametrize("delay", [0.4, 1.5, 3.0])
 def test_ctrl_c_while_computing_is_one_line_and_exit_130(tmp_path, delay):
     chain = chain_urdf(tmp_path / "chain.urdf", 150)  # check takes ~20 s: always interrupted
-    code, out, err = _interrupt_after(reljac_program("check", str(chain), "--samples", "30"), delay)
+    code, _out, err = _interrupt_after(reljac_program("check", str(chain), "--samples", "30"), delay)
     assert code == 130, (code, err)
     assert err.strip() == "reljac: interrupted", err
 

@@ -10,8 +10,8 @@ import sys
 import numpy as np
 import pinocchio as pin
 import pytest
-
 from helpers import placements
+
 from reljac import Robot
 from reljac.apps.cli import main as cli_main
 from reljac.apps.demo import DUAL_ARM_MEETING, HAND_RELAXED

@@ -26,20 +26,19 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
+from helpers import urdf_trees
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import reljac
 import reljac.analysis
-import reljac.workspace
 import reljac.constraints
 import reljac.costs
+import reljac.workspace
 from reljac import ReljacError
 from reljac.apps.cli import main
 from reljac.robots import BUNDLED_DIR
-
-from helpers import urdf_trees
 
 REQUESTED = int(os.environ.get("RELJAC_FUZZ_EXAMPLES", "0") or 0)
 
@@ -334,7 +333,7 @@ def mutated_urdfs(draw):
                                   multiplier=draw(st.sampled_from(["1", "-2", "nan", "x"])))
                 elif action == "reparent":
                     tag = draw(st.sampled_from(["parent", "child"]))
-                    link = draw(st.sampled_from([l.get("name") for l in root.findall("link") if l.get("name")] + ["ghost"]))
+                    link = draw(st.sampled_from([e.get("name") for e in root.findall("link") if e.get("name")] + ["ghost"]))
                     if joint.find(tag) is not None:
                         joint.find(tag).set("link", link)
                 else:
@@ -344,8 +343,8 @@ def mutated_urdfs(draw):
 
 def test_mutated_urdfs_load_correctly_or_fail_in_one_line(tmp_path):
     from reljac.apps.check import check_robot
-    from reljac.reference_map import without_mimic_elements
     from reljac.reference import ReferenceRobot
+    from reljac.reference_map import without_mimic_elements
 
     path = tmp_path / "mutated.urdf"
 

@@ -7,14 +7,14 @@ import sys
 
 import numpy as np
 import pytest
+from test_viz import Browser, needs_chromium, read_png, scene_messages
 
 import reljac
-from reljac.apps.view import view
 from reljac.apps.cli import main
+from reljac.apps.view import view
 from reljac.exceptions import MapError
 from reljac.maps import capability_map, load_map
-from reljac.viz.capability import cube_mesh, colormap, voxel_values
-from test_viz import Browser, needs_chromium, read_png, scene_messages
+from reljac.viz.capability import colormap, cube_mesh, voxel_values
 
 ARGS = dict(samples=30_000, voxel=0.1, seed=2, part=("vy",))
 

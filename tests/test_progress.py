@@ -19,8 +19,8 @@ import pytest
 
 import reljac
 from reljac.apps import bench
-from reljac.workspace import workspace_summary
 from reljac.apps.check import check_urdf
+from reljac.workspace import workspace_summary
 
 RELJAC = [sys.executable, "-m", "reljac.apps.cli"]
 

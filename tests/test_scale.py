@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import reljac
-import reljac.workspace
 import reljac.apps.check
 import reljac.memory
+import reljac.workspace
 from reljac.apps.cli import main
 from reljac.exceptions import ModelTooLarge
 
@@ -117,7 +117,7 @@ def test_streamed_chunks_give_the_same_summary_as_one_chunk(monkeypatch):
     assert streamed.index == whole.index and streamed.condition_number == whole.condition_number
     assert [s.smallest_singular_value for s in streamed.closest_to_singular] == \
         [s.smallest_singular_value for s in whole.closest_to_singular]
-    for a, b in zip(streamed.closest_to_singular, whole.closest_to_singular):
+    for a, b in zip(streamed.closest_to_singular, whole.closest_to_singular, strict=True):
         np.testing.assert_array_equal(a.q, b.q)
 
 

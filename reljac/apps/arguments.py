@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 from ..exceptions import ReljacError
@@ -36,7 +37,7 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self.own_extras = own_extras
 
-    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:  # noqa: D102
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         namespace, extras = super().parse_known_args(args, namespace)
         if extras and self.own_extras:
             self.error(f"unrecognized arguments: {' '.join(extras)}")
@@ -46,7 +47,7 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: error: {message} (see '{self.prog} --help')")
 
 
-def integer(low: int, high: int):
+def integer(low: int, high: int) -> Callable[[str], int]:
     """argparse type: an integer in [low, high]."""
 
     def parse(text: str) -> int:
@@ -55,7 +56,8 @@ def integer(low: int, high: int):
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected an integer in {low}..{high}, got '{text}'") from None
         if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be in {low}..{high}, got {value if abs(value) < 10**30 else text[:30] + '...'}")
+            shown = value if abs(value) < 10**30 else text[:30] + "..."
+            raise argparse.ArgumentTypeError(f"must be in {low}..{high}, got {shown}")
         return value
 
     parse.__name__ = "integer"
@@ -95,7 +97,7 @@ def robot_arguments(parser: argparse.ArgumentParser, *, optional: bool = False, 
                                  "else at its value in --q-named's or the reference configuration (repeatable)")
 
 
-def robot_options(args) -> dict:
+def robot_options(args: argparse.Namespace) -> dict:
     """Load options given on the command line (a named robot keeps its own otherwise)."""
     kwargs = {}
     if args.floating_base:

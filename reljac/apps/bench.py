@@ -10,8 +10,9 @@ the ``--json`` form, see :func:`results`) and formats it as a table. Each calls 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
@@ -73,7 +74,7 @@ def jacobian_results(*, quick: bool = False, progress: Progress = None) -> dict[
         done(progress)
     return {"robot": robot.name, "nv": robot.nv, "runs": runs, "calls_per_run": 20,
             "cases": [{"case": name, "time_s": t, "ratio_to_baseline": t / times[0]}
-                      for (name, _), t in zip(cases, times)]}
+                      for (name, _), t in zip(cases, times, strict=True)]}
 
 
 def jacobian_text(r: dict[str, Any]) -> str:
@@ -94,11 +95,10 @@ def reference_results(*, quick: bool = False, progress: Progress = None) -> dict
     Returns {``robot``, ``configurations`` (N), ``runs``, ``paths``: [{``path``,
     ``time_per_configuration_s`` (median [s]), ``ratio_to_batched``}]}.
     """
-    from ..reference import ReferenceRobot
-    from ..reference_map import LayerMap
+    from ..reference_map import LayerMap, reference_robot
 
     robot = Robot.bundled("dual_arm")
-    ref = ReferenceRobot.from_urdf(robot.urdf_path)
+    ref = reference_robot(robot)
     n = 1000 if quick else 10_000
     rng = np.random.default_rng(0)
     q_ref = ref.random_configuration(rng, n=n)

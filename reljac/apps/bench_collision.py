@@ -4,42 +4,44 @@ same runs without it (dual_arm's capsules; example-robot-data's Panda with its m
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..collision import CollisionModel
-from ..ik import CollisionAvoidance, Controller, FrameTask, PostureTask
+from ..exceptions import URDFError
+from ..ik import CollisionAvoidance, Controller, FrameTask, PostureTask, Task
 from ..relative import Kinematics
 from ..robot import Robot
+from ..robots import RobotSource, resolve
 from .bench_common import Progress, done, dual_arm_levels, middle
 from .report import format_table
 
 
-def panda_files():
-    """example-robot-data's Panda URDF, its SRDF and the folder of package:// meshes, or None."""
-    import sys
-    from pathlib import Path
-
-    for entry in sys.path:
-        root = Path(entry) / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
-        urdf = root / "panda_description" / "urdf" / "panda.urdf"
-        if urdf.is_file():
-            return urdf, root / "panda_description" / "srdf" / "panda.srdf", root
-    return None
+def panda_files() -> RobotSource | None:
+    """example-robot-data's Panda (URDF, SRDF, folders of package:// meshes), or None when it is
+    not installed."""
+    try:
+        return resolve("panda")
+    except URDFError:
+        return None
 
 
-def _example_panda():
-    """example-robot-data's Panda with its SRDF, or (None, None) when it is not installed."""
-    files = panda_files()
-    if files is None:
+def _example_panda() -> tuple[Robot | None, Path | None]:
+    """example-robot-data's Panda and its SRDF, or (None, None) when it is not installed."""
+    source = panda_files()
+    if source is None:
         return None, None
-    urdf, srdf, root = files
-    return Robot.from_urdf(urdf, package_dirs=[root.parent.parent, root.parent]), srdf
+    return Robot.from_urdf(source.urdf, package_dirs=source.package_dirs), source.srdf
 
 
-def _step_times(robot: Robot, episodes, constraints_for, *, dt: float, steps: int,
-                progress: Progress = None) -> np.ndarray:
+Episode = tuple[list[list[Task]], np.ndarray]  # levels and the start q (nq,)
+
+
+def _step_times(robot: Robot, episodes: list[Episode], constraints_for: Callable[[], list], *, dt: float,
+                steps: int, progress: Progress = None) -> np.ndarray:
     times = []
     for levels, q in episodes:
         controller = Controller(robot, levels, dt=dt, constraints=constraints_for())
@@ -71,7 +73,7 @@ def collision_results(*, quick: bool = False, progress: Progress = None) -> dict
     if panda is not None:
         hand = "panda_hand" if "panda_hand" in panda.frame_names else panda.frame_names[-1]
         panda_model = CollisionModel(panda, srdf=srdf)
-        panda_episodes = []
+        panda_episodes: list[Episode] = []
         for _ in range(n):
             task = FrameTask(hand, gain=1.0 / dt)
             task.set_target(Kinematics(panda, panda.random_configuration(rng)).placement(hand))
@@ -80,11 +82,15 @@ def collision_results(*, quick: bool = False, progress: Progress = None) -> dict
     rows = []
     for name, robot_, eps, cm in cases:
         off = float(np.median(_step_times(robot_, eps, list, dt=dt, steps=steps, progress=progress)))
-        on = float(np.median(_step_times(robot_, eps, lambda: [CollisionAvoidance(robot_, model=cm)], dt=dt,
-                                         steps=steps, progress=progress)))
+        on = float(np.median(_step_times(robot_, eps, _avoidance(robot_, cm), dt=dt, steps=steps, progress=progress)))
         rows.append({"case": name, "active_pairs": len(cm.pairs), "without_s": off, "with_s": on,
                      "added": on / off - 1})
     return {"dt": dt, "episodes": n, "steps": steps, "cases": rows}
+
+
+def _avoidance(robot: Robot, model: CollisionModel) -> Callable[[], list]:
+    """What makes the constraints of one episode: collision avoidance on `model`."""
+    return lambda: [CollisionAvoidance(robot, model=model)]
 
 
 def collision_text(r: dict[str, Any]) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from ..ik import Controller, DampingPolicy, compiled_available
+from ..ik import Controller, DampingPolicy, RelativeFrameTask, compiled_available
 from ..relative import Kinematics, relative_jacobian
 from ..robot import Robot
 from .bench_collision import (
@@ -48,7 +48,7 @@ from .bench_solvers import (
 from .report import format_table
 
 
-def _met(task, kin) -> bool:
+def _met(task: Any, kin: Kinematics) -> bool:
     e = task.error_norms(kin)
     return e["position"] < 1e-3 and e["orientation"] < 1e-2
 
@@ -68,7 +68,7 @@ class _Limits:
         self.crossings += int(bad_v.any() or bad_q.any())
 
 
-def run_targets(robot: Robot, targets, *, backend: str, dt: float, max_steps: int,
+def run_targets(robot: Robot, targets: Any, *, backend: str, dt: float, max_steps: int,
                 progress: Progress = None) -> dict:
     """Each target from the middle of the limits until the top level is met (or max_steps)."""
     q_mid = middle(robot)
@@ -84,7 +84,8 @@ def run_targets(robot: Robot, targets, *, backend: str, dt: float, max_steps: in
             times.append(time.perf_counter() - start)
             limits.check(q, q_next)
             q, n = q_next, n + 1
-            if _met(levels[0][0], controller.last_kinematics):
+            last = controller.last_kinematics
+            if last is not None and _met(levels[0][0], last):
                 break
         kin = Kinematics(robot, q)
         top += _met(levels[0][0], kin)
@@ -96,7 +97,7 @@ def run_targets(robot: Robot, targets, *, backend: str, dt: float, max_steps: in
 
 
 def chatter_fraction(robot: Robot, episodes: int, *, dt: float, steps: int = 300,
-                     progress: Progress = None, **options) -> float:
+                     progress: Progress = None, **options: Any) -> float:
     """Unreachable relative targets with one-step gains: over the last 100 steps of each episode,
     the fraction of steps in which some joint's velocity changes sign at more than half its limit."""
     rng = np.random.default_rng(7)
@@ -105,7 +106,9 @@ def chatter_fraction(robot: Robot, episodes: int, *, dt: float, steps: int = 300
     for _ in range(episodes):
         levels = dual_arm_levels(robot, robot.random_configuration(rng), 1.0 / dt, q_mid)
         far = pin.SE3(pin.exp3(rng.normal(size=3)), np.array([0.0, 2.5, 0.0]) + 0.5 * rng.normal(size=3))
-        levels[0][0].set_target(far)  # the hands cannot be 2.5 m apart
+        relative = levels[0][0]
+        assert isinstance(relative, RelativeFrameTask)  # dual_arm_levels' top level
+        relative.set_target(far)  # the hands cannot be 2.5 m apart
         controller = Controller(robot, levels, dt=dt, **options)
         q, velocities = q_mid, []
         for _ in range(steps):

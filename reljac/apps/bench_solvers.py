@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..costs import pose_cost
-from ..exceptions import TaskError
 from ..ik import (
     Controller,
     PostureTask,
@@ -20,6 +20,7 @@ from ..ik import (
 )
 from ..relative import Kinematics
 from ..robot import Robot
+from ..validation import as_count
 from .bench_common import Progress, done, frame_jacobian_call, middle
 from .report import format_table
 
@@ -43,14 +44,16 @@ def hand_results(*, quick: bool = False, progress: Progress = None) -> dict[str,
         posture.set_target(middle(hand))
         controller = Controller(hand, [[pinch], [posture]], dt=dt)
         q = hand.random_configuration(rng)
-        for k in range(500):
+        taken = 0
+        while taken < 500:
             start = time.perf_counter()
             q = controller.step(q)
             times.append(time.perf_counter() - start)
+            taken += 1
             if pinch.error_norms(controller.last_kinematics)["position"] < 1e-3:
                 ok += 1
                 break
-        steps.append(k + 1)
+        steps.append(taken)
         done(progress)
     med = float(np.median(times))
     return {"pinches": n, "success": ok / n, "steps_median": float(np.median(steps)),
@@ -119,12 +122,12 @@ def nlp_bench_rows(n_targets: int = 20, seed: int | np.random.Generator = 0, *,
     Returns:
         Rows (name, success rate in [0, 1], median wall time per solve [s]).
     """
-    if isinstance(n_targets, bool) or not isinstance(n_targets, (int, np.integer)) or n_targets < 1:
-        raise TaskError(f"n_targets must be a positive integer, got {n_targets!r}")
+    as_count(n_targets, "n_targets", minimum=1)
     robot = Robot.bundled("dual_arm")
     rng = np.random.default_rng(seed)
     q0 = robot.normalize(0.5 * (robot.lower_limits + robot.upper_limits))
-    problems = {"left_tool pose": ("universe", "left_tool"), "right_tool in left_tool pose": ("left_tool", "right_tool")}
+    problems = {"left_tool pose": ("universe", "left_tool"),
+                "right_tool in left_tool pose": ("left_tool", "right_tool")}
     outcomes: dict[str, list[tuple[bool, float]]] = {}
     for _ in range(n_targets):
         kin = Kinematics(robot, robot.random_configuration(rng))
@@ -133,8 +136,8 @@ def nlp_bench_rows(n_targets: int = 20, seed: int | np.random.Generator = 0, *,
             task = RelativeFrameTask(a, b, gain=20.0)
             task.set_target(T)
             costs = pose_cost(b, T, relative_to=None if a == "universe" else a)
-            for solver, run in (("solve_nlp", lambda: solve_nlp(robot, q0, costs, tol=tol, max_iters=1000)),
-                                ("controller solve", lambda: solve(robot, q0, [[task]], tol=tol, max_iters=1000))):
+            for solver, run in (("solve_nlp", partial(solve_nlp, robot, q0, costs, tol=tol, max_iters=1000)),
+                                ("controller solve", partial(solve, robot, q0, [[task]], tol=tol, max_iters=1000))):
                 start = time.perf_counter()
                 converged = run().converged
                 outcomes.setdefault(f"{label}: {solver}", []).append((converged, time.perf_counter() - start))

@@ -10,9 +10,10 @@ the layers disagree it names the first frame (in tree order) and its joint.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
 import numpy as np
 
@@ -78,7 +79,7 @@ class CheckReport:
 def _worst(errors: dict[str, float]) -> tuple[float, str]:
     if not errors:
         return 0.0, "-"
-    key = max(errors, key=errors.get)
+    key = max(errors, key=lambda k: errors[k])
     return errors[key], key
 
 
@@ -162,7 +163,7 @@ def check_robot(
     return report
 
 
-def _pinocchio_answers(robot: Robot, qs: np.ndarray, data, frames: list[str],
+def _pinocchio_answers(robot: Robot, qs: np.ndarray, data: Any, frames: list[str],
                        pairs: list[tuple[str, str]]) -> dict[str, np.ndarray]:
     """The Pinocchio layer's answers (through Kinematics) at each q of a chunk, one data reused:
     T (n, F, 4, 4), J (n, F, 6, nv), T_ab (n, P, 4, 4), J_ab (3, n, P, 6, nv) for WHERE."""
@@ -193,8 +194,8 @@ def _joint_of(robot: Robot, frame: str) -> str:
 
 
 def check_urdf(
-    robot_name_or_path: str | Path, *, floating_base: bool | None = None, package_dirs=None,
-    mimic: bool | None = None, **kwargs
+    robot_name_or_path: str | Path, *, floating_base: bool | None = None, package_dirs: Any = None,
+    mimic: bool | None = None, **kwargs: Any
 ) -> CheckReport:
     """Load a named robot or URDF in both layers and :func:`check_robot` them.
 

@@ -26,12 +26,13 @@ piped into a program that closes it early, like ``head``), 1 a check mismatch or
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 
 
-def _interrupted_while_starting(signum, frame) -> None:  # pragma: no cover - timing dependent
+def _interrupted_while_starting(signum: int, frame: Any) -> None:  # pragma: no cover - timing dependent
     os.write(2, b"reljac: interrupted\n")
     os._exit(130)
 
@@ -43,8 +44,9 @@ if os.path.basename(sys.argv[0] if sys.argv else "") in ("reljac", "cli.py") \
     signal.signal(signal.SIGINT, _interrupted_while_starting)
 
 import argparse  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
 from functools import partial  # noqa: E402
-from typing import Sequence  # noqa: E402
+from typing import Any  # noqa: E402
 
 # Small matrices: BLAS threads only add overhead (and noise to `reljac bench`). Set before numpy loads.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -199,7 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         except (KeyboardInterrupt, BrokenPipeError):
             raise
-        except Exception as exc:  # noqa: BLE001 - a bug: one line for the user, not a traceback
+        except Exception as exc:  # a bug: one line for the user, not a traceback
             if _caused_by(exc, KeyboardInterrupt):  # e.g. numpy turns Ctrl-C during its import into ImportError
                 raise KeyboardInterrupt from None
             if _caused_by(exc, BrokenPipeError):
@@ -215,21 +217,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _caused_by(exc: BaseException, kind: type) -> bool:
     """exc is, or was raised while handling or because of, an exception of type `kind`."""
     seen = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, kind):
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, kind):
             return True
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
     return False
 
 
 def _printable_output() -> None:
     """Paths and names with bytes that are not UTF-8 print as escapes instead of failing."""
     for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.reconfigure(errors="backslashreplace")
-        except (AttributeError, ValueError, OSError):
-            pass
+        reconfigure = getattr(stream, "reconfigure", None)  # absent on some replaced streams
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
 
 
 def _output_closed() -> int:

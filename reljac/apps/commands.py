@@ -5,11 +5,13 @@ command line loads no numpy or Pinocchio."""
 from __future__ import annotations
 
 import argparse
+from contextlib import AbstractContextManager
+from typing import Any
 
 from .arguments import configuration, load_robot, robot_options
 
 
-def cmd_info(args) -> int:
+def cmd_info(args: argparse.Namespace) -> int:
     from ..robot import bundled_robots
     from .report import robot_summary
 
@@ -26,7 +28,7 @@ def cmd_info(args) -> int:
     return 0
 
 
-def _info_json(args) -> int:
+def _info_json(args: argparse.Namespace) -> int:
     """``reljac info [ROBOT] --json``: {bundled_robots, ik_solver, compiled_core_built[, robot keys]}."""
     from ..ik import backend
     from ..robot import bundled_robots
@@ -51,7 +53,7 @@ def _ik_backend_line() -> str:
     return f"IK solver: python (the compiled core is {built})"
 
 
-def cmd_jacobian(args) -> int:
+def cmd_jacobian(args: argparse.Namespace) -> int:
     import numpy as np
 
     from ..relative import Kinematics
@@ -74,14 +76,15 @@ def cmd_jacobian(args) -> int:
     print(format_placement(T_ab, args.precision))
     print(
         f"J_ab: motion of '{args.frame_b}' measured in '{args.frame_a}', expressed in "
-        f"'{args.expressed_in}'; [d/dt p_ab; w_ab] = J v\n(printed transposed: one line per column of J, i.e. per velocity index)"
+        f"'{args.expressed_in}'; [d/dt p_ab; w_ab] = J v\n"
+        "(printed transposed: one line per column of J, i.e. per velocity index)"
     )
     rows = ["vx", "vy", "vz", "wx", "wy", "wz"]
     print(format_matrix(J, rows, velocity_labels(robot), args.precision))
     return 0
 
 
-def cmd_bench(args) -> int:
+def cmd_bench(args: argparse.Namespace) -> int:
     from . import bench
     from .report import hook
 
@@ -89,7 +92,7 @@ def cmd_bench(args) -> int:
         return bench.main(args.what, quick=args.quick, as_json=args.json, progress=hook(bar))
 
 
-def cmd_check(args) -> int:
+def cmd_check(args: argparse.Namespace) -> int:
     from .check import check_urdf
     from .report import hook, json_document
 
@@ -101,7 +104,7 @@ def cmd_check(args) -> int:
     return 0 if report.ok else 1
 
 
-def cmd_analyze(args) -> int:
+def cmd_analyze(args: argparse.Namespace) -> int:
     from ..workspace import format_workspace_summary, workspace_summary
     from .report import hook, json_document
 
@@ -114,7 +117,7 @@ def cmd_analyze(args) -> int:
 
 
 # ------------------------------------------------------------------ map
-def cmd_map(args) -> int:
+def cmd_map(args: argparse.Namespace) -> int:
     from .capability import make_map
 
     make_map(load_robot(args), args.frame_a, args.frame_b, samples=args.samples, voxel=args.voxel, out=args.out,
@@ -124,7 +127,7 @@ def cmd_map(args) -> int:
 
 
 # ------------------------------------------------------------------ view
-def cmd_view(args) -> int:
+def cmd_view(args: argparse.Namespace) -> int:
     from .view import view
 
     robot = load_robot(args)
@@ -134,7 +137,7 @@ def cmd_view(args) -> int:
     return 0
 
 
-def _bar(args, total: int, what: str, unit: str):
+def _bar(args: argparse.Namespace, total: int, what: str, unit: str) -> AbstractContextManager[Any]:
     """A progress bar on stderr for a long command (see :func:`reljac.apps.report.progress_wanted`)."""
     from .report import progress_bar, progress_wanted
 
@@ -142,7 +145,7 @@ def _bar(args, total: int, what: str, unit: str):
     return progress_bar(total, what, show=progress_wanted(asked), unit=unit, delay=0.0 if asked else 0.5)
 
 
-def cmd_robots(args) -> int:
+def cmd_robots(args: argparse.Namespace) -> int:
     from .. import robots
 
     names = robots.available_robots()

@@ -27,10 +27,12 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from typing import Callable, NoReturn, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike
 
 from ..ik import (
     Controller,
@@ -58,9 +60,9 @@ __all__ = ["DUAL_ARM_MEETING", "DemoSummary", "Session", "TaskStats", "main", "r
 DUAL_ARM_MEETING = {
     "torso_yaw": 0.0,
     **dict(zip([f"left_joint{i}" for i in range(1, 8)],
-               [0.8808, 0.9651, -0.4571, -2.0366, 1.1162, 2.7259, 1.8842])),
+               [0.8808, 0.9651, -0.4571, -2.0366, 1.1162, 2.7259, 1.8842], strict=True)),
     **dict(zip([f"right_joint{i}" for i in range(1, 8)],
-               [-1.2333, 1.2035, 0.8092, -2.0059, -1.4909, 2.3970, -0.1965])),
+               [-1.2333, 1.2035, 0.8092, -2.0059, -1.4909, 2.3970, -0.1965], strict=True)),
 }
 # Copied from the comment at the end of urdf/hand.urdf (thumb-index and thumb-middle pinches).
 HAND_PINCH_INDEX = {"index_abduction": 0.1357, "index_mcp": 0.3976, "index_pip": 1.3257,
@@ -86,7 +88,7 @@ def _body_twist(target: Callable[[float], pin.SE3], t: float, h: float = 1e-4) -
 
 # ---------------------------------------------------------------------------- dual arm
 def run_dual_arm(*, duration: float = 10.0, headless: bool = False, loop: bool = False, dt: float = 0.01,
-                 out=print, radius: float = 0.05, period: float = 5.0, pivot: float = 0.35,
+                 out: Callable[..., object] = print, radius: float = 0.05, period: float = 5.0, pivot: float = 0.35,
                  crossing: float = 0.0, session: Session | None = None) -> DemoSummary:
     """Two hands carry an imaginary box (see the module docstring), then cross.
 
@@ -206,7 +208,7 @@ class _Crossing:
                                      constraints=[avoidance])
         self.started, self.lowest, self.shown = False, math.inf, False
 
-    def start(self, q) -> None:
+    def start(self, q: ArrayLike) -> None:
         """At the first step of the phase: targets swap the tools' positions. Then: measure."""
         if self.started:
             self.lowest = min(self.lowest, float(self.model.distances(q, within=0.1, jacobians=False)
@@ -219,7 +221,7 @@ class _Crossing:
         self.follow.set_target(pin.SE3(right.rotation, left.translation))
         self.posture.set_target(q)
 
-    def show(self, viewer, q) -> None:
+    def show(self, viewer: Any, q: ArrayLike) -> None:
         if not self.shown:
             viewer.show_collisions(self.model, within=0.05)
             self.shown = True
@@ -232,7 +234,7 @@ class _Crossing:
 
 
 # ---------------------------------------------------------------------------- hand
-def run_hand(*, duration: float = 6.0, headless: bool = False, dt: float = 0.01, out=print,
+def run_hand(*, duration: float = 6.0, headless: bool = False, dt: float = 0.01, out: Callable[..., object] = print,
              session: Session | None = None) -> DemoSummary:
     """The thumb pinches the index tip (first half), then the middle tip (second half).
 
@@ -334,7 +336,7 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     duration = args.duration or (10.0 if args.demo == "dual-arm" else 6.0)
     crossing = args.crossing if args.demo == "dual-arm" and not args.loop else 0.0
     show = args.headless and progress_wanted(args.progress)
-    steps = None if args.loop else int(round((duration + crossing) / args.dt))
+    steps = None if args.loop else round((duration + crossing) / args.dt)
     with progress_bar(steps, f"demo {args.demo}", show=show, unit="step", delay=0.0 if args.progress else 0.5) as bar:
         session.progress, out = (None, print) if bar is None else (bar.update, write_line)
         if args.demo == "dual-arm":

@@ -16,8 +16,9 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
@@ -34,7 +35,7 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> st
     numeric = [all(isinstance(row[i], (int, float, np.floating)) for row in rows) for i in range(len(headers))]
 
     def line(row):
-        return "  ".join(c.rjust(w) if num else c.ljust(w) for c, w, num in zip(row, widths, numeric))
+        return "  ".join(c.rjust(w) if num else c.ljust(w) for c, w, num in zip(row, widths, numeric, strict=True))
 
     return "\n".join([line(cells[0]), "  ".join("-" * w for w in widths)] + [line(r) for r in cells[1:]])
 
@@ -104,7 +105,7 @@ def robot_summary(robot: Robot) -> str:
         rows.append((name, kind, f"{joint.idx_q}:{joint.idx_q + joint.nq}", f"{joint.idx_v}:{joint.idx_v + joint.nv}",
                      limits, np.array2string(vel, precision=3)))
     lines.append(format_table(["joint", "type", "q", "v", "position limits", "velocity limits"], rows))
-    for follower, leader in zip(model.mimicking_joints, model.mimicked_joints):
+    for follower, leader in zip(model.mimicking_joints, model.mimicked_joints, strict=True):
         m = model.joints[follower].extract()
         lines.append(f"  mimic: {model.names[follower]} = {m.scaling:g} * {model.names[leader]} + {m.offset:g}")
     lines += ["", "frames (tree):"]
@@ -153,7 +154,7 @@ def robot_dict(robot: Robot) -> dict[str, Any]:
             "velocity_limits": model.velocityLimit[joint.idx_v : joint.idx_v + joint.nv],
         })
     mimic = []
-    for follower, leader in zip(model.mimicking_joints, model.mimicked_joints):
+    for follower, leader in zip(model.mimicking_joints, model.mimicked_joints, strict=True):
         m = model.joints[follower].extract()
         mimic.append({"follower": model.names[follower], "leader": model.names[leader],
                       "scaling": m.scaling, "offset": m.offset})
@@ -180,7 +181,7 @@ def jacobian_dict(robot: Robot, q: np.ndarray, frame_a: str, frame_b: str, expre
 
 
 # ---------------------------------------------------------------------------- progress bars
-def progress_wanted(asked: bool | None = None, stream=None) -> bool:
+def progress_wanted(asked: bool | None = None, stream: Any = None) -> bool:
     """Show progress bars? `asked` True or False decides; None (the default): only when `stream`
     (default sys.stderr) is a terminal and the environment variable ``CI`` is unset or empty."""
     if asked is not None:
@@ -236,12 +237,12 @@ def _hold_ctrl_c():
     return None if mask is None else mask(signal.SIG_BLOCK, {signal.SIGINT})
 
 
-def _release_ctrl_c(held) -> None:
+def _release_ctrl_c(held: Any) -> None:
     if held is not None:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
-def hook(bar) -> Callable[[int], object] | None:
+def hook(bar: Any) -> Callable[[int], object] | None:
     """The `progress` hook of a bar from :func:`progress_bar` (None without a bar)."""
     return None if bar is None else bar.update
 

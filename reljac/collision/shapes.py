@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import coal
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike
 
 from ..exceptions import CollisionError
 from ..poses import as_se3
 from ..validation import as_float
 
 
-def _size(x, what: str) -> float:
+def _size(x: ArrayLike, what: str) -> float:
     return as_float(x, what, minimum=0.0, strict=True, valid="a positive number of metres", error=CollisionError)
 
 
@@ -29,7 +31,7 @@ def sphere(radius: float) -> coal.Sphere:
     return coal.Sphere(_size(radius, "a sphere's radius"))
 
 
-def box(size) -> coal.Box:
+def box(size: ArrayLike) -> coal.Box:
     """A box with full side lengths ``size = (x, y, z)`` [m], centred on the origin."""
     try:
         sides = [float(s) for s in np.asarray(size, dtype=float).reshape(-1)]
@@ -86,7 +88,7 @@ def convex_hull(geometry: coal.CollisionGeometry) -> coal.CollisionGeometry:
     return geometry.convex if geometry.convex is not None else geometry
 
 
-def as_geometry(shape) -> coal.CollisionGeometry:
+def as_geometry(shape: Any) -> coal.CollisionGeometry:
     """A coal geometry given by the user, checked; a mesh is kept as given."""
     if not isinstance(shape, coal.CollisionGeometry):
         raise CollisionError(
@@ -99,7 +101,7 @@ def as_geometry(shape) -> coal.CollisionGeometry:
     return shape
 
 
-def as_placement(placement) -> pin.SE3:
+def as_placement(placement: Any) -> pin.SE3:
     """An obstacle's pose T_fo: a ``pin.SE3``, a (4, 4) rigid transform, a position (3,) [m] or None
     (identity)."""
     if placement is None:

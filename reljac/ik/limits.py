@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..exceptions import ConfigurationError
 from ..relative import Kinematics
@@ -55,10 +56,10 @@ class Limit(ABC):
         """q_next (nq,) after the step from q, corrected for rounding (default: as it is)."""
         return q_next
 
-    def observe(self, v: np.ndarray) -> None:
+    def observe(self, v: np.ndarray) -> None:  # noqa: B027 - an optional hook: most limits keep no state
         """Told the velocity v (nv,) the controller commanded this step (default: ignored)."""
 
-    def reset(self) -> None:
+    def reset(self) -> None:  # noqa: B027 - an optional hook: most limits keep no state
         """Forget any state kept between steps (default: none)."""
 
 
@@ -89,7 +90,8 @@ class JointVelocityLimit(Limit):
 
     name = "joint velocity"
 
-    def __init__(self, robot: Robot, velocity_limits=None, *, default_velocity_limit: float = np.inf) -> None:
+    def __init__(self, robot: Robot, velocity_limits: ArrayLike | None = None, *,
+                 default_velocity_limit: float = np.inf) -> None:
         if velocity_limits is None:
             vmax = robot.model.velocityLimit.astype(float).copy()
             vmax[~(vmax > 0)] = default_velocity_limit
@@ -182,7 +184,7 @@ def intersect(constraints: list[VelocityConstraint], nv: int) -> Intersection:
     rhs: list[np.ndarray] = []
     names: list[str] = []
     for c in constraints:
-        if c.lo is not None:
+        if c.lo is not None and c.hi is not None:
             lo, hi = np.clip(c.lo, lo, hi), np.clip(c.hi, lo, hi)
         if c.C is not None and c.C.shape[0]:
             rows.append(c.C)
@@ -214,8 +216,8 @@ class ReversalDamping(Limit):
 
     name = "reversal damping"
 
-    def __init__(self, robot: Robot, velocity_limits=None, *, shrink: float = 0.5, grow: float = 1.2,
-                 threshold: float = 0.05) -> None:
+    def __init__(self, robot: Robot, velocity_limits: ArrayLike | None = None, *, shrink: float = 0.5,
+                 grow: float = 1.2, threshold: float = 0.05) -> None:
         self.shrink = as_float(shrink, "shrink", minimum=0.0, strict=True, error=ConfigurationError)
         self.grow = as_float(grow, "grow", minimum=1.0, strict=True, error=ConfigurationError)
         threshold = as_float(threshold, "threshold", minimum=0.0, error=ConfigurationError)

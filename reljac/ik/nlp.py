@@ -19,8 +19,8 @@ Convergence is judged like the controller's :func:`~reljac.ik.solve`: every term
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 import pinocchio as pin
@@ -185,7 +185,8 @@ def solve_nlp(
     tol = as_float(tol, "tol", minimum=0.0, strict=True, valid="a positive number [m or rad]")
     max_iters, restarts = as_count(max_iters, "max_iters"), as_count(restarts, "restarts")
     if robot.nv == 0:
-        raise ConfigurationError(f"robot '{robot.name}' has no degrees of freedom (nv = 0): there is nothing to optimise")
+        raise ConfigurationError(f"robot '{robot.name}' has no degrees of freedom (nv = 0): "
+                                 "there is nothing to optimise")
     slots = _one_dof_slots(robot)  # only these joints have position limits L-BFGS-B can enforce
     if bounds is not None:
         lo, hi = robot.lower_limits, robot.upper_limits

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..exceptions import ConfigurationError
 from ..relative import Kinematics
@@ -56,14 +58,14 @@ def _why(reason: str, controller: Controller, iterations: int, tol: float) -> tu
 
 def solve(
     robot: Robot,
-    q0,
-    levels,
+    q0: ArrayLike,
+    levels: Any,
     *,
     tol: float = 1e-4,
     max_iters: int = 500,
     dt: float = 0.01,
     stall_iters: int = 200,
-    **controller_options,
+    **controller_options: Any,
 ) -> IKResult:
     """Iterate the controller from q0 until every task's errors are below `tol` [m, rad].
 
@@ -93,7 +95,7 @@ def solve(
     q = robot.validate_q(q0)
     counted = [t for t in controller.tasks if t.counts_for_convergence]
 
-    def score(kin) -> float:  # how far above tol the task errors are, all tasks together
+    def score(kin: Kinematics) -> float:  # how far above tol the task errors are, all tasks together
         return sum(max(max(t.error_norms(kin).values()) - tol, 0.0) for t in counted)
 
     best_q, best_score, since_best = q, None, 0

@@ -13,15 +13,17 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike
 
 from ..exceptions import TaskError
-from ..relative import Kinematics
-from ..robot import FrameRef, Robot, as_robot
 from ..poses import as_rotation, as_se3
+from ..relative import Kinematics
+from ..robot import FrameRef, Robot
+from ..robots import as_robot
 from ..validation import as_float, as_vector
 
 WORLD = "universe"
@@ -58,7 +60,8 @@ class TaskRows:
         if self.A is not None:
             return self.A, self.b
         kept = np.ones(nv, dtype=bool) if self.mask is None else self.mask > 0
-        return self.identity_scale * np.eye(nv)[kept], self.b[kept]
+        scale = 1.0 if self.identity_scale is None else self.identity_scale
+        return scale * np.eye(nv)[kept], self.b[kept]
 
 
 class Task(ABC):
@@ -78,7 +81,8 @@ class Task(ABC):
     # which parts of e max_speed caps: (slice of e, index in the (linear, angular) pair)
     speed_parts: tuple[tuple[slice, int], ...] = ((slice(None), 0),)
 
-    def __init__(self, *, gain: float = 1.0, weight=1.0, max_speed=None, name: str | None = None) -> None:
+    def __init__(self, *, gain: float = 1.0, weight: ArrayLike = 1.0, max_speed: ArrayLike | None = None,
+                 name: str | None = None) -> None:
         self._version = 0  # bumped by every change of gain, weights, max_speed or target
         self.gain = gain
         self.max_speed = max_speed
@@ -101,7 +105,7 @@ class Task(ABC):
         return None if self._max_speed is None else self._max_speed.copy()
 
     @max_speed.setter
-    def max_speed(self, value) -> None:
+    def max_speed(self, value: ArrayLike | None) -> None:
         if value is None:
             self._max_speed = None
         else:
@@ -112,7 +116,7 @@ class Task(ABC):
             self._max_speed = pair
         self._version += 1
 
-    def set_weight(self, weight) -> None:
+    def set_weight(self, weight: ArrayLike) -> None:
         """Per-component weights (scalar or (size,)); a zero masks the component out."""
         what = f"weight of task '{self.name}'"
         w = np.full(self.size, as_float(weight, what)) if np.ndim(weight) == 0 else as_vector(weight, self.size, what)
@@ -164,11 +168,11 @@ class _FramePairTask(Task):
 
     quantity = "motion"  # what the task controls, for its default name
 
-    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, **kwargs) -> None:
+    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, **kwargs: Any) -> None:
         self.frame_a, self.frame_b = frame_a, frame_b
         kwargs.setdefault("name", f"{self.quantity} of {frame_b} in {frame_a}")
         super().__init__(**kwargs)
-        self._target = None
+        self._target: Any = None  # pin.SE3, (3,) position or (3, 3) rotation: the subclass's
         self._target_velocity = np.zeros(self.size)
 
     @property
@@ -177,7 +181,7 @@ class _FramePairTask(Task):
         return None if self._target is None else self._target.copy()
 
     @target.setter
-    def target(self, value) -> None:
+    def target(self, value: Any) -> None:
         self.set_target(value)
 
     @property
@@ -186,14 +190,14 @@ class _FramePairTask(Task):
         return self._target_velocity.copy()
 
     @target_velocity.setter
-    def target_velocity(self, value) -> None:
+    def target_velocity(self, value: Any) -> None:
         self._set_target_velocity(value)
         self._version += 1
 
-    def set_target(self, target, velocity=None) -> None:  # pragma: no cover - every subclass defines it
+    def set_target(self, target: Any, velocity: ArrayLike | None = None) -> None:  # pragma: no cover - subclasses
         raise NotImplementedError
 
-    def _set_target_velocity(self, velocity) -> None:
+    def _set_target_velocity(self, velocity: ArrayLike | None) -> None:
         self._target_velocity = np.zeros(self.size) if velocity is None else \
             as_vector(velocity, self.size, "target velocity")
 
@@ -214,12 +218,12 @@ class RelativeFrameTask(_FramePairTask):
     quantity = "pose"
     speed_parts = ((slice(0, 3), 0), (slice(3, 6), 1))
 
-    def set_target(self, T_ab, velocity=None) -> None:
+    def set_target(self, T_ab: Any, velocity: ArrayLike | None = None) -> None:
         self._target = as_se3(T_ab, f"target of task '{self.name}'")
         self._set_target_velocity(velocity)
         self._version += 1
 
-    def set_target_from_configuration(self, robot: Robot, q) -> None:
+    def set_target_from_configuration(self, robot: Robot, q: ArrayLike) -> None:
         """Target = the current relative pose at configuration q."""
         self.set_target(Kinematics(robot, q).relative_placement(self.frame_a, self.frame_b))
 
@@ -246,7 +250,7 @@ class RelativeFrameTask(_FramePairTask):
 class FrameTask(RelativeFrameTask):
     """Absolute pose of a frame in the world: a :class:`RelativeFrameTask` whose a is the world."""
 
-    def __init__(self, frame: FrameRef, **kwargs) -> None:
+    def __init__(self, frame: FrameRef, **kwargs: Any) -> None:
         kwargs.setdefault("name", f"pose of {frame}")
         super().__init__(WORLD, frame, **kwargs)
 
@@ -257,7 +261,7 @@ class RelativePositionTask(_FramePairTask):
     size = 3
     quantity = "position"
 
-    def set_target(self, p_ab, velocity=None) -> None:
+    def set_target(self, p_ab: ArrayLike, velocity: ArrayLike | None = None) -> None:
         """Target position of b in a (3,) [m]; optional velocity d/dt p_target (3,) [m/s]."""
         self._target = as_vector(p_ab, 3, f"target of task '{self.name}'")
         self._set_target_velocity(velocity)
@@ -283,7 +287,7 @@ class RelativeOrientationTask(_FramePairTask):
     quantity = "orientation"
     speed_parts = ((slice(None), 1),)
 
-    def set_target(self, R_ab, velocity=None) -> None:
+    def set_target(self, R_ab: Any, velocity: ArrayLike | None = None) -> None:
         self._target = as_rotation(R_ab, f"target of task '{self.name}'")
         self._set_target_velocity(velocity)
         self._version += 1
@@ -312,7 +316,7 @@ class PostureTask(Task):
 
     counts_for_convergence = False
 
-    def __init__(self, robot: Robot, **kwargs) -> None:
+    def __init__(self, robot: Robot, **kwargs: Any) -> None:
         self.robot = robot = as_robot(robot)
         self.size = robot.nv
         model = robot.model
@@ -334,10 +338,10 @@ class PostureTask(Task):
         return self._target.copy()
 
     @target.setter
-    def target(self, q) -> None:
+    def target(self, q: ArrayLike) -> None:
         self.set_target(q)
 
-    def set_target(self, q) -> None:
+    def set_target(self, q: ArrayLike) -> None:
         self._target = self.robot.validate_q(q, name=f"target of task '{self.name}'")
         self._version += 1
 
@@ -370,7 +374,7 @@ class PostureTask(Task):
         """(nv,) 1.0 for the rows the task keeps, 0.0 for masked ones."""
         return (self.weight > 0).astype(float)
 
-    def set_weight(self, weight) -> None:
+    def set_weight(self, weight: ArrayLike) -> None:
         super().set_weight(weight)
         kept = self.weight[self.weight > 0]
         uniform = kept.size and np.all(kept == kept[0])

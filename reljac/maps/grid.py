@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike
 
 from ..exceptions import MapError
 from ..robot import Robot
@@ -44,7 +46,7 @@ class Grid:
         ijk = np.stack(np.unravel_index(np.asarray(flat, dtype=np.int64), self.dims), axis=-1)
         return np.asarray(self.origin) + (ijk + 0.5) * self.voxel
 
-    def flat_index(self, p) -> int | None:
+    def flat_index(self, p: ArrayLike) -> int | None:
         """Flat index of the voxel holding position p (3,) in a, None outside the grid."""
         cell = np.floor((np.asarray(p, dtype=float) - self.origin) / self.voxel)
         if not np.all((cell >= 0) & (cell < self.dims)):
@@ -113,7 +115,7 @@ def make_grid(robot: Robot, frame_a: int, frame_b: int, voxel: float) -> Grid:
     """
     voxel = positive_voxel(voxel)
     reach = reach_bound(robot, frame_a, frame_b)
-    n = int(math.ceil(reach * (1 + 1e-9) / voxel))
+    n = math.ceil(reach * (1 + 1e-9) / voxel)
     side = 2 * n + 1
     if side**3 > MAX_VOXELS:
         smallest = 2 * reach / (MAX_VOXELS ** (1 / 3) - 1)
@@ -123,7 +125,7 @@ def make_grid(robot: Robot, frame_a: int, frame_b: int, voxel: float) -> Grid:
     return Grid(origin=(corner, corner, corner), voxel=voxel, dims=(side, side, side))
 
 
-def positive_voxel(voxel) -> float:
+def positive_voxel(voxel: Any) -> float:
     try:
         value = float(voxel)
     except (TypeError, ValueError):
@@ -142,7 +144,7 @@ def fibonacci_directions(n: int) -> np.ndarray:
     return np.stack([r * np.cos(phi), r * np.sin(phi), z], axis=-1)
 
 
-def as_directions(directions) -> np.ndarray:
+def as_directions(directions: ArrayLike) -> np.ndarray:
     """Approach directions (n, 3), unit rows, 1 <= n <= 64, from a count or an array."""
     if isinstance(directions, (int, np.integer)) and not isinstance(directions, bool):
         if not 1 <= directions <= MAX_DIRECTIONS:
@@ -160,13 +162,13 @@ def as_directions(directions) -> np.ndarray:
     return d / norms[:, None]
 
 
-def as_rows(part) -> tuple[int, ...]:
+def as_rows(part: Any) -> tuple[int, ...]:
     """Rows of J_ab rated by the manipulability: "position", "orientation", "full", or names /
     indices of rows (vx, vy, vz, wx, wy, wz); MapError otherwise."""
     return as_task_rows(part, error=MapError)
 
 
-def as_axis(axis) -> int:
+def as_axis(axis: Any) -> int:
     """The axis of frame b taken as its approach direction: "x", "y" or "z" (or 0, 1, 2)."""
     if axis in AXES:
         return AXES.index(axis)

@@ -12,9 +12,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from reljac.exceptions import ConfigurationError
-from reljac.validation import as_count, as_float, as_rng, real_array, short_repr
 from reljac.reference.lie import exp_se3, quaternion_exp, quaternion_multiply, quaternion_to_rotation
 from reljac.reference.model import KinematicTree
+from reljac.validation import as_count, as_float, as_rng, real_array, short_repr
 
 #: A free-joint quaternion may differ from unit norm by this much; it is then normalized.
 QUATERNION_NORM_TOLERANCE = 1e-6

@@ -1,8 +1,9 @@
 """Camera framing and overlay sizes from a robot's bounding box: pure numpy, no meshcat.
 
-Everything is in the world frame w [m], z up; bad arguments raise ConfigurationError. A camera pose is a position and a target (the point
-it looks at); ``direction`` always points from the target toward the camera. Image coordinates
-(:func:`project`) are x to the right and y up, both in [-1, 1] across the picture.
+Everything is in the world frame w [m], z up; bad arguments raise ConfigurationError. A camera
+pose is a position and a target (the point it looks at); ``direction`` always points from the
+target toward the camera. Image coordinates (:func:`project`) are x to the right and y up, both
+in [-1, 1] across the picture.
 
 The viewer calls :func:`frame_box` on the robot's axis-aligned bounding box at the displayed
 configuration and :func:`overlay_scale` for the size of triads and labels; nothing here needs a

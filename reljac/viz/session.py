@@ -12,15 +12,18 @@ import atexit
 import contextlib
 import time
 import weakref
-from typing import Iterator, TypeVar
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, TypeVar
 
-import meshcat
 import zmq
 
 from ..exceptions import ReljacError
 from .server import Server, ask_web_url, connect
 
-_live_sessions: "weakref.WeakSet[Session]" = weakref.WeakSet()
+if TYPE_CHECKING:  # pragma: no cover
+    import meshcat
+
+_live_sessions: weakref.WeakSet[Session] = weakref.WeakSet()
 _S = TypeVar("_S", bound="Session")
 
 
@@ -69,7 +72,7 @@ class Session:
     def __enter__(self: _S) -> _S:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __del__(self) -> None:

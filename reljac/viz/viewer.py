@@ -7,15 +7,19 @@ matrices ``T_wx``.
 from __future__ import annotations
 
 import html
+import warnings
 import webbrowser
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from ..exceptions import ConfigurationError, suggest
-from ..robot import FrameRef, Robot, as_robot
 from ..poses import as_se3
+from ..robot import FrameRef, Robot
+from ..robots import as_robot
 from ..validation import as_count, as_float
 from .bounds import robot_box
 from .camera import DEFAULT_DIRECTION, CameraPose, frame_box, grid_cell, overlay_scale
@@ -23,7 +27,12 @@ from .overlays import Ellipsoid, FrameLabel, FrameTriad, LabelLayer, Overlay, Se
 from .session import Session
 from .shapes import SEGMENT_RADIUS
 
-from pinocchio.visualize import MeshcatVisualizer  # noqa: E402 - after .server silenced meshcat's warning
+if TYPE_CHECKING:  # pragma: no cover
+    from ..maps import CapabilityMap
+
+with warnings.catch_warnings():  # it imports meshcat, which imports pyzmq's deprecated zmq.eventloop.ioloop
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from pinocchio.visualize import MeshcatVisualizer
 
 LABEL_HEIGHT = 0.7  # label height, as a fraction of the viewer's scale
 
@@ -142,12 +151,12 @@ class Viewer(Session):
         and the mouse orbits around it. The floor grid's cells are
         :func:`~reljac.viz.camera.grid_cell` wide; the world axes are 2 ``scale`` long.
         """
-        box = self.bounding_box() if box is None else tuple(np.asarray(c, dtype=float) for c in box)
-        self.camera = frame_box(*box, DEFAULT_DIRECTION if direction is None else direction)
+        lower, upper = self.bounding_box() if box is None else (np.asarray(box[0], float), np.asarray(box[1], float))
+        self.camera = frame_box(lower, upper, DEFAULT_DIRECTION if direction is None else direction)
         shift = np.eye(4)
         shift[:3, 3] = -self.camera.target
         grid, axes = shift.copy(), shift.copy()  # meshcat's grid: 0.5 m cells; world axes 0.5 m long
-        grid[:3, :3] *= grid_cell(*box) / 0.5
+        grid[:3, :3] *= grid_cell(lower, upper) / 0.5
         axes[:3, :3] *= 4.0 * self.scale
         offset = self.camera.position - self.camera.target
         with self._talking():
@@ -194,7 +203,7 @@ class Viewer(Session):
         """Names of the overlays shown, in creation order."""
         return list(self._overlays)
 
-    def _add(self, name: str, make) -> str:
+    def _add(self, name: str, make: Callable[[Any], Any]) -> str:
         if not isinstance(name, str) or not name or "/" in name:
             raise ConfigurationError(f"an overlay name must be a non-empty string without '/', not {name!r}")
         with self._talking():
@@ -313,7 +322,7 @@ class Viewer(Session):
         name = name or f"manipulability {frames[fb].name} in {frames[fa].name}"
         return self._add(name, lambda node: Ellipsoid(node, self.robot, fa, fb, scale, lambda: self.q))
 
-    def show_capability_map(self, cmap, *, color_by: str = "coverage", max_voxels: int = 30_000,
+    def show_capability_map(self, cmap: CapabilityMap, *, color_by: str = "coverage", max_voxels: int = 30_000,
                             name: str | None = None) -> str:
         """Draw a capability map (:class:`reljac.maps.CapabilityMap`) as coloured voxels in its
         frame a, following a on display, and frame the camera on the robot and the voxels; see
@@ -328,12 +337,13 @@ class Viewer(Session):
         name = name or f"capability map {cmap.metadata['frame_b']} in {cmap.metadata['frame_a']}"
         self._add(name, lambda node: CapabilityOverlay(node, cmap, fa, color_by=color_by, max_voxels=max_voxels))
         lower, upper = self.bounding_box()
-        voxels = self._overlays[name].world_box()
+        shown = self._overlays[name]
+        voxels = shown.world_box() if isinstance(shown, CapabilityOverlay) else None
         if voxels is not None:  # frame the robot and the voxels together
             self.frame_camera(box=(np.minimum(lower, voxels[0]), np.maximum(upper, voxels[1])))
         return name
 
-    def show_collisions(self, model, *, within: float = 0.05, name: str = "collisions") -> str:
+    def show_collisions(self, model: Any, *, within: float = 0.05, name: str = "collisions") -> str:
         """Draw a :class:`~reljac.collision.CollisionModel`'s obstacles and, for every active pair
         nearer than `within` [m], a bar between its closest points coloured by the distance (red:
         touching or overlapping, yellow: within / 2, green: within); updated on display.
@@ -345,7 +355,8 @@ class Viewer(Session):
         from .collisions import CollisionOverlay
 
         if not isinstance(model, CollisionModel) or list(model.robot.model.names) != list(self.robot.model.names):
-            raise ConfigurationError(f"show_collisions needs a reljac.collision.CollisionModel of robot '{self.robot.name}'")
+            raise ConfigurationError(
+                f"show_collisions needs a reljac.collision.CollisionModel of robot '{self.robot.name}'")
         within = _positive(within, "within")
         return self._add(name, lambda node: CollisionOverlay(node, model, within, lambda: self.q,
                                                              SEGMENT_RADIUS * self.scale))
