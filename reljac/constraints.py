@@ -44,7 +44,7 @@ from numpy.typing import ArrayLike
 from .exceptions import ConfigurationError, ReljacError, TaskError
 from .relative import Kinematics, one_shot_kinematics
 from .robot import FrameRef, Robot
-from .validation import as_float, as_frame_ref, as_vector, real_array, short_repr
+from .validation import as_float, as_frame_ref, as_matrix, as_vector
 
 #: Below this |r| [m] the direction of a distance constraint is undefined.
 MIN_DISTANCE = 1e-12
@@ -209,16 +209,7 @@ def effective_inverse_mass(robot: Robot, q: ArrayLike, G: ArrayLike) -> np.ndarr
         ConfigurationError: G has a wrong shape or non-finite entries; q is invalid.
         ReljacError: M is not positive definite (links without mass or inertia).
     """
-    rows = real_array(G)
-    if rows is None:  # booleans, text, or complex numbers whose imaginary parts numpy would drop
-        raise ConfigurationError(f"G must be a (k, {robot.nv}) array of real numbers, got {short_repr(G)}")
-    G = rows
-    if G.ndim == 1:
-        G = G[None, :]
-    if G.ndim != 2 or G.shape[1] != robot.nv:
-        raise ConfigurationError(f"G has shape {G.shape}, expected (k, {robot.nv}) (columns: nv of '{robot.name}')")
-    if not np.isfinite(G).all():
-        raise ConfigurationError("G has non-finite entries")
+    G = as_matrix(G, robot.nv, "G", note=f" (columns: nv of '{robot.name}')")
     M = mass_matrix(robot, q)
     try:
         factor = scipy.linalg.cho_factor(M, lower=True)

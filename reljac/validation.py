@@ -50,6 +50,7 @@ __all__ = [
     "as_count",
     "as_float",
     "as_frame_ref",
+    "as_matrix",
     "as_rng",
     "as_task_rows",
     "as_vector",
@@ -121,6 +122,23 @@ def as_vector(x: Any, size: int, what: str, *, error: ErrorClass = TaskError) ->
     if arr.shape != (size,) or not np.isfinite(arr).all():
         raise error(f"{what} must be {size} finite numbers, got {arr.size} entries: {arr.tolist()}")
     return arr
+
+
+def as_matrix(x: Any, columns: int, what: str, *, rows: str = "k", note: str = "",
+              error: ErrorClass = ConfigurationError) -> np.ndarray:
+    """x as a C-contiguous float array (rows, columns) of finite real entries (a copy); one row
+    may be given as shape (columns,). `rows` names the row count in messages ("k", "N"), `note`
+    is added to the shape message."""
+    arr = real_array(x)
+    if arr is None:
+        raise error(f"{what} must be a ({rows}, {columns}) array of real numbers, got {short_repr(x)}")
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2 or arr.shape[1] != columns:
+        raise error(f"{what} has shape {arr.shape}, expected ({rows}, {columns}){note}")
+    if not np.isfinite(arr).all():
+        raise error(f"{what} has non-finite entries")
+    return np.ascontiguousarray(arr)
 
 
 def check_rotation(R: np.ndarray, what: str, *, error: ErrorClass = TaskError) -> None:

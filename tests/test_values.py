@@ -10,6 +10,7 @@ import pytest
 import reljac
 import reljac.analysis
 import reljac.constraints
+import reljac.maps
 from reljac.exceptions import ConfigurationError, TaskError
 from reljac.poses import as_se3
 from reljac.validation import real_array
@@ -156,3 +157,12 @@ def test_controller_settings_are_configuration_errors_and_task_settings_task_err
         Controller(planar, [[PostureTask(planar)]], dt=-0.01)
     with pytest.raises(TaskError, match="gain"):
         PostureTask(planar, gain=-1.0)
+
+
+@pytest.mark.parametrize("Q", [[[True, False]], [["0.1", "0.2"]], np.array([[0.1 + 1j, 0.2]])])
+def test_batched_configurations_of_booleans_text_or_complex_numbers_are_refused(planar, Q):
+    """reljac.maps read them with np.array(Q, dtype=float): True as 1.0, '0.1' as 0.1."""
+    with pytest.raises(ConfigurationError, match="real numbers"):
+        reljac.maps.relative_kinematics(planar, Q, "universe", "tip")
+    with pytest.raises(ConfigurationError, match="real numbers"):
+        reljac.constraints.effective_inverse_mass(planar, np.zeros(2), Q)

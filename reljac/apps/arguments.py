@@ -158,6 +158,11 @@ def configuration_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--q-named", metavar="NAME", help="a named configuration of the robot's SRDF")
 
 
+def seed_argument(parser: argparse.ArgumentParser, *, metavar: str | None = "S") -> None:
+    """``--seed S``: the random stream of a sampling command, 0..2^63-1 (default 0)."""
+    parser.add_argument("--seed", type=integer(0, MAX_SEED), default=0, metavar=metavar, help="0..2^63-1 (default 0)")
+
+
 def json_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true",
                         help="print one JSON document on stdout instead of text (numbers; null for NaN and inf)")

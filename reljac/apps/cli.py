@@ -59,7 +59,6 @@ from .arguments import (  # noqa: E402
     DEMO_DESCRIPTION,
     DEMO_EPILOG,
     MAX_PRECISION,
-    MAX_SEED,
     Parser,
     UsageError,
     configuration_arguments,
@@ -68,6 +67,7 @@ from .arguments import (  # noqa: E402
     json_argument,
     progress_argument,
     robot_arguments,
+    seed_argument,
 )
 
 
@@ -77,7 +77,6 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 done, 1 check mismatch, 2 bad input, 130 interrupted.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    seed = integer(0, MAX_SEED)
 
     p = sub.add_parser("info", help="DoF, joints with limits, frames as a tree")
     robot_arguments(p, optional=True)
@@ -108,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--frames", nargs=2, metavar=("A", "B"), help="check this pair only (default: all pairs)")
     p.add_argument("--samples", type=integer(1, CHECK_SAMPLES), default=50, metavar="N",
                    help=f"random configurations, 1..{CHECK_SAMPLES} (default 50)")
-    p.add_argument("--seed", type=seed, default=0, metavar="S", help="0..2^63-1 (default 0)")
+    seed_argument(p)
     json_argument(p)
     progress_argument(p)
     p.set_defaults(func=commands.cmd_check)
@@ -119,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("frame_b")
     p.add_argument("--samples", type=integer(1, ANALYZE_SAMPLES), default=1000, metavar="N",
                    help=f"random configurations, 1..{ANALYZE_SAMPLES} (default 1000)")
-    p.add_argument("--seed", type=seed, default=0, metavar="S", help="0..2^63-1 (default 0)")
+    seed_argument(p)
     p.add_argument("--part", default="position", choices=["position", "orientation", "full"])
     json_argument(p)
     progress_argument(p)
@@ -132,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--samples", type=integer(1, 10**12), required=True, help="random configurations, 1..10^12")
     p.add_argument("--voxel", required=True, help="voxel edge [m], > 0, with at most 2^25 voxels in the map")
     p.add_argument("--out", required=True, metavar="FILE", help="output file (.npz)")
-    p.add_argument("--seed", type=integer(0, 2**63 - 1), default=0, help="0..2^63-1 (default 0)")
+    seed_argument(p, metavar=None)
     p.add_argument("--directions", type=integer(1, 64), default=32, help="approach directions, 1..64 (default 32)")
     p.add_argument("--part", default="position", help="rows of J_ab rated by the manipulability: position "
                    "(default), orientation, full, or rows such as vx,vy")

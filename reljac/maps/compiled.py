@@ -26,6 +26,7 @@ from numpy.typing import ArrayLike
 from ..exceptions import ConfigurationError, UnsupportedJoint
 from ..relative import Kinematics
 from ..robot import FrameRef, Robot
+from ..validation import as_matrix
 
 REVOLUTE, PRISMATIC, UNBOUNDED, FREE_FLYER, SPHERICAL, PLANAR = range(6)
 _AXES = {"X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0)}
@@ -160,19 +161,10 @@ def supports(robot: Robot) -> bool:
 
 def as_configurations(robot: Robot, Q: ArrayLike) -> np.ndarray:
     """Q as a C-contiguous float array (N, nq) of valid configurations (a copy), or raise."""
-    try:
-        Q = np.array(Q, dtype=float, order="C")
-    except (TypeError, ValueError):
-        raise ConfigurationError(f"Q must be an (N, {robot.nq}) array of configurations") from None
-    if Q.ndim == 1:
-        Q = Q[None, :]
-    if Q.ndim != 2 or Q.shape[1] != robot.nq:
-        raise ConfigurationError(f"Q has shape {Q.shape}, expected (N, {robot.nq}) for robot '{robot.name}'")
-    if not np.isfinite(Q).all():
-        raise ConfigurationError("Q has non-finite entries")
-    for i in range(Q.shape[0]) if robot._unit_blocks else ():
-        robot.validate_q(Q[i], name=f"Q[{i}]")
-    return Q
+    configurations = as_matrix(Q, robot.nq, "Q", rows="N", note=f" for robot '{robot.name}'")
+    for i in range(configurations.shape[0]) if robot._unit_blocks else ():
+        robot.validate_q(configurations[i], name=f"Q[{i}]")
+    return configurations
 
 
 def relative_kinematics(robot: Robot, Q: ArrayLike, frame_a: FrameRef, frame_b: FrameRef, *,
