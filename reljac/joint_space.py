@@ -40,6 +40,17 @@ def is_angle_pair(joint: pin.JointModel) -> bool:
     return joint.nq == 2 and joint.nv == 1
 
 
+def velocity_labels(robot: Robot) -> list[str]:
+    """One label per velocity index (nv,): the joint's name, with [k] for a joint with several."""
+    labels = [""] * robot.nv
+    model = robot.model
+    for j in range(1, model.njoints):
+        joint = model.joints[j]
+        for k in range(joint.nv):
+            labels[joint.idx_v + k] = model.names[j] + (f"[{k}]" if joint.nv > 1 else "")
+    return labels
+
+
 def unit_slice(joint: pin.JointModel) -> slice | None:
     """Slice (within the joint's own q block) of the components that must have unit norm."""
     kind = joint.shortname()

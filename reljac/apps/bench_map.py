@@ -26,6 +26,7 @@ from ..maps.kernel import Accumulator, Job, merge_partials, run_chunk
 from ..maps.sampling import Sampler
 from ..relative import Kinematics
 from ..robot import Robot
+from .bench_common import middle
 from .report import format_table
 
 PAIR = ("left_tool", "right_tool")
@@ -183,7 +184,7 @@ def seeding_table(robot: Robot, *, quick: bool, voxel: float) -> str:
 
     cmap = capability_map(robot, *PAIR, samples=400_000 if quick else 4_000_000, voxel=voxel, seed=5)
     rng = np.random.default_rng(2028)
-    starts = {"middle of the limits": robot.normalize(0.5 * (robot.lower_limits + robot.upper_limits)),
+    starts = {"middle of the limits": middle(robot),
               "neutral (q = 0)": robot.neutral()}
     p_starts = [Kinematics(robot, q).relative_placement(*PAIR).translation for q in starts.values()]
     targets: list[pin.SE3] = []

@@ -125,7 +125,7 @@ def nlp_bench_rows(n_targets: int = 20, seed: int | np.random.Generator = 0, *,
     as_count(n_targets, "n_targets", minimum=1)
     robot = Robot.bundled("dual_arm")
     rng = np.random.default_rng(seed)
-    q0 = robot.normalize(0.5 * (robot.lower_limits + robot.upper_limits))
+    q0 = middle(robot)
     problems = {"left_tool pose": ("universe", "left_tool"),
                 "right_tool in left_tool pose": ("left_tool", "right_tool")}
     outcomes: dict[str, list[tuple[bool, float]]] = {}

@@ -56,8 +56,9 @@ def _ik_backend_line() -> str:
 def cmd_jacobian(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from ..joint_space import velocity_labels
     from ..relative import Kinematics
-    from .report import format_matrix, format_placement, velocity_labels
+    from .report import format_matrix, format_placement
 
     robot = load_robot(args)
     q = configuration(robot, args)

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+from ..joint_space import velocity_labels
 from ..plain import plain
 from ..robot import Robot
 from ..urdf_files import shown
@@ -46,19 +47,6 @@ def _cell(x: object) -> str:
             return f"{x:.3f}" if abs(x) < 100 else f"{x:.1f}"
         return f"{x:.2e}"
     return str(x)
-
-
-def velocity_labels(robot: Robot) -> list[str]:
-    """One label per velocity index: the joint name, with [k] for multi-DoF joints."""
-    labels = [""] * robot.nv
-    model = robot.model
-    for j in range(1, model.njoints):
-        joint = model.joints[j]
-        if joint.nv == 0:
-            continue
-        for k in range(joint.nv):
-            labels[joint.idx_v + k] = model.names[j] + (f"[{k}]" if joint.nv > 1 else "")
-    return labels
 
 
 def format_matrix(M: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], precision: int = 4) -> str:

@@ -16,6 +16,7 @@ import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from ..exceptions import ConfigurationError, ReljacError, TaskError
+from ..joint_space import velocity_labels
 from ..relative import Kinematics
 from ..robot import Robot
 from ..robots import as_robot
@@ -42,17 +43,6 @@ def _as_levels(levels: Any) -> list[list[Task]]:
     if not out:
         raise TaskError("the controller needs at least one level of tasks")
     return out
-
-
-def _velocity_labels(robot: Robot) -> list[str]:
-    """One name per velocity index: the joint's name, with [k] for multi-DoF joints."""
-    labels = [""] * robot.nv
-    model = robot.model
-    for j in range(1, model.njoints):
-        joint = model.joints[j]
-        for k in range(joint.nv):
-            labels[joint.idx_v + k] = model.names[j] + (f"[{k}]" if joint.nv > 1 else "")
-    return labels
 
 
 class Controller:
@@ -128,7 +118,7 @@ class Controller:
         self.last_velocity: np.ndarray | None = None  # v (nv,) of the last velocity / step
         self._reports: list[LevelReport] = []
         self._raw_reports: Callable[[], list] | None = None  # the compiled step's, made LevelReports when asked
-        self._labels = _velocity_labels(robot)
+        self._labels = velocity_labels(robot)
         self._lock = threading.Lock()
         self._step = _compiled.build(self, _backend.core()) if self.backend == "compiled" else None
 
