@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 
 from ..exceptions import CollisionError
 from ..poses import as_se3
-from ..validation import as_float
+from ..validation import as_float, real_array
 
 
 def _size(x: ArrayLike, what: str) -> float:
@@ -33,10 +33,8 @@ def sphere(radius: float) -> coal.Sphere:
 
 def box(size: ArrayLike) -> coal.Box:
     """A box with full side lengths ``size = (x, y, z)`` [m], centred on the origin."""
-    try:
-        sides = [float(s) for s in np.asarray(size, dtype=float).reshape(-1)]
-    except (TypeError, ValueError):
-        sides = []
+    array = real_array(size)  # None for booleans and text, which numpy would read as numbers
+    sides = [] if array is None else [float(s) for s in array.reshape(-1)]
     if len(sides) != 3:
         raise CollisionError(f"a box's size must be 3 side lengths (x, y, z) [m], not {size!r}")
     return coal.Box(*(_size(s, "a box's side") for s in sides))

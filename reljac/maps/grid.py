@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 
 from ..exceptions import MapError
 from ..robot import Robot
-from ..validation import as_task_rows
+from ..validation import as_task_rows, real_array, short_repr
 
 MAX_VOXELS = 2**25        # ~34 million voxels: 32 bytes each while the map is built (~1.1 GB)
 MAX_DIRECTIONS = 64       # coverage is a 64-bit mask per voxel
@@ -150,10 +150,9 @@ def as_directions(directions: ArrayLike) -> np.ndarray:
         if not 1 <= directions <= MAX_DIRECTIONS:
             raise MapError(f"directions must be between 1 and {MAX_DIRECTIONS}, not {directions}")
         return fibonacci_directions(int(directions))
-    try:
-        d = np.array(directions, dtype=float)
-    except (TypeError, ValueError):
-        raise MapError(f"directions must be a count or an (n, 3) array of vectors, not {directions!r}") from None
+    d = real_array(directions)  # None for booleans and text, which numpy would read as numbers
+    if d is None:
+        raise MapError(f"directions must be a count or an (n, 3) array of vectors, not {short_repr(directions)}")
     if d.ndim != 2 or d.shape[1] != 3 or not 1 <= d.shape[0] <= MAX_DIRECTIONS:
         raise MapError(f"directions must be an (n, 3) array with 1 <= n <= {MAX_DIRECTIONS}, got shape {d.shape}")
     norms = np.linalg.norm(d, axis=1)
