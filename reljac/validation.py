@@ -12,24 +12,21 @@ The mistake is named by what the value belongs to; every class is a :class:`~rel
 and a ``ValueError`` (:mod:`reljac.exceptions`). A converter here takes the class as ``error=``
 from its caller, which picks it by this table:
 
-=============================================================  ===========================
-the value                                                      exception
-=============================================================  ===========================
-a frame or joint name (or id) the robot does not have          FrameNotFound, JointNotFound
-a URDF or SRDF file, or its content                            URDFError, SRDFError
-the robot's joint space: q, v, joint values, per-joint arrays  ConfigurationError
-(nq or nv entries: velocity limits, constraint Jacobian
-columns), seeds of random configurations; and the settings of
-what moves or shows the robot: a controller and its limits
-(dt, limit gains, margins, damping, backend, constraints) and
-a viewer (scale, sizes, names of overlays, camera)
-what is asked of the robot: a task or a cost, its target,      TaskError
-gain, weight or max_speed, a constraint's points and normal,
-a pose or rotation given as a target, and the parameters of a
-solve or an analysis (tol, iteration counts, samples, rows)
-collision geometry, pairs, obstacles and distance bounds       CollisionError
-a capability map's parameters and files                        MapError
-=============================================================  ===========================
+| the value | exception |
+| --- | --- |
+| a frame or joint name (or id) the robot does not have | FrameNotFound, JointNotFound |
+| a URDF or SRDF file, or its content | URDFError, SRDFError |
+| a joint-space value, or a setting of a controller, a limit or a viewer | ConfigurationError |
+| a task, cost, target or constraint, or a parameter of a solve or an analysis | TaskError |
+| collision geometry, pairs, obstacles and distance bounds | CollisionError |
+| a capability map's parameters or file | MapError |
+
+Joint-space values are q, v, joint values, per-joint arrays (nq or nv entries: velocity limits,
+constraint Jacobian columns) and the seeds of random configurations; settings are dt, limit gains,
+margins, damping, backend and constraints, and a viewer's scale, sizes, overlay names and camera.
+What is asked of the robot: a task's or cost's target, gain, weight or max_speed, a constraint's
+points and normal, a pose or rotation given as a target, and a solve's or an analysis' tol,
+iteration counts, samples and rows.
 
 So ``tol`` is a TaskError for :func:`~reljac.ik.solve` and :func:`~reljac.ik.solve_nlp` alike,
 and ``gain`` a TaskError on a task but a ConfigurationError on a limit (a limit belongs to the

@@ -166,3 +166,18 @@ def test_batched_configurations_of_booleans_text_or_complex_numbers_are_refused(
         reljac.maps.relative_kinematics(planar, Q, "universe", "tip")
     with pytest.raises(ConfigurationError, match="real numbers"):
         reljac.constraints.effective_inverse_mass(planar, np.zeros(2), Q)
+
+
+def test_directions_and_box_sizes_of_booleans_or_text_are_refused():
+    """np.array(..., dtype=float) read [[True, False, False]] as the x axis and '0.1' as 0.1 m."""
+    from reljac.collision import CollisionError, box
+    from reljac.exceptions import MapError
+    from reljac.maps.grid import as_directions
+
+    with pytest.raises(MapError, match="directions"):
+        as_directions([[True, False, False]])
+    with pytest.raises(CollisionError, match="box's size"):
+        box([True, True, True])
+    with pytest.raises(CollisionError, match="box's size"):
+        box(["0.1", "0.2", "0.3"])
+    np.testing.assert_allclose(as_directions([[2.0, 0.0, 0.0]]), [[1.0, 0.0, 0.0]])
