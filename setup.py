@@ -29,7 +29,8 @@ core = Pybind11Extension(
     sorted(str(p) for p in Path("src/core").glob("*.cpp")),
     depends=sorted(str(p) for p in Path("src/core").glob("*.hpp")),  # rebuild when a header changes
     cxx_std=17,
-    extra_compile_args=["-O3", "-DNDEBUG", "-DEIGEN_DONT_PARALLELIZE", "-DEIGEN_GEMM_TO_COEFFBASED_THRESHOLD=64", *eigen_include()],
+    extra_compile_args=["-O3", "-DNDEBUG", "-DEIGEN_DONT_PARALLELIZE", "-DEIGEN_GEMM_TO_COEFFBASED_THRESHOLD=64",
+                        *eigen_include()],
 )
 core.optional = True  # a failed build skips it: reljac then runs on the Python solver
 

@@ -39,4 +39,4 @@ for s in np.linspace(0.0, 1.0, 5):
     if s in (0.0, 1.0):
         print("J_ab (rows: vx vy vz wx wy wz; columns: v entries):")
         print(J_ab)
-print(f"\nsingular values: linear rows in m/rad, angular rows in rad/rad (revolute joints)")
+print("\nsingular values: linear rows in m/rad, angular rows in rad/rad (revolute joints)")

@@ -18,7 +18,7 @@ import sys
 import numpy as np
 
 from reljac import Robot, relative_manipulability, workspace_summary
-from reljac.analysis import format_workspace_summary
+from reljac.workspace import format_workspace_summary
 
 ARMS = {  # name: (base frame, tool frame, joints to lock)
     "ur5": ("base_link", "tool0", []),
@@ -35,7 +35,8 @@ for name in sys.argv[1:] or list(ARMS):
     m = relative_manipulability(robot, q, base, tool, part="full")
     where = f"'{robot.reference_posture}'" if robot.reference_posture else "neutral"
     print(f"== {name}: {robot.nv} joints, tool '{tool}' in '{base}'")
-    print(f"at the reference posture ({where}): singular values of J_ab {np.array2string(m.singular_values, precision=4)}"
+    sigma = np.array2string(m.singular_values, precision=4)
+    print(f"at the reference posture ({where}): singular values of J_ab {sigma}"
           f", index {m.index:.4g}, condition number {m.condition_number:.4g}")
     summary = workspace_summary(robot, base, tool, samples=SAMPLES, seed=0, part="full", worst=2)
     print(format_workspace_summary(summary))

@@ -18,7 +18,7 @@ import numpy as np
 import pinocchio as pin
 
 from reljac import Kinematics, Robot
-from reljac.demo import DUAL_ARM_MEETING  # tools 0.25 m apart, facing each other
+from reljac.apps.demo import DUAL_ARM_MEETING  # tools 0.25 m apart, facing each other
 from reljac.ik import Controller, FrameTask, PostureTask, RelativeFrameTask
 
 headless = "--headless" in sys.argv or os.environ.get("RELJAC_HEADLESS") == "1"

@@ -14,8 +14,8 @@ import numpy as np
 import pinocchio as pin
 
 from reljac import Kinematics, Robot
-from reljac.check import LayerMap  # maps the reference's q and v layouts onto the robot's
 from reljac.reference import ReferenceRobot
+from reljac.reference_map import LayerMap  # maps the reference's q and v layouts onto the robot's
 
 PAIRS = {"dual_arm": [("left_tool", "right_tool"), ("torso", "right_tool")],
          "hand": [("index_tip", "thumb_tip"), ("palm", "middle_tip")]}

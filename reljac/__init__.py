@@ -26,7 +26,7 @@ in-house kinematics) never loads Pinocchio.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .exceptions import (
     CollisionError,
@@ -64,7 +64,7 @@ _LAZY = {
     "manipulability": "analysis",
     "relative_manipulability": "analysis",
     "frame_manipulability": "analysis",
-    "workspace_summary": "analysis",
+    "workspace_summary": "workspace",
 }
 
 __all__ = [
@@ -80,7 +80,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name not in _LAZY:
         raise AttributeError(f"module 'reljac' has no attribute '{name}'")
     module = _LAZY[name]
@@ -97,11 +97,10 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from .relative import (
-        Kinematics,
-        relative_jacobian,
-        relative_jacobian_time_variation,
-        relative_placement,
-        relative_twist,
-    )
-    from .robot import Robot, bundled_robots
+    from .relative import Kinematics as Kinematics
+    from .relative import relative_jacobian as relative_jacobian
+    from .relative import relative_jacobian_time_variation as relative_jacobian_time_variation
+    from .relative import relative_placement as relative_placement
+    from .relative import relative_twist as relative_twist
+    from .robot import Robot as Robot
+    from .robot import bundled_robots as bundled_robots

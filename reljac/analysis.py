@@ -10,6 +10,8 @@ min(m, nv), so a task with more rows than joints is singular) and
 * the condition number ``sigma_max / sigma_min`` (inf at a singularity),
 * sigma_min, the 2-norm distance from J to the nearest singular Jacobian.
 
+The distribution of these measures over random configurations is :mod:`reljac.workspace`'s.
+
 Rows mix units with ``part="full"`` (m/s and rad/s per rad/s); prefer "position" or
 "orientation", or pick rows explicitly. Singular values do not depend on the axes the task is
 expressed in; the directions do (they are in those axes).
@@ -18,24 +20,18 @@ expressed in; the directions do (they are in those axes).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .exceptions import ReljacError, TaskError
+from .exceptions import TaskError
+from .plain import plain
 from .relative import one_shot_kinematics
 from .robot import FrameRef, Robot
-from .validation import _short, as_count, as_rng, real_array
+from .validation import as_task_rows, real_array, short_repr
 
-PARTS = {"position": (0, 1, 2), "orientation": (3, 4, 5), "full": (0, 1, 2, 3, 4, 5)}
-QUANTILES = (("min", 0.0), ("5%", 0.05), ("25%", 0.25), ("median", 0.5), ("75%", 0.75), ("95%", 0.95),
-             ("max", 1.0))
-ROW_NAMES = ("vx", "vy", "vz", "wx", "wy", "wz")
-#: [bytes] working set of one chunk of samples in :func:`workspace_summary` (memory does not grow
-#: with the number of samples beyond 24 bytes per sample for the exact quantiles)
-CHUNK_BYTES = 32 * 2**20
-MAX_SAMPLES = 10_000_000
 SCALE_ABOVE = 1e150  # Jacobians with larger entries are scaled before the SVD
 
 
@@ -71,7 +67,8 @@ class Manipulability:
         try:
             numbers = [format(float(x), spec) for x in (self.index, self.condition_number, *self.singular_values)]
         except (ValueError, TypeError):
-            raise TaskError(f"{spec!r} is not a float format specification (valid: e.g. '.4g', '.3e', '10.5f')") from None
+            raise TaskError(f"{spec!r} is not a float format specification "
+                            "(valid: e.g. '.4g', '.3e', '10.5f')") from None
         index, condition, *sigma = numbers
         return (f"manipulability index {index}, condition number {condition}, "
                 f"singular values [{', '.join(sigma)}]")
@@ -87,14 +84,12 @@ class Manipulability:
         ``condition_number``, ``smallest_singular_value``, ``singular_values`` (m,) and
         ``directions`` (m, m) as rows (column i is the axis u_i). Non-finite numbers (the
         condition number at a singularity, an index beyond the float range) are None."""
-        from .report import plain
-
         return plain({"index": self.index, "condition_number": self.condition_number,
                       "smallest_singular_value": self.smallest_singular_value,
                       "singular_values": self.singular_values, "directions": self.directions})
 
 
-def manipulability(J) -> Manipulability:
+def manipulability(J: ArrayLike) -> Manipulability:
     """Manipulability of a task Jacobian J, shape (m, n) with m >= 1 rows (see the module doc).
 
     Huge finite entries are fine (beyond 1e150, J is scaled before the SVD); ``index`` is inf
@@ -114,16 +109,16 @@ def manipulability(J) -> Manipulability:
     U, s, _ = np.linalg.svd(J / scale, full_matrices=True)
     sigma = np.zeros(J.shape[0])
     sigma[: s.size] = s
-    sigma = _rescaled(sigma, scale)
+    sigma = rescale_singular_values(sigma, scale)
     return Manipulability(
-        index=float(_index(sigma[None, :])[0]),
+        index=float(yoshikawa_index(sigma[None, :])[0]),
         singular_values=sigma,
         directions=U,
         condition_number=_condition(sigma[0], sigma[-1]),
     )
 
 
-def _rescaled(sigma: np.ndarray, scale) -> np.ndarray:
+def rescale_singular_values(sigma: np.ndarray, scale: float | np.ndarray) -> np.ndarray:
     """Singular values of J / scale back to J's; TaskError if they overflow."""
     with np.errstate(over="ignore"):
         sigma = sigma * scale
@@ -132,18 +127,18 @@ def _rescaled(sigma: np.ndarray, scale) -> np.ndarray:
     return sigma
 
 
-def _index(sigma: np.ndarray) -> np.ndarray:
+def yoshikawa_index(sigma: np.ndarray) -> np.ndarray:
     """Yoshikawa's index, the product of each row of singular values (N, m), in log space: no
     NaN from 0 * inf when partial products overflow; inf or 0 where the product is out of range."""
     with np.errstate(divide="ignore", over="ignore"):
         return np.exp(np.log(sigma).sum(axis=1))
 
 
-def _real_matrix(J) -> np.ndarray:
+def _real_matrix(J: ArrayLike) -> np.ndarray:
     """J as a float array; TaskError for booleans, text, complex or other non-real entries."""
     arr = real_array(J)
     if arr is None:
-        raise TaskError(f"a task Jacobian is a matrix of real numbers, got {_short(J)}")
+        raise TaskError(f"a task Jacobian is a matrix of real numbers, got {short_repr(J)}")
     return arr
 
 
@@ -151,34 +146,20 @@ def _condition(largest: float, smallest: float) -> float:
     return math.inf if smallest <= 0.0 else float(largest / smallest)
 
 
-def task_rows(part: str | Sequence[int]) -> tuple[int, ...]:
+def task_rows(part: str | Sequence[int | str]) -> tuple[int, ...]:
     """Rows of a 6-row Jacobian [vx, vy, vz, wx, wy, wz] selected by `part`.
 
     `part` is "position" (0, 1, 2), "orientation" (3, 4, 5), "full", or a sequence of distinct
-    integer row indices in 0..5 (e.g. (0, 1) for the in-plane position of a planar robot).
+    rows, integer indices in 0..5 or names (e.g. (0, 1) or ("vx", "vy") for the in-plane position
+    of a planar robot).
 
     Raises:
         TaskError: an unknown name or bad row indices (floats and bools are not row indices).
     """
-    usage = f"part must be one of {', '.join(PARTS)} or distinct integer row indices in 0..5"
-    if isinstance(part, str):
-        rows = PARTS.get(part)
-        if rows is None:
-            raise TaskError(f"{usage}, got {part!r}")
-        return rows
-    try:
-        items = list(part)
-    except TypeError:
-        raise TaskError(f"{usage}, got {part!r}") from None
-    if any(isinstance(r, (bool, np.bool_)) or not isinstance(r, (int, np.integer)) for r in items):
-        raise TaskError(f"{usage} ({', '.join(ROW_NAMES)}), got {items!r}")
-    rows = tuple(int(r) for r in items)
-    if not rows or len(set(rows)) != len(rows) or not all(0 <= r < 6 for r in rows):
-        raise TaskError(f"row indices must be distinct integers in 0..5 ({', '.join(ROW_NAMES)}), got {rows}")
-    return rows
+    return as_task_rows(part)
 
 
-def relative_manipulability(robot: Robot, q, frame_a: FrameRef, frame_b: FrameRef, *,
+def relative_manipulability(robot: Robot, q: ArrayLike, frame_a: FrameRef, frame_b: FrameRef, *,
                             part: str | Sequence[int] = "position",
                             expressed_in: FrameRef = "a") -> Manipulability:
     """Manipulability of the motion of b measured in a: rows `part` of J_ab (6, nv) at q (nq,).
@@ -194,252 +175,9 @@ def relative_manipulability(robot: Robot, q, frame_a: FrameRef, frame_b: FrameRe
     return manipulability(J[list(rows)])
 
 
-def frame_manipulability(robot: Robot, q, frame: FrameRef, *,
+def frame_manipulability(robot: Robot, q: ArrayLike, frame: FrameRef, *,
                          part: str | Sequence[int] = "position") -> Manipulability:
     """Manipulability of a frame's absolute motion (LOCAL_WORLD_ALIGNED rows `part`; world axes)."""
     rows = task_rows(part)
     J = one_shot_kinematics(robot, q).frame_jacobian(frame)
     return manipulability(J[list(rows)])
-
-
-# ---------------------------------------------------------------------------- workspace
-@dataclass(frozen=True)
-class SingularSample:
-    """One sampled configuration: q (nq,) in the robot's (Pinocchio) layout and its measures;
-    ``joint_values``: the same q by joint name (:meth:`Robot.joint_values`)."""
-
-    q: np.ndarray
-    index: float
-    smallest_singular_value: float
-    condition_number: float
-    joint_values: dict = field(default_factory=dict)
-
-
-@dataclass
-class WorkspaceSummary:
-    """Distribution of a relative task's manipulability over random configurations.
-
-    Attributes:
-        robot, frame_a, frame_b, part: what was analysed (part as row indices into [v; w]).
-        samples, seed: the number of configurations (uniform within the joint limits) and seed.
-        backend: "reference" (the batched in-house kinematics) or "pinocchio" (a loop).
-        index, smallest_singular_value, condition_number: quantiles of each measure, keyed
-            "min", "5%", "25%", "median", "75%", "95%", "max".
-        closest_to_singular: the sampled configurations with the smallest sigma_min, closest first.
-    """
-
-    robot: str
-    frame_a: str
-    frame_b: str
-    part: tuple[int, ...]
-    samples: int
-    seed: int | None
-    backend: str
-    index: dict[str, float] = field(default_factory=dict)
-    smallest_singular_value: dict[str, float] = field(default_factory=dict)
-    condition_number: dict[str, float] = field(default_factory=dict)
-    closest_to_singular: list[SingularSample] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        """What ``reljac analyze --json`` prints: plain Python numbers and lists.
-
-        Keys: ``robot``, ``frame_a``, ``frame_b``, ``part`` (row indices into [v; w]), ``rows``
-        (their names: vx, vy, vz, wx, wy, wz), ``samples``, ``seed`` (None unless an integer),
-        ``backend``, ``index``, ``smallest_singular_value`` and ``condition_number`` (each a
-        dict of quantiles keyed "min", "5%", "25%", "median", "75%", "95%", "max"), and
-        ``closest_to_singular`` (a list of {``q`` (nq,), ``index``, ``smallest_singular_value``,
-        ``condition_number``}, closest first). Non-finite numbers (the condition number of a
-        singular sample is infinite) are None.
-        """
-        from .report import plain
-
-        return plain({
-            "robot": self.robot, "frame_a": self.frame_a, "frame_b": self.frame_b, "part": list(self.part),
-            "rows": [ROW_NAMES[r] for r in self.part], "samples": self.samples,
-            "seed": self.seed if isinstance(self.seed, (int, np.integer)) else None, "backend": self.backend,
-            "index": self.index, "smallest_singular_value": self.smallest_singular_value,
-            "condition_number": self.condition_number,
-            "closest_to_singular": [{"q": s.q, "index": s.index, "smallest_singular_value": s.smallest_singular_value,
-                                     "condition_number": s.condition_number} for s in self.closest_to_singular],
-        })
-
-
-def _reference_robot(robot: Robot, a: str, b: str):
-    """The in-house reference of the robot's URDF when it can analyse frames a and b, else None."""
-    try:
-        from .check import without_mimic_elements
-        from .reference import ReferenceRobot
-    except ImportError:  # pragma: no cover - the reference package is part of reljac
-        return None
-    if robot.urdf_path is None:
-        return None
-    try:
-        text = robot.urdf_text if robot.mimic else without_mimic_elements(robot.urdf_text)
-        ref = ReferenceRobot.from_urdf_string(text, floating_base=robot.floating_base)
-    except ReljacError:
-        return None
-    if set(ref.joint_names) != set(robot.joint_names) or not {a, b} <= set(ref.frame_names):
-        return None
-    return ref
-
-
-def reference_to_pinocchio_q(robot: Robot, ref, q_ref) -> np.ndarray:
-    """Configurations (N, ref.nq) in the reference layout -> (N, robot.nq) in the robot's layout.
-
-    Joints are matched by name; continuous angles become (cos, sin) pairs; free joints keep
-    [x, y, z, qx, qy, qz, qw] (the same convention in both).
-    """
-    from .check import LayerMap
-
-    return LayerMap(robot, ref).q_to_pinocchio(np.atleast_2d(np.asarray(q_ref, dtype=float)))
-
-
-def workspace_summary(robot: Robot, frame_a: FrameRef, frame_b: FrameRef, samples: int = 1000,
-                      seed: int | None = 0, *, part: str | Sequence[int] = "position", worst: int = 5,
-                      backend: str = "auto", progress: Callable[[int], object] | None = None) -> WorkspaceSummary:
-    """Sample `samples` configurations uniformly within the joint limits and summarize the
-    manipulability of b's motion in a (rows `part` of J_ab).
-
-    Args:
-        backend: "reference" (batched in-house kinematics; its own sampling stream),
-            "pinocchio" (a loop over :class:`~reljac.relative.Kinematics`), or "auto" (the
-            reference when it can load the robot's URDF and knows the frames, else Pinocchio).
-        worst: how many closest-to-singular configurations to keep (by smallest singular value).
-        progress: called with the number of samples just done after each chunk (e.g. a tqdm
-            bar's ``update``); None: silent.
-
-    Raises:
-        FrameNotFound, TaskError: bad frames, part, samples (1..10^7), worst or backend.
-        ConfigurationError: a seed that is not None, a numpy Generator or an integer >= 0.
-    """
-    fa, fb = robot.frame_id(frame_a), robot.frame_id(frame_b)
-    a, b = robot.model.frames[fa].name, robot.model.frames[fb].name
-    rows = list(task_rows(part))
-    samples = as_count(samples, "samples", minimum=1, error=TaskError)
-    if samples > MAX_SAMPLES:
-        raise TaskError(f"samples must be at most {MAX_SAMPLES} (24 bytes each are kept for exact quantiles), "
-                        f"got {samples}")
-    worst = as_count(worst, "worst", minimum=0, error=TaskError)
-    if not isinstance(backend, str) or backend not in ("auto", "reference", "pinocchio"):
-        raise TaskError(f"backend must be 'auto', 'reference' or 'pinocchio', got {backend!r}")
-    rng = as_rng(seed)
-
-    ref = None if backend == "pinocchio" else _reference_robot(robot, a, b)
-    if ref is None and backend == "reference":
-        raise ReljacError(f"the reference kinematics cannot analyse {b!r} in {a!r} on robot '{robot.name}'")
-    layers = None if ref is None else _layer_map(robot, ref)
-    index, smallest, condition = (np.empty(samples) for _ in range(3))
-    kept = np.empty(0, dtype=int)  # sample numbers of the closest-to-singular so far
-    kept_q = np.empty((0, robot.nq))
-    chunk = max(1, min(samples, CHUNK_BYTES // (8 * (8 * robot.nv + 2 * robot.nq + 64))))
-    for start in range(0, samples, chunk):
-        n = min(chunk, samples - start)
-        if ref is not None:
-            q_ref = ref.random_configuration(rng, n=n)
-            qs, J = layers.q_to_pinocchio(q_ref), ref.relative_jacobian(q_ref, a, b)[:, rows]
-        else:
-            qs = np.array([robot.random_configuration(rng) for _ in range(n)]).reshape(n, robot.nq)
-            J = np.empty((n, len(rows), robot.nv))
-            for k, q in enumerate(qs):
-                J[k] = one_shot_kinematics(robot, q).relative_jacobian(fa, fb)[rows]
-        sigma = _batch_singular_values(J, len(rows))
-        part_index, part_smallest = _index(sigma), sigma[:, -1]
-        with np.errstate(divide="ignore", over="ignore"):
-            part_condition = np.where(part_smallest > 0,
-                                      sigma[:, 0] / np.where(part_smallest > 0, part_smallest, 1.0), np.inf)
-        window = slice(start, start + n)
-        index[window], smallest[window], condition[window] = part_index, part_smallest, part_condition
-        candidates = np.concatenate([kept, np.arange(start, start + n)])  # earlier samples first: stable ties
-        order = np.argsort(smallest[candidates], kind="stable")[:worst]
-        kept, kept_q = candidates[order], np.vstack([kept_q, qs])[order]
-        if progress is not None:
-            progress(n)
-
-    def quantiles(x: np.ndarray) -> dict[str, float]:
-        return {key: _quantile(x, p) for key, p in QUANTILES}
-
-    return WorkspaceSummary(
-        robot=robot.name, frame_a=a, frame_b=b, part=tuple(rows), samples=int(samples), seed=seed,
-        backend="pinocchio" if ref is None else "reference", index=quantiles(index),
-        smallest_singular_value=quantiles(smallest), condition_number=quantiles(condition),
-        closest_to_singular=[SingularSample(q.copy(), float(index[k]), float(smallest[k]), float(condition[k]),
-                                            robot.joint_values(q)) for k, q in zip(kept, kept_q)],
-    )
-
-
-def _layer_map(robot: Robot, ref):
-    from .check import LayerMap
-
-    return LayerMap(robot, ref)
-
-
-def _batch_singular_values(J: np.ndarray, m: int) -> np.ndarray:
-    """Singular values (N, m) of each J[k] (m, nv), descending, zeros beyond min(m, nv); a matrix
-    with entries beyond 1e150 is scaled by its largest entry first (no overflow inside the SVD)."""
-    scale = np.abs(J).max(axis=(1, 2), initial=0.0)
-    safe = np.where(scale > SCALE_ABOVE, scale, 1.0)
-    sigma = np.zeros((J.shape[0], m))
-    if J.shape[2]:
-        s = np.linalg.svd(J / safe[:, None, None], compute_uv=False)
-        sigma[:, : s.shape[1]] = s
-    return _rescaled(sigma, safe[:, None])
-
-
-def _quantile(x: np.ndarray, p: float) -> float:
-    """np.quantile's linear interpolation, but inf (not NaN) between two infinite samples
-    (condition numbers are inf at singular samples)."""
-    x = np.sort(x)
-    position = p * (x.size - 1)
-    lo, hi = math.floor(position), math.ceil(position)
-    if x[lo] == x[hi]:
-        return float(x[lo])
-    return float(x[lo] + (position - lo) * (x[hi] - x[lo]))
-
-
-def _part_label(rows: tuple[int, ...]) -> str:
-    for name, r in PARTS.items():
-        if r == rows:
-            return f"{name} part"
-    return "rows " + ", ".join(ROW_NAMES[r] for r in rows)
-
-
-def _joint_lines(sample: SingularSample, width: int = 100, short_q: int = 12) -> list[str]:
-    """'name: value' of every joint, wrapped at `width` characters, then q itself when it has at
-    most `short_q` entries (to paste into --q)."""
-    q = [f"     q = {np.array2string(sample.q, precision=4, separator=', ', max_line_width=10**6)}"]
-    if not sample.joint_values:
-        return q
-    items = [f"{name}: " + (f"{value:.4g}" if isinstance(value, float) else
-                            "(" + ", ".join(f"{x:.4g}" for x in value) + ")")
-             for name, value in sample.joint_values.items()]
-    lines, line = [], "    "
-    for item in items:
-        if len(line) + len(item) + 2 > width and line.strip():
-            lines.append(line.rstrip(","))
-            line = "    "
-        line += f" {item},"
-    return lines + [line.rstrip(",")] + (q if sample.q.size <= short_q else [])
-
-
-def format_workspace_summary(summary: WorkspaceSummary) -> str:
-    """A plain-text report of a :class:`WorkspaceSummary` (what ``reljac analyze`` prints)."""
-    keys = [key for key, _ in QUANTILES]
-    lines = [
-        f"manipulability of {summary.frame_b} relative to {summary.frame_a} ({_part_label(summary.part)}), "
-        f"robot {summary.robot}",
-        f"{summary.samples} random configurations within the joint limits "
-        f"(seed {summary.seed}, {summary.backend} kinematics)",
-        "",
-        f"{'':<22}" + "".join(f"{k:>11}" for k in keys),
-    ]
-    for label, stats in (("index sqrt(det JJ^T)", summary.index),
-                         ("sigma_min", summary.smallest_singular_value),
-                         ("condition number", summary.condition_number)):
-        lines.append(f"{label:<22}" + "".join(f"{stats[k]:>11.4g}" for k in keys))
-    if summary.closest_to_singular:
-        lines += ["", "closest to singular (smallest sigma_min first), joint values [rad or m]:"]
-        for i, sample in enumerate(summary.closest_to_singular, 1):
-            lines.append(f"  {i}. sigma_min={sample.smallest_singular_value:.4g}  index={sample.index:.4g}  "
-                         f"cond={sample.condition_number:.4g}")
-            lines += _joint_lines(sample)
-    return "\n".join(lines)

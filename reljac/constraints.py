@@ -33,31 +33,25 @@ the apparent inertia felt along the constraint, with M from ``pin.crba`` and a C
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from typing import Any, NamedTuple
+
 import numpy as np
 import pinocchio as pin
 import scipy.linalg
+from numpy.typing import ArrayLike
 
 from .exceptions import ConfigurationError, ReljacError, TaskError
 from .relative import Kinematics, one_shot_kinematics
 from .robot import FrameRef, Robot
-from .validation import _short, as_float, as_vector, real_array
+from .validation import as_float, as_frame_ref, as_matrix, as_vector
 
 #: Below this |r| [m] the direction of a distance constraint is undefined.
 MIN_DISTANCE = 1e-12
 NORMAL_KEYWORDS = ("world", "a")
 
 
-def _vector3(x, what: str) -> np.ndarray:
-    return as_vector(x, 3, what)
-
-
-def _frame(frame, what: str) -> FrameRef:
-    if isinstance(frame, bool) or not isinstance(frame, (str, int, np.integer)):
-        raise TaskError(f"{what} must be a frame name (str) or id (int), got {frame!r}")
-    return frame
-
-
-def contact_basis(normal) -> np.ndarray:
+def contact_basis(normal: ArrayLike) -> np.ndarray:
     """Rows [n; t1; t2], shape (3, 3), orthonormal, from a normal (3,) (normalized here).
 
     t1 is n x e normalized, e the coordinate axis least aligned with n (deterministic, never
@@ -66,7 +60,7 @@ def contact_basis(normal) -> np.ndarray:
     Raises:
         TaskError: a normal that is not 3 finite numbers or has zero length.
     """
-    n = _vector3(normal, "contact normal")
+    n = as_vector(normal, 3, "contact normal")
     scale = float(np.abs(n).max())  # divide first: |n| of a huge finite normal overflows
     if scale == 0.0 or scale * float(np.linalg.norm(n / scale)) < 1e-12:
         raise TaskError(f"the contact normal {n.tolist()} has zero length; give a direction")
@@ -79,17 +73,26 @@ def contact_basis(normal) -> np.ndarray:
     return np.vstack([n, t1, np.cross(n, t1)])
 
 
-class _PointPair:
-    """A point fixed on frame a and a point fixed on frame b (offsets in their own frames' axes)."""
+class ConstraintValue(NamedTuple):
+    """A constraint at one configuration: residual ``g`` (size,) and Jacobian ``G`` (size, nv),
+    ``d/dt g = G @ v``."""
+
+    g: np.ndarray
+    G: np.ndarray
+
+
+class PointPair(ABC):
+    """Base of the constraints: a point fixed on frame a and a point fixed on frame b (offsets in
+    their own frames' axes). A subclass defines ``size`` and :meth:`compute` from :meth:`_points`."""
 
     size = 3
 
-    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, *, point_a=(0.0, 0.0, 0.0),
-                 point_b=(0.0, 0.0, 0.0)) -> None:
-        self.frame_a = _frame(frame_a, "frame_a")
-        self.frame_b = _frame(frame_b, "frame_b")
-        self.point_a = _vector3(point_a, "point_a")
-        self.point_b = _vector3(point_b, "point_b")
+    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, *, point_a: ArrayLike = (0.0, 0.0, 0.0),
+                 point_b: ArrayLike = (0.0, 0.0, 0.0)) -> None:
+        self.frame_a = as_frame_ref(frame_a, "frame_a")
+        self.frame_b = as_frame_ref(frame_b, "frame_b")
+        self.point_a = as_vector(point_a, 3, "point_a")
+        self.point_b = as_vector(point_b, 3, "point_b")
 
     def _points(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray]:
         """r = x_b - x_a (3,) and G_ball (3, nv), world axes."""
@@ -102,20 +105,20 @@ class _PointPair:
         (x_a, G_a), (x_b, G_b) = out
         return x_b - x_a, G_b - G_a
 
-    def compute(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray]:
+    @abstractmethod
+    def compute(self, kin: Kinematics) -> ConstraintValue:
         """(g, G): residual (size,) and Jacobian (size, nv) at kin's configuration."""
-        raise NotImplementedError
 
-    def residual(self, robot: Robot, q) -> np.ndarray:
+    def residual(self, robot: Robot, q: ArrayLike) -> np.ndarray:
         """g(q), shape (size,), at configuration q (nq,)."""
         return self.compute(one_shot_kinematics(robot, q))[0]
 
-    def jacobian(self, robot: Robot, q) -> np.ndarray:
+    def jacobian(self, robot: Robot, q: ArrayLike) -> np.ndarray:
         """G (size, nv) with ``d/dt g = G @ v`` at configuration q (nq,)."""
         return self.compute(one_shot_kinematics(robot, q))[1]
 
 
-class BallJoint(_PointPair):
+class BallJoint(PointPair):
     """b's point coincides with a's point: g = x_b - x_a (3,) [m], world axes; G (3, nv).
 
     Args:
@@ -125,11 +128,11 @@ class BallJoint(_PointPair):
         point_b: the point on b, in b's axes [m].
     """
 
-    def compute(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray]:
-        return self._points(kin)
+    def compute(self, kin: Kinematics) -> ConstraintValue:
+        return ConstraintValue(*self._points(kin))
 
 
-class Distance(_PointPair):
+class Distance(PointPair):
     """The points stay `length` apart: g = |x_b - x_a| - length (1,) [m]; G (1, nv).
 
     Raises (at evaluation):
@@ -138,11 +141,11 @@ class Distance(_PointPair):
 
     size = 1
 
-    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, length: float, **points) -> None:
+    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, length: float, **points: Any) -> None:
         super().__init__(frame_a, frame_b, **points)
         self.length = as_float(length, "length [m]", minimum=0.0)
 
-    def compute(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray]:
+    def compute(self, kin: Kinematics) -> ConstraintValue:
         r, G = self._points(kin)
         d = float(np.linalg.norm(r))
         if d < MIN_DISTANCE:
@@ -151,10 +154,10 @@ class Distance(_PointPair):
                 f"coincide (|r| = {d:.3g} m), so its direction and Jacobian are undefined; "
                 "use a BallJoint (3 rows) there"
             )
-        return np.array([d - self.length]), (r / d)[None, :] @ G
+        return ConstraintValue(np.array([d - self.length]), (r / d)[None, :] @ G)
 
 
-class Contact(_PointPair):
+class Contact(PointPair):
     """Contact frame at the points: g = B r (3,) [m], rows (normal, tangent 1, tangent 2); G = B G_ball.
 
     Args:
@@ -166,8 +169,8 @@ class Contact(_PointPair):
         **points: ``point_a`` and ``point_b``, as for :class:`BallJoint`.
     """
 
-    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, normal, *, normal_in: str = "world",
-                 **points) -> None:
+    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, normal: ArrayLike, *, normal_in: str = "world",
+                 **points: Any) -> None:
         super().__init__(frame_a, frame_b, **points)
         if normal_in not in NORMAL_KEYWORDS:
             raise TaskError(f"normal_in must be one of {NORMAL_KEYWORDS}, got {normal_in!r}")
@@ -180,13 +183,13 @@ class Contact(_PointPair):
             return self._basis_local.copy()
         return self._basis_local @ kin.data.oMf[kin.robot.frame_id(self.frame_a)].rotation.T
 
-    def compute(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray]:
+    def compute(self, kin: Kinematics) -> ConstraintValue:
         r, G = self._points(kin)
         B = self.basis(kin)
-        return B @ r, B @ G
+        return ConstraintValue(B @ r, B @ G)
 
 
-def mass_matrix(robot: Robot, q) -> np.ndarray:
+def mass_matrix(robot: Robot, q: ArrayLike) -> np.ndarray:
     """Joint-space mass matrix M(q) (nv, nv), symmetric, from ``pin.crba`` (upper triangle)."""
     q = robot.validate_q(q)
     M = pin.crba(robot.model, robot.thread_data(), q)
@@ -196,7 +199,7 @@ def mass_matrix(robot: Robot, q) -> np.ndarray:
     return np.triu(M) + np.triu(M, 1).T
 
 
-def effective_inverse_mass(robot: Robot, q, G) -> np.ndarray:
+def effective_inverse_mass(robot: Robot, q: ArrayLike, G: ArrayLike) -> np.ndarray:
     """``G M(q)^-1 G^T`` (k, k) for a constraint Jacobian G (k, nv) (or (nv,) for one row).
 
     The inverse of the apparent inertia along the constraint rows ([1/kg] for rows in metres,
@@ -206,16 +209,7 @@ def effective_inverse_mass(robot: Robot, q, G) -> np.ndarray:
         ConfigurationError: G has a wrong shape or non-finite entries; q is invalid.
         ReljacError: M is not positive definite (links without mass or inertia).
     """
-    G_in = G
-    G = real_array(G)
-    if G is None:  # booleans, text, or complex numbers whose imaginary parts numpy would drop
-        raise ConfigurationError(f"G must be a (k, {robot.nv}) array of real numbers, got {_short(G_in)}")
-    if G.ndim == 1:
-        G = G[None, :]
-    if G.ndim != 2 or G.shape[1] != robot.nv:
-        raise ConfigurationError(f"G has shape {G.shape}, expected (k, {robot.nv}) (columns: nv of '{robot.name}')")
-    if not np.isfinite(G).all():
-        raise ConfigurationError("G has non-finite entries")
+    G = as_matrix(G, robot.nv, "G", note=f" (columns: nv of '{robot.name}')")
     M = mass_matrix(robot, q)
     try:
         factor = scipy.linalg.cho_factor(M, lower=True)

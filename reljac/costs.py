@@ -31,22 +31,23 @@ normalized: a non-unit quaternion usually means a wrong order or a bug upstream.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike
 
 from .exceptions import TaskError
+from .poses import as_unit_quaternion
 from .relative import Kinematics, one_shot_kinematics
 from .robot import FrameRef, Robot
-from .validation import as_float, as_vector
-
-#: Tolerance on the norm of a target quaternion and on R^T R = I of a target rotation.
-UNIT_TOLERANCE = 1e-6
+from .validation import ROTATION_TOLERANCE, as_float, as_frame_ref, as_vector
 
 
 # ---------------------------------------------------------------------------- helpers
-def quaternion_rate_matrix(quat_xyzw) -> np.ndarray:
+def quaternion_rate_matrix(quat_xyzw: ArrayLike) -> np.ndarray:
     """E(e), shape (4, 3): ``d/dt e = E(e) @ w`` for a unit quaternion e = (x, y, z, w).
 
     w is the angular velocity [rad/s] of the rotated frame, in the axes of the frame the rotation
@@ -59,7 +60,7 @@ def quaternion_rate_matrix(quat_xyzw) -> np.ndarray:
     """
     e = as_vector(quat_xyzw, 4, "a quaternion (x, y, z, w)")
     norm = float(np.linalg.norm(e))
-    if abs(norm - 1.0) > UNIT_TOLERANCE:
+    if abs(norm - 1.0) > ROTATION_TOLERANCE:
         raise TaskError(f"quaternion {e.tolist()} has norm {norm:.6g}; E(e) needs a unit quaternion")
     E = np.empty((4, 3))
     E[:3] = 0.5 * (e[3] * np.eye(3) - pin.skew(e[:3]))
@@ -67,7 +68,7 @@ def quaternion_rate_matrix(quat_xyzw) -> np.ndarray:
     return E
 
 
-def q_gradient(robot: Robot, q, tangent_gradient) -> np.ndarray:
+def q_gradient(robot: Robot, q: ArrayLike, tangent_gradient: ArrayLike) -> np.ndarray:
     """Gradient (nq,) in the coordinates of q from a tangent gradient (nv,) at q.
 
     ``N (N^T N)^-1 g_v`` with N = dq/dv (nq, nv) from ``pin.lieGroup(model).tangentMap(q)``: the
@@ -82,7 +83,7 @@ def q_gradient(robot: Robot, q, tangent_gradient) -> np.ndarray:
     return N @ np.linalg.solve(N.T @ N, g)
 
 
-def _kinematics(robot: Robot, q) -> Kinematics:
+def _kinematics(robot: Robot, q: ArrayLike) -> Kinematics:
     """Kinematics at normalize(q), in the calling thread's pin.Data of the robot."""
     q = robot.validate_q(q)
     if robot.nq != robot.nv:
@@ -90,54 +91,16 @@ def _kinematics(robot: Robot, q) -> Kinematics:
     return one_shot_kinematics(robot, q)
 
 
-def _check_frame(frame, what: str) -> FrameRef:
-    if isinstance(frame, bool) or not isinstance(frame, (str, int, np.integer)):
-        raise TaskError(f"{what} must be a frame name (str) or id (int), got {frame!r}")
-    return frame
-
-
-def _check_weight(weight) -> float:
-    return as_float(weight, "weight", minimum=0.0)
-
-
-def as_unit_quaternion(target, what: str = "target orientation") -> np.ndarray:
-    """Unit quaternion (x, y, z, w) from a rotation (3, 3), pin.SE3, pin.Quaternion or 4 numbers.
-
-    Raises:
-        TaskError: wrong shape, non-finite entries, a matrix that is not a rotation, or a
-            quaternion whose norm differs from 1 by more than 1e-6 (rejected, not normalized).
-    """
-    if isinstance(target, pin.SE3):
-        target = target.rotation
-    if isinstance(target, pin.Quaternion):
-        target = target.coeffs()
-    try:
-        if np.iscomplexobj(target):
-            raise TypeError  # numpy would drop the imaginary parts
-        arr = np.array(target, dtype=float)
-    except (TypeError, ValueError):
-        raise TaskError(f"{what} must be a (3, 3) rotation, a pin.SE3, a pin.Quaternion or "
-                        f"4 numbers (x, y, z, w), got {target!r}") from None
-    if not np.isfinite(arr).all():
-        raise TaskError(f"{what} has non-finite entries: {arr.tolist()}")
-    if arr.shape == (4,):
-        norm = float(np.linalg.norm(arr))
-        if abs(norm - 1.0) > UNIT_TOLERANCE:
-            raise TaskError(
-                f"{what}: quaternion {arr.tolist()} has norm {norm:.6g}, not 1. reljac rejects "
-                "non-unit quaternions instead of normalizing them; check the order (x, y, z, w) "
-                "and pass q / np.linalg.norm(q) if that is what you mean"
-            )
-        return arr
-    if arr.shape == (3, 3):
-        if np.abs(arr.T @ arr - np.eye(3)).max() > UNIT_TOLERANCE or np.linalg.det(arr) < 0:
-            raise TaskError(f"{what} is not a rotation matrix (R^T R != I or det(R) < 0)")
-        return pin.Quaternion(arr).coeffs().copy()
-    raise TaskError(f"{what} must be a (3, 3) rotation or 4 numbers (x, y, z, w), got shape {arr.shape}")
-
-
 # ---------------------------------------------------------------------------- costs
-class Cost:
+class CostValue(NamedTuple):
+    """A cost at one configuration: ``value`` = weight * f (a float) and ``gradient`` = weight *
+    grad_v f, the tangent gradient (nv,)."""
+
+    value: float
+    gradient: np.ndarray
+
+
+class Cost(ABC):
     """A weighted scalar cost ``weight * f(q)`` with exact gradients.
 
     Subclasses implement :meth:`evaluate` (on a :class:`~reljac.relative.Kinematics`, so that
@@ -147,49 +110,49 @@ class Cost:
     weight: float
     name: str
 
-    def evaluate(self, kin: Kinematics) -> tuple[float, np.ndarray]:
+    @abstractmethod
+    def evaluate(self, kin: Kinematics) -> CostValue:
         """(weight * f, weight * grad_v f) at kin's configuration: a float and an (nv,) array."""
-        raise NotImplementedError
 
+    @abstractmethod
     def errors(self, kin: Kinematics) -> dict[str, float]:
         """Unweighted error norms for reports: {'position': [m]} or {'orientation': [rad]}."""
-        raise NotImplementedError
 
     def terms(self) -> list[Cost]:
         """The single costs this cost is a sum of (itself, for a single cost)."""
         return [self]
 
     # one-shot conveniences: q is (nq,), validated, and normalized before evaluation
-    def value(self, robot: Robot, q) -> float:
+    def value(self, robot: Robot, q: ArrayLike) -> float:
         """weight * f(q), a float."""
         return self.evaluate(_kinematics(robot, q))[0]
 
-    def tangent_gradient(self, robot: Robot, q) -> np.ndarray:
+    def tangent_gradient(self, robot: Robot, q: ArrayLike) -> np.ndarray:
         """Gradient along velocities, shape (nv,): ``f(integrate(q, dv)) ~ f(q) + g . dv``."""
         return self.evaluate(_kinematics(robot, q))[1]
 
-    def gradient(self, robot: Robot, q) -> np.ndarray:
+    def gradient(self, robot: Robot, q: ArrayLike) -> np.ndarray:
         """Gradient in the coordinates of q, shape (nq,) (see the module docstring)."""
         return q_gradient(robot, q, self.tangent_gradient(robot, q))
 
-    def value_and_tangent_gradient(self, robot: Robot, q) -> tuple[float, np.ndarray]:
+    def value_and_tangent_gradient(self, robot: Robot, q: ArrayLike) -> CostValue:
         """(value, tangent gradient (nv,)) from one kinematics pass."""
         return self.evaluate(_kinematics(robot, q))
 
-    def __add__(self, other: Cost) -> CostSum:
+    def __add__(self, other: object) -> CostSum:
         if not isinstance(other, Cost):
             return NotImplemented
         return CostSum([self, other])
 
 
-class _FrameCost(Cost):
+class _FrameCost(Cost, ABC):
     """Shared parts of the frame costs: frames, weight, and T_ab with its Jacobian."""
 
     def __init__(self, frame: FrameRef, *, relative_to: FrameRef | None, weight: float, name: str | None,
                  kind: str) -> None:
-        self.frame = _check_frame(frame, "frame")
-        self.relative_to = None if relative_to is None else _check_frame(relative_to, "relative_to")
-        self.weight = _check_weight(weight)
+        self.frame = as_frame_ref(frame, "frame")
+        self.relative_to = None if relative_to is None else as_frame_ref(relative_to, "relative_to")
+        self.weight = as_float(weight, "weight", minimum=0.0)
         where = "" if relative_to is None else f" in {relative_to}"
         self.name = name or f"{kind} of {frame}{where}"
 
@@ -217,19 +180,19 @@ class PositionCost(_FrameCost):
         name: label in reports (default "position of b[ in a]").
     """
 
-    def __init__(self, frame: FrameRef, target, *, relative_to: FrameRef | None = None,
+    def __init__(self, frame: FrameRef, target: Any, *, relative_to: FrameRef | None = None,
                  weight: float = 1.0, name: str | None = None) -> None:
         super().__init__(frame, relative_to=relative_to, weight=weight, name=name, kind="position")
         self.set_target(target)
 
-    def set_target(self, target) -> None:
+    def set_target(self, target: Any) -> None:
         """Target position p_hat (3,) [m], in a's axes."""
         self.target = as_vector(target, 3, f"target of '{self.name}' [m]")
 
-    def evaluate(self, kin: Kinematics) -> tuple[float, np.ndarray]:
+    def evaluate(self, kin: Kinematics) -> CostValue:
         T_ab, J_ab = self._pose_and_jacobian(kin)
         r = T_ab.translation - self.target
-        return self.weight * float(r @ r), (2.0 * self.weight) * (J_ab[:3].T @ r)
+        return CostValue(self.weight * float(r @ r), (2.0 * self.weight) * (J_ab[:3].T @ r))
 
     def errors(self, kin: Kinematics) -> dict[str, float]:
         return {"position": float(np.linalg.norm(self._pose(kin).translation - self.target))}
@@ -248,21 +211,21 @@ class OrientationCost(_FrameCost):
         name: label in reports (default "orientation of b[ in a]").
     """
 
-    def __init__(self, frame: FrameRef, target, *, relative_to: FrameRef | None = None,
+    def __init__(self, frame: FrameRef, target: Any, *, relative_to: FrameRef | None = None,
                  weight: float = 1.0, name: str | None = None) -> None:
         super().__init__(frame, relative_to=relative_to, weight=weight, name=name, kind="orientation")
         self.set_target(target)
 
-    def set_target(self, target) -> None:
+    def set_target(self, target: Any) -> None:
         """Target orientation (see the class docstring); stored as the unit quaternion e_hat (x, y, z, w)."""
         self.target = as_unit_quaternion(target, f"target of '{self.name}'")
 
-    def evaluate(self, kin: Kinematics) -> tuple[float, np.ndarray]:
+    def evaluate(self, kin: Kinematics) -> CostValue:
         T_ab, J_ab = self._pose_and_jacobian(kin)
         e = pin.Quaternion(T_ab.rotation).coeffs()
         d = float(e @ self.target)
         de_dw = quaternion_rate_matrix(e).T @ self.target  # d(e . e_hat)/dw_ab, (3,)
-        return self.weight * (1.0 - d * d), (-2.0 * self.weight * d) * (J_ab[3:].T @ de_dw)
+        return CostValue(self.weight * (1.0 - d * d), (-2.0 * self.weight * d) * (J_ab[3:].T @ de_dw))
 
     def errors(self, kin: Kinematics) -> dict[str, float]:
         R_hat = pin.Quaternion(self.target).toRotationMatrix()
@@ -291,19 +254,19 @@ class CostSum(Cost):
         if duplicates:
             raise TaskError(f"cost names must be unique; repeated: {duplicates} (pass name=...)")
         self._terms = terms
-        self.weight = _check_weight(weight)
+        self.weight = as_float(weight, "weight", minimum=0.0)
         self.name = name
 
     def terms(self) -> list[Cost]:
         return list(self._terms)
 
-    def evaluate(self, kin: Kinematics) -> tuple[float, np.ndarray]:
+    def evaluate(self, kin: Kinematics) -> CostValue:
         value, grad = 0.0, np.zeros(kin.robot.nv)
         for term in self._terms:
             f, g = term.evaluate(kin)
             value += f
             grad += g
-        return self.weight * value, self.weight * grad
+        return CostValue(self.weight * value, self.weight * grad)
 
     def errors(self, kin: Kinematics) -> dict[str, float]:
         """The largest error of each kind over the terms: {'position': m, 'orientation': rad}."""

@@ -11,7 +11,7 @@ import os
 import sys
 import tempfile
 import threading
-from typing import Iterator
+from collections.abc import Iterator
 
 
 def cpp_message(exc: BaseException) -> str:
@@ -19,7 +19,7 @@ def cpp_message(exc: BaseException) -> str:
     lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
     for i, line in enumerate(lines):
         if line.startswith("message:"):
-            return " ".join([line[len("message:"):].strip()] + lines[i + 1 : i + 2])
+            return " ".join([line[len("message:"):].strip(), *lines[i + 1:i + 2]])
     return lines[0] if lines else type(exc).__name__
 
 
@@ -46,9 +46,8 @@ def captured_output() -> Iterator[Captured]:
 
     Process-wide: other threads' output during the block goes to the same file (blocks of
     several threads take turns)."""
-    with _REDIRECTING:
-        with _redirected() as captured:
-            yield captured
+    with _REDIRECTING, _redirected() as captured:
+        yield captured
 
 
 @contextlib.contextmanager

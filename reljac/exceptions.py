@@ -2,6 +2,7 @@
 
 Every error a user can trigger with bad input is a :class:`ReljacError`; the ones about a *value*
 (a name, an array, a file's content) are also :class:`ValueError` so generic handlers catch them.
+Which class a mistake raises is ruled in :mod:`reljac.validation`.
 This module imports nothing heavy so that every layer (including the pure-numpy reference) can
 use it.
 """
@@ -9,7 +10,7 @@ use it.
 from __future__ import annotations
 
 import difflib
-from typing import Iterable
+from collections.abc import Iterable
 
 
 class ReljacError(Exception):
@@ -37,11 +38,13 @@ class JointNotFound(ReljacError, ValueError):
 
 
 class ConfigurationError(ReljacError, ValueError):
-    """A configuration q, a velocity v or another joint-space array has a wrong shape or value."""
+    """A configuration q, a velocity v or another joint-space array has a wrong shape or value, or
+    a setting of what moves or shows the robot (a controller, its limits, a viewer) is wrong."""
 
 
 class TaskError(ReljacError, ValueError):
-    """A task or a target is ill-formed (wrong shape, NaN, non-unit rotation, unknown option)."""
+    """What is asked of the robot is ill-formed: a task, cost or target (wrong shape, NaN,
+    non-unit rotation, unknown option) or a parameter of a solve or an analysis (tol, samples)."""
 
 
 class UnsupportedJoint(ReljacError, ValueError):

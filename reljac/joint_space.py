@@ -16,13 +16,18 @@ from __future__ import annotations
 
 import fnmatch
 import math
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike
 
 from .exceptions import ConfigurationError, JointNotFound, SRDFError, suggest
-from .validation import is_real_number, real_array
+from .validation import is_real_number, real_array, short_repr
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .robot import Robot
 
 Value = float | tuple[float, ...]
 #: Largest |entry| of q and v [rad, m, rad/s, m/s]: products of three such numbers stay finite.
@@ -33,6 +38,17 @@ MAX_SQUARE = MAX_COORDINATE**2  # x @ x below this: every entry is finite and wi
 def is_angle_pair(joint: pin.JointModel) -> bool:
     """A continuous (unbounded revolute) joint, any axis: q holds (cos, sin), v one rate."""
     return joint.nq == 2 and joint.nv == 1
+
+
+def velocity_labels(robot: Robot) -> list[str]:
+    """One label per velocity index (nv,): the joint's name, with [k] for a joint with several."""
+    labels = [""] * robot.nv
+    model = robot.model
+    for j in range(1, model.njoints):
+        joint = model.joints[j]
+        for k in range(joint.nv):
+            labels[joint.idx_v + k] = model.names[j] + (f"[{k}]" if joint.nv > 1 else "")
+    return labels
 
 
 def unit_slice(joint: pin.JointModel) -> slice | None:
@@ -50,7 +66,7 @@ def unit_slice(joint: pin.JointModel) -> slice | None:
 
 
 # ----------------------------------------------------------------------------- checks of q and v
-def owner(robot, index: int, *, tangent: bool = False) -> str:
+def owner(robot: Robot, index: int, *, tangent: bool = False) -> str:
     """Name of the joint whose q block (v block with `tangent`) holds entry `index` ('?' if none)."""
     for j in robot._dof_joint_ids:
         joint = robot.model.joints[j]
@@ -60,15 +76,13 @@ def owner(robot, index: int, *, tangent: bool = False) -> str:
     return "?"
 
 
-def as_vector(robot, x, size: int, name: str, *, tangent: bool, copy: bool = True) -> np.ndarray:
+def as_vector(robot: Robot, x: ArrayLike, size: int, name: str, *, tangent: bool, copy: bool = True) -> np.ndarray:
     """x as a float array (size,) of finite entries within :data:`MAX_COORDINATE`, or
     ConfigurationError naming the entry and its joint."""
     arr = real_array(x, copy=copy)
     if arr is None:
-        text = " ".join(repr(x).split())
-        text = text if len(text) <= 80 else text[:77] + "..."
         raise ConfigurationError(f"{name} must be an array of {size} real numbers (not booleans, text or "
-                                 f"complex), got {text}")
+                                 f"complex), got {short_repr(x)}")
     if arr.shape != (size,):
         raise ConfigurationError(
             f"{name} has shape {arr.shape}, expected ({size},) for robot '{robot.name}'"
@@ -89,7 +103,7 @@ def as_vector(robot, x, size: int, name: str, *, tangent: bool, copy: bool = Tru
     return arr
 
 
-def check_unit_blocks(robot, q: np.ndarray, name: str) -> None:
+def check_unit_blocks(robot: Robot, q: np.ndarray, name: str) -> None:
     """ConfigurationError unless every quaternion and (cos, sin) block of q has unit norm (1e-6)."""
     for j, block in robot._unit_blocks:
         unit = q[block]
@@ -101,7 +115,7 @@ def check_unit_blocks(robot, q: np.ndarray, name: str) -> None:
                 "Use robot.normalize(q).")
 
 
-def normalize(robot, q) -> np.ndarray:
+def normalize(robot: Robot, q: ArrayLike) -> np.ndarray:
     """q with its quaternion and (cos, sin) blocks normalized; ConfigurationError for a zero block."""
     q = as_vector(robot, q, robot.nq, "q", tangent=False)
     for j, block in robot._unit_blocks:
@@ -112,7 +126,7 @@ def normalize(robot, q) -> np.ndarray:
     return pin.normalize(robot.model, q)
 
 
-def named_configuration(robot, name: str) -> np.ndarray:
+def named_configuration(robot: Robot, name: str) -> np.ndarray:
     """q (nq,) of the SRDF group state `name` (see :meth:`Robot.configuration`)."""
     if robot.srdf is None:
         raise SRDFError(f"robot '{robot.name}' has no SRDF, so no named configuration {name!r} (load it "
@@ -133,7 +147,7 @@ def named_configuration(robot, name: str) -> np.ndarray:
         raise SRDFError(f"SRDF '{robot.srdf.path}', state '{name}': {exc}") from None
 
 
-def random_configuration(robot, rng: np.random.Generator) -> np.ndarray:
+def random_configuration(robot: Robot, rng: np.random.Generator) -> np.ndarray:
     """A random configuration inside the position limits (see :meth:`Robot.random_configuration`)."""
     model = robot.model
     q = pin.neutral(model)
@@ -168,7 +182,7 @@ def random_configuration(robot, rng: np.random.Generator) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- values by name
-def joint_values(robot, q) -> dict[str, Value]:
+def joint_values(robot: Robot, q: ArrayLike) -> dict[str, Value]:
     """{joint name: value} of every joint with degrees of freedom, in q order (module docstring)."""
     q = robot.validate_q(q)
     out: dict[str, Value] = {}
@@ -184,7 +198,7 @@ def joint_values(robot, q) -> dict[str, Value]:
     return out
 
 
-def joint_velocities(robot, v) -> dict[str, Value]:
+def joint_velocities(robot: Robot, v: ArrayLike) -> dict[str, Value]:
     """{joint name: velocity} (a number, or a tuple of the joint's nv entries) from v (nv,)."""
     v = robot.validate_v(v)
     out: dict[str, Value] = {}
@@ -195,7 +209,7 @@ def joint_velocities(robot, v) -> dict[str, Value]:
     return out
 
 
-def _number(name: str, value) -> float:
+def _number(name: str, value: Any) -> float:
     if not is_real_number(value):
         if isinstance(value, (bool, np.bool_, complex, np.complexfloating)):
             raise ConfigurationError(f"value of joint '{name}' must be a real number, not {value!r}")
@@ -210,7 +224,7 @@ def _number(name: str, value) -> float:
     return value
 
 
-def _single(value) -> bool:
+def _single(value: Any) -> bool:
     """One value (a number, a numeric string, a 0-d array), not a sequence."""
     if isinstance(value, (str, bytes)):
         return True
@@ -220,14 +234,14 @@ def _single(value) -> bool:
         return False
 
 
-def _numbers(name: str, value, size: int, what: str) -> list[float]:
+def _numbers(name: str, value: Any, size: int, what: str) -> list[float]:
     if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != size:
         raise ConfigurationError(
             f"joint '{name}' has {size} {what} values; give them as a sequence of {size} numbers, not {value!r}")
     return [_number(name, x) for x in value]
 
 
-def write_values(robot, values: Mapping[str, object], q: np.ndarray) -> np.ndarray:
+def write_values(robot: Robot, values: Mapping[str, object], q: np.ndarray) -> np.ndarray:
     """Write {joint name: value} into q (nq,) in place (module docstring); returns q.
 
     Raises:
@@ -255,7 +269,7 @@ def write_values(robot, values: Mapping[str, object], q: np.ndarray) -> np.ndarr
     return q
 
 
-def v_from_joint_velocities(robot, values: Mapping[str, object]) -> np.ndarray:
+def v_from_joint_velocities(robot: Robot, values: Mapping[str, object]) -> np.ndarray:
     """v (nv,) from {joint name: velocity}; joints not named have zero velocity."""
     if not isinstance(values, Mapping):
         raise ConfigurationError(f"joint velocities must be a mapping {{joint name: velocity}}, "
@@ -273,7 +287,7 @@ def v_from_joint_velocities(robot, values: Mapping[str, object]) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- locking joints
-def lock_plan(robot, joints, q) -> tuple[list[int], np.ndarray, dict[str, Value]]:
+def lock_plan(robot: Robot, joints: Any, q: ArrayLike) -> tuple[list[int], np.ndarray, dict[str, Value]]:
     """Which joints :meth:`Robot.locked` fixes, and where.
 
     Args:
@@ -319,6 +333,6 @@ def lock_plan(robot, joints, q) -> tuple[list[int], np.ndarray, dict[str, Value]
     q = robot.validate_q(q, name="q of the locked joints")
     ids = [robot.joint_id(name) for name in names]
     model = robot.model
-    followers = [f for f, leader in zip(model.mimicking_joints, model.mimicked_joints) if leader in ids]
+    followers = [f for f, leader in zip(model.mimicking_joints, model.mimicked_joints, strict=True) if leader in ids]
     values = joint_values(robot, q)
     return sorted(set(ids) | set(followers)), q, {name: values[name] for name in names}

@@ -17,16 +17,21 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pinocchio as pin
 
 from .cpp_output import captured_output, cpp_message
 from .exceptions import ConfigurationError, URDFError
-from .urdf_checks import Urdf, check_loaded, check_urdf, parse_xml, read_urdf, shown
+from .urdf_checks import Urdf, check_loaded, check_urdf
+from .urdf_files import parse_xml, read_urdf, shown
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .robot import Robot
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,19 @@ class LoadedUrdf:
     text: str
     urdf: Urdf
     source: str  # the path, quoted and printable, for messages
+
+
+def urdf_options(path: object, floating_base: object, mimic: object) -> tuple[Path, bool, bool]:
+    """The arguments of :meth:`Robot.from_urdf`, checked: (path, floating_base, mimic).
+
+    Raises:
+        URDFError: a path that is not a string or a path, or options that are not True or False.
+    """
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise URDFError(f"a URDF path must be a string or a path, not {type(path).__name__}")
+    if not (isinstance(floating_base, (bool, np.bool_)) and isinstance(mimic, (bool, np.bool_))):
+        raise URDFError(f"floating_base and mimic must be True or False, got {floating_base!r} and {mimic!r}")
+    return Path(os.fsdecode(path)), bool(floating_base), bool(mimic)
 
 
 def read_checked(path: str | os.PathLike, *, mimic: bool, floating_base: bool) -> LoadedUrdf:
@@ -51,7 +69,7 @@ def read_checked(path: str | os.PathLike, *, mimic: bool, floating_base: bool) -
     return LoadedUrdf(text, urdf, source)
 
 
-def _serialized(root) -> str:
+def _serialized(root: Any) -> str:
     import xml.etree.ElementTree as ET
 
     return ET.tostring(root, encoding="unicode")
@@ -92,6 +110,28 @@ class MimicFree(NamedTuple):
     G: np.ndarray
     S: np.ndarray
     o: np.ndarray
+
+
+def model_state(model: pin.Model, loaded: LoadedUrdf | None) -> object:
+    """What a pickled Robot keeps of its model: None when it is rebuilt from its URDF text, the
+    model without mimic joints and the couplings for one with them (Pinocchio 4.1 crashes on
+    unpickled mimic joints), else the model itself."""
+    if loaded is not None:
+        return None
+    if model.mimicking_joints:
+        return expand_mimic(model).model, mimic_couplings(model)
+    return model
+
+
+def restored_model(state: object, loaded: LoadedUrdf | None, *, floating_base: bool, mimic: bool) -> pin.Model:
+    """The model of a pickled Robot from :func:`model_state`'s `state`."""
+    if state is None and loaded is not None:
+        return build_model(loaded, floating_base=floating_base, mimic=mimic)
+    if isinstance(state, tuple):
+        return restore_mimic(*state)
+    if not isinstance(state, pin.Model):
+        raise ConfigurationError(f"a pickled Robot holds no model (got {type(state).__name__})")
+    return state
 
 
 def mimic_free_from_urdf(model: pin.Model, loaded: LoadedUrdf, *, floating_base: bool) -> MimicFree:
@@ -151,8 +191,8 @@ def expand_mimic(model: pin.Model) -> MimicFree:
 
 def mimic_couplings(model: pin.Model) -> list[tuple[int, int, float, float]]:
     """(follower id, leader id, scaling, offset) of every mimic joint."""
-    return [(int(f), int(l), float(model.joints[f].extract().scaling), float(model.joints[f].extract().offset))
-            for f, l in zip(model.mimicking_joints, model.mimicked_joints)]
+    return [(int(f), int(leader), float(model.joints[f].extract().scaling), float(model.joints[f].extract().offset))
+            for f, leader in zip(model.mimicking_joints, model.mimicked_joints, strict=True)]
 
 
 def restore_mimic(full: pin.Model, couplings: list[tuple[int, int, float, float]]) -> pin.Model:
@@ -166,7 +206,8 @@ def restore_mimic(full: pin.Model, couplings: list[tuple[int, int, float, float]
 def mimic_maps(model: pin.Model, full: pin.Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(G, S, o), read-only, from a model with mimic joints to the same model without them
     (`full`, every joint independent): ``v_full = G @ v``, ``q_full = S @ q + o``."""
-    leaders = {model.names[f]: model.names[l] for f, l in zip(model.mimicking_joints, model.mimicked_joints)}
+    leaders = {model.names[f]: model.names[leader]
+               for f, leader in zip(model.mimicking_joints, model.mimicked_joints, strict=True)}
     G = np.zeros((full.nv, model.nv))
     S = np.zeros((full.nq, model.nq))
     o = np.zeros(full.nq)
@@ -187,7 +228,7 @@ def mimic_maps(model: pin.Model, full: pin.Model) -> tuple[np.ndarray, np.ndarra
     return G, S, o
 
 
-def package_folders(path: Path, package_dirs) -> list:
+def package_folders(path: Path, package_dirs: Any) -> list:
     """The folders searched for meshes: `package_dirs` (one folder or a list), by default the
     URDF's folder and its four parents."""
     if package_dirs is None:
@@ -227,9 +268,10 @@ def _mesh_problem(urdf: Urdf, label: str, message: str) -> str:
     """'link X: mesh Y <reason>' for a mesh named in Pinocchio's message, else the message."""
     found = re.search(r"Mesh (.+?) could not be found", message)
     resource = re.search(r"Could not load resource (\S+)", message)
-    if not (found or resource):
+    match = found or resource
+    if match is None:
         return message
-    name = found.group(1) if found else resource.group(1)
+    name = match.group(1)
     for link in urdf.xml.findall("link"):
         for element in link.findall(label):
             mesh = element.find("geometry/mesh")
@@ -241,7 +283,7 @@ def _mesh_problem(urdf: Urdf, label: str, message: str) -> str:
 
 
 # ----------------------------------------------------------------------------- Pinocchio models
-def unwrap(robot) -> tuple[pin.Model, pin.GeometryModel | None, pin.GeometryModel | None]:
+def unwrap(robot: Robot) -> tuple[pin.Model, pin.GeometryModel | None, pin.GeometryModel | None]:
     """(model, collision model, visual model) of a ``pin.Model`` (no geometry) or of a
     ``pin.RobotWrapper`` (or any object with ``model``, ``collision_model``, ``visual_model``)."""
     if isinstance(robot, pin.Model):
@@ -253,7 +295,7 @@ def unwrap(robot) -> tuple[pin.Model, pin.GeometryModel | None, pin.GeometryMode
                              f"{type(robot).__name__}")
 
 
-def check_geometry(geometry, model: pin.Model, kind: str) -> pin.GeometryModel | None:
+def check_geometry(geometry: Any, model: pin.Model, kind: str) -> pin.GeometryModel | None:
     """A copy of a geometry model of `model` (None stays None); ConfigurationError otherwise."""
     if geometry is None:
         return None

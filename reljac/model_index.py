@@ -8,6 +8,7 @@ computations. No file I/O and no configurations here.
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pinocchio as pin
@@ -15,7 +16,10 @@ import pinocchio as pin
 from .exceptions import FrameNotFound, JointNotFound, suggest
 from .joint_space import Value, unit_slice
 from .memory import new_data
-from .urdf_checks import shown
+from .urdf_files import shown
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .loading import MimicFree
 
 FrameRef = str | int
 
@@ -38,7 +42,8 @@ class ModelIndex:
         self.locked_joints: dict[str, Value] = {}
         self._lock = threading.RLock()  # lazily built parts
         self._local = threading.local()  # per-thread pin.Data
-        self._data = self._without_mimic = None
+        self._data: pin.Data | None = None
+        self._without_mimic: MimicFree | None = None
         self._index_names()
 
     def _index_names(self) -> None:
@@ -56,8 +61,8 @@ class ModelIndex:
         self._dof_joint_ids = dof_joints
         self.joint_names = [model.names[j] for j in dof_joints]
         self._joint_ids = {model.names[j]: j for j in dof_joints}
-        self._mimic_leader = {model.names[f]: model.names[l]
-                              for f, l in zip(model.mimicking_joints, model.mimicked_joints)}
+        self._mimic_leader = {model.names[f]: model.names[leader]
+                              for f, leader in zip(model.mimicking_joints, model.mimicked_joints, strict=True)}
         self._q_shape = (model.nq,)
         self._unit_blocks = []
         for j in dof_joints:
@@ -94,6 +99,9 @@ class ModelIndex:
         except AttributeError:
             data = self._local.data = self.new_data()
             return data
+
+    def _mimic_free(self) -> MimicFree:  # pragma: no cover - Robot's (it knows where the model came from)
+        raise NotImplementedError
 
     def _thread_mimic_free_data(self) -> pin.Data:
         """The calling thread's data of :meth:`without_mimic`'s model."""

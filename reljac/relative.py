@@ -19,17 +19,19 @@ from __future__ import annotations
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike
 
 from .exceptions import ConfigurationError
 from .relative_layer import relative_jacobian_from_frames, relative_jacobian_time_variation_from_frames
-from .robot import FrameRef, Robot, as_robot
+from .robot import FrameRef, Robot
+from .robots import as_robot
 
 LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 WORLD = pin.ReferenceFrame.WORLD
 EXPRESSED_IN_KEYWORDS = ("a", "b", "world")
 
 
-def _frame_jacobian(model: pin.Model, data: pin.Data, fid: int, reference) -> np.ndarray:
+def _frame_jacobian(model: pin.Model, data: pin.Data, fid: int, reference: pin.ReferenceFrame) -> np.ndarray:
     """pin.getFrameJacobian, always (6, nv): Pinocchio returns (6,) when nv = 1 and crashes when nv = 0."""
     if model.nv == 0:
         return np.zeros((6, 0))
@@ -62,7 +64,7 @@ class Kinematics:
         data: a ``pin.Data`` to compute into (default: a new one, so objects are independent).
     """
 
-    def __init__(self, robot: Robot, q, v=None, *, data: pin.Data | None = None,
+    def __init__(self, robot: Robot, q: ArrayLike, v: ArrayLike | None = None, *, data: pin.Data | None = None,
                  _mimic_free_data: pin.Data | None = None) -> None:
         self.robot = robot = as_robot(robot)
         self.model = model = robot.model
@@ -129,9 +131,11 @@ class Kinematics:
             self._jacobian_rates[fid] = dJ
         return dJ
 
-    def _require_v(self, what: str) -> None:
+    def _require_v(self, what: str) -> np.ndarray:
+        """v (nv,), or ConfigurationError naming `what` needs it."""
         if self.v is None:
             raise ConfigurationError(f"{what} need a velocity: build Kinematics(robot, q, v)")
+        return self.v
 
     # ------------------------------------------------------------------ frame pairs
     def relative_placement(self, frame_a: FrameRef, frame_b: FrameRef) -> pin.SE3:
@@ -152,7 +156,7 @@ class Kinematics:
         return relative_jacobian_from_frames(self._lwa(fa), self._lwa(fb), self._oMf(fa), self._oMf(fb),
                                              expressed_in=self._expressed(expressed_in, fa, fb))
 
-    def _expressed(self, expressed_in: FrameRef, fa: int, fb: int):
+    def _expressed(self, expressed_in: FrameRef, fa: int, fb: int) -> str | np.ndarray:
         """`expressed_in` for the relative layer: "a", "b", "world" or a frame's rotation R_wc."""
         if isinstance(expressed_in, str) and expressed_in in EXPRESSED_IN_KEYWORDS:
             return expressed_in
@@ -176,18 +180,18 @@ class Kinematics:
         D = J_b - J_a + [p_wb - p_wa]x-shift of a's angular part (world axes),
         d/dt J_ab_in_c = R_cw (dD/dt - [w_c]x D).
         """
-        self._require_v("Jacobian time variations")
+        v = self._require_v("Jacobian time variations")
         fa, fb = self.robot.frame_id(frame_a), self.robot.frame_id(frame_b)
         axes = self._expressed(expressed_in, fa, fb)
         omega_c = None
         if not isinstance(axes, str):  # another frame's axes: its angular velocity, world axes
-            omega_c = self._lwa(self.robot.frame_id(expressed_in))[3:] @ self.v
+            omega_c = self._lwa(self.robot.frame_id(expressed_in))[3:] @ v
         return relative_jacobian_time_variation_from_frames(
             self._lwa(fa), self._lwa(fb), self._lwa_rate(fa), self._lwa_rate(fb), self._oMf(fa), self._oMf(fb),
-            self.v, expressed_in=axes, omega_c=omega_c)
+            v, expressed_in=axes, omega_c=omega_c)
 
 
-def one_shot_kinematics(robot: Robot, q, v=None) -> Kinematics:
+def one_shot_kinematics(robot: Robot, q: ArrayLike, v: ArrayLike | None = None) -> Kinematics:
     """A Kinematics in the calling thread's data of `robot` (:meth:`Robot.thread_data`): for
     one-shot functions, whose answer is taken before the thread's next call overwrites it."""
     robot = as_robot(robot)
@@ -195,7 +199,7 @@ def one_shot_kinematics(robot: Robot, q, v=None) -> Kinematics:
     return Kinematics(robot, q, v, data=robot.thread_data(), _mimic_free_data=mimic_free)
 
 
-def relative_placement(robot: Robot, q, frame_a: FrameRef, frame_b: FrameRef) -> pin.SE3:
+def relative_placement(robot: Robot, q: ArrayLike, frame_a: FrameRef, frame_b: FrameRef) -> pin.SE3:
     """T_ab: pose of frame b in frame a at configuration q (nq,).
 
     Safe to call from several threads on one robot (each thread computes in its own data).
@@ -210,7 +214,7 @@ def relative_placement(robot: Robot, q, frame_a: FrameRef, frame_b: FrameRef) ->
 
 
 def relative_jacobian(
-    robot: Robot, q, frame_a: FrameRef, frame_b: FrameRef, *, expressed_in: FrameRef = "a"
+    robot: Robot, q: ArrayLike, frame_a: FrameRef, frame_b: FrameRef, *, expressed_in: FrameRef = "a"
 ) -> np.ndarray:
     """Jacobian of frame b's motion measured in frame a, shape (6, robot.nv).
 
@@ -240,14 +244,14 @@ def relative_jacobian(
 
 
 def relative_twist(
-    robot: Robot, q, v, frame_a: FrameRef, frame_b: FrameRef, *, expressed_in: FrameRef = "a"
+    robot: Robot, q: ArrayLike, v: ArrayLike, frame_a: FrameRef, frame_b: FrameRef, *, expressed_in: FrameRef = "a"
 ) -> np.ndarray:
     """``[d/dt p_ab; w_ab]`` (6,) at configuration q (nq,) and velocity v (nv,)."""
     return one_shot_kinematics(robot, q, v).relative_twist(frame_a, frame_b, expressed_in=expressed_in)
 
 
 def relative_jacobian_time_variation(
-    robot: Robot, q, v, frame_a: FrameRef, frame_b: FrameRef, *, expressed_in: FrameRef = "a"
+    robot: Robot, q: ArrayLike, v: ArrayLike, frame_a: FrameRef, frame_b: FrameRef, *, expressed_in: FrameRef = "a"
 ) -> np.ndarray:
     """d/dt J_ab along v, shape (6, nv); relative acceleration = ``J @ a + dJ @ v``."""
     kin = one_shot_kinematics(robot, q, v)

@@ -15,23 +15,27 @@ from __future__ import annotations
 import os
 import threading
 import warnings
-import weakref
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike
 
 from . import joint_space, loading, robots
 from .collision.srdf import SRDF, read_srdf
-from .exceptions import URDFError, suggest
-from .joint_space import MAX_COORDINATE, MAX_SQUARE, Value, is_angle_pair
+from .exceptions import URDFError
+from .joint_space import MAX_SQUARE, Value
 from .loading import LoadedUrdf, MimicFree
 from .model_index import FrameRef, ModelIndex
-from .robots import BUNDLED_DIR, bundled_robots
+from .robots import bundled_robots
 from .validation import as_rng
 
-__all__ = ["BUNDLED_DIR", "MAX_COORDINATE", "FrameRef", "Robot", "as_robot", "bundled_robots", "is_angle_pair"]
+if TYPE_CHECKING:  # pragma: no cover
+    from .collision import CollisionModel
+
+__all__ = ["FrameRef", "Robot", "bundled_robots"]
 
 # q @ q overflows for entries beyond ~1e154: such a q is refused right after, without this warning.
 warnings.filterwarnings("ignore", "overflow encountered in (matmul|dot)", RuntimeWarning, __name__)
@@ -61,6 +65,11 @@ class Robot(ModelIndex):
     data come from :class:`~reljac.model_index.ModelIndex`.
     """
 
+    # built on first use (see _LAZY_PARTS)
+    _visual_model: pin.GeometryModel | None
+    _collision_model: pin.GeometryModel | None
+    _collisions: CollisionModel | None
+
     def __init__(self, model: pin.Model, *, urdf_path: str | Path | None = None,
                  package_dirs: Sequence[str | Path] = (), floating_base: bool = False, mimic: bool = True,
                  srdf: str | os.PathLike | SRDF | None = None, _loaded: LoadedUrdf | None = None,
@@ -86,28 +95,22 @@ class Robot(ModelIndex):
         """For pickle and deepcopy: no locks, per-thread data or lazily built parts; a robot loaded
         from a URDF is rebuilt from its text, any other model with mimic joints from the model
         without them (Pinocchio 4.1 crashes on unpickled mimic joints)."""
-        state = {k: v for k, v in self.__dict__.items() if k not in ("_lock", "_local", *_LAZY_PARTS)}
-        if self._loaded is not None:
-            state.pop("model")
-        elif self.model.mimicking_joints:
-            state["model"] = (loading.expand_mimic(self.model).model, loading.mimic_couplings(self.model))
-        return state
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_lock", "_local", "model", *_LAZY_PARTS)}
+        return {**state, "model": loading.model_state(self.model, self._loaded)}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._lock, self._local = threading.RLock(), threading.local()
         for key in _LAZY_PARTS:
             setattr(self, key, None)
-        if "model" not in state:
-            self.model = loading.build_model(self._loaded, floating_base=self.floating_base, mimic=self.mimic)
-        elif isinstance(state["model"], tuple):
-            self.model = loading.restore_mimic(*state["model"])
+        self.model = loading.restored_model(state["model"], self._loaded, floating_base=self.floating_base,
+                                            mimic=self.mimic)
 
     # ----------------------------------------------------------------- construction
     @classmethod
     def from_urdf(cls, path: str | Path, *, package_dirs: Sequence[str | Path] | None = None,
                   floating_base: bool = False, mimic: bool = True,
-                  srdf: str | os.PathLike | None = None) -> "Robot":
+                  srdf: str | os.PathLike | None = None) -> Robot:
         """Load a robot from a URDF file (and its SRDF).
 
         Args:
@@ -129,20 +132,16 @@ class Robot(ModelIndex):
                 leader that does not exist, ...) or that Pinocchio rejects; one line naming it.
             SRDFError: a bad SRDF, or one naming links the robot does not have.
         """
-        if not isinstance(path, (str, bytes, os.PathLike)):
-            raise URDFError(f"a URDF path must be a string or a path, not {type(path).__name__}")
-        if not (isinstance(floating_base, (bool, np.bool_)) and isinstance(mimic, (bool, np.bool_))):
-            raise URDFError(f"floating_base and mimic must be True or False, got {floating_base!r} and {mimic!r}")
-        path = Path(os.fsdecode(path))
-        loaded = loading.read_checked(path, mimic=bool(mimic), floating_base=bool(floating_base))
-        model = loading.build_model(loaded, floating_base=bool(floating_base), mimic=bool(mimic))
+        path, floating_base, mimic = loading.urdf_options(path, floating_base, mimic)
+        loaded = loading.read_checked(path, mimic=mimic, floating_base=floating_base)
+        model = loading.build_model(loaded, floating_base=floating_base, mimic=mimic)
         return cls(model, urdf_path=path, package_dirs=loading.package_folders(path, package_dirs),
-                   floating_base=bool(floating_base), mimic=bool(mimic), srdf=srdf, _loaded=loaded)
+                   floating_base=floating_base, mimic=mimic, srdf=srdf, _loaded=loaded)
 
     @classmethod
-    def from_pinocchio(cls, model, collision_model: pin.GeometryModel | None = None,
+    def from_pinocchio(cls, model: Any, collision_model: pin.GeometryModel | None = None,
                        visual_model: pin.GeometryModel | None = None, *,
-                       srdf: str | os.PathLike | None = None) -> "Robot":
+                       srdf: str | os.PathLike | None = None) -> Robot:
         """A robot from any Pinocchio loader: a ``pin.Model`` (or ``pin.RobotWrapper``, whose
         geometry is taken unless given here) and its geometry models, all copied. Without
         geometry the viewer draws frames only and there are no collision distances.
@@ -160,17 +159,13 @@ class Robot(ModelIndex):
         return robot
 
     @classmethod
-    def bundled(cls, name: str, **kwargs) -> "Robot":
+    def bundled(cls, name: str, **kwargs: Any) -> Robot:
         """Load one of the robots in reljac's ``urdf/`` folder (see :func:`bundled_robots`);
         keyword arguments as for :meth:`from_urdf`."""
-        names = bundled_robots()
-        if not isinstance(name, str) or name not in names:
-            hint = suggest(name, names) if isinstance(name, str) else ""
-            raise URDFError(f"no bundled robot named {name!r}{hint} (bundled: {', '.join(names)})")
-        return cls.from_urdf(BUNDLED_DIR / f"{name}.urdf", **kwargs)
+        return cls.from_urdf(robots.bundled_path(name), **kwargs)
 
     @classmethod
-    def load(cls, name_or_path: str | Path, **kwargs) -> "Robot":
+    def load(cls, name_or_path: str | Path, **kwargs: Any) -> Robot:
         """A robot by name (:func:`reljac.robots.available_robots`: bundled, then example-robot-data's
         with their SRDF, reference posture and floating base) or a URDF file by path (what the
         command line accepts). Keyword arguments as for :meth:`from_urdf` override a named robot's."""
@@ -262,7 +257,7 @@ class Robot(ModelIndex):
         return self.collisions.pairs
 
     # ----------------------------------------------------------------- configurations
-    def validate_q(self, q, *, name: str = "q", copy: bool = True) -> np.ndarray:
+    def validate_q(self, q: ArrayLike, *, name: str = "q", copy: bool = True) -> np.ndarray:
         """Return q as a float array of shape (nq,), or raise ConfigurationError.
 
         Checks the shape, finiteness, and unit norm of quaternion / (cos, sin) blocks
@@ -276,11 +271,11 @@ class Robot(ModelIndex):
         joint_space.check_unit_blocks(self, q, name)
         return q
 
-    def validate_v(self, v, *, name: str = "v") -> np.ndarray:
+    def validate_v(self, v: ArrayLike, *, name: str = "v") -> np.ndarray:
         """Return a velocity-like vector as a float array of shape (nv,), or raise."""
         return joint_space.as_vector(self, v, self.nv, name, tangent=True)
 
-    def normalize(self, q) -> np.ndarray:
+    def normalize(self, q: ArrayLike) -> np.ndarray:
         """q with its quaternion and (cos, sin) blocks normalized (pin.normalize).
 
         Raises:
@@ -317,12 +312,12 @@ class Robot(ModelIndex):
         q = joint_space.write_values(self, values, self.neutral())
         return self.validate_q(q, name="q from joint values")
 
-    def joint_values(self, q) -> dict[str, Value]:
+    def joint_values(self, q: ArrayLike) -> dict[str, Value]:
         """{joint name: value} at q (nq,): a number per one-DoF joint [rad or m], the angle of a
         continuous joint, a tuple of q entries for a joint with several (a floating base)."""
         return joint_space.joint_values(self, q)
 
-    def joint_velocities(self, v) -> dict[str, Value]:
+    def joint_velocities(self, v: ArrayLike) -> dict[str, Value]:
         """{joint name: velocity} of v (nv,) [rad/s or m/s]: a number, or a tuple for a joint
         with several velocities; the inverse of :meth:`v_from_joint_velocities`."""
         return joint_space.joint_velocities(self, v)
@@ -354,7 +349,7 @@ class Robot(ModelIndex):
         Talos's 'half_sitting'), else the neutral one; shape (nq,)."""
         return self.configuration(self.reference_posture) if self.reference_posture else self.neutral()
 
-    def locked(self, joints, q=None) -> "Robot":
+    def locked(self, joints: Any, q: ArrayLike | None = None) -> Robot:
         """This robot with `joints` locked: Pinocchio's reduced model, whose q and v leave them out.
 
         Args:
@@ -385,28 +380,3 @@ class Robot(ModelIndex):
     def __repr__(self) -> str:
         locked = f", locked={len(self.locked_joints)}" if self.locked_joints else ""
         return f"Robot('{self.name}', nq={self.nq}, nv={self.nv}, frames={self.model.nframes}{locked})"
-
-
-_converted: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_converting = threading.Lock()
-
-
-def as_robot(robot) -> Robot:
-    """A :class:`Robot` as it is; a ``pin.RobotWrapper`` or ``pin.Model`` as the Robot made of it
-    (:meth:`Robot.from_pinocchio`: copies, made once per object while it lives, so a controller
-    and its posture task given the same wrapper share one Robot; later edits of the wrapper are
-    not seen).
-
-    Raises:
-        ConfigurationError: anything else.
-    """
-    if isinstance(robot, Robot):
-        return robot
-    with _converting:
-        try:
-            converted = _converted.get(robot)
-        except TypeError:  # not weakly referable: a new Robot each time
-            return Robot.from_pinocchio(robot)
-        if converted is None:
-            converted = _converted[robot] = Robot.from_pinocchio(robot)
-        return converted

@@ -11,19 +11,22 @@ file is used as it is). Two sources, bundled first:
   that loader; the table below restates its facts (a robot the loader builds by code, such as
   ``talos_legs``, ``human``, ``panda_collision`` or the SDF ``cassie``, is left out).
 
-:func:`available_robots` lists the names that resolve here (the files are installed).
+:func:`available_robots` lists the names that resolve here (the files are installed), and
+:func:`as_robot` takes a Robot or any Pinocchio model wherever reljac expects a Robot.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .exceptions import URDFError, suggest
-from .urdf_checks import exists_on_disk
+from .urdf_files import exists_on_disk
 
 if TYPE_CHECKING:  # pragma: no cover
     from .robot import Robot
@@ -120,9 +123,10 @@ def _entries() -> dict[str, _Entry]:
     add("tiago_pro", "tiago_pro_description", "tiago_pro.urdf")
     # UR arms: no reference posture (neutral). Upstream's table sends 'ur3' to the UR5 loader, an
     # evident slip: here 'ur3' is the UR3.
-    for arm, srdf in (("ur3", None), ("ur5", "ur5.srdf"), ("ur10", None)):
-        add(arm, "ur_description", f"{arm}_robot.urdf", srdf, None, sub="urdf")
-        add(f"{arm}_limited", "ur_description", f"{arm}_joint_limited_robot.urdf", srdf, None, sub="urdf")
+    arms: tuple[tuple[str, str | None], ...] = (("ur3", None), ("ur5", "ur5.srdf"), ("ur10", None))
+    for arm, arm_srdf in arms:
+        add(arm, "ur_description", f"{arm}_robot.urdf", arm_srdf, None, sub="urdf")
+        add(f"{arm}_limited", "ur_description", f"{arm}_joint_limited_robot.urdf", arm_srdf, None, sub="urdf")
     for arm in ("ur3", "ur5"):
         add(f"{arm}_gripper", "ur_description", f"{arm}_gripper.urdf", f"{arm}_gripper.srdf", None, sub="urdf")
     return table
@@ -162,6 +166,19 @@ class RobotSource:
 def bundled_robots() -> list[str]:
     """Names of the robots shipped in reljac's ``urdf/`` folder, sorted."""
     return sorted(p.stem for p in BUNDLED_DIR.glob("*.urdf"))
+
+
+def bundled_path(name: str) -> Path:
+    """The URDF file of the bundled robot `name`.
+
+    Raises:
+        URDFError: no bundled robot has that name (near matches and the bundled names listed).
+    """
+    names = bundled_robots()
+    if not isinstance(name, str) or name not in names:
+        hint = suggest(name, names) if isinstance(name, str) else ""
+        raise URDFError(f"no bundled robot named {name!r}{hint} (bundled: {', '.join(names)})")
+    return BUNDLED_DIR / f"{name}.urdf"
 
 
 def example_robot_data_dir() -> Path | None:
@@ -226,7 +243,7 @@ def resolve(name: str) -> RobotSource:
                        entry.posture if srdf is not None else None, entry.mimic)
 
 
-def load(cls, name_or_path, **kwargs) -> "Robot":
+def load(cls: type[Robot], name_or_path: Any, **kwargs: Any) -> Robot:
     """:meth:`Robot.load`: a name (bundled first) or a path to a URDF file."""
     if not isinstance(name_or_path, (str, os.PathLike)):
         raise URDFError(f"a robot is a name or a URDF path, not {type(name_or_path).__name__}")
@@ -243,3 +260,30 @@ def load(cls, name_or_path, **kwargs) -> "Robot":
         robot.srdf = read_srdf(source.srdf).restricted(robot.link_names, robot.joint_frame_names)
         robot.reference_posture = source.posture
     return robot
+
+
+_converted: weakref.WeakKeyDictionary[Any, Robot] = weakref.WeakKeyDictionary()
+_converting = threading.Lock()
+
+
+def as_robot(robot: Any) -> Robot:
+    """A :class:`Robot` as it is; a ``pin.RobotWrapper`` or ``pin.Model`` as the Robot made of it
+    (:meth:`Robot.from_pinocchio`: copies, made once per object while it lives, so a controller
+    and its posture task given the same wrapper share one Robot; later edits of the wrapper are
+    not seen).
+
+    Raises:
+        ConfigurationError: anything else.
+    """
+    from .robot import Robot  # robot.py imports this module
+
+    if isinstance(robot, Robot):
+        return robot
+    with _converting:
+        try:
+            converted = _converted.get(robot)
+        except TypeError:  # not weakly referable: a new Robot each time
+            return Robot.from_pinocchio(robot)
+        if converted is None:
+            converted = _converted[robot] = Robot.from_pinocchio(robot)
+        return converted

@@ -4,8 +4,8 @@ Pinocchio (through urdfdom) accepts some URDFs it then gets wrong without a word
 cycle silently dropped, a floating joint's <mimic> ignored, an inertial block with a bad number
 read as zero mass) and rejects others with multi-line C++ messages that name no element. So:
 
-* :func:`read_urdf` reads the file itself (FIFOs, symbolic-link loops, folders and unreadable paths
-  get their own message; nothing is handed to C++ by path);
+* :mod:`reljac.urdf_files` reads the file itself (FIFOs, symbolic-link loops, folders and
+  unreadable paths get their own message; nothing is handed to C++ by path) and parses its XML;
 * :func:`check_urdf` checks the XML first (names, joint types, numbers, limits, the tree, the mimic
   graph, inertial and geometry elements), each failure one line naming the element;
 * :func:`check_loaded` compares Pinocchio's model with the file afterwards (nothing dropped);
@@ -17,10 +17,7 @@ not use them (the two layers stay independent).
 
 from __future__ import annotations
 
-import errno
 import math
-import os
-import stat
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
@@ -29,62 +26,9 @@ from .exceptions import URDFError, suggest
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 ONE_DOF = ("revolute", "continuous", "prismatic")
 WORLD_JOINT = "universe"  # Pinocchio's name for the world joint and frame
-MAX_BYTES = 256 * 2**20  # larger files are refused before they are read
 #: Largest |number| in origins, axes, shapes, inertials and mimics (limits excepted): products of
 #: three such numbers stay finite (reljac.robot.MAX_COORDINATE bounds q and v the same way).
 MAX_NUMBER = 1e100
-
-
-def shown(path: str | os.PathLike) -> str:
-    """A path as printable one-line text (bytes that are not UTF-8 and control characters
-    become \\x escapes)."""
-    try:
-        text = os.fsencode(path).decode("utf-8", "backslashreplace")
-    except (TypeError, ValueError):
-        text = str(path).encode("utf-8", "backslashreplace").decode("utf-8")
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)  # NUL, newlines: escaped
-
-
-# ----------------------------------------------------------------------------- reading
-def read_urdf(path: str | os.PathLike) -> bytes:
-    """The bytes of a URDF file; URDFError naming why it cannot be read (one line)."""
-    name = f"'{shown(path)}'"
-    try:
-        info = os.stat(path)
-    except OSError as exc:
-        raise URDFError(_unreachable(path, name, exc)) from None
-    except ValueError:
-        raise URDFError(f"URDF path {name} contains a NUL byte; no file has such a name") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise URDFError(f"{name} is a directory, not a URDF file")
-    if not stat.S_ISREG(info.st_mode):
-        kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(info.st_mode) else "a socket" if stat.S_ISSOCK(info.st_mode)
-                else "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else "not a regular file")
-        raise URDFError(f"{name} is {kind}; a URDF must be a regular file")
-    if info.st_size > MAX_BYTES:
-        raise URDFError(f"URDF file {name} has {info.st_size / 2**20:.0f} MB; reljac reads URDF files "
-                        f"up to {MAX_BYTES // 2**20} MB")
-    try:
-        with open(path, "rb") as file:
-            return file.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise URDFError(_unreachable(path, name, exc)) from None
-
-
-def _unreachable(path, name: str, exc: OSError) -> str:
-    if exc.errno == errno.ENOENT:
-        if os.path.lexists(path):
-            return f"URDF file {name} is a symbolic link to a file that does not exist"
-        return f"URDF file {name} does not exist"
-    reasons = {
-        errno.ELOOP: "is a symbolic link loop (or has too many levels of links)",
-        errno.EACCES: "cannot be read: permission denied (on the file or one of its folders)",
-        errno.EPERM: "cannot be read: operation not permitted",
-        errno.ENOTDIR: "cannot be reached: a part of its path is not a folder",
-        errno.ENAMETOOLONG: "cannot be reached: its name is too long",
-    }
-    reason = reasons.get(exc.errno, f"cannot be read: {exc.strerror or exc}")
-    return f"URDF file {name} {reason}"
 
 
 # ----------------------------------------------------------------------------- the file's structure
@@ -106,19 +50,6 @@ class Urdf:
     joints: tuple[Joint, ...]
     root: str
     xml: ET.Element
-
-
-def parse_xml(data: bytes, source: str) -> ET.Element:
-    """The <robot> element of URDF bytes, or URDFError (not well-formed, wrong root)."""
-    try:
-        root = ET.fromstring(data)
-    except ET.ParseError as exc:
-        raise URDFError(f"URDF {source} is not well-formed XML: {exc}") from None
-    except (ValueError, LookupError) as exc:  # e.g. an unknown declared encoding
-        raise URDFError(f"URDF {source} cannot be decoded: {exc}") from None
-    if root.tag != "robot":
-        raise URDFError(f"URDF {source} has root element <{root.tag}>, expected <robot>")
-    return root
 
 
 def check_urdf(root: ET.Element, source: str, *, mimic: bool = True, floating_base: bool = False) -> Urdf:
@@ -152,7 +83,7 @@ def check_urdf(root: ET.Element, source: str, *, mimic: bool = True, floating_ba
             raise URDFError(f"{where}: joint name '{joint.name}' is reserved for the joint Pinocchio adds "
                             + ("above the root (floating_base=True)" if joint.name != WORLD_JOINT else "as the world"))
     robot_root = _check_tree(tuple(links), joints, where)
-    urdf = Urdf(root.get("name"), tuple(links), tuple(joints), robot_root, root)
+    urdf = Urdf(root.get("name", ""), tuple(links), tuple(joints), robot_root, root)
     if mimic:
         _check_mimic_graph(urdf, where)
     return urdf
@@ -181,9 +112,10 @@ def _numbers(element: ET.Element | None, attribute: str, where: str, *, required
              minimum: float | None = None) -> tuple[float, ...] | None:
     """3 finite numbers from an attribute ("x y z"), each |x| <= MAX_NUMBER."""
     text = None if element is None else element.get(attribute)
-    if text is None:
+    if element is None or text is None:
         if required:
-            raise URDFError(f"{where}: <{element.tag}> has no {attribute} attribute")
+            tag = "?" if element is None else element.tag
+            raise URDFError(f"{where}: <{tag}> has no {attribute} attribute")
         return None
     try:
         values = tuple(float(word) for word in text.split())
@@ -398,14 +330,3 @@ def check_loaded(urdf: Urdf, joint_names: list[str], frames: list[tuple[str, str
         raise URDFError(f"URDF {source}: Pinocchio's model does not match the file (missing: "
                         f"{missing[:8] or 'none'}; unexpected: {extra[:8] or 'none'}); reljac refuses "
                         "a model that dropped part of the robot")
-
-
-def exists_on_disk(path: str | os.PathLike) -> bool:
-    """True when `path` names something on disk (even a broken link or an unreadable entry)."""
-    try:
-        os.lstat(path)
-    except OSError as exc:
-        return exc.errno not in (errno.ENOENT, errno.ENOTDIR)
-    except ValueError:  # a NUL byte: no such file can exist
-        return False
-    return True

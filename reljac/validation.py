@@ -1,28 +1,78 @@
-"""Checks of user-given vectors, rotations and poses, shared by tasks, costs, constraints and views.
+"""User values -> clean arrays and numbers, and the one rule for which exception a mistake raises.
 
-Each returns a clean float copy or raises :class:`~reljac.exceptions.TaskError` naming the value.
+numpy only: the in-house reference (:mod:`reljac.reference`) uses it without loading Pinocchio;
+poses and rotations given as ``pin.SE3`` are converted by :mod:`reljac.poses`. Every converter
+returns a new float copy (never a view of the caller's array), refuses booleans, text and complex
+numbers (numpy would read True as 1.0, "0.5" as 0.5 and drop imaginary parts) and non-finite
+entries, and raises one line naming the value and what is valid.
+
+Which exception a mistake raises
+--------------------------------
+The mistake is named by what the value belongs to; every class is a :class:`~reljac.ReljacError`
+and a ``ValueError`` (:mod:`reljac.exceptions`). A converter here takes the class as ``error=``
+from its caller, which picks it by this table:
+
+| the value | exception |
+| --- | --- |
+| a frame or joint name (or id) the robot does not have | FrameNotFound, JointNotFound |
+| a URDF or SRDF file, or its content | URDFError, SRDFError |
+| a joint-space value, or a setting of a controller, a limit or a viewer | ConfigurationError |
+| a task, cost, target or constraint, or a parameter of a solve or an analysis | TaskError |
+| collision geometry, pairs, obstacles and distance bounds | CollisionError |
+| a capability map's parameters or file | MapError |
+
+Joint-space values are q, v, joint values, per-joint arrays (nq or nv entries: velocity limits,
+constraint Jacobian columns) and the seeds of random configurations; settings are dt, limit gains,
+margins, damping, backend and constraints, and a viewer's scale, sizes, overlay names and camera.
+What is asked of the robot: a task's or cost's target, gain, weight or max_speed, a constraint's
+points and normal, a pose or rotation given as a target, and a solve's or an analysis' tol,
+iteration counts, samples and rows.
+
+So ``tol`` is a TaskError for :func:`~reljac.ik.solve` and :func:`~reljac.ik.solve_nlp` alike,
+and ``gain`` a TaskError on a task but a ConfigurationError on a limit (a limit belongs to the
+controller). The defaults below follow the table for the values they are used for most.
 """
 
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
-import pinocchio as pin
 
-from .exceptions import ConfigurationError, TaskError
+from .exceptions import ConfigurationError, ReljacError, TaskError
 
-ROTATION_TOLERANCE = 1e-6  # max |R^T R - I| entry accepted as a rotation
+__all__ = [
+    "ROTATION_TOLERANCE",
+    "as_count",
+    "as_float",
+    "as_frame_ref",
+    "as_matrix",
+    "as_rng",
+    "as_task_rows",
+    "as_vector",
+    "check_rotation",
+    "is_real_number",
+    "real_array",
+    "short_repr",
+]
+
+ROTATION_TOLERANCE = 1e-6  # max |R^T R - I| entry accepted as a rotation; max |1 - |e|| of a unit quaternion
+
+ErrorClass = type[ReljacError]
+#: Rows of a 6-row Jacobian [linear; angular] by name, and the named parts of it.
+ROW_NAMES = ("vx", "vy", "vz", "wx", "wy", "wz")
+PARTS = {"position": (0, 1, 2), "orientation": (3, 4, 5), "full": (0, 1, 2, 3, 4, 5)}
 
 
-def is_real_number(x) -> bool:
+def is_real_number(x: object) -> bool:
     """A real number that is not a bool (numbers.Real: int, float, numpy integers and floats)."""
     return isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))
 
 
-def real_array(x, *, copy: bool = True) -> np.ndarray | None:
+def real_array(x: Any, *, copy: bool = True) -> np.ndarray | None:
     """x as a float64 array when every entry is a real number (not a bool, text or complex
-    number; numpy would read True as 1.0, '0.5' as 0.5 and drop imaginary parts), else None."""
+    number), else None. With ``copy=False`` a float64 array is returned as it is."""
     if type(x) is np.ndarray and x.dtype.kind in "fiu":
         return np.array(x, dtype=float) if copy else np.asarray(x, dtype=float)
     if isinstance(x, (str, bytes)) or (isinstance(x, (list, tuple)) and not _all_real(x)):
@@ -54,72 +104,117 @@ def _all_real(items: list | tuple) -> bool:
     return True
 
 
-def as_vector(x, size: int, what: str) -> np.ndarray:
-    """x as a float array of shape (size,) with finite real entries."""
+def short_repr(x: object, limit: int = 80) -> str:
+    """repr(x) on one line, cut to `limit` characters (for messages about a user's value)."""
+    text = " ".join(repr(x).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def as_vector(x: Any, size: int, what: str, *, error: ErrorClass = TaskError) -> np.ndarray:
+    """x as a float array of shape (size,) with finite real entries (a copy)."""
     arr = real_array(x)
     if arr is None:
-        raise TaskError(f"{what} must be {size} finite real numbers, got {_short(x)}")
+        raise error(f"{what} must be {size} finite real numbers, got {short_repr(x)}")
     arr = arr.reshape(-1)
     if arr.shape != (size,) or not np.isfinite(arr).all():
-        raise TaskError(f"{what} must be {size} finite numbers, got {arr.size} entries: {arr.tolist()}")
+        raise error(f"{what} must be {size} finite numbers, got {arr.size} entries: {arr.tolist()}")
     return arr
 
 
-def check_rotation(R: np.ndarray, what: str) -> None:
-    """Raise unless R (3, 3) is finite, orthonormal and right-handed."""
+def as_matrix(x: Any, columns: int, what: str, *, rows: str = "k", note: str = "",
+              error: ErrorClass = ConfigurationError) -> np.ndarray:
+    """x as a C-contiguous float array (rows, columns) of finite real entries (a copy); one row
+    may be given as shape (columns,). `rows` names the row count in messages ("k", "N"), `note`
+    is added to the shape message."""
+    arr = real_array(x)
+    if arr is None:
+        raise error(f"{what} must be a ({rows}, {columns}) array of real numbers, got {short_repr(x)}")
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2 or arr.shape[1] != columns:
+        raise error(f"{what} has shape {arr.shape}, expected ({rows}, {columns}){note}")
+    if not np.isfinite(arr).all():
+        raise error(f"{what} has non-finite entries")
+    return np.ascontiguousarray(arr)
+
+
+def check_rotation(R: np.ndarray, what: str, *, error: ErrorClass = TaskError) -> None:
+    """Raise unless R (3, 3) is finite, orthonormal and right-handed (within ROTATION_TOLERANCE)."""
     if not np.isfinite(R).all():
-        raise TaskError(f"{what} has a non-finite rotation")
+        raise error(f"{what} has a non-finite rotation")
     if np.abs(R.T @ R - np.eye(3)).max() > ROTATION_TOLERANCE or np.linalg.det(R) < 0:
-        raise TaskError(f"{what}: its rotation is not a rotation matrix (R^T R != I or det < 0)")
+        raise error(f"{what} is not a rotation matrix (R^T R != I or det(R) < 0)")
 
 
-def as_se3(T, what: str) -> pin.SE3:
-    """A pin.SE3 (a copy) from a pin.SE3 or a (4, 4) homogeneous matrix."""
-    if isinstance(T, pin.SE3):
-        M = T.homogeneous
-    else:
-        M = real_array(T)
-        if M is None:
-            raise TaskError(f"{what} must be a pin.SE3 or a (4, 4) array of real numbers, got {_short(T)}")
-        if M.shape != (4, 4):
-            raise TaskError(f"{what} has shape {M.shape}, expected (4, 4) (or give a pin.SE3)")
-    if not np.isfinite(M).all():
-        raise TaskError(f"{what} has non-finite entries")
-    if not np.allclose(M[3], [0.0, 0.0, 0.0, 1.0]):
-        raise TaskError(f"{what}'s last row is {M[3].tolist()}, expected [0, 0, 0, 1]")
-    check_rotation(M[:3, :3], what)
-    return pin.SE3(np.array(M[:3, :3]), np.array(M[:3, 3]))
+def as_float(x: Any, what: str, *, minimum: float | None = None, strict: bool = False, allow_inf: bool = False,
+             valid: str | None = None, error: ErrorClass = TaskError) -> float:
+    """x as a real number (not a bool, not text), finite unless `allow_inf`, and > `minimum`
+    (`strict`) or >= `minimum`.
 
-
-def as_float(x, what: str, *, minimum: float | None = None, strict: bool = False,
-             error: type[Exception] = TaskError) -> float:
-    """x as a finite real number (not a bool), optionally > or >= `minimum`."""
+    `valid` words what is valid ("a positive number of metres"): every mistake then reads
+    "{what} must be {valid}, got {x!r}".
+    """
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
-        raise error(f"{what} must be a real number, got {x!r}")
+        raise error(f"{what} must be {valid or 'a real number'}, got {short_repr(x)}")
     value = float(x)
-    if not np.isfinite(value):
-        raise error(f"{what} must be finite, got {value}")
+    if value != value or (not allow_inf and not np.isfinite(value)):
+        raise error(f"{what} must be {valid or 'finite'}, got {value}")
     if minimum is not None and (value <= minimum if strict else value < minimum):
-        raise error(f"{what} must be {'>' if strict else '>='} {minimum}, got {value}")
+        raise error(f"{what} must be {valid or ('>' if strict else '>=') + f' {minimum}'}, got {value}")
     return value
 
 
-def as_count(x, what: str, *, minimum: int = 0, error: type[Exception] = ConfigurationError) -> int:
+def as_count(x: Any, what: str, *, minimum: int = 0, error: ErrorClass = TaskError) -> int:
     """x as an integer (not a bool, not a float) >= minimum."""
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
-        raise error(f"{what} must be an integer, got {x!r}")
+        raise error(f"{what} must be an integer, got {short_repr(x)}")
     if int(x) < minimum:
         raise error(f"{what} must be >= {minimum}, got {int(x)}")
     return int(x)
 
 
-def _short(x: object, limit: int = 80) -> str:
-    text = " ".join(repr(x).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def as_frame_ref(frame: Any, what: str, *, error: ErrorClass = TaskError) -> str | int:
+    """A frame given by name (str) or id (int), as it is; the robot resolves it later
+    (FrameNotFound when it has no such frame)."""
+    if isinstance(frame, (bool, np.bool_)) or not isinstance(frame, (str, int, np.integer)):
+        raise error(f"{what} must be a frame name (str) or id (int), got {frame!r}")
+    return frame if isinstance(frame, str) else int(frame)
 
 
-def as_rng(seed) -> np.random.Generator:
-    """A numpy Generator from None, a Generator, or a non-negative integer seed."""
+def as_rng(seed: Any, what: str = "seed", *, error: ErrorClass = ConfigurationError) -> np.random.Generator:
+    """A numpy Generator from None (fresh entropy), a Generator (used as it is), a BitGenerator
+    or SeedSequence, or an integer seed >= 0."""
     if seed is None or isinstance(seed, np.random.Generator):
         return np.random.default_rng(seed)
-    return np.random.default_rng(as_count(seed, "seed"))
+    if isinstance(seed, (np.random.BitGenerator, np.random.SeedSequence)):
+        return np.random.default_rng(seed)
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise error(f"{what} must be a numpy Generator, an integer seed >= 0 or None, got {short_repr(seed)}")
+    return np.random.default_rng(int(seed))
+
+
+def as_task_rows(part: Any, *, error: ErrorClass = TaskError) -> tuple[int, ...]:
+    """Rows of a 6-row Jacobian [vx, vy, vz, wx, wy, wz] selected by `part`: "position"
+    (0, 1, 2), "orientation" (3, 4, 5), "full", or distinct rows given by name ("vx", ...) or
+    by integer index 0..5 (floats and bools are not row indices)."""
+    usage = f"part must be one of {', '.join(PARTS)} or distinct integer row indices in 0..5 (or names)"
+    if isinstance(part, str):
+        named = PARTS.get(part)
+        if named is None:
+            raise error(f"{usage}, got {part!r}")
+        return named
+    try:
+        items = list(part)
+    except TypeError:
+        raise error(f"{usage}, got {short_repr(part)}") from None
+    rows = []
+    for r in items:
+        if isinstance(r, str) and r in ROW_NAMES:
+            rows.append(ROW_NAMES.index(r))
+        elif isinstance(r, (int, np.integer)) and not isinstance(r, (bool, np.bool_)):
+            rows.append(int(r))
+        else:
+            raise error(f"{usage} ({', '.join(ROW_NAMES)}), got {short_repr(items)}")
+    if not rows or len(set(rows)) != len(rows) or not all(0 <= r < 6 for r in rows):
+        raise error(f"row indices must be distinct integers in 0..5 ({', '.join(ROW_NAMES)}), got {tuple(rows)}")
+    return tuple(rows)

@@ -1,17 +1,14 @@
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-# Subprocesses started by the tests (python -c ..., python -m reljac.cli) run in the repository's
-# root: without this, Python would put the working directory first on sys.path and import the
-# source tree, which has no compiled core, instead of the installed reljac the tests are about.
+# Subprocesses started by the tests (python -c ..., python -m reljac.apps.cli) run in the
+# repository's root: without this, Python would put the working directory first on sys.path and
+# import the source tree, which has no compiled core, instead of the installed reljac the tests
+# are about.
 os.environ["PYTHONSAFEPATH"] = "1"
 
 

@@ -8,14 +8,8 @@ import pytest
 
 import reljac
 from reljac import FrameNotFound, TaskError
-from reljac.analysis import (
-    format_workspace_summary,
-    frame_manipulability,
-    manipulability,
-    reference_to_pinocchio_q,
-    relative_manipulability,
-    workspace_summary,
-)
+from reljac.analysis import frame_manipulability, manipulability, relative_manipulability
+from reljac.workspace import format_workspace_summary, reference_to_pinocchio_q, workspace_summary
 
 L1, L2 = 1.0, 0.8  # planar_2link link lengths [m]
 
@@ -94,7 +88,7 @@ def test_reference_configurations_map_to_the_same_placements(name, rng):
     q_ref = ref.random_configuration(rng, n=5)
     qs = reference_to_pinocchio_q(robot, ref, q_ref)
     frames = [f for f in ref.frame_names if f != "universe"][-6:]
-    for q_r, q in zip(q_ref, qs):
+    for q_r, q in zip(q_ref, qs, strict=True):
         robot.validate_q(q)
         kin = reljac.Kinematics(robot, q)
         for frame in frames:

@@ -20,6 +20,7 @@ import reljac.analysis
 import reljac.constraints
 import reljac.costs
 import reljac.ik
+import reljac.workspace
 from reljac import Robot
 from reljac.exceptions import ConfigurationError, ReljacError, TaskError, URDFError
 
@@ -63,7 +64,7 @@ def _no_dof_urdf(tmp_path):
 
 
 def _run_cli(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "reljac.cli", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "reljac.apps.cli", *map(str, args)],
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -204,7 +205,7 @@ def test_robot_bad_arguments_raise_reljac_errors(planar, call):
 
 def test_negative_seed_in_workspace_summary(planar):
     with pytest.raises(ReljacError):
-        reljac.analysis.workspace_summary(planar, "universe", "tip", 5, seed=-1)
+        reljac.workspace.workspace_summary(planar, "universe", "tip", 5, seed=-1)
 
 
 # ----------------------------------------------------------------------------- analysis
@@ -212,7 +213,7 @@ def test_workspace_summary_of_always_singular_task_has_no_nan(planar):
     """tip in tip: every sample singular, condition numbers all inf; np.quantile(inf...) gives NaN."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        summary = reljac.analysis.workspace_summary(planar, "tip", "tip", 5)
+        summary = reljac.workspace.workspace_summary(planar, "tip", "tip", 5)
     for stats in (summary.index, summary.smallest_singular_value, summary.condition_number):
         assert not any(np.isnan(v) for v in stats.values()), stats
 
@@ -220,7 +221,7 @@ def test_workspace_summary_of_always_singular_task_has_no_nan(planar):
 def test_workspace_summary_full_part_of_planar_robot_has_no_nan(planar):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        summary = reljac.analysis.workspace_summary(planar, "universe", "tip", 5, part="full")
+        summary = reljac.workspace.workspace_summary(planar, "universe", "tip", 5, part="full")
     assert not any(np.isnan(v) for v in summary.condition_number.values()), summary.condition_number
 
 
@@ -373,7 +374,7 @@ def test_solve_nlp_on_a_zero_dof_robot_is_a_reljac_error(tmp_path):
 @pytest.fixture(scope="module")
 def ref_planar():
     from reljac.reference import ReferenceRobot
-    from reljac.robot import BUNDLED_DIR
+    from reljac.robots import BUNDLED_DIR
 
     return ReferenceRobot.from_urdf(BUNDLED_DIR / "planar_2link.urdf")
 
@@ -388,7 +389,7 @@ def test_reference_integrate_rejects_non_finite_dt(ref_planar):
 
 def test_reference_integrate_huge_velocity_is_not_nan():
     from reljac.reference import ReferenceRobot
-    from reljac.robot import BUNDLED_DIR
+    from reljac.robots import BUNDLED_DIR
 
     ref = ReferenceRobot.from_urdf(BUNDLED_DIR / "tree30.urdf")
     with warnings.catch_warnings():

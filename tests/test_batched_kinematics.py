@@ -8,12 +8,12 @@ import threading
 import numpy as np
 import pinocchio as pin
 import pytest
+from helpers import EXAMPLE_ROBOTS, example_robot_data_dir, load_random_tree, random_pairs, urdf_trees
 from hypothesis import HealthCheck, given, settings
 
 import reljac
-from reljac.exceptions import UnsupportedJoint
-from helpers import EXAMPLE_ROBOTS, example_robot_data_dir, load_random_tree, random_pairs, urdf_trees
 from reljac.analysis import manipulability
+from reljac.exceptions import UnsupportedJoint
 from reljac.maps.compiled import compiled_available, export, python_relative_kinematics, relative_kinematics
 
 pytestmark = pytest.mark.skipif(not compiled_available(), reason="the compiled core is not built")
@@ -109,8 +109,8 @@ def test_unsupported_joint_names_the_joint_and_the_python_path_still_works():
 
 
 def test_matches_the_in_house_reference():
-    from reljac.check import LayerMap
     from reljac.reference import ReferenceRobot
+    from reljac.reference_map import LayerMap
 
     for name, (a, b) in (("dual_arm", ("left_tool", "right_tool")), ("hand", ("index_tip", "thumb_tip"))):
         robot = reljac.Robot.bundled(name)

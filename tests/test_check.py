@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
+from helpers import EXAMPLE_ROBOTS, example_robot_data_dir
 
 import reljac
-from reljac.check import check_robot, check_urdf
-from reljac.cli import main
+import reljac.robots
+from reljac.apps.check import check_robot, check_urdf
+from reljac.apps.cli import main
 from reljac.reference import ReferenceRobot
 from reljac.relative import Kinematics
-
-from helpers import EXAMPLE_ROBOTS, example_robot_data_dir
 
 
 @pytest.mark.parametrize("name", reljac.bundled_robots())
@@ -68,7 +68,7 @@ def test_a_wrong_relative_jacobian_formula_is_detected(monkeypatch, wrong):
 
 def test_a_wrong_joint_is_named(tmp_path):
     """Same joints, different axis in one layer: the report names the first bad frame and its joint."""
-    text = (reljac.robot.BUNDLED_DIR / "planar_2link.urdf").read_text()
+    text = (reljac.robots.BUNDLED_DIR / "planar_2link.urdf").read_text()
     robot = reljac.Robot.bundled("planar_2link")
     other = tmp_path / "tilted.urdf"
     second = text.index('<axis xyz="0 0 1"/>', text.index('<axis xyz="0 0 1"/>') + 1)  # joint2's axis

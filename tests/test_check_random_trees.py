@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import assert_jacobian_rates_match_finite_differences, load_random_tree, urdf_trees
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import reljac
-from reljac.check import check_robot
+from reljac.apps.check import check_robot
 from reljac.reference import ReferenceRobot
 
-from helpers import assert_jacobian_rates_match_finite_differences, load_random_tree, urdf_trees
 
 @settings(max_examples=100, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=urdf_trees(), floating_base=st.booleans(), seed=st.integers(0, 1000))
@@ -29,7 +29,7 @@ def test_relative_jacobians_for_every_expressed_in_frame_agree(name):
     """Beyond a, b and world: a third frame c, against the reference."""
     robot = reljac.Robot.bundled(name)
     ref = ReferenceRobot.from_urdf(robot.urdf_path)
-    from reljac.check import LayerMap
+    from reljac.reference_map import LayerMap
 
     layers = LayerMap(robot, ref)
     rng = np.random.default_rng(3)

@@ -7,7 +7,7 @@ import re
 import numpy as np
 
 import reljac
-from reljac.cli import main
+from reljac.apps.cli import main
 
 
 def test_info_lists_joints_limits_and_the_frame_tree(capsys):

@@ -11,7 +11,7 @@ import pytest
 
 import reljac
 from reljac import robots
-from reljac.cli import main
+from reljac.apps.cli import main
 
 needs_erd = pytest.mark.skipif(robots.example_robot_data_dir() is None, reason="example-robot-data is not installed")
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from reljac.cli import build_parser, main
+from reljac.apps.cli import build_parser, main
 
 ENV = dict(os.environ)  # subprocesses import the installed reljac (see conftest.py)
 
@@ -32,7 +32,7 @@ def run_main(*args):
 def reljac_program(*args) -> list:
     """The installed `reljac` program next to this Python (what users run), with arguments."""
     program = Path(sys.executable).with_name("reljac")
-    head = [str(program)] if program.exists() else [sys.executable, "-m", "reljac.cli"]
+    head = [str(program)] if program.exists() else [sys.executable, "-m", "reljac.apps.cli"]
     return head + list(args)
 
 
@@ -96,7 +96,7 @@ def test_no_mimic_reaches_info_and_check(capsys):
     assert code == 0 and "nq = 12, nv = 12" in out
     code, out, err = run_main("check", "hand", "--no-mimic", "--samples", "3")
     assert code == 0 and "OK: the layers agree" in out, out + err
-    from reljac.check import check_urdf
+    from reljac.apps.check import check_urdf
 
     report = check_urdf("hand", mimic=False, samples=3)
     assert report.ok
@@ -143,7 +143,7 @@ def _interrupt_after(argv, delay: float):
 @pytest.mark.parametrize("delay", [0.4, 1.5, 3.0])
 def test_ctrl_c_while_computing_is_one_line_and_exit_130(tmp_path, delay):
     chain = chain_urdf(tmp_path / "chain.urdf", 150)  # check takes ~20 s: always interrupted
-    code, out, err = _interrupt_after(reljac_program("check", str(chain), "--samples", "30"), delay)
+    code, _out, err = _interrupt_after(reljac_program("check", str(chain), "--samples", "30"), delay)
     assert code == 130, (code, err)
     assert err.strip() == "reljac: interrupted", err
 

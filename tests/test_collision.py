@@ -6,15 +6,13 @@ import itertools
 import textwrap
 
 import numpy as np
-import pinocchio as pin
 import pytest
+from helpers import EXAMPLE_ROBOTS, example_robot_data_dir
 
 import reljac
 import reljac.collision
 from reljac.collision import CollisionModel, box, capsule, cylinder, mesh, read_srdf, sphere
 from reljac.exceptions import CollisionError, FrameNotFound, ReljacError, SRDFError
-
-from helpers import EXAMPLE_ROBOTS, example_robot_data_dir
 
 ROBOTS = example_robot_data_dir()
 needs_robots = pytest.mark.skipif(ROBOTS is None, reason="needs example-robot-data")

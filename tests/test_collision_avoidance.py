@@ -7,6 +7,8 @@ systems with collision rows.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -78,7 +80,7 @@ def test_arms_sent_through_each_other_keep_the_minimum_distance(dual_arm, backen
     while steps < 1000:
         if model.distances(q0, jacobians=False).distance.min() >= 0.012:  # touching starts: see push-out
             levels = _crossing_levels(dual_arm, q0, (100.0, 20.0)[k % 2])
-            lowest, q, ctrl = _run(dual_arm, levels, q0, 250, backend, model)
+            lowest, q, _ctrl = _run(dual_arm, levels, q0, 250, backend, model)
             steps, k = steps + 250, k + 1
             assert lowest >= 0.01 - 1e-4, lowest
         q0 = dual_arm.random_configuration(rng)
@@ -98,7 +100,7 @@ def test_top_task_compatible_with_the_constraints_is_met(dual_arm, backend):
     model = CollisionModel(dual_arm)
     q0 = _middle(dual_arm)
     levels = _crossing_levels(dual_arm, q0, 100.0)
-    lowest, q, ctrl = _run(dual_arm, levels, q0, 300, backend, model)
+    lowest, q, _ctrl = _run(dual_arm, levels, q0, 300, backend, model)
     errors = levels[0][0].error_norms(Kinematics(dual_arm, q))
     assert errors["position"] < 1e-4 and errors["orientation"] < 1e-4
     assert lowest >= 0.01 - 1e-4
@@ -145,7 +147,7 @@ def test_a_pair_closer_than_the_minimum_is_pushed_out(dual_arm, backend):
         q = ctrl.step(q)
         distances.append(model.distances(q, jacobians=False).distance.min())
     assert distances[-1] >= 0.01 - 1e-4
-    assert all(b >= a - 1e-6 for a, b in zip(distances[:20], distances[1:21]))  # out, not back and forth
+    assert all(b >= a - 1e-6 for a, b in itertools.pairwise(distances[:21]))  # out, not back and forth
 
 
 def test_compiled_solver_equals_the_python_solver_with_collision_rows(dual_arm):

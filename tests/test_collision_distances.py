@@ -9,18 +9,16 @@ distance along random motions through pin.integrate; the same query without broa
 from __future__ import annotations
 
 import math
-import textwrap
 import threading
 
 import numpy as np
 import pinocchio as pin
 import pytest
+from helpers import EXAMPLE_ROBOTS, example_robot_data_dir
 from scipy.optimize import minimize, minimize_scalar
 
 import reljac
 from reljac.collision import CollisionModel, box, capsule, cylinder, sphere
-
-from helpers import EXAMPLE_ROBOTS, example_robot_data_dir
 
 ROBOTS = example_robot_data_dir()
 needs_robots = pytest.mark.skipif(ROBOTS is None, reason="needs example-robot-data")
@@ -273,8 +271,8 @@ def test_broad_phase_keeps_every_pair_nearer_than_the_bound(name, rng):
         full = cm.distances(q, per_geometry=True)
         for within in (0.0, 0.005, 0.05, 0.2):
             near = cm.distances(q, within=within, per_geometry=True)
-            expected = {g: d for g, d in zip(full.geometries, full.distance) if d < within}
-            assert dict(zip(near.geometries, near.distance)) == pytest.approx(expected, rel=0, abs=1e-6)
+            expected = {g: d for g, d in zip(full.geometries, full.distance, strict=True) if d < within}
+            assert dict(zip(near.geometries, near.distance, strict=True)) == pytest.approx(expected, rel=0, abs=1e-6)
 
 
 def test_a_pair_row_is_its_closest_geometry_row(rng):
@@ -284,7 +282,7 @@ def test_a_pair_row_is_its_closest_geometry_row(rng):
     pairs, geometries = cm.distances(q), cm.distances(q, per_geometry=True)
     assert set(pairs.pairs) == set(cm.pairs)
     for i, pair in enumerate(pairs.pairs):
-        mine = [d for p, d in zip(geometries.pairs, geometries.distance) if p == pair]
+        mine = [d for p, d in zip(geometries.pairs, geometries.distance, strict=True) if p == pair]
         assert pairs.distance[i] == pytest.approx(min(mine), abs=1e-12)
 
 
@@ -327,7 +325,7 @@ def test_threads_sharing_a_model_get_the_serial_answers():
         t.start()
     for t in threads:
         t.join()
-    for a, b in zip(serial, results):  # GJK starts from the last answer: equal to its tolerance
+    for a, b in zip(serial, results, strict=True):  # GJK starts from the last answer: equal to its tolerance
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-8)
 
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_viz import Browser, colour_mask, needs_chromium, read_png, scene_messages
 
 import reljac
 from reljac.collision import CollisionModel, box, sphere
 from reljac.viz import Viewer
 from reljac.viz.collisions import FAR_COLOR, MIDDLE_COLOR, NEAR_COLOR, OBSTACLE_COLOR, distance_color
-
-from test_viz import Browser, colour_mask, needs_chromium, read_png, scene_messages
 
 MEETING = np.array([0.0, 0.8808, 0.9651, -0.4571, -2.0366, 1.1162, 2.7259, 1.8842,
                     -1.2333, 1.2035, 0.8092, -2.0059, -1.4909, 2.3970, -0.1965])
@@ -53,7 +52,7 @@ def test_bars_follow_the_near_pairs_and_obstacles_follow_the_model(viewer, dual)
         expected = cm.distances(q, within=0.3, jacobians=False)
         assert overlay.rows.pairs == expected.pairs and len(expected) > 0
         np.testing.assert_allclose(overlay.rows.distance, expected.distance, atol=1e-9)
-        assert overlay.shown == {f"{a}--{b}": distance_color(d, 0.3) for (a, b), d in zip(expected.pairs, expected.distance)}
+        assert overlay.shown == {f"{a}--{b}": distance_color(d, 0.3) for (a, b), d in zip(expected.pairs, expected.distance, strict=True)}
     cm.remove_obstacle("ball")
     cm.add_obstacle("table", box((0.6, 1.0, 0.04)), [0.6, 0.0, 0.7])
     viewer.display(MEETING)

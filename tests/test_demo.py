@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-from reljac.demo import DemoSummary, main, run_dual_arm, run_hand
+from reljac.apps.demo import DemoSummary, main, run_dual_arm, run_hand
 
 
 def test_dual_arm_tracks_the_box_and_the_circle():

@@ -10,11 +10,11 @@ import sys
 import numpy as np
 import pinocchio as pin
 import pytest
-
 from helpers import placements
+
 from reljac import Robot
-from reljac.cli import main as cli_main
-from reljac.demo import DUAL_ARM_MEETING, HAND_RELAXED
+from reljac.apps.cli import main as cli_main
+from reljac.apps.demo import DUAL_ARM_MEETING, HAND_RELAXED
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ pipes it does neither. Ctrl-C at any moment ends it with exit code 130, one line
 from __future__ import annotations
 
 import base64
+import contextlib
 import fcntl
 import os
 import pty
@@ -20,10 +21,9 @@ import termios
 import time
 
 import pytest
-
 from test_viz import port_of, port_open
 
-DEMO = [sys.executable, "-m", "reljac.cli", "demo"]
+DEMO = [sys.executable, "-m", "reljac.apps.cli", "demo"]
 MOVING = re.compile(r"^t = ", re.M)  # a progress line
 
 
@@ -61,10 +61,8 @@ class Terminal:
 
     def read_for(self, seconds: float) -> str:
         """Everything read so far, after reading for `seconds` more."""
-        try:
+        with contextlib.suppress(TimeoutError):
             self.read_until(r"(?!x)x", timeout=seconds)  # a pattern that never matches
-        except TimeoutError:
-            pass
         return self.text
 
     def ctrl_c(self) -> None:
@@ -123,7 +121,7 @@ def open_page(url: str) -> socket.socket:
     try:
         while sock.recv(1 << 16):  # the scene, until the server pauses
             pass
-    except socket.timeout:
+    except TimeoutError:
         pass
     return sock
 

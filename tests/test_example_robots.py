@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-import reljac
-from reljac.relative import Kinematics
-
 from helpers import (
     EXAMPLE_ROBOTS,
     assert_jacobian_rates_match_finite_differences,
@@ -15,6 +11,9 @@ from helpers import (
     numeric_relative_jacobians,
     random_pairs,
 )
+
+import reljac
+from reljac.relative import Kinematics
 
 ROBOTS_DIR = example_robot_data_dir()
 pytestmark = pytest.mark.skipif(

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
+from helpers import urdf_trees
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -34,11 +35,10 @@ import reljac
 import reljac.analysis
 import reljac.constraints
 import reljac.costs
+import reljac.workspace
 from reljac import ReljacError
-from reljac.cli import main
-from reljac.robot import BUNDLED_DIR
-
-from helpers import urdf_trees
+from reljac.apps.cli import main
+from reljac.robots import BUNDLED_DIR
 
 REQUESTED = int(os.environ.get("RELJAC_FUZZ_EXAMPLES", "0") or 0)
 
@@ -183,7 +183,7 @@ def api_calls(draw):
         (analysis.task_rows, (x,), {}),
         (analysis.relative_manipulability, (robot, q, a, b), {"part": draw(st.sampled_from(["position", "full"]) | VALUES)}),
         (analysis.frame_manipulability, (robot, q, b), {}),
-        (analysis.workspace_summary, (robot, a, b),
+        (reljac.workspace.workspace_summary, (robot, a, b),
          {"samples": draw(st.integers(-2, 30) | SCALARS), "seed": draw(st.integers(-2, 5) | SCALARS),
           "worst": draw(st.integers(-1, 3) | SCALARS), "backend": draw(st.sampled_from(["auto", "pinocchio"]) | SCALARS)}),
         (constraints.contact_basis, (x,), {}),
@@ -333,7 +333,7 @@ def mutated_urdfs(draw):
                                   multiplier=draw(st.sampled_from(["1", "-2", "nan", "x"])))
                 elif action == "reparent":
                     tag = draw(st.sampled_from(["parent", "child"]))
-                    link = draw(st.sampled_from([l.get("name") for l in root.findall("link") if l.get("name")] + ["ghost"]))
+                    link = draw(st.sampled_from([e.get("name") for e in root.findall("link") if e.get("name")] + ["ghost"]))
                     if joint.find(tag) is not None:
                         joint.find(tag).set("link", link)
                 else:
@@ -342,8 +342,9 @@ def mutated_urdfs(draw):
 
 
 def test_mutated_urdfs_load_correctly_or_fail_in_one_line(tmp_path):
-    from reljac.check import check_robot, without_mimic_elements
+    from reljac.apps.check import check_robot
     from reljac.reference import ReferenceRobot
+    from reljac.reference_map import without_mimic_elements
 
     path = tmp_path / "mutated.urdf"
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
-from hypothesis import given, settings, strategies as st
+from helpers import load_random_tree, urdf_trees
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import reljac
+import reljac.robots
 from reljac import TaskError
 from reljac.ik import (
     Controller,
@@ -20,8 +23,6 @@ from reljac.ik import (
 )
 from reljac.ik.hierarchy import Level, solve_hierarchy
 from reljac.relative import Kinematics
-
-from helpers import load_random_tree, urdf_trees
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +85,7 @@ def test_relative_task_rooted_at_the_world_equals_the_absolute_task(dual_arm, rn
     absolute.set_target(T)
     relative.set_target(T)
     kin = Kinematics(dual_arm, q)
-    for x, y in zip(absolute.compute(kin), relative.compute(kin)):
+    for x, y in zip(absolute.compute(kin), relative.compute(kin), strict=True):
         np.testing.assert_allclose(x, y, atol=1e-14)
 
 
@@ -115,7 +116,7 @@ def test_strict_priority_top_level_met_exactly_whatever_lower_levels_ask(dual_ar
         np.testing.assert_allclose(A1 @ alone, b1, atol=1e-9)
         np.testing.assert_allclose(A1 @ full, b1, atol=1e-9)
         # lower levels act only in the null space of the top level
-        A2, _ = left.weighted(kin)
+        _A2, _ = left.weighted(kin)
         delta = full - alone
         assert np.abs(A1 @ delta).max() < 1e-9
         assert np.linalg.norm(delta) > 1e-6  # and they do act
@@ -158,7 +159,7 @@ def test_hierarchy_uses_the_joints_left_when_saturation_costs_the_task_a_directi
     least-squares motion of the free joints is still taken (not nothing)."""
     A = np.array([[1.0, 1.0], [0.0, 1.0]])
     b = np.array([1.0, 0.5])
-    v, reports = solve_hierarchy([Level(A, b)], np.array([0.0, -2.0]), np.array([0.0, 2.0]))
+    v, _reports = solve_hierarchy([Level(A, b)], np.array([0.0, -2.0]), np.array([0.0, 2.0]))
     np.testing.assert_allclose(v, [0.0, 0.75], atol=2e-3)  # argmin |(v1 - 1, v1 - 0.5)|, lightly damped (rank lost)
 
 
@@ -378,7 +379,7 @@ def test_position_margin_is_kept_and_the_urdf_limits_never_crossed(dual_arm, rng
 
 
 def test_a_joint_with_equal_limits_stays_locked(tmp_path):
-    text = (reljac.robot.BUNDLED_DIR / "planar_2link.urdf").read_text()
+    text = (reljac.robots.BUNDLED_DIR / "planar_2link.urdf").read_text()
     first = text.index('lower="-3.1"')
     path = tmp_path / "locked.urdf"
     path.write_text(text[:first] + text[first:].replace('lower="-3.1" upper="3.1"', 'lower="0.3" upper="0.3"', 1))

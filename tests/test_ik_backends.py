@@ -15,6 +15,7 @@ import sys
 import numpy as np
 import pinocchio as pin
 import pytest
+from helpers import example_robot
 
 import reljac
 from reljac.ik import (
@@ -29,9 +30,7 @@ from reljac.ik import (
 from reljac.ik import hierarchy as H
 from reljac.ik.backend import _compiled, _python
 from reljac.ik.limits import intersect
-from reljac.relative import WORLD, Kinematics, _frame_jacobian  # noqa: F401
-
-from helpers import example_robot
+from reljac.relative import WORLD, Kinematics, _frame_jacobian
 
 pytestmark = pytest.mark.skipif(not compiled_available(), reason="the compiled core is not built")
 
@@ -92,7 +91,7 @@ def _tree_episodes(rng, n):
     robot = reljac.Robot.bundled("tree30")
     weight = np.ones(robot.nv)
     weight[:6] = 0.0  # the floating base masked: the posture keeps its identity form
-    for ep in range(n):
+    for _ep in range(n):
         q_target = robot.random_configuration(rng)
         kin = Kinematics(robot, q_target)
         task = RelativeFrameTask("left_hand_site", "right_foot_site", gain=50.0)
@@ -106,7 +105,7 @@ def _panda_episodes(rng, n):
     if robot is None:
         return
     hand = "panda_hand" if "panda_hand" in robot.frame_names else robot.frame_names[-1]
-    for ep in range(n):
+    for _ep in range(n):
         task = FrameTask(hand, gain=100.0)
         task.set_target(Kinematics(robot, robot.random_configuration(rng)).placement(hand))
         posture = PostureTask(robot, gain=1.0, weight=0.1)
@@ -152,7 +151,7 @@ def test_compiled_solver_equals_the_python_solver_on_recorded_steps(recorded):
             assert [r.saturated for r in r_c] == [r.saturated for r in r_py]
             np.testing.assert_allclose([r.scale for r in r_c], [r.scale for r in r_py], atol=1e-9)
         equal += np.abs(v_c - v_py).max() <= 1e-9
-        for level, report in zip(levels, r_py):
+        for level, report in zip(levels, r_py, strict=True):
             scale = 1.0 + np.linalg.norm(level.b)
             assert np.linalg.norm(level.times(v_c) - level.times(v_py)) <= 1e-6 * scale
             if report.smallest_singular_value < policy.threshold:
@@ -196,7 +195,7 @@ def test_compiled_step_builds_the_system_of_the_python_tasks_and_limits(episodes
             want, lo_p, hi_p = _python_system(oracle, kin)
             np.testing.assert_allclose(lo_c, lo_p, rtol=1e-12, atol=1e-12)
             np.testing.assert_allclose(hi_c, hi_p, rtol=1e-12, atol=1e-12)
-            for (A, b, c, mask, extra), level in zip(got, want):
+            for (A, b, _c, _mask, extra), level in zip(got, want, strict=True):
                 assert (A is None) == (level.A is None)
                 scale = 1.0 + np.abs(level.b).max()
                 if A is not None:
@@ -266,7 +265,7 @@ def test_backend_choice():
 
 
 def test_reljac_info_names_the_ik_solver():
-    out = _run("from reljac.cli import main; main(['info', '--list'])")
+    out = _run("from reljac.apps.cli import main; main(['info', '--list'])")
     assert "IK solver: compiled" in out.stdout
-    out = _run("from reljac.cli import main; main(['info', 'planar_2link'])", RELJAC_BACKEND="python")
+    out = _run("from reljac.apps.cli import main; main(['info', 'planar_2link'])", RELJAC_BACKEND="python")
     assert "IK solver: python (the compiled core is built)" in out.stdout

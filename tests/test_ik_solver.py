@@ -8,6 +8,7 @@ moving target, the guard, reports, recovery from outside the limits, chatter, sh
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 
@@ -174,7 +175,7 @@ def test_starts_outside_limits_narrower_than_the_margin_recover(tmp_path, backen
         for _ in range(100):
             q = ctrl.step(q)
             distance.append(max(q[1] - 0.02, 0.0 - q[1], 0.0))
-        assert all(b <= a + 1e-15 for a, b in zip(distance, distance[1:]))
+        assert all(b <= a + 1e-15 for a, b in itertools.pairwise(distance))
         assert distance[-1] == 0.0
 
 

@@ -13,9 +13,9 @@ import pickle
 import numpy as np
 import pinocchio as pin
 import pytest
+from helpers import assert_jacobian_rates_match_finite_differences
 
 import reljac
-from helpers import assert_jacobian_rates_match_finite_differences
 from reljac import ConfigurationError, JointNotFound, SRDFError, robots
 
 ERD = robots.example_robot_data_dir()
@@ -73,7 +73,7 @@ def test_locking_a_leader_locks_its_mimic_followers_and_rates_stay_right(rng):
     reduced = hand.locked([leader], hand.random_configuration(rng))
     assert follower not in reduced.model.names[1:] or follower not in reduced._mimic_leader
     assert len(reduced.model.mimicking_joints) == len(hand.model.mimicking_joints) - sum(
-        1 for l in hand._mimic_leader.values() if l == leader)
+        1 for lead in hand._mimic_leader.values() if lead == leader)
     q, v = reduced.random_configuration(rng), rng.normal(size=reduced.nv)
     assert_same_robot(hand, reduced, q, [("palm", "index_tip")])
     # the other mimic joints stay coupled: rates through the expanded model, against finite differences
@@ -124,7 +124,7 @@ def test_tiago_dual_with_wheels_and_fingers_locked_keeps_its_geometry(rng):
         d1, d2 = pin.GeometryData(mine), pin.GeometryData(theirs)
         pin.updateGeometryPlacements(arms.model, arms.model.createData(), mine, d1, q)
         pin.updateGeometryPlacements(tiago.model, tiago.model.createData(), theirs, d2, qf)
-        for M1, M2 in zip(d1.oMg, d2.oMg):
+        for M1, M2 in zip(d1.oMg, d2.oMg, strict=True):
             np.testing.assert_allclose(M1.homogeneous, M2.homogeneous, atol=1e-12)
 
 

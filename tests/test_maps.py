@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pinocchio as pin
 import pytest
+from helpers import random_pairs
 
 import reljac
-from helpers import random_pairs
 from reljac.maps import capability_map, load_map, seed_for
 from reljac.maps.compiled import compiled_available, python_relative_kinematics
 from reljac.maps.grid import fibonacci_directions, make_grid, reach_bound

@@ -3,6 +3,7 @@ unreachable scheduler give one reljac error each, quickly."""
 
 from __future__ import annotations
 
+import itertools
 import time
 
 import numpy as np
@@ -10,8 +11,7 @@ import pytest
 
 import reljac
 from reljac.exceptions import MapError, SchedulerError
-from reljac.maps import MAX_SAMPLES, capability_map
-from reljac.maps import scheduling
+from reljac.maps import MAX_SAMPLES, capability_map, scheduling
 
 ARGS = dict(samples=40_000, voxel=0.1, seed=7, directions=16)
 
@@ -59,7 +59,7 @@ def test_progress_reaches_the_sample_count_and_chunks_in_flight_stay_bounded(dua
     capability_map(dual_arm, "left_tool", "right_tool", samples=20_000, voxel=0.2, chunk=1000, workers=2,
                    progress=lambda done, total: seen.append((done, total)))
     assert len(seen) == 20 and seen[-1] == (20_000, 20_000)
-    assert all(a[0] < b[0] for a, b in zip(seen, seen[1:]))
+    assert all(a[0] < b[0] for a, b in itertools.pairwise(seen))
     assert peak[0] <= 2
 
 
@@ -86,9 +86,9 @@ def test_a_task_failing_on_a_worker_is_one_scheduler_error(dual_arm, monkeypatch
         raise ModuleNotFoundError("No module named 'reljac'")
 
     monkeypatch.setattr(scheduling, "run_chunk", broken)
-    with distributed.Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as client:
-        with pytest.raises(SchedulerError, match="failed on a Dask worker .*No module named 'reljac'"):
-            capability_map(dual_arm, "left_tool", "right_tool", samples=1000, voxel=0.2, scheduler=client)
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as client, \
+            pytest.raises(SchedulerError, match="failed on a Dask worker .*No module named 'reljac'"):
+        capability_map(dual_arm, "left_tool", "right_tool", samples=1000, voxel=0.2, scheduler=client)
     assert kernel.run_chunk is not broken
 
 

@@ -7,14 +7,14 @@ import sys
 
 import numpy as np
 import pytest
+from test_viz import Browser, needs_chromium, read_png, scene_messages
 
 import reljac
+from reljac.apps.cli import main
 from reljac.apps.view import view
-from reljac.cli import main
 from reljac.exceptions import MapError
 from reljac.maps import capability_map, load_map
-from reljac.viz.capability import cube_mesh, colormap, voxel_values
-from test_viz import Browser, needs_chromium, read_png, scene_messages
+from reljac.viz.capability import colormap, cube_mesh, voxel_values
 
 ARGS = dict(samples=30_000, voxel=0.1, seed=2, part=("vy",))
 
@@ -49,7 +49,7 @@ def test_the_cli_progress_bar_shows_samples_per_second_in_a_terminal(tmp_path):
 
     pid, fd = pty.fork()
     if pid == 0:  # the child: stdout and stderr are the terminal
-        os.execv(sys.executable, [sys.executable, "-c", "import sys; from reljac.cli import main; sys.exit(main())",
+        os.execv(sys.executable, [sys.executable, "-c", "import sys; from reljac.apps.cli import main; sys.exit(main())",
                                   "map", "planar_2link", "base_link", "tip", "--samples", "400000", "--voxel",
                                   "0.2", "--chunk", "20000", "--workers", "1", "--out", str(tmp_path / "m.npz")])
     shown = b""

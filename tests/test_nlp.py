@@ -9,9 +9,10 @@ import pytest
 
 import reljac
 from reljac import ConfigurationError, TaskError
+from reljac.apps.bench_solvers import nlp_bench_rows
 from reljac.costs import OrientationCost, PositionCost, pose_cost
 from reljac.ik import FrameTask, PostureTask, RelativePositionTask, solve
-from reljac.ik.nlp import NLPResult, nlp_bench_rows, solve_nlp
+from reljac.ik.nlp import NLPResult, solve_nlp
 
 TOL = 1e-4
 

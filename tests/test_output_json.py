@@ -11,11 +11,12 @@ import pinocchio as pin
 import pytest
 
 import reljac
-from reljac.analysis import Manipulability, manipulability, relative_manipulability, workspace_summary
-from reljac.check import CheckReport, CheckRow, check_urdf
-from reljac.cli import main
+from reljac.analysis import Manipulability, manipulability, relative_manipulability
+from reljac.apps.check import CheckReport, CheckRow, check_urdf
+from reljac.apps.cli import main
+from reljac.apps.report import json_document, plain
 from reljac.relative import Kinematics
-from reljac.report import json_document, plain
+from reljac.workspace import workspace_summary
 
 
 def strict_json(text: str):
@@ -93,7 +94,7 @@ def test_info_json_equals_the_model(capsys):
     mimic = {(m["follower"], m["leader"]): (m["scaling"], m["offset"]) for m in doc["mimic"]}
     assert mimic[("index_dip", "index_pip")] == (0.8, 0.0) and len(mimic) == 4
     assert [f["name"] for f in doc["frames"]] == [f.name for f in model.frames]
-    for f, frame in zip(doc["frames"][1:], list(model.frames)[1:]):
+    for f, frame in zip(doc["frames"][1:], list(model.frames)[1:], strict=True):
         assert f["parent"] == model.frames[frame.parentFrame].name
         assert f["joint"] == model.names[frame.parentJoint]
     assert doc["frames"][0]["parent"] is None
@@ -176,8 +177,8 @@ def test_bench_json_gives_numbers(capsys):
 
 
 def test_bench_ik_json_matches_the_solvers_own_bench():
-    from reljac import bench
-    from reljac.ik.nlp import nlp_bench_rows
+    from reljac.apps import bench
+    from reljac.apps.bench_solvers import nlp_bench_rows
 
     done = []
     doc = strict_json(json_document(bench.results("ik", quick=True, progress=done.append)))["sections"]["ik"]

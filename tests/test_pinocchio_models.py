@@ -10,12 +10,13 @@ import pickle
 import numpy as np
 import pinocchio as pin
 import pytest
+from helpers import assert_jacobian_rates_match_finite_differences, load_random_tree, urdf_trees
 from hypothesis import given, settings
 from pinocchio.robot_wrapper import RobotWrapper
 
 import reljac
 import reljac.robot
-from helpers import assert_jacobian_rates_match_finite_differences, load_random_tree, urdf_trees
+import reljac.robots
 from reljac import ConfigurationError, robots
 from reljac.collision import CollisionModel
 from reljac.ik import Controller, FrameTask, PostureTask
@@ -27,8 +28,8 @@ needs_erd = pytest.mark.skipif(ERD is None, reason="example-robot-data is not in
 
 @pytest.fixture(scope="module")
 def hand_wrapper():
-    path = str(reljac.robot.BUNDLED_DIR / "hand.urdf")
-    return RobotWrapper.BuildFromURDF(path, [str(reljac.robot.BUNDLED_DIR)], mimic=True)
+    path = str(reljac.robots.BUNDLED_DIR / "hand.urdf")
+    return RobotWrapper.BuildFromURDF(path, [str(reljac.robots.BUNDLED_DIR)], mimic=True)
 
 
 def _frames(robot, q):
@@ -58,7 +59,7 @@ def test_a_wrapper_is_accepted_wherever_a_robot_is(hand_wrapper, rng):
                                reljac.relative_jacobian_time_variation(hand, q, v, a, b), atol=1e-10)
     np.testing.assert_allclose(reljac.Kinematics(hand_wrapper, q).relative_placement(a, b).homogeneous,
                                reljac.relative_placement(hand, q, a, b).homogeneous, atol=1e-12)
-    assert reljac.robot.as_robot(hand_wrapper) is reljac.robot.as_robot(hand_wrapper)  # made once
+    assert reljac.robots.as_robot(hand_wrapper) is reljac.robots.as_robot(hand_wrapper)  # made once
     task = FrameTask("index_tip", gain=10.0)
     task.set_target(reljac.relative_placement(hand, hand.neutral(), "universe", "index_tip"))
     posture = PostureTask(hand_wrapper, gain=1.0)
@@ -76,7 +77,7 @@ def test_a_wrapper_is_accepted_wherever_a_robot_is(hand_wrapper, rng):
     (np.zeros(3), "not ndarray"),
 ])
 def test_other_objects_get_one_clear_error(thing, match):
-    for make in (reljac.Robot, reljac.Robot.from_pinocchio, reljac.robot.as_robot):
+    for make in (reljac.Robot, reljac.Robot.from_pinocchio, reljac.robots.as_robot):
         with pytest.raises(ConfigurationError, match=match):
             make(thing)
     with pytest.raises(ConfigurationError, match=match):
@@ -109,7 +110,7 @@ def test_expand_mimic_is_the_urdf_without_mimic(name, rng):
     from_urdf = robot.without_mimic()
     assert isinstance(from_urdf, MimicFree)
     assert list(expanded.model.names) == list(from_urdf.model.names)
-    for expected, got in zip(from_urdf[1:], expanded[1:]):
+    for expected, got in zip(from_urdf[1:], expanded[1:], strict=True):
         np.testing.assert_array_equal(got, expected)
     for _ in range(3):
         q = robot.random_configuration(rng)
@@ -117,7 +118,7 @@ def test_expand_mimic_is_the_urdf_without_mimic(name, rng):
         d1, d2 = expanded.model.createData(), from_urdf.model.createData()
         pin.framesForwardKinematics(expanded.model, d1, q_full)
         pin.framesForwardKinematics(from_urdf.model, d2, q_full)
-        for M1, M2 in zip(d1.oMf, d2.oMf):
+        for M1, M2 in zip(d1.oMf, d2.oMf, strict=True):
             np.testing.assert_allclose(M1.homogeneous, M2.homogeneous, atol=1e-12)
         np.testing.assert_allclose(pin.crba(expanded.model, d1, q_full), pin.crba(from_urdf.model, d2, q_full),
                                    atol=1e-12)

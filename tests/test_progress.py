@@ -18,11 +18,11 @@ import time
 import pytest
 
 import reljac
-from reljac import bench
-from reljac.analysis import workspace_summary
-from reljac.check import check_urdf
+from reljac.apps import bench
+from reljac.apps.check import check_urdf
+from reljac.workspace import workspace_summary
 
-RELJAC = [sys.executable, "-m", "reljac.cli"]
+RELJAC = [sys.executable, "-m", "reljac.apps.cli"]
 
 
 def env(**extra) -> dict:

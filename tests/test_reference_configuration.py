@@ -65,7 +65,7 @@ def test_random_configuration_is_finite_and_inside_limits():
         assert (q >= robot.lower_limits).all() and (q <= robot.upper_limits).all()
         assert robot.random_configuration(1).shape == (robot.nq,)
         np.testing.assert_array_equal(robot.random_configuration(7, 3), robot.random_configuration(7, 3))
-        for joint, q_slice in robot.q_slices.items():
+        for _joint, q_slice in robot.q_slices.items():
             if q_slice.stop - q_slice.start == 7:
                 np.testing.assert_allclose(np.linalg.norm(q[:, q_slice.start + 3 : q_slice.stop], axis=1), 1.0)
             elif not math.isfinite(robot.lower_limits[q_slice.start]):

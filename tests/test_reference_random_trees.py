@@ -5,12 +5,11 @@ match finite differences."""
 from __future__ import annotations
 
 import numpy as np
+from helpers import urdf_trees
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reljac.reference import ReferenceRobot
-
-from helpers import urdf_trees
 
 EPS = 1e-6
 

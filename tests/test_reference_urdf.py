@@ -44,8 +44,8 @@ def test_axes_are_normalized_and_default_to_x():
 
 def test_limits():
     robot = load("rotated_origins")
-    lower = dict(zip(robot.joint_names, robot.lower_limits))
-    upper = dict(zip(robot.joint_names, robot.upper_limits))
+    lower = dict(zip(robot.joint_names, robot.lower_limits, strict=True))
+    upper = dict(zip(robot.joint_names, robot.upper_limits, strict=True))
     assert (lower["j1"], upper["j1"]) == (-2.5, 2.0)
     assert (lower["j2"], upper["j2"]) == (-0.2, 0.4)
     assert (lower["j3"], upper["j3"]) == (-math.inf, math.inf)  # continuous
@@ -128,7 +128,7 @@ def test_urdf_floating_joint_layout():
 def test_floating_base_adds_root_joint_above_the_root_link():
     fixed = load("rotated_origins")
     free = load("rotated_origins", floating_base=True)
-    assert free.joint_names == (ROOT_JOINT,) + fixed.joint_names
+    assert free.joint_names == (ROOT_JOINT, *fixed.joint_names)
     assert (free.nq, free.nv) == (fixed.nq + 7, fixed.nv + 6)
     assert free.frame_names[:3] == (UNIVERSE, ROOT_JOINT, "base")
     # At the identity base pose the floating robot places every frame like the fixed one.

@@ -8,10 +8,6 @@ import math
 import numpy as np
 import pinocchio as pin
 import pytest
-
-import reljac
-from reljac.relative import Kinematics
-
 from helpers import (
     assert_jacobian_rates_match_finite_differences,
     interesting_frames,
@@ -19,6 +15,9 @@ from helpers import (
     placements,
     random_pairs,
 )
+
+import reljac
+from reljac.relative import Kinematics
 
 BUNDLED = reljac.bundled_robots()
 NAMED_PAIRS = [

@@ -14,7 +14,7 @@ import pytest
 from reljac import ConfigurationError
 from reljac.reference import ReferenceRobot
 from reljac.relative_layer import relative_jacobian_from_frames, relative_jacobian_time_variation_from_frames
-from reljac.robot import BUNDLED_DIR
+from reljac.robots import BUNDLED_DIR
 
 PAIRS = [("dual_arm", "left_tool", "right_tool"), ("dual_arm", "torso", "right_link5"),
          ("hand", "index_tip", "thumb_tip"), ("tree30", "left_hand_site", "right_foot_site")]

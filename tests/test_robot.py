@@ -9,6 +9,7 @@ import pinocchio as pin
 import pytest
 
 import reljac
+import reljac.robots
 from reljac import ConfigurationError, FrameNotFound, JointNotFound, URDFError
 
 MINIMAL = """<robot name="mini">
@@ -68,7 +69,7 @@ def test_floating_base_option_adds_a_free_flyer(tmp_path, mini):
     assert (floating.nq, floating.nv) == (mini.nq + 7, mini.nv + 6)
     assert floating.joint_names[0] == "root_joint"
     with pytest.raises(URDFError, match="already has a floating root joint"):
-        reljac.Robot.from_urdf(reljac.robot.BUNDLED_DIR / "tree30.urdf", floating_base=True)
+        reljac.Robot.from_urdf(reljac.robots.BUNDLED_DIR / "tree30.urdf", floating_base=True)
 
 
 @pytest.mark.parametrize("name", reljac.bundled_robots())

@@ -15,7 +15,7 @@ import pytest
 
 import reljac
 from reljac import URDFError, robots
-from reljac.cli import main
+from reljac.apps.cli import main
 
 ERD = robots.example_robot_data_dir()
 needs_erd = pytest.mark.skipif(ERD is None, reason="example-robot-data is not installed")

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 import reljac
-import reljac.analysis
-import reljac.check
+import reljac.apps.check
 import reljac.memory
-from reljac.cli import main
+import reljac.workspace
+from reljac.apps.cli import main
 from reljac.exceptions import ModelTooLarge
 
 ENV = dict(os.environ)  # subprocesses import the installed reljac (see conftest.py)
@@ -53,7 +53,7 @@ def test_pinocchio_data_that_cannot_fit_is_a_clear_error(tmp_path):
         with pytest.raises(ModelTooLarge, match=r"nv = 2000: .* about 5\d\d GB") as info:
             make()
         assert isinstance(info.value, MemoryError) and isinstance(info.value, reljac.ReljacError)
-    code = subprocess.run([sys.executable, "-m", "reljac.cli", "jacobian", str(tmp_path / "c.urdf"), "l0", "l9"],
+    code = subprocess.run([sys.executable, "-m", "reljac.apps.cli", "jacobian", str(tmp_path / "c.urdf"), "l0", "l9"],
                           capture_output=True, text=True, env=ENV, timeout=120)
     assert code.returncode == 2 and code.stderr.count("\n") == 1 and "ModelTooLarge" in code.stderr
 
@@ -85,12 +85,12 @@ def test_limits_near_the_float_range_give_finite_configurations(tmp_path):
         J = reljac.relative_jacobian(robot, q, "l0", "l6")
         T = reljac.relative_placement(robot, q, "l0", "l6")
         assert np.isfinite(J).all() and np.isfinite(T.homogeneous).all()
-    summary = reljac.analysis.workspace_summary(robot, "l0", "l6", samples=20, backend="pinocchio")
+    summary = reljac.workspace.workspace_summary(robot, "l0", "l6", samples=20, backend="pinocchio")
     assert all(np.isfinite(v) for v in summary.smallest_singular_value.values())
 
 
 def _peak_rss_of_check(path: Path, samples: int) -> int:
-    code = ("import resource, sys; from reljac.cli import main; "
+    code = ("import resource, sys; from reljac.apps.cli import main; "
             f"rc = main(['check', {str(path)!r}, '--samples', '{samples}', '--frames', 'l0', 'l80']); "
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss); sys.exit(rc)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=600)
@@ -108,23 +108,23 @@ def test_check_memory_does_not_grow_with_the_samples(tmp_path):
 def test_streamed_chunks_give_the_same_summary_as_one_chunk(monkeypatch):
     """The Pinocchio backend draws the same configurations whatever the chunk size."""
     robot = reljac.Robot.bundled("dual_arm")
-    whole = reljac.analysis.workspace_summary(robot, "left_tool", "right_tool", samples=60, seed=4, worst=7,
+    whole = reljac.workspace.workspace_summary(robot, "left_tool", "right_tool", samples=60, seed=4, worst=7,
                                               backend="pinocchio")
-    monkeypatch.setattr(reljac.analysis, "CHUNK_BYTES", 1)  # one sample per chunk
-    streamed = reljac.analysis.workspace_summary(robot, "left_tool", "right_tool", samples=60, seed=4, worst=7,
+    monkeypatch.setattr(reljac.workspace, "CHUNK_BYTES", 1)  # one sample per chunk
+    streamed = reljac.workspace.workspace_summary(robot, "left_tool", "right_tool", samples=60, seed=4, worst=7,
                                                  backend="pinocchio")
     assert streamed.index == whole.index and streamed.condition_number == whole.condition_number
     assert [s.smallest_singular_value for s in streamed.closest_to_singular] == \
         [s.smallest_singular_value for s in whole.closest_to_singular]
-    for a, b in zip(streamed.closest_to_singular, whole.closest_to_singular):
+    for a, b in zip(streamed.closest_to_singular, whole.closest_to_singular, strict=True):
         np.testing.assert_array_equal(a.q, b.q)
 
 
 def test_check_in_chunks_still_compares_every_sample(monkeypatch):
-    monkeypatch.setattr(reljac.check, "CHUNK_BYTES", 1)
-    report = reljac.check.check_urdf("hand", samples=5, max_pairs=20)
+    monkeypatch.setattr(reljac.apps.check, "CHUNK_BYTES", 1)
+    report = reljac.apps.check.check_urdf("hand", samples=5, max_pairs=20)
     assert report.ok and report.samples == 5
-    assert reljac.check.chunk_size(reljac.Robot.bundled("hand"), _ref("hand"), 40, 5) == 1
+    assert reljac.apps.check.chunk_size(reljac.Robot.bundled("hand"), _ref("hand"), 40, 5) == 1
 
 
 def _ref(name):
@@ -136,6 +136,6 @@ def _ref(name):
 def test_sample_counts_beyond_the_documented_range_are_refused():
     robot = reljac.Robot.bundled("planar_2link")
     with pytest.raises(reljac.TaskError, match="at most 10000000"):
-        reljac.analysis.workspace_summary(robot, "universe", "tip", samples=10**9)
+        reljac.workspace.workspace_summary(robot, "universe", "tip", samples=10**9)
     with pytest.raises(reljac.ReljacError, match="at most 1000000"):
-        reljac.check.check_urdf("planar_2link", samples=10**9)
+        reljac.apps.check.check_urdf("planar_2link", samples=10**9)

@@ -72,7 +72,7 @@ def test_one_shot_functions_from_four_threads_match_a_single_thread(name, fast_s
                     got = fn(q)
                     if not np.array_equal(got, expected[f][t][k]):
                         wrong.append(f"{f}: thread {t}, call {k}")
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:  # reported below
             errors.append(exc)
 
     threads = [threading.Thread(target=work, args=(t,)) for t in range(THREADS)]

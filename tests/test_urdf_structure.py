@@ -17,13 +17,12 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
+from helpers import example_robot_data_dir
 
 import reljac
 from reljac import Robot
 from reljac.exceptions import FrameNotFound, URDFError
 from reljac.urdf_checks import Joint, Urdf, check_loaded, pinocchio_order
-
-from helpers import example_robot_data_dir
 
 LIMIT = '<limit lower="-1" upper="1" effort="1" velocity="1"/>'
 
@@ -34,7 +33,7 @@ def joint(name, parent, child, kind="revolute", extra=LIMIT, axis="0 0 1", origi
 
 
 def robot_text(links, *joints, name="r"):
-    return f'<robot name="{name}">' + "".join(f'<link name="{l}"/>' for l in links) + "".join(joints) + "</robot>"
+    return f'<robot name="{name}">' + "".join(f'<link name="{link}"/>' for link in links) + "".join(joints) + "</robot>"
 
 
 def chain(*extra_joints, links=("a", "b", "c")):

@@ -10,8 +10,10 @@ import pytest
 import reljac
 import reljac.analysis
 import reljac.constraints
+import reljac.maps
 from reljac.exceptions import ConfigurationError, TaskError
-from reljac.validation import as_se3, real_array
+from reljac.poses import as_se3
+from reljac.validation import real_array
 
 
 @pytest.fixture(scope="module")
@@ -110,3 +112,72 @@ def test_configurations_beyond_1e100_are_refused_naming_the_joint(tmp_path):
         assert np.isfinite(answer).all()
     with pytest.raises(ConfigurationError, match="1e\\+100"):
         reljac.Kinematics(robot, [0.0], [1e101])
+
+
+# ----------------------------------------------------------------------------- one converter, one rule
+@pytest.mark.parametrize("part", [[0.5, 1.7], [True, False], ("vx", "vx"), "speed", [6], []])
+def test_jacobian_rows_are_refused_alike_by_analysis_and_capability_maps(part):
+    """One converter for rows: capability maps once read row 0.5 as row 0 (int(0.5)); now both refuse."""
+    from reljac.exceptions import MapError
+    from reljac.maps.grid import as_rows
+
+    with pytest.raises(TaskError):
+        reljac.analysis.task_rows(part)
+    with pytest.raises(MapError):
+        as_rows(part)
+
+
+def test_jacobian_rows_by_name_or_index_are_the_same_rows():
+    from reljac.maps.grid import as_rows
+
+    assert reljac.analysis.task_rows(("vx", "wz")) == reljac.analysis.task_rows((0, 5)) == as_rows(["vx", 5]) == (0, 5)
+    assert reljac.analysis.task_rows("orientation") == as_rows("orientation") == (3, 4, 5)
+
+
+@pytest.mark.parametrize("tol", [0.0, -1.0, float("nan"), "1e-4", True])
+def test_a_bad_tol_is_a_task_error_for_both_solvers(planar, tol):
+    """The rule of reljac.validation: a parameter of a solve is what is asked of the robot."""
+    from reljac.costs import PositionCost
+    from reljac.ik import RelativePositionTask, solve, solve_nlp
+
+    task = RelativePositionTask("universe", "tip", gain=10.0)
+    task.set_target([1.0, 0.5, 0.0])
+    with pytest.raises(TaskError, match="tol"):
+        solve(planar, np.array([0.3, 0.5]), [[task]], tol=tol)
+    with pytest.raises(TaskError, match="tol"):
+        solve_nlp(planar, np.array([0.3, 0.5]), PositionCost("tip", [1.0, 0.5, 0.0]), tol=tol)
+
+
+def test_controller_settings_are_configuration_errors_and_task_settings_task_errors(planar):
+    from reljac.ik import Controller, JointPositionLimit, PostureTask
+
+    with pytest.raises(ConfigurationError, match="limit_gain"):
+        JointPositionLimit(planar, limit_gain=0.0)
+    with pytest.raises(ConfigurationError, match="dt"):
+        Controller(planar, [[PostureTask(planar)]], dt=-0.01)
+    with pytest.raises(TaskError, match="gain"):
+        PostureTask(planar, gain=-1.0)
+
+
+@pytest.mark.parametrize("Q", [[[True, False]], [["0.1", "0.2"]], np.array([[0.1 + 1j, 0.2]])])
+def test_batched_configurations_of_booleans_text_or_complex_numbers_are_refused(planar, Q):
+    """reljac.maps read them with np.array(Q, dtype=float): True as 1.0, '0.1' as 0.1."""
+    with pytest.raises(ConfigurationError, match="real numbers"):
+        reljac.maps.relative_kinematics(planar, Q, "universe", "tip")
+    with pytest.raises(ConfigurationError, match="real numbers"):
+        reljac.constraints.effective_inverse_mass(planar, np.zeros(2), Q)
+
+
+def test_directions_and_box_sizes_of_booleans_or_text_are_refused():
+    """np.array(..., dtype=float) read [[True, False, False]] as the x axis and '0.1' as 0.1 m."""
+    from reljac.collision import CollisionError, box
+    from reljac.exceptions import MapError
+    from reljac.maps.grid import as_directions
+
+    with pytest.raises(MapError, match="directions"):
+        as_directions([[True, False, False]])
+    with pytest.raises(CollisionError, match="box's size"):
+        box([True, True, True])
+    with pytest.raises(CollisionError, match="box's size"):
+        box(["0.1", "0.2", "0.3"])
+    np.testing.assert_allclose(as_directions([[2.0, 0.0, 0.0]]), [[1.0, 0.0, 0.0]])

@@ -10,6 +10,7 @@ screenshot was tried first; it may be taken before the websocket has delivered t
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import shutil
@@ -219,10 +220,8 @@ class Browser:
         return base64.b64decode(self.call("Page.captureScreenshot", session=True, format="png")["data"])
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self.call("Browser.close", timeout=5)
-        except Exception:
-            pass
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:

@@ -13,8 +13,7 @@ import numpy as np
 import pytest
 
 from reljac import ReljacError
-from reljac.viz.camera import (FIELD_OF_VIEW, FILL, box_corners, frame_box, grid_cell, overlay_scale, project,
-                               view_axes)
+from reljac.viz.camera import FIELD_OF_VIEW, FILL, box_corners, frame_box, grid_cell, overlay_scale, project, view_axes
 from reljac.viz.labels import place_labels
 
 BOXES = [  # (lower, upper) [m]: a hand, a humanoid, an arm spread sideways, a thin plate

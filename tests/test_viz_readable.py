@@ -14,13 +14,13 @@ import time
 
 import numpy as np
 import pytest
-
 from helpers import EXAMPLE_ROBOTS, example_robot_data_dir
+from test_viz import Browser, arm_colours, colour_mask, needs_chromium, read_png, scene_messages
+
 from reljac import Robot
 from reljac.viz import Viewer
 from reljac.viz.camera import frame_box, overlay_scale
 from reljac.viz.viewer import LABEL_HEIGHT
-from test_viz import Browser, arm_colours, colour_mask, needs_chromium, read_png, scene_messages
 
 SIZE = (800, 600)
 FRAMES = {

@@ -12,10 +12,10 @@ import time
 import numpy as np
 import pytest
 from pinocchio.robot_wrapper import RobotWrapper
+from test_viz import Browser, needs_chromium, read_png, scene_messages
 
 from reljac import Robot, robots
 from reljac.viz import Viewer
-from test_viz import Browser, needs_chromium, read_png, scene_messages
 
 needs_erd = pytest.mark.skipif(robots.example_robot_data_dir() is None, reason="example-robot-data is not installed")
 

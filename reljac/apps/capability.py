@@ -5,18 +5,20 @@ from __future__ import annotations
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ..maps import capability_map
 from ..maps.capability import default_workers
-from ..maps.grid import PARTS
 from ..maps.scheduling import describe
 from ..robot import Robot
+from ..validation import PARTS
 
 
-def _progress_bar(samples: int, enabled: bool):
+def _progress_bar(samples: int, enabled: bool) -> Any:
     """(callback, close): a tqdm bar in samples/s on stderr, or nothing without tqdm / a terminal."""
     if not enabled:
         return None, lambda: None
@@ -36,7 +38,7 @@ def _progress_bar(samples: int, enabled: bool):
 
 def make_map(robot: Robot, frame_a: str, frame_b: str, *, samples: int, voxel: float, out: str, seed: int = 0,
              directions: int = 32, part: str = "position", chunk: int | None = None, workers: int | None = None,
-             scheduler: str | None = None, progress: bool = True, print_=print) -> Path:
+             scheduler: str | None = None, progress: bool = True, print_: Callable[..., object] = print) -> Path:
     """What ``reljac map`` runs. Returns the path written."""
     rows = part if part in PARTS else tuple(name.strip() for name in str(part).split(",") if name.strip())
     callback, close = _progress_bar(samples, progress)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -54,7 +55,7 @@ def require_matplotlib():
     return plt
 
 
-def _target_array(target) -> np.ndarray:
+def _target_array(target: Any) -> np.ndarray:
     """A task's target as an array: (4, 4) for a pose (pin.SE3), else the array as it is."""
     if target is None:
         return np.full(3, math.nan)
@@ -70,16 +71,16 @@ class RunLog:
         tasks: every task that is tracked at some time of the run (names unique).
     """
 
-    def __init__(self, demo: str, joint_names: list[str], dt: float, tasks) -> None:
+    def __init__(self, demo: str, joint_names: list[str], dt: float, tasks: Any) -> None:
         self.demo, self.joint_names, self.dt = demo, list(joint_names), float(dt)
         self.task_names = list(dict.fromkeys(task.name for task in tasks))
         self.t: list[float] = []
         self.q: list[np.ndarray] = []
-        self.targets: dict[str, list[np.ndarray]] = {name: [] for name in self.task_names}
+        self.targets: dict[str, list[np.ndarray | None]] = {name: [] for name in self.task_names}
         self.errors: dict[str, list[tuple[float, float]]] = {name: [] for name in self.task_names}
         self._target_shape: dict[str, tuple[int, ...]] = {}
 
-    def record(self, t: float, q: np.ndarray, active_tasks, norms: dict[str, dict[str, float]]) -> None:
+    def record(self, t: float, q: np.ndarray, active_tasks: Any, norms: dict[str, dict[str, float]]) -> None:
         """Add the row at time t [s]: q (nq,) before the step, the active tasks' targets and their
         error norms ``{name: {"position": m, "orientation": rad}}``."""
         self.t.append(float(t))
@@ -114,7 +115,7 @@ class RunLog:
         data = self.arrays()
         if path.suffix.lower() == ".npz":
             with open(path, "wb") as f:
-                np.savez_compressed(f, **data)
+                np.savez_compressed(f, allow_pickle=False, **data)
             return path
         doc: dict = {}
         for key, value in data.items():
@@ -154,7 +155,7 @@ class RunLog:
         return path
 
 
-def _jsonable(value: np.ndarray):
+def _jsonable(value: np.ndarray) -> Any:
     """Nested lists of floats (NaN -> None), or the string / list of strings as it is."""
     if value.dtype.kind in "US":
         return value.tolist()

@@ -1,6 +1,6 @@
 """Running a demo: the paced control loop, its viewer session and its tracking statistics.
 
-:func:`run` is what every demo of :mod:`reljac.demo` calls: targets at t, one controller step,
+:func:`run` is what every demo of :mod:`reljac.apps.demo` calls: targets at t, one controller step,
 record, display, pace in real time (with a viewer) or run as fast as possible (headless). A
 :class:`Session` says how the run meets its viewer and what it leaves behind (wait for a browser
 page, keep serving after the motion, record, plot). Errors are position [m] and orientation
@@ -13,14 +13,18 @@ import math
 import signal
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..relative import Kinematics
 from .recording import RunLog
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..robot import Robot
 
 DISPLAY_PERIOD = 1.0 / 30.0  # [s] between viewer updates
 PROGRESS_PERIOD = 1.0  # [s] between progress lines
@@ -105,12 +109,12 @@ def _num(x: float) -> str:
 class _Recorder:
     """Running max and mean square of error norms per task (position [m], orientation [rad])."""
 
-    def __init__(self, tasks) -> None:
+    def __init__(self, tasks: Any) -> None:
         self.count = {t.name: 0 for t in tasks}  # dict: one entry per name, in order
         self.max = {name: np.full(2, math.nan) for name in self.count}
         self.sum_sq = {name: np.zeros(2) for name in self.count}
 
-    def record(self, kin: Kinematics, tasks) -> dict[str, dict[str, float]]:
+    def record(self, kin: Kinematics, tasks: Any) -> dict[str, dict[str, float]]:
         norms = {t.name: t.error_norms(kin) for t in tasks}
         for name, n in norms.items():
             e = np.array([n.get("position", math.nan), n.get("orientation", math.nan)])
@@ -137,8 +141,15 @@ def _progress(t: float, norms: dict[str, dict[str, float]]) -> str:
     return f"t = {t:6.2f} s  " + " | ".join(parts)
 
 
-def run(name, robot, q, ctrl_for, set_targets, tracked, *, duration, headless, loop, dt, out,
-         setup_viewer=None, update_viewer=None, session: Session | None = None, report=None) -> DemoSummary:
+ControllerAt = Callable[[float], Any]  # t [s] -> the Controller stepping then
+TargetsAt = Callable[[float, np.ndarray], None]  # (t, q): set the tasks' targets
+TrackedAt = Callable[[float], list]  # t -> the tasks whose errors count then
+
+
+def run(name: str, robot: Robot, q: np.ndarray, ctrl_for: ControllerAt, set_targets: TargetsAt, tracked: TrackedAt,
+        *, duration: float, headless: bool, loop: bool, dt: float, out: Callable[..., object],
+        setup_viewer: Any = None, update_viewer: Any = None, session: Session | None = None,
+        report: Any = None) -> DemoSummary:
     """The shared control loop: targets at t, one controller step, record, display, pace.
 
     ``ctrl_for(t)``: the controller in charge at t; ``set_targets(t, q)``; ``tracked``: the tasks
@@ -172,7 +183,7 @@ def run(name, robot, q, ctrl_for, set_targets, tracked, *, duration, headless, l
                 else:
                     out(f"no browser page after {session.wait:g} s: starting anyway")
         summary = _loop(name, q, ctrl_for, set_targets, tracked_at, recorder, log, viewer, update_viewer,
-                        n_steps=math.inf if loop else int(round(duration / dt)), dt=dt, out=out, report=report,
+                        n_steps=math.inf if loop else round(duration / dt), dt=dt, out=out, report=report,
                         progress=session.progress)
         if log is not None:
             if session.record:
@@ -189,8 +200,9 @@ def run(name, robot, q, ctrl_for, set_targets, tracked, *, duration, headless, l
     return summary
 
 
-def _loop(name, q, ctrl_for, set_targets, tracked_at, recorder, log, viewer, update_viewer, *,
-          n_steps, dt, out, report=None, progress=None) -> DemoSummary:
+def _loop(name: str, q: np.ndarray, ctrl_for: ControllerAt, set_targets: TargetsAt, tracked_at: TrackedAt,
+          recorder: Any, log: Any, viewer: Any, update_viewer: Any, *, n_steps: float, dt: float,
+          out: Callable[..., object], report: Any = None, progress: Any = None) -> DemoSummary:
     """Run the control steps (paced in real time with a viewer); print and return the summary."""
     display_every = max(1, round(DISPLAY_PERIOD / dt))
     progress_every = max(1, round(PROGRESS_PERIOD / dt))

@@ -6,16 +6,17 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Sequence
 
 from numpy.typing import ArrayLike
 
-from ..robot import FrameRef, Robot, as_robot
+from ..robot import FrameRef, Robot
+from ..robots import as_robot
 from ..viz import Viewer
 
 
-def wait_for_interrupt(message: str | None = None, out=print) -> None:
+def wait_for_interrupt(message: str | None = None, out: Callable[..., object] = print) -> None:
     """Print `message` (once SIGTERM is caught: a signal sent on reading it is not lost), then
     block until Ctrl-C or SIGTERM; both arrive as KeyboardInterrupt (SIGTERM's own handler is
     put back afterwards)."""

@@ -25,6 +25,9 @@ witness points, normal from body 1 to body 2, ``d_dot = J_d @ v``), ``model``
 from __future__ import annotations
 
 import math
+from typing import Any
+
+from numpy.typing import ArrayLike
 
 from ..exceptions import CollisionError, SRDFError
 from .distances import Distances
@@ -33,12 +36,12 @@ from .shapes import box, capsule, cylinder, mesh, sphere
 from .srdf import SRDF, DisabledPair, read_srdf
 
 __all__ = [
+    "SRDF",
     "CollisionError",
     "CollisionModel",
     "DisabledPair",
     "Distances",
     "Obstacle",
-    "SRDF",
     "SRDFError",
     "box",
     "capsule",
@@ -49,7 +52,7 @@ __all__ = [
     "sphere",
 ]
 
-def distances(robot_or_model, q, *, within: float = math.inf, jacobians: bool = True) -> Distances:
+def distances(robot_or_model: Any, q: ArrayLike, *, within: float = math.inf, jacobians: bool = True) -> Distances:
     """Distances of the active pairs nearer than `within` [m] at q (nq,).
 
     Given a :class:`~reljac.Robot` (or a ``pin.RobotWrapper``), its :attr:`~reljac.Robot.collisions`
@@ -61,7 +64,7 @@ def distances(robot_or_model, q, *, within: float = math.inf, jacobians: bool = 
     else:
         import pinocchio as pin
 
-        from ..robot import as_robot
+        from ..robots import as_robot
 
         if not isinstance(getattr(robot_or_model, "model", robot_or_model), pin.Model):
             raise CollisionError(

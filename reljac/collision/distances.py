@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import coal
 import numpy as np
@@ -72,7 +73,7 @@ class Distances:
         raise KeyError(f"pair ({body1!r}, {body2!r}) is not among these {len(self)} rows")
 
     def __repr__(self) -> str:
-        rows = ", ".join(f"{a}/{b}: {d * 1e3:.1f} mm" for (a, b), d in zip(self.pairs, self.distance))
+        rows = ", ".join(f"{a}/{b}: {d * 1e3:.1f} mm" for (a, b), d in zip(self.pairs, self.distance, strict=True))
         return f"Distances({len(self)} pairs{': ' if rows else ''}{rows})"
 
 
@@ -102,7 +103,7 @@ class Kernel:
         joints = [o.parentJoint for o in geometry.geometryObjects]
         # per geometry pair, as Python ints (fast in the per-row loop): body pair, geometries, joints
         self.rows_of = [(int(b), p.first, p.second, joints[p.first], joints[p.second])
-                        for b, p in zip(pair_body, geometry.collisionPairs)]
+                        for b, p in zip(pair_body, geometry.collisionPairs, strict=True)]
         self.all_pairs = list(range(len(self.rows_of)))
         self.manager = pin.BroadPhaseManager_DynamicAABBTreeCollisionManager(model, geometry, self.data)
         self.collector = pin.CollisionCallBackCollect(geometry, self.data, max(1, len(self.rows_of)))
@@ -111,8 +112,9 @@ class Kernel:
         empty = [np.zeros(0), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, nv))]
         for a in empty:
             a.flags.writeable = False
-        self.empty = Distances((), (), *empty)  # shared by calls with no row: read-only arrays
-        self.empty_without_jacobians = Distances((), (), *empty[:4], None)
+        d, p1, p2, n, J = empty
+        self.empty = Distances((), (), d, p1, p2, n, J)  # shared by calls with no row: read-only arrays
+        self.empty_without_jacobians = Distances((), (), d, p1, p2, n, None)
 
     def candidates(self, data: pin.Data, within: float) -> list[int]:
         """Indices of the geometry pairs whose boxes, inflated by ``within / 2``, overlap (with
@@ -171,7 +173,7 @@ class Kernel:
             jacobian=self._jacobians(data, pair_ids, point1, normal) if jacobians else None,
         )
 
-    def _retry(self, k: int):
+    def _retry(self, k: int) -> Any:
         """coal's answer for geometry pair k with a looser, longer penetration search (EPA), for
         the rare pairs where the default one fails."""
         _, g1, g2, _, _ = self.rows_of[k]
@@ -216,7 +218,7 @@ class Kernel:
         return out
 
 
-def _fallback_normal(p1, p2, d, gdata, g1: int, g2: int) -> np.ndarray:
+def _fallback_normal(p1: np.ndarray, p2: np.ndarray, d: float, gdata: Any, g1: int, g2: int) -> np.ndarray:
     """A unit normal where coal gives none: the direction p1 -> p2 (with the sign of d), or, for
     touching triangle meshes (p1 = p2), the direction between the two geometries' origins, or z."""
     candidates = [gdata.oMg[g2].translation - gdata.oMg[g1].translation]

@@ -22,13 +22,16 @@ from __future__ import annotations
 import math
 import os
 import threading
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike
 
 from ..exceptions import CollisionError, suggest
+from ..validation import as_float
 from . import shapes
 from .distances import Distances, Kernel
 from .srdf import SRDF, read_srdf
@@ -50,15 +53,9 @@ class Obstacle:
     links: tuple[str, ...]
 
 
-def _check_distance(x, what: str, *, allow_inf: bool = False) -> float:
-    try:
-        value = float(x)
-    except (TypeError, ValueError):
-        value = math.nan
-    if isinstance(x, bool) or math.isnan(value) or value < 0 or (math.isinf(value) and not allow_inf):
-        valid = "a number >= 0 [m] (or inf)" if allow_inf else "a finite number >= 0 [m]"
-        raise CollisionError(f"{what} must be {valid}, not {x!r}")
-    return value
+def _check_distance(x: ArrayLike, what: str, *, allow_inf: bool = False) -> float:
+    valid = "a number >= 0 [m] (or inf)" if allow_inf else "a finite number >= 0 [m]"
+    return as_float(x, what, minimum=0.0, allow_inf=allow_inf, valid=valid, error=CollisionError)
 
 
 class CollisionModel:
@@ -86,9 +83,9 @@ class CollisionModel:
 
     def __init__(self, robot: Robot, srdf: str | os.PathLike | SRDF | None = None,
                  pairs: Iterable[Sequence[str]] | None = None, *,
-                 geometry: pin.GeometryModel | None = None, reference_q=None,
+                 geometry: pin.GeometryModel | None = None, reference_q: ArrayLike | None = None,
                  touching_distance: float = 0.0, convex_meshes: bool = True) -> None:
-        from ..robot import as_robot
+        from ..robots import as_robot
 
         self.robot = robot = as_robot(robot)
         self._lock = threading.RLock()
@@ -162,10 +159,10 @@ class CollisionModel:
         return (1, list(self._obstacles).index(name))
 
     def _canonical(self, pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
-        out = {tuple(sorted(p, key=self._order)) for p in pairs}
+        out = {(a, b) if self._order(a) <= self._order(b) else (b, a) for a, b in pairs}
         return sorted(out, key=lambda p: (self._order(p[0]), self._order(p[1])))
 
-    def _check_body(self, name, *, allow_obstacles: bool = True) -> str:
+    def _check_body(self, name: Any, *, allow_obstacles: bool = True) -> str:
         valid = self.bodies if allow_obstacles else self.links
         if isinstance(name, str) and name in valid:
             return name
@@ -178,7 +175,7 @@ class CollisionModel:
         raise CollisionError(f"'{name}' is not a {kind} with collision geometry of robot "
                              f"'{self.robot.name}'{suggest(name, valid)} (valid: {', '.join(valid)})")
 
-    def _check_pairs(self, pairs, *, allow_obstacles: bool = True) -> list[tuple[str, str]]:
+    def _check_pairs(self, pairs: Any, *, allow_obstacles: bool = True) -> list[tuple[str, str]]:
         if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Iterable):
             raise CollisionError(f"pairs must be a list of (name, name) pairs, not {pairs!r}")
         out = []
@@ -224,7 +221,7 @@ class CollisionModel:
         self._rebuild()
         near = self.distances(reference_q, within=touching_distance + TOUCH_TOLERANCE, jacobians=False)
         touching = set(near.pairs)
-        for (a, b), d in zip(near.pairs, near.distance):
+        for (a, b), d in zip(near.pairs, near.distance, strict=True):
             self.dropped.append((a, b, f"touching at the reference configuration (d = {d * 1e3:.2f} mm)"))
         return [p for p in candidates if p not in touching]
 
@@ -254,7 +251,7 @@ class CollisionModel:
             self._rebuild()
 
     # ------------------------------------------------------------------ obstacles
-    def add_obstacle(self, name: str, shape, placement=None, *, frame=None,
+    def add_obstacle(self, name: str, shape: Any, placement: Any = None, *, frame: Any = None,
                      links: Iterable[str] | None = None) -> None:
         """Add (or replace) an obstacle: a shape fixed in the world or to a robot frame.
 
@@ -289,7 +286,7 @@ class CollisionModel:
             self._pairs = self._canonical(self._pairs + [(link, name) for link in chosen])
             self._rebuild()
 
-    def move_obstacle(self, name: str, placement) -> None:
+    def move_obstacle(self, name: str, placement: Any) -> None:
         """Set an obstacle's pose T_fo in its frame (cheap: no rebuild; e.g. a tracked object)."""
         with self._lock:
             obstacle = self._obstacle(name)
@@ -356,7 +353,7 @@ class CollisionModel:
         with self._lock:
             return self._kernel.compute(data, within, bool(jacobians), bool(per_geometry))
 
-    def distances(self, q, *, within: float = math.inf, jacobians: bool = True,
+    def distances(self, q: ArrayLike, *, within: float = math.inf, jacobians: bool = True,
                   per_geometry: bool = False) -> Distances:
         """Distances of the active pairs nearer than `within` [m] at configuration q (nq,)."""
         q = self.robot.validate_q(q)
@@ -365,7 +362,7 @@ class CollisionModel:
             pin.computeJointJacobians(self.robot.model, self._data, q)
             return self._kernel.compute(self._data, within, bool(jacobians), bool(per_geometry))
 
-    def pair_distance(self, q, body1: str, body2: str) -> Distances:
+    def pair_distance(self, q: ArrayLike, body1: str, body2: str) -> Distances:
         """The one row of the pair (body1, body2) at q, however far apart (normal from body1 to
         body2 as given), with its distance Jacobian (nv,) in ``jacobian[0]``."""
         a, b = self._check_pairs([(body1, body2)])[0]
@@ -374,20 +371,21 @@ class CollisionModel:
             raise CollisionError(f"pair ({a!r}, {b!r}) is not active; add it with add_pairs first")
         rows = self.distances(q)
         i = rows.index(a, b)
-        take = lambda x: None if x is None else x[i:i + 1].copy()  # noqa: E731
+        assert rows.jacobian is not None  # distances() computes them by default
+        row = slice(i, i + 1)
         if rows.pairs[i] == (a, b):
-            return Distances(((a, b),), (rows.geometries[i],), take(rows.distance), take(rows.point1),
-                             take(rows.point2), take(rows.normal), take(rows.jacobian))
+            return Distances(((a, b),), (rows.geometries[i],), rows.distance[row].copy(), rows.point1[row].copy(),
+                             rows.point2[row].copy(), rows.normal[row].copy(), rows.jacobian[row].copy())
         g1, g2 = rows.geometries[i]
-        return Distances(((a, b),), ((g2, g1),), take(rows.distance), take(rows.point2), take(rows.point1),
-                         -take(rows.normal), -take(rows.jacobian))
+        return Distances(((a, b),), ((g2, g1),), rows.distance[row].copy(), rows.point2[row].copy(),
+                         rows.point1[row].copy(), -rows.normal[row], -rows.jacobian[row])
 
     def __repr__(self) -> str:
         return (f"CollisionModel('{self.robot.name}', {len(self.links)} links, {len(self._obstacles)} obstacles, "
                 f"{len(self._pairs)} pairs, {self._kernel.geometry.ngeoms} geometries)")
 
 
-def _names(links) -> list:
+def _names(links: Any) -> list:
     if isinstance(links, (str, bytes)) or not isinstance(links, Iterable):
         raise CollisionError(f"links must be a list of link names, not {links!r}")
     return list(links)

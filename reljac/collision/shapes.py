@@ -8,26 +8,22 @@ placed is the obstacle's business (:meth:`reljac.collision.CollisionModel.add_ob
 
 from __future__ import annotations
 
-import math
 import os
 from pathlib import Path
+from typing import Any
 
 import coal
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike
 
 from ..exceptions import CollisionError
-from ..validation import as_se3
+from ..poses import as_se3
+from ..validation import as_float, real_array
 
 
-def _size(x, what: str) -> float:
-    try:
-        value = float(x)
-    except (TypeError, ValueError):
-        value = math.nan
-    if isinstance(x, bool) or not (math.isfinite(value) and value > 0):
-        raise CollisionError(f"{what} must be a positive number of metres, not {x!r}")
-    return value
+def _size(x: ArrayLike, what: str) -> float:
+    return as_float(x, what, minimum=0.0, strict=True, valid="a positive number of metres", error=CollisionError)
 
 
 def sphere(radius: float) -> coal.Sphere:
@@ -35,12 +31,10 @@ def sphere(radius: float) -> coal.Sphere:
     return coal.Sphere(_size(radius, "a sphere's radius"))
 
 
-def box(size) -> coal.Box:
+def box(size: ArrayLike) -> coal.Box:
     """A box with full side lengths ``size = (x, y, z)`` [m], centred on the origin."""
-    try:
-        sides = [float(s) for s in np.asarray(size, dtype=float).reshape(-1)]
-    except (TypeError, ValueError):
-        sides = []
+    array = real_array(size)  # None for booleans and text, which numpy would read as numbers
+    sides = [] if array is None else [float(s) for s in array.reshape(-1)]
     if len(sides) != 3:
         raise CollisionError(f"a box's size must be 3 side lengths (x, y, z) [m], not {size!r}")
     return coal.Box(*(_size(s, "a box's side") for s in sides))
@@ -92,7 +86,7 @@ def convex_hull(geometry: coal.CollisionGeometry) -> coal.CollisionGeometry:
     return geometry.convex if geometry.convex is not None else geometry
 
 
-def as_geometry(shape) -> coal.CollisionGeometry:
+def as_geometry(shape: Any) -> coal.CollisionGeometry:
     """A coal geometry given by the user, checked; a mesh is kept as given."""
     if not isinstance(shape, coal.CollisionGeometry):
         raise CollisionError(
@@ -105,7 +99,7 @@ def as_geometry(shape) -> coal.CollisionGeometry:
     return shape
 
 
-def as_placement(placement) -> pin.SE3:
+def as_placement(placement: Any) -> pin.SE3:
     """An obstacle's pose T_fo: a ``pin.SE3``, a (4, 4) rigid transform, a position (3,) [m] or None
     (identity)."""
     if placement is None:

@@ -19,10 +19,10 @@ from __future__ import annotations
 import math
 import os
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Iterable
 
 from ..exceptions import SRDFError, suggest
 
@@ -58,7 +58,7 @@ class SRDF:
     group_states: dict[str, dict[str, float | tuple[float, ...]]] = field(default_factory=dict)
     state_groups: dict[str, str] = field(default_factory=dict)
 
-    def restricted(self, links: Iterable[str], joints: Iterable[str]) -> "SRDF":
+    def restricted(self, links: Iterable[str], joints: Iterable[str]) -> SRDF:
         """This SRDF without what it says about links not in `links` and joints not in `joints`
         (for an SRDF shared by variants of a robot, as example-robot-data's loader reads them)."""
         links, joints = set(links), set(joints)

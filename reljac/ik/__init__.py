@@ -10,8 +10,8 @@ from .collision_avoidance import CollisionAvoidance
 from .controller import Controller
 from .hierarchy import DampingPolicy, LevelReport
 from .limits import JointPositionLimit, JointVelocityLimit, Limit, VelocityConstraint
-from .solve import IKResult, solve
 from .nlp import NLPResult, solve_nlp
+from .solve import IKResult, solve
 from .tasks import (
     FrameTask,
     PostureTask,
@@ -20,6 +20,7 @@ from .tasks import (
     RelativePositionTask,
     Task,
     TaskRows,
+    TaskTerms,
 )
 
 __all__ = [
@@ -30,11 +31,8 @@ __all__ = [
     "IKResult",
     "JointPositionLimit",
     "JointVelocityLimit",
-    "Limit",
-    "VelocityConstraint",
-    "compiled_available",
-    "default_backend",
     "LevelReport",
+    "Limit",
     "NLPResult",
     "PostureTask",
     "RelativeFrameTask",
@@ -42,6 +40,10 @@ __all__ = [
     "RelativePositionTask",
     "Task",
     "TaskRows",
+    "TaskTerms",
+    "VelocityConstraint",
+    "compiled_available",
+    "default_backend",
     "solve",
     "solve_nlp",
 ]

@@ -9,9 +9,11 @@ compiler at install time), reljac says so once and runs on the Python solver.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -20,8 +22,8 @@ from .hierarchy import DampingPolicy, Level, LevelReport, solve_hierarchy
 
 BACKENDS = ("compiled", "python")
 
-try:
-    from . import _core
+try:  # the compiled core (C++ in src/core/), typed Any: pybind11 modules carry no annotations
+    _core: Any = importlib.import_module(f"{__package__}._core")
 except ImportError:  # not built: no C++ compiler when reljac was installed
     _core = None
 

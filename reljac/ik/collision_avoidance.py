@@ -24,6 +24,7 @@ more margin for it (the margin halves each step it is not needed again).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -54,8 +55,8 @@ class CollisionAvoidance(Limit):
     name = "collision avoidance"
     rows_only = True  # gives rows C v <= d, never a box: the compiled step takes them as they are
 
-    def __init__(self, robot: Robot, pairs=None, *, min_distance: float = 0.01, influence_distance: float = 0.05,
-                 gain: float = 0.3, margin: float = 0.001, model=None) -> None:
+    def __init__(self, robot: Robot, pairs: Any = None, *, min_distance: float = 0.01, influence_distance: float = 0.05,
+                 gain: float = 0.3, margin: float = 0.001, model: Any = None) -> None:
         from ..collision import CollisionModel
 
         self.min_distance = as_float(min_distance, "min_distance [m]", minimum=0.0, error=ConfigurationError)
@@ -96,10 +97,10 @@ class CollisionAvoidance(Limit):
         rows = self.model.compute(kin.data, within=self.influence_distance, per_geometry=True)
         self.last, self._dt = rows, dt
         margins = np.zeros(len(rows))
-        for i, (key, distance) in enumerate(zip(rows.geometries, rows.distance)):
+        for i, (key, distance) in enumerate(zip(rows.geometries, rows.distance, strict=True)):
             missed = self._predicted.get(key, distance) - distance  # > 0: closer than the model said
             margins[i] = max(missed, 0.5 * self._margin.get(key, 0.0), 0.0)
-        self._margin = dict(zip(rows.geometries, margins))
+        self._margin = dict(zip(rows.geometries, margins, strict=True))
         if len(rows) == 0:
             return VelocityConstraint()
         C = -rows.jacobian
@@ -113,7 +114,7 @@ class CollisionAvoidance(Limit):
             self._predicted = {}
             return
         predicted = rows.distance + self._dt * (rows.jacobian @ v)
-        self._predicted = dict(zip(rows.geometries, predicted))
+        self._predicted = dict(zip(rows.geometries, predicted, strict=True))
 
     @property
     def minimum_distance(self) -> float:

@@ -11,7 +11,8 @@ runs on the Python rows with the compiled solver.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pinocchio as pin
@@ -29,6 +30,7 @@ from .tasks import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..robot import Robot
     from .controller import Controller
 
 WORLD = pin.ReferenceFrame.WORLD
@@ -41,7 +43,7 @@ def _behaves_as(obj: Any, base: type) -> bool:
     cls = type(obj)
     if not isinstance(obj, base):
         return False
-    return all(getattr(cls, m, None) is getattr(base, m, None) for m in _METHODS + ("constraint", "guard", "observe"))
+    return all(getattr(cls, m, None) is getattr(base, m, None) for m in (*_METHODS, "constraint", "guard", "observe"))
 
 
 def _frame_kind(task: Task) -> int | None:
@@ -101,7 +103,7 @@ class CompiledStep:
             self.frames.append(frame_id)
         return self.frames.index(frame_id)
 
-    def _add(self, task: Task, robot) -> tuple[int, Callable[[Task, int], None]]:
+    def _add(self, task: Any, robot: Robot) -> tuple[int, Callable[[Any, int], None]]:
         kind = _frame_kind(task)
         if kind is not None:
             a, b = self._slot(robot.frame_id(task.frame_a)), self._slot(robot.frame_id(task.frame_b))
@@ -109,16 +111,16 @@ class CompiledStep:
         self.postures.append(task)
         return self.program.add_posture(), self._sync_posture
 
-    def _sync_frame_task(self, task: Task, index: int) -> None:
+    def _sync_frame_task(self, task: Any, index: int) -> None:  # a frame task (duck-typed: _frame_kind)
         self.program.set_frame_task(index, task.gain, task.weight, task._max_speed, _target_matrix(task),
                                     task._target_velocity)
 
-    def _sync_posture(self, task: Task, index: int) -> None:
+    def _sync_posture(self, task: Any, index: int) -> None:  # a PostureTask
         if task.identity_scale is None:
             raise NotCompilable
         self.program.set_posture(index, task.gain, task.weight, task._max_speed, task.identity_scale, task.row_mask)
 
-    def _add_limit(self, limit: Limit) -> None:
+    def _add_limit(self, limit: Any) -> None:  # a joint limit, duck-typed by _behaves_as
         p = self.program
         if getattr(limit, "rows_only", False):  # evaluated in Python each step, its rows passed on
             self.row_limits.append(limit)
@@ -150,10 +152,14 @@ class CompiledStep:
         C = d = None
         if self.row_limits:
             constraints = [limit.constraint(kin, self.dt) for limit in self.row_limits]
-            rows = [c for c in constraints if c.C is not None and c.C.shape[0]]
-            self.row_names = [name for c in rows for name in c.row_names]
-            if rows:
-                C, d = np.vstack([c.C for c in rows]), np.concatenate([c.d for c in rows])
+            C_rows, d_rows, self.row_names = [], [], []
+            for c in constraints:
+                if c.C is not None and c.C.shape[0]:
+                    C_rows.append(c.C)
+                    d_rows.append(np.asarray(c.d, dtype=float))
+                    self.row_names.extend(c.row_names)
+            if C_rows:
+                C, d = np.vstack(C_rows), np.concatenate(d_rows)
         v, failing = self.program.velocity(kin.q, Ts, Js, errors, C, d)
         if failing >= 0:
             task = self.tasks[failing][0]

@@ -8,14 +8,18 @@ Python, see :mod:`reljac.ik.backend`). The controller knows no task or limit cla
 from __future__ import annotations
 
 import threading
-from typing import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike
 
 from ..exceptions import ConfigurationError, ReljacError, TaskError
+from ..joint_space import velocity_labels
 from ..relative import Kinematics
-from ..robot import Robot, as_robot
+from ..robot import Robot
+from ..robots import as_robot
 from ..validation import as_float
 from . import backend as _backend
 from . import compiled as _compiled
@@ -24,7 +28,7 @@ from .limits import JointPositionLimit, JointVelocityLimit, Limit, ReversalDampi
 from .tasks import Task
 
 
-def _as_levels(levels) -> list[list[Task]]:
+def _as_levels(levels: Any) -> list[list[Task]]:
     """Normalize ``levels``: a list of levels, each a task or a list of tasks."""
     if isinstance(levels, Task):
         levels = [[levels]]
@@ -39,17 +43,6 @@ def _as_levels(levels) -> list[list[Task]]:
     if not out:
         raise TaskError("the controller needs at least one level of tasks")
     return out
-
-
-def _velocity_labels(robot: Robot) -> list[str]:
-    """One name per velocity index: the joint's name, with [k] for multi-DoF joints."""
-    labels = [""] * robot.nv
-    model = robot.model
-    for j in range(1, model.njoints):
-        joint = model.joints[j]
-        for k in range(joint.nv):
-            labels[joint.idx_v + k] = model.names[j] + (f"[{k}]" if joint.nv > 1 else "")
-    return labels
 
 
 class Controller:
@@ -82,10 +75,10 @@ class Controller:
     def __init__(
         self,
         robot: Robot,
-        levels,
+        levels: Any,
         *,
         dt: float,
-        velocity_limits=None,
+        velocity_limits: ArrayLike | None = None,
         limit_gain: float = 0.5,
         position_margin: float = 0.0,
         damping: DampingPolicy | None = None,
@@ -99,7 +92,7 @@ class Controller:
             raise ConfigurationError(f"robot '{robot.name}' has no degree of freedom: nothing to control")
         if damping is not None and not isinstance(damping, DampingPolicy):
             raise ConfigurationError(f"damping must be a reljac.ik.DampingPolicy, got {damping!r}")
-        constraints = list(constraints) if isinstance(constraints, (list, tuple)) else [constraints]
+        constraints = list(constraints) if isinstance(constraints, (list, tuple)) else [constraints]  # type: ignore[list-item]
         for limit in constraints:
             if not isinstance(limit, Limit):
                 raise ConfigurationError(f"constraints must be reljac.ik Limit objects, got {limit!r}")
@@ -124,8 +117,8 @@ class Controller:
         self.last_kinematics: Kinematics | None = None
         self.last_velocity: np.ndarray | None = None  # v (nv,) of the last velocity / step
         self._reports: list[LevelReport] = []
-        self._raw_reports = None  # the compiled step's, turned into LevelReports when asked for
-        self._labels = _velocity_labels(robot)
+        self._raw_reports: Callable[[], list] | None = None  # the compiled step's, made LevelReports when asked
+        self._labels = velocity_labels(robot)
         self._lock = threading.Lock()
         self._step = _compiled.build(self, _backend.core()) if self.backend == "compiled" else None
 
@@ -144,7 +137,7 @@ class Controller:
         return self._reports
 
     def _named(self, reports: list[LevelReport], row_names: list[str]) -> list[LevelReport]:
-        for report, tasks in zip(reports, self.levels):
+        for report, tasks in zip(reports, self.levels, strict=True):
             report.tasks = [t.name for t in tasks]
             report.saturated_joints = [self._labels[j] for j in report.saturated]
             report.saturated_constraints = [row_names[i] for i in report.saturated_rows]
@@ -160,7 +153,7 @@ class Controller:
             r = rows[0]
             level = Level(None, r.b, identity_scale=r.identity_scale, mask=r.mask)
         else:
-            for task, r in zip(tasks, rows):
+            for task, r in zip(tasks, rows, strict=True):
                 if not (np.isfinite(r.b).all() and (r.A is None or np.isfinite(r.A).all())):
                     raise TaskError(
                         f"task '{task.name}' asks for a non-finite velocity: its gain, weights or target "
@@ -175,7 +168,7 @@ class Controller:
             level.extra_damping = self.damping.error_part(asked)
         return level
 
-    def _velocity(self, q) -> tuple[np.ndarray, Kinematics]:
+    def _velocity(self, q: ArrayLike) -> tuple[np.ndarray, Kinematics]:
         kin = Kinematics(self.robot, q, data=self.data)
         if self._step is not None:
             try:
@@ -204,7 +197,7 @@ class Controller:
         if not self._lock.acquire(blocking=False):
             raise ReljacError("this Controller is in use by another thread: create one Controller per thread")
 
-    def velocity(self, q) -> np.ndarray:
+    def velocity(self, q: ArrayLike) -> np.ndarray:
         """Joint velocity v (nv,) [rad/s, m/s] for configuration q (nq,), inside all limits."""
         self._acquire()
         try:
@@ -212,7 +205,7 @@ class Controller:
         finally:
             self._lock.release()
 
-    def step(self, q) -> np.ndarray:
+    def step(self, q: ArrayLike) -> np.ndarray:
         """q_next (nq,) = integrate(q, velocity(q) * dt); never leaves the position limits."""
         self._acquire()
         try:
@@ -234,7 +227,7 @@ class Controller:
             self._step.reset()
         self._reports, self._raw_reports, self.last_kinematics, self.last_velocity = [], None, None, None
 
-    def errors(self, q=None) -> dict[str, dict[str, float]]:
+    def errors(self, q: ArrayLike | None = None) -> dict[str, dict[str, float]]:
         """Per-task error norms at q (default: the q the last velocity / step was computed at)."""
         kin = self.last_kinematics if q is None else Kinematics(self.robot, q)  # own data: keep the last step's
         if kin is None:

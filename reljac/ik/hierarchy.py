@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..exceptions import ConfigurationError
+from ..validation import as_float
 
 RANK_TOLERANCE = 1e-12  # eigenvalues of G below this x max(1, largest) count as zero (sigma < 1e-6)
 BOUND_TOLERANCE = 1e-12  # slack on a bound, relative to max(1, |v|, |delta|), before it counts as crossed
@@ -114,9 +115,8 @@ class DampingPolicy:
 
     def __post_init__(self) -> None:
         for name in ("threshold", "max_damping", "error_damping", "step_threshold"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not (isinstance(value, (int, float)) and np.isfinite(value) and value >= 0):
-                raise ConfigurationError(f"DampingPolicy.{name} must be a finite number >= 0, got {value!r}")
+            as_float(getattr(self, name), f"DampingPolicy.{name}", minimum=0.0, valid="a finite number >= 0",
+                     error=ConfigurationError)
 
     def error_part(self, step_squared: float) -> float:
         """lambda^2 of a level asking for a displacement of squared norm `step_squared` per step."""
@@ -139,7 +139,7 @@ class Constraints:
     d: np.ndarray
 
     @classmethod
-    def box(cls, lo: np.ndarray, hi: np.ndarray) -> "Constraints":
+    def box(cls, lo: np.ndarray, hi: np.ndarray) -> Constraints:
         return cls(lo, hi, np.zeros((0, lo.shape[0])), np.zeros(0))
 
 
@@ -160,6 +160,7 @@ def _correction(level: Level, M: np.ndarray | None, P: np.ndarray, residual: np.
     if level.identity_scale is not None:  # A = c diag(mask): (c P)^+ = P / c on the kept rows
         delta = P @ residual / level.identity_scale
         return _Step(delta, level.times(delta), None, 0.0, float("inf"))
+    assert M is not None  # a level without identity_scale has its rows
     G = M @ M.T
     eigenvalues, U = np.linalg.eigh(G)  # ascending
     eigenvalues, U = eigenvalues[::-1], U[:, ::-1]
@@ -190,7 +191,7 @@ def _max_scale(base: np.ndarray, delta: np.ndarray, cons: Constraints, held: lis
     for which, x, dx, low, high in items:
         # rounding in x and dx grows with their size: a crossing smaller than that does not count
         tol = BOUND_TOLERANCE * max(1.0, float(np.abs(x).max(initial=0.0)), float(np.abs(dx).max(initial=0.0)))
-        for j, (b, d, lj, hj) in enumerate(zip(x.tolist(), dx.tolist(), low.tolist(), high.tolist())):
+        for j, (b, d, lj, hj) in enumerate(zip(x.tolist(), dx.tolist(), low.tolist(), high.tolist(), strict=True)):
             violation = b - hj if b > hj else lj - b
             if violation > tol:
                 if violation - tol > worst_violation:
@@ -336,7 +337,7 @@ def solve_hierarchy(
     """
     policy = policy or DampingPolicy()
     nv = lo.shape[0]
-    cons = Constraints.box(lo, hi) if C is None else Constraints(lo, hi, C, d)
+    cons = Constraints.box(lo, hi) if C is None or d is None else Constraints(lo, hi, C, d)
     v = np.minimum(np.maximum(0.0, lo), hi)  # zero if feasible, else the nearest point of the box
     P, dim = np.eye(nv), nv
     held: list[int] = []  # rows of C saturated so far: their direction is out of P

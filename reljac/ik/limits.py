@@ -17,13 +17,15 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..exceptions import ConfigurationError
 from ..relative import Kinematics
 from ..robot import Robot
-from ..validation import as_float
+from ..validation import as_float, real_array, short_repr
 
 
 @dataclass(frozen=True)
@@ -54,10 +56,10 @@ class Limit(ABC):
         """q_next (nq,) after the step from q, corrected for rounding (default: as it is)."""
         return q_next
 
-    def observe(self, v: np.ndarray) -> None:
+    def observe(self, v: np.ndarray) -> None:  # noqa: B027 - an optional hook: most limits keep no state
         """Told the velocity v (nv,) the controller commanded this step (default: ignored)."""
 
-    def reset(self) -> None:
+    def reset(self) -> None:  # noqa: B027 - an optional hook: most limits keep no state
         """Forget any state kept between steps (default: none)."""
 
 
@@ -88,18 +90,16 @@ class JointVelocityLimit(Limit):
 
     name = "joint velocity"
 
-    def __init__(self, robot: Robot, velocity_limits=None, *, default_velocity_limit: float = np.inf) -> None:
+    def __init__(self, robot: Robot, velocity_limits: ArrayLike | None = None, *,
+                 default_velocity_limit: float = np.inf) -> None:
         if velocity_limits is None:
             vmax = robot.model.velocityLimit.astype(float).copy()
             vmax[~(vmax > 0)] = default_velocity_limit
         else:
-            try:
-                if np.iscomplexobj(velocity_limits) or np.asarray(velocity_limits).dtype == bool:
-                    raise TypeError
-                vmax = np.array(velocity_limits, dtype=float)
-            except (TypeError, ValueError):
+            vmax = real_array(velocity_limits)
+            if vmax is None:
                 raise ConfigurationError(
-                    f"velocity_limits must be ({robot.nv},) positive numbers, got {velocity_limits!r}") from None
+                    f"velocity_limits must be ({robot.nv},) positive numbers, got {short_repr(velocity_limits)}")
             if vmax.shape != (robot.nv,) or np.isnan(vmax).any() or (vmax <= 0).any():
                 raise ConfigurationError(f"velocity_limits must be ({robot.nv},) positive numbers (inf allowed)")
         self.velocity_limits = vmax
@@ -162,24 +162,37 @@ class JointPositionLimit(Limit):
         return q_next
 
 
-def intersect(constraints: list[VelocityConstraint], nv: int):
+class Intersection(NamedTuple):
+    """What the limits of one step allow together: the box ``lo <= v <= hi`` (nv,) and the rows
+    ``C v <= d`` ((k, nv) and (k,), None without rows), named by ``row_names`` (k,)."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    C: np.ndarray | None
+    d: np.ndarray | None
+    row_names: list[str]
+
+
+def intersect(constraints: list[VelocityConstraint], nv: int) -> Intersection:
     """(lo, hi, C, d, row_names): the box of every constraint intersected in order, lo <= hi.
 
     Where a later box does not meet the earlier ones, the earlier win: the later bound is
     clipped into what they allow (list hard limits, e.g. joint velocity, first).
     """
     lo, hi = np.full(nv, -np.inf), np.full(nv, np.inf)
-    rows, rhs, names = [], [], []
+    rows: list[np.ndarray] = []
+    rhs: list[np.ndarray] = []
+    names: list[str] = []
     for c in constraints:
-        if c.lo is not None:
+        if c.lo is not None and c.hi is not None:
             lo, hi = np.clip(c.lo, lo, hi), np.clip(c.hi, lo, hi)
         if c.C is not None and c.C.shape[0]:
             rows.append(c.C)
-            rhs.append(c.d)
+            rhs.append(np.asarray(c.d))
             names.extend(c.row_names)
     C = np.vstack(rows) if rows else None
     d = np.concatenate(rhs) if rhs else None
-    return lo, hi, C, d, names
+    return Intersection(lo, hi, C, d, names)
 
 
 class ReversalDamping(Limit):
@@ -203,8 +216,8 @@ class ReversalDamping(Limit):
 
     name = "reversal damping"
 
-    def __init__(self, robot: Robot, velocity_limits=None, *, shrink: float = 0.5, grow: float = 1.2,
-                 threshold: float = 0.05) -> None:
+    def __init__(self, robot: Robot, velocity_limits: ArrayLike | None = None, *, shrink: float = 0.5,
+                 grow: float = 1.2, threshold: float = 0.05) -> None:
         self.shrink = as_float(shrink, "shrink", minimum=0.0, strict=True, error=ConfigurationError)
         self.grow = as_float(grow, "grow", minimum=1.0, strict=True, error=ConfigurationError)
         threshold = as_float(threshold, "threshold", minimum=0.0, error=ConfigurationError)

@@ -19,19 +19,19 @@ Convergence is judged like the controller's :func:`~reljac.ik.solve`: every term
 from __future__ import annotations
 
 import math
-import numbers
-import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 import pinocchio as pin
 import scipy.optimize
+from numpy.typing import ArrayLike
 
-from ..costs import Cost, as_cost, pose_cost
+from ..costs import Cost, CostSum, as_cost
 from ..exceptions import ConfigurationError, TaskError
 from ..relative import Kinematics
 from ..robot import Robot
+from ..validation import as_count, as_float
 
 BOUNDS = ("joint limits", None)
 
@@ -72,9 +72,89 @@ def _one_dof_slots(robot: Robot) -> list[tuple[int, int]]:
             if model.joints[j].nq == 1 and model.joints[j].nv == 1]
 
 
+class _Chart:
+    """Where L-BFGS-B searches: x = q (every joint one coordinate), or x in the tangent space at
+    `center` with q = integrate(center, x). 1-DoF joints move additively in both."""
+
+    def __init__(self, robot: Robot, center: np.ndarray, euclidean: bool) -> None:
+        self.model, self.center, self.euclidean = robot.model, center, euclidean
+        self.x0 = center.copy() if euclidean else np.zeros(robot.nv)
+
+    def to_q(self, x: np.ndarray) -> np.ndarray:
+        return x if self.euclidean else pin.integrate(self.model, self.center, x)
+
+    def value_and_gradient(self, cost: Cost, kin: Kinematics, x: np.ndarray) -> tuple[float, np.ndarray]:
+        """The cost and its gradient in x at q = to_q(x) (`kin` is the kinematics there)."""
+        f, g_v = cost.evaluate(kin)
+        if self.euclidean:
+            return f, g_v
+        return f, pin.dIntegrate(self.model, self.center, x, pin.ARG1).T @ g_v
+
+    def box(self, robot: Robot, slots: list[tuple[int, int]]) -> list[tuple[float | None, float | None]]:
+        """L-BFGS-B bounds on x: the position limits of the 1-DoF joints (infinite ones open)."""
+        lo, hi = robot.lower_limits, robot.upper_limits
+        box: list[tuple[float | None, float | None]] = [(None, None)] * robot.nv
+        for iq, iv in slots:
+            offset = 0.0 if self.euclidean else self.center[iq]
+            box[iv] = (lo[iq] - offset if np.isfinite(lo[iq]) else None,
+                       hi[iq] - offset if np.isfinite(hi[iq]) else None)
+        return box
+
+
+class _Search:
+    """The best configuration found over every chart and restart, with the counts of iterations
+    and evaluations; stops L-BFGS-B (StopIteration from its callback) once every error is below tol."""
+
+    def __init__(self, robot: Robot, cost: CostSum, q0: np.ndarray, tol: float) -> None:
+        self.robot, self.cost, self.tol = robot, cost, tol
+        self.data = robot.model.createData()
+        self.iterations = self.evaluations = 0
+        self.q, self.error = q0, self.max_error(q0)
+
+    def kinematics(self, q: np.ndarray) -> Kinematics:
+        return Kinematics(self.robot, q, data=self.data)
+
+    def max_error(self, q: np.ndarray) -> float:
+        errors = self.cost.term_errors(self.kinematics(q)).values()
+        return max((e for errs in errors for e in errs.values()), default=0.0)
+
+    @property
+    def converged(self) -> bool:
+        return self.error < self.tol
+
+    def keep_if_better(self, q: np.ndarray) -> None:
+        error = self.max_error(q)
+        if error < self.error:
+            self.q, self.error = q.copy(), error
+
+    def run(self, chart: _Chart, box: list | None, budget: int) -> scipy.optimize.OptimizeResult | None:
+        """One L-BFGS-B run of at most `budget` iterations on `chart`; None when it stopped
+        because every error is below tol."""
+
+        def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
+            self.evaluations += 1
+            return chart.value_and_gradient(self.cost, self.kinematics(chart.to_q(x)), x)
+
+        def callback(x: np.ndarray) -> None:
+            self.iterations += 1
+            self.keep_if_better(chart.to_q(x))
+            if self.converged:
+                raise StopIteration  # scipy >= 1.11 stops cleanly; older versions propagate it
+
+        try:
+            result = scipy.optimize.minimize(
+                fun, chart.x0, jac=True, method="L-BFGS-B", bounds=box, callback=callback,
+                options={"maxiter": budget, "ftol": 1e-15, "gtol": 1e-12, "maxls": 40},
+            )
+        except StopIteration:
+            return None
+        self.keep_if_better(chart.to_q(result.x))
+        return result
+
+
 def solve_nlp(
     robot: Robot,
-    q0,
+    q0: ArrayLike,
     objectives: Cost | Sequence[Cost],
     *,
     bounds: str | None = "joint limits",
@@ -102,126 +182,35 @@ def solve_nlp(
     q0 = robot.normalize(robot.validate_q(q0, name="q0"))
     if bounds not in BOUNDS:
         raise TaskError(f"bounds must be 'joint limits' or None, got {bounds!r}")
-    if isinstance(tol, (bool, np.bool_)) or not (isinstance(tol, numbers.Real) and math.isfinite(tol) and tol > 0):
-        raise TaskError(f"tol must be a positive number [m or rad], got {tol!r}")
-    for label, n in (("max_iters", max_iters), ("restarts", restarts)):
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-            raise TaskError(f"{label} must be an integer >= 0, got {n!r}")
+    tol = as_float(tol, "tol", minimum=0.0, strict=True, valid="a positive number [m or rad]")
+    max_iters, restarts = as_count(max_iters, "max_iters"), as_count(restarts, "restarts")
     if robot.nv == 0:
-        raise ConfigurationError(f"robot '{robot.name}' has no degrees of freedom (nv = 0): there is nothing to optimise")
-    model, data = robot.model, robot.model.createData()
-    lo, hi = robot.lower_limits, robot.upper_limits
+        raise ConfigurationError(f"robot '{robot.name}' has no degrees of freedom (nv = 0): "
+                                 "there is nothing to optimise")
     slots = _one_dof_slots(robot)  # only these joints have position limits L-BFGS-B can enforce
     if bounds is not None:
+        lo, hi = robot.lower_limits, robot.upper_limits
         for iq, _ in slots:
             q0[iq] = min(max(q0[iq], lo[iq]), hi[iq])
-
-    def kin_at(q: np.ndarray) -> Kinematics:
-        return Kinematics(robot, q, data=data)
-
-    def max_error(q: np.ndarray) -> float:
-        errors = cost.term_errors(kin_at(q)).values()
-        return max((e for errs in errors for e in errs.values()), default=0.0)
-
-    best = {"q": q0, "error": max_error(q0)}
-    counts = {"iterations": 0, "evaluations": 0}
-
-    def keep_if_better(q: np.ndarray) -> None:
-        error = max_error(q)
-        if error < best["error"]:
-            best["q"], best["error"] = q.copy(), error
-
+    search = _Search(robot, cost, q0, tol)
     euclidean = _is_euclidean(robot)
     message = "no iteration"
-    for _ in range(1 if euclidean else 1 + int(restarts)):
-        budget = int(max_iters) - counts["iterations"]
-        if best["error"] < tol or budget <= 0:
+    for _ in range(1 if euclidean else 1 + restarts):
+        budget = max_iters - search.iterations
+        if search.converged or budget <= 0:
             break
-        center = best["q"]
-        box = [(None, None)] * robot.nv
-        if euclidean:  # x = q
-            x0 = center.copy()
-
-            def to_q(x: np.ndarray) -> np.ndarray:
-                return x
-
-            def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
-                counts["evaluations"] += 1
-                return cost.evaluate(kin_at(x))
-        else:  # x in the tangent space at center: q = integrate(center, x)
-            x0 = np.zeros(robot.nv)
-
-            def to_q(x: np.ndarray, c=center) -> np.ndarray:
-                return pin.integrate(model, c, x)
-
-            def fun(x: np.ndarray, c=center) -> tuple[float, np.ndarray]:
-                counts["evaluations"] += 1
-                f, g_v = cost.evaluate(kin_at(pin.integrate(model, c, x)))
-                return f, pin.dIntegrate(model, c, x, pin.ARG1).T @ g_v
-        for iq, iv in slots:  # 1-DoF joints move additively in both parametrisations
-            offset = 0.0 if euclidean else center[iq]
-            box[iv] = (lo[iq] - offset if np.isfinite(lo[iq]) else None,
-                       hi[iq] - offset if np.isfinite(hi[iq]) else None)
-
-        def callback(x: np.ndarray) -> None:
-            counts["iterations"] += 1
-            keep_if_better(to_q(x))
-            if best["error"] < tol:
-                raise StopIteration  # scipy >= 1.11 stops cleanly; older versions propagate it
-
-        try:
-            result = scipy.optimize.minimize(
-                fun, x0, jac=True, method="L-BFGS-B", bounds=box if bounds is not None else None,
-                callback=callback, options={"maxiter": budget, "ftol": 1e-15, "gtol": 1e-12, "maxls": 40},
-            )
-        except StopIteration:
+        chart = _Chart(robot, search.q, euclidean)
+        result = search.run(chart, chart.box(robot, slots) if bounds is not None else None, budget)
+        if result is None:
             break
         message = str(result.message)
-        keep_if_better(to_q(result.x))
         if result.nit == 0:
             break
-    q = robot.normalize(best["q"])
-    kin = kin_at(q)
-    converged = best["error"] < tol
-    if converged:
+    q = robot.normalize(search.q)
+    kin = search.kinematics(q)
+    if search.converged:
         message = f"converged: every error norm below tol = {tol:g}"
     return NLPResult(
-        q=q, converged=converged, iterations=counts["iterations"], errors=cost.term_errors(kin),
-        cost=cost.evaluate(kin)[0], evaluations=counts["evaluations"], message=message,
+        q=q, converged=search.converged, iterations=search.iterations, errors=cost.term_errors(kin),
+        cost=cost.evaluate(kin)[0], evaluations=search.evaluations, message=message,
     )
-
-
-def nlp_bench_rows(n_targets: int = 20, seed: int = 0, *, tol: float = 1e-4) -> list[tuple[str, float, float]]:
-    """Compare :func:`solve_nlp` and the controller's :func:`~reljac.ik.solve` on dual_arm targets.
-
-    For each of `n_targets` random configurations (seeded), the pose of left_tool in the world
-    and the pose of right_tool in left_tool become targets; both solvers start from the middle
-    of the joint limits with the same `tol` [m, rad].
-
-    Returns:
-        Rows (name, success rate in [0, 1], median wall time per solve [s]).
-    """
-    from .solve import solve
-    from .tasks import RelativeFrameTask
-
-    if isinstance(n_targets, bool) or not isinstance(n_targets, (int, np.integer)) or n_targets < 1:
-        raise TaskError(f"n_targets must be a positive integer, got {n_targets!r}")
-    robot = Robot.bundled("dual_arm")
-    rng = np.random.default_rng(seed)
-    q0 = robot.normalize(0.5 * (robot.lower_limits + robot.upper_limits))
-    problems = {"left_tool pose": ("universe", "left_tool"), "right_tool in left_tool pose": ("left_tool", "right_tool")}
-    outcomes: dict[str, list[tuple[bool, float]]] = {}
-    for _ in range(n_targets):
-        kin = Kinematics(robot, robot.random_configuration(rng))
-        for label, (a, b) in problems.items():
-            T = kin.relative_placement(a, b)
-            task = RelativeFrameTask(a, b, gain=20.0)
-            task.set_target(T)
-            costs = pose_cost(b, T, relative_to=None if a == "universe" else a)
-            for solver, run in (("solve_nlp", lambda: solve_nlp(robot, q0, costs, tol=tol, max_iters=1000)),
-                                ("controller solve", lambda: solve(robot, q0, [[task]], tol=tol, max_iters=1000))):
-                start = time.perf_counter()
-                converged = run().converged
-                outcomes.setdefault(f"{label}: {solver}", []).append((converged, time.perf_counter() - start))
-    return [(name, float(np.mean([ok for ok, _ in runs])), float(np.median([t for _, t in runs])))
-            for name, runs in outcomes.items()]

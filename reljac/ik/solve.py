@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..exceptions import ConfigurationError
 from ..relative import Kinematics
@@ -50,20 +52,20 @@ def _why(reason: str, controller: Controller, iterations: int, tol: float) -> tu
     if slow:
         hint = (f"; the gain x dt of '{slow[0].name}' is {slow[0].gain * controller.dt:.3g}, so its error shrinks "
                 f"by that fraction per iteration: use gains of about 0.1-0.5 / dt")
-    what = f"no improvement in the last iterations" if reason == STALLED else f"{iterations} iterations"
+    what = "no improvement in the last iterations" if reason == STALLED else f"{iterations} iterations"
     return reason, f"stopped after {what} with errors above tol={tol:g}{hint}"
 
 
 def solve(
     robot: Robot,
-    q0,
-    levels,
+    q0: ArrayLike,
+    levels: Any,
     *,
     tol: float = 1e-4,
     max_iters: int = 500,
     dt: float = 0.01,
     stall_iters: int = 200,
-    **controller_options,
+    **controller_options: Any,
 ) -> IKResult:
     """Iterate the controller from q0 until every task's errors are below `tol` [m, rad].
 
@@ -76,8 +78,12 @@ def solve(
     target ends with the closest configuration found (smallest sum of errors above tol) and
     ``converged=False``, after `max_iters` or earlier after `stall_iters` without improvement;
     the result's ``reason`` and ``message`` say which; never NaN.
+
+    Raises:
+        TaskError: a bad tol, max_iters or stall_iters (the rule: :mod:`reljac.validation`).
+        ConfigurationError: a bad q0, or an unknown or bad controller option.
     """
-    tol = as_float(tol, "tol", minimum=0.0, strict=True, error=ConfigurationError)
+    tol = as_float(tol, "tol", minimum=0.0, strict=True, valid="a positive number [m or rad]")
     max_iters = as_count(max_iters, "max_iters", minimum=0)
     stall_iters = as_count(stall_iters, "stall_iters", minimum=1)
     known = {"velocity_limits", "limit_gain", "position_margin", "damping", "constraints", "backend"}
@@ -89,7 +95,7 @@ def solve(
     q = robot.validate_q(q0)
     counted = [t for t in controller.tasks if t.counts_for_convergence]
 
-    def score(kin) -> float:  # how far above tol the task errors are, all tasks together
+    def score(kin: Kinematics) -> float:  # how far above tol the task errors are, all tasks together
         return sum(max(max(t.error_norms(kin).values()) - tol, 0.0) for t in counted)
 
     best_q, best_score, since_best = q, None, 0

@@ -13,16 +13,30 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike
 
 from ..exceptions import TaskError
+from ..poses import as_rotation, as_se3
 from ..relative import Kinematics
-from ..robot import FrameRef, Robot, as_robot
-from ..validation import as_float, as_se3 as _as_se3, as_vector as _as_vector, check_rotation as _check_rotation
+from ..robot import FrameRef, Robot
+from ..robots import as_robot
+from ..validation import as_float, as_vector
 
 WORLD = "universe"
+
+
+class TaskTerms(NamedTuple):
+    """A task at one configuration (what :meth:`Task.compute` returns): ``error`` e (size,),
+    ``jacobian`` J (size, nv) with de/dt = J v, and ``feed_forward`` (size,), the rate the
+    target's own motion asks for [units of e / s]. A plain 3-tuple works as well."""
+
+    error: np.ndarray
+    jacobian: np.ndarray
+    feed_forward: np.ndarray
 
 
 @dataclass
@@ -46,7 +60,8 @@ class TaskRows:
         if self.A is not None:
             return self.A, self.b
         kept = np.ones(nv, dtype=bool) if self.mask is None else self.mask > 0
-        return self.identity_scale * np.eye(nv)[kept], self.b[kept]
+        scale = 1.0 if self.identity_scale is None else self.identity_scale
+        return scale * np.eye(nv)[kept], self.b[kept]
 
 
 class Task(ABC):
@@ -66,7 +81,8 @@ class Task(ABC):
     # which parts of e max_speed caps: (slice of e, index in the (linear, angular) pair)
     speed_parts: tuple[tuple[slice, int], ...] = ((slice(None), 0),)
 
-    def __init__(self, *, gain: float = 1.0, weight=1.0, max_speed=None, name: str | None = None) -> None:
+    def __init__(self, *, gain: float = 1.0, weight: ArrayLike = 1.0, max_speed: ArrayLike | None = None,
+                 name: str | None = None) -> None:
         self._version = 0  # bumped by every change of gain, weights, max_speed or target
         self.gain = gain
         self.max_speed = max_speed
@@ -89,21 +105,21 @@ class Task(ABC):
         return None if self._max_speed is None else self._max_speed.copy()
 
     @max_speed.setter
-    def max_speed(self, value) -> None:
+    def max_speed(self, value: ArrayLike | None) -> None:
         if value is None:
             self._max_speed = None
         else:
-            pair = _as_vector(value, 2, "max_speed (linear, angular)") if np.ndim(value) \
+            pair = as_vector(value, 2, "max_speed (linear, angular)") if np.ndim(value) \
                 else np.full(2, as_float(value, "max_speed"))
             if not (pair > 0).all():
                 raise TaskError(f"max_speed must be positive, got {value}")
             self._max_speed = pair
         self._version += 1
 
-    def set_weight(self, weight) -> None:
+    def set_weight(self, weight: ArrayLike) -> None:
         """Per-component weights (scalar or (size,)); a zero masks the component out."""
         what = f"weight of task '{self.name}'"
-        w = np.full(self.size, as_float(weight, what)) if np.ndim(weight) == 0 else _as_vector(weight, self.size, what)
+        w = np.full(self.size, as_float(weight, what)) if np.ndim(weight) == 0 else as_vector(weight, self.size, what)
         if (w < 0).any():
             raise TaskError(f"weights of task '{self.name}' must be finite and >= 0, got {w}")
         self.weight = w
@@ -112,7 +128,7 @@ class Task(ABC):
         self._version += 1
 
     @abstractmethod
-    def compute(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def compute(self, kin: Kinematics) -> TaskTerms:
         """(e, J, feed_forward) at kin's configuration: shapes (size,), (size, nv), (size,)."""
 
     def weighted(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray]:
@@ -152,11 +168,11 @@ class _FramePairTask(Task):
 
     quantity = "motion"  # what the task controls, for its default name
 
-    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, **kwargs) -> None:
+    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, **kwargs: Any) -> None:
         self.frame_a, self.frame_b = frame_a, frame_b
         kwargs.setdefault("name", f"{self.quantity} of {frame_b} in {frame_a}")
         super().__init__(**kwargs)
-        self._target = None
+        self._target: Any = None  # pin.SE3, (3,) position or (3, 3) rotation: the subclass's
         self._target_velocity = np.zeros(self.size)
 
     @property
@@ -165,7 +181,7 @@ class _FramePairTask(Task):
         return None if self._target is None else self._target.copy()
 
     @target.setter
-    def target(self, value) -> None:
+    def target(self, value: Any) -> None:
         self.set_target(value)
 
     @property
@@ -174,16 +190,16 @@ class _FramePairTask(Task):
         return self._target_velocity.copy()
 
     @target_velocity.setter
-    def target_velocity(self, value) -> None:
+    def target_velocity(self, value: Any) -> None:
         self._set_target_velocity(value)
         self._version += 1
 
-    def set_target(self, target, velocity=None) -> None:  # pragma: no cover - every subclass defines it
+    def set_target(self, target: Any, velocity: ArrayLike | None = None) -> None:  # pragma: no cover - subclasses
         raise NotImplementedError
 
-    def _set_target_velocity(self, velocity) -> None:
+    def _set_target_velocity(self, velocity: ArrayLike | None) -> None:
         self._target_velocity = np.zeros(self.size) if velocity is None else \
-            _as_vector(velocity, self.size, "target velocity")
+            as_vector(velocity, self.size, "target velocity")
 
     def _require_target(self):
         if self._target is None:
@@ -202,16 +218,16 @@ class RelativeFrameTask(_FramePairTask):
     quantity = "pose"
     speed_parts = ((slice(0, 3), 0), (slice(3, 6), 1))
 
-    def set_target(self, T_ab, velocity=None) -> None:
-        self._target = _as_se3(T_ab, f"target of task '{self.name}'")
+    def set_target(self, T_ab: Any, velocity: ArrayLike | None = None) -> None:
+        self._target = as_se3(T_ab, f"target of task '{self.name}'")
         self._set_target_velocity(velocity)
         self._version += 1
 
-    def set_target_from_configuration(self, robot: Robot, q) -> None:
+    def set_target_from_configuration(self, robot: Robot, q: ArrayLike) -> None:
         """Target = the current relative pose at configuration q."""
         self.set_target(Kinematics(robot, q).relative_placement(self.frame_a, self.frame_b))
 
-    def compute(self, kin):
+    def compute(self, kin: Kinematics) -> TaskTerms:
         T_err = self._require_target().actInv(kin.relative_placement(self.frame_a, self.frame_b))
         e = pin.log6(T_err).vector
         Jlog = pin.Jlog6(T_err)
@@ -221,7 +237,7 @@ class RelativeFrameTask(_FramePairTask):
             ff = Jlog @ (T_err.inverse().toActionMatrix() @ self._target_velocity)
         else:
             ff = np.zeros(6)
-        return e, J, ff
+        return TaskTerms(e, J, ff)
 
     def error_norms(self, kin):
         T_err = self._require_target().actInv(kin.relative_placement(self.frame_a, self.frame_b))
@@ -234,7 +250,7 @@ class RelativeFrameTask(_FramePairTask):
 class FrameTask(RelativeFrameTask):
     """Absolute pose of a frame in the world: a :class:`RelativeFrameTask` whose a is the world."""
 
-    def __init__(self, frame: FrameRef, **kwargs) -> None:
+    def __init__(self, frame: FrameRef, **kwargs: Any) -> None:
         kwargs.setdefault("name", f"pose of {frame}")
         super().__init__(WORLD, frame, **kwargs)
 
@@ -245,17 +261,17 @@ class RelativePositionTask(_FramePairTask):
     size = 3
     quantity = "position"
 
-    def set_target(self, p_ab, velocity=None) -> None:
+    def set_target(self, p_ab: ArrayLike, velocity: ArrayLike | None = None) -> None:
         """Target position of b in a (3,) [m]; optional velocity d/dt p_target (3,) [m/s]."""
-        self._target = _as_vector(p_ab, 3, f"target of task '{self.name}'")
+        self._target = as_vector(p_ab, 3, f"target of task '{self.name}'")
         self._set_target_velocity(velocity)
         self._version += 1
 
-    def compute(self, kin):
+    def compute(self, kin: Kinematics) -> TaskTerms:
         target = self._require_target()
         T_ab = kin.relative_placement(self.frame_a, self.frame_b)
         J = kin.relative_jacobian(self.frame_a, self.frame_b)[:3]
-        return T_ab.translation - target, J, self._target_velocity.copy()
+        return TaskTerms(T_ab.translation - target, J, self._target_velocity.copy())
 
     def error_norms(self, kin):
         return {"position": super().error_norms(kin)["error"]}
@@ -271,24 +287,17 @@ class RelativeOrientationTask(_FramePairTask):
     quantity = "orientation"
     speed_parts = ((slice(None), 1),)
 
-    def set_target(self, R_ab, velocity=None) -> None:
-        try:
-            R = np.array(R_ab.rotation if isinstance(R_ab, pin.SE3) else R_ab, dtype=float)
-        except (TypeError, ValueError):
-            raise TaskError(f"target of task '{self.name}' must be a (3, 3) rotation, got {R_ab!r}") from None
-        if R.shape != (3, 3):
-            raise TaskError(f"target of task '{self.name}' must be a (3, 3) rotation, got {R.shape}")
-        _check_rotation(R, f"target of task '{self.name}'")
-        self._target = R
+    def set_target(self, R_ab: Any, velocity: ArrayLike | None = None) -> None:
+        self._target = as_rotation(R_ab, f"target of task '{self.name}'")
         self._set_target_velocity(velocity)
         self._version += 1
 
-    def compute(self, kin):
+    def compute(self, kin: Kinematics) -> TaskTerms:
         R_err = self._require_target().T @ kin.relative_placement(self.frame_a, self.frame_b).rotation
         Jlog = pin.Jlog3(R_err)
         J = Jlog @ kin.relative_jacobian(self.frame_a, self.frame_b, expressed_in="b")[3:]
         ff = Jlog @ (R_err.T @ self._target_velocity)
-        return pin.log3(R_err), J, ff
+        return TaskTerms(pin.log3(R_err), J, ff)
 
     def error_norms(self, kin):
         return {"orientation": super().error_norms(kin)["error"]}
@@ -307,7 +316,7 @@ class PostureTask(Task):
 
     counts_for_convergence = False
 
-    def __init__(self, robot: Robot, **kwargs) -> None:
+    def __init__(self, robot: Robot, **kwargs: Any) -> None:
         self.robot = robot = as_robot(robot)
         self.size = robot.nv
         model = robot.model
@@ -329,18 +338,18 @@ class PostureTask(Task):
         return self._target.copy()
 
     @target.setter
-    def target(self, q) -> None:
+    def target(self, q: ArrayLike) -> None:
         self.set_target(q)
 
-    def set_target(self, q) -> None:
+    def set_target(self, q: ArrayLike) -> None:
         self._target = self.robot.validate_q(q, name=f"target of task '{self.name}'")
         self._version += 1
 
-    def compute(self, kin):
+    def compute(self, kin: Kinematics) -> TaskTerms:
         model = self.robot.model
         e = pin.difference(model, self._target, kin.q)
         J = np.eye(model.nv) if self._euclidean else pin.dDifference(model, self._target, kin.q, pin.ARG1)
-        return e, J, np.zeros(model.nv)
+        return TaskTerms(e, J, np.zeros(model.nv))
 
     def error(self, kin: Kinematics) -> np.ndarray:
         """e = difference(q_target, q), (nv,), without the Jacobian."""
@@ -365,7 +374,7 @@ class PostureTask(Task):
         """(nv,) 1.0 for the rows the task keeps, 0.0 for masked ones."""
         return (self.weight > 0).astype(float)
 
-    def set_weight(self, weight) -> None:
+    def set_weight(self, weight: ArrayLike) -> None:
         super().set_weight(weight)
         kept = self.weight[self.weight > 0]
         uniform = kept.size and np.all(kept == kept[0])

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import __version__
 from ..exceptions import MapError
@@ -32,7 +34,7 @@ MAX_CHUNK = 2**27      # samples per task
 DEFAULT_DIRECTIONS = 32
 
 
-def _count(value, what: str, lo: int, hi: int) -> int:
+def _count(value: Any, what: str, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         if isinstance(value, float) and value.is_integer():
             value = int(value)
@@ -64,11 +66,11 @@ def capability_map(
     samples: int,
     voxel: float,
     seed: int = 0,
-    directions=DEFAULT_DIRECTIONS,
+    directions: ArrayLike = DEFAULT_DIRECTIONS,
     axis: str = "z",
-    part="position",
+    part: Any = "position",
     chunk: int | None = None,
-    scheduler=None,
+    scheduler: Any = None,
     workers: int | None = None,
     backend: str | None = None,
     connect_timeout: float = 10.0,
@@ -136,7 +138,8 @@ def capability_map(
             progress(done, samples)
 
     chunks = [(start, min(samples, start + chunk)) for start in range(0, samples, chunk)]
-    run(job, chunks, accumulator.add, on_progress, scheduler=scheduler, workers=workers, connect_timeout=connect_timeout)
+    run(job, chunks, accumulator.add, on_progress, scheduler=scheduler, workers=workers,
+        connect_timeout=connect_timeout)
     if accumulator.samples != samples:  # pragma: no cover - a scheduler lost a chunk
         raise MapError(f"only {accumulator.samples} of {samples} samples came back")
 

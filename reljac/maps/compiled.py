@@ -15,14 +15,18 @@ raises :class:`~reljac.exceptions.UnsupportedJoint` naming the joint.
 
 from __future__ import annotations
 
+import importlib
 import weakref
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike
 
 from ..exceptions import ConfigurationError, UnsupportedJoint
 from ..relative import Kinematics
 from ..robot import FrameRef, Robot
+from ..validation import as_matrix
 
 REVOLUTE, PRISMATIC, UNBOUNDED, FREE_FLYER, SPHERICAL, PLANAR = range(6)
 _AXES = {"X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0)}
@@ -35,8 +39,8 @@ SUPPORTED = ("JointModelRX/RY/RZ, JointModelRevoluteUnaligned, JointModelPX/PY/P
              "JointModelRUBX/RUBY/RUBZ, JointModelRevoluteUnboundedUnaligned, JointModelFreeFlyer, "
              "JointModelSpherical, JointModelPlanar, JointModelMimic (of a revolute or prismatic joint)")
 
-try:
-    from ..ik import _core
+try:  # the compiled core, typed Any: pybind11 modules carry no annotations
+    _core: Any = importlib.import_module("reljac.ik._core")
 except ImportError as error:  # the extension was not built (no compiler at install time)
     _core = None
     IMPORT_ERROR = str(error)
@@ -45,7 +49,7 @@ else:
     if not hasattr(_core, "KinematicModel"):  # an extension built before the kinematics existed
         _core, IMPORT_ERROR = None, "the compiled core has no KinematicModel: rebuild reljac"
 
-_exported: "weakref.WeakKeyDictionary[Robot, object]" = weakref.WeakKeyDictionary()
+_exported: weakref.WeakKeyDictionary[Robot, object] = weakref.WeakKeyDictionary()
 
 
 def compiled_available() -> bool:
@@ -106,7 +110,7 @@ def _mimic(model: pin.Model, j: int) -> tuple[int, tuple, float, float, pin.SE3]
     return kind, tuple(axis), scaling, offset, pin.SE3.Identity()
 
 
-def export(robot: Robot):
+def export(robot: Robot) -> Any:
     """The robot's joint tree as a ``reljac.ik._core.KinematicModel`` (built once per robot).
 
     Raises:
@@ -155,24 +159,15 @@ def supports(robot: Robot) -> bool:
     return True
 
 
-def as_configurations(robot: Robot, Q) -> np.ndarray:
+def as_configurations(robot: Robot, Q: ArrayLike) -> np.ndarray:
     """Q as a C-contiguous float array (N, nq) of valid configurations (a copy), or raise."""
-    try:
-        Q = np.array(Q, dtype=float, order="C")
-    except (TypeError, ValueError):
-        raise ConfigurationError(f"Q must be an (N, {robot.nq}) array of configurations") from None
-    if Q.ndim == 1:
-        Q = Q[None, :]
-    if Q.ndim != 2 or Q.shape[1] != robot.nq:
-        raise ConfigurationError(f"Q has shape {Q.shape}, expected (N, {robot.nq}) for robot '{robot.name}'")
-    if not np.isfinite(Q).all():
-        raise ConfigurationError("Q has non-finite entries")
-    for i in range(Q.shape[0]) if robot._unit_blocks else ():
-        robot.validate_q(Q[i], name=f"Q[{i}]")
-    return Q
+    configurations = as_matrix(Q, robot.nq, "Q", rows="N", note=f" for robot '{robot.name}'")
+    for i in range(configurations.shape[0]) if robot._unit_blocks else ():
+        robot.validate_q(configurations[i], name=f"Q[{i}]")
+    return configurations
 
 
-def relative_kinematics(robot: Robot, Q, frame_a: FrameRef, frame_b: FrameRef, *,
+def relative_kinematics(robot: Robot, Q: ArrayLike, frame_a: FrameRef, frame_b: FrameRef, *,
                         backend: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """T_ab and J_ab for N configurations at once.
 

@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike
 
 from ..exceptions import MapError
 from ..robot import Robot
+from ..validation import as_task_rows, real_array, short_repr
 
 MAX_VOXELS = 2**25        # ~34 million voxels: 32 bytes each while the map is built (~1.1 GB)
 MAX_DIRECTIONS = 64       # coverage is a 64-bit mask per voxel
-ROW_NAMES = ("vx", "vy", "vz", "wx", "wy", "wz")
-PARTS = {"position": (0, 1, 2), "orientation": (3, 4, 5), "full": (0, 1, 2, 3, 4, 5)}
 AXES = ("x", "y", "z")
 PRISMATIC_KINDS = {"JointModelPX", "JointModelPY", "JointModelPZ", "JointModelPrismaticUnaligned"}
 ROTATING_KINDS = {"JointModelRX", "JointModelRY", "JointModelRZ", "JointModelRevoluteUnaligned", "JointModelRUBX",
@@ -45,7 +46,7 @@ class Grid:
         ijk = np.stack(np.unravel_index(np.asarray(flat, dtype=np.int64), self.dims), axis=-1)
         return np.asarray(self.origin) + (ijk + 0.5) * self.voxel
 
-    def flat_index(self, p) -> int | None:
+    def flat_index(self, p: ArrayLike) -> int | None:
         """Flat index of the voxel holding position p (3,) in a, None outside the grid."""
         cell = np.floor((np.asarray(p, dtype=float) - self.origin) / self.voxel)
         if not np.all((cell >= 0) & (cell < self.dims)):
@@ -114,7 +115,7 @@ def make_grid(robot: Robot, frame_a: int, frame_b: int, voxel: float) -> Grid:
     """
     voxel = positive_voxel(voxel)
     reach = reach_bound(robot, frame_a, frame_b)
-    n = int(math.ceil(reach * (1 + 1e-9) / voxel))
+    n = math.ceil(reach * (1 + 1e-9) / voxel)
     side = 2 * n + 1
     if side**3 > MAX_VOXELS:
         smallest = 2 * reach / (MAX_VOXELS ** (1 / 3) - 1)
@@ -124,7 +125,7 @@ def make_grid(robot: Robot, frame_a: int, frame_b: int, voxel: float) -> Grid:
     return Grid(origin=(corner, corner, corner), voxel=voxel, dims=(side, side, side))
 
 
-def positive_voxel(voxel) -> float:
+def positive_voxel(voxel: Any) -> float:
     try:
         value = float(voxel)
     except (TypeError, ValueError):
@@ -143,16 +144,15 @@ def fibonacci_directions(n: int) -> np.ndarray:
     return np.stack([r * np.cos(phi), r * np.sin(phi), z], axis=-1)
 
 
-def as_directions(directions) -> np.ndarray:
+def as_directions(directions: ArrayLike) -> np.ndarray:
     """Approach directions (n, 3), unit rows, 1 <= n <= 64, from a count or an array."""
     if isinstance(directions, (int, np.integer)) and not isinstance(directions, bool):
         if not 1 <= directions <= MAX_DIRECTIONS:
             raise MapError(f"directions must be between 1 and {MAX_DIRECTIONS}, not {directions}")
         return fibonacci_directions(int(directions))
-    try:
-        d = np.array(directions, dtype=float)
-    except (TypeError, ValueError):
-        raise MapError(f"directions must be a count or an (n, 3) array of vectors, not {directions!r}") from None
+    d = real_array(directions)  # None for booleans and text, which numpy would read as numbers
+    if d is None:
+        raise MapError(f"directions must be a count or an (n, 3) array of vectors, not {short_repr(directions)}")
     if d.ndim != 2 or d.shape[1] != 3 or not 1 <= d.shape[0] <= MAX_DIRECTIONS:
         raise MapError(f"directions must be an (n, 3) array with 1 <= n <= {MAX_DIRECTIONS}, got shape {d.shape}")
     norms = np.linalg.norm(d, axis=1)
@@ -161,24 +161,13 @@ def as_directions(directions) -> np.ndarray:
     return d / norms[:, None]
 
 
-def as_rows(part) -> tuple[int, ...]:
+def as_rows(part: Any) -> tuple[int, ...]:
     """Rows of J_ab rated by the manipulability: "position", "orientation", "full", or names /
-    indices of rows (vx, vy, vz, wx, wy, wz)."""
-    if isinstance(part, str):
-        if part in PARTS:
-            return PARTS[part]
-        raise MapError(f"part must be one of {', '.join(PARTS)} or a list of rows from {', '.join(ROW_NAMES)}, "
-                       f"not {part!r}")
-    try:
-        rows = tuple(ROW_NAMES.index(r) if isinstance(r, str) else int(r) for r in part)
-    except (TypeError, ValueError):
-        raise MapError(f"rows must be names from {', '.join(ROW_NAMES)} or indices 0..5, not {part!r}") from None
-    if not rows or len(set(rows)) != len(rows) or not all(0 <= r < 6 for r in rows):
-        raise MapError(f"rows must be distinct names from {', '.join(ROW_NAMES)} or indices 0..5, not {part!r}")
-    return rows
+    indices of rows (vx, vy, vz, wx, wy, wz); MapError otherwise."""
+    return as_task_rows(part, error=MapError)
 
 
-def as_axis(axis) -> int:
+def as_axis(axis: Any) -> int:
     """The axis of frame b taken as its approach direction: "x", "y" or "z" (or 0, 1, 2)."""
     if axis in AXES:
         return AXES.index(axis)

@@ -88,7 +88,8 @@ def run_chunk(job: Job, start: int, stop: int) -> Partial:
             np.asarray(job.grid.dims, np.int64), job.directions, job.axis, list(job.rows))
         for first in range(start, stop, BATCH):
             reduction.add(job.sampler.draw(first, min(stop, first + BATCH)), first)
-        return Partial(*reduction.result(), samples=stop - start)
+        voxel, count, coverage, best, best_index, outside = reduction.result()
+        return Partial(voxel, count, coverage, best, best_index, outside, samples=stop - start)
     parts = [python_reduce(job, job.sampler.draw(first, min(stop, first + BATCH)), first)
              for first in range(start, stop, BATCH)]
     return merge_partials_numpy(parts) if parts else python_reduce(job, np.zeros((0, job.robot.nq)), start)
@@ -121,7 +122,8 @@ def python_reduce(job: Job, Q: np.ndarray, first_index: int) -> Partial:
                   outside=int((~inside).sum()), samples=Q.shape[0])
 
 
-def _group(voxel, count, coverage, best, best_index, *, outside: int, samples: int) -> Partial:
+def _group(voxel: np.ndarray, count: np.ndarray, coverage: np.ndarray, best: np.ndarray, best_index: np.ndarray, *,
+           outside: int, samples: int) -> Partial:
     """One entry per voxel: counts summed, coverage ORed, best by (largest best, smallest index)."""
     order = np.lexsort((best_index, -best, voxel))  # per voxel: best first
     voxel, count, coverage = voxel[order], count[order], coverage[order]
@@ -140,8 +142,9 @@ def merge_partials(parts: list[Partial]) -> Partial:
     if _core is None:
         return merge_partials_numpy(parts)
     fields = [[getattr(p, name) for p in parts] for name in ("voxel", "count", "coverage", "best", "best_index")]
-    *arrays, _ = _core.merge_partials(*fields)
-    return Partial(*arrays, outside=sum(p.outside for p in parts), samples=sum(p.samples for p in parts))
+    voxel, count, coverage, best, best_index, _ = _core.merge_partials(*fields)
+    return Partial(voxel, count, coverage, best, best_index, outside=sum(p.outside for p in parts),
+                   samples=sum(p.samples for p in parts))
 
 
 def merge_partials_numpy(parts: list[Partial]) -> Partial:

@@ -11,11 +11,15 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..exceptions import MapError
 from .grid import Grid
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..robot import Robot
 
 FORMAT = "reljac.capability_map"
 FORMAT_VERSION = 1
@@ -86,7 +90,7 @@ class CapabilityMap:
         return self.metadata == other.metadata and all(
             np.array_equal(getattr(self, name), getattr(other, name)) for name in ARRAYS)
 
-    def same_reduction(self, other: "CapabilityMap") -> bool:
+    def same_reduction(self, other: CapabilityMap) -> bool:
         """True when both maps hold identical arrays (metadata such as the backend aside)."""
         return all(np.array_equal(getattr(self, name), getattr(other, name)) for name in ARRAYS)
 
@@ -107,7 +111,7 @@ class CapabilityMap:
         return path
 
 
-def check_robot(cmap: CapabilityMap, robot) -> CapabilityMap:
+def check_robot(cmap: CapabilityMap, robot: Robot) -> CapabilityMap:
     """The map, after checking it was made for this robot (name, nq and both frames).
 
     Raises:

@@ -19,9 +19,11 @@ import math
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..exceptions import UnsupportedJoint
-from ..robot import Robot, is_angle_pair
+from ..joint_space import is_angle_pair
+from ..robot import Robot
 
 BLOCK = 2**16
 LINEAR, ANGLE, QUATERNION = range(3)
@@ -87,8 +89,9 @@ class Sampler:
         plan = np.array([(k, i, v, a, b) for k, i, v, a, b in self._plan], dtype=float).reshape(-1, 5)
         self._kinds, self._q_idx, self._u_idx = (plan[:, c].astype(np.int64) for c in range(3))
         self._lo, self._hi = plan[:, 3].copy(), plan[:, 4].copy()
-        linear = self._kinds == LINEAR
-        self._linear = (self._q_idx[linear], self._u_idx[linear], self._lo[linear], self._hi[linear] - self._lo[linear])
+        is_linear = self._kinds == LINEAR
+        self._linear = (self._q_idx[is_linear], self._u_idx[is_linear], self._lo[is_linear],
+                        self._hi[is_linear] - self._lo[is_linear])
         from .compiled import _core
 
         self._core = _core if compiled else None
@@ -124,7 +127,7 @@ class Sampler:
         Q[:] = self._neutral
         q_idx, u_idx, lo, span = self._linear
         Q[:, q_idx] = lo + span * U[:, u_idx]
-        for kind, i, u, a, b in self._plan:
+        for kind, i, u, _, _ in self._plan:
             if kind == LINEAR:
                 continue
             elif kind == ANGLE:
@@ -140,7 +143,7 @@ class Sampler:
                 Q[:, i + 3] = r2 * np.cos(t2)
         return Q
 
-    def configurations_at(self, indices, *, workers: int = 1) -> np.ndarray:
+    def configurations_at(self, indices: ArrayLike, *, workers: int = 1) -> np.ndarray:
         """Configurations of the samples with the given global indices, shape (n, nq); blocks
         are drawn on `workers` threads."""
         indices = np.asarray(indices, dtype=np.int64)

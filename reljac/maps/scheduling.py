@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import logging
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..exceptions import MapError, ReljacError, SchedulerError
 from .kernel import Job, Partial, merge_partials, run_chunk
@@ -27,15 +28,15 @@ from .kernel import Job, Partial, merge_partials, run_chunk
 DASK_HINT = "pip install 'reljac[scale]'"
 
 
-def describe(scheduler) -> str:
+def describe(scheduler: Any) -> str:
     if scheduler is None or scheduler == "threads":
         return "threads"
     return scheduler if isinstance(scheduler, str) else type(scheduler).__name__
 
 
-def check_scheduler(scheduler) -> None:
+def check_scheduler(scheduler: Any) -> None:
     """Reject a scheduler that is neither None, 'threads', 'local', an address nor a Client."""
-    if scheduler is None or isinstance(scheduler, str) and scheduler.strip():
+    if scheduler is None or (isinstance(scheduler, str) and scheduler.strip()):
         return
     if type(scheduler).__name__ == "Client" and type(scheduler).__module__.startswith("distributed"):
         return
@@ -44,7 +45,7 @@ def check_scheduler(scheduler) -> None:
 
 
 def run(job: Job, chunks: Sequence[tuple[int, int]], on_result: Callable[[Partial], None],
-        on_progress: Callable[[int], None], *, scheduler, workers: int, connect_timeout: float) -> None:
+        on_progress: Callable[[int], None], *, scheduler: Any, workers: int, connect_timeout: float) -> None:
     """Run every chunk (start, stop) of the job; pass results (one per chunk, or merged ones) to
     on_result and the size of each finished chunk to on_progress, both in this thread."""
     if scheduler is None or scheduler == "threads":
@@ -53,7 +54,8 @@ def run(job: Job, chunks: Sequence[tuple[int, int]], on_result: Callable[[Partia
         _run_dask(job, chunks, on_result, on_progress, scheduler, workers, connect_timeout)
 
 
-def _run_threads(job: Job, chunks, on_result, on_progress, workers: int) -> None:
+def _run_threads(job: Job, chunks: Sequence[tuple[int, int]], on_result: Callable[[Partial], None], on_progress: Any,
+                 workers: int) -> None:
     pending: set[cf.Future] = set()
     todo = iter(chunks)
     with cf.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="reljac-map") as pool:
@@ -77,7 +79,7 @@ def _run_threads(job: Job, chunks, on_result, on_progress, workers: int) -> None
             raise
 
 
-def _client(scheduler, workers: int, connect_timeout: float):
+def _client(scheduler: Any, workers: int, connect_timeout: float) -> tuple[Any, list]:
     """(client, things to close): a Client for the scheduler, and what this call created."""
     try:
         import distributed
@@ -107,7 +109,7 @@ def _client(scheduler, workers: int, connect_timeout: float):
     return client, []
 
 
-def _raise_task_error(future) -> None:
+def _raise_task_error(future: Any) -> None:
     """Raise a failed task's exception: reljac's own as it is, anything else as a SchedulerError."""
     exc = future.exception()
     if isinstance(exc, ReljacError):
@@ -116,7 +118,8 @@ def _raise_task_error(future) -> None:
                          "reljac installed, with the same version as here") from None
 
 
-def _run_dask(job: Job, chunks, on_result, on_progress, scheduler, workers: int, connect_timeout: float) -> None:
+def _run_dask(job: Job, chunks: Sequence[tuple[int, int]], on_result: Callable[[Partial], None], on_progress: Any,
+              scheduler: Any, workers: int, connect_timeout: float) -> None:
     client, created = _client(scheduler, workers, connect_timeout)  # SchedulerError without Dask
     import distributed
 
@@ -133,7 +136,8 @@ def _run_dask(job: Job, chunks, on_result, on_progress, scheduler, workers: int,
                 sizes[future.key] = chunk[1] - chunk[0]
                 return future
 
-            stream = distributed.as_completed([submit(c) for _, c in zip(range(2 * n_workers), todo)])
+            first = zip(range(2 * n_workers), todo, strict=False)  # at most 2 chunks per worker in flight
+            stream = distributed.as_completed([submit(c) for _, c in first])
             finished = []  # results on the workers, not merged yet
             for future in stream:
                 if future.status == "error":

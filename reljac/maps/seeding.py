@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import pinocchio as pin
 
 from ..exceptions import MapError
-from ..validation import as_se3, as_vector
+from ..poses import as_se3
+from ..validation import as_vector
 from .result import CapabilityMap
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ..robot import Robot
 
 ORIENTATION_WEIGHT = 0.1  # [m/rad]: with a robot, candidates are ranked by |dp| + 0.1 * angle
 
 
-def seed_for(cmap: CapabilityMap, target, *, robot=None, candidates: int = 16) -> np.ndarray:
+def seed_for(cmap: CapabilityMap, target: Any, *, robot: Robot | None = None, candidates: int = 16) -> np.ndarray:
     """A configuration (nq,) from the map to start IK from for the target, from a's frame.
 
     Args:
@@ -51,7 +56,8 @@ def seed_for(cmap: CapabilityMap, target, *, robot=None, candidates: int = 16) -
     return cmap.best_q[pick].copy()
 
 
-def _closest_pose(cmap: CapabilityMap, robot, T: pin.SE3, reached, distance, candidates: int) -> np.ndarray:
+def _closest_pose(cmap: CapabilityMap, robot: Robot, T: pin.SE3, reached: np.ndarray, distance: np.ndarray,
+                  candidates: int) -> np.ndarray:
     from .compiled import relative_kinematics
     from .result import check_robot
 

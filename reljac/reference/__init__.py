@@ -32,4 +32,4 @@ Every query takes one q, shape (nq,), or a batch, shape (N, nq), vectorized over
 from reljac.reference.model import ROOT_JOINT, UNIVERSE, KinematicTree
 from reljac.reference.robot import METHODS, ReferenceKinematics, ReferenceRobot
 
-__all__ = ["KinematicTree", "METHODS", "ROOT_JOINT", "ReferenceKinematics", "ReferenceRobot", "UNIVERSE"]
+__all__ = ["METHODS", "ROOT_JOINT", "UNIVERSE", "KinematicTree", "ReferenceKinematics", "ReferenceRobot"]

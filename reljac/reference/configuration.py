@@ -7,7 +7,6 @@ shape (nq,) / (nv,), or a batch, shape (N, nq) / (N, nv), and answers in the sam
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -15,6 +14,7 @@ from numpy.typing import ArrayLike
 from reljac.exceptions import ConfigurationError
 from reljac.reference.lie import exp_se3, quaternion_exp, quaternion_multiply, quaternion_to_rotation
 from reljac.reference.model import KinematicTree
+from reljac.validation import as_count, as_float, as_rng, real_array, short_repr
 
 #: A free-joint quaternion may differ from unit norm by this much; it is then normalized.
 QUATERNION_NORM_TOLERANCE = 1e-6
@@ -32,7 +32,9 @@ def check_vector(tree: KinematicTree, array: ArrayLike, label: str) -> tuple[np.
         ConfigurationError: on a wrong shape or a NaN/inf entry (naming the entry and its joint).
     """
     size, slices = (tree.nq, tree.q_slices) if label == "q" else (tree.nv, tree.v_slices)
-    values = real_array(array, label)
+    values = real_array(array)
+    if values is None:  # text, booleans, complex numbers or ragged lists: not read as numbers
+        raise ConfigurationError(f"{label} is not an array of numbers; expected real numbers, got {short_repr(array)}")
     if values.ndim not in (1, 2) or values.shape[-1] != size:
         raise ConfigurationError(
             f"{label} has shape {values.shape}, expected ({size},) or (N, {size}) for robot '{tree.name}'"
@@ -47,22 +49,6 @@ def check_vector(tree: KinematicTree, array: ArrayLike, label: str) -> tuple[np.
         joint = next(name for name, s in slices.items() if s.start <= column < s.stop)
         raise ConfigurationError(f"{where} is {'NaN' if np.isnan(value) else value} (joint '{joint}')")
     return values, batched
-
-
-def real_array(array: ArrayLike, label: str) -> np.ndarray:
-    """`array` as a float array; ConfigurationError for text, complex numbers or non-numbers
-    (rather than numpy's parsing of "1.5" or its silent dropping of imaginary parts)."""
-    try:
-        values = np.asarray(array)
-    except (TypeError, ValueError) as error:  # e.g. ragged nested lists
-        raise ConfigurationError(f"{label} is not an array of numbers ({error})") from None
-    if values.dtype.kind not in "biufO":
-        kind = "complex numbers" if values.dtype.kind == "c" else f"dtype {values.dtype}"
-        raise ConfigurationError(f"{label} is not an array of numbers: it holds {kind}; expected real numbers")
-    try:
-        return values.astype(float)
-    except (TypeError, ValueError) as error:  # objects that are not real numbers (None, complex, ...)
-        raise ConfigurationError(f"{label} is not an array of numbers ({error})") from None
 
 
 def check_configuration(tree: KinematicTree, q: ArrayLike) -> tuple[np.ndarray, bool]:
@@ -100,19 +86,6 @@ def neutral_configuration(tree: KinematicTree) -> np.ndarray:
     return q
 
 
-def as_rng(seed, label: str = "rng") -> np.random.Generator:
-    """A Generator from a Generator (used as is), a seed (an integer >= 0) or None (fresh entropy).
-
-    Raises:
-        ConfigurationError: any other seed (negative, bool, float, text, ...).
-    """
-    if seed is None or isinstance(seed, (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence)):
-        return np.random.default_rng(seed)
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ConfigurationError(f"{label} must be a numpy Generator, an integer seed >= 0 or None, got {seed!r}")
-    return np.random.default_rng(int(seed))
-
-
 def random_configuration(
     tree: KinematicTree,
     rng: np.random.Generator | int | None = None,
@@ -130,10 +103,8 @@ def random_configuration(
         ConfigurationError: `rng` is not a Generator, a seed >= 0 or None; `n` is not None or an
             integer >= 0.
     """
-    rng = as_rng(rng)
-    if n is not None and (isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0):
-        raise ConfigurationError(f"n (the number of configurations) must be None or an integer >= 0, got {n!r}")
-    count = 1 if n is None else int(n)
+    rng = as_rng(rng, "rng")
+    count = 1 if n is None else as_count(n, "n (the number of configurations)", error=ConfigurationError)
     q = np.empty((count, tree.nq))
     for name in tree.joint_names:
         start, kind = tree.q_slices[name].start, tree.joint_types[name]
@@ -160,8 +131,7 @@ def integrate(tree: KinematicTree, q: ArrayLike, v: ArrayLike, dt: float = 1.0) 
         ConfigurationError: if q, v or dt is invalid (dt must be a finite real number), both are
             batched with different N, or v dt is so large that the result overflows.
     """
-    if isinstance(dt, bool) or not isinstance(dt, numbers.Real) or not math.isfinite(dt):
-        raise ConfigurationError(f"dt must be a finite real number [s], got {dt!r}")
+    dt = as_float(dt, "dt", valid="a finite real number [s]", error=ConfigurationError)
     q2, q_batched = check_configuration(tree, q)
     v2, v_batched = check_vector(tree, v, "v")
     if q_batched and v_batched and len(q2) != len(v2):

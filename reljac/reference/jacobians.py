@@ -17,6 +17,8 @@ e's origin and e's angular velocity, both in world coordinates. It is built batc
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from reljac.reference.kinematics import ForwardKinematics
@@ -54,7 +56,7 @@ def relative_cross_product_jacobian(kinematics: ForwardKinematics, body_a: int, 
     return _columns(kinematics, signed, kinematics.frame(body_b)[3])
 
 
-def _columns(kinematics: ForwardKinematics, signed_joints, p_e: np.ndarray) -> np.ndarray:
+def _columns(kinematics: ForwardKinematics, signed_joints: Any, p_e: np.ndarray) -> np.ndarray:
     """Sum of sign * (cross-product column of each joint, taken at point p_e (3, N)), (nv, 6, N)."""
     tree = kinematics.tree
     jacobian = np.zeros((tree.nv, 6, kinematics.count))

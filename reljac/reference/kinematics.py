@@ -143,6 +143,7 @@ class ForwardKinematics:
         spec = self.tree.bodies[body]
         base = self.plan.base[body]
         step = self.plan.step[body]
+        assert step is not None  # every moving body has its fixed step from its base
         if base == 0:
             before = np.broadcast_to(step[:3, :].T[:, :, None], (4, 3, self.count))
         else:

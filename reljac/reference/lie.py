@@ -21,7 +21,7 @@ _SMALL_ANGLE = 1e-6
 def skew(v: np.ndarray) -> np.ndarray:
     """Cross-product matrix ``[v]x`` with ``[v]x @ u == cross(v, u)``. Shape (..., 3) -> (..., 3, 3)."""
     v = np.asarray(v, dtype=float)
-    out = np.zeros(v.shape[:-1] + (3, 3))
+    out = np.zeros((*v.shape[:-1], 3, 3))
     x, y, z = v[..., 0], v[..., 1], v[..., 2]
     out[..., 0, 1], out[..., 0, 2] = -z, y
     out[..., 1, 0], out[..., 1, 2] = z, -x
@@ -63,7 +63,7 @@ def make_transform(rotation: np.ndarray, translation: np.ndarray) -> np.ndarray:
     rotation = np.asarray(rotation, dtype=float)
     translation = np.asarray(translation, dtype=float)
     batch = np.broadcast_shapes(rotation.shape[:-2], translation.shape[:-1])
-    out = np.zeros(batch + (4, 4))
+    out = np.zeros((*batch, 4, 4))
     out[..., :3, :3] = rotation
     out[..., :3, 3] = translation
     out[..., 3, 3] = 1.0
@@ -117,7 +117,7 @@ def adjoint(transform: np.ndarray) -> np.ndarray:
     """Twist transform ``Ad_T_ab = [[R, [p]x R], [0, R]]`` mapping a twist [v; w] expressed in b
     (at b's origin) to the same motion expressed in a (at a's origin). Shape (..., 4, 4) -> (..., 6, 6)."""
     rotation = transform[..., :3, :3]
-    out = np.zeros(transform.shape[:-2] + (6, 6))
+    out = np.zeros((*transform.shape[:-2], 6, 6))
     out[..., :3, :3] = rotation
     out[..., 3:, 3:] = rotation
     out[..., :3, 3:] = skew(transform[..., :3, 3]) @ rotation
@@ -128,7 +128,7 @@ def quaternion_to_rotation(quaternion: np.ndarray) -> np.ndarray:
     """Rotation matrix of a unit quaternion [x, y, z, w]. Shape (..., 4) -> (..., 3, 3)."""
     quaternion = np.asarray(quaternion, dtype=float)
     x, y, z, w = (quaternion[..., i] for i in range(4))
-    out = np.empty(quaternion.shape[:-1] + (3, 3))
+    out = np.empty((*quaternion.shape[:-1], 3, 3))
     out[..., 0, 0] = 1.0 - 2.0 * (y * y + z * z)
     out[..., 0, 1] = 2.0 * (x * y - z * w)
     out[..., 0, 2] = 2.0 * (x * z + y * w)

@@ -20,9 +20,9 @@ convention). A mimic joint follows ``q_follower = multiplier * q_leader + offset
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Mapping
 
 import numpy as np
 
@@ -112,25 +112,28 @@ class KinematicTree:
         lower: list[float] = []
         upper: list[float] = []
         nv_total = 0
-        for body, joint in zip(bodies, joints):
+        for body, joint in zip(bodies, joints, strict=True):
             if not body.moves or (joint is not None and joint.mimic is not None):
                 continue
             nq, nv = JOINT_DIMENSIONS[body.joint_type]
-            q_slices[body.joint] = slice(len(lower), len(lower) + nq)
-            v_slices[body.joint] = slice(nv_total, nv_total + nv)
-            joint_types[body.joint] = body.joint_type
+            name = body.joint
+            assert name is not None  # a moving body has a joint
+            q_slices[name] = slice(len(lower), len(lower) + nq)
+            v_slices[name] = slice(nv_total, nv_total + nv)
+            joint_types[name] = body.joint_type
             nv_total += nv
             if body.joint_type == "floating":
                 lower += [-math.inf] * 3 + [-1.0] * 4
                 upper += [math.inf] * 3 + [1.0] * 4
             else:
+                assert joint is not None  # only the added floating root has no URDF joint
                 lower.append(joint.lower)
                 upper.append(joint.upper)
 
         # Each moving body reads its position from its own entry of q, or from its mimic leader's.
         mimics = _resolve_mimics(urdf)
         for i, body in enumerate(bodies):
-            if body.moves:
+            if body.moves and body.joint is not None:
                 leader, multiplier, offset = mimics.get(body.joint, (body.joint, 1.0, 0.0))
                 bodies[i] = replace(
                     body,
@@ -220,13 +223,13 @@ def _depth_first_bodies(urdf: UrdfRobot, floating_base: bool) -> tuple[list[Body
     joints: list[UrdfJoint | None] = [None]
     stack: list[tuple[str, int, UrdfJoint | None]] = [(urdf.root, 0, None)]  # (link, parent, joint)
     while stack:
-        link, parent, joint = stack.pop()
+        link, parent, via = stack.pop()
         index = len(bodies)
-        if joint is None:
+        if via is None:
             bodies.append(Body(index, link, parent, root_joint, root_type, identity, x_axis))
         else:
-            bodies.append(Body(index, link, parent, joint.name, joint.type, joint.origin, joint.axis))
-        joints.append(joint)
+            bodies.append(Body(index, link, parent, via.name, via.type, via.origin, via.axis))
+        joints.append(via)
         for child_joint in reversed(children.get(link, [])):  # reversed: popped in file order
             stack.append((child_joint.child, index, child_joint))
     return bodies, joints
@@ -240,9 +243,8 @@ def _resolve_mimics(urdf: UrdfRobot) -> dict[str, tuple[str, float, float]]:
         if joint.mimic is None:
             continue
         leader, multiplier, offset = joint.name, 1.0, 0.0
-        while joints[leader].mimic is not None:
+        while (step := joints[leader].mimic) is not None:
             # q = m q_leader + o with q_leader = m' q_next + o'  gives  q = (m m') q_next + (m o' + o)
-            step = joints[leader].mimic
             leader = step.leader
             multiplier, offset = multiplier * step.multiplier, multiplier * step.offset + offset
         mimics[joint.name] = (leader, multiplier, offset)

@@ -8,8 +8,9 @@ Jacobians have rows [linear; angular] and shape (6, nv) in the reference velocit
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -34,7 +35,7 @@ METHODS = ("cross", "poe")
 EXPRESSED_IN_KEYWORDS = ("a", "b", "world")
 
 
-def _check_method(method) -> str:
+def _check_method(method: Any) -> str:
     if not isinstance(method, str) or method not in METHODS:
         raise TaskError(f"method {method!r} is not one of {', '.join(repr(m) for m in METHODS)}")
     return method

@@ -280,8 +280,7 @@ def _check_mimics(joints: tuple[UrdfJoint, ...], source: str) -> None:
             )
     for joint in joints:  # a leader may itself mimic: the chains must end
         chain = [joint.name]
-        while by_name[chain[-1]].mimic is not None:
-            leader = by_name[chain[-1]].mimic.leader
-            if leader in chain:
-                raise URDFError(f"{source}: the mimic chain {chain + [leader]} is a cycle")
-            chain.append(leader)
+        while (mimic := by_name[chain[-1]].mimic) is not None:
+            if mimic.leader in chain:
+                raise URDFError(f"{source}: the mimic chain {[*chain, mimic.leader]} is a cycle")
+            chain.append(mimic.leader)

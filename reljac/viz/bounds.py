@@ -6,16 +6,18 @@ scale (meshes are scaled when loaded), so ``meshScale`` is not applied again.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .camera import box_corners
 
 
-def geometry_corners(visual_model, visual_data) -> np.ndarray:
+def geometry_corners(visual_model: Any, visual_data: Any) -> np.ndarray:
     """Corners (8 k, 3) in w of the local bounding boxes of the k visual geometries that have one,
     at the placements ``visual_data.oMg`` (as last displayed)."""
     corners = []
-    for geom, oMg in zip(visual_model.geometryObjects, visual_data.oMg):
+    for geom, oMg in zip(visual_model.geometryObjects, visual_data.oMg, strict=True):
         try:
             geom.geometry.computeLocalAABB()
             box = geom.geometry.aabb_local
@@ -28,7 +30,7 @@ def geometry_corners(visual_model, visual_data) -> np.ndarray:
     return np.concatenate(corners) if corners else np.zeros((0, 3))
 
 
-def robot_box(visual_model, visual_data, oMf) -> tuple[np.ndarray, np.ndarray]:
+def robot_box(visual_model: Any, visual_data: Any, oMf: Any) -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) corners (3,) of the box around the robot's visual geometry in w; around its
     frames' origins (the universe excepted) when it has no visual geometry."""
     points = geometry_corners(visual_model, visual_data)

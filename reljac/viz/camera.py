@@ -1,8 +1,9 @@
 """Camera framing and overlay sizes from a robot's bounding box: pure numpy, no meshcat.
 
-Everything is in the world frame w [m], z up; bad arguments raise ReljacError. A camera pose is a position and a target (the point
-it looks at); ``direction`` always points from the target toward the camera. Image coordinates
-(:func:`project`) are x to the right and y up, both in [-1, 1] across the picture.
+Everything is in the world frame w [m], z up; bad arguments raise ConfigurationError. A camera
+pose is a position and a target (the point it looks at); ``direction`` always points from the
+target toward the camera. Image coordinates (:func:`project`) are x to the right and y up, both
+in [-1, 1] across the picture.
 
 The viewer calls :func:`frame_box` on the robot's axis-aligned bounding box at the displayed
 configuration and :func:`overlay_scale` for the size of triads and labels; nothing here needs a
@@ -12,11 +13,13 @@ server or a browser, so the framing is tested on its own.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..exceptions import ReljacError
+from ..exceptions import ConfigurationError
+from ..validation import as_vector
 
 FIELD_OF_VIEW = 75.0  # [deg] vertical field of view of meshcat's camera
 ASPECT = 4.0 / 3.0  # width / height assumed for the browser window (a wider one only adds room)
@@ -44,13 +47,18 @@ class CameraPose:
 
 
 def _vector3(x: ArrayLike, what: str) -> np.ndarray:
-    v = np.array(x, dtype=float)
-    if v.shape != (3,) or not np.all(np.isfinite(v)):
-        raise ReljacError(f"{what} must be 3 finite numbers, not {x!r}")
-    return v
+    return as_vector(x, 3, what, error=ConfigurationError)
 
 
-def view_axes(direction: ArrayLike = DEFAULT_DIRECTION) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+class ViewAxes(NamedTuple):
+    """A camera's unit axes in w (3,) each: ``right``, ``up`` and ``back`` (toward the camera)."""
+
+    right: np.ndarray
+    up: np.ndarray
+    back: np.ndarray
+
+
+def view_axes(direction: ArrayLike = DEFAULT_DIRECTION) -> ViewAxes:
     """(right, up, back): the camera's unit axes in w for a view from `direction` (3,).
 
     ``back`` is `direction` normalized (toward the camera); ``up`` is as close to world z as the
@@ -59,19 +67,19 @@ def view_axes(direction: ArrayLike = DEFAULT_DIRECTION) -> tuple[np.ndarray, np.
     back = _vector3(direction, "direction")
     norm = np.linalg.norm(back)
     if norm < 1e-12:
-        raise ReljacError("direction must not be the zero vector")
+        raise ConfigurationError("direction must not be the zero vector")
     back = back / norm
     reference = np.array([0.0, 0.0, 1.0]) if abs(back[2]) < 0.999 else np.array([0.0, 1.0, 0.0])
     right = np.cross(reference, back)
     right /= np.linalg.norm(right)
-    return right, np.cross(back, right), back
+    return ViewAxes(right, np.cross(back, right), back)
 
 
 def box_corners(lower: ArrayLike, upper: ArrayLike) -> np.ndarray:
     """The 8 corners (8, 3) of the axis-aligned box [lower, upper] (each (3,), lower <= upper)."""
     lo, hi = _vector3(lower, "lower"), _vector3(upper, "upper")
     if np.any(lo > hi):
-        raise ReljacError(f"box lower corner {lo} exceeds its upper corner {hi}")
+        raise ConfigurationError(f"box lower corner {lo} exceeds its upper corner {hi}")
     pick = np.array([[(k >> i) & 1 for i in range(3)] for k in range(8)], dtype=bool)
     return np.where(pick, hi, lo)
 
@@ -119,7 +127,7 @@ def frame_box(
         the :class:`CameraPose`, target at the box's centre.
     """
     if not (0.0 < fov < 180.0 and aspect > 0.0 and 0.0 < fill <= 1.0):
-        raise ReljacError(f"need 0 < fov < 180 deg, aspect > 0 and 0 < fill <= 1; got {fov}, {aspect}, {fill}")
+        raise ConfigurationError(f"need 0 < fov < 180 deg, aspect > 0 and 0 < fill <= 1; got {fov}, {aspect}, {fill}")
     right, up, back = view_axes(direction)
     lo, hi = _padded(lower, upper)
     target = 0.5 * (lo + hi)

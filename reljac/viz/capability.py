@@ -8,11 +8,16 @@ reached) or the best manipulability. At most ``max_voxels`` are drawn: the highe
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, NamedTuple
+
 import numpy as np
 
-from ..exceptions import ReljacError
+from ..exceptions import ConfigurationError
 from .overlays import Overlay
 from .shapes import mg
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..maps import CapabilityMap
 
 COLOR_BY = ("coverage", "manipulability")
 MAX_VOXELS = 30_000
@@ -31,36 +36,44 @@ def colormap(values: np.ndarray) -> np.ndarray:
     return (1 - t) * _STOPS[i] + t * _STOPS[i + 1]
 
 
-def cube_mesh(centers: np.ndarray, size: float, colors: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+class CubeMesh(NamedTuple):
+    """Merged cubes: ``vertices`` (24n, 3) float32, ``faces`` (12n, 3) uint32 and vertex
+    ``colors`` (24n, 3) float32."""
+
+    vertices: np.ndarray
+    faces: np.ndarray
+    colors: np.ndarray
+
+
+def cube_mesh(centers: np.ndarray, size: float, colors: np.ndarray) -> CubeMesh:
     """Merged cubes: vertices (24n, 3) float32, faces (12n, 3) uint32, vertex colours (24n, 3)."""
-    corners, tris, shades = [], [], []
+    corner_list: list[np.ndarray] = []
+    tri_list: list[tuple[int, int, int]] = []
+    shade_list: list[float] = []
     for axis, sign, shade in _FACES:
         u, v = [k for k in range(3) if k != axis]
-        base = len(corners)
+        base = len(corner_list)
         for a, b in ((-1, -1), (1, -1), (1, 1), (-1, 1)):
             c = np.zeros(3)
             c[axis], c[u], c[v] = sign, a, b
-            corners.append(c)
-            shades.append(shade)
-        tris += [(base, base + 1, base + 2), (base, base + 2, base + 3)]
-    corners = 0.5 * size * np.array(corners)                     # (24, 3)
-    tris, shades = np.array(tris, np.uint32), np.array(shades)   # (12, 3), (24,)
+            corner_list.append(c)
+            shade_list.append(shade)
+        tri_list += [(base, base + 1, base + 2), (base, base + 2, base + 3)]
+    corners = 0.5 * size * np.array(corner_list)                           # (24, 3)
+    tris, shades = np.array(tri_list, np.uint32), np.array(shade_list)     # (12, 3), (24,)
     n = len(centers)
     vertices = (centers[:, None, :] + corners[None]).reshape(-1, 3)
     faces = (tris[None] + 24 * np.arange(n, dtype=np.uint32)[:, None, None]).reshape(-1, 3)
     vertex_colors = (colors[:, None, :] * shades[None, :, None]).reshape(-1, 3)
-    return vertices.astype(np.float32), faces, vertex_colors.astype(np.float32)
+    return CubeMesh(vertices.astype(np.float32), faces, vertex_colors.astype(np.float32))
 
 
-def voxel_values(cmap, color_by: str) -> tuple[np.ndarray, np.ndarray]:
+def voxel_values(cmap: CapabilityMap, color_by: str) -> tuple[np.ndarray, np.ndarray]:
     """(flat indices of reached voxels, their values in [0, 1]) for the colouring."""
     if color_by not in COLOR_BY:
-        raise ReljacError(f"color_by must be one of {', '.join(COLOR_BY)}, not {color_by!r}")
+        raise ConfigurationError(f"color_by must be one of {', '.join(COLOR_BY)}, not {color_by!r}")
     flat = cmap.reached_voxels()
-    if color_by == "coverage":
-        values = cmap.coverage_index().ravel()[flat]
-    else:
-        values = cmap.best_manipulability.ravel()[flat]
+    values = (cmap.coverage_index() if color_by == "coverage" else cmap.best_manipulability).ravel()[flat]
     top = values.max(initial=0.0)
     return flat, values / top if top > 0 else values
 
@@ -68,8 +81,8 @@ def voxel_values(cmap, color_by: str) -> tuple[np.ndarray, np.ndarray]:
 class CapabilityOverlay(Overlay):
     """The voxels of a capability map, placed at frame a (T_wa) on every display."""
 
-    def __init__(self, node, cmap, frame_a: int, *, color_by: str = "coverage", max_voxels: int = MAX_VOXELS,
-                 opacity: float = 0.4) -> None:
+    def __init__(self, node: Any, cmap: CapabilityMap, frame_a: int, *, color_by: str = "coverage",
+                 max_voxels: int = MAX_VOXELS, opacity: float = 0.4) -> None:
         super().__init__(node)
         self.frame_a = frame_a
         self.T_wa = np.eye(4)
@@ -98,6 +111,6 @@ class CapabilityOverlay(Overlay):
         world = corners @ self.T_wa[:3, :3].T + self.T_wa[:3, 3]
         return world.min(axis=0), world.max(axis=0)
 
-    def update(self, oMf) -> None:
+    def update(self, oMf: Any) -> None:
         self.T_wa = oMf[self.frame_a].homogeneous
         self.node.set_transform(self.T_wa)

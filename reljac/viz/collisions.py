@@ -8,11 +8,14 @@ red at d <= 0 (touching or overlapping), through yellow at half the bound, to gr
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import coal
 import numpy as np
 import pinocchio as pin
 
-from ..collision import CollisionModel
+from ..collision import CollisionModel, Distances
 from .overlays import Overlay
 from .shapes import material, mg, rotation_y_to
 
@@ -30,7 +33,7 @@ def distance_color(d: float, within: float) -> int:
     t = float(np.clip(d / within, 0.0, 1.0))
     t = round(t * COLOR_LEVELS) / COLOR_LEVELS
     a, b, s = (NEAR_COLOR, MIDDLE_COLOR, 2 * t) if t <= 0.5 else (MIDDLE_COLOR, FAR_COLOR, 2 * t - 1)
-    r, g, bl = (round(x + s * (y - x)) for x, y in zip(a, b))
+    r, g, bl = (round(x + s * (y - x)) for x, y in zip(a, b, strict=True))
     return (r << 16) | (g << 8) | bl
 
 
@@ -48,14 +51,15 @@ class CollisionOverlay(Overlay):
     ``rows``: the :class:`~reljac.collision.Distances` drawn last; ``shown``: bar name -> colour.
     """
 
-    def __init__(self, node, model: CollisionModel, within: float, get_q, radius: float) -> None:
+    def __init__(self, node: Any, model: CollisionModel, within: float, get_q: Callable[[], np.ndarray],
+                 radius: float) -> None:
         super().__init__(node)
         self.model, self.within, self.get_q, self.radius = model, within, get_q, radius
         self.obstacles: dict[str, object] = {}  # name -> geometry drawn
         self.shown: dict[str, int] = {}
-        self.rows = None
+        self.rows: Distances | None = None
 
-    def _draw_obstacles(self, oMf) -> None:
+    def _draw_obstacles(self, oMf: Any) -> None:
         names = self.model.obstacles
         for name in [n for n in self.obstacles if n not in names]:
             self.node["obstacles"][name].delete()
@@ -70,11 +74,11 @@ class CollisionOverlay(Overlay):
             T_wo = oMf[obstacle.frame] * obstacle.T_fo
             self.node["obstacles"][name].set_transform(T_wo.homogeneous)
 
-    def update(self, oMf) -> None:
+    def update(self, oMf: Any) -> None:
         self._draw_obstacles(oMf)
         rows = self.rows = self.model.distances(self.get_q(), within=self.within, jacobians=False)
         seen = set()
-        for (a, b), d, p1, p2 in zip(rows.pairs, rows.distance, rows.point1, rows.point2):
+        for (a, b), d, p1, p2 in zip(rows.pairs, rows.distance, rows.point1, rows.point2, strict=True):
             key = f"{a}--{b}"
             seen.add(key)
             color = distance_color(d, self.within)
@@ -88,7 +92,8 @@ class CollisionOverlay(Overlay):
             gap = p2 - p1
             length = float(np.linalg.norm(gap))
             T = np.eye(4)  # the unit cylinder along y, stretched to the gap and turned onto it
-            T[:3, :3] = (rotation_y_to(gap / length) if length > 1e-12 else np.eye(3)) @ np.diag([1.0, max(length, 1e-9), 1.0])
+            turn = rotation_y_to(gap / length) if length > 1e-12 else np.eye(3)
+            T[:3, :3] = turn @ np.diag([1.0, max(length, 1e-9), 1.0])
             T[:3, 3] = 0.5 * (p1 + p2)
             bar["bar"].set_transform(T)
             for end, p in (("p1", p1), ("p2", p2)):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..exceptions import ReljacError
+from ..exceptions import ConfigurationError
 
 # Candidate sides, in order of preference: upper right, upper left, lower right, lower left,
 # above, below, right, left. Each is tried at growing distances from the anchor.
@@ -58,7 +58,7 @@ def place_labels(anchors: ArrayLike, sizes: ArrayLike, *, gap: float,
     sizes = np.atleast_2d(np.asarray(sizes, dtype=float))
     n = anchors.shape[0]
     if anchors.shape != (n, 2) or sizes.shape != (n, 2) or np.any(~(sizes > 0)) or not gap > 0:
-        raise ReljacError(f"need anchors and sizes of shape (n, 2), positive sizes and gap; got "
+        raise ConfigurationError(f"need anchors and sizes of shape (n, 2), positive sizes and gap; got "
                          f"{anchors.shape}, {sizes.shape}, gap {gap}")
     previous = None if previous is None else np.asarray(previous, dtype=float)
     seen = np.all(np.isfinite(anchors), axis=1)

@@ -7,15 +7,31 @@ Every pose is in the world frame w [m]; ``oMf`` is Pinocchio's list of frame pla
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from ..robot import Robot
 from .camera import CameraPose, view_axes
 from .labels import place_labels
-from .shapes import (ELLIPSOID_COLOR, FRAME_AXIS_RADIUS, LEADER_COLOR, SEGMENT_COLOR, SEGMENT_RADIUS,
-                     TARGET_AXIS_RADIUS, TARGET_SPHERE_COLOR, TARGET_SPHERE_RADIUS, TRAIL_COLOR, Label,
-                     draw_axes, material, mg, rotation_y_to, translation)
+from .shapes import (
+    ELLIPSOID_COLOR,
+    FRAME_AXIS_RADIUS,
+    LEADER_COLOR,
+    SEGMENT_COLOR,
+    SEGMENT_RADIUS,
+    TARGET_AXIS_RADIUS,
+    TARGET_SPHERE_COLOR,
+    TARGET_SPHERE_RADIUS,
+    TRAIL_COLOR,
+    Label,
+    draw_axes,
+    material,
+    mg,
+    rotation_y_to,
+    translation,
+)
 
 
 class Overlay:
@@ -25,15 +41,15 @@ class Overlay:
     overlay's :class:`FrameLabel` (or None), laid out by :class:`LabelLayer`.
     """
 
-    label: "FrameLabel | None" = None
+    label: FrameLabel | None = None
 
-    def __init__(self, node) -> None:
+    def __init__(self, node: Any) -> None:
         self.node = node
 
-    def place(self, oMf) -> None:
+    def place(self, oMf: Any) -> None:
         self.update(oMf)
 
-    def update(self, oMf) -> None:  # pragma: no cover - overridden
+    def update(self, oMf: Any) -> None:  # pragma: no cover - overridden
         pass
 
     def delete(self) -> None:
@@ -50,7 +66,7 @@ class FrameLabel:
     plane, reused as the preferred spot at the next layout.
     """
 
-    def __init__(self, node, frame_id: int, text: str, height: float) -> None:
+    def __init__(self, node: Any, frame_id: int, text: str, height: float) -> None:
         self.node, self.frame_id, self.text = node, frame_id, text
         sprite = Label(text, height)
         self.width, self.height = sprite.width, sprite.height
@@ -74,7 +90,7 @@ class LabelLayer:
     def __init__(self, gap: float) -> None:
         self.gap = gap  # [m] clearance between a label and its frame's origin
 
-    def update(self, labels: list[FrameLabel], oMf, camera: CameraPose) -> None:
+    def update(self, labels: list[FrameLabel], oMf: Any, camera: CameraPose) -> None:
         """Place every label beside its frame's origin, in the picture seen from `camera`.
 
         The layout is done in the plane facing the camera with each label scaled by its depth
@@ -92,24 +108,24 @@ class LabelLayer:
         sizes = np.array([[label.width, label.height] for label in labels]) * zoom[:, None]
         previous = np.array([label.image_offset for label in labels])
         centres = place_labels(anchors_2d, sizes, gap=self.gap, previous=previous)
-        for label, anchor, a2, c2, z in zip(labels, anchors, anchors_2d, centres, zoom):
+        for label, anchor, a2, c2, z in zip(labels, anchors, anchors_2d, centres, zoom, strict=True):
             label.image_offset = c2 - a2
             d = label.image_offset / z  # back to metres at the anchor's depth
             label.move(anchor, d[0] * right + d[1] * up)
 
 
 class FrameTriad(Overlay):
-    def __init__(self, node, frame_id: int, scale: float, label: FrameLabel | None) -> None:
+    def __init__(self, node: Any, frame_id: int, scale: float, label: FrameLabel | None) -> None:
         super().__init__(node)
         self.frame_id, self.scale, self.label = frame_id, scale, label
         draw_axes(node, scale, FRAME_AXIS_RADIUS)
 
-    def update(self, oMf) -> None:
+    def update(self, oMf: Any) -> None:
         self.node.set_transform(oMf[self.frame_id].homogeneous)
 
 
 class Target(Overlay):
-    def __init__(self, node, T_wt: np.ndarray, scale: float) -> None:
+    def __init__(self, node: Any, T_wt: np.ndarray, scale: float) -> None:
         super().__init__(node)
         self.scale = scale
         draw_axes(node, scale, TARGET_AXIS_RADIUS)
@@ -119,13 +135,13 @@ class Target(Overlay):
 
 
 class Segment(Overlay):
-    def __init__(self, node, frame_a: int, frame_b: int, scale: float) -> None:
+    def __init__(self, node: Any, frame_a: int, frame_b: int, scale: float) -> None:
         super().__init__(node)
         self.frame_a, self.frame_b = frame_a, frame_b
         self.radius = SEGMENT_RADIUS * scale
         node["bar"].set_object(mg.Mesh(mg.Cylinder(1.0, self.radius), material(SEGMENT_COLOR)))
 
-    def update(self, oMf) -> None:
+    def update(self, oMf: Any) -> None:
         p_wa, p_wb = oMf[self.frame_a].translation, oMf[self.frame_b].translation
         d = p_wb - p_wa
         length = float(np.linalg.norm(d))
@@ -137,15 +153,15 @@ class Segment(Overlay):
 
 
 class Trail(Overlay):
-    def __init__(self, node, frame_id: int, length: int) -> None:
+    def __init__(self, node: Any, frame_id: int, length: int) -> None:
         super().__init__(node)
         self.frame_id = frame_id
         self.points: deque[np.ndarray] = deque(maxlen=length)
 
-    def place(self, oMf) -> None:
+    def place(self, oMf: Any) -> None:
         """Nothing yet: the trail starts at the next display (no segment from the pose before)."""
 
-    def update(self, oMf) -> None:
+    def update(self, oMf: Any) -> None:
         self.points.append(oMf[self.frame_id].translation.copy())
         positions = np.array(self.points, dtype=np.float32).T  # (3, n)
         self.node.set_object(mg.Line(mg.PointsGeometry(positions),
@@ -156,14 +172,15 @@ class Ellipsoid(Overlay):
     """Manipulability ellipsoid of b's linear velocity measured in a: axes along the left
     singular vectors of J_ab[:3] (world axes), radii = scale * singular values, centred on b."""
 
-    def __init__(self, node, robot: Robot, frame_a: int, frame_b: int, scale: float, get_q) -> None:
+    def __init__(self, node: Any, robot: Robot, frame_a: int, frame_b: int, scale: float,
+                 get_q: Callable[[], np.ndarray]) -> None:
         super().__init__(node)
         self.robot, self.frame_a, self.frame_b, self.scale, self.get_q = robot, frame_a, frame_b, scale, get_q
         self.radii = np.zeros(3)
         node["shape"].set_object(mg.Mesh(mg.Sphere(1.0), mg.MeshLambertMaterial(
             color=ELLIPSOID_COLOR, opacity=0.35, transparent=True)))
 
-    def update(self, oMf) -> None:
+    def update(self, oMf: Any) -> None:
         from ..relative import Kinematics
 
         J = Kinematics(self.robot, self.get_q()).relative_jacobian(self.frame_a, self.frame_b, expressed_in="world")

@@ -25,6 +25,8 @@ with warnings.catch_warnings():  # meshcat 0.3.2 imports pyzmq's deprecated zmq.
     import meshcat
     from meshcat.visualizer import ViewerWindow
 
+from typing import Any
+
 from ..exceptions import ReljacError
 
 SERVER_START_TIMEOUT = 30.0  # [s] for a new meshcat server to print its addresses
@@ -85,13 +87,13 @@ class Server:
         self.zmq_url, self.web_url = found["zmq_url"], found["web_url"]
 
     @staticmethod
-    def _pump(stream, lines: "queue.Queue[str | None]") -> None:
+    def _pump(stream: Any, lines: queue.Queue[str | None]) -> None:
         with contextlib.suppress(Exception):
             for raw in stream:
                 lines.put(raw.decode("utf-8", "replace"))
         lines.put(None)
 
-    def _count_browsers(self, stream) -> None:
+    def _count_browsers(self, stream: Any) -> None:
         """Follow the server's log: "opened: ..." when a page connects, "closed: ..." when it leaves,
         "Uncaught exception GET / (...)" when a page left while the scene was being sent to it
         (meshcat then logs no "closed:")."""
@@ -136,7 +138,7 @@ def ask_web_url(zmq_url: str, timeout_ms: int = 3000) -> str:
                 f"no meshcat server answers at {zmq_url!r} ({exc}); start one with "
                 "`meshcat-server`, or leave zmq_url=None to start one"
             ) from None
-    probe = zmq.Context.instance().socket(zmq.REQ)
+    probe: zmq.Socket = zmq.Context.instance().socket(zmq.REQ)
     probe.setsockopt(zmq.LINGER, 0)
     try:
         probe.connect(zmq_url)

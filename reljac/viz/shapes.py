@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import io
 import warnings
-from typing import Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
@@ -80,13 +81,13 @@ def label_png(text: str) -> tuple[bytes, float]:
         font = ImageFont.load_default(size=LABEL_FONT_PX)
     except TypeError:  # Pillow < 10.1: a small bitmap font, scaled up by the sprite
         font = ImageFont.load_default()
-    left, top, right, bottom = font.getbbox(text or " ")
+    left, _, right, bottom = font.getbbox(text or " ")
     ascent, descent = font.getmetrics() if hasattr(font, "getmetrics") else (bottom, 0)
     pad = max(3, (ascent + descent) // 6)
-    width, height = right - left + 2 * pad, ascent + descent + 2 * pad
+    width, height = int(right - left + 2 * pad), int(ascent + descent + 2 * pad)
     image = Image.new("RGBA", (width, height), (0, 0, 0, 0))
     draw = ImageDraw.Draw(image)
-    border = max(2, height // 16)
+    border = int(max(2, height // 16))
     draw.rounded_rectangle((0, 0, width - 1, height - 1), radius=height // 4, fill=(255, 255, 255, 230),
                            outline=(90, 90, 90, 255), width=border)
     draw.text((pad - left, pad), text, font=font, fill=(20, 20, 20, 255))
@@ -116,7 +117,7 @@ class Label(mg.Object):
         return data
 
 
-def draw_axes(node, scale: float, radius: float) -> None:
+def draw_axes(node: Any, scale: float, radius: float) -> None:
     """RGB axis cylinders (x red, y green, z blue) of length `scale` and radius `radius` * scale,
     drawn over the robot (a frame inside a link stays visible)."""
     for axis, T in axis_transforms(scale).items():

@@ -6,53 +6,42 @@ matrices ``T_wx``.
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import html
-import time
-import weakref
+import warnings
 import webbrowser
-from typing import Iterator
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pinocchio as pin
-import zmq
 from numpy.typing import ArrayLike
 
-from ..exceptions import ReljacError, suggest
-from ..robot import FrameRef, Robot, as_robot
-from ..validation import as_se3
+from ..exceptions import ConfigurationError, suggest
+from ..poses import as_se3
+from ..robot import FrameRef, Robot
+from ..robots import as_robot
+from ..validation import as_count, as_float
 from .bounds import robot_box
 from .camera import DEFAULT_DIRECTION, CameraPose, frame_box, grid_cell, overlay_scale
 from .overlays import Ellipsoid, FrameLabel, FrameTriad, LabelLayer, Overlay, Segment, Target, Trail
-from .server import Server, ask_web_url, connect
+from .session import Session
 from .shapes import SEGMENT_RADIUS
 
-from pinocchio.visualize import MeshcatVisualizer  # noqa: E402 - after .server silenced meshcat's warning
+if TYPE_CHECKING:  # pragma: no cover
+    from ..maps import CapabilityMap
+
+with warnings.catch_warnings():  # it imports meshcat, which imports pyzmq's deprecated zmq.eventloop.ioloop
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from pinocchio.visualize import MeshcatVisualizer
 
 LABEL_HEIGHT = 0.7  # label height, as a fraction of the viewer's scale
 
-_live_viewers: "weakref.WeakSet[Viewer]" = weakref.WeakSet()
-
-
-@atexit.register
-def _close_all_viewers() -> None:
-    for viewer in list(_live_viewers):
-        viewer.close()
-
-
 def _positive(x: float, what: str) -> float:
-    try:
-        value = float(x)
-    except (TypeError, ValueError):
-        value = float("nan")
-    if not (np.isfinite(value) and value > 0):
-        raise ReljacError(f"{what} must be a positive number, not {x!r}")
-    return value
+    return as_float(x, what, minimum=0.0, strict=True, valid="a positive number", error=ConfigurationError)
 
 
 # ---------------------------------------------------------------------------- the viewer
-class Viewer:
+class Viewer(Session):
     """A meshcat view of a robot with overlays that follow its frames.
 
     Args:
@@ -84,7 +73,8 @@ class Viewer:
     Raises:
         URDFError: the robot's visual geometry cannot be loaded (e.g. meshes not found).
         ConfigurationError: bad q.
-        ReljacError: bad scale; the meshcat server could not be started or reached.
+        ConfigurationError: bad scale or root. ReljacError: the meshcat server could not be started or
+            reached.
     """
 
     def __init__(
@@ -97,30 +87,19 @@ class Viewer:
         open: bool = False,
         root: str | None = None,
     ) -> None:
-        self._closed = True  # until fully built: close() and __del__ then do nothing harmful
-        self._server: Server | None = None
         self.robot = robot = as_robot(robot)
         self.root = root or robot.name
         if "/" in self.root:
-            raise ReljacError(f"root {self.root!r} must not contain '/'")
+            raise ConfigurationError(f"root {self.root!r} must not contain '/'")
         q = robot.neutral() if q is None else robot.validate_q(q)
         scale = None if scale is None else _positive(scale, "scale")
         visual_model = robot.visual_model  # URDFError (with its message) before any server starts
         collision_model = robot.collision_model
-        if zmq_url is None:
-            self._server = Server()
-            zmq_url, web_url = self._server.zmq_url, self._server.web_url
-        else:
-            web_url = ask_web_url(zmq_url)
         self._overlays: dict[str, Overlay] = {}
         self._labels_visible = True
         self.q = q
         try:
-            self.viewer = connect(zmq_url, web_url)
-            self.zmq_url: str = zmq_url
-            self.url: str = web_url
-            self._closed = False
-            _live_viewers.add(self)
+            self.connect(zmq_url)
             self.visualizer = MeshcatVisualizer(robot.model, collision_model, visual_model)
             with self._talking():
                 self.visualizer.initViewer(viewer=self.viewer)
@@ -138,17 +117,10 @@ class Viewer:
         if open:
             webbrowser.open(self.url, new=2)
 
-    # ------------------------------------------------------------------ lifecycle
-    def __enter__(self) -> "Viewer":
-        return self
+    def describe(self) -> str:
+        return f"viewer of robot '{self.robot.name}'"
 
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        with contextlib.suppress(Exception):
-            self.close()
-
+    # ------------------------------------------------------------------ page
     def __repr__(self) -> str:
         state = "closed" if self._closed else self.url
         return f"<reljac.viz.Viewer of robot '{self.robot.name}' ({state})>"
@@ -162,55 +134,6 @@ class Viewer:
         return (f'<div style="height: {int(height)}px; width: 100%; overflow: hidden; resize: both">'
                 f'<iframe src="{url}" title="reljac viewer of robot \'{name}\'" '
                 f'style="width: 100%; height: 100%; border: none"></iframe></div>')
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
-    @property
-    def browsers(self) -> int | None:
-        """Browser pages connected now (None when joining a server this viewer did not start)."""
-        return None if self._server is None else self._server.browsers
-
-    def wait_for_browser(self, timeout: float) -> bool:
-        """Wait until a browser page is connected, at most `timeout` [s]; True if one is.
-
-        On a joined server (whose connections this viewer cannot see), wait `timeout` and
-        return False.
-        """
-        timeout = max(float(timeout), 0.0)
-        if self._server is None:
-            time.sleep(timeout)
-            return False
-        return self._server.wait_for_browser(timeout)
-
-    def close(self) -> None:
-        """Disconnect, and stop the server if this viewer started it (which frees its ports).
-
-        Idempotent. A joined server (``zmq_url`` given) keeps running and keeps the scene.
-        """
-        self._closed = True
-        _live_viewers.discard(self)
-        viewer = getattr(self, "viewer", None)
-        if viewer is not None:
-            with contextlib.suppress(Exception):
-                viewer.window.zmq_socket.close(linger=0)
-        if self._server is not None:
-            self._server.stop()
-            self._server = None
-
-    @contextlib.contextmanager
-    def _talking(self) -> Iterator[None]:
-        """Turn meshcat's socket errors into ReljacError (a dead server would block forever)."""
-        if self._closed:
-            raise ReljacError(f"this viewer of robot '{self.robot.name}' is closed")
-        try:
-            yield
-        except zmq.ZMQError as exc:
-            raise ReljacError(
-                f"the meshcat server at {self.zmq_url} did not answer ({exc}); "
-                "it may have stopped: close this viewer and start a new one"
-            ) from None
 
     # ------------------------------------------------------------------ camera
     def bounding_box(self) -> tuple[np.ndarray, np.ndarray]:
@@ -228,12 +151,12 @@ class Viewer:
         and the mouse orbits around it. The floor grid's cells are
         :func:`~reljac.viz.camera.grid_cell` wide; the world axes are 2 ``scale`` long.
         """
-        box = self.bounding_box() if box is None else tuple(np.asarray(c, dtype=float) for c in box)
-        self.camera = frame_box(*box, DEFAULT_DIRECTION if direction is None else direction)
+        lower, upper = self.bounding_box() if box is None else (np.asarray(box[0], float), np.asarray(box[1], float))
+        self.camera = frame_box(lower, upper, DEFAULT_DIRECTION if direction is None else direction)
         shift = np.eye(4)
         shift[:3, 3] = -self.camera.target
         grid, axes = shift.copy(), shift.copy()  # meshcat's grid: 0.5 m cells; world axes 0.5 m long
-        grid[:3, :3] *= grid_cell(*box) / 0.5
+        grid[:3, :3] *= grid_cell(lower, upper) / 0.5
         axes[:3, :3] *= 4.0 * self.scale
         offset = self.camera.position - self.camera.target
         with self._talking():
@@ -280,9 +203,9 @@ class Viewer:
         """Names of the overlays shown, in creation order."""
         return list(self._overlays)
 
-    def _add(self, name: str, make) -> str:
+    def _add(self, name: str, make: Callable[[Any], Any]) -> str:
         if not isinstance(name, str) or not name or "/" in name:
-            raise ReljacError(f"an overlay name must be a non-empty string without '/', not {name!r}")
+            raise ConfigurationError(f"an overlay name must be a non-empty string without '/', not {name!r}")
         with self._talking():
             if name in self._overlays:
                 self.remove(name)
@@ -377,8 +300,7 @@ class Viewer:
             FrameNotFound: unknown frame.
         """
         fid = self.robot.frame_id(frame)
-        if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 2:
-            raise ReljacError(f"length must be an integer >= 2, not {length!r}")
+        length = as_count(length, "length", minimum=2, error=ConfigurationError)
         name = name or f"{self.robot.model.frames[fid].name} trail"
         return self._add(name, lambda node: Trail(node, fid, int(length)))
 
@@ -400,14 +322,14 @@ class Viewer:
         name = name or f"manipulability {frames[fb].name} in {frames[fa].name}"
         return self._add(name, lambda node: Ellipsoid(node, self.robot, fa, fb, scale, lambda: self.q))
 
-    def show_capability_map(self, cmap, *, color_by: str = "coverage", max_voxels: int = 30_000,
+    def show_capability_map(self, cmap: CapabilityMap, *, color_by: str = "coverage", max_voxels: int = 30_000,
                             name: str | None = None) -> str:
         """Draw a capability map (:class:`reljac.maps.CapabilityMap`) as coloured voxels in its
         frame a, following a on display, and frame the camera on the robot and the voxels; see
         :mod:`reljac.viz.capability`.
 
         Raises:
-            FrameNotFound: the map's frame a is not in this robot. ReljacError: bad color_by.
+            FrameNotFound: the map's frame a is not in this robot. ConfigurationError: bad color_by.
         """
         from .capability import CapabilityOverlay
 
@@ -415,24 +337,26 @@ class Viewer:
         name = name or f"capability map {cmap.metadata['frame_b']} in {cmap.metadata['frame_a']}"
         self._add(name, lambda node: CapabilityOverlay(node, cmap, fa, color_by=color_by, max_voxels=max_voxels))
         lower, upper = self.bounding_box()
-        voxels = self._overlays[name].world_box()
+        shown = self._overlays[name]
+        voxels = shown.world_box() if isinstance(shown, CapabilityOverlay) else None
         if voxels is not None:  # frame the robot and the voxels together
             self.frame_camera(box=(np.minimum(lower, voxels[0]), np.maximum(upper, voxels[1])))
         return name
 
-    def show_collisions(self, model, *, within: float = 0.05, name: str = "collisions") -> str:
+    def show_collisions(self, model: Any, *, within: float = 0.05, name: str = "collisions") -> str:
         """Draw a :class:`~reljac.collision.CollisionModel`'s obstacles and, for every active pair
         nearer than `within` [m], a bar between its closest points coloured by the distance (red:
         touching or overlapping, yellow: within / 2, green: within); updated on display.
 
         Raises:
-            ReljacError: `model` is not a CollisionModel of this robot, or a bad `within`.
+            ConfigurationError: `model` is not a CollisionModel of this robot, or a bad `within`.
         """
         from ..collision import CollisionModel
         from .collisions import CollisionOverlay
 
         if not isinstance(model, CollisionModel) or list(model.robot.model.names) != list(self.robot.model.names):
-            raise ReljacError(f"show_collisions needs a reljac.collision.CollisionModel of robot '{self.robot.name}'")
+            raise ConfigurationError(
+                f"show_collisions needs a reljac.collision.CollisionModel of robot '{self.robot.name}'")
         within = _positive(within, "within")
         return self._add(name, lambda node: CollisionOverlay(node, model, within, lambda: self.q,
                                                              SEGMENT_RADIUS * self.scale))
@@ -441,11 +365,11 @@ class Viewer:
         """Remove one overlay by name.
 
         Raises:
-            ReljacError: no overlay has this name.
+            ConfigurationError: no overlay has this name.
         """
         if name not in self._overlays:
             shown = ", ".join(self._overlays) or "none"
-            raise ReljacError(f"no overlay named {name!r}{suggest(str(name), self._overlays)} "
+            raise ConfigurationError(f"no overlay named {name!r}{suggest(str(name), self._overlays)} "
                               f"(overlays: {shown})")
         with self._talking():
             self._overlays.pop(name).delete()

@@ -10,39 +10,19 @@ the ``--json`` form, see :func:`results`) and formats it as a table. Each calls 
 
 from __future__ import annotations
 
-import time
+from collections.abc import Callable
 from functools import partial
-from statistics import median
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
 
-from .relative import Kinematics, relative_jacobian
+from ..relative import Kinematics, relative_jacobian
+from ..robot import Robot
+from .bench_common import Progress, done, median_seconds
 from .report import format_table, json_document, write_line
-from .robot import Robot
 
 PAIRS = [("left_tool", "right_tool"), ("torso", "left_tool"), ("torso", "right_tool"), ("right_tool", "left_link5")]
-
-
-def median_seconds(fn: Callable[[], object], *, runs: int = 200, inner: int = 20) -> float:
-    """Median over `runs` samples of the mean time of `inner` back-to-back calls [s]."""
-    fn()  # warm up caches and lazy imports
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        samples.append((time.perf_counter() - start) / inner)
-    return median(samples)
-
-
-Progress = Callable[[int], object] | None
-
-
-def _done(progress: Progress, n: int = 1) -> None:
-    if progress is not None:
-        progress(n)
 
 
 JACOBIAN_CASES = 5
@@ -91,10 +71,10 @@ def jacobian_results(*, quick: bool = False, progress: Progress = None) -> dict[
     times = []
     for _, fn in cases:
         times.append(median_seconds(fn, runs=runs))
-        _done(progress)
+        done(progress)
     return {"robot": robot.name, "nv": robot.nv, "runs": runs, "calls_per_run": 20,
             "cases": [{"case": name, "time_s": t, "ratio_to_baseline": t / times[0]}
-                      for (name, _), t in zip(cases, times)]}
+                      for (name, _), t in zip(cases, times, strict=True)]}
 
 
 def jacobian_text(r: dict[str, Any]) -> str:
@@ -115,11 +95,10 @@ def reference_results(*, quick: bool = False, progress: Progress = None) -> dict
     Returns {``robot``, ``configurations`` (N), ``runs``, ``paths``: [{``path``,
     ``time_per_configuration_s`` (median [s]), ``ratio_to_batched``}]}.
     """
-    from .check import LayerMap
-    from .reference import ReferenceRobot
+    from ..reference_map import LayerMap, reference_robot
 
     robot = Robot.bundled("dual_arm")
-    ref = ReferenceRobot.from_urdf(robot.urdf_path)
+    ref = reference_robot(robot)
     n = 1000 if quick else 10_000
     rng = np.random.default_rng(0)
     q_ref = ref.random_configuration(rng, n=n)
@@ -135,9 +114,9 @@ def reference_results(*, quick: bool = False, progress: Progress = None) -> dict
             relative_jacobian(robot, q, "left_tool", "right_tool")
 
     t_batch = median_seconds(batched, runs=runs, inner=1) / n
-    _done(progress)
+    done(progress)
     t_loop = median_seconds(loop, runs=runs, inner=1) / n
-    _done(progress)
+    done(progress)
     return {"robot": robot.name, "configurations": n, "runs": runs, "paths": [
         {"path": "reference, batched numpy (N at once)", "time_per_configuration_s": t_batch, "ratio_to_batched": 1.0},
         {"path": "Pinocchio layer, Python loop", "time_per_configuration_s": t_loop,
@@ -158,26 +137,26 @@ def reference_table(*, quick: bool = False) -> str:
 
 
 def _ik_results(*, quick: bool = False, progress: Progress = None) -> dict[str, Any]:
-    from .apps.bench_ik import ik_results
+    from .bench_ik import ik_results
 
     return ik_results(quick=quick, progress=progress)
 
 
 def _ik_text(r: dict[str, Any]) -> str:
-    from .apps.bench_ik import ik_text
+    from .bench_ik import ik_text
 
     return ik_text(r)
 
 
 def _ik_units(quick: bool) -> int:
-    from .apps.bench_ik import ik_units
+    from .bench_ik import ik_units
 
     return ik_units(quick=quick)
 
 
 def _map_results(*, quick: bool = False, progress: Progress = None) -> dict[str, Any]:
     """`reljac bench map` (batched kinematics, map throughput, Dask costs, IK seeding): its tables."""
-    from .apps.map_bench import map_tables
+    from .bench_map import map_tables
 
     text = map_tables(quick=quick)
     if progress is not None:

@@ -27,17 +27,32 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from typing import Callable
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import ArrayLike
 
-from .apps.recording import PLOT_SUFFIXES, RECORD_SUFFIXES, check_output, require_matplotlib
-from .apps.runner import DemoSummary, Session, TaskStats, ignore_ctrl_c, run
-from .ik import Controller, FrameTask, PostureTask, RelativeFrameTask, RelativePositionTask
-from .relative import Kinematics
+from ..ik import (
+    Controller,
+    FrameTask,
+    PostureTask,
+    RelativeFrameTask,
+    RelativePositionTask,
+)
+from ..relative import Kinematics
+from ..robot import Robot
+from .arguments import (
+    BROWSER_WAIT,
+    DEMO_DESCRIPTION,
+    DEMO_EPILOG,
+    check_demo_arguments,
+    demo_arguments,
+)
+from .recording import PLOT_SUFFIXES, RECORD_SUFFIXES, check_output, require_matplotlib
 from .report import progress_bar, progress_wanted, write_line
-from .robot import Robot
+from .runner import DemoSummary, Session, TaskStats, ignore_ctrl_c, run
 
 __all__ = ["DUAL_ARM_MEETING", "DemoSummary", "Session", "TaskStats", "main", "run_dual_arm", "run_hand"]
 
@@ -45,9 +60,9 @@ __all__ = ["DUAL_ARM_MEETING", "DemoSummary", "Session", "TaskStats", "main", "r
 DUAL_ARM_MEETING = {
     "torso_yaw": 0.0,
     **dict(zip([f"left_joint{i}" for i in range(1, 8)],
-               [0.8808, 0.9651, -0.4571, -2.0366, 1.1162, 2.7259, 1.8842])),
+               [0.8808, 0.9651, -0.4571, -2.0366, 1.1162, 2.7259, 1.8842], strict=True)),
     **dict(zip([f"right_joint{i}" for i in range(1, 8)],
-               [-1.2333, 1.2035, 0.8092, -2.0059, -1.4909, 2.3970, -0.1965])),
+               [-1.2333, 1.2035, 0.8092, -2.0059, -1.4909, 2.3970, -0.1965], strict=True)),
 }
 # Copied from the comment at the end of urdf/hand.urdf (thumb-index and thumb-middle pinches).
 HAND_PINCH_INDEX = {"index_abduction": 0.1357, "index_mcp": 0.3976, "index_pip": 1.3257,
@@ -57,7 +72,6 @@ HAND_PINCH_MIDDLE = {"middle_abduction": 0.1994, "middle_mcp": 0.4709, "middle_p
 HAND_RELAXED = {"index_mcp": 0.2, "index_pip": 0.3, "middle_mcp": 0.2, "middle_pip": 0.3,
                 "ring_mcp": 0.2, "ring_pip": 0.3, "thumb_cmc_abduction": 0.3, "thumb_mcp": 0.2}
 
-BROWSER_WAIT = 10.0  # [s] at most that `reljac demo` waits for a browser page, from a terminal
 HAND_VIEW = (0.4, -1.0, 0.8)  # camera direction: from the thumb's side, above (the fingers lie along +x)
 TARGET_SCALE = 0.6  # target triads, as a fraction of the viewer's scale (smaller than the frames')
 
@@ -74,7 +88,7 @@ def _body_twist(target: Callable[[float], pin.SE3], t: float, h: float = 1e-4) -
 
 # ---------------------------------------------------------------------------- dual arm
 def run_dual_arm(*, duration: float = 10.0, headless: bool = False, loop: bool = False, dt: float = 0.01,
-                 out=print, radius: float = 0.05, period: float = 5.0, pivot: float = 0.35,
+                 out: Callable[..., object] = print, radius: float = 0.05, period: float = 5.0, pivot: float = 0.35,
                  crossing: float = 0.0, session: Session | None = None) -> DemoSummary:
     """Two hands carry an imaginary box (see the module docstring), then cross.
 
@@ -182,8 +196,8 @@ class _Crossing:
     MIN_DISTANCE = 0.01  # [m]
 
     def __init__(self, robot: Robot, dt: float) -> None:
-        from .collision import CollisionModel
-        from .ik import CollisionAvoidance
+        from ..collision import CollisionModel
+        from ..ik import CollisionAvoidance
 
         self.robot, self.model = robot, CollisionModel(robot)
         self.lead = FrameTask("left_tool", gain=20.0, name="left crosses")
@@ -194,7 +208,7 @@ class _Crossing:
                                      constraints=[avoidance])
         self.started, self.lowest, self.shown = False, math.inf, False
 
-    def start(self, q) -> None:
+    def start(self, q: ArrayLike) -> None:
         """At the first step of the phase: targets swap the tools' positions. Then: measure."""
         if self.started:
             self.lowest = min(self.lowest, float(self.model.distances(q, within=0.1, jacobians=False)
@@ -207,7 +221,7 @@ class _Crossing:
         self.follow.set_target(pin.SE3(right.rotation, left.translation))
         self.posture.set_target(q)
 
-    def show(self, viewer, q) -> None:
+    def show(self, viewer: Any, q: ArrayLike) -> None:
         if not self.shown:
             viewer.show_collisions(self.model, within=0.05)
             self.shown = True
@@ -220,7 +234,7 @@ class _Crossing:
 
 
 # ---------------------------------------------------------------------------- hand
-def run_hand(*, duration: float = 6.0, headless: bool = False, dt: float = 0.01, out=print,
+def run_hand(*, duration: float = 6.0, headless: bool = False, dt: float = 0.01, out: Callable[..., object] = print,
              session: Session | None = None) -> DemoSummary:
     """The thumb pinches the index tip (first half), then the middle tip (second half).
 
@@ -279,61 +293,37 @@ def _interactive() -> bool:
 class _Parser(argparse.ArgumentParser):
     """argparse whose errors are one line (no usage block), exit code 2."""
 
-    def error(self, message: str):  # noqa: D102 - argparse's hook
+    def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: error: {message} (see '{self.prog} --help')", file=sys.stderr)
         raise SystemExit(2)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="reljac demo", description="task-priority IK demos",
-        epilog="From an interactive terminal the demo waits for a browser page before moving and keeps "
-               "serving the last scene until Ctrl-C; in CI and pipes it does neither.")
-    parser.add_argument("demo", choices=["dual-arm", "hand"])
-    parser.add_argument("--duration", type=float, default=None,
-                        help="[s] run length, in (0, 3600] (default: 10 for dual-arm, 6 for hand); for dual-arm "
-                             "the carry's")
-    parser.add_argument("--crossing", type=float, default=4.0, metavar="S",
-                        help="dual-arm only: [s] 0..3600 of crossing the arms with collision avoidance after "
-                             "the carry (default 4; 0: none)")
-    parser.add_argument("--headless", action="store_true", help="no viewer, no real-time pacing")
-    parser.add_argument("--loop", action="store_true", help="dual-arm only: repeat until Ctrl-C")
-    parser.add_argument("--dt", type=float, default=0.01, help="[s] control period, in [1e-4, 0.1] (default 0.01)")
-    parser.add_argument("--no-wait", action="store_true",
-                        help=f"start moving at once (default from a terminal: wait up to {BROWSER_WAIT:g} s "
-                             "for a browser page)")
-    parser.add_argument("--exit", action="store_true",
-                        help="exit when the motion ends (default from a terminal: keep serving until Ctrl-C)")
-    parser.add_argument("--record", metavar="FILE", help="save t, q, targets and errors to FILE (.npz or .json)")
-    parser.add_argument("--plot", metavar="FILE", help="plot the tracking errors to FILE (.png, .pdf, .svg; "
-                        "needs matplotlib: pip install 'reljac[plot]')")
-    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                        help="with --headless: progress bar on stderr (default: only when stderr is a terminal "
-                             "and CI is unset)")
+    """The parser of ``reljac demo`` on its own (``reljac`` itself has it as a subcommand)."""
+    parser = _Parser(prog="reljac demo", description=DEMO_DESCRIPTION, epilog=DEMO_EPILOG)
+    demo_arguments(parser)
     return parser
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """``reljac demo {dual-arm,hand} [options]`` (see ``--help``); returns 0, or 130 after Ctrl-C."""
+    parser = build_parser()
+    return command(parser.parse_args(argv), parser)
+
+
+def command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Run the demo of parsed arguments (`parser`: where their mistakes are reported); returns 0,
+    or 130 after Ctrl-C."""
     try:
-        return _main(argv)
+        return _run(args, parser)
     except KeyboardInterrupt:
         ignore_ctrl_c()
         print("reljac: interrupted", file=sys.stderr, flush=True)
         return 130
 
 
-def _main(argv) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.duration is not None and not (math.isfinite(args.duration) and 0 < args.duration <= 3600):
-        parser.error(f"--duration must be in (0, 3600] s, got {args.duration}")
-    if not (math.isfinite(args.crossing) and 0 <= args.crossing <= 3600):
-        parser.error(f"--crossing must be in [0, 3600] s, got {args.crossing}")
-    if not (math.isfinite(args.dt) and 1e-4 <= args.dt <= 0.1):
-        parser.error(f"--dt must be in [1e-4, 0.1] s, got {args.dt}")
-    if args.loop and args.demo != "dual-arm":
-        parser.error("--loop is for the dual-arm demo only")
+def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    check_demo_arguments(args, parser)
     session = Session()
     if args.record:
         session.record = check_output(args.record, RECORD_SUFFIXES, "--record")
@@ -346,7 +336,7 @@ def _main(argv) -> int:
     duration = args.duration or (10.0 if args.demo == "dual-arm" else 6.0)
     crossing = args.crossing if args.demo == "dual-arm" and not args.loop else 0.0
     show = args.headless and progress_wanted(args.progress)
-    steps = None if args.loop else int(round((duration + crossing) / args.dt))
+    steps = None if args.loop else round((duration + crossing) / args.dt)
     with progress_bar(steps, f"demo {args.demo}", show=show, unit="step", delay=0.0 if args.progress else 0.5) as bar:
         session.progress, out = (None, print) if bar is None else (bar.update, write_line)
         if args.demo == "dual-arm":

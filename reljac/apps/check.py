@@ -10,19 +10,20 @@ the layers disagree it names the first frame (in tree order) and its joint.
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
 import numpy as np
 
-from .exceptions import ReljacError
-from .reference import ReferenceRobot
-from .relative import Kinematics
+from ..exceptions import TaskError
+from ..reference import ReferenceRobot
+from ..reference_map import LayerMap, reference_robot
+from ..relative import Kinematics
+from ..robot import Robot
+from ..validation import as_count, as_float, as_rng
 from .report import format_table
-from .robot import Robot
-from .validation import as_count, as_float, as_rng
 
 TOLERANCE = 1e-9
 
@@ -75,56 +76,10 @@ class CheckReport:
                                for r in self.rows]})
 
 
-class LayerMap:
-    """Maps the reference's q and v layouts onto the Pinocchio robot's."""
-
-    def __init__(self, robot: Robot, ref: ReferenceRobot) -> None:
-        model = robot.model
-        self.robot, self.ref = robot, ref
-        pin_joints = set(robot.joint_names)
-        missing = [n for n in ref.joint_names if n not in pin_joints]
-        extra = [n for n in robot.joint_names if n not in set(ref.joint_names)]
-        if missing or extra:
-            raise ReljacError(
-                f"the layers do not have the same joints: only in the reference {missing}, "
-                f"only in Pinocchio {extra}"
-            )
-        self.v_pin = np.zeros(ref.nv, dtype=int)  # Pinocchio v index of each reference v index
-        self.blocks = []  # (ref q slice, pin q index, kind)
-        for name in ref.joint_names:
-            joint = model.joints[model.getJointId(name)]
-            q_ref, v_ref = ref.q_slices[name], ref.v_slices[name]
-            self.v_pin[v_ref] = np.arange(joint.idx_v, joint.idx_v + joint.nv)
-            kind = "angle" if joint.nq == 2 and joint.nv == 1 else "copy"
-            if kind == "copy" and joint.nq != q_ref.stop - q_ref.start:
-                raise ReljacError(f"joint '{name}': Pinocchio has nq={joint.nq}, the reference "
-                                  f"{q_ref.stop - q_ref.start}; cannot map it")
-            self.blocks.append((q_ref, joint.idx_q, kind))
-        self.frames = [f for f in ref.frame_names if f in set(robot.frame_names)]
-
-    def q_to_pinocchio(self, q_ref: np.ndarray) -> np.ndarray:
-        """Configurations in the reference layout, (ref.nq,) or (N, ref.nq), to the robot's
-        layout, (nq,) or (N, nq): continuous angles become (cos, sin) pairs."""
-        q_ref = np.asarray(q_ref, dtype=float)
-        batch = np.atleast_2d(q_ref)
-        q = np.tile(self.robot.neutral(), (batch.shape[0], 1))
-        for block, start, kind in self.blocks:
-            if kind == "angle":
-                angle = batch[:, block.start]
-                q[:, start], q[:, start + 1] = np.cos(angle), np.sin(angle)
-            else:
-                q[:, start : start + block.stop - block.start] = batch[:, block]
-        return q if q_ref.ndim == 2 else q[0]
-
-    def columns(self, J_pin: np.ndarray) -> np.ndarray:
-        """Pinocchio Jacobian columns reordered into the reference's v layout."""
-        return J_pin[..., self.v_pin]
-
-
 def _worst(errors: dict[str, float]) -> tuple[float, str]:
     if not errors:
         return 0.0, "-"
-    key = max(errors, key=errors.get)
+    key = max(errors, key=lambda k: errors[k])
     return errors[key], key
 
 
@@ -161,11 +116,11 @@ def check_robot(
     `progress` is called with the number of samples just compared after each chunk (e.g. a
     tqdm bar's ``update``); None: silent.
     """
-    samples = as_count(samples, "samples", minimum=1, error=ReljacError)
+    samples = as_count(samples, "samples", minimum=1)
     if samples > MAX_SAMPLES:
-        raise ReljacError(f"samples must be at most {MAX_SAMPLES}, got {samples}")
-    max_pairs = as_count(max_pairs, "max_pairs", minimum=0, error=ReljacError)
-    tolerance = as_float(tolerance, "tolerance", minimum=0.0, error=ReljacError)
+        raise TaskError(f"samples must be at most {MAX_SAMPLES}, got {samples}")
+    max_pairs = as_count(max_pairs, "max_pairs", minimum=0)
+    tolerance = as_float(tolerance, "tolerance", minimum=0.0)
     layers = LayerMap(robot, ref)
     rng = as_rng(seed)
     frames = layers.frames
@@ -208,7 +163,7 @@ def check_robot(
     return report
 
 
-def _pinocchio_answers(robot: Robot, qs: np.ndarray, data, frames: list[str],
+def _pinocchio_answers(robot: Robot, qs: np.ndarray, data: Any, frames: list[str],
                        pairs: list[tuple[str, str]]) -> dict[str, np.ndarray]:
     """The Pinocchio layer's answers (through Kinematics) at each q of a chunk, one data reused:
     T (n, F, 4, 4), J (n, F, 6, nv), T_ab (n, P, 4, 4), J_ab (3, n, P, 6, nv) for WHERE."""
@@ -238,18 +193,9 @@ def _joint_of(robot: Robot, frame: str) -> str:
     return f"moved by joint '{robot.model.names[frame_obj.parentJoint]}'"
 
 
-def without_mimic_elements(text: str) -> str:
-    """URDF text with every <mimic> element removed (the reference's view of mimic=False)."""
-    root = ET.fromstring(text)
-    for joint in root.findall("joint"):
-        for mimic in joint.findall("mimic"):
-            joint.remove(mimic)
-    return ET.tostring(root, encoding="unicode")
-
-
 def check_urdf(
-    robot_name_or_path: str | Path, *, floating_base: bool | None = None, package_dirs=None,
-    mimic: bool | None = None, **kwargs
+    robot_name_or_path: str | Path, *, floating_base: bool | None = None, package_dirs: Any = None,
+    mimic: bool | None = None, **kwargs: Any
 ) -> CheckReport:
     """Load a named robot or URDF in both layers and :func:`check_robot` them.
 
@@ -260,6 +206,4 @@ def check_urdf(
     if package_dirs:
         options["package_dirs"] = package_dirs
     robot = Robot.load(robot_name_or_path, **options)
-    text = robot.urdf_text if robot.mimic else without_mimic_elements(robot.urdf_text)
-    ref = ReferenceRobot.from_urdf_string(text, floating_base=robot.floating_base)
-    return check_robot(robot, ref, **kwargs)
+    return check_robot(robot, reference_robot(robot), **kwargs)

@@ -13,18 +13,20 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import signal
 import sys
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
 
-from .robot import Robot
-from .urdf_checks import shown
+from ..joint_space import velocity_labels
+from ..plain import plain
+from ..robot import Robot
+from ..urdf_files import shown
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
@@ -34,7 +36,7 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> st
     numeric = [all(isinstance(row[i], (int, float, np.floating)) for row in rows) for i in range(len(headers))]
 
     def line(row):
-        return "  ".join(c.rjust(w) if num else c.ljust(w) for c, w, num in zip(row, widths, numeric))
+        return "  ".join(c.rjust(w) if num else c.ljust(w) for c, w, num in zip(row, widths, numeric, strict=True))
 
     return "\n".join([line(cells[0]), "  ".join("-" * w for w in widths)] + [line(r) for r in cells[1:]])
 
@@ -45,19 +47,6 @@ def _cell(x: object) -> str:
             return f"{x:.3f}" if abs(x) < 100 else f"{x:.1f}"
         return f"{x:.2e}"
     return str(x)
-
-
-def velocity_labels(robot: Robot) -> list[str]:
-    """One label per velocity index: the joint name, with [k] for multi-DoF joints."""
-    labels = [""] * robot.nv
-    model = robot.model
-    for j in range(1, model.njoints):
-        joint = model.joints[j]
-        if joint.nv == 0:
-            continue
-        for k in range(joint.nv):
-            labels[joint.idx_v + k] = model.names[j] + (f"[{k}]" if joint.nv > 1 else "")
-    return labels
 
 
 def format_matrix(M: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], precision: int = 4) -> str:
@@ -104,7 +93,7 @@ def robot_summary(robot: Robot) -> str:
         rows.append((name, kind, f"{joint.idx_q}:{joint.idx_q + joint.nq}", f"{joint.idx_v}:{joint.idx_v + joint.nv}",
                      limits, np.array2string(vel, precision=3)))
     lines.append(format_table(["joint", "type", "q", "v", "position limits", "velocity limits"], rows))
-    for follower, leader in zip(model.mimicking_joints, model.mimicked_joints):
+    for follower, leader in zip(model.mimicking_joints, model.mimicked_joints, strict=True):
         m = model.joints[follower].extract()
         lines.append(f"  mimic: {model.names[follower]} = {m.scaling:g} * {model.names[leader]} + {m.offset:g}")
     lines += ["", "frames (tree):"]
@@ -124,31 +113,6 @@ def robot_summary(robot: Robot) -> str:
 
 
 # ---------------------------------------------------------------------------- JSON
-def plain(value: Any) -> Any:
-    """`value` as JSON-ready Python: dicts, lists, str, bool, int, float and None only.
-
-    numpy arrays become nested lists, numpy scalars Python numbers, tuples lists, ``pin.SE3``
-    its (4, 4) homogeneous matrix; NaN, inf and -inf become None (JSON has no such numbers).
-    """
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if isinstance(value, pin.SE3):
-        value = value.homogeneous
-    if isinstance(value, np.ndarray):
-        return plain(value.tolist())
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return float(value) if math.isfinite(value) else None
-    if value is None or isinstance(value, str):
-        return value
-    raise TypeError(f"cannot put a {type(value).__name__} into a JSON document")
-
-
 def json_document(value: Any) -> str:
     """One JSON document on one line (keys in the order given) of :func:`plain` (`value`)."""
     return json.dumps(plain(value), allow_nan=False)
@@ -178,7 +142,7 @@ def robot_dict(robot: Robot) -> dict[str, Any]:
             "velocity_limits": model.velocityLimit[joint.idx_v : joint.idx_v + joint.nv],
         })
     mimic = []
-    for follower, leader in zip(model.mimicking_joints, model.mimicked_joints):
+    for follower, leader in zip(model.mimicking_joints, model.mimicked_joints, strict=True):
         m = model.joints[follower].extract()
         mimic.append({"follower": model.names[follower], "leader": model.names[leader],
                       "scaling": m.scaling, "offset": m.offset})
@@ -205,7 +169,7 @@ def jacobian_dict(robot: Robot, q: np.ndarray, frame_a: str, frame_b: str, expre
 
 
 # ---------------------------------------------------------------------------- progress bars
-def progress_wanted(asked: bool | None = None, stream=None) -> bool:
+def progress_wanted(asked: bool | None = None, stream: Any = None) -> bool:
     """Show progress bars? `asked` True or False decides; None (the default): only when `stream`
     (default sys.stderr) is a terminal and the environment variable ``CI`` is unset or empty."""
     if asked is not None:
@@ -224,7 +188,7 @@ def progress_bar(total: int | None, what: str, *, show: bool, unit: str = "it",
     """A tqdm bar on stderr while the block runs, or None when `show` is False (or tqdm is absent).
 
     Yields the bar; its ``update(n)`` is the `progress` hook that
-    :func:`reljac.check.check_robot`, :func:`reljac.analysis.workspace_summary` and the benches
+    :func:`reljac.apps.check.check_robot`, :func:`reljac.workspace.workspace_summary` and the benches
     call with the number of units just done (see :func:`hook`).
     The bar is erased when the block ends, also by an exception: what follows on stderr (a
     ``reljac: error:`` line) starts on a clean line. `delay` [s]: show it only after that long.
@@ -261,12 +225,12 @@ def _hold_ctrl_c():
     return None if mask is None else mask(signal.SIG_BLOCK, {signal.SIGINT})
 
 
-def _release_ctrl_c(held) -> None:
+def _release_ctrl_c(held: Any) -> None:
     if held is not None:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
-def hook(bar) -> Callable[[int], object] | None:
+def hook(bar: Any) -> Callable[[int], object] | None:
     """The `progress` hook of a bar from :func:`progress_bar` (None without a bar)."""
     return None if bar is None else bar.update
 

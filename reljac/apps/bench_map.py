@@ -8,29 +8,37 @@ is samples per second of CPU time of this process, which other processes disturb
 
 from __future__ import annotations
 
+import importlib
 import os
 import time
+from collections.abc import Callable
+from functools import partial
 from statistics import median
+from typing import Any, TypeVar
 
 import numpy as np
+import pinocchio as pin
 
-from ..maps import capability_map, seed_for
+from ..maps import CapabilityMap, capability_map, seed_for
 from ..maps.compiled import compiled_available, export, python_relative_kinematics
 from ..maps.grid import as_directions, make_grid
 from ..maps.kernel import Accumulator, Job, merge_partials, run_chunk
 from ..maps.sampling import Sampler
 from ..relative import Kinematics
-from ..report import format_table
 from ..robot import Robot
+from .bench_common import middle
+from .report import format_table
 
 PAIR = ("left_tool", "right_tool")
+_Result = TypeVar("_Result")
 
 
 def _load() -> str:
-    return "load average %.2f %.2f %.2f on %d cores" % (*os.getloadavg(), os.cpu_count() or 1)
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count() or 1} cores"
 
 
-def _timed(fn) -> tuple[float, float, object]:
+def _timed(fn: Callable[[], _Result]) -> tuple[float, float, _Result]:
     """(wall [s], CPU time of this process [s], result) of one call."""
     wall, cpu = time.perf_counter(), time.process_time()
     result = fn()
@@ -39,11 +47,10 @@ def _timed(fn) -> tuple[float, float, object]:
 
 def kinematics_table(robot: Robot, *, quick: bool) -> str:
     """T_ab + J_ab for N configurations: compiled batch vs a Python loop vs the batched reference."""
-    from ..check import LayerMap
-    from ..reference import ReferenceRobot
+    from ..reference_map import LayerMap, reference_robot
 
     n = 2000 if quick else 20_000
-    ref = ReferenceRobot.from_urdf(robot.urdf_path)
+    ref = reference_robot(robot)
     layers = LayerMap(robot, ref)
     q_ref = ref.random_configuration(np.random.default_rng(0), n=n)
     Q = np.ascontiguousarray(layers.q_to_pinocchio(q_ref))
@@ -74,10 +81,10 @@ def throughput_table(robot: Robot, *, quick: bool, voxel: float) -> str:
     interleaved runs (the least disturbed by other processes on a shared machine)."""
     samples = 400_000 if quick else 2_000_000
     repeats = 1 if quick else 3
-    args = dict(samples=samples, voxel=voxel, seed=1)
+    args: dict[str, Any] = dict(samples=samples, voxel=voxel, seed=1)
     capability_map(robot, *PAIR, samples=20_000, voxel=voxel)  # warm up: export, caches
     best: dict[str, tuple[float, float]] = {}
-    maps = {}
+    maps: dict[int | str, CapabilityMap] = {}
 
     def keep(label: str, wall: float, cpu: float) -> None:
         if label not in best or wall < best[label][0]:
@@ -85,10 +92,10 @@ def throughput_table(robot: Robot, *, quick: bool, voxel: float) -> str:
 
     for _ in range(repeats):
         for workers in (1, 2):
-            wall, cpu, maps[workers] = _timed(lambda: capability_map(robot, *PAIR, **args, workers=workers))
+            wall, cpu, maps[workers] = _timed(partial(capability_map, robot, *PAIR, **args, workers=workers))
             keep(f"threads, {workers} worker{'s' if workers > 1 else ''}", wall, cpu)
     try:
-        import distributed
+        distributed: Any = importlib.import_module("distributed")
     except ImportError:
         distributed = None
     if distributed is not None:
@@ -112,7 +119,7 @@ def throughput_table(robot: Robot, *, quick: bool, voxel: float) -> str:
     n = 1 << 17
     sampler = Sampler(robot, 1)
 
-    def fastest(fn) -> float:
+    def fastest(fn: Callable[[], object]) -> float:
         return min(_timed(fn)[0] for _ in range(5)) / n
 
     t_uniform = fastest(lambda: sampler.uniforms(0, n))
@@ -147,19 +154,22 @@ def dask_costs_table(robot: Robot, *, quick: bool, voxel: float) -> str:
         client.gather([client.submit(int, i, pure=False) for i in range(20)])
         wall = _timed(lambda: client.gather([client.submit(int, i, pure=False) for i in range(n)]))[0]
         rows.append(("no-op tasks, throughput (2 workers)", f"{wall / n * 1e3:.2f} ms per task"))
-        trips = [_timed(lambda: client.submit(int, i, pure=False).result())[0] for i in range(20 if quick else 100)]
+        def round_trip(k: int) -> object:
+            return client.submit(int, k, pure=False).result()
+
+        trips = [_timed(partial(round_trip, i))[0] for i in range(20 if quick else 100)]
         rows.append(("one task's round trip (submit -> result)", f"{median(trips) * 1e3:.2f} ms"))
     fa, fb = robot.frame_id(PAIR[0]), robot.frame_id(PAIR[1])
     grid = make_grid(robot, fa, fb, voxel)
     job = Job(robot, fa, fb, grid, as_directions(32), 2, (0, 1, 2), 1, "compiled")
     sizes = [1 << 16, 1 << 18] if quick else [1 << 16, 1 << 18, 1 << 20, 1 << 22]
     for c in sizes:
-        compute, _, part = _timed(lambda: run_chunk(job, 0, c))
+        compute, _, part = _timed(partial(run_chunk, job, 0, c))
         other = run_chunk(job, c, 2 * c)
-        merge = _timed(lambda: merge_partials([part, other]))[0]
+        merge = _timed(partial(merge_partials, [part, other]))[0]
         accumulator = Accumulator(grid)
         accumulator.add(other)  # pages touched once per map
-        add = _timed(lambda: accumulator.add(part))[0]
+        add = _timed(partial(accumulator.add, part))[0]
         rows.append((f"chunk of {c:,} samples", f"computed in {compute * 1e3:.0f} ms; returns {part.voxel.size:,} "
                      f"voxels = {part.nbytes / 1e6:.2f} MB; pairwise merge {merge * 1e3:.0f} ms; "
                      f"client merge {add * 1e3:.0f} ms"))
@@ -174,24 +184,25 @@ def seeding_table(robot: Robot, *, quick: bool, voxel: float) -> str:
 
     cmap = capability_map(robot, *PAIR, samples=400_000 if quick else 4_000_000, voxel=voxel, seed=5)
     rng = np.random.default_rng(2028)
-    starts = {"middle of the limits": robot.normalize(0.5 * (robot.lower_limits + robot.upper_limits)),
+    starts = {"middle of the limits": middle(robot),
               "neutral (q = 0)": robot.neutral()}
     p_starts = [Kinematics(robot, q).relative_placement(*PAIR).translation for q in starts.values()]
-    targets = []
+    targets: list[pin.SE3] = []
     while len(targets) < (6 if quick else 40):
         T = Kinematics(robot, robot.random_configuration(rng)).relative_placement(*PAIR)
         if min(np.linalg.norm(T.translation - p) for p in p_starts) > 0.4:  # far from both starts
             targets.append(T)
     seeded = {"seed_for(map, T_ab)": lambda T: seed_for(cmap, T),
               "seed_for(map, T_ab, robot=robot)": lambda T: seed_for(cmap, T, robot=robot)}
-    results = {name: [] for name in [*starts, *seeded]}
+    results: dict[str, list[tuple[bool, int, float, float]]] = {name: [] for name in [*starts, *seeded]}
     for T in targets:
         for name in results:
             q0 = starts[name] if name in starts else seeded[name](T)
             task = RelativeFrameTask(*PAIR, gain=20.0)
             task.set_target(T)
-            wall, _, result = _timed(lambda: solve(robot, q0, [[task]], tol=1e-4, max_iters=500))
-            start_error = np.linalg.norm(T.translation - Kinematics(robot, q0).relative_placement(*PAIR).translation)
+            wall, _, result = _timed(partial(solve, robot, q0, [[task]], tol=1e-4, max_iters=500))
+            p_start = Kinematics(robot, q0).relative_placement(*PAIR).translation
+            start_error = float(np.linalg.norm(T.translation - p_start))
             results[name].append((result.converged, result.iterations, wall, start_error))
     rows = []
     for name, runs in results.items():

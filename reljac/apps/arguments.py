@@ -1,0 +1,219 @@
+"""The command line's arguments: number ranges, robot and configuration options, one-line usage errors.
+
+Nothing here loads numpy or Pinocchio at import: ``reljac --help`` and argument mistakes answer at
+once. :func:`load_robot` and :func:`configuration` turn parsed options into a robot and a q.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from ..exceptions import ReljacError
+
+MAX_SEED = 2**63 - 1
+MAX_PRECISION = 16  # digits: float64 has 15-17 significant ones
+MAX_COORDINATE = 1e100  # as reljac.robot.MAX_COORDINATE (not imported: the parser loads no numpy)
+CHECK_SAMPLES = 10_000  # ~10 ms each on the dual arm
+ANALYZE_SAMPLES = 1_000_000  # ~5 us each on the dual arm
+
+
+
+class UsageError(Exception):
+    """A command-line mistake found by the parser (printed as one line, exit 2)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: 'reljac jacobian: error: ... (see reljac jacobian --help)'.
+
+    ``own_extras=True`` (a subcommand's parser): arguments it does not know are its own error,
+    naming it, rather than the top-level parser's.
+    """
+
+    def __init__(self, *args: Any, own_extras: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.own_extras = own_extras
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras and self.own_extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
+
+    def error(self, message: str) -> NoReturn:  # argparse's hook
+        raise UsageError(f"{self.prog}: error: {message} (see '{self.prog} --help')")
+
+
+def integer(low: int, high: int) -> Callable[[str], int]:
+    """argparse type: an integer in [low, high]."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer in {low}..{high}, got '{text}'") from None
+        if not low <= value <= high:
+            shown = value if abs(value) < 10**30 else text[:30] + "..."
+            raise argparse.ArgumentTypeError(f"must be in {low}..{high}, got {shown}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def coordinate(text: str) -> float:
+    """argparse type: a finite number with |x| <= 1e100."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got '{text}'") from None
+    if not abs(value) <= MAX_COORDINATE:
+        raise argparse.ArgumentTypeError(f"must be finite with |x| <= {MAX_COORDINATE:g}, got '{text}'")
+    return value
+
+
+def _folder(text: str) -> str:
+    if not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a folder")
+    return text
+
+
+def robot_arguments(parser: argparse.ArgumentParser, *, optional: bool = False, lock: bool = True) -> None:
+    parser.add_argument("robot", nargs="?" if optional else None,
+                        help="robot name (see 'reljac robots') or path to a URDF file")
+    parser.add_argument("--floating-base", action="store_true", help="add a free-flyer root joint")
+    parser.add_argument(
+        "--package-dir", action="append", default=None, metavar="DIR", type=_folder,
+        help="folder searched for package:// meshes (repeatable)",
+    )
+    parser.add_argument("--no-mimic", action="store_true", help="load <mimic> joints as independent joints")
+    if lock:
+        parser.add_argument("--srdf", metavar="FILE", help="the robot's SRDF (named configurations, collision pairs)")
+        parser.add_argument("--lock", action="append", metavar="JOINT[=VALUE]",
+                            help="fix a joint (a shell pattern like 'hand_*' fixes each joint it matches) at VALUE, "
+                                 "else at its value in --q-named's or the reference configuration (repeatable)")
+
+
+def robot_options(args: argparse.Namespace) -> dict:
+    """Load options given on the command line (a named robot keeps its own otherwise)."""
+    kwargs = {}
+    if args.floating_base:
+        kwargs["floating_base"] = True
+    if args.no_mimic:
+        kwargs["mimic"] = False
+    if args.package_dir:
+        kwargs["package_dirs"] = args.package_dir
+    if getattr(args, "srdf", None):
+        kwargs["srdf"] = args.srdf
+    return kwargs
+
+
+def load_robot(args):
+    from ..robot import Robot
+
+    robot = Robot.load(args.robot, **robot_options(args))
+    if getattr(args, "lock", None):
+        values: dict = {}
+        for item in args.lock:
+            name, sep, value = item.partition("=")
+            if sep and not value:
+                raise ReljacError(f"--lock expects JOINT or JOINT=VALUE, got '{item}'")
+            values[name] = value if sep else None
+        named = getattr(args, "q_named", None)
+        robot = robot.locked(values, robot.configuration(named) if named else None)
+    return robot
+
+
+def configuration(robot, args):
+    """q from --q (nq numbers), --joint NAME=VALUE pairs, --q-named NAME (the SRDF's) or --seed
+    (random); default: the robot's reference configuration (neutral unless it names one)."""
+    if args.q_named is not None:
+        return robot.configuration(args.q_named)
+    if args.q is not None:
+        return robot.validate_q(args.q)
+    if args.joint:
+        values = {}
+        for item in args.joint:
+            name, sep, value = item.partition("=")
+            if not sep:
+                raise ReljacError(f"--joint expects NAME=VALUE, got '{item}'")
+            values[name] = value
+        return robot.q_from_joint_values(values)
+    if args.seed is not None:
+        return robot.random_configuration(args.seed)
+    return robot.reference_configuration()
+
+
+def configuration_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--q", type=coordinate, nargs="+", metavar="X",
+                       help=f"configuration: nq numbers, each |X| <= {MAX_COORDINATE:g}")
+    group.add_argument("--joint", action="append", metavar="NAME=VALUE",
+                       help=f"joint value [rad or m], |VALUE| <= {MAX_COORDINATE:g} (repeatable)")
+    group.add_argument("--seed", type=integer(0, MAX_SEED), metavar="S",
+                       help="random configuration inside the limits, seed 0..2^63-1")
+    group.add_argument("--q-named", metavar="NAME", help="a named configuration of the robot's SRDF")
+
+
+def seed_argument(parser: argparse.ArgumentParser, *, metavar: str | None = "S") -> None:
+    """``--seed S``: the random stream of a sampling command, 0..2^63-1 (default 0)."""
+    parser.add_argument("--seed", type=integer(0, MAX_SEED), default=0, metavar=metavar, help="0..2^63-1 (default 0)")
+
+
+def json_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON document on stdout instead of text (numbers; null for NaN and inf)")
+
+
+def progress_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="progress bar on stderr (default: only when stderr is a terminal and CI is unset)")
+
+
+
+
+# ------------------------------------------------------------------ reljac demo
+BROWSER_WAIT = 10.0  # [s] at most that `reljac demo` waits for a browser page, from a terminal
+DEMO_DESCRIPTION = "task-priority IK demos"
+DEMO_EPILOG = ("From an interactive terminal the demo waits for a browser page before moving and keeps "
+               "serving the last scene until Ctrl-C; in CI and pipes it does neither.")
+
+
+def demo_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``reljac demo`` (see :mod:`reljac.apps.demo`)."""
+    parser.add_argument("demo", choices=["dual-arm", "hand"])
+    parser.add_argument("--duration", type=float, default=None,
+                        help="[s] run length, 0 < DURATION <= 3600 (default: 10 for dual-arm, 6 for hand); for "
+                             "dual-arm the carry's")
+    parser.add_argument("--crossing", type=float, default=4.0, metavar="S",
+                        help="dual-arm only: [s] 0..3600 of crossing the arms with collision avoidance after "
+                             "the carry (default 4; 0: none)")
+    parser.add_argument("--headless", action="store_true", help="no viewer, no real-time pacing")
+    parser.add_argument("--loop", action="store_true", help="dual-arm only: repeat until Ctrl-C")
+    parser.add_argument("--dt", type=float, default=0.01, help="[s] control period, 1e-4 <= DT <= 0.1 (default 0.01)")
+    parser.add_argument("--no-wait", action="store_true",
+                        help=f"start moving at once (default from a terminal: wait up to {BROWSER_WAIT:g} s "
+                             "for a browser page)")
+    parser.add_argument("--exit", action="store_true",
+                        help="exit when the motion ends (default from a terminal: keep serving until Ctrl-C)")
+    parser.add_argument("--record", metavar="FILE", help="save t, q, targets and errors to FILE (.npz or .json)")
+    parser.add_argument("--plot", metavar="FILE", help="plot the tracking errors to FILE (.png, .pdf, .svg; "
+                        "needs matplotlib: pip install 'reljac[plot]')")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="with --headless: progress bar on stderr (default: only when stderr is a terminal "
+                             "and CI is unset)")
+
+
+def check_demo_arguments(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """The ranges of ``reljac demo``'s numbers; a mistake is reported through `parser`."""
+    if args.duration is not None and not (math.isfinite(args.duration) and 0 < args.duration <= 3600):
+        parser.error(f"--duration must be in (0, 3600] s, got {args.duration}")
+    if not (math.isfinite(args.crossing) and 0 <= args.crossing <= 3600):
+        parser.error(f"--crossing must be in [0, 3600] s, got {args.crossing}")
+    if not (math.isfinite(args.dt) and 1e-4 <= args.dt <= 0.1):
+        parser.error(f"--dt must be in [1e-4, 0.1] s, got {args.dt}")
+    if args.loop and args.demo != "dual-arm":
+        parser.error("--loop is for the dual-arm demo only")

@@ -1,0 +1,265 @@
+"""The ``reljac`` command line: argument parsing and printing, no math.
+
+    reljac info ROBOT                      DoF, joints with limits, frames as a tree
+    reljac jacobian ROBOT A B [...]        labelled relative Jacobian J_ab at a configuration
+    reljac check ROBOT [...]               Pinocchio layer vs the in-house reference kinematics
+    reljac bench [jacobian|reference|ik|map] timing tables
+    reljac view ROBOT [--frames ...]       show a robot in the browser
+    reljac demo {dual-arm,hand}            the IK demos
+    reljac analyze ROBOT A B               relative manipulability over the workspace
+    reljac map ROBOT A B --samples N ...   capability map of b in a (threads or Dask), saved as .npz
+    reljac robots                          the robot names ROBOT accepts
+
+ROBOT is a robot name (``reljac robots``: the bundled ones, and example-robot-data's when it is
+installed) or a path to a URDF file. ``--lock JOINT[=VALUE]`` fixes joints (shell patterns
+such as 'hand_*' allowed), ``--q-named NAME`` takes a configuration of the robot's SRDF.
+
+``--json`` (info, jacobian, check, analyze, bench) prints one JSON document on stdout instead of
+text: numbers as numbers, null for NaN and infinities (keys in the docs' command-line page).
+check, analyze, bench and ``demo --headless`` draw a progress bar on stderr when stderr is a
+terminal and ``CI`` is unset; ``--progress`` / ``--no-progress`` decide instead.
+
+Every number has a range (shown by ``--help``). Exit codes: 0 done (also when the output is
+piped into a program that closes it early, like ``head``), 1 a check mismatch or a reljac bug,
+2 bad input (one ``reljac: error:`` line), 130 interrupted by Ctrl-C (one line).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+
+
+def _interrupted_while_starting(signum: int, frame: Any) -> None:  # pragma: no cover - timing dependent
+    os.write(2, b"reljac: interrupted\n")
+    os._exit(130)
+
+
+# The `reljac` program: Ctrl-C while the modules below load ends with one line too (main() then
+# turns Ctrl-C into KeyboardInterrupt again). Not when another program imports this module.
+if os.path.basename(sys.argv[0] if sys.argv else "") in ("reljac", "cli.py") \
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    signal.signal(signal.SIGINT, _interrupted_while_starting)
+
+import argparse  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
+from functools import partial  # noqa: E402
+from typing import Any  # noqa: E402
+
+# Small matrices: BLAS threads only add overhead (and noise to `reljac bench`). Set before numpy loads.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+from ..exceptions import ReljacError  # noqa: E402
+from . import commands  # noqa: E402
+from .arguments import (  # noqa: E402
+    ANALYZE_SAMPLES,
+    CHECK_SAMPLES,
+    DEMO_DESCRIPTION,
+    DEMO_EPILOG,
+    MAX_PRECISION,
+    Parser,
+    UsageError,
+    configuration_arguments,
+    demo_arguments,
+    integer,
+    json_argument,
+    progress_argument,
+    robot_arguments,
+    seed_argument,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="reljac", description="Relative Jacobians, task-priority IK and browser views for URDF robots.",
+        epilog="Exit codes: 0 done, 1 check mismatch, 2 bad input, 130 interrupted.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("info", help="DoF, joints with limits, frames as a tree")
+    robot_arguments(p, optional=True)
+    p.add_argument("--list", action="store_true", help="list the bundled robots")
+    json_argument(p)
+    p.set_defaults(func=commands.cmd_info)
+
+    p = sub.add_parser("jacobian", help="labelled relative Jacobian J_ab at a configuration")
+    robot_arguments(p)
+    p.add_argument("frame_a", help="frame a (the one b is measured in), or 'universe' for the world")
+    p.add_argument("frame_b", help="frame b")
+    p.add_argument("--expressed-in", default="a", metavar="F", help="'a' (default), 'b', 'world' or a frame name")
+    p.add_argument("--precision", type=integer(0, MAX_PRECISION), default=4, metavar="D",
+                   help=f"digits printed, 0..{MAX_PRECISION} (default 4)")
+    configuration_arguments(p)
+    json_argument(p)
+    p.set_defaults(func=commands.cmd_jacobian)
+
+    p = sub.add_parser("bench", help="timing tables (median of many runs, ratios to Pinocchio)")
+    p.add_argument("what", nargs="?", default="all", choices=["all", "jacobian", "reference", "ik", "map"])
+    p.add_argument("--quick", action="store_true", help="fewer repetitions (for smoke tests)")
+    json_argument(p)
+    progress_argument(p)
+    p.set_defaults(func=commands.cmd_bench)
+
+    p = sub.add_parser("check", help="compare the Pinocchio layer with the in-house reference kinematics")
+    robot_arguments(p, lock=False)
+    p.add_argument("--frames", nargs=2, metavar=("A", "B"), help="check this pair only (default: all pairs)")
+    p.add_argument("--samples", type=integer(1, CHECK_SAMPLES), default=50, metavar="N",
+                   help=f"random configurations, 1..{CHECK_SAMPLES} (default 50)")
+    seed_argument(p)
+    json_argument(p)
+    progress_argument(p)
+    p.set_defaults(func=commands.cmd_check)
+
+    p = sub.add_parser("analyze", help="relative manipulability of b in a over random configurations")
+    robot_arguments(p)
+    p.add_argument("frame_a")
+    p.add_argument("frame_b")
+    p.add_argument("--samples", type=integer(1, ANALYZE_SAMPLES), default=1000, metavar="N",
+                   help=f"random configurations, 1..{ANALYZE_SAMPLES} (default 1000)")
+    seed_argument(p)
+    p.add_argument("--part", default="position", choices=["position", "orientation", "full"])
+    json_argument(p)
+    progress_argument(p)
+    p.set_defaults(func=commands.cmd_analyze)
+
+    p = sub.add_parser("map", help="capability map of frame b in frame a over random configurations (.npz)")
+    robot_arguments(p)
+    p.add_argument("frame_a", help="the map's frame (voxels are in a)")
+    p.add_argument("frame_b", help="the frame whose origin is binned")
+    p.add_argument("--samples", type=integer(1, 10**12), required=True, help="random configurations, 1..10^12")
+    p.add_argument("--voxel", required=True, help="voxel edge [m], > 0, with at most 2^25 voxels in the map")
+    p.add_argument("--out", required=True, metavar="FILE", help="output file (.npz)")
+    seed_argument(p, metavar=None)
+    p.add_argument("--directions", type=integer(1, 64), default=32, help="approach directions, 1..64 (default 32)")
+    p.add_argument("--part", default="position", help="rows of J_ab rated by the manipulability: position "
+                   "(default), orientation, full, or rows such as vx,vy")
+    p.add_argument("--chunk", type=integer(1, 2**27), help="samples per task, 1..2^27 (the map does not depend on it)")
+    p.add_argument("--workers", type=integer(1, 4096), help="local threads or processes, 1..4096 (default: all cores)")
+    p.add_argument("--scheduler", metavar="URL", help="'local' (Dask LocalCluster) or a Dask address tcp://HOST:8786")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=commands.cmd_map)
+
+    p = sub.add_parser("demo", own_extras=True, description=DEMO_DESCRIPTION, epilog=DEMO_EPILOG,
+                       help="IK demos: reljac demo {dual-arm,hand} [--duration S] [--headless] [--loop] "
+                       "[--no-wait] [--exit] [--record FILE] [--plot FILE]")
+    demo_arguments(p)
+    p.set_defaults(func=partial(commands.cmd_demo, parser=p))
+
+    p = sub.add_parser("view", help="show a robot in the browser (meshcat) with chosen frames")
+    robot_arguments(p)
+    p.add_argument("--frames", nargs="+", metavar="F", help="frames drawn as triads (segment between the first two)")
+    p.add_argument("--no-hold", action="store_true", help="exit right away instead of waiting for Ctrl-C")
+    p.add_argument("--open", action="store_true", help="open a browser tab")
+    p.add_argument("--zmq-url", help="join a running meshcat server instead of starting one")
+    p.add_argument("--map", metavar="FILE", help="draw a capability map (from `reljac map`) as coloured voxels")
+    p.add_argument("--color-by", default="coverage", choices=["coverage", "manipulability"], help="voxel colours")
+    configuration_arguments(p)
+    p.set_defaults(func=commands.cmd_view)
+
+    p = sub.add_parser("robots", help="the robot names ROBOT accepts: bundled, then example-robot-data's")
+    p.set_defaults(func=commands.cmd_robots)
+
+    return parser
+
+
+# ------------------------------------------------------------------ running a command
+def _say(line: str) -> None:
+    """One line on stderr (newlines in a message are joined)."""
+    print(" ".join(line.split("\n")), file=sys.stderr, flush=True)
+
+
+def _run(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; returns the exit code (see the module docstring). Never raises."""
+    try:
+        if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            argv = list(sys.argv[1:] if argv is None else argv)
+            _printable_output()
+            try:
+                code = _run(argv)
+            except SystemExit as exc:  # argparse's --help (0)
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+            sys.stdout.flush()  # inside the try: a closed pipe is reported here, not at exit
+            return code
+        except UsageError as exc:
+            _say(str(exc))
+            return 2
+        except ReljacError as exc:
+            _say(f"reljac: error: {type(exc).__name__}: {exc}")
+            return 2
+        except MemoryError as exc:
+            _say(f"reljac: error: out of memory{': ' + str(exc) if str(exc) else ''}")
+            return 1
+        except (KeyboardInterrupt, BrokenPipeError):
+            raise
+        except Exception as exc:  # a bug: one line for the user, not a traceback
+            if _caused_by(exc, KeyboardInterrupt):  # e.g. numpy turns Ctrl-C during its import into ImportError
+                raise KeyboardInterrupt from None
+            if _caused_by(exc, BrokenPipeError):
+                raise BrokenPipeError from None
+            _say(f"reljac: error: unexpected {type(exc).__name__}: {exc} (a reljac bug: please report it)")
+            return 1
+    except BrokenPipeError:
+        return _output_closed()
+    except KeyboardInterrupt:
+        return _interrupted()
+
+
+def _caused_by(exc: BaseException, kind: type) -> bool:
+    """exc is, or was raised while handling or because of, an exception of type `kind`."""
+    seen = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, kind):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _printable_output() -> None:
+    """Paths and names with bytes that are not UTF-8 print as escapes instead of failing."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)  # absent on some replaced streams
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
+
+
+def _output_closed() -> int:
+    """The reader of stdout went away (`reljac info x | head`): stop quietly with exit 0."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush then succeeds
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+    return 0
+
+
+def _interrupted() -> int:
+    """Ctrl-C: one line, exit 130; a second Ctrl-C while saying so is ignored."""
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        previous = None
+    try:
+        _say("reljac: interrupted")
+    except (OSError, ValueError):
+        pass
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,172 @@
+"""The commands of ``reljac`` (see :mod:`reljac.apps.cli`): each takes the parsed arguments, prints,
+and returns an exit code. Library modules are imported inside each command, so that parsing the
+command line loads no numpy or Pinocchio."""
+
+from __future__ import annotations
+
+import argparse
+from contextlib import AbstractContextManager
+from typing import Any
+
+from .arguments import configuration, load_robot, robot_options
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    from ..robot import bundled_robots
+    from .report import robot_summary
+
+    if args.json:
+        return _info_json(args)
+    if args.list or args.robot is None:
+        print("bundled robots: " + ", ".join(bundled_robots()))
+        print(_ik_backend_line())
+        return 0
+    title, _, rest = robot_summary(load_robot(args)).partition("\n")
+    print(title)
+    print("  " + _ik_backend_line())
+    print(rest)
+    return 0
+
+
+def _info_json(args: argparse.Namespace) -> int:
+    """``reljac info [ROBOT] --json``: {bundled_robots, ik_solver, compiled_core_built[, robot keys]}."""
+    from ..ik import backend
+    from ..robot import bundled_robots
+    from .report import json_document, robot_dict
+
+    document = {"bundled_robots": bundled_robots(), "ik_solver": backend.default_backend(),
+                "compiled_core_built": backend.compiled_available()}
+    if not args.list and args.robot is not None:
+        document.update(robot_dict(load_robot(args)))
+    print(json_document(document))
+    return 0
+
+
+def _ik_backend_line() -> str:
+    """Which solver the IK controller runs on here."""
+    from ..ik import backend
+
+    name = backend.default_backend()
+    if name == "compiled":
+        return "IK solver: compiled (reljac.ik._core, C++)"
+    built = "built" if backend.compiled_available() else "not built"
+    return f"IK solver: python (the compiled core is {built})"
+
+
+def cmd_jacobian(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from ..joint_space import velocity_labels
+    from ..relative import Kinematics
+    from .report import format_matrix, format_placement
+
+    robot = load_robot(args)
+    q = configuration(robot, args)
+    kin = Kinematics(robot, q)
+    J = kin.relative_jacobian(args.frame_a, args.frame_b, expressed_in=args.expressed_in)
+    T_ab = kin.relative_placement(args.frame_a, args.frame_b)
+    if args.json:
+        from .report import jacobian_dict, json_document
+
+        print(json_document(jacobian_dict(robot, q, args.frame_a, args.frame_b, args.expressed_in, T_ab, J)))
+        return 0
+    np.set_printoptions(precision=args.precision, suppress=True, linewidth=200)
+    print(f"robot {robot.name}: nq={robot.nq}, nv={robot.nv}")
+    print(f"q = {np.array2string(q, precision=args.precision)}")
+    print(f"T_ab (pose of '{args.frame_b}' in '{args.frame_a}'):")
+    print(format_placement(T_ab, args.precision))
+    print(
+        f"J_ab: motion of '{args.frame_b}' measured in '{args.frame_a}', expressed in "
+        f"'{args.expressed_in}'; [d/dt p_ab; w_ab] = J v\n"
+        "(printed transposed: one line per column of J, i.e. per velocity index)"
+    )
+    rows = ["vx", "vy", "vz", "wx", "wy", "wz"]
+    print(format_matrix(J, rows, velocity_labels(robot), args.precision))
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from . import bench
+    from .report import hook
+
+    with _bar(args, bench.units(args.what, quick=args.quick), f"bench {args.what}", "unit") as bar:
+        return bench.main(args.what, quick=args.quick, as_json=args.json, progress=hook(bar))
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from .check import check_urdf
+    from .report import hook, json_document
+
+    pairs = [tuple(args.frames)] if args.frames else None
+    with _bar(args, args.samples, "check", "sample") as bar:
+        report = check_urdf(args.robot, **robot_options(args), samples=args.samples, seed=args.seed, pairs=pairs,
+                            progress=hook(bar))
+    print(json_document(report.to_dict()) if args.json else report.format())
+    return 0 if report.ok else 1
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from ..workspace import format_workspace_summary, workspace_summary
+    from .report import hook, json_document
+
+    robot = load_robot(args)
+    with _bar(args, args.samples, "analyze", "sample") as bar:
+        summary = workspace_summary(robot, args.frame_a, args.frame_b, args.samples, args.seed, part=args.part,
+                                    progress=hook(bar))
+    print(json_document(summary.to_dict()) if args.json else format_workspace_summary(summary))
+    return 0
+
+
+# ------------------------------------------------------------------ map
+def cmd_map(args: argparse.Namespace) -> int:
+    from .capability import make_map
+
+    make_map(load_robot(args), args.frame_a, args.frame_b, samples=args.samples, voxel=args.voxel, out=args.out,
+             seed=args.seed, directions=args.directions, part=args.part, chunk=args.chunk, workers=args.workers,
+             scheduler=args.scheduler, progress=not args.no_progress)
+    return 0
+
+
+# ------------------------------------------------------------------ view
+def cmd_view(args: argparse.Namespace) -> int:
+    from .view import view
+
+    robot = load_robot(args)
+    q = configuration(robot, args)
+    view(robot, args.frames or [], q, hold=not args.no_hold, open=args.open, zmq_url=args.zmq_url,
+         capability_map=args.map, color_by=args.color_by)
+    return 0
+
+
+def _bar(args: argparse.Namespace, total: int, what: str, unit: str) -> AbstractContextManager[Any]:
+    """A progress bar on stderr for a long command (see :func:`reljac.apps.report.progress_wanted`)."""
+    from .report import progress_bar, progress_wanted
+
+    asked = args.progress
+    return progress_bar(total, what, show=progress_wanted(asked), unit=unit, delay=0.0 if asked else 0.5)
+
+
+def cmd_robots(args: argparse.Namespace) -> int:
+    from .. import robots
+
+    names = robots.available_robots()
+    print(f"{'NAME':<28}{'FROM':<20}{'BASE':<10}{'SRDF':<6}REFERENCE")
+    for name in names:
+        source = robots.resolve(name)
+        print(f"{name:<28}{source.origin:<20}{'floating' if source.floating_base else 'fixed':<10}"
+              f"{'yes' if source.srdf else '-':<6}{source.posture or '-'}")
+    root = robots.example_robot_data_dir()
+    if root is None:
+        print(f"\nexample-robot-data is not installed: pip install \"reljac[robots]\" for "
+              f"{len(robots.EXAMPLE_ROBOTS)} more robots")
+    else:
+        print(f"\n{len(names)} robots; example-robot-data's files: {root}")
+    return 0
+
+
+
+
+def cmd_demo(args: argparse.Namespace, *, parser: argparse.ArgumentParser) -> int:
+    from .demo import command
+
+    return command(args, parser)

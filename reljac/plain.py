@@ -1,0 +1,40 @@
+"""Plain Python values for JSON documents: what the ``to_dict`` methods of results return.
+
+Library results (:class:`~reljac.analysis.Manipulability`, :class:`~reljac.workspace.WorkspaceSummary`)
+and the command line's ``--json`` documents share this one conversion.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+__all__ = ["plain"]
+
+
+def plain(value: Any) -> Any:
+    """`value` as JSON-ready Python: dicts, lists, str, bool, int, float and None only.
+
+    numpy arrays become nested lists, numpy scalars Python numbers, tuples lists, ``pin.SE3``
+    its (4, 4) homogeneous matrix; NaN, inf and -inf become None (JSON has no such numbers).
+    """
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, pin.SE3):
+        value = value.homogeneous
+    if isinstance(value, np.ndarray):
+        return plain(value.tolist())
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"cannot put a {type(value).__name__} into a JSON document")
