@@ -70,27 +70,30 @@ class _Limits:
 
 def run_targets(robot: Robot, targets: Any, *, backend: str, dt: float, max_steps: int,
                 progress: Progress = None) -> dict:
-    """Each target from the middle of the limits until the top level is met (or max_steps)."""
+    """Each target from the middle of the limits until both task levels are met (or max_steps);
+    success is the top level's; steps are counted until the top level is first met."""
     q_mid = middle(robot)
     times, steps, top, second = [], [], 0, 0
     limits = _Limits(robot, dt)
     for q_target in targets:
         levels = dual_arm_levels(robot, q_target, 1.0 / dt, q_mid)
         controller = Controller(robot, levels, dt=dt, backend=backend)
-        q, n = q_mid, 0
+        q, n, first = q_mid, 0, max_steps
         while n < max_steps:
             start = time.perf_counter()
             q_next = controller.step(q)
             times.append(time.perf_counter() - start)
             limits.check(q, q_next)
             q, n = q_next, n + 1
-            last = controller.last_kinematics
-            if last is not None and _met(levels[0][0], last):
-                break
+            kin = Kinematics(robot, q)
+            if _met(levels[0][0], kin):
+                first = min(first, n)
+                if _met(levels[1][0], kin):
+                    break
         kin = Kinematics(robot, q)
         top += _met(levels[0][0], kin)
         second += _met(levels[1][0], kin)
-        steps.append(n)
+        steps.append(first)
         done(progress)
     return {"top": top / len(targets), "second": second / len(targets), "steps": np.array(steps),
             "times": np.array(times), "crossings": limits.crossings}
