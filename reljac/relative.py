@@ -66,7 +66,9 @@ class Kinematics:
 
     def __init__(self, robot: Robot, q: ArrayLike, v: ArrayLike | None = None, *, data: pin.Data | None = None,
                  _mimic_free_data: pin.Data | None = None) -> None:
-        self.robot = robot = as_robot(robot)
+        if type(robot) is not Robot:  # a RobotWrapper or a subclass (no call on the common path)
+            robot = as_robot(robot)
+        self.robot = robot
         self.model = model = robot.model
         self.q = q = robot.validate_q(q)
         self.v = None if v is None else robot.validate_v(v)

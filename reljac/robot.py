@@ -264,9 +264,9 @@ class Robot(ModelIndex):
         (tolerance 1e-6; use ``robot.normalize(q)`` on a drifting q). With ``copy=False`` a
         float64 array of the right shape is returned as it is (for read-only one-shot uses).
         """
-        if (not copy and type(q) is np.ndarray and q.dtype == np.float64 and q.shape == self._q_shape
+        if (type(q) is np.ndarray and q.dtype == np.float64 and q.shape == self._q_shape
                 and not self._unit_blocks and q @ q < MAX_SQUARE):
-            return q  # fast path of the checks below (False for NaN, inf and huge entries)
+            return q.copy() if copy else q  # fast path of the checks below (False for NaN, inf and huge entries)
         q = joint_space.as_vector(self, q, self.nq, name, tangent=False, copy=copy)
         joint_space.check_unit_blocks(self, q, name)
         return q
