@@ -17,6 +17,10 @@ frame-pair queries; the module-level functions are one-shot conveniences.
 
 from __future__ import annotations
 
+import importlib
+import os
+from typing import Any
+
 import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
@@ -29,6 +33,30 @@ from .robots import as_robot
 LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 WORLD = pin.ReferenceFrame.WORLD
 EXPRESSED_IN_KEYWORDS = ("a", "b", "world")
+_AXES = {"a": 0, "b": 1, "world": 2}
+
+
+def _compiled_core() -> Any:
+    """reljac's compiled core (T_ab and J_ab in C++ on the same pin.Model), or None where it is
+    not built or RELJAC_BACKEND=python asks for the Python path (this module's own formulas,
+    through :mod:`reljac.relative_layer`: the core's oracle)."""
+    if os.environ.get("RELJAC_BACKEND", "").strip().lower() == "python":
+        return None
+    core = importlib.import_module("reljac.ik.backend").core()  # None: not built, or built for another Pinocchio
+    return core if hasattr(core, "relative_jacobian") else None
+
+
+class _Core:
+    """The compiled core, loaded at first use (reljac.ik imports this module)."""
+
+    module: Any = None
+    loaded = False
+
+    @classmethod
+    def get(cls) -> Any:
+        if not cls.loaded:
+            cls.module, cls.loaded = _compiled_core(), True
+        return cls.module
 
 
 def _frame_jacobian(model: pin.Model, data: pin.Data, fid: int, reference: pin.ReferenceFrame) -> np.ndarray:
@@ -91,6 +119,17 @@ class Kinematics:
         self._frames: dict[int, pin.SE3] = {}
         self._jacobians: dict[int, np.ndarray] = {}
         self._jacobian_rates: dict[int, np.ndarray] = {}
+
+    @classmethod
+    def _from_data(cls, robot: Robot, q: np.ndarray, data: pin.Data) -> Kinematics:
+        """A Kinematics over `data` that already holds the joint Jacobians and every frame
+        placement at q (validated, (nq,)): no new pass (the compiled step computed it)."""
+        kin = cls.__new__(cls)
+        kin.robot, kin.model, kin.data, kin.v, kin._rates_source = robot, robot.model, data, None, None
+        kin.q = np.array(q, dtype=float)
+        kin.q.flags.writeable = False
+        kin._frames, kin._jacobians, kin._jacobian_rates = {}, {}, {}
+        return kin
 
     # ------------------------------------------------------------------ single frames
     def placement(self, frame: FrameRef) -> pin.SE3:
@@ -155,8 +194,13 @@ class Kinematics:
         an id to mean such a frame). With "b" it is the body Jacobian of T_ab (``pin.Jlog6``'s).
         """
         fa, fb = self.robot.frame_id(frame_a), self.robot.frame_id(frame_b)
+        axes = self._expressed(expressed_in, fa, fb)
+        core = _Core.module if _Core.loaded else _Core.get()
+        if core is not None and self.model.nv:  # (Pinocchio's Jacobians crash with nv = 0)
+            code, fc = _axes_code(axes, self.robot, expressed_in)
+            return core.relative_jacobian_in(self.model, self.data, fa, fb, code, fc)
         return relative_jacobian_from_frames(self._lwa(fa), self._lwa(fb), self._oMf(fa), self._oMf(fb),
-                                             expressed_in=self._expressed(expressed_in, fa, fb))
+                                             expressed_in=axes)
 
     def _expressed(self, expressed_in: FrameRef, fa: int, fb: int) -> str | np.ndarray:
         """`expressed_in` for the relative layer: "a", "b", "world" or a frame's rotation R_wc."""
@@ -193,6 +237,13 @@ class Kinematics:
             v, expressed_in=axes, omega_c=omega_c)
 
 
+def _axes_code(axes: str | np.ndarray, robot: Robot, expressed_in: FrameRef) -> tuple[int, int]:
+    """(code, frame id) of the compiled core for `axes` ("a", "b", "world" or another frame's R_wc)."""
+    if isinstance(axes, str):
+        return _AXES[axes], 0
+    return 3, robot.frame_id(expressed_in)
+
+
 def one_shot_kinematics(robot: Robot, q: ArrayLike, v: ArrayLike | None = None) -> Kinematics:
     """A Kinematics in the calling thread's data of `robot` (:meth:`Robot.thread_data`): for
     one-shot functions, whose answer is taken before the thread's next call overwrites it."""
@@ -211,6 +262,9 @@ def relative_placement(robot: Robot, q: ArrayLike, frame_a: FrameRef, frame_b: F
     q = robot.validate_q(q, copy=False)
     model, data = robot.model, robot.thread_data()
     fa, fb = robot.frame_id(frame_a), robot.frame_id(frame_b)
+    core = _Core.module if _Core.loaded else _Core.get()
+    if core is not None:
+        return pin.SE3(core.relative_placement(model, data, q, fa, fb))
     pin.forwardKinematics(model, data, q)
     return pin.updateFramePlacement(model, data, fa).actInv(pin.updateFramePlacement(model, data, fb))
 
@@ -234,6 +288,14 @@ def relative_jacobian(
     q = robot.validate_q(q, copy=False)
     model, data = robot.model, robot.thread_data()
     fa, fb = robot.frame_id(frame_a), robot.frame_id(frame_b)
+    core = _Core.module if _Core.loaded else _Core.get()
+    if core is not None and model.nv:  # (Pinocchio's Jacobians crash with nv = 0)
+        if isinstance(expressed_in, str) and expressed_in in EXPRESSED_IN_KEYWORDS:
+            code, fc = _AXES[expressed_in], 0
+        else:
+            fc = robot.frame_id(expressed_in)
+            code = 0 if fc == fa else 1 if fc == fb else 3
+        return core.relative_jacobian(model, data, q, fa, fb, code, fc)
     pin.computeJointJacobians(model, data, q)
     T_a, T_b = pin.updateFramePlacement(model, data, fa), pin.updateFramePlacement(model, data, fb)
     if isinstance(expressed_in, str) and expressed_in in EXPRESSED_IN_KEYWORDS:
@@ -249,7 +311,9 @@ def relative_twist(
     robot: Robot, q: ArrayLike, v: ArrayLike, frame_a: FrameRef, frame_b: FrameRef, *, expressed_in: FrameRef = "a"
 ) -> np.ndarray:
     """``[d/dt p_ab; w_ab]`` (6,) at configuration q (nq,) and velocity v (nv,)."""
-    return one_shot_kinematics(robot, q, v).relative_twist(frame_a, frame_b, expressed_in=expressed_in)
+    robot = as_robot(robot)
+    v = robot.validate_v(v)
+    return relative_jacobian(robot, q, frame_a, frame_b, expressed_in=expressed_in) @ v
 
 
 def relative_jacobian_time_variation(

@@ -15,3 +15,24 @@ os.environ["PYTHONSAFEPATH"] = "1"
 @pytest.fixture
 def rng():
     return np.random.default_rng(20261121)
+
+
+REQUIRE_COMPILED = os.environ.get("RELJAC_REQUIRE_COMPILED") == "1"
+
+
+def pytest_sessionstart(session):
+    """With RELJAC_REQUIRE_COMPILED=1 (CI), a missing compiled core fails the run at once."""
+    if REQUIRE_COMPILED:
+        from reljac.ik import compiled_available
+
+        if not compiled_available():
+            raise pytest.UsageError("RELJAC_REQUIRE_COMPILED=1 but reljac.ik._core is not built or does not import")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """With RELJAC_REQUIRE_COMPILED=1, a test skipped for want of the compiled core fails."""
+    outcome = yield
+    report = outcome.get_result()
+    if REQUIRE_COMPILED and report.skipped and "compiled" in str(report.longrepr):
+        report.outcome = "failed"

@@ -164,8 +164,12 @@ def test_one_shot_functions_equal_the_shared_object(rng):
     np.testing.assert_allclose(
         reljac.relative_jacobian(robot, q, "left_tool", "right_tool"),
         kin.relative_jacobian("left_tool", "right_tool"),
-        atol=0,
+        rtol=0, atol=1e-14,  # the one-shot path runs the kinematics of the two frames' chains only
     )
+    for axes in ("b", "world", "left_tool", "right_tool", robot.model.frames[4].name, 4):
+        np.testing.assert_allclose(reljac.relative_jacobian(robot, q, "left_tool", "right_tool", expressed_in=axes),
+                                   kin.relative_jacobian("left_tool", "right_tool", expressed_in=axes),
+                                   rtol=0, atol=1e-14)
     assert reljac.relative_placement(robot, q, "left_tool", "right_tool").isApprox(
         kin.relative_placement("left_tool", "right_tool"), 1e-14
     )

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pinocchio  # before the core: it loads the Pinocchio, coal and Boost libraries the core links
 
 from ..exceptions import ConfigurationError
 from .hierarchy import DampingPolicy, Level, LevelReport, solve_hierarchy
@@ -26,6 +27,16 @@ try:  # the compiled core (C++ in src/core/), typed Any: pybind11 modules carry 
     _core: Any = importlib.import_module(f"{__package__}._core")
 except ImportError:  # not built: no C++ compiler when reljac was installed
     _core = None
+MISMATCH = ""
+if _core is not None and hasattr(_core, "built_with"):
+    import coal
+
+    built = _core.built_with()
+    running = (pinocchio.__version__, coal.__version__)
+    if tuple(built) != running:  # the core works on pin.Model objects: the same Pinocchio only
+        MISMATCH = (f"the compiled core was built against Pinocchio {built[0]} and coal {built[1]}, but "
+                    f"Pinocchio {running[0]} and coal {running[1]} are installed: reinstall reljac")
+        _core = None
 
 _warned = False
 
@@ -54,8 +65,9 @@ def _fallback() -> str:
     global _warned
     if not _warned:
         _warned = True
-        print("reljac: the compiled IK core (reljac.ik._core) is not built (was a C++ compiler missing when "
-              "reljac was installed?); running on the Python solver", file=sys.stderr)
+        why = MISMATCH or ("the compiled IK core (reljac.ik._core) is not built (was a C++ compiler missing when "
+                           "reljac was installed?)")
+        print(f"reljac: {why}; running on the Python solver", file=sys.stderr)
     return "python"
 
 

@@ -32,6 +32,7 @@ from ..exceptions import ConfigurationError
 from ..relative import Kinematics
 from ..robot import Robot
 from ..validation import as_float
+from .description import CollisionAvoidanceDescription
 from .limits import Limit, VelocityConstraint
 
 
@@ -50,66 +51,128 @@ class CollisionAvoidance(Limit):
             pairs); give either `pairs` or `model`.
 
     ``last`` holds the distances of the last step (:class:`reljac.collision.Distances`).
+    min_distance, influence_distance, gain and margin can be changed between steps (checked as
+    at construction); pairs and obstacles through ``model`` (a CollisionModel).
     """
 
     name = "collision avoidance"
-    rows_only = True  # gives rows C v <= d, never a box: the compiled step takes them as they are
 
     def __init__(self, robot: Robot, pairs: Any = None, *, min_distance: float = 0.01, influence_distance: float = 0.05,
                  gain: float = 0.3, margin: float = 0.001, model: Any = None) -> None:
         from ..collision import CollisionModel
 
-        self.min_distance = as_float(min_distance, "min_distance [m]", minimum=0.0, error=ConfigurationError)
-        self.influence_distance = as_float(influence_distance, "influence_distance [m]", minimum=0.0,
-                                           error=ConfigurationError)
-        if self.influence_distance <= self.min_distance:
-            raise ConfigurationError(f"min_distance ({self.min_distance} m) must be < influence_distance "
-                                     f"({self.influence_distance} m)")
-        self.gain = as_float(gain, "gain", minimum=0.0, strict=True, error=ConfigurationError)
-        self.margin = as_float(margin, "margin [m]", minimum=0.0, error=ConfigurationError)
-        if self.min_distance + self.margin >= self.influence_distance:
-            raise ConfigurationError(f"min_distance + margin ({self.min_distance + self.margin} m) must be < "
-                                     f"influence_distance ({self.influence_distance} m)")
-        if self.gain > 1:
-            raise ConfigurationError(f"gain must be in (0, 1], got {self.gain}")
+        self._set(min_distance, influence_distance, gain, margin)
         if model is not None and pairs is not None:
             raise ConfigurationError("give the pairs or a CollisionModel, not both")
         if model is None:
             model = CollisionModel(robot, pairs=pairs)
         elif not isinstance(model, CollisionModel):
             raise ConfigurationError(f"model must be a reljac.collision.CollisionModel, got {type(model).__name__}")
-        self.model = model
-        self.last = None
+        self._model = model
+        self._last = None
+        self._source: tuple | None = None  # (compiled step, index) that computed the last rows, if any
         self.reset()
+
+    def _set(self, min_distance: float, influence_distance: float, gain: float, margin: float) -> None:
+        min_distance = as_float(min_distance, "min_distance [m]", minimum=0.0, error=ConfigurationError)
+        influence_distance = as_float(influence_distance, "influence_distance [m]", minimum=0.0,
+                                      error=ConfigurationError)
+        if influence_distance <= min_distance:
+            raise ConfigurationError(f"min_distance ({min_distance} m) must be < influence_distance "
+                                     f"({influence_distance} m)")
+        gain = as_float(gain, "gain", minimum=0.0, strict=True, error=ConfigurationError)
+        margin = as_float(margin, "margin [m]", minimum=0.0, error=ConfigurationError)
+        if min_distance + margin >= influence_distance:
+            raise ConfigurationError(f"min_distance + margin ({min_distance + margin} m) must be < "
+                                     f"influence_distance ({influence_distance} m)")
+        if gain > 1:
+            raise ConfigurationError(f"gain must be in (0, 1], got {gain}")
+        self._min_distance, self._influence_distance, self._gain, self._margin = (
+            min_distance, influence_distance, gain, margin)
+        self._changed()
+
+    @property
+    def model(self) -> Any:
+        """The :class:`reljac.collision.CollisionModel` (edit its pairs and obstacles there)."""
+        return self._model
+
+    @property
+    def min_distance(self) -> float:
+        """d_s [m], the distance kept."""
+        return self._min_distance
+
+    @min_distance.setter
+    def min_distance(self, value: float) -> None:
+        self._set(value, self._influence_distance, self._gain, self._margin)
+
+    @property
+    def influence_distance(self) -> float:
+        """d_i [m]: pairs farther apart are not constrained."""
+        return self._influence_distance
+
+    @influence_distance.setter
+    def influence_distance(self, value: float) -> None:
+        self._set(self._min_distance, value, self._gain, self._margin)
+
+    @property
+    def gain(self) -> float:
+        """Fraction in (0, 1] of the gap a pair may close in one step."""
+        return self._gain
+
+    @gain.setter
+    def gain(self, value: float) -> None:
+        self._set(self._min_distance, self._influence_distance, value, self._margin)
+
+    @property
+    def margin(self) -> float:
+        """[m] kept above d_s by the linear model."""
+        return self._margin
+
+    @margin.setter
+    def margin(self, value: float) -> None:
+        self._set(self._min_distance, self._influence_distance, self._gain, value)
+
+    def description(self, robot: Robot) -> CollisionAvoidanceDescription:
+        return CollisionAvoidanceDescription(self._model.geometry_model, self._min_distance,
+                                             self._influence_distance, self._gain, self._margin)
+
+    @property
+    def last(self) -> Any:
+        """The distances of the last step's constrained pairs (:class:`reljac.collision.Distances`),
+        None before the first step."""
+        if self._source is not None:
+            step, index = self._source
+            return step.collision_distances(index, self._model)
+        return self._last
 
     def reset(self) -> None:
         """Forget the predictions and margins of earlier steps."""
         self._predicted: dict[tuple[str, str], float] = {}
-        self._margin: dict[tuple[str, str], float] = {}
+        self._pair_margin: dict[tuple[str, str], float] = {}
         self._dt = 0.0
 
     @property
     def pairs(self) -> list[tuple[str, str]]:
         """The pairs kept apart (link or obstacle names)."""
-        return self.model.pairs
+        return self._model.pairs
 
     def constraint(self, kin: Kinematics, dt: float) -> VelocityConstraint:
-        rows = self.model.compute(kin.data, within=self.influence_distance, per_geometry=True)
-        self.last, self._dt = rows, dt
+        rows = self._model.compute(kin.data, within=self._influence_distance, per_geometry=True)
+        self._last, self._dt, self._source = rows, dt, None
         margins = np.zeros(len(rows))
         for i, (key, distance) in enumerate(zip(rows.geometries, rows.distance, strict=True)):
             missed = self._predicted.get(key, distance) - distance  # > 0: closer than the model said
-            margins[i] = max(missed, 0.5 * self._margin.get(key, 0.0), 0.0)
-        self._margin = dict(zip(rows.geometries, margins, strict=True))
+            margins[i] = max(missed, 0.5 * self._pair_margin.get(key, 0.0), 0.0)
+        self._pair_margin = dict(zip(rows.geometries, margins, strict=True))
         if len(rows) == 0:
             return VelocityConstraint()
         C = -rows.jacobian
-        d = (self.gain * (rows.distance - self.min_distance - self.margin) - margins) / dt
+        d = (self._gain * (rows.distance - self._min_distance - self._margin) - margins) / dt
         return VelocityConstraint(C=C, d=d, row_names=tuple(f"{a}/{b}" for a, b in rows.pairs))
 
     def observe(self, v: np.ndarray) -> None:
         """Predict each constrained pair's distance after the step v (nv,) just commanded."""
-        rows = self.last
+        rows = self._last
         if rows is None or len(rows) == 0:
             self._predicted = {}
             return
@@ -119,6 +182,7 @@ class CollisionAvoidance(Limit):
     @property
     def minimum_distance(self) -> float:
         """The smallest distance of the last step's constrained pairs [m] (inf when none)."""
-        if self.last is None or len(self.last) == 0:
+        last = self.last
+        if last is None or len(last) == 0:
             return math.inf
-        return float(np.min(self.last.distance))
+        return float(np.min(last.distance))

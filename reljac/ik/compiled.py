@@ -1,197 +1,298 @@
-"""The controller step in compiled code, for the built-in tasks and limits.
+"""The controller step as one compiled call (``reljac.ik._core.Step``, C++ on Pinocchio and coal).
 
-When every task and limit of a :class:`~reljac.ik.Controller` is one of reljac's own (their
-``compute``/``rows``/``constraint`` not overridden) and the compiled core is built, a step runs
-as: one Pinocchio kinematics pass and the placements and WORLD Jacobians of the frames the
-tasks use (Python), then the tasks' rows, the limits' velocity box and the hierarchy solve in one
-compiled call (``reljac.ik._core.Program``). The Python classes remain the specification: the
-tests replay controller runs through both and compare. Anything else (a custom task or limit)
-runs on the Python rows with the compiled solver.
+A :class:`CompiledStep` is built from the descriptions the controller's tasks and limits give
+(:mod:`reljac.ik.description`): the C++ step then runs the kinematics pass on the robot's own
+``pin.Model``, every described task's rows, the joint limits, reversal damping, collision
+distances and their Jacobians, the strict-priority solve, the integration and the position
+guard. Python hands q in and gets q out. A task or limit without a description (a custom one)
+runs in Python beside it: the C++ step computes the kinematics, Python reads them and passes
+its rows in. Changes made through public setters reach the step before the next call (the
+tasks and limits announce them, :class:`~reljac.ik.description.Observable`).
+
+The Python classes remain the specification: the tests replay runs through both backends.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pinocchio as pin
 
-from ..exceptions import TaskError
-from ..relative import Kinematics, _frame_jacobian
-from .limits import JointPositionLimit, JointVelocityLimit, Limit, ReversalDamping
-from .tasks import (
-    PostureTask,
-    RelativeFrameTask,
-    RelativeOrientationTask,
-    RelativePositionTask,
-    Task,
-    _FramePairTask,
+from ..collision.distances import Distances
+from ..exceptions import CollisionError, ConfigurationError, TaskError
+from ..relative import Kinematics
+from .description import (
+    CollisionAvoidanceDescription,
+    FrameTaskDescription,
+    PositionLimitDescription,
+    PostureDescription,
+    ReversalDampingDescription,
+    VelocityBoxDescription,
 )
+from .limits import Limit, VelocityConstraint
+from .tasks import Task
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..robot import Robot
     from .controller import Controller
 
-WORLD = pin.ReferenceFrame.WORLD
-_FRAME_KINDS = {RelativeFrameTask: 0, RelativePositionTask: 1, RelativeOrientationTask: 2}
-_METHODS = ("compute", "rows", "weighted", "_feedback", "error")
-
-
-def _behaves_as(obj: Any, base: type) -> bool:
-    """obj is an instance of `base` whose subclass (if any) overrides none of its behaviour."""
-    cls = type(obj)
-    if not isinstance(obj, base):
-        return False
-    return all(getattr(cls, m, None) is getattr(base, m, None) for m in (*_METHODS, "constraint", "guard", "observe"))
-
-
-def _frame_kind(task: Task) -> int | None:
-    for base, kind in _FRAME_KINDS.items():
-        if _behaves_as(task, base):
-            return kind
-    return None
-
-
-def _target_matrix(task: _FramePairTask) -> np.ndarray:
-    """The target as a (4, 4) homogeneous matrix (identity parts where the task has none)."""
-    target = task._require_target()
-    T = np.eye(4)
-    if isinstance(target, pin.SE3):
-        T[:3, :3], T[:3, 3] = target.rotation, target.translation
-    elif target.shape == (3,):
-        T[:3, 3] = target
-    else:
-        T[:3, :3] = target
-    return T
+FRAME_KINDS = {"pose": 0, "position": 1, "orientation": 2}
 
 
 class CompiledStep:
-    """A controller's step as one ``_core.Program`` (build with :func:`build`)."""
+    """A controller's step as one ``_core.Step``."""
 
     def __init__(self, controller: Controller, core: Any) -> None:
-        robot = controller.robot
-        damping = controller.damping
-        self.model = robot.model
-        self.program = core.Program(robot.nq, robot.nv, controller.dt, damping.threshold, damping.max_damping,
-                                    damping.error_damping, damping.step_threshold)
-        self.frames: list[int] = []  # frame id of each slot
-        self.tasks: list[tuple[Task, int, Callable[[Task, int], None]]] = []
-        self.versions: list[int] = []
-        self.postures: list[PostureTask] = []
+        self.controller = controller
+        self.robot = robot = controller.robot
+        self.core = core.Step(robot.model, controller.data)
+        self.failure = core.StepFailure
+        self.python_tasks: list[Task] = []
+        self.python_limits: list[Limit] = []
+        self._tasks: list[tuple[Task, int]] = []  # (task, index in the core)
+        self._limits: list[tuple[Limit, int]] = []
+        self._dirty: dict[int, Any] = {}  # objects changed since the last step, by id
         levels = []
         for level in controller.levels:
             indices = []
             for task in level:
-                index, sync = self._add(task, robot)
-                self.tasks.append((task, index, sync))
-                self.versions.append(-1)
+                index = self._add_task(task)
+                self._tasks.append((task, index))
                 indices.append(index)
+                task._listen(self)
             levels.append(indices)
-        self.program.set_levels(levels)
-        self.row_limits: list[Limit] = []
-        self.dt = controller.dt
-        self.row_names: list[str] = []
+        self.core.set_levels(levels)
+        self.collisions: list[tuple[Any, int]] = []  # (CollisionAvoidance, index): their geometry in use
         for limit in controller.limits:
-            self._add_limit(limit)
-        self.slots_T = self.slots_J = None
+            self._limits.append((limit, self._add_limit(limit)))
+            limit._listen(self)
+        self.row_names: list[str] = []
+        self._python_row_names: list[tuple[str, ...]] = []
+        self.set_parameters()
 
-    def _slot(self, frame_id: int) -> int:
-        if frame_id == 0:  # the universe: identity placement, zero Jacobian
-            return -1
-        if frame_id not in self.frames:
-            self.frames.append(frame_id)
-        return self.frames.index(frame_id)
+    # ------------------------------------------------------------------ building
+    def _add_task(self, task: Task) -> int:
+        try:
+            d = task.description(self.robot)
+        except TaskError:  # no target yet: described again (or the error raised) at the first step
+            self._heard(task)
+            fa, fb = self.robot.frame_id(task.frame_a), self.robot.frame_id(task.frame_b)  # type: ignore[attr-defined]
+            size = task.size
+            return self.core.add_frame_task(FRAME_KINDS[task.kind], fa, fb, 1.0, np.ones(size), None,  # type: ignore[attr-defined]
+                                            np.eye(4), np.zeros(size))
+        if isinstance(d, FrameTaskDescription):
+            return self.core.add_frame_task(FRAME_KINDS[d.kind], *self._frame_arguments(d))
+        if isinstance(d, PostureDescription):
+            return self.core.add_posture(d.gain, d.weight, d.max_speed, d.target)
+        if d is not None:
+            raise ConfigurationError(f"task '{task.name}' gave an unknown description {type(d).__name__}")
+        self.python_tasks.append(task)
+        return self.core.add_external_task(task.size)
 
-    def _add(self, task: Any, robot: Robot) -> tuple[int, Callable[[Any, int], None]]:
-        kind = _frame_kind(task)
-        if kind is not None:
-            a, b = self._slot(robot.frame_id(task.frame_a)), self._slot(robot.frame_id(task.frame_b))
-            return self.program.add_frame_task(kind, a, b), self._sync_frame_task
-        self.postures.append(task)
-        return self.program.add_posture(), self._sync_posture
+    @staticmethod
+    def _frame_arguments(d: FrameTaskDescription) -> tuple:
+        return d.frame_a, d.frame_b, d.gain, d.weight, d.max_speed, d.target, d.target_velocity
 
-    def _sync_frame_task(self, task: Any, index: int) -> None:  # a frame task (duck-typed: _frame_kind)
-        self.program.set_frame_task(index, task.gain, task.weight, task._max_speed, _target_matrix(task),
-                                    task._target_velocity)
+    def _add_limit(self, limit: Limit) -> int:
+        d = limit.description(self.robot)
+        core = self.core
+        if isinstance(d, VelocityBoxDescription):
+            return core.add_velocity_box(d.lo, d.hi)
+        if isinstance(d, PositionLimitDescription):
+            return core.add_position_limit(*_position_arguments(d))
+        if isinstance(d, ReversalDampingDescription):
+            index = core.add_reversal(d.velocity_limits, d.floor, d.shrink, d.grow)
+            limit._source = (self, index)  # type: ignore[attr-defined]
+            return index
+        if isinstance(d, CollisionAvoidanceDescription):
+            index = core.add_collision(d.geometry, d.min_distance, d.influence_distance, d.gain, d.margin)
+            self.collisions.append((limit, index))
+            return index
+        if d is not None:
+            raise ConfigurationError(f"limit {limit!r} gave an unknown description {type(d).__name__}")
+        self.python_limits.append(limit)
+        return core.add_external_limit()
 
-    def _sync_posture(self, task: Any, index: int) -> None:  # a PostureTask
-        if task.identity_scale is None:
-            raise NotCompilable
-        self.program.set_posture(index, task.gain, task.weight, task._max_speed, task.identity_scale, task.row_mask)
+    def set_parameters(self) -> None:
+        """The controller's dt and damping policy, into the core."""
+        c, p = self.controller, self.controller.damping
+        self.core.set_dt(c.dt)
+        self.core.set_policy(p.threshold, p.max_damping, p.error_damping, p.step_threshold)
 
-    def _add_limit(self, limit: Any) -> None:  # a joint limit, duck-typed by _behaves_as
-        p = self.program
-        if getattr(limit, "rows_only", False):  # evaluated in Python each step, its rows passed on
-            self.row_limits.append(limit)
-        elif _behaves_as(limit, JointVelocityLimit):
-            box = limit.constraint(None, 1.0)
-            p.add_velocity_box(box.lo, box.hi)
-        elif _behaves_as(limit, JointPositionLimit):
-            p.add_position_limit(limit.q_index, limit.v_index, limit.q_min, limit.q_max, limit.urdf_q_min,
-                                 limit.urdf_q_max, limit.limit_gain)
-        elif _behaves_as(limit, ReversalDamping):
-            p.add_reversal_damping(limit.velocity_limits, limit.floor, limit.shrink, limit.grow)
-        else:  # pragma: no cover - build() checks first
-            raise NotCompilable
+    # ------------------------------------------------------------------ changes
+    def _heard(self, obj: Any) -> None:
+        self._dirty[id(obj)] = obj
 
-    def sync(self) -> None:
-        """Push the tasks' parameters that changed since the last step into the program."""
-        for k, (task, index, sync) in enumerate(self.tasks):
-            if task._version != self.versions[k]:
-                sync(task, index)
-                self.versions[k] = task._version
+    def _sync(self) -> None:
+        """Push the descriptions of the tasks and limits changed since the last step."""
+        changed, self._dirty = self._dirty, {}
+        core, robot = self.core, self.robot
+        for task, index in self._tasks:
+            if id(task) not in changed or task in self.python_tasks:
+                continue
+            d = task.description(robot)
+            if isinstance(d, FrameTaskDescription):
+                core.set_frame_task(index, FRAME_KINDS[d.kind], *self._frame_arguments(d))
+            elif isinstance(d, PostureDescription):
+                core.set_posture(index, d.gain, d.weight, d.max_speed, d.target)
+        for limit, index in self._limits:
+            if id(limit) not in changed or limit in self.python_limits:
+                continue
+            limit_d = limit.description(robot)
+            if isinstance(limit_d, VelocityBoxDescription):
+                core.set_velocity_box(index, limit_d.lo, limit_d.hi)
+            elif isinstance(limit_d, PositionLimitDescription):
+                core.set_position_limit(index, *_position_arguments(limit_d))
+            elif isinstance(limit_d, ReversalDampingDescription):
+                core.set_reversal(index, limit_d.velocity_limits, limit_d.floor, limit_d.shrink, limit_d.grow)
+            elif isinstance(limit_d, CollisionAvoidanceDescription):
+                core.set_collision(index, limit_d.geometry, limit_d.min_distance, limit_d.influence_distance,
+                                   limit_d.gain, limit_d.margin)
 
-    def velocity(self, kin: Kinematics) -> np.ndarray:
-        """v (nv,) at kin's configuration; raises TaskError for a task whose rows overflow."""
-        self.sync()
-        model, data = self.model, kin.data
-        Ts = [data.oMf[f].homogeneous for f in self.frames]
-        Js = [_frame_jacobian(model, data, f, WORLD) for f in self.frames]
-        errors = [pin.difference(model, task._target, kin.q) for task in self.postures]
-        C = d = None
-        if self.row_limits:
-            constraints = [limit.constraint(kin, self.dt) for limit in self.row_limits]
-            C_rows, d_rows, self.row_names = [], [], []
-            for c in constraints:
-                if c.C is not None and c.C.shape[0]:
-                    C_rows.append(c.C)
-                    d_rows.append(np.asarray(c.d, dtype=float))
-                    self.row_names.extend(c.row_names)
-            if C_rows:
-                C, d = np.vstack(C_rows), np.concatenate(d_rows)
-        v, failing = self.program.velocity(kin.q, Ts, Js, errors, C, d)
-        if failing >= 0:
-            task = self.tasks[failing][0]
-            raise TaskError(f"task '{task.name}' asks for a non-finite velocity: its gain, weights or target "
-                            "velocity overflow (gain * weight * error must stay finite)")
-        if failing == -2:
-            raise TaskError("the levels' velocities overflow (huge gains or weights): no finite solution")
+    def _check_geometry(self) -> None:
+        for limit, index in self.collisions:  # pairs or obstacles edited: a new geometry model
+            if limit.model.geometry_model is not self._geometry_in_use.get(index):
+                self._heard(limit)
+                self._geometry_in_use[index] = limit.model.geometry_model
+
+    _geometry_in_use: dict[int, Any]
+
+    # ------------------------------------------------------------------ the step
+    def velocity(self, q: np.ndarray) -> np.ndarray:
+        """v (nv,) at q, a validated configuration (nq,)."""
+        self._prepare()
+        if not (self.python_tasks or self.python_limits):
+            return self._run(lambda: self.core.velocity(q, False, [], []))
+        self.core.kinematics(q)
+        kin = Kinematics._from_data(self.robot, q, self.controller.data)
+        tasks = []
+        for task in self.python_tasks:
+            r = task.rows(kin)
+            A, b = r.dense(self.robot.nv)
+            if not (np.isfinite(b).all() and np.isfinite(A).all()):
+                raise _overflow(task)
+            feedback = r.feedback if r.A is not None else r.feedback[(r.mask if r.mask is not None else
+                                                                       np.ones(len(r.b))) > 0]
+            tasks.append((A, b, feedback))
+        limits = []
+        self._python_row_names = []
+        for limit in self.python_limits:
+            c = limit.constraint(kin, self.controller.dt)
+            nv = self.robot.nv
+            C = np.zeros((0, nv)) if c.C is None else np.asarray(c.C, dtype=float)
+            d = np.zeros(0) if c.d is None else np.asarray(c.d, dtype=float)
+            limits.append((c.lo, c.hi, C, d))
+            self._python_row_names.append(tuple(c.row_names) if c.C is not None else ())
+        v = self._run(lambda: self.core.velocity(q, True, tasks, limits))
+        for limit in self.python_limits:
+            limit.observe(v)
         return v
 
+    def step(self, q: np.ndarray) -> np.ndarray:
+        """q_next (nq,) from q (nq,), validated: the whole step in one call (built-in parts only)."""
+        self._prepare()
+        return self._run(lambda: self.core.step(q))
+
+    def _prepare(self) -> None:
+        if self.collisions:
+            self._check_geometry()
+        if self._dirty:
+            self._sync()
+        for limit, index in self.collisions:
+            limit._source = (self, index)
+
+    def _run(self, call: Any) -> Any:
+        try:
+            return call()
+        except self.failure as failure:
+            index = int(str(failure))
+            if index == -2:
+                raise TaskError("the levels' velocities overflow (huge gains or weights): no finite solution") \
+                    from None
+            task = next(task for task, i in self._tasks if i == index)
+            raise _overflow(task) from None
+        except RuntimeError as error:  # coal could not compute a distance
+            raise CollisionError(str(error)) from None
+
+    @property
+    def has_python_parts(self) -> bool:
+        return bool(self.python_tasks or self.python_limits)
+
+    def integrate(self, q: np.ndarray) -> np.ndarray:
+        """q_next = integrate(q, v dt) with the last velocity, guarded by the position limits."""
+        return self.core.integrate(q)
+
     def guard(self, q_next: np.ndarray, q: np.ndarray) -> np.ndarray:
-        return self.program.guard(q_next, q)
+        """q_next corrected by the position limits' guard (JointPositionLimit.guard)."""
+        return self.core.guard(q_next, q)
+
+    def system(self, q: np.ndarray) -> tuple[list[tuple], np.ndarray, np.ndarray]:
+        """(levels, lo, hi) the step would solve at q: per level (A or None, b, identity scale,
+        mask or None, extra damping). Built-in parts only; for tests against the Python oracle."""
+        self._prepare()
+        levels, lo, hi, failing = self.core.system(q)
+        if failing != -1:
+            raise _overflow(next(task for task, i in self._tasks if i == failing))
+        return levels, lo, hi
+
+    def last_velocity(self) -> np.ndarray:
+        return np.array(self.core.last_velocity)
 
     def reports(self) -> list[tuple]:
-        return self.program.reports()
+        return self.core.reports()
+
+    def constraint_names(self) -> list[str]:
+        """The names of the rows of C of the last step (collision pairs 'link/link', ...)."""
+        names = []
+        python = {index: k for k, (limit, index) in enumerate(
+            (limit, index) for limit, index in self._limits if limit in self.python_limits)}
+        for limit_index, row in self.core.row_sources():
+            limit = self._limits[limit_index][0]
+            if limit_index in python:
+                names.append(self._python_row_names[python[limit_index]][row])
+            else:
+                names.append(self._collision_row_name(limit, limit_index, row))
+        return names
+
+    def _collision_row_name(self, limit: Any, index: int, row: int) -> str:
+        pairs = self.core.collision_rows(index)[0]
+        kernel = limit.model._kernel
+        a, b = kernel.body_pairs[kernel.rows_of[pairs[row]][0]]
+        return f"{a}/{b}"
+
+    def collision_distances(self, index: int, model: Any) -> Distances:
+        """The last rows of collision limit `index` as :class:`~reljac.collision.Distances`."""
+        pairs, distance, p1, p2, n, J = self.core.collision_rows(index)
+        kernel = model._kernel
+        return Distances(
+            pairs=tuple(kernel.body_pairs[kernel.rows_of[k][0]] for k in pairs),
+            geometries=tuple((kernel.names[kernel.rows_of[k][1]], kernel.names[kernel.rows_of[k][2]]) for k in pairs),
+            distance=np.array(distance), point1=np.array(p1).reshape(-1, 3), point2=np.array(p2).reshape(-1, 3),
+            normal=np.array(n).reshape(-1, 3), jacobian=np.array(J).reshape(len(pairs), self.robot.nv))
+
+    def reversal_cap(self, index: int) -> np.ndarray:
+        return self.core.reversal_cap(index)
 
     def reset(self) -> None:
-        self.program.reset()
+        self.core.reset()
 
 
-class NotCompilable(Exception):
-    """A task or limit the compiled step does not know: the Python rows are used."""
+def _position_arguments(d: PositionLimitDescription) -> tuple:
+    return (np.asarray(d.q_index, dtype=np.int32), np.asarray(d.v_index, dtype=np.int32), d.q_min, d.q_max,
+            d.urdf_min, d.urdf_max, d.limit_gain)
+
+
+def _overflow(task: Task) -> TaskError:
+    return TaskError(f"task '{task.name}' asks for a non-finite velocity: its gain, weights or target "
+                     "velocity overflow (gain * weight * error must stay finite)")
 
 
 def build(controller: Controller, core: Any) -> CompiledStep | None:
-    """The compiled step of `controller`, or None when one of its tasks or limits is not built in."""
-    if core is None:
+    """The compiled step of `controller` (None without the compiled core)."""
+    if core is None or not hasattr(core, "Step"):
         return None
-    for task in controller.tasks:
-        if _frame_kind(task) is None and not _behaves_as(task, PostureTask):
-            return None
-    for limit in controller.limits:
-        built_in = any(_behaves_as(limit, cls) for cls in (JointVelocityLimit, JointPositionLimit, ReversalDamping))
-        if not (built_in or getattr(limit, "rows_only", False)):
-            return None
-    return CompiledStep(controller, core)
+    step = CompiledStep(controller, core)
+    step._geometry_in_use = {index: limit.model.geometry_model for limit, index in step.collisions}
+    return step
+
+
+__all__ = ["CompiledStep", "VelocityConstraint", "build"]

@@ -8,7 +8,7 @@ Python, see :mod:`reljac.ik.backend`). The controller knows no task or limit cla
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -97,47 +97,99 @@ class Controller:
             if not isinstance(limit, Limit):
                 raise ConfigurationError(f"constraints must be reljac.ik Limit objects, got {limit!r}")
         self.robot = robot
-        self.levels = _as_levels(levels)
+        self._levels = tuple(tuple(level) for level in _as_levels(levels))
         for task in self.tasks:
             other = getattr(task, "robot", None)
             if other is not None and (other.nq, other.nv, other.name) != (robot.nq, robot.nv, robot.name):
                 raise TaskError(f"task '{task.name}' was made for robot '{other.name}', not '{robot.name}'")
-        self.dt = float(dt)
-        self.limits: list[Limit] = [
+        self._dt = float(dt)
+        limits_ = [
             JointVelocityLimit(robot, velocity_limits),
             JointPositionLimit(robot, limit_gain=limit_gain, position_margin=position_margin),
             *constraints,
         ]
         if anti_chatter:
-            self.limits.append(ReversalDamping(robot, velocity_limits))
-        self.damping = damping or DampingPolicy()
+            limits_.append(ReversalDamping(robot, velocity_limits))
+        self._limits = tuple(limits_)
+        self._damping = damping or DampingPolicy()
         self.backend = _backend.resolve(backend)
         self._solve = _backend.solver(self.backend)
         self.data = robot.new_data()
-        self.last_kinematics: Kinematics | None = None
-        self.last_velocity: np.ndarray | None = None  # v (nv,) of the last velocity / step
+        self._last_q: np.ndarray | None = None  # the q of the last velocity / step
+        self._last_kinematics: Kinematics | None = None
+        self._last_velocity: np.ndarray | None = None
         self._reports: list[LevelReport] = []
-        self._raw_reports: Callable[[], list] | None = None  # the compiled step's, made LevelReports when asked
+        self._compiled_reports = False  # the last step's reports are the compiled step's, not named yet
         self._labels = velocity_labels(robot)
         self._lock = threading.Lock()
         self._step = _compiled.build(self, _backend.core()) if self.backend == "compiled" else None
 
     @property
+    def levels(self) -> tuple[tuple[Task, ...], ...]:
+        """The levels, highest priority first (read-only: build a new Controller for others;
+        the tasks themselves can be changed)."""
+        return self._levels
+
+    @property
+    def limits(self) -> tuple[Limit, ...]:
+        """The limits held above every level: joint velocity, joint position, the constraints
+        given, reversal damping (read-only: build a new Controller for others)."""
+        return self._limits
+
+    @property
+    def dt(self) -> float:
+        """Control period [s] (> 0)."""
+        return self._dt
+
+    @dt.setter
+    def dt(self, value: float) -> None:
+        self._dt = as_float(value, "dt [s]", minimum=0.0, strict=True, error=ConfigurationError)
+        if self._step is not None:
+            self._step.set_parameters()
+
+    @property
+    def damping(self) -> DampingPolicy:
+        """The damping policy (a frozen DampingPolicy: assign a new one to change it)."""
+        return self._damping
+
+    @damping.setter
+    def damping(self, value: DampingPolicy) -> None:
+        if not isinstance(value, DampingPolicy):
+            raise ConfigurationError(f"damping must be a reljac.ik.DampingPolicy, got {value!r}")
+        self._damping = value
+        if self._step is not None:
+            self._step.set_parameters()
+
+    @property
+    def last_velocity(self) -> np.ndarray | None:
+        """v (nv,) of the last velocity / step (None before the first); a copy."""
+        if self._last_velocity is None and self._last_q is not None and self._step is not None:
+            self._last_velocity = self._step.last_velocity()
+        return None if self._last_velocity is None else self._last_velocity.copy()
+
+    @property
+    def last_kinematics(self) -> Kinematics | None:
+        """The kinematics at the q of the last velocity / step (None before the first)."""
+        if self._last_kinematics is None and self._last_q is not None:
+            self._last_kinematics = Kinematics(self.robot, self._last_q)
+        return self._last_kinematics
+
+    @property
     def compiled_step(self) -> bool:
-        """True when steps run as one compiled program (built-in tasks and limits only)."""
+        """True when steps run as one compiled call (``reljac.ik._core.Step``)."""
         return self._step is not None
 
     @property
     def last_reports(self) -> list[LevelReport]:
         """Per level, what the last velocity / step did (see :class:`LevelReport`)."""
-        if self._raw_reports is not None:
-            self._reports = self._named([LevelReport(*fields) for fields in self._raw_reports()],
-                                        self._step.row_names if self._step is not None else [])
-            self._raw_reports = None
+        if self._compiled_reports and self._step is not None:
+            self._reports = self._named([LevelReport(*fields) for fields in self._step.reports()],
+                                        self._step.constraint_names())
+            self._compiled_reports = False
         return self._reports
 
     def _named(self, reports: list[LevelReport], row_names: list[str]) -> list[LevelReport]:
-        for report, tasks in zip(reports, self.levels, strict=True):
+        for report, tasks in zip(reports, self._levels, strict=True):
             report.tasks = [t.name for t in tasks]
             report.saturated_joints = [self._labels[j] for j in report.saturated]
             report.saturated_constraints = [row_names[i] for i in report.saturated_rows]
@@ -145,7 +197,7 @@ class Controller:
 
     @property
     def tasks(self) -> list[Task]:
-        return [t for level in self.levels for t in level]
+        return [t for level in self._levels for t in level]
 
     def _level(self, tasks: Sequence[Task], kin: Kinematics) -> Level:
         rows = [task.rows(kin) for task in tasks]
@@ -163,34 +215,33 @@ class Controller:
                 level = Level(*dense[0])
             else:
                 level = Level(np.vstack([A for A, _ in dense]), np.concatenate([b for _, b in dense]))
-        if self.damping.error_damping:
-            asked = sum(float(r.feedback @ r.feedback) for r in rows) * self.dt**2  # |b dt|^2
-            level.extra_damping = self.damping.error_part(asked)
+        if self._damping.error_damping:
+            asked = sum(float(r.feedback @ r.feedback) for r in rows) * self._dt**2  # |b dt|^2
+            level.extra_damping = self._damping.error_part(asked)
         return level
 
-    def _velocity(self, q: ArrayLike) -> tuple[np.ndarray, Kinematics]:
-        kin = Kinematics(self.robot, q, data=self.data)
+    def _velocity(self, q: ArrayLike) -> np.ndarray:
         if self._step is not None:
-            try:
-                v = self._step.velocity(kin)
-            except _compiled.NotCompilable:  # a task's weights left the compiled form: Python rows from now on
-                self._step = None
-            else:
-                for limit in self._step.row_limits:  # the limits evaluated in Python see the velocity too
-                    limit.observe(v)
-                self._raw_reports, self.last_kinematics, self.last_velocity = self._step.reports, kin, v
-                return v, kin
-        levels = [self._level(tasks, kin) for tasks in self.levels]
-        lo, hi, C, d, row_names = intersect([limit.constraint(kin, self.dt) for limit in self.limits],
+            q = self.robot.validate_q(q)
+            v = self._step.velocity(q)
+            self._after_compiled(q)
+            return np.array(v)
+        kin = Kinematics(self.robot, q, data=self.data)
+        levels = [self._level(tasks, kin) for tasks in self._levels]
+        lo, hi, C, d, row_names = intersect([limit.constraint(kin, self._dt) for limit in self._limits],
                                             self.robot.nv)
-        v, reports = self._solve(levels, lo, hi, C, d, self.damping)
+        v, reports = self._solve(levels, lo, hi, C, d, self._damping)
         if not np.isfinite(v).all():
             raise TaskError("the levels' velocities overflow (huge gains or weights): no finite solution")
-        for limit in self.limits:
+        for limit in self._limits:
             limit.observe(v)
-        self._reports, self._raw_reports = self._named(reports, row_names), None
-        self.last_kinematics, self.last_velocity = kin, v
-        return v, kin
+        self._reports, self._compiled_reports = self._named(reports, row_names), False
+        self._last_q, self._last_kinematics, self._last_velocity = kin.q, kin, v
+        return v
+
+    def _after_compiled(self, q: np.ndarray) -> None:
+        self._compiled_reports = True
+        self._last_q, self._last_kinematics, self._last_velocity = q, None, None
 
     def _acquire(self) -> None:
         """Hold the controller for one call (release it after); another thread's call raises."""
@@ -201,7 +252,7 @@ class Controller:
         """Joint velocity v (nv,) [rad/s, m/s] for configuration q (nq,), inside all limits."""
         self._acquire()
         try:
-            return self._velocity(q)[0]
+            return self._velocity(q).copy()
         finally:
             self._lock.release()
 
@@ -209,23 +260,34 @@ class Controller:
         """q_next (nq,) = integrate(q, velocity(q) * dt); never leaves the position limits."""
         self._acquire()
         try:
-            v, kin = self._velocity(q)
-            q_next = pin.integrate(self.robot.model, kin.q, v * self.dt)
-            if self._step is not None:
-                return self._step.guard(q_next, kin.q)
-            for limit in self.limits:
-                q_next = limit.guard(q_next, kin.q)
+            step = self._step
+            if step is not None:
+                q = self.robot.validate_q(q)
+                if step.has_python_parts:
+                    step.velocity(q)
+                    q_next = step.integrate(q)
+                else:  # the whole step in one compiled call
+                    q_next = step.step(q)
+                self._after_compiled(q)
+                return q_next
+            v = self._velocity(q)
+            q_now = self._last_q
+            assert q_now is not None  # set by _velocity
+            q_next = pin.integrate(self.robot.model, q_now, v * self._dt)
+            for limit in self._limits:
+                q_next = limit.guard(q_next, q_now)
             return q_next
         finally:
             self._lock.release()
 
     def reset(self) -> None:
         """Forget the state kept between steps (start of a new motion)."""
-        for limit in self.limits:
+        for limit in self._limits:
             limit.reset()
         if self._step is not None:
             self._step.reset()
-        self._reports, self._raw_reports, self.last_kinematics, self.last_velocity = [], None, None, None
+        self._reports, self._compiled_reports = [], False
+        self._last_q, self._last_kinematics, self._last_velocity = None, None, None
 
     def errors(self, q: ArrayLike | None = None) -> dict[str, dict[str, float]]:
         """Per-task error norms at q (default: the q the last velocity / step was computed at)."""

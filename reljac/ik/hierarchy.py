@@ -93,7 +93,7 @@ class LevelReport:
     saturated_constraints: list[str] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(frozen=True)
 class DampingPolicy:
     """Damping of each level's least squares: lambda^2 = singular part + error part.
 

@@ -26,6 +26,14 @@ from ..exceptions import ConfigurationError
 from ..relative import Kinematics
 from ..robot import Robot
 from ..validation import as_float, real_array, short_repr
+from .description import (
+    LimitDescription,
+    Observable,
+    PositionLimitDescription,
+    ReversalDampingDescription,
+    VelocityBoxDescription,
+    frozen,
+)
 
 
 @dataclass(frozen=True)
@@ -43,10 +51,28 @@ class VelocityConstraint:
     row_names: tuple[str, ...] = ()
 
 
-class Limit(ABC):
-    """A constraint on the joint velocity v of one control step of length dt [s]."""
+class Limit(ABC, Observable):
+    """A constraint on the joint velocity v of one control step of length dt [s].
+
+    Built-in limits describe themselves to the compiled step (:meth:`description`); their public
+    parameters are read-only unless they have a setter, which the controllers using the limit
+    hear about. A limit that keeps state between steps (its last velocity, its distances) keeps
+    it per controller on the compiled backend: give each controller its own.
+    """
 
     name = "limit"
+
+    def description(self, robot: Robot) -> LimitDescription | None:
+        """What the compiled step needs to apply this limit itself (see
+        :mod:`reljac.ik.description`), or None: it runs in Python every step."""
+        return None
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        # a subclass that changes the constraint without describing itself anew runs in Python
+        if not cls.__module__.startswith("reljac.ik.") and "description" not in cls.__dict__ and any(
+                m in cls.__dict__ for m in ("constraint", "observe", "guard", "reset", "joint_bounds")):
+            cls.description = Limit.description  # type: ignore[method-assign]
 
     @abstractmethod
     def constraint(self, kin: Kinematics, dt: float) -> VelocityConstraint:
@@ -56,11 +82,16 @@ class Limit(ABC):
         """q_next (nq,) after the step from q, corrected for rounding (default: as it is)."""
         return q_next
 
-    def observe(self, v: np.ndarray) -> None:  # noqa: B027 - an optional hook: most limits keep no state
+    def observe(self, v: np.ndarray) -> None:
         """Told the velocity v (nv,) the controller commanded this step (default: ignored)."""
 
-    def reset(self) -> None:  # noqa: B027 - an optional hook: most limits keep no state
+    def reset(self) -> None:
         """Forget any state kept between steps (default: none)."""
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
 
 
 def _one_dof_joints(robot: Robot) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -102,11 +133,19 @@ class JointVelocityLimit(Limit):
                     f"velocity_limits must be ({robot.nv},) positive numbers, got {short_repr(velocity_limits)}")
             if vmax.shape != (robot.nv,) or np.isnan(vmax).any() or (vmax <= 0).any():
                 raise ConfigurationError(f"velocity_limits must be ({robot.nv},) positive numbers (inf allowed)")
-        self.velocity_limits = vmax
-        self._bounds = VelocityConstraint(lo=-vmax, hi=vmax.copy())
+        self._velocity_limits = frozen(vmax)
+        self._bounds = VelocityConstraint(lo=frozen(-vmax), hi=self._velocity_limits)
+
+    @property
+    def velocity_limits(self) -> np.ndarray:
+        """(nv,) [rad/s or m/s] (read-only: make a new limit for others)."""
+        return self._velocity_limits
 
     def constraint(self, kin: Kinematics, dt: float) -> VelocityConstraint:
         return self._bounds
+
+    def description(self, robot: Robot) -> VelocityBoxDescription:
+        return VelocityBoxDescription(self._bounds.lo, self._bounds.hi)  # type: ignore[arg-type]
 
 
 class JointPositionLimit(Limit):
@@ -126,12 +165,31 @@ class JointPositionLimit(Limit):
         gain = as_float(limit_gain, "limit_gain", minimum=0.0, strict=True, error=ConfigurationError)
         if gain > 1:
             raise ConfigurationError(f"limit_gain must be in (0, 1], got {gain}")
-        self.limit_gain = gain
+        self._limit_gain = gain
         self.nv = robot.nv
-        self.q_index, self.v_index, self.urdf_q_min, self.urdf_q_max = _one_dof_joints(robot)
+        # read-only arrays: the joints limited, their URDF limits and the limits kept
+        self.q_index, self.v_index, self.urdf_q_min, self.urdf_q_max = (
+            _read_only(a) for a in _one_dof_joints(robot))
         middle = 0.5 * (self.urdf_q_min + self.urdf_q_max)
-        self.q_min = np.minimum(self.urdf_q_min + margin, middle)  # the limits the controller keeps
-        self.q_max = np.maximum(self.urdf_q_max - margin, middle)
+        self.q_min = frozen(np.minimum(self.urdf_q_min + margin, middle))  # the limits the controller keeps
+        self.q_max = frozen(np.maximum(self.urdf_q_max - margin, middle))
+
+    @property
+    def limit_gain(self) -> float:
+        """gamma in (0, 1]: the fraction of the distance to a limit a joint may cover in one step."""
+        return self._limit_gain
+
+    @limit_gain.setter
+    def limit_gain(self, value: float) -> None:
+        gain = as_float(value, "limit_gain", minimum=0.0, strict=True, error=ConfigurationError)
+        if gain > 1:
+            raise ConfigurationError(f"limit_gain must be in (0, 1], got {gain}")
+        self._limit_gain = gain
+        self._changed()
+
+    def description(self, robot: Robot) -> PositionLimitDescription:
+        return PositionLimitDescription(self.q_index, self.v_index, self.q_min, self.q_max, self.urdf_q_min,
+                                        self.urdf_q_max, self._limit_gain)
 
     def constraint(self, kin: Kinematics, dt: float) -> VelocityConstraint:
         lo, hi = np.full(self.nv, -np.inf), np.full(self.nv, np.inf)
@@ -146,7 +204,7 @@ class JointPositionLimit(Limit):
         """
         to_min = (self.q_min - q) / dt  # < 0 inside the limits
         to_max = (self.q_max - q) / dt  # > 0 inside the limits
-        g = self.limit_gain
+        g = self._limit_gain
         below, above = to_min > 0, to_max < 0
         lo = np.where(below, to_min, np.where(above, np.minimum(g * to_min, to_max), g * to_min))
         hi = np.where(above, to_max, np.where(below, np.maximum(g * to_max, to_min), g * to_max))
@@ -218,29 +276,52 @@ class ReversalDamping(Limit):
 
     def __init__(self, robot: Robot, velocity_limits: ArrayLike | None = None, *, shrink: float = 0.5,
                  grow: float = 1.2, threshold: float = 0.05) -> None:
-        self.shrink = as_float(shrink, "shrink", minimum=0.0, strict=True, error=ConfigurationError)
-        self.grow = as_float(grow, "grow", minimum=1.0, strict=True, error=ConfigurationError)
+        self._shrink = as_float(shrink, "shrink", minimum=0.0, strict=True, error=ConfigurationError)
+        self._grow = as_float(grow, "grow", minimum=1.0, strict=True, error=ConfigurationError)
         threshold = as_float(threshold, "threshold", minimum=0.0, error=ConfigurationError)
         if self.shrink >= 1:
             raise ConfigurationError(f"shrink must be in (0, 1), got {self.shrink}")
         self.nv = robot.nv
-        self.velocity_limits = JointVelocityLimit(robot, velocity_limits).velocity_limits
-        self.floor = threshold * np.where(np.isfinite(self.velocity_limits), self.velocity_limits, 1.0)
+        self.velocity_limits = JointVelocityLimit(robot, velocity_limits).velocity_limits  # read-only
+        self.floor = frozen(threshold * np.where(np.isfinite(self.velocity_limits), self.velocity_limits, 1.0))
+        self._source: tuple | None = None  # (compiled step, index) keeping the state, if any
         self.reset()
+
+    @property
+    def shrink(self) -> float:
+        """Factor in (0, 1) applied to the last speed after a reversal (read-only)."""
+        return self._shrink
+
+    @property
+    def grow(self) -> float:
+        """Factor > 1 by which a cap grows back per step (read-only)."""
+        return self._grow
+
+    def description(self, robot: Robot) -> ReversalDampingDescription:
+        return ReversalDampingDescription(self.velocity_limits, self.floor, self.shrink, self.grow)
+
+    @property
+    def cap(self) -> np.ndarray:
+        """(nv,) the speed caps for the next step [rad/s, m/s] (inf: none); a copy."""
+        if self._source is not None:
+            step, index = self._source
+            return np.array(step.reversal_cap(index))
+        return self._cap.copy()
 
     def reset(self) -> None:
         """Forget the velocities seen so far."""
         self._last: np.ndarray | None = None
-        self.cap = np.full(self.nv, np.inf)
+        self._cap = np.full(self.nv, np.inf)
 
     def constraint(self, kin: Kinematics, dt: float) -> VelocityConstraint:
-        return VelocityConstraint(lo=-self.cap, hi=self.cap.copy())
+        self._source = None
+        return VelocityConstraint(lo=-self._cap, hi=self._cap.copy())
 
     def observe(self, v: np.ndarray) -> None:
         """Record the velocity v (nv,) commanded this step and update the caps for the next."""
         last = self._last
         if last is not None:
             reversed_ = (np.abs(v) > self.floor) & (np.abs(last) > self.floor) & (v * last < 0)
-            self.cap = np.where(reversed_, self.shrink * np.abs(v), self.cap * self.grow)
-            self.cap[self.cap > self.velocity_limits] = np.inf
+            self._cap = np.where(reversed_, self.shrink * np.abs(v), self._cap * self.grow)
+            self._cap[self._cap > self.velocity_limits] = np.inf
         self._last = v.copy()

@@ -25,6 +25,7 @@ from ..relative import Kinematics
 from ..robot import FrameRef, Robot
 from ..robots import as_robot
 from ..validation import as_float, as_vector
+from .description import FrameTaskDescription, Observable, PostureDescription, TaskDescription, frozen
 
 WORLD = "universe"
 
@@ -64,7 +65,7 @@ class TaskRows:
         return scale * np.eye(nv)[kept], self.b[kept]
 
 
-class Task(ABC):
+class Task(ABC, Observable):
     """Base class: subclasses define ``size``, :meth:`compute` and a target.
 
     Args:
@@ -74,6 +75,9 @@ class Task(ABC):
             rad/s; for 6D frame tasks it caps the linear and the angular halves separately, and
             a pair (linear, angular) may be given]. None: no cap.
         name: label used in reports (default: derived from the frames).
+
+    Every public attribute (gain, weight, max_speed, target, frames) can be changed between
+    steps, on either backend: the controllers using the task hear about it.
     """
 
     size = 6
@@ -83,7 +87,6 @@ class Task(ABC):
 
     def __init__(self, *, gain: float = 1.0, weight: ArrayLike = 1.0, max_speed: ArrayLike | None = None,
                  name: str | None = None) -> None:
-        self._version = 0  # bumped by every change of gain, weights, max_speed or target
         self.gain = gain
         self.max_speed = max_speed
         self.name = name or type(self).__name__
@@ -97,7 +100,7 @@ class Task(ABC):
     @gain.setter
     def gain(self, value: float) -> None:
         self._gain = as_float(value, "gain [1/s]", minimum=0.0)
-        self._version += 1
+        self._changed()
 
     @property
     def max_speed(self) -> np.ndarray | None:
@@ -114,7 +117,7 @@ class Task(ABC):
             if not (pair > 0).all():
                 raise TaskError(f"max_speed must be positive, got {value}")
             self._max_speed = pair
-        self._version += 1
+        self._changed()
 
     def set_weight(self, weight: ArrayLike) -> None:
         """Per-component weights (scalar or (size,)); a zero masks the component out."""
@@ -122,10 +125,34 @@ class Task(ABC):
         w = np.full(self.size, as_float(weight, what)) if np.ndim(weight) == 0 else as_vector(weight, self.size, what)
         if (w < 0).any():
             raise TaskError(f"weights of task '{self.name}' must be finite and >= 0, got {w}")
-        self.weight = w
+        self._weight = w
         self._rows = np.flatnonzero(w > 0)
         self._unit_weights = bool(np.all(w == 1.0))
-        self._version += 1
+        self._changed()
+
+    @property
+    def weight(self) -> np.ndarray:
+        """(size,) per-component weights (read-only array: assign a new value or call set_weight)."""
+        view = self._weight.view()
+        view.flags.writeable = False
+        return view
+
+    @weight.setter
+    def weight(self, value: ArrayLike) -> None:
+        self.set_weight(value)
+
+    def description(self, robot: Robot) -> TaskDescription | None:
+        """What the compiled step needs to compute this task's rows itself (see
+        :mod:`reljac.ik.description`), or None: its rows are computed in Python every step."""
+        return None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # a subclass that changes how its rows are computed, without describing itself anew,
+        # is not what its base's description says: it runs in Python
+        if cls.__module__ != __name__ and "description" not in cls.__dict__ and any(
+                m in cls.__dict__ for m in ("compute", "rows", "weighted", "_feedback", "error", "set_weight")):
+            cls.description = Task.description  # type: ignore[method-assign]
 
     @abstractmethod
     def compute(self, kin: Kinematics) -> TaskTerms:
@@ -168,12 +195,48 @@ class _FramePairTask(Task):
 
     quantity = "motion"  # what the task controls, for its default name
 
+    kind: str = "pose"  # FrameTaskDescription.kind
+
     def __init__(self, frame_a: FrameRef, frame_b: FrameRef, **kwargs: Any) -> None:
-        self.frame_a, self.frame_b = frame_a, frame_b
+        self._frame_a, self._frame_b = frame_a, frame_b
         kwargs.setdefault("name", f"{self.quantity} of {frame_b} in {frame_a}")
         super().__init__(**kwargs)
         self._target: Any = None  # pin.SE3, (3,) position or (3, 3) rotation: the subclass's
         self._target_velocity = np.zeros(self.size)
+
+    @property
+    def frame_a(self) -> FrameRef:
+        """Frame a (name or id): the motion of b is measured in it."""
+        return self._frame_a
+
+    @frame_a.setter
+    def frame_a(self, frame: FrameRef) -> None:
+        self._frame_a = frame
+        self._changed()
+
+    @property
+    def frame_b(self) -> FrameRef:
+        """Frame b (name or id), the frame controlled."""
+        return self._frame_b
+
+    @frame_b.setter
+    def frame_b(self, frame: FrameRef) -> None:
+        self._frame_b = frame
+        self._changed()
+
+    def description(self, robot: Robot) -> FrameTaskDescription:
+        """The task for the compiled step (frames resolved on `robot`)."""
+        target = self._require_target()
+        T = np.eye(4)
+        if isinstance(target, pin.SE3):
+            T[:3, :3], T[:3, 3] = target.rotation, target.translation
+        elif target.shape == (3,):
+            T[:3, 3] = target
+        else:
+            T[:3, :3] = target
+        return FrameTaskDescription(self.kind, robot.frame_id(self._frame_a), robot.frame_id(self._frame_b),  # type: ignore[arg-type]
+                                    self._gain, frozen(self._weight), None if self._max_speed is None else
+                                    frozen(self._max_speed), frozen(T), frozen(self._target_velocity))
 
     @property
     def target(self):
@@ -192,7 +255,7 @@ class _FramePairTask(Task):
     @target_velocity.setter
     def target_velocity(self, value: Any) -> None:
         self._set_target_velocity(value)
-        self._version += 1
+        self._changed()
 
     def set_target(self, target: Any, velocity: ArrayLike | None = None) -> None:  # pragma: no cover - subclasses
         raise NotImplementedError
@@ -221,7 +284,7 @@ class RelativeFrameTask(_FramePairTask):
     def set_target(self, T_ab: Any, velocity: ArrayLike | None = None) -> None:
         self._target = as_se3(T_ab, f"target of task '{self.name}'")
         self._set_target_velocity(velocity)
-        self._version += 1
+        self._changed()
 
     def set_target_from_configuration(self, robot: Robot, q: ArrayLike) -> None:
         """Target = the current relative pose at configuration q."""
@@ -260,12 +323,13 @@ class RelativePositionTask(_FramePairTask):
 
     size = 3
     quantity = "position"
+    kind = "position"
 
     def set_target(self, p_ab: ArrayLike, velocity: ArrayLike | None = None) -> None:
         """Target position of b in a (3,) [m]; optional velocity d/dt p_target (3,) [m/s]."""
         self._target = as_vector(p_ab, 3, f"target of task '{self.name}'")
         self._set_target_velocity(velocity)
-        self._version += 1
+        self._changed()
 
     def compute(self, kin: Kinematics) -> TaskTerms:
         target = self._require_target()
@@ -285,12 +349,13 @@ class RelativeOrientationTask(_FramePairTask):
 
     size = 3
     quantity = "orientation"
+    kind = "orientation"
     speed_parts = ((slice(None), 1),)
 
     def set_target(self, R_ab: Any, velocity: ArrayLike | None = None) -> None:
         self._target = as_rotation(R_ab, f"target of task '{self.name}'")
         self._set_target_velocity(velocity)
-        self._version += 1
+        self._changed()
 
     def compute(self, kin: Kinematics) -> TaskTerms:
         R_err = self._require_target().T @ kin.relative_placement(self.frame_a, self.frame_b).rotation
@@ -343,7 +408,12 @@ class PostureTask(Task):
 
     def set_target(self, q: ArrayLike) -> None:
         self._target = self.robot.validate_q(q, name=f"target of task '{self.name}'")
-        self._version += 1
+        self._changed()
+
+    def description(self, robot: Robot) -> PostureDescription:
+        """The task for the compiled step."""
+        return PostureDescription(self._gain, frozen(self._weight), None if self._max_speed is None else
+                                  frozen(self._max_speed), frozen(self._target))
 
     def compute(self, kin: Kinematics) -> TaskTerms:
         model = self.robot.model

@@ -2,9 +2,8 @@
 #include "bindings.hpp"
 
 PYBIND11_MODULE(_core, m) {
-  m.doc() = "reljac's compiled core (see reljac/ik/hierarchy.py for the solver it mirrors)";
+  m.doc() = "reljac's compiled core on Pinocchio and coal (see reljac/ik/hierarchy.py for the solver it mirrors)";
   bind_hierarchy(m);
   bind_kinematics(m);
-  bind_program(m);
-  bind_lie(m);
+  bind_step(m);
 }

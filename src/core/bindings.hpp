@@ -5,5 +5,4 @@
 
 void bind_hierarchy(pybind11::module_& m);
 void bind_kinematics(pybind11::module_& m);
-void bind_program(pybind11::module_& m);
-void bind_lie(pybind11::module_& m);
+void bind_step(pybind11::module_& m);

@@ -1,0 +1,192 @@
+// Collision rows in C++; see collision.hpp. Each function names the Python code it mirrors.
+#include "collision.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "pinocchio/algorithm/geometry.hpp"
+#include "pinocchio/algorithm/jacobian.hpp"
+#include "pinocchio/collision/distance.hpp"
+
+namespace reljac {
+
+namespace {
+constexpr double kGjkTolerance = 1e-10;  // distances.GJK_TOLERANCE
+constexpr double kFailed = 1e10;         // distances.FAILED
+
+// distances._fallback_normal: a unit normal where coal gives none.
+Eigen::Vector3d fallback_normal(const Eigen::Vector3d& p1, const Eigen::Vector3d& p2, double d,
+                                const Eigen::Vector3d& origin1, const Eigen::Vector3d& origin2) {
+  Eigen::Vector3d candidates[2];
+  int n = 0;
+  if (std::abs(d) > 1e-9) candidates[n++] = (p2 - p1) * (d > 0 ? 1.0 : -1.0);
+  candidates[n++] = origin2 - origin1;
+  for (int i = 0; i < n; ++i) {
+    const double length = candidates[i].norm();
+    if (std::isfinite(length) && length > 1e-12) return candidates[i] / length;
+  }
+  return Eigen::Vector3d::UnitZ();
+}
+}  // namespace
+
+CollisionLimit::CollisionLimit(const PinModel& model, PyObject* geometry, const CollisionDescription& d)
+    : model_(model), desc_(d) {
+  bind(geometry);
+}
+
+CollisionLimit::~CollisionLimit() {
+  if (geometry_object_ && Py_IsInitialized()) {
+    PyGILState_STATE state = PyGILState_Ensure();
+    Py_DECREF(geometry_object_);
+    PyGILState_Release(state);
+  }
+}
+
+void CollisionLimit::set(PyObject* geometry, const CollisionDescription& d) {
+  desc_ = d;
+  if (geometry != geometry_object_) bind(geometry);
+}
+
+void CollisionLimit::bind(PyObject* geometry) {
+  auto& model = pinocchio_object<pinocchio::GeometryModel>(geometry, "pin.GeometryModel");
+  Py_INCREF(geometry);
+  if (geometry_object_) Py_DECREF(geometry_object_);
+  geometry_object_ = geometry;
+  geometry_ = &model;
+  gdata_ = std::make_unique<pinocchio::GeometryData>(model);
+  for (auto& request : gdata_->distanceRequests) request.gjk_tolerance = kGjkTolerance;
+  const std::size_t n = model.ngeoms, pairs = model.collisionPairs.size();
+  radius_.assign(n, 0.0);
+  centre_.assign(n, Eigen::Vector3d::Zero());
+  for (std::size_t g = 0; g < n; ++g) {
+    auto& shape = *model.geometryObjects[g].geometry;
+    shape.computeLocalAABB();
+    radius_[g] = shape.aabb_radius;
+    centre_[g] = shape.aabb_center;
+  }
+  predicted_.assign(pairs, 0.0);
+  margin_.assign(pairs, 0.0);
+  predicted_at_.assign(pairs, -2);
+  margin_at_.assign(pairs, -2);
+  jacobians_.assign(model_.njoints, Matrix());
+  jacobian_at_.assign(model_.njoints, -1);
+}
+
+void CollisionLimit::reset() {  // CollisionAvoidance.reset
+  std::fill(predicted_at_.begin(), predicted_at_.end(), -2);
+  std::fill(margin_at_.begin(), margin_at_.end(), -2);
+  rows_ = CollisionRows();
+}
+
+// Kernel._retry: coal's answer with a looser, longer penetration search where the default fails.
+const coal::DistanceResult& CollisionLimit::distance(std::size_t k) {
+  const coal::DistanceResult& result = pinocchio::computeDistance(*geometry_, *gdata_, k);
+  if (-kFailed < result.min_distance && result.min_distance < kFailed) return result;
+  coal::DistanceRequest& request = gdata_->distanceRequests[k];
+  const coal::DistanceRequest saved = request;
+  request.gjk_tolerance = kGjkTolerance;
+  request.epa_tolerance = 1e-4;
+  request.epa_max_iterations = 1000;
+  const coal::DistanceResult& retried = pinocchio::computeDistance(*geometry_, *gdata_, k);
+  request = saved;
+  if (!(-kFailed < retried.min_distance && retried.min_distance < kFailed)) {
+    const auto& pair = geometry_->collisionPairs[k];
+    throw std::runtime_error("coal could not compute the distance between geometries '" +
+                             geometry_->geometryObjects[pair.first].name + "' and '" +
+                             geometry_->geometryObjects[pair.second].name +
+                             "'; try convex_meshes=True or simpler shapes");
+  }
+  return retried;
+}
+
+const Matrix& CollisionLimit::joint_jacobian(const PinData& data, int joint) {
+  if (jacobian_at_[joint] != step_) {
+    Matrix& J = jacobians_[joint];
+    J.setZero(6, model_.nv);
+    pinocchio::getJointJacobian(model_, data, joint, pinocchio::WORLD, J);
+    jacobian_at_[joint] = step_;
+  }
+  return jacobians_[joint];
+}
+
+// CollisionAvoidance.constraint over Kernel.compute(data, within=influence_distance, per_geometry=True).
+void CollisionLimit::compute(const PinData& data, double dt) {
+  ++step_;
+  dt_ = dt;
+  pinocchio::updateGeometryPlacements(model_, data, *geometry_, *gdata_);
+  const double within = desc_.influence_distance;
+  const auto& pairs = geometry_->collisionPairs;
+  const int nv = model_.nv;
+  std::vector<int>& chosen = rows_.pair;
+  chosen.clear();
+  std::vector<double> distances;
+  std::vector<Eigen::Vector3d> p1s, p2s, normals;
+  // broad phase: bounding spheres farther apart than `within` cannot hold a nearer pair
+  std::vector<Eigen::Vector3d> centres(radius_.size());
+  for (std::size_t g = 0; g < radius_.size(); ++g) centres[g] = gdata_->oMg[g].act(centre_[g]);
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    const std::size_t g1 = pairs[k].first, g2 = pairs[k].second;
+    if ((centres[g1] - centres[g2]).norm() - radius_[g1] - radius_[g2] >= within) continue;
+    const coal::DistanceResult& result = distance(k);
+    const double d = result.min_distance;
+    if (!(d < within)) continue;
+    chosen.push_back(static_cast<int>(k));
+    distances.push_back(d);
+    p1s.push_back(result.nearest_points[0]);
+    p2s.push_back(result.nearest_points[1]);
+    normals.push_back(result.normal);
+  }
+  const int m = static_cast<int>(chosen.size());
+  rows_.distance.resize(m);
+  rows_.point1.resize(m, 3);
+  rows_.point2.resize(m, 3);
+  rows_.normal.resize(m, 3);
+  rows_.jacobian.setZero(m, nv);
+  C_.resize(m, nv);
+  d_.resize(m);
+  for (int i = 0; i < m; ++i) {
+    const int k = chosen[i];
+    const std::size_t g1 = pairs[k].first, g2 = pairs[k].second;
+    const double dist = distances[i];
+    Eigen::Vector3d n = normals[i];
+    const Eigen::Vector3d& p1 = p1s[i];
+    // coal leaves the normal unset between triangle meshes: rebuild it where it is not a unit
+    // vector with point2 = point1 + d normal
+    const double error = (p2s[i] - p1 - dist * n).squaredNorm() + std::abs(n.squaredNorm() - 1.0);
+    if (!(error < 1e-12))
+      n = fallback_normal(p1, p2s[i], dist, gdata_->oMg[g1].translation(), gdata_->oMg[g2].translation());
+    rows_.distance(i) = dist;
+    rows_.point1.row(i) = p1.transpose();
+    rows_.point2.row(i) = p2s[i].transpose();
+    rows_.normal.row(i) = n.transpose();
+    // Kernel._jacobians: J_d = [n; p1 x n]^T (J2 - J1), WORLD joint Jacobians
+    const int j1 = static_cast<int>(geometry_->geometryObjects[g1].parentJoint);
+    const int j2 = static_cast<int>(geometry_->geometryObjects[g2].parentJoint);
+    if (j1 != j2) {
+      Eigen::Matrix<double, 6, 1> w;
+      w << n, p1.cross(n);
+      if (j2) rows_.jacobian.row(i) += w.transpose() * joint_jacobian(data, j2);
+      if (j1) rows_.jacobian.row(i) -= w.transpose() * joint_jacobian(data, j1);
+    }
+    // the margin learnt from missed predictions
+    const double missed = predicted_at_[k] == step_ - 1 ? predicted_[k] - dist : 0.0;
+    const double earlier = margin_at_[k] == step_ - 1 ? margin_[k] : 0.0;
+    const double margin = std::max({missed, 0.5 * earlier, 0.0});
+    margin_[k] = margin;
+    margin_at_[k] = step_;
+    C_.row(i) = -rows_.jacobian.row(i);
+    d_(i) = (desc_.gain * (dist - desc_.min_distance - desc_.margin) - margin) / dt;
+  }
+}
+
+void CollisionLimit::observe(const Vector& v) {  // CollisionAvoidance.observe
+  const int m = static_cast<int>(rows_.pair.size());
+  for (int i = 0; i < m; ++i) {
+    const int k = rows_.pair[i];
+    predicted_[k] = rows_.distance(i) + dt_ * rows_.jacobian.row(i).dot(v);
+    predicted_at_[k] = step_;
+  }
+}
+
+}  // namespace reljac

@@ -1,0 +1,146 @@
+// One controller step in compiled code, on Pinocchio's own C++ and the robot's own pin.Model:
+// the kinematics pass, every built-in task's rows, the joint limits' box, reversal damping,
+// collision distances and their Jacobians (coal), the strict-priority solve, integration and the
+// position guard. Python hands q in and gets q out.
+//
+// The compiled twin of reljac/ik/controller.py's step with the descriptions the tasks and limits
+// give (reljac/ik/description.py): those Python classes are its specification and oracle.
+// Custom Python tasks and limits run beside it: their rows are passed in (`External`).
+//
+// This header names no Pinocchio type (the bindings stay light to compile): the objects of
+// Python's pin.Model, pin.Data and pin.GeometryModel are handed over as PyObject*.
+#pragma once
+
+#include <Python.h>
+
+#include <Eigen/Dense>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hierarchy.hpp"
+
+namespace reljac {
+
+enum class TaskKind { kPose = 0, kPosition = 1, kOrientation = 2, kPosture = 3, kExternal = 4 };
+
+// What every task kind shares: rows W (-gain e + feed-forward) with W = diag(weight).
+struct TaskParameters {
+  double gain = 1.0;
+  Vector weight;  // (size); zeros mask rows out
+  bool has_max_speed = false;
+  double max_speed[2] = {0, 0};  // (linear, angular) caps on |gain e|
+};
+
+struct FrameTaskDescription {
+  TaskKind kind = TaskKind::kPose;  // kPose, kPosition or kOrientation
+  int frame_a = 0, frame_b = 0;     // Pinocchio frame ids (0: the universe)
+  TaskParameters parameters;
+  Eigen::Matrix4d target = Eigen::Matrix4d::Identity();  // homogeneous T_ab target (parts unused by the kind: identity)
+  Vector velocity;                                       // (size) target velocity for feed-forward
+};
+
+struct PostureDescription {
+  TaskParameters parameters;
+  Vector target;  // (nq)
+};
+
+struct PositionLimitDescription {
+  Eigen::VectorXi q_index, v_index;
+  Vector q_min, q_max, urdf_min, urdf_max;
+  double gain = 0.5;
+};
+
+struct ReversalDescription {
+  Vector velocity_limits, floor;
+  double shrink = 0.5, grow = 1.2;
+};
+
+struct CollisionDescription {
+  double min_distance = 0.01, influence_distance = 0.05, gain = 0.3, margin = 0.001;
+};
+
+// Rows a Python task or limit computed for this step (row-major arrays owned by the caller).
+struct ExternalRows {
+  const double* A = nullptr;  // task: (m x nv); limit: C (m x nv)
+  const double* b = nullptr;  // task: b (m); limit: d (m)
+  const double* feedback = nullptr;  // task: (m), for the error-dependent damping
+  const double* lo = nullptr;  // limit: box (nv) or null
+  const double* hi = nullptr;
+  int rows = 0;
+};
+
+// A row of C: which limit (its index among the limits) and which of its rows.
+struct RowSource {
+  int limit = 0, index = 0;
+};
+
+// The last collision rows of one CollisionAvoidance limit (per geometry pair within reach).
+struct CollisionRows {
+  std::vector<int> pair;  // geometry pair index in the geometry model's collisionPairs
+  Vector distance;        // (m)
+  RowMatrix point1, point2, normal;  // (m x 3) world frame
+  RowMatrix jacobian;                // (m x nv)
+};
+
+class Step {
+ public:
+  // model, data: Python's pin.Model and a pin.Data of it (kept alive by the caller).
+  Step(PyObject* model, PyObject* data);
+  ~Step();
+  Step(const Step&) = delete;
+  Step& operator=(const Step&) = delete;
+
+  int nq() const;
+  int nv() const;
+
+  int add_frame_task(const FrameTaskDescription& d);
+  int add_posture(const PostureDescription& d);
+  int add_external_task(int size);
+  void set_frame_task(int index, const FrameTaskDescription& d);
+  void set_posture(int index, const PostureDescription& d);
+  void set_levels(const std::vector<std::vector<int>>& levels);
+
+  int add_velocity_box(const Vector& lo, const Vector& hi);
+  int add_position_limit(const PositionLimitDescription& d);
+  int add_reversal(const ReversalDescription& d);
+  // geometry: Python's pin.GeometryModel whose collisionPairs are the pairs kept apart.
+  int add_collision(PyObject* geometry, const CollisionDescription& d);
+  int add_external_limit();
+  void set_velocity_box(int index, const Vector& lo, const Vector& hi);
+  void set_position_limit(int index, const PositionLimitDescription& d);
+  void set_reversal(int index, const ReversalDescription& d);
+  void set_collision(int index, PyObject* geometry, const CollisionDescription& d);
+
+  void set_dt(double dt);
+  void set_policy(double threshold, double max_damping, double error_damping, double step_threshold);
+
+  // The kinematics pass at q (nq) into the pin.Data given at construction.
+  void kinematics(const Vector& q);
+  // v (nv) at q; `kinematics_done`: kinematics(q) was called already. failing >= 0 names a task
+  // whose rows are not finite, -2 an overflowing solution; -1 all is well.
+  const Vector& velocity(const Vector& q, bool kinematics_done, const std::vector<ExternalRows>& tasks,
+                         const std::vector<ExternalRows>& limits, int& failing);
+  // q_next = integrate(q, v dt), guarded by the position limits; v from the last velocity().
+  Vector integrate(const Vector& q) const;
+  // q_next corrected as the position limits' guard does (JointPositionLimit.guard).
+  Vector guard(const Vector& q_next, const Vector& q) const;
+  // The system the step would solve at q, built-in parts only (for tests): one Level per
+  // priority level (their A in `storage`) and the box; failing as velocity().
+  const std::vector<Level>& system(const Vector& q, const std::vector<RowMatrix>*& storage, Vector& lo, Vector& hi,
+                                   int& failing);
+  void reset();
+
+  const std::vector<LevelReport>& reports() const;
+  const std::vector<RowSource>& row_sources() const;
+  const CollisionRows& collision_rows(int limit) const;
+  const Vector& last_velocity() const;
+  const Vector& reversal_cap(int limit) const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace reljac
