@@ -47,29 +47,23 @@ class Partial:
 class Job:
     """Everything a worker needs for any chunk of one map (sent once per worker).
 
-    Holds the pin.Model (not the Robot: a Robot's pin.Data is 20x larger to ship); the Robot,
-    sampler and compiled model are rebuilt on first use in each process.
+    Holds the Robot, pickled by :meth:`reljac.Robot.__getstate__` (its URDF text, or its model
+    with mimic joints made independent plus their couplings; never its pin.Data): Pinocchio 4.1
+    crashes when the joint tree of an unpickled ``pin.Model`` with mimic joints is read, so a
+    bare model must never be shipped. The sampler and compiled model are rebuilt on first use in
+    each process.
     """
 
     def __init__(self, robot: Robot, frame_a: int, frame_b: int, grid: Grid, directions: np.ndarray,
                  axis: int, rows: tuple[int, ...], seed: int, backend: str) -> None:
-        self.model = robot.model
+        self.robot = robot
         self.frame_a, self.frame_b = frame_a, frame_b
         self.grid, self.directions, self.axis, self.rows = grid, directions, axis, rows
         self.seed, self.backend = seed, backend
-        self._robot: Robot | None = robot
         self._sampler: Sampler | None = None
 
     def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        state["_robot"] = state["_sampler"] = None
-        return state
-
-    @property
-    def robot(self) -> Robot:
-        if self._robot is None:
-            self._robot = Robot(self.model)
-        return self._robot
+        return {**self.__dict__, "_sampler": None}
 
     @property
     def sampler(self) -> Sampler:
