@@ -85,17 +85,24 @@ def _read(archive: zipfile.ZipFile, name: str) -> CapabilityMap:
     return CapabilityMap(**arrays, metadata=metadata)
 
 
-def _header(file: IO[bytes]) -> tuple[tuple[int, ...], bool, np.dtype]:
-    version = np.lib.format.read_magic(file)
-    read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-    return read(file)
+def _header(file: IO[bytes], name: str, array_name: str) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """(shape, fortran order, dtype) of an .npy member; MapError for anything numpy cannot parse
+    (a corrupted header raises ValueError, SyntaxError or tokenize errors from numpy)."""
+    try:
+        version = np.lib.format.read_magic(file)
+        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        return read(file)
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError):
+        raise
+    except Exception as exc:  # numpy parses the header with ast and tokenize
+        raise MapError(f"{name}: its {array_name} array has a corrupted .npy header ({type(exc).__name__})") from None
 
 
 def _array(archive: zipfile.ZipFile, info: zipfile.ZipInfo, dtype: np.dtype, shape_ok: Any, name: str) -> np.ndarray:
     """One .npy member of `dtype` whose shape passes `shape_ok`, read without inflating more."""
     array_name = info.filename[:-4]
     with archive.open(info) as file:
-        shape, fortran, found = _header(file)
+        shape, fortran, found = _header(file, name, array_name)
         if found != dtype or not shape_ok(shape):
             raise MapError(f"{name}: its {array_name} array is {found} of shape {shape}, which does not match "
                            "its metadata")
@@ -114,7 +121,7 @@ def _array(archive: zipfile.ZipFile, info: zipfile.ZipInfo, dtype: np.dtype, sha
 def _metadata(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> dict:
     if info.file_size > 4 * METADATA_CHARS + HEADER_BYTES:
         raise MapError(f"{name}: its metadata inflates to {info.file_size:,} bytes; a map's takes a few hundred")
-    text = _array(archive, info, np.dtype(f"<U{max(1, _metadata_chars(archive, info))}"), lambda s: s == (), name)
+    text = _array(archive, info, np.dtype(f"<U{max(1, _metadata_chars(archive, info, name))}"), lambda s: s == (), name)
     try:
         metadata = json.loads(str(text[()]))
     except ValueError:
@@ -131,11 +138,11 @@ def _metadata(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> dic
     return metadata
 
 
-def _metadata_chars(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> int:
+def _metadata_chars(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> int:
     with archive.open(info) as file:
-        _, _, dtype = _header(file)
+        _, _, dtype = _header(file, name, "metadata")
     if dtype.kind != "U" or dtype.itemsize > 4 * METADATA_CHARS:
-        raise MapError(f"its metadata is {dtype}, not a JSON text of at most {METADATA_CHARS:,} characters")
+        raise MapError(f"{name}: its metadata is {dtype}, not a JSON text of at most {METADATA_CHARS:,} characters")
     return dtype.itemsize // 4
 
 
