@@ -136,10 +136,23 @@ def make_grid(robot: Robot, frame_a: int, frame_b: int, voxel: float) -> Grid:
     return Grid(origin=(corner, corner, corner), voxel=voxel, dims=(side, side, side))
 
 
+def smallest_voxel(reach: float) -> float:
+    """The smallest voxel [m], at 4 significant digits, whose grid for `reach` has at most
+    MAX_VOXELS voxels (the grid's side is odd: 2 n + 1 voxels, n = ceil(reach (1 + 1e-9) / voxel))."""
+    side = round(MAX_VOXELS ** (1 / 3))
+    while side**3 > MAX_VOXELS:
+        side -= 1
+    n = (side - 1) // 2  # the largest odd side that fits is 2 n + 1
+    exact = reach * (1 + 1e-9) / n
+    if exact <= 0 or not math.isfinite(exact):
+        return exact
+    scale = 10.0 ** (math.floor(math.log10(exact)) - 3)
+    return math.ceil(exact / scale) * scale  # rounded up: the value printed is allowed
+
+
 def _too_many(voxel: float, reach: float, count: str) -> str:
-    smallest = 2 * reach / (MAX_VOXELS ** (1 / 3) - 1)
     return (f"voxel {voxel:.4g} m makes {count} voxels for a reach of {reach:.4g} m; at most {MAX_VOXELS:,} "
-            f"are allowed: use voxel >= {smallest:.4g} m")
+            f"are allowed: use voxel >= {smallest_voxel(reach):.4g} m")
 
 
 def positive_voxel(voxel: Any) -> float:
@@ -149,8 +162,8 @@ def positive_voxel(voxel: Any) -> float:
     try:
         value = float(voxel)
     except OverflowError:  # an int beyond the float range, such as 10**400
-        raise MapError(f"voxel must be a positive number of metres, not an integer of {len(str(voxel))} digits; "
-                       "it is an edge length in metres") from None
+        raise MapError(f"voxel must be a positive number of metres, not an integer of {len(str(voxel))} digits") \
+            from None
     except (TypeError, ValueError):
         raise MapError(f"voxel must be a positive number of metres, not {voxel!r}") from None
     if not (math.isfinite(value) and value > 0):
