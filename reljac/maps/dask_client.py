@@ -138,7 +138,7 @@ def probe(address: str, timeout: float) -> None:
             raise SchedulerError(f"no Dask scheduler answered at {address!r} within {timeout:g} s (the connection "
                                  "was made or tried, but no scheduler replied); start one with `dask scheduler` "
                                  "or leave --scheduler out to run locally") from None
-        except (OSError, ValueError, TypeError, RuntimeError, asyncio.CancelledError) as exc:
+        except (Exception, asyncio.CancelledError) as exc:  # whatever a server that is not Dask's made it do
             raise SchedulerError(f"no Dask scheduler answered at {address!r} within {timeout:g} s "
                                  f"({_first_line(exc)}); start one with `dask scheduler` or leave --scheduler "
                                  "out to run locally") from None
