@@ -17,7 +17,7 @@ from typing import Any
 from .exceptions import ReljacError
 
 
-def shown(path: str | os.PathLike) -> str:
+def shown(path: str | bytes | os.PathLike) -> str:
     """A path as printable one-line text (bytes that are not UTF-8 and control characters
     become \\x escapes)."""
     try:

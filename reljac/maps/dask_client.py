@@ -23,6 +23,7 @@ import logging
 import signal
 import sys
 import threading
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -63,7 +64,7 @@ def unguarded_main_line() -> tuple[str, int] | None:
     path = getattr(main, "__file__", None)
     if main is None or not isinstance(path, str):
         return None
-    frame = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     while frame is not None and not (frame.f_code.co_name == "<module>" and frame.f_globals is main.__dict__):
         frame = frame.f_back
     if frame is None:

@@ -17,7 +17,7 @@ import math
 import os
 import zipfile
 import zlib
-from typing import IO, Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -85,7 +85,7 @@ def _read(archive: zipfile.ZipFile, name: str) -> CapabilityMap:
     return CapabilityMap(**arrays, metadata=metadata)
 
 
-def _header(file: IO[bytes], name: str, array_name: str) -> tuple[tuple[int, ...], bool, np.dtype]:
+def _header(file: Any, name: str, array_name: str) -> tuple[tuple[int, ...], bool, np.dtype]:
     """(shape, fortran order, dtype) of an .npy member; MapError for anything numpy cannot parse
     (a corrupted header raises ValueError, SyntaxError or tokenize errors from numpy)."""
     try:
@@ -107,9 +107,9 @@ def _array(archive: zipfile.ZipFile, info: zipfile.ZipInfo, dtype: np.dtype, sha
             raise MapError(f"{name}: its {array_name} array is {found} of shape {shape}, which does not match "
                            "its metadata")
         out = np.empty(shape[::-1] if fortran else shape, dtype)
-        view, done = memoryview(out.reshape(-1).view(np.uint8)), 0
+        view, done = memoryview(out.reshape(-1).view(np.uint8).data), 0
         while done < out.nbytes:
-            got = file.readinto(view[done:done + _READ])
+            got = cast(Any, file).readinto(view[done:done + _READ])  # a ZipExtFile (typed IO[bytes])
             if not got:
                 raise MapError(f"{name}: its {array_name} array is truncated ({done:,} of {out.nbytes:,} bytes)")
             done += got
