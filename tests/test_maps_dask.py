@@ -18,6 +18,7 @@ import threading
 import types
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import reljac
@@ -69,8 +70,22 @@ def test_an_unpickled_model_with_mimic_joints_is_what_crashed_the_workers():
     if proc.returncode == 0:
         pytest.skip("this Pinocchio exports unpickled mimic joints")
     assert proc.returncode < 0  # killed by a signal (SIGSEGV), not an exception
-    job = kernel.Job(robot, 0, 1, None, None, 2, (0, 1, 2), 0, "compiled")
-    assert "model" not in job.__getstate__() and job.__getstate__()["robot"] is robot  # Robot.__getstate__ ships it
+    state = kernel.Job(robot, 0, 1, None, None, 2, (0, 1, 2), 0, "compiled").__getstate__()
+    assert state["robot"] is None and state["_kinematics"][0] is None  # rebuilt from the URDF text instead
+
+
+def test_a_job_ships_the_kinematics_only(tmp_path):
+    """A Robot made from a pin.Model with its meshes pickles to ~250 MB: the job leaves the
+    geometry behind and its robot computes the same kinematics."""
+    panda = case("panda")[0]
+    robot = reljac.Robot.from_pinocchio(panda.model, panda.collision_model, panda.visual_model)
+    job = kernel.Job(robot, 1, 2, None, None, 2, (0, 1, 2), 0, "compiled")
+    shipped = pickle.dumps(job)
+    assert len(shipped) < 2**20
+    copy = pickle.loads(shipped)
+    q = panda.random_configuration(7)
+    np.testing.assert_array_equal(reljac.relative_jacobian(copy.robot, q, "panda_link0", "panda_hand"),
+                                  reljac.relative_jacobian(robot, q, "panda_link0", "panda_hand"))
 
 
 @pytest.mark.parametrize("name", list(ROBOTS))

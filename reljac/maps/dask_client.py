@@ -57,9 +57,9 @@ def _is_main_test(test: ast.expr) -> bool:
 
 def unguarded_main_line() -> tuple[str, int] | None:
     """(script, line) when the ``__main__`` script's top level is running, on that line, outside an
-    ``if __name__ == "__main__":`` block (or this is a worker importing the script again); None
-    when spawned workers would not run this call again (a guarded call, an interactive session,
-    ``python -c``, a call from a thread, or a source that cannot be read)."""
+    ``if __name__ == "__main__":`` block; None when spawned workers would not run this call again
+    (a guarded call, an interactive session, ``python -c``, a call from a thread, or a source that
+    cannot be read)."""
     main = sys.modules.get("__main__")
     path = getattr(main, "__file__", None)
     if main is None or not isinstance(path, str):
@@ -70,8 +70,6 @@ def unguarded_main_line() -> tuple[str, int] | None:
     if frame is None:
         return None
     line = frame.f_lineno
-    if main.__name__ == "__mp_main__":  # a spawned process running the script's top level
-        return path, line
     try:
         with open(path, "rb") as file:
             tree = ast.parse(file.read())

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import loading
 from ..robot import Robot
 from .grid import Grid
 from .sampling import Sampler
@@ -47,11 +48,12 @@ class Partial:
 class Job:
     """Everything a worker needs for any chunk of one map (sent once per worker).
 
-    Holds the Robot, pickled by :meth:`reljac.Robot.__getstate__` (its URDF text, or its model
-    with mimic joints made independent plus their couplings; never its pin.Data): Pinocchio 4.1
-    crashes when the joint tree of an unpickled ``pin.Model`` with mimic joints is read, so a
-    bare model must never be shipped. The sampler and compiled model are rebuilt on first use in
-    each process.
+    Pickled with the robot's kinematics only, in the form a pickled Robot keeps
+    (:func:`reljac.loading.model_state`: its URDF text, or its model with mimic joints made
+    independent plus their couplings). Pinocchio 4.1 crashes when the joint tree of an unpickled
+    ``pin.Model`` with mimic joints is read, so a bare model is never shipped; and no geometry,
+    SRDF or parent robot either (a Robot made from a pin.Model with meshes pickles to hundreds of
+    MB). The robot, sampler and compiled model are rebuilt once in each process.
     """
 
     def __init__(self, robot: Robot, frame_a: int, frame_b: int, grid: Grid, directions: np.ndarray,
@@ -63,7 +65,15 @@ class Job:
         self._sampler: Sampler | None = None
 
     def __getstate__(self) -> dict:
-        return {**self.__dict__, "_sampler": None}
+        robot = self.robot
+        kinematics = (loading.model_state(robot.model, robot._loaded), robot._loaded, robot.floating_base,
+                      robot.mimic)
+        return {**self.__dict__, "robot": None, "_sampler": None, "_kinematics": kinematics}
+
+    def __setstate__(self, state: dict) -> None:
+        model_state, loaded, floating_base, mimic = state.pop("_kinematics")
+        self.__dict__.update(state)
+        self.robot = Robot(loading.restored_model(model_state, loaded, floating_base=floating_base, mimic=mimic))
 
     @property
     def sampler(self) -> Sampler:
