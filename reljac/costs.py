@@ -40,13 +40,25 @@ import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from .exceptions import TaskError
+from .joint_space import MAX_COORDINATE
 from .poses import as_unit_quaternion
 from .relative import Kinematics, one_shot_kinematics
 from .robot import FrameRef, Robot
 from .validation import ROTATION_TOLERANCE, as_float, as_frame_ref, as_vector
 
+MAX_WEIGHT = 1e100  # with targets and positions within +-1e100 [m], weight * |p - p_hat|^2 stays finite
+
 
 # ---------------------------------------------------------------------------- helpers
+def as_weight(weight: Any) -> float:
+    """A cost's weight: a real number in [0, MAX_WEIGHT] (larger ones make the cost overflow)."""
+    value = as_float(weight, "weight", minimum=0.0, valid=f"a number in [0, {MAX_WEIGHT:g}]")
+    if value > MAX_WEIGHT:
+        raise TaskError(f"weight must be a number in [0, {MAX_WEIGHT:g}] (larger weights make the cost "
+                        f"overflow), got {value:g}")
+    return value
+
+
 def quaternion_rate_matrix(quat_xyzw: ArrayLike) -> np.ndarray:
     """E(e), shape (4, 3): ``d/dt e = E(e) @ w`` for a unit quaternion e = (x, y, z, w).
 
@@ -152,7 +164,7 @@ class _FrameCost(Cost, ABC):
                  kind: str) -> None:
         self.frame = as_frame_ref(frame, "frame")
         self.relative_to = None if relative_to is None else as_frame_ref(relative_to, "relative_to")
-        self.weight = as_float(weight, "weight", minimum=0.0)
+        self.weight = as_weight(weight)
         where = "" if relative_to is None else f" in {relative_to}"
         self.name = name or f"{kind} of {frame}{where}"
 
@@ -187,7 +199,12 @@ class PositionCost(_FrameCost):
 
     def set_target(self, target: Any) -> None:
         """Target position p_hat (3,) [m], in a's axes."""
-        self.target = as_vector(target, 3, f"target of '{self.name}' [m]")
+        what = f"target of '{self.name}' [m]"
+        target = as_vector(target, 3, what)
+        if np.abs(target).max() > MAX_COORDINATE:
+            raise TaskError(f"{what} has an entry of {target[np.argmax(np.abs(target))]:.3g}; reljac computes with "
+                            f"|entries| <= {MAX_COORDINATE:g} (so no square of them overflows)")
+        self.target = target
 
     def evaluate(self, kin: Kinematics) -> CostValue:
         T_ab, J_ab = self._pose_and_jacobian(kin)
@@ -254,7 +271,7 @@ class CostSum(Cost):
         if duplicates:
             raise TaskError(f"cost names must be unique; repeated: {duplicates} (pass name=...)")
         self._terms = terms
-        self.weight = as_float(weight, "weight", minimum=0.0)
+        self.weight = as_weight(weight)
         self.name = name
 
     def terms(self) -> list[Cost]:

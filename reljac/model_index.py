@@ -108,7 +108,7 @@ class ModelIndex:
         try:
             return self._local.mimic_free_data
         except AttributeError:
-            data = self._local.mimic_free_data = self._mimic_free()[0].createData()
+            data = self._local.mimic_free_data = new_data(self._mimic_free()[0], self.name)
             return data
 
     # ----------------------------------------------------------------- sizes and names

@@ -26,6 +26,7 @@ import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from .exceptions import ConfigurationError
+from .memory import new_data
 from .relative_layer import relative_jacobian_from_frames, relative_jacobian_time_variation_from_frames
 from .robot import FrameRef, Robot
 from .robots import as_robot
@@ -110,7 +111,7 @@ class Kinematics:
         elif model.mimicking_joints:  # Pinocchio's dJ is wrong with mimic joints: see Robot.without_mimic
             pin.computeJointJacobians(model, data, q)
             full, G, S, o = robot._mimic_free()
-            full_data = _mimic_free_data if _mimic_free_data is not None else full.createData()
+            full_data = _mimic_free_data if _mimic_free_data is not None else new_data(full, robot.name)
             pin.computeJointJacobiansTimeVariation(full, full_data, S @ q + o, G @ self.v)
             self._rates_source = (full, full_data, G)
         else:

@@ -265,7 +265,7 @@ class Robot(ModelIndex):
         float64 array of the right shape is returned as it is (for read-only one-shot uses).
         """
         if (type(q) is np.ndarray and q.dtype == np.float64 and q.shape == self._q_shape
-                and not self._unit_blocks and q @ q < MAX_SQUARE):
+                and not self._unit_blocks and np.vdot(q, q) < MAX_SQUARE):  # vdot: no overflow warning
             return q.copy() if copy else q  # fast path of the checks below (False for NaN, inf and huge entries)
         q = joint_space.as_vector(self, q, self.nq, name, tangent=False, copy=copy)
         joint_space.check_unit_blocks(self, q, name)

@@ -156,7 +156,10 @@ def as_float(x: Any, what: str, *, minimum: float | None = None, strict: bool = 
     """
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
         raise error(f"{what} must be {valid or 'a real number'}, got {short_repr(x)}")
-    value = float(x)
+    try:
+        value = float(x)
+    except OverflowError:  # an int beyond the float range, such as 10**400
+        raise error(f"{what} must be {valid or 'finite'}, got an integer of {len(str(abs(x)))} digits") from None
     if value != value or (not allow_inf and not np.isfinite(value)):
         raise error(f"{what} must be {valid or 'finite'}, got {value}")
     if minimum is not None and (value <= minimum if strict else value < minimum):

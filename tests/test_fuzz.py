@@ -5,6 +5,10 @@ Whatever the input: only reljac errors (one line), the documented exit codes, no
 no NaN returned, nothing printed by C++ libraries; and where both the Pinocchio layer and the
 in-house reference load a mutated URDF, they agree.
 
+Map files (bytes damaged, metadata and arrays replaced) load unchanged or fail in one MapError;
+scheduler addresses of any scheme, host and port (a listener that never answers included) fail in
+one reljac error, within the connect timeout.
+
 CI runs a small deterministic budget (a few seconds per test); set RELJAC_FUZZ_EXAMPLES=N for a
 longer, random run (N examples per test), e.g. ``RELJAC_FUZZ_EXAMPLES=2000 pytest tests/test_fuzz.py``.
 """
@@ -14,7 +18,9 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import gc
 import io
+import json
 import math
 import os
 import random
@@ -382,5 +388,143 @@ def test_mutated_urdfs_load_correctly_or_fail_in_one_line(tmp_path):
                     report = check_robot(robot, ref, samples=2, seed=seed, max_pairs=30, tolerance=1e-9 * scale)
                     assert report.ok, report.format()
         assert printed["text"] == "", printed["text"]
+
+    run()
+
+
+# ----------------------------------------------------------------------------- capability map files
+METADATA_VALUES = st.one_of(SCALARS, st.lists(st.integers(-3, 2**26) | FLOATS | st.booleans(), max_size=4),
+                            st.dictionaries(st.text(max_size=4), SCALARS, max_size=2))
+
+
+@pytest.fixture(scope="module")
+def map_file(tmp_path_factory):
+    from reljac.maps import capability_map
+
+    cmap = capability_map(reljac.Robot.bundled("planar_2link"), "base_link", "tip", samples=3000, voxel=0.25,
+                          directions=4)
+    path = cmap.save(tmp_path_factory.mktemp("maps") / "good.npz")
+    return cmap, path.read_bytes()
+
+
+@st.composite
+def damaged_maps(draw, good: bytes, cmap):
+    """A map file with its bytes flipped, cut, spliced or repeated, or one whose metadata fields or
+    arrays are replaced by anything; returns (file bytes, whether the map is intact)."""
+    kind = draw(st.sampled_from(["bytes", "bytes", "metadata", "array"]))
+    if kind == "bytes":
+        data = bytearray(good)
+        for _ in range(draw(st.integers(1, 3))):
+            i = draw(st.integers(0, len(data) - 1))
+            action = draw(st.sampled_from(["flip", "cut", "insert", "repeat"]))
+            if action == "flip":
+                data[i] ^= 1 << draw(st.integers(0, 7))
+            elif action == "cut":
+                del data[i:i + draw(st.integers(1, 64))]
+            elif action == "insert":
+                data[i:i] = draw(st.binary(min_size=1, max_size=16))
+            else:
+                data += data[i:i + draw(st.integers(1, 256))]
+        return bytes(data)
+    arrays = {name: getattr(cmap, name) for name in ("counts", "coverage", "best_manipulability", "best_index",
+                                                     "best_q", "directions")}
+    metadata = dict(cmap.metadata)
+    if kind == "metadata":
+        field = draw(st.sampled_from(sorted(metadata) + ["extra"]))
+        metadata[field] = draw(METADATA_VALUES)
+        document = metadata if draw(st.integers(0, 4)) else draw(METADATA_VALUES)
+    else:
+        name = draw(st.sampled_from(sorted(arrays)))
+        arrays[name] = draw(ARRAYS.filter(lambda a: a.dtype != object))
+        document = metadata
+    out = io.BytesIO()
+    np.savez_compressed(out, metadata=np.array(json.dumps(document, default=repr)), **arrays)
+    return out.getvalue()
+
+
+def test_damaged_map_files_load_unchanged_or_fail_in_one_line(map_file, tmp_path):
+    from reljac.exceptions import MapError
+    from reljac.maps import load_map
+
+    cmap, good = map_file
+    path = tmp_path / "m.npz"
+
+    @budget(120)
+    @given(damaged_maps(good, cmap))
+    def run(data):
+        path.write_bytes(data)
+        with fd_output() as printed:
+            try:
+                loaded = load_map(path)
+            except MapError as exc:
+                assert "\n" not in str(exc) and str(path) in str(exc)
+            else:  # what loads is a consistent map: arrays that match its metadata
+                grid = loaded.grid
+                assert loaded.counts.shape == tuple(grid.dims) == loaded.best_index.shape
+                assert loaded.best_q.shape == (int(loaded.reached.sum()), loaded.metadata["nq"])
+                if loaded.metadata == cmap.metadata and data[-22:] == good[-22:]:
+                    assert loaded == cmap or not loaded.same_reduction(cmap)
+        assert printed["text"] == ""
+
+    run()
+
+
+# ----------------------------------------------------------------------------- scheduler addresses
+@pytest.fixture(scope="module")
+def silent_port():
+    """A TCP listener on 127.0.0.1 that accepts and never answers."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    held = []
+
+    def accept():
+        while True:
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield server.getsockname()[1]
+    server.close()
+    for conn in held:
+        conn.close()
+
+
+@st.composite
+def scheduler_addresses(draw, silent: int):
+    scheme = draw(st.sampled_from(["tcp://", "tls://", "ws://", "wss://", "inproc://", "http://", "https://", "udp://",
+                                   "", "tcp:/", "TCP://", "://", "tcp://tcp://"]))
+    host = draw(st.sampled_from(["127.0.0.1", "localhost", "[::1]", "", "host.invalid", "999.1.1.1",
+                                 "127.0.0.1:1", "é", " "]))
+    port = draw(st.sampled_from([f":{silent}", ":1", ":0", ":65536", ":-1", ":abc", "", ":8786/path", f":{silent}?x"]))
+    address = scheme + host + port
+    if draw(st.integers(0, 5)) == 0:
+        address = draw(st.text(max_size=12))
+    return address if address.strip() not in ("local", "threads", "") else "tcp://" + address
+
+
+def test_scheduler_addresses_fail_in_one_line_without_a_hang(silent_port):
+    """Any address: one reljac error (or, for nothing that answers, a SchedulerError) within the
+    connect timeout; never a Dask or OS exception, a traceback printed, or a hang."""
+    pytest.importorskip("distributed")
+    from reljac.maps import capability_map
+
+    robot = reljac.Robot.bundled("planar_2link")
+
+    @budget(25)
+    @given(scheduler_addresses(silent_port))
+    def run(address):
+        with fd_output() as printed:
+            with pytest.raises(ReljacError) as info:
+                capability_map(robot, "base_link", "tip", samples=10, voxel=0.5, scheduler=address,
+                               connect_timeout=0.3)
+            assert "\n" not in str(info.value)
+            gc.collect()  # a half-made distributed.Client prints from __del__
+        assert "Traceback" not in printed["text"] and "__del__" not in printed["text"], printed["text"]
 
     run()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import time
@@ -11,11 +12,14 @@ from typing import Any
 
 import numpy as np
 
-from ..maps import capability_map
+from ..exceptions import ReljacError
+from ..maps import CapabilityMap, capability_map
 from ..maps.capability import default_workers
 from ..maps.scheduling import describe
 from ..robot import Robot
 from ..validation import PARTS
+from .recording import check_output
+from .report import json_document
 
 
 def _progress_bar(samples: int, enabled: bool) -> Any:
@@ -36,10 +40,27 @@ def _progress_bar(samples: int, enabled: bool) -> Any:
     return update, bar.close
 
 
+def output_path(out: str | os.PathLike) -> Path:
+    """The file `reljac map --out` will write (".npz" added when missing, as CapabilityMap.save
+    does), after checking its folder exists and is writable: before any sample is drawn."""
+    path = Path(out)
+    if path.suffix != ".npz":
+        path = path.with_name(path.name + ".npz")
+    check_output(path, (".npz",), "--out")
+    if path.is_dir():
+        raise ReljacError(f"--out: {str(path)!r} is a folder; give a file name ending in .npz")
+    if not os.access(path.parent, os.W_OK):
+        raise ReljacError(f"--out: folder {str(path.parent)!r} is not writable")
+    return path
+
+
 def make_map(robot: Robot, frame_a: str, frame_b: str, *, samples: int, voxel: float, out: str, seed: int = 0,
              directions: int = 32, part: str = "position", chunk: int | None = None, workers: int | None = None,
-             scheduler: str | None = None, progress: bool = True, print_: Callable[..., object] = print) -> Path:
-    """What ``reljac map`` runs. Returns the path written."""
+             scheduler: str | None = None, progress: bool = True, as_json: bool = False,
+             print_: Callable[..., object] = print) -> Path:
+    """What ``reljac map`` runs: checks `out`, computes, saves, prints a summary (text, or one
+    JSON document with `as_json`, keys in :func:`map_summary`). Returns the path written."""
+    path = output_path(out)
     rows = part if part in PARTS else tuple(name.strip() for name in str(part).split(",") if name.strip())
     callback, close = _progress_bar(samples, progress)
     start = time.perf_counter()
@@ -50,21 +71,49 @@ def make_map(robot: Robot, frame_a: str, frame_b: str, *, samples: int, voxel: f
     finally:
         close()
     elapsed = time.perf_counter() - start
-    path = cmap.save(out)
-    m = cmap.metadata
-    reached = cmap.reached
-    coverage = cmap.coverage_index()[reached]
-    best = cmap.best_manipulability[reached]
+    path = cmap.save(path)
     where = describe(scheduler)
     if where == "threads":
         where = f"{workers or default_workers()} threads"
+    summary = map_summary(cmap, path, elapsed, where, part)
+    if as_json:
+        print_(json_document(summary))
+        return path
+    m = cmap.metadata
     print_(f"capability map of '{m['frame_b']}' in '{m['frame_a']}' on {m['robot']}: {samples:,} samples in "
-           f"{elapsed:.1f} s ({samples / elapsed:,.0f} samples/s, {where}, {m['backend']} kinematics)")
-    print_(f"grid {' x '.join(map(str, m['dims']))} voxels of {m['voxel']:g} m; {int(reached.sum()):,} reached"
+           f"{elapsed:.1f} s ({summary['samples_per_second']:,.0f} samples/s, {where}, {m['backend']} kinematics)")
+    print_(f"grid {' x '.join(map(str, m['dims']))} voxels of {m['voxel']:g} m; {summary['reached']:,} reached"
            + (f"; {m['outside']:,} samples outside the grid" if m["outside"] else ""))
-    if reached.any():
-        print_(f"coverage index (of {len(cmap.directions)} directions): max {coverage.max():.2f}, "
-               f"median {np.median(coverage):.2f}; best manipulability ({part}): max {best.max():.4g}, "
-               f"median {np.median(best):.4g}")
+    if summary["reached"]:
+        coverage, best = summary["coverage_index"], summary["best_manipulability"]
+        print_(f"coverage index (of {len(cmap.directions)} directions): max {coverage['max']:.2f}, "
+               f"median {coverage['median']:.2f}; best manipulability ({part}): max {best['max']:.4g}, "
+               f"median {best['median']:.4g}")
     print_(f"saved to {path}")
     return path
+
+
+def map_summary(cmap: CapabilityMap, path: Path, seconds: float, where: str, part: str) -> dict[str, Any]:
+    """What ``reljac map --json`` prints: ``robot``, ``frame_a``, ``frame_b``, ``samples``,
+    ``seed``, ``seconds``, ``samples_per_second``, ``scheduler``, ``backend``, ``part``, ``rows``,
+    ``directions``, ``voxel`` [m], ``origin`` [m], ``dims``, ``voxels``, ``reached``, ``outside``,
+    ``coverage_index`` and ``best_manipulability`` (``max`` and ``median`` over the reached voxels,
+    null when none is), ``path``."""
+    m = cmap.metadata
+    reached = cmap.reached
+
+    def stats(values: np.ndarray) -> dict[str, float | None]:
+        if not values.size:
+            return {"max": None, "median": None}
+        return {"max": float(values.max()), "median": float(np.median(values))}
+
+    return {
+        "robot": m["robot"], "frame_a": m["frame_a"], "frame_b": m["frame_b"], "samples": m["samples"],
+        "seed": m["seed"], "seconds": seconds, "samples_per_second": m["samples"] / seconds if seconds > 0 else None,
+        "scheduler": where, "backend": m["backend"], "part": part, "rows": list(m["rows"]),
+        "directions": len(cmap.directions), "voxel": m["voxel"], "origin": list(m["origin"]), "dims": list(m["dims"]),
+        "voxels": int(reached.size), "reached": int(reached.sum()), "outside": m["outside"],
+        "coverage_index": stats(cmap.coverage_index()[reached]),
+        "best_manipulability": stats(cmap.best_manipulability[reached]),
+        "path": str(path),
+    }

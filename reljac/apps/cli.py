@@ -14,7 +14,7 @@ ROBOT is a robot name (``reljac robots``: the bundled ones, and example-robot-da
 installed) or a path to a URDF file. ``--lock JOINT[=VALUE]`` fixes joints (shell patterns
 such as 'hand_*' allowed), ``--q-named NAME`` takes a configuration of the robot's SRDF.
 
-``--json`` (info, jacobian, check, analyze, bench) prints one JSON document on stdout instead of
+``--json`` (info, jacobian, check, analyze, bench, map) prints one JSON document on stdout instead of
 text: numbers as numbers, null for NaN and infinities (keys in the docs' command-line page).
 check, analyze, bench and ``demo --headless`` draw a progress bar on stderr when stderr is a
 terminal and ``CI`` is unset; ``--progress`` / ``--no-progress`` decide instead.
@@ -38,8 +38,11 @@ def _interrupted_while_starting(signum: int, frame: Any) -> None:  # pragma: no 
 
 
 # The `reljac` program: Ctrl-C while the modules below load ends with one line too (main() then
-# turns Ctrl-C into KeyboardInterrupt again). Not when another program imports this module.
+# turns Ctrl-C into KeyboardInterrupt again). Not when another program imports this module, nor in
+# the worker processes of `reljac map --scheduler local`: multiprocessing's spawn gives them the
+# program's argv and imports its script again as __mp_main__ (each would print the line too).
 if os.path.basename(sys.argv[0] if sys.argv else "") in ("reljac", "cli.py") \
+        and "__mp_main__" not in sys.modules \
         and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
     signal.signal(signal.SIGINT, _interrupted_while_starting)
 
@@ -139,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=integer(1, 4096), help="local threads or processes, 1..4096 (default: all cores)")
     p.add_argument("--scheduler", metavar="URL", help="'local' (Dask LocalCluster) or a Dask address tcp://HOST:8786")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    json_argument(p)
     p.set_defaults(func=commands.cmd_map)
 
     p = sub.add_parser("demo", own_extras=True, description=DEMO_DESCRIPTION, epilog=DEMO_EPILOG,

@@ -123,7 +123,7 @@ def cmd_map(args: argparse.Namespace) -> int:
 
     make_map(load_robot(args), args.frame_a, args.frame_b, samples=args.samples, voxel=args.voxel, out=args.out,
              seed=args.seed, directions=args.directions, part=args.part, chunk=args.chunk, workers=args.workers,
-             scheduler=args.scheduler, progress=not args.no_progress)
+             scheduler=args.scheduler, progress=not args.no_progress, as_json=args.json)
     return 0
 
 

@@ -69,7 +69,8 @@ def view(
     robot = Robot.load(robot) if isinstance(robot, (str, os.PathLike)) else as_robot(robot)
     cmap = None
     if capability_map is not None:
-        from ..maps.result import check_robot, load_map
+        from ..maps import load_map
+        from ..maps.result import check_robot
 
         cmap = check_robot(load_map(capability_map), robot)
         frames = frames or [cmap.metadata["frame_a"], cmap.metadata["frame_b"]]

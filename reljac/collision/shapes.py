@@ -9,7 +9,6 @@ placed is the obstacle's business (:meth:`reljac.collision.CollisionModel.add_ob
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 import coal
@@ -18,6 +17,7 @@ import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from ..exceptions import CollisionError
+from ..files import regular_file
 from ..poses import as_se3
 from ..validation import as_float, real_array
 
@@ -59,8 +59,9 @@ def mesh(path: str | os.PathLike, scale: float = 1.0, *, convex: bool = True) ->
     Raises:
         CollisionError: missing file, a file coal cannot read, or a bad scale.
     """
-    if not isinstance(path, (str, os.PathLike)) or not Path(path).is_file():
-        raise CollisionError(f"mesh file {str(path)!r} does not exist")
+    if not isinstance(path, (str, os.PathLike)):
+        raise CollisionError(f"a mesh file path must be a string or a path, not {type(path).__name__}")
+    regular_file(path, "mesh file", CollisionError)  # missing, a FIFO, a link loop, ...: named
     factor = _size(scale, "a mesh's scale")
     try:
         model = coal.MeshLoader().load(str(path), np.full(3, factor))

@@ -25,6 +25,7 @@ from functools import cached_property
 from pathlib import Path
 
 from ..exceptions import SRDFError, suggest
+from ..files import regular_file
 
 
 @dataclass(frozen=True)
@@ -110,10 +111,8 @@ def read_srdf(path: str | os.PathLike, links: Iterable[str] | None = None) -> SR
     """
     if not isinstance(path, (str, os.PathLike)):
         raise SRDFError(f"an SRDF path must be a string or a path, not {type(path).__name__}")
+    regular_file(path, "SRDF file", SRDFError, article="an")  # missing, a FIFO, a link loop, ...: named
     path = Path(path)
-    if not path.is_file():
-        what = "is a directory, not an SRDF file" if path.is_dir() else "does not exist"
-        raise SRDFError(f"SRDF file '{path}' {what}")
     try:
         root = ET.parse(path).getroot()
     except ET.ParseError as exc:

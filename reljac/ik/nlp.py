@@ -107,7 +107,7 @@ class _Search:
 
     def __init__(self, robot: Robot, cost: CostSum, q0: np.ndarray, tol: float) -> None:
         self.robot, self.cost, self.tol = robot, cost, tol
-        self.data = robot.model.createData()
+        self.data = robot.new_data()  # ModelTooLarge when it does not fit
         self.iterations = self.evaluations = 0
         self.q, self.error = q0, self.max_error(q0)
 
@@ -142,10 +142,11 @@ class _Search:
                 raise StopIteration  # scipy >= 1.11 stops cleanly; older versions propagate it
 
         try:
-            result = scipy.optimize.minimize(
-                fun, chart.x0, jac=True, method="L-BFGS-B", bounds=box, callback=callback,
-                options={"maxiter": budget, "ftol": 1e-15, "gtol": 1e-12, "maxls": 40},
-            )
+            with np.errstate(over="ignore", invalid="ignore"):  # huge steps in a line search overflow harmlessly
+                result = scipy.optimize.minimize(
+                    fun, chart.x0, jac=True, method="L-BFGS-B", bounds=box, callback=callback,
+                    options={"maxiter": budget, "ftol": 1e-15, "gtol": 1e-12, "maxls": 40},
+                )
         except StopIteration:
             return None
         self.keep_if_better(chart.to_q(result.x))
@@ -193,6 +194,11 @@ def solve_nlp(
         for iq, _ in slots:
             q0[iq] = min(max(q0[iq], lo[iq]), hi[iq])
     search = _Search(robot, cost, q0, tol)
+    with np.errstate(all="ignore"):
+        value, gradient = cost.evaluate(search.kinematics(q0))
+    if not (math.isfinite(value) and np.isfinite(gradient).all()):
+        raise TaskError(f"the cost at q0 is {value:g} with a gradient of {np.abs(gradient).max():g}: its weights and "
+                        "targets are too large to compute with; scale them down")
     euclidean = _is_euclidean(robot)
     message = "no iteration"
     for _ in range(1 if euclidean else 1 + restarts):

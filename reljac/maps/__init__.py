@@ -11,14 +11,16 @@ configuration that gets it there, from millions of samples on threads or a Dask 
 Modules: ``compiled`` (a pin.Model exported to the C++ batched kinematics; the Pinocchio-layer loop
 it is tested against), ``sampling`` (reproducible per-sample configurations), ``grid`` (voxels,
 directions, rated rows), ``kernel`` (one chunk's reduction and the order-independent merge),
-``scheduling`` (threads or Dask), ``capability`` (the driver), ``result`` (the map and its file),
-``seeding`` (IK seeds).
+``scheduling`` (threads or Dask), ``dask_client`` (a bounded connection to Dask), ``capability``
+(the driver), ``result`` (the map and its file), ``mapfile`` (reading a file that may be
+corrupted or hostile), ``seeding`` (IK seeds).
 """
 
 from .capability import MAX_SAMPLES, capability_map
 from .compiled import compiled_available, relative_kinematics
 from .grid import MAX_DIRECTIONS, MAX_VOXELS
-from .result import CapabilityMap, load_map
+from .mapfile import load_map
+from .result import CapabilityMap
 from .seeding import seed_for
 
 __all__ = [

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -56,6 +56,11 @@ def default_workers() -> int:
 def default_chunk(samples: int, workers: int) -> int:
     """About 8 chunks per worker, between 2**14 and 2**21 samples each."""
     return int(min(2**21, max(2**14, math.ceil(samples / (8 * workers)))))
+
+
+def chunk_ranges(samples: int, chunk: int) -> Iterator[tuple[int, int]]:
+    """(start, stop) of each chunk, made as they are asked for (10**12 chunks of 1 take no memory)."""
+    return ((start, min(samples, start + chunk)) for start in range(0, samples, chunk))
 
 
 def capability_map(
@@ -137,8 +142,7 @@ def capability_map(
         if progress is not None:
             progress(done, samples)
 
-    chunks = [(start, min(samples, start + chunk)) for start in range(0, samples, chunk)]
-    run(job, chunks, accumulator.add, on_progress, scheduler=scheduler, workers=workers,
+    run(job, chunk_ranges(samples, chunk), accumulator.add, on_progress, scheduler=scheduler, workers=workers,
         connect_timeout=connect_timeout)
     if accumulator.samples != samples:  # pragma: no cover - a scheduler lost a chunk
         raise MapError(f"only {accumulator.samples} of {samples} samples came back")

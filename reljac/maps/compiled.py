@@ -199,7 +199,7 @@ def python_relative_kinematics(robot: Robot, Q: np.ndarray, frame_a: FrameRef,
     Q = Q[None, :] if Q.ndim == 1 else Q
     T = np.empty((Q.shape[0], 4, 4))
     J = np.empty((Q.shape[0], 6, robot.nv))
-    data = robot.model.createData()
+    data = robot.new_data()  # ModelTooLarge when it does not fit
     for i, q in enumerate(Q):
         kin = Kinematics(robot, q, data=data)
         T[i] = kin.relative_placement(frame_a, frame_b).homogeneous

@@ -18,6 +18,7 @@ import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from ..exceptions import MapError
+from ..joint_space import MAX_COORDINATE
 from ..robot import Robot
 from ..validation import as_task_rows, real_array, short_repr
 
@@ -54,6 +55,15 @@ class Grid:
         return int(np.ravel_multi_index(tuple(cell.astype(np.int64)), self.dims))
 
 
+def sampled_range(lower: float, upper: float, default: float) -> tuple[float, float]:
+    """The range a one-coordinate joint is sampled in: its limits, within +-MAX_COORDINATE (1e100,
+    as :meth:`reljac.Robot.random_configuration`: limits of +-1e308 would overflow), or
+    [-default, default] where a limit is infinite."""
+    a = max(lower, -MAX_COORDINATE) if math.isfinite(lower) else -default
+    b = min(upper, MAX_COORDINATE) if math.isfinite(upper) else default
+    return float(a), float(b)
+
+
 def _chain(model: pin.Model, joint: int) -> list[int]:
     path = []
     while joint > 0:
@@ -76,13 +86,11 @@ def _displacement(robot: Robot, j: int) -> float:
             return float(np.linalg.norm(fixed.translation))
         if mimic_kind != PRISMATIC:
             return 0.0
-        i = joint.idx_q
-        a = lo[i] if np.isfinite(lo[i]) else -1.0
-        b = hi[i] if np.isfinite(hi[i]) else 1.0
+        a, b = sampled_range(lo[joint.idx_q], hi[joint.idx_q], 1.0)
         return max(abs(scaling * a + offset), abs(scaling * b + offset))
     i = joint.idx_q
     if kind in PRISMATIC_KINDS:
-        return max(abs(lo[i]) if np.isfinite(lo[i]) else 1.0, abs(hi[i]) if np.isfinite(hi[i]) else 1.0)
+        return max(map(abs, sampled_range(lo[i], hi[i], 1.0)))
     if kind == "JointModelFreeFlyer":
         reach = [max(abs(max(lo[i + k], -1.0)), abs(min(hi[i + k], 1.0))) for k in range(3)]
         return math.sqrt(sum(r * r for r in reach))
@@ -115,19 +123,47 @@ def make_grid(robot: Robot, frame_a: int, frame_b: int, voxel: float) -> Grid:
     """
     voxel = positive_voxel(voxel)
     reach = reach_bound(robot, frame_a, frame_b)
-    n = math.ceil(reach * (1 + 1e-9) / voxel)
+    half = reach * (1 + 1e-9) / voxel  # inf for a voxel of 1e-310 m: compared before any int()
+    bound = 2 * half + 3  # side <= bound; side^3 is checked exactly below (x * x * x gives inf, ** raises)
+    if not bound * bound * bound <= 2 * MAX_VOXELS:
+        count = (2 * half + 1) * (2 * half + 1) * (2 * half + 1)
+        raise MapError(_too_many(voxel, reach, f"about {count:.3g}" if math.isfinite(count) else "more than 1e308"))
+    n = math.ceil(half)
     side = 2 * n + 1
     if side**3 > MAX_VOXELS:
-        smallest = 2 * reach / (MAX_VOXELS ** (1 / 3) - 1)
-        raise MapError(f"voxel {voxel} m makes {side}^3 = {side**3:,} voxels for a reach of {reach:.3f} m; "
-                       f"at most {MAX_VOXELS:,} are allowed: use voxel >= {smallest:.4g} m")
+        raise MapError(_too_many(voxel, reach, f"{side}^3 = {side**3:,}"))
     corner = -(n + 0.5) * voxel
     return Grid(origin=(corner, corner, corner), voxel=voxel, dims=(side, side, side))
 
 
+def smallest_voxel(reach: float) -> float:
+    """The smallest voxel [m], at 4 significant digits, whose grid for `reach` has at most
+    MAX_VOXELS voxels (the grid's side is odd: 2 n + 1 voxels, n = ceil(reach (1 + 1e-9) / voxel))."""
+    side = round(MAX_VOXELS ** (1 / 3))
+    while side**3 > MAX_VOXELS:
+        side -= 1
+    n = (side - 1) // 2  # the largest odd side that fits is 2 n + 1
+    exact = reach * (1 + 1e-9) / n
+    if exact <= 0 or not math.isfinite(exact):
+        return exact
+    scale = 10.0 ** (math.floor(math.log10(exact)) - 3)
+    return math.ceil(exact / scale) * scale  # rounded up: the value printed is allowed
+
+
+def _too_many(voxel: float, reach: float, count: str) -> str:
+    return (f"voxel {voxel:.4g} m makes {count} voxels for a reach of {reach:.4g} m; at most {MAX_VOXELS:,} "
+            f"are allowed: use voxel >= {smallest_voxel(reach):.4g} m")
+
+
 def positive_voxel(voxel: Any) -> float:
+    """voxel as a positive finite number of metres, or MapError."""
+    if isinstance(voxel, (bool, np.bool_)):
+        raise MapError(f"voxel must be a positive number of metres, not {voxel!r}")
     try:
         value = float(voxel)
+    except OverflowError:  # an int beyond the float range, such as 10**400
+        raise MapError(f"voxel must be a positive number of metres, not an integer of {len(str(voxel))} digits") \
+            from None
     except (TypeError, ValueError):
         raise MapError(f"voxel must be a positive number of metres, not {voxel!r}") from None
     if not (math.isfinite(value) and value > 0):

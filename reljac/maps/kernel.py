@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import loading
 from ..robot import Robot
 from .grid import Grid
 from .sampling import Sampler
@@ -47,29 +48,32 @@ class Partial:
 class Job:
     """Everything a worker needs for any chunk of one map (sent once per worker).
 
-    Holds the pin.Model (not the Robot: a Robot's pin.Data is 20x larger to ship); the Robot,
-    sampler and compiled model are rebuilt on first use in each process.
+    Pickled with the robot's kinematics only, in the form a pickled Robot keeps
+    (:func:`reljac.loading.model_state`: its URDF text, or its model with mimic joints made
+    independent plus their couplings). Pinocchio 4.1 crashes when the joint tree of an unpickled
+    ``pin.Model`` with mimic joints is read, so a bare model is never shipped; and no geometry,
+    SRDF or parent robot either (a Robot made from a pin.Model with meshes pickles to hundreds of
+    MB). The robot, sampler and compiled model are rebuilt once in each process.
     """
 
     def __init__(self, robot: Robot, frame_a: int, frame_b: int, grid: Grid, directions: np.ndarray,
                  axis: int, rows: tuple[int, ...], seed: int, backend: str) -> None:
-        self.model = robot.model
+        self.robot = robot
         self.frame_a, self.frame_b = frame_a, frame_b
         self.grid, self.directions, self.axis, self.rows = grid, directions, axis, rows
         self.seed, self.backend = seed, backend
-        self._robot: Robot | None = robot
         self._sampler: Sampler | None = None
 
     def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        state["_robot"] = state["_sampler"] = None
-        return state
+        robot = self.robot
+        kinematics = (loading.model_state(robot.model, robot._loaded), robot._loaded, robot.floating_base,
+                      robot.mimic)
+        return {**self.__dict__, "robot": None, "_sampler": None, "_kinematics": kinematics}
 
-    @property
-    def robot(self) -> Robot:
-        if self._robot is None:
-            self._robot = Robot(self.model)
-        return self._robot
+    def __setstate__(self, state: dict) -> None:
+        model_state, loaded, floating_base, mimic = state.pop("_kinematics")
+        self.__dict__.update(state)
+        self.robot = Robot(loading.restored_model(model_state, loaded, floating_base=floating_base, mimic=mimic))
 
     @property
     def sampler(self) -> Sampler:

@@ -1,8 +1,9 @@
 """CapabilityMap: the arrays and metadata of a relative capability map, saved as .npz.
 
-File layout (``numpy.savez_compressed``, loaded with ``allow_pickle=False``): the arrays below,
-plus ``metadata``, a JSON string (format, format_version, reljac version, robot, nq, nv, frame_a,
-frame_b, samples, seed, voxel, origin, dims, axis, rows, outside, block, backend).
+File layout (``numpy.savez_compressed``): the arrays below, plus ``metadata``, a JSON string
+(format, format_version, reljac version, robot, nq, nv, frame_a, frame_b, samples, seed, voxel,
+origin, dims, axis, rows, outside, block, backend). :func:`reljac.maps.load_map`
+(:mod:`reljac.maps.mapfile`) reads it back, checking sizes before inflating anything.
 """
 
 from __future__ import annotations
@@ -126,36 +127,3 @@ def check_robot(cmap: CapabilityMap, robot: Robot) -> CapabilityMap:
         raise MapError(f"the capability map names frames {missing} that robot '{robot.name}' does not have")
     return cmap
 
-
-def load_map(path: str | os.PathLike) -> CapabilityMap:
-    """Read a map written by :meth:`CapabilityMap.save`.
-
-    Raises:
-        MapError: missing or unreadable file, not a reljac capability map, or inconsistent arrays.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise MapError(f"capability map file '{path}' does not exist")
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            contents = {name: data[name] for name in data.files}
-    except (OSError, ValueError, EOFError) as exc:
-        raise MapError(f"'{path}' is not a readable .npz file: {exc}") from None
-    missing = [name for name in (*ARRAYS, "metadata") if name not in contents]
-    if missing:
-        raise MapError(f"'{path}' is not a reljac capability map (missing: {', '.join(missing)})")
-    try:
-        metadata = json.loads(str(contents.pop("metadata")))
-    except ValueError:
-        raise MapError(f"'{path}' has unreadable metadata") from None
-    if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
-        raise MapError(f"'{path}' is not a reljac capability map (format {metadata.get('format')!r})")
-    if metadata.get("format_version") != FORMAT_VERSION:
-        raise MapError(f"'{path}' has format version {metadata.get('format_version')}; this reljac reads "
-                       f"version {FORMAT_VERSION}")
-    result = CapabilityMap(**{name: contents[name] for name in ARRAYS}, metadata=metadata)
-    dims = tuple(metadata.get("dims", ()))
-    shapes_ok = all(getattr(result, name).shape == dims for name in ARRAYS[:4])
-    if not shapes_ok or result.best_q.shape != (int(result.reached.sum()), metadata.get("nq")):
-        raise MapError(f"'{path}' has arrays whose shapes do not match its metadata")
-    return result

@@ -7,7 +7,7 @@ any range of samples can be drawn alone by advancing the generator (``PCG64.adva
 sizes and the number of workers therefore never change which configurations a map sees.
 
 Each joint draws uniformly inside its position limits, like :meth:`reljac.Robot.random_configuration`
-(same ranges, a different stream): bounded 1-DoF joints in [lower, upper]; unbounded revolute
+(same ranges, a different stream): bounded 1-DoF joints in [lower, upper] (within +-1e100); unbounded revolute
 angles and continuous joints in [-pi, pi]; unbounded translations (prismatic, free-flyer, planar)
 in [-1, 1] m; quaternions uniform on SO(3) (Shoemake's method, three uniforms). Mimic joints take
 no entry of q.
@@ -24,6 +24,7 @@ from numpy.typing import ArrayLike
 from ..exceptions import UnsupportedJoint
 from ..joint_space import is_angle_pair
 from ..robot import Robot
+from .grid import sampled_range
 
 BLOCK = 2**16
 LINEAR, ANGLE, QUATERNION = range(3)
@@ -46,8 +47,7 @@ class Sampler:
 
         def linear(i: int, default: float, *, clip: bool = False) -> None:
             nonlocal u
-            a = lo[i] if np.isfinite(lo[i]) else -default
-            b = hi[i] if np.isfinite(hi[i]) else default
+            a, b = sampled_range(lo[i], hi[i], default)
             if clip:
                 a, b = max(a, -default), min(b, default)
             self._plan.append((LINEAR, i, u, a, b))

@@ -13,25 +13,40 @@ samples; the job (robot model, grid, directions) is sent once per worker. With t
 chunk's result is merged into the map's arrays as it arrives. On Dask, results stay on the
 workers and are merged there pairwise as they finish (a tree reduction: the merge is
 order-independent), so the client receives one partial result at the end, not one per chunk.
+A failure of the cluster (a worker that dies, a scheduler that goes away) is one
+:class:`~reljac.exceptions.SchedulerError`, never a raw Dask exception; connecting is
+:mod:`reljac.maps.dask_client`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures as cf
-import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..exceptions import MapError, ReljacError, SchedulerError
+from .dask_client import describe, make_client
 from .kernel import Job, Partial, merge_partials, run_chunk
 
-DASK_HINT = "pip install 'reljac[scale]'"
+__all__ = ["check_scheduler", "describe", "run"]
 
 
-def describe(scheduler: Any) -> str:
-    if scheduler is None or scheduler == "threads":
-        return "threads"
-    return scheduler if isinstance(scheduler, str) else type(scheduler).__name__
+class _CallerError(Exception):
+    """An exception raised by the caller's own callback, carried through the Dask wrapper."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _passing(callback: Callable) -> Callable:
+    def call(*args: Any) -> Any:
+        try:
+            return callback(*args)
+        except Exception as exc:
+            raise _CallerError(exc) from exc
+    return call
 
 
 def check_scheduler(scheduler: Any) -> None:
@@ -44,7 +59,7 @@ def check_scheduler(scheduler: Any) -> None:
                    f"or a distributed.Client, not {scheduler!r}")
 
 
-def run(job: Job, chunks: Sequence[tuple[int, int]], on_result: Callable[[Partial], None],
+def run(job: Job, chunks: Iterable[tuple[int, int]], on_result: Callable[[Partial], None],
         on_progress: Callable[[int], None], *, scheduler: Any, workers: int, connect_timeout: float) -> None:
     """Run every chunk (start, stop) of the job; pass results (one per chunk, or merged ones) to
     on_result and the size of each finished chunk to on_progress, both in this thread."""
@@ -54,7 +69,7 @@ def run(job: Job, chunks: Sequence[tuple[int, int]], on_result: Callable[[Partia
         _run_dask(job, chunks, on_result, on_progress, scheduler, workers, connect_timeout)
 
 
-def _run_threads(job: Job, chunks: Sequence[tuple[int, int]], on_result: Callable[[Partial], None], on_progress: Any,
+def _run_threads(job: Job, chunks: Iterable[tuple[int, int]], on_result: Callable[[Partial], None], on_progress: Any,
                  workers: int) -> None:
     pending: set[cf.Future] = set()
     todo = iter(chunks)
@@ -79,36 +94,6 @@ def _run_threads(job: Job, chunks: Sequence[tuple[int, int]], on_result: Callabl
             raise
 
 
-def _client(scheduler: Any, workers: int, connect_timeout: float) -> tuple[Any, list]:
-    """(client, things to close): a Client for the scheduler, and what this call created."""
-    try:
-        import distributed
-    except ImportError:
-        raise SchedulerError(f"scheduler={describe(scheduler)!r} needs Dask: {DASK_HINT}") from None
-    if isinstance(scheduler, distributed.Client):
-        return scheduler, []
-    if scheduler == "local":
-        cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                           dashboard_address=None, silence_logs=logging.ERROR)
-        return distributed.Client(cluster, set_as_default=False), [cluster]
-    try:  # a malformed address fails here, before a Client exists (a half-made one hangs at exit)
-        from distributed.comm.addressing import parse_address, parse_host_port
-
-        scheme, location = parse_address(scheduler)
-        if scheme in ("tcp", "tls", "ws", "wss", "ucx"):
-            parse_host_port(location)
-    except (ValueError, TypeError) as exc:
-        raise SchedulerError(f"{scheduler!r} is not a Dask scheduler address ({exc}); use tcp://HOST:PORT, "
-                             "'local' or leave --scheduler out") from None
-    try:
-        client = distributed.Client(scheduler, timeout=f"{connect_timeout}s", set_as_default=False)
-    except (OSError, TimeoutError, ValueError, TypeError) as exc:
-        raise SchedulerError(f"no Dask scheduler answered at {scheduler!r} within {connect_timeout:g} s "
-                             f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no detail'}); "
-                             "start one with `dask scheduler` or leave --scheduler out to run locally") from None
-    return client, []
-
-
 def _raise_task_error(future: Any) -> None:
     """Raise a failed task's exception: reljac's own as it is, anything else as a SchedulerError."""
     exc = future.exception()
@@ -118,43 +103,56 @@ def _raise_task_error(future: Any) -> None:
                          "reljac installed, with the same version as here") from None
 
 
-def _run_dask(job: Job, chunks: Sequence[tuple[int, int]], on_result: Callable[[Partial], None], on_progress: Any,
+def _run_dask(job: Job, chunks: Iterable[tuple[int, int]], on_result: Callable[[Partial], None], on_progress: Any,
               scheduler: Any, workers: int, connect_timeout: float) -> None:
-    client, created = _client(scheduler, workers, connect_timeout)  # SchedulerError without Dask
-    import distributed
-
+    client, created = make_client(scheduler, workers, connect_timeout)  # SchedulerError
     owned = client is not scheduler
     try:
-        n_workers = max(1, len(client.scheduler_info(n_workers=-1).get("workers", {})) or workers)
-        with client.as_current():  # as_completed looks the client up
-            job_future = client.scatter(job, broadcast=True)
-            todo = iter(chunks)
-            sizes: dict[str, int] = {}
-
-            def submit(chunk):
-                future = client.submit(run_chunk, job_future, *chunk, pure=False)
-                sizes[future.key] = chunk[1] - chunk[0]
-                return future
-
-            first = zip(range(2 * n_workers), todo, strict=False)  # at most 2 chunks per worker in flight
-            stream = distributed.as_completed([submit(c) for _, c in first])
-            finished = []  # results on the workers, not merged yet
-            for future in stream:
-                if future.status == "error":
-                    _raise_task_error(future)
-                if future.key in sizes:
-                    on_progress(sizes.pop(future.key))
-                    nxt = next(todo, None)
-                    if nxt is not None:
-                        stream.add(submit(nxt))
-                finished.append(future)
-                if len(finished) == 2:
-                    stream.add(client.submit(merge_partials, finished, pure=False))
-                    finished = []
-            for future in finished:  # the one left: every chunk merged
-                on_result(future.result())
+        _stream(client, job, chunks, _passing(on_result), _passing(on_progress), workers, connect_timeout)
+    except _CallerError as passed:
+        raise passed.error from None
+    except ReljacError:
+        raise
+    except (Exception, asyncio.CancelledError) as exc:  # a worker died, the scheduler went away, ...
+        raise SchedulerError(f"the Dask cluster failed during the map ({type(exc).__name__}: "
+                             f"{str(exc).strip().splitlines()[0] if str(exc).strip() else 'no detail'}); "
+                             "run it again, or with --scheduler left out to use local threads") from None
     finally:
         if owned:
             client.close()
         for thing in created:
             thing.close()
+
+
+def _stream(client: Any, job: Job, chunks: Iterable[tuple[int, int]], on_result: Callable[[Partial], None],
+            on_progress: Any, workers: int, connect_timeout: float) -> None:
+    import distributed
+
+    n_workers = max(1, len(client.scheduler_info(n_workers=-1).get("workers", {})) or workers)
+    with client.as_current():  # as_completed looks the client up
+        job_future = client.scatter(job, broadcast=True, timeout=max(connect_timeout, 60.0))
+        todo = iter(chunks)
+        sizes: dict[str, int] = {}
+
+        def submit(chunk):
+            future = client.submit(run_chunk, job_future, *chunk, pure=False)
+            sizes[future.key] = chunk[1] - chunk[0]
+            return future
+
+        first = zip(range(2 * n_workers), todo, strict=False)  # at most 2 chunks per worker in flight
+        stream = distributed.as_completed([submit(c) for _, c in first])
+        finished = []  # results on the workers, not merged yet
+        for future in stream:
+            if future.status == "error":
+                _raise_task_error(future)
+            if future.key in sizes:
+                on_progress(sizes.pop(future.key))
+                nxt = next(todo, None)
+                if nxt is not None:
+                    stream.add(submit(nxt))
+            finished.append(future)
+            if len(finished) == 2:
+                stream.add(client.submit(merge_partials, finished, pure=False))
+                finished = []
+        for future in finished:  # the one left: every chunk merged
+            on_result(future.result())
