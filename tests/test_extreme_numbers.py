@@ -165,7 +165,6 @@ PYTHON_SOLVER_FIX = ("the Python solver squares with **, which raises OverflowEr
                      "self.dt * self.dt and reljac/ik/hierarchy.py self.step_threshold * self.step_threshold")
 
 
-@pytest.mark.xfail(strict=True, raises=OverflowError, reason=PYTHON_SOLVER_FIX)
 @pytest.mark.parametrize("settings", [dict(damping=DampingPolicy(step_threshold=1e200), dt=0.01), dict(dt=1e200)])
 def test_the_python_solver_takes_huge_thresholds_and_steps_like_the_compiled_one(dual_arm, settings):
     steps = {}

@@ -120,7 +120,7 @@ class DampingPolicy:
 
     def error_part(self, step_squared: float) -> float:
         """lambda^2 of a level asking for a displacement of squared norm `step_squared` per step."""
-        return self.error_damping * max(step_squared - self.step_threshold**2, 0.0)
+        return self.error_damping * max(step_squared - self.step_threshold * self.step_threshold, 0.0)
 
     def damping(self, smallest: float) -> float:
         """lambda^2 for a level whose smallest singular value is `smallest`."""
