@@ -345,9 +345,19 @@ class Robot(ModelIndex):
         return joint_space.named_configuration(self, name)
 
     def reference_configuration(self) -> np.ndarray:
-        """The robot's reference configuration (its loader's :attr:`reference_posture`, e.g.
-        Talos's 'half_sitting'), else the neutral one; shape (nq,)."""
-        return self.configuration(self.reference_posture) if self.reference_posture else self.neutral()
+        """The robot's reference configuration, inside its position limits; shape (nq,).
+
+        Its loader's :attr:`reference_posture` (e.g. Talos's 'half_sitting', Panda's 'default'),
+        where there is one, on top of the neutral configuration; a one-DoF joint whose neutral
+        value (0) lies outside its limits takes the middle of its limits, and a posture value
+        outside them the nearest limit. The default target of :class:`reljac.ik.PostureTask`
+        and the configuration :meth:`locked` and the collision model's default pairs start from.
+        """
+        base = joint_space.inside_limits(self, self.neutral(), middle=True)
+        if not self.reference_posture:
+            return base
+        q = joint_space.named_configuration(self, self.reference_posture, base)
+        return joint_space.inside_limits(self, q, middle=False)
 
     def locked(self, joints: Any, q: ArrayLike | None = None) -> Robot:
         """This robot with `joints` locked: Pinocchio's reduced model, whose q and v leave them out.

@@ -52,7 +52,7 @@ def view(
     Args:
         robot: a Robot, a bundled robot's name or a URDF path.
         frames: frame names or ids to draw triads on (labelled with their names).
-        q: configuration, shape (nq,) (default: the neutral configuration).
+        q: configuration, shape (nq,) (default: ``robot.reference_configuration()``).
         hold: wait until Ctrl-C (or SIGTERM), then close the viewer and return None.
             Otherwise return the open viewer.
         open: also open a browser tab.
@@ -74,7 +74,7 @@ def view(
         cmap = check_robot(load_map(capability_map), robot)
         frames = frames or [cmap.metadata["frame_a"], cmap.metadata["frame_b"]]
     frame_ids = [robot.frame_id(f) for f in frames]
-    q = robot.neutral() if q is None else robot.validate_q(q)
+    q = robot.reference_configuration() if q is None else robot.validate_q(q)
     viewer = Viewer(robot, q=q, scale=scale, zmq_url=zmq_url, open=open)
     try:
         for fid in frame_ids:

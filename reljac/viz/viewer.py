@@ -46,7 +46,7 @@ class Viewer(Session):
 
     Args:
         robot: the robot; its ``visual_model`` is shown (loading it may raise URDFError).
-        q: configuration shown first, shape (nq,) (default: the neutral configuration); the
+        q: configuration shown first, shape (nq,) (default: ``robot.reference_configuration()``); the
             camera and the overlay size are fitted to the robot at this configuration.
         scale: [m] axis length of frame triads and targets (default: 6 % of the diagonal of the
             robot's bounding box at q); labels are 0.7 times as tall, segments 0.04 times as thick.
@@ -91,7 +91,7 @@ class Viewer(Session):
         self.root = root or robot.name
         if "/" in self.root:
             raise ConfigurationError(f"root {self.root!r} must not contain '/'")
-        q = robot.neutral() if q is None else robot.validate_q(q)
+        q = robot.reference_configuration() if q is None else robot.validate_q(q)
         scale = None if scale is None else _positive(scale, "scale")
         visual_model = robot.visual_model  # URDFError (with its message) before any server starts
         collision_model = robot.collision_model
