@@ -34,6 +34,7 @@ from .validation import as_rng
 
 if TYPE_CHECKING:  # pragma: no cover
     from .collision import CollisionModel
+    from .collision.state import CollisionState
 
 __all__ = ["FrameRef", "Robot", "bundled_robots"]
 
@@ -69,6 +70,7 @@ class Robot(ModelIndex):
     _visual_model: pin.GeometryModel | None
     _collision_model: pin.GeometryModel | None
     _collisions: CollisionModel | None
+    _collision_state: CollisionState | None  # robot.collisions' edits, from a copy or pickle
 
     def __init__(self, model: pin.Model, *, urdf_path: str | Path | None = None,
                  package_dirs: Sequence[str | Path] = (), floating_base: bool = False, mimic: bool = True,
@@ -87,6 +89,7 @@ class Robot(ModelIndex):
         self._given_geometry = {"collision": loading.check_geometry(collision, model, "collision"),
                                 "visual": loading.check_geometry(visual, model, "visual")}
         self.reference_posture: str | None = None
+        self._collision_state = None
         for key in _LAZY_PARTS:
             setattr(self, key, None)
         self.srdf = None if srdf is None else srdf if isinstance(srdf, SRDF) else read_srdf(srdf, self.link_names)
@@ -96,6 +99,10 @@ class Robot(ModelIndex):
         from a URDF is rebuilt from its text, any other model with mimic joints from the model
         without them (Pinocchio 4.1 crashes on unpickled mimic joints)."""
         state = {k: v for k, v in self.__dict__.items() if k not in ("_lock", "_local", "model", *_LAZY_PARTS)}
+        if self._collisions is not None:  # its pairs and obstacles, as robot.collisions edited them
+            from .collision.state import collision_state
+
+            state["_collision_state"] = collision_state(self._collisions)
         return {**state, "model": loading.model_state(self.model, self._loaded)}
 
     def __setstate__(self, state: dict) -> None:
@@ -242,13 +249,16 @@ class Robot(ModelIndex):
     @property
     def collisions(self):
         """The robot's :class:`~reljac.collision.CollisionModel` (built on first use, with the
-        SRDF's disabled pairs left out): add or remove pairs and obstacles through it."""
+        SRDF's disabled pairs left out): add or remove pairs and obstacles through it; a copy or
+        pickle of the robot keeps them."""
         if self._collisions is None:
             with self._lock:
                 if self._collisions is None:
                     from .collision import CollisionModel
+                    from .collision.state import restore
 
-                    self._collisions = CollisionModel(self)
+                    kept = self._collision_state  # from a copy or pickle of a robot
+                    self._collisions = CollisionModel(self) if kept is None else restore(self, kept)
         return self._collisions
 
     @property

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import textwrap
 
+import coal
 import numpy as np
 import pytest
 from helpers import EXAMPLE_ROBOTS, example_robot_data_dir
@@ -335,6 +336,36 @@ def test_bad_obstacles_are_refused(dual):
     assert cm.obstacles == [] and cm.pairs == []
 
 
+@pytest.mark.parametrize("position", [[True, False, True], np.array([1, 0, 1], dtype=bool), ["0", "0", "1"],
+                                      ("0.1", 0.0, 0.2), [0.0, None, 1.0]])
+def test_obstacle_positions_of_booleans_or_text_are_refused(dual, position):
+    """Issue 18: numpy reads True as 1.0 and "1" as 1.0; an obstacle's position is 3 numbers."""
+    cm = CollisionModel(dual, pairs=[])
+    with pytest.raises(CollisionError, match="an obstacle's position must be 3 finite numbers"):
+        cm.add_obstacle("ball", sphere(0.1), position)
+    cm.add_obstacle("ball", sphere(0.1), [0.0, 0.0, 1.0])
+    with pytest.raises(CollisionError, match="an obstacle's position must be 3 finite numbers"):
+        cm.move_obstacle("ball", position)
+    np.testing.assert_array_equal(cm.obstacle("ball").T_fo.translation, [0.0, 0.0, 1.0])
+
+
+@pytest.mark.parametrize("make, what", [
+    (lambda: coal.Sphere(-1.0), r"Sphere has radius \[-1.0\]"),
+    (lambda: coal.Sphere(float("nan")), r"Sphere has radius \[nan\]"),
+    (lambda: coal.Box(0.1, 0.2, -0.3), r"Box has halfSide \[0.05, 0.1, -0.15\]"),
+    (lambda: coal.Capsule(0.1, -0.2), r"Capsule has halfLength \[-0.1\]"),
+    (lambda: coal.Cylinder(0.0, 0.2), r"Cylinder has radius \[0.0\]"),
+    (lambda: coal.Ellipsoid(0.1, -0.1, 0.1), r"Ellipsoid has radii"),
+])
+def test_coal_shapes_of_negative_or_zero_size_are_refused(dual, make, what):
+    """Issue 18: coal.Sphere(-1) read as far away from everything: avoidance ignored it."""
+    cm = CollisionModel(dual, pairs=[])
+    with pytest.raises(CollisionError, match=f"an obstacle's {what}.*sizes must be positive finite numbers"):
+        cm.add_obstacle("ball", make())
+    assert cm.obstacles == []
+    cm.add_obstacle("ball", coal.Sphere(0.1), [0.0, 0.0, 1.0])  # a well-made coal shape is welcome
+
+
 def test_module_function_and_result_helpers(dual, dual_cm):
     q = dual.random_configuration(5)
     a = reljac.collision.distances(dual, q, within=0.3)
@@ -347,3 +378,32 @@ def test_module_function_and_result_helpers(dual, dual_cm):
     with pytest.raises(KeyError, match="not among these"):
         b.index("torso", "nothing")
     assert repr(b).startswith(f"Distances({len(b)} pairs")
+
+
+# ---------------------------------------------------------------------------- copies of a robot
+@pytest.mark.parametrize("copier", ["deepcopy", "pickle"])
+def test_a_copied_robot_keeps_the_obstacles_and_pair_edits_of_its_collisions(copier):
+    """Issue 18: copy.deepcopy and pickle dropped what was added through robot.collisions."""
+    import copy
+    import pickle
+
+    robot = reljac.Robot.bundled("dual_arm")
+    robot.collisions.add_obstacle("table", box((1.2, 0.8, 0.05)), [0.6, 0.0, 0.4])
+    robot.collisions.add_obstacle("cup", sphere(0.04), [0.0, 0.0, 0.1], frame="left_tool", links=["right_link8"])
+    robot.collisions.remove_pairs([("left_link8", "right_link8")])
+    robot.collisions.add_pairs([("left_link5", "left_link7")])
+    clone = copy.deepcopy(robot) if copier == "deepcopy" else pickle.loads(pickle.dumps(robot))
+    assert clone.collisions is not robot.collisions
+    assert clone.collisions.obstacles == ["table", "cup"]
+    assert clone.collisions.pairs == robot.collisions.pairs
+    assert clone.collisions.dropped == robot.collisions.dropped
+    assert ("left_link8", "right_link8", "removed by the user") in clone.collisions.dropped
+    q = robot.random_configuration(7)
+    a, b = robot.collisions.distances(q), clone.collisions.distances(q)
+    assert a.pairs == b.pairs and ("right_link8", "cup") in b.pairs and ("torso", "table") in b.pairs
+    np.testing.assert_allclose(b.distance, a.distance, atol=1e-12)
+    np.testing.assert_allclose(b.jacobian, a.jacobian, atol=1e-12)
+    clone.collisions.move_obstacle("table", [5.0, 0.0, 0.4])  # the copies are independent
+    assert robot.collisions.obstacle("table").T_fo.translation[0] == 0.6
+    again = pickle.loads(pickle.dumps(clone))  # a copy of a copy whose collisions were never built
+    assert pickle.loads(pickle.dumps(again)).collisions.obstacle("table").T_fo.translation[0] == 5.0
