@@ -134,7 +134,7 @@ def cmd_view(args: argparse.Namespace) -> int:
     robot = load_robot(args)
     q = configuration(robot, args)
     view(robot, args.frames or [], q, hold=not args.no_hold, open=args.open, zmq_url=args.zmq_url,
-         capability_map=args.map, color_by=args.color_by)
+         host=args.host, capability_map=args.map, color_by=args.color_by)
     return 0
 
 
