@@ -228,7 +228,8 @@ class _Crossing:
 
     def status(self) -> str:
         """The progress line's text in this phase (it tracks no task error)."""
-        nearest = "no two bodies within 100 mm" if self.last >= 0.1 else f"nearest bodies {self.last * 1e3:.2f} mm apart"
+        far = self.last >= 0.1
+        nearest = "no two bodies within 100 mm" if far else f"nearest bodies {self.last * 1e3:.2f} mm apart"
         return f"crossing, collision avoidance on: {nearest} (kept: >= {self.MIN_DISTANCE * 1e3:g} mm)"
 
     def notes(self) -> list[str]:
