@@ -12,7 +12,7 @@ with geometry) leaves the torso lift, the two 7-DoF arms and the head: 17 joints
     python examples/tiago_dual_carry.py              # with a meshcat viewer, in real time
     python examples/tiago_dual_carry.py --headless   # no viewer (or RELJAC_HEADLESS=1)
 
-Needs example-robot-data: pip install "reljac[robots]".
+Needs example-robot-data: pip install example-robot-data (or ".[robots]" in the reljac folder).
 """
 
 import math

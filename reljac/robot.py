@@ -50,13 +50,17 @@ class Robot(ModelIndex):
         name: robot name (the URDF's ``<robot name>``).
         model: the ``pin.Model``; ``data``: a ``pin.Data`` for your own use (made on first use; not
             used by reljac's functions, which take :meth:`thread_data`).
-        nq, nv: sizes of configurations q and velocities v (they differ with floating bases and
-            continuous joints).
+        nq: size of configurations q (more than nv with floating bases and continuous joints).
+        nv: size of velocities v.
         joint_names: joints with their own degrees of freedom, in q order (mimic joints excluded).
         frame_names: every Pinocchio frame (links, joints, fixed frames), in model order.
-        lower_limits, upper_limits: (nq,) position limits; velocity_limits: (nv,) [rad/s or m/s].
+        lower_limits: (nq,) lower position limits [rad or m].
+        upper_limits: (nq,) upper position limits [rad or m].
+        velocity_limits: (nv,) [rad/s or m/s].
         srdf: the robot's :class:`~reljac.collision.SRDF` (named configurations, disabled collision
-            pairs), or None. reference_posture: the name of its reference configuration, or None.
+            pairs), or None.
+        reference_posture: the name of its reference configuration (an SRDF state), or None; see
+            :meth:`reference_configuration`.
         locked_joints: {joint name: value} of the joints :meth:`locked` fixed (empty if none).
 
     ``Robot(model)`` takes a ``pin.Model`` as it is (no copy) or a ``pin.RobotWrapper`` (its
@@ -355,14 +359,10 @@ class Robot(ModelIndex):
         return joint_space.named_configuration(self, name)
 
     def reference_configuration(self) -> np.ndarray:
-        """The robot's reference configuration, inside its position limits; shape (nq,).
-
-        Its loader's :attr:`reference_posture` (e.g. Talos's 'half_sitting', Panda's 'default'),
-        where there is one, on top of the neutral configuration; a one-DoF joint whose neutral
-        value (0) lies outside its limits takes the middle of its limits, and a posture value
-        outside them the nearest limit. The default target of :class:`reljac.ik.PostureTask`
-        and the configuration :meth:`locked` and the collision model's default pairs start from.
-        """
+        """The robot's reference configuration, inside its position limits; shape (nq,): its
+        :attr:`reference_posture` (e.g. Panda's 'default') over the neutral configuration, whose
+        one-DoF joints outside their limits take the middle of them (a posture value: the nearest
+        limit). PostureTask's default target; where :meth:`locked` and the default pairs start."""
         base = joint_space.inside_limits(self, self.neutral(), middle=True)
         if not self.reference_posture:
             return base

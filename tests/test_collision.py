@@ -407,3 +407,13 @@ def test_a_copied_robot_keeps_the_obstacles_and_pair_edits_of_its_collisions(cop
     assert robot.collisions.obstacle("table").T_fo.translation[0] == 0.6
     again = pickle.loads(pickle.dumps(clone))  # a copy of a copy whose collisions were never built
     assert pickle.loads(pickle.dumps(again)).collisions.obstacle("table").T_fo.translation[0] == 5.0
+
+
+@needs_robots
+def test_an_srdf_prints_as_one_short_line():
+    """Issue 18: robot.srdf's repr listed every disabled pair (thousands of characters)."""
+    robot = reljac.Robot.load("talos")
+    text = repr(robot.srdf)
+    assert len(text) < 250 and "\n" not in text, text
+    assert text.startswith(f"SRDF('{robot.srdf.path}' of robot 'talos': {len(robot.srdf.disabled)} disabled pairs")
+    assert f"{len(robot.srdf.group_states)} named configurations (half_sitting" in text

@@ -201,7 +201,7 @@ def demo_arguments(parser: argparse.ArgumentParser) -> None:
                         help="exit when the motion ends (default from a terminal: keep serving until Ctrl-C)")
     parser.add_argument("--record", metavar="FILE", help="save t, q, targets and errors to FILE (.npz or .json)")
     parser.add_argument("--plot", metavar="FILE", help="plot the tracking errors to FILE (.png, .pdf, .svg; "
-                        "needs matplotlib: pip install 'reljac[plot]')")
+                        "needs matplotlib: pip install matplotlib)")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="with --headless: progress bar on stderr (default: only when stderr is a terminal "
                              "and CI is unset)")

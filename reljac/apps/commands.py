@@ -157,7 +157,7 @@ def cmd_robots(args: argparse.Namespace) -> int:
               f"{'yes' if source.srdf else '-':<6}{source.posture or '-'}")
     root = robots.example_robot_data_dir()
     if root is None:
-        print(f"\nexample-robot-data is not installed: pip install \"reljac[robots]\" for "
+        print(f"\nexample-robot-data is not installed: pip install example-robot-data for "
               f"{len(robots.EXAMPLE_ROBOTS)} more robots")
     else:
         print(f"\n{len(names)} robots; example-robot-data's files: {root}")
