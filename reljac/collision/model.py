@@ -358,7 +358,7 @@ class CollisionModel:
         """The active pairs nearer than `distance` [m] at configuration q (nq,), as
         (body 1, body 2, d [m]), nearest first: e.g. the pairs a collision avoidance with
         ``min_distance = distance`` starts below its minimum at q."""
-        rows = self.distances(q, within=distance, jacobians=False)
+        rows = self.distances(q, within=_check_distance(distance, "distance", allow_inf=True), jacobians=False)
         order = np.argsort(rows.distance, kind="stable")
         return [(*rows.pairs[i], float(rows.distance[i])) for i in order]
 
