@@ -134,3 +134,17 @@ def test_the_robot_is_drawn_whole_through_the_voxels_and_the_legend_shows(dual, 
     corner = with_voxels[h // 2:, w // 2:].reshape(-1, 3).astype(int)  # the legend's yellow end
     yellow = (255 * colormap(np.array([1.0]))[0]).astype(int)
     assert (np.abs(corner - yellow).sum(axis=1) <= 30).sum() > 100
+
+
+def test_the_box_the_camera_follows_moves_the_local_boxes_computed_once(dual):
+    """follow measures the robot's box on every display: the mesh boxes are computed once, then
+    moved; the result equals a fresh computation."""
+    from reljac.viz.bounds import geometry_corners
+
+    with Viewer(dual) as viewer:
+        for seed in range(3):
+            viewer.display(dual.random_configuration(seed))
+            fresh = geometry_corners(viewer.visualizer.visual_model, viewer.visualizer.visual_data)
+            lower, upper = viewer.bounding_box()
+            np.testing.assert_allclose(lower, fresh.min(axis=0), atol=1e-12)
+            np.testing.assert_allclose(upper, fresh.max(axis=0), atol=1e-12)

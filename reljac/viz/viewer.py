@@ -21,7 +21,7 @@ from ..poses import as_se3
 from ..robot import FrameRef, Robot
 from ..robots import as_robot
 from ..validation import as_count, as_float
-from .bounds import robot_box
+from .bounds import local_corners, robot_box
 from .camera import DEFAULT_DIRECTION, CameraPose, frame_box, leaves_picture, overlay_scale
 from .framing import LABEL_HEIGHT, label_height, show_camera, union_box
 from .overlays import Ellipsoid, FrameLabel, FrameTriad, LabelLayer, Overlay, Segment, Target, Trail
@@ -106,6 +106,7 @@ class Viewer(Session):
         self._overlays: dict[str, Overlay] = {}
         self._labels_visible = True
         self.follow = bool(follow)
+        self._local_boxes: np.ndarray | None = None  # bounds.local_corners of the visual model
         self.q = q
         try:
             self.connect(zmq_url, host)
@@ -147,7 +148,10 @@ class Viewer(Session):
     # ------------------------------------------------------------------ camera
     def bounding_box(self) -> tuple[np.ndarray, np.ndarray]:
         """(lower, upper) corners (3,) in w [m] of the robot's visual geometry as displayed."""
-        return robot_box(self.visualizer.visual_model, self.visualizer.visual_data, self.visualizer.data.oMf)
+        if self._local_boxes is None:  # mesh boxes are slow to compute: once
+            self._local_boxes = local_corners(self.visualizer.visual_model)
+        return robot_box(self.visualizer.visual_model, self.visualizer.visual_data, self.visualizer.data.oMf,
+                         self._local_boxes)
 
     def frame_camera(self, direction: ArrayLike | None = None, *,
                      box: tuple[ArrayLike, ArrayLike] | None = None) -> CameraPose:
