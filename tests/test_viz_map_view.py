@@ -148,3 +148,17 @@ def test_the_box_the_camera_follows_moves_the_local_boxes_computed_once(dual):
             lower, upper = viewer.bounding_box()
             np.testing.assert_allclose(lower, fresh.min(axis=0), atol=1e-12)
             np.testing.assert_allclose(upper, fresh.max(axis=0), atol=1e-12)
+
+
+def test_cube_faces_turn_counter_clockwise_seen_from_outside():
+    """Only front faces are drawn (three.js: counter-clockwise): each triangle's normal by the
+    right-hand rule points away from its cube's centre."""
+    from reljac.viz.capability import cube_mesh
+
+    centers = np.array([[0.0, 0.0, 0.0], [1.0, -2.0, 0.5]])
+    vertices, faces, _ = cube_mesh(centers, 0.3, colormap(np.array([0.2, 0.8])))
+    for k, (i, j, m) in enumerate(faces):
+        a, b, c = vertices[[i, j, m]].astype(float)
+        normal = np.cross(b - a, c - a)
+        outward = (a + b + c) / 3 - centers[k // 12]
+        assert normal @ outward > 0, k

@@ -149,14 +149,21 @@ class CapabilityOverlay(Overlay):
         centers = cmap.grid.centers(flat)
         half = 0.5 * cmap.grid.voxel
         self.box_in_a = (centers.min(axis=0) - half, centers.max(axis=0) + half)
-        far_first = np.argsort(centers @ np.asarray(DEFAULT_DIRECTION), kind="stable")
-        vertices, faces, colors = cube_mesh(centers[far_first], CUBE * cmap.grid.voxel, colormap(values[far_first]))
-        node["voxels"].set_object(Underlay(
-            mg.TriangularMeshGeometry(vertices, faces, color=colors),
-            mg.MeshBasicMaterial(vertexColors=True, side=0, depthWrite=False)))  # side 0: front faces
-        title = TITLES[color_by]
-        self.legend = Picture(*legend_png(title, top), 1.0)
+        self._cubes = (centers, CUBE * cmap.grid.voxel, colormap(values))  # drawn by place (T_wa known)
+        self.legend = Picture(*legend_png(TITLES[color_by], top), 1.0)
         node["legend"].set_object(self.legend)
+
+    def place(self, oMf: Any) -> None:
+        """Draw the cubes far to near as seen from the default view direction (in frame a)."""
+        if self.drawn:
+            centers, size, colors = self._cubes
+            toward_camera = oMf[self.frame_a].rotation.T @ np.asarray(DEFAULT_DIRECTION)  # in a's axes
+            far_first = np.argsort(centers @ toward_camera, kind="stable")
+            vertices, faces, vertex_colors = cube_mesh(centers[far_first], size, colors[far_first])
+            self.node["voxels"].set_object(Underlay(
+                mg.TriangularMeshGeometry(vertices, faces, color=vertex_colors),
+                mg.MeshBasicMaterial(vertexColors=True, side=0, depthWrite=False)))  # side 0: front faces
+        self.update(oMf)
 
     def world_box(self) -> tuple[np.ndarray, np.ndarray] | None:
         """(lower, upper) corners in w [m] of a box holding the drawn voxels, at the last display."""
