@@ -9,7 +9,7 @@ distance at the end of each pinch and the joints the limits stopped.
     python examples/allegro_pinch.py              # with a meshcat viewer, in real time
     python examples/allegro_pinch.py --headless   # no viewer (or RELJAC_HEADLESS=1)
 
-Needs example-robot-data: pip install "reljac[robots]".
+Needs example-robot-data: pip install example-robot-data (or ".[robots]" in the reljac folder).
 """
 
 import os

@@ -10,7 +10,7 @@ the hand's tool frame).
     python examples/arm_analysis.py              # ur5 and panda
     python examples/arm_analysis.py ur10 z1      # other arms: base and tool = first and last link
 
-Needs example-robot-data: pip install "reljac[robots]".
+Needs example-robot-data: pip install example-robot-data (or ".[robots]" in the reljac folder).
 """
 
 import sys

@@ -13,7 +13,7 @@ locked there (``robot.locked``): the torso, the arms and the head are left (18 j
     python examples/talos_carry.py              # with a meshcat viewer, in real time
     python examples/talos_carry.py --headless   # no viewer (or RELJAC_HEADLESS=1)
 
-Needs example-robot-data: pip install "reljac[robots]".
+Needs example-robot-data: pip install example-robot-data (or ".[robots]" in the reljac folder).
 """
 
 import math

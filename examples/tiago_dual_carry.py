@@ -12,7 +12,7 @@ with geometry) leaves the torso lift, the two 7-DoF arms and the head: 17 joints
     python examples/tiago_dual_carry.py              # with a meshcat viewer, in real time
     python examples/tiago_dual_carry.py --headless   # no viewer (or RELJAC_HEADLESS=1)
 
-Needs example-robot-data: pip install "reljac[robots]".
+Needs example-robot-data: pip install example-robot-data (or ".[robots]" in the reljac folder).
 """
 
 import math
@@ -43,7 +43,7 @@ right = FrameTask(R, gain=20.0, weight=position_only)
 left.set_target(pin.SE3(np.eye(3), center + [0, width / 2, 0]))
 right.set_target(pin.SE3(np.eye(3), center - [0, width / 2, 0]))
 posture = PostureTask(robot, gain=1.0, weight=0.1)
-reach = solve(robot, robot.neutral(), [[left, right], [posture]])
+reach = solve(robot, robot.reference_configuration(), [[left, right], [posture]])
 box = RelativeFrameTask(L, R, gain=20.0)  # T_lr: right hand 0.3 m along left's x, turned to face it
 box.set_target(pin.SE3(pin.utils.rpyToMatrix(0.0, 0.0, math.pi), np.array([width, 0.0, 0.0])))
 lead = FrameTask(L, gain=20.0)

@@ -1,21 +1,15 @@
 """reljac: relative Jacobians, task-priority IK and browser views for URDF robots, on Pinocchio.
 
-Notation (used everywhere in reljac)
-------------------------------------
-========== ==================================================================================
-``w``       the world frame (Pinocchio's ``universe``).
-``T_ab``    pose of frame b in frame a (``pin.SE3``); ``R_ab``, ``p_ab`` its rotation and
-            translation. Subscripts cancel: ``T_ac = T_ab * T_bc``.
-``J_a``     LOCAL_WORLD_ALIGNED frame Jacobian of a: rows [velocity of a's origin; angular
-            velocity], both in world axes. Shape (6, nv).
-``J_ab``    relative Jacobian: the motion of b *measured in* a, *expressed in* a,
-            ``[d/dt p_ab; w_ab] = J_ab @ v``. Rows [linear; angular]. Shape (6, nv).
-``J_ab_in_c`` the same motion expressed in frame c: ``blockdiag(R_ca, R_ca) @ J_ab``; with c = b
-            it is the body Jacobian of T_ab, the one ``pin.Jlog6`` composes with.
-``q``, ``v`` configuration (length nq) and velocity (length nv). They differ in length with
-            floating bases (quaternions) and continuous joints (cos, sin); never index one with
-            the other's layout.
-========== ==================================================================================
+Notation (used everywhere in reljac; a Markdown table, as the API reference renders it):
+
+| symbol | meaning |
+| --- | --- |
+| `w` | the world frame (Pinocchio's `universe`) |
+| `T_ab` | pose of frame b in frame a (`pin.SE3`), `R_ab`, `p_ab` its parts; subscripts cancel: `T_ac = T_ab * T_bc` |
+| `J_a` | LOCAL_WORLD_ALIGNED frame Jacobian: [velocity of a's origin; angular velocity], world axes, (6, nv) |
+| `J_ab` | relative Jacobian: b's motion *measured in* a, *expressed in* a, `[d/dt p_ab; w_ab] = J_ab @ v`, (6, nv) |
+| `J_ab_in_c` | the same motion expressed in c: `blockdiag(R_ca, R_ca) @ J_ab` (c = b: T_ab's body Jacobian) |
+| `q`, `v` | configuration (nq), velocity (nv): they differ with floating bases and continuous joints |
 
 Units: metres, radians, seconds; gains in [1/s], time steps in [s].
 

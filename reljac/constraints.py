@@ -13,13 +13,11 @@ built from the LOCAL_WORLD_ALIGNED frame Jacobians J_f = [J_f^v; J_f^w]:
 
 so that ``d/dt r = G_ball @ v``. The other constraints project it:
 
-==============  =============================  ==============================================
-constraint      residual g(q)                  Jacobian G (d/dt g = G v)
-==============  =============================  ==============================================
-BallJoint       r (3,)                          G_ball (3, nv)
-Distance        ``|r| - length`` (1,)          ``(r / |r|)^T G_ball`` (1, nv)
-Contact         ``B r`` (3,)                    ``B G_ball`` (3, nv), B = rows [n; t1; t2]
-==============  =============================  ==============================================
+| constraint | residual g(q) | Jacobian G (d/dt g = G v) |
+| --- | --- | --- |
+| BallJoint | r (3,) | G_ball (3, nv) |
+| Distance | `norm(r) - length` (1,) | `(r / norm(r))^T G_ball` (1, nv) |
+| Contact | `B r` (3,) | `B G_ball` (3, nv), B = rows [n; t1; t2] |
 
 Contact: n is the unit normal (given in world axes, or in a's axes and then turning with a) and
 (t1, t2) two tangents (:func:`contact_basis`). G is the velocity-level contact Jacobian of the

@@ -126,8 +126,24 @@ def normalize(robot: Robot, q: ArrayLike) -> np.ndarray:
     return pin.normalize(robot.model, q)
 
 
-def named_configuration(robot: Robot, name: str) -> np.ndarray:
-    """q (nq,) of the SRDF group state `name` (see :meth:`Robot.configuration`)."""
+def inside_limits(robot: Robot, q: np.ndarray, *, middle: bool) -> np.ndarray:
+    """A copy of q (nq,) whose one-DoF coordinates outside their finite position limits are put
+    back: at the middle of the limits (`middle`), else at the nearest limit."""
+    q = q.copy()
+    model = robot.model
+    lo, hi = model.lowerPositionLimit, model.upperPositionLimit
+    for j in robot._dof_joint_ids:
+        joint = model.joints[j]
+        i = joint.idx_q
+        if joint.nq != 1 or not (math.isfinite(lo[i]) and math.isfinite(hi[i])) or lo[i] <= q[i] <= hi[i]:
+            continue
+        q[i] = 0.5 * (lo[i] + hi[i]) if middle else min(max(q[i], lo[i]), hi[i])
+    return q
+
+
+def named_configuration(robot: Robot, name: str, base: np.ndarray | None = None) -> np.ndarray:
+    """q (nq,) of the SRDF group state `name` (see :meth:`Robot.configuration`); joints it does not
+    name keep their values in `base` (default: neutral)."""
     if robot.srdf is None:
         raise SRDFError(f"robot '{robot.name}' has no SRDF, so no named configuration {name!r} (load it "
                         "with srdf=PATH)")
@@ -142,7 +158,8 @@ def named_configuration(robot: Robot, name: str) -> np.ndarray:
                         f"'{robot.name}' does not have{suggest(unknown[0], robot.joint_names)}")
     values = {joint: value for joint, value in states[name].items() if joint in robot._joint_ids}
     try:
-        return normalize(robot, write_values(robot, values, pin.neutral(robot.model)))
+        start = pin.neutral(robot.model) if base is None else base
+        return normalize(robot, write_values(robot, values, start))
     except ConfigurationError as exc:
         raise SRDFError(f"SRDF '{robot.srdf.path}', state '{name}': {exc}") from None
 

@@ -34,6 +34,7 @@ from .validation import as_rng
 
 if TYPE_CHECKING:  # pragma: no cover
     from .collision import CollisionModel
+    from .collision.state import CollisionState
 
 __all__ = ["FrameRef", "Robot", "bundled_robots"]
 
@@ -49,13 +50,17 @@ class Robot(ModelIndex):
         name: robot name (the URDF's ``<robot name>``).
         model: the ``pin.Model``; ``data``: a ``pin.Data`` for your own use (made on first use; not
             used by reljac's functions, which take :meth:`thread_data`).
-        nq, nv: sizes of configurations q and velocities v (they differ with floating bases and
-            continuous joints).
+        nq: size of configurations q (more than nv with floating bases and continuous joints).
+        nv: size of velocities v.
         joint_names: joints with their own degrees of freedom, in q order (mimic joints excluded).
         frame_names: every Pinocchio frame (links, joints, fixed frames), in model order.
-        lower_limits, upper_limits: (nq,) position limits; velocity_limits: (nv,) [rad/s or m/s].
+        lower_limits: (nq,) lower position limits [rad or m].
+        upper_limits: (nq,) upper position limits [rad or m].
+        velocity_limits: (nv,) [rad/s or m/s].
         srdf: the robot's :class:`~reljac.collision.SRDF` (named configurations, disabled collision
-            pairs), or None. reference_posture: the name of its reference configuration, or None.
+            pairs), or None.
+        reference_posture: the name of its reference configuration (an SRDF state), or None; see
+            :meth:`reference_configuration`.
         locked_joints: {joint name: value} of the joints :meth:`locked` fixed (empty if none).
 
     ``Robot(model)`` takes a ``pin.Model`` as it is (no copy) or a ``pin.RobotWrapper`` (its
@@ -69,6 +74,7 @@ class Robot(ModelIndex):
     _visual_model: pin.GeometryModel | None
     _collision_model: pin.GeometryModel | None
     _collisions: CollisionModel | None
+    _collision_state: CollisionState | None  # robot.collisions' edits, from a copy or pickle
 
     def __init__(self, model: pin.Model, *, urdf_path: str | Path | None = None,
                  package_dirs: Sequence[str | Path] = (), floating_base: bool = False, mimic: bool = True,
@@ -87,6 +93,7 @@ class Robot(ModelIndex):
         self._given_geometry = {"collision": loading.check_geometry(collision, model, "collision"),
                                 "visual": loading.check_geometry(visual, model, "visual")}
         self.reference_posture: str | None = None
+        self._collision_state = None
         for key in _LAZY_PARTS:
             setattr(self, key, None)
         self.srdf = None if srdf is None else srdf if isinstance(srdf, SRDF) else read_srdf(srdf, self.link_names)
@@ -96,6 +103,10 @@ class Robot(ModelIndex):
         from a URDF is rebuilt from its text, any other model with mimic joints from the model
         without them (Pinocchio 4.1 crashes on unpickled mimic joints)."""
         state = {k: v for k, v in self.__dict__.items() if k not in ("_lock", "_local", "model", *_LAZY_PARTS)}
+        if self._collisions is not None:  # its pairs and obstacles, as robot.collisions edited them
+            from .collision.state import collision_state
+
+            state["_collision_state"] = collision_state(self._collisions)
         return {**state, "model": loading.model_state(self.model, self._loaded)}
 
     def __setstate__(self, state: dict) -> None:
@@ -242,13 +253,16 @@ class Robot(ModelIndex):
     @property
     def collisions(self):
         """The robot's :class:`~reljac.collision.CollisionModel` (built on first use, with the
-        SRDF's disabled pairs left out): add or remove pairs and obstacles through it."""
+        SRDF's disabled pairs left out): add or remove pairs and obstacles through it; a copy or
+        pickle of the robot keeps them."""
         if self._collisions is None:
             with self._lock:
                 if self._collisions is None:
                     from .collision import CollisionModel
+                    from .collision.state import restore
 
-                    self._collisions = CollisionModel(self)
+                    kept = self._collision_state  # from a copy or pickle of a robot
+                    self._collisions = CollisionModel(self) if kept is None else restore(self, kept)
         return self._collisions
 
     @property
@@ -345,9 +359,15 @@ class Robot(ModelIndex):
         return joint_space.named_configuration(self, name)
 
     def reference_configuration(self) -> np.ndarray:
-        """The robot's reference configuration (its loader's :attr:`reference_posture`, e.g.
-        Talos's 'half_sitting'), else the neutral one; shape (nq,)."""
-        return self.configuration(self.reference_posture) if self.reference_posture else self.neutral()
+        """The robot's reference configuration, inside its position limits; shape (nq,): its
+        :attr:`reference_posture` (e.g. Panda's 'default') over the neutral configuration, whose
+        one-DoF joints outside their limits take the middle of them (a posture value: the nearest
+        limit). PostureTask's default target; where :meth:`locked` and the default pairs start."""
+        base = joint_space.inside_limits(self, self.neutral(), middle=True)
+        if not self.reference_posture:
+            return base
+        q = joint_space.named_configuration(self, self.reference_posture, base)
+        return joint_space.inside_limits(self, q, middle=False)
 
     def locked(self, joints: Any, q: ArrayLike | None = None) -> Robot:
         """This robot with `joints` locked: Pinocchio's reduced model, whose q and v leave them out.

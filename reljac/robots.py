@@ -5,9 +5,9 @@ file is used as it is). Two sources, bundled first:
 
 * the robots shipped in reljac's ``urdf/`` folder (:func:`bundled_robots`);
 * the robots of `example-robot-data <https://github.com/Gepetto/example-robot-data>`_ when it is
-  installed (``pip install "reljac[robots]"``), under the names of its upstream Python loader
-  (``panda``, ``ur5``, ``talos``, ``tiago_dual``, ...), each with the URDF, SRDF, reference
-  posture and free-flyer choice that loader gives it. The PyPI package ships the files without
+  installed (``pip install example-robot-data``, or the ``robots`` extra), under the names of its
+  upstream Python loader (``panda``, ``ur5``, ``talos``, ``tiago_dual``, ...), each with the
+  URDF, SRDF, reference posture and free-flyer choice that loader gives it. The PyPI package ships the files without
   that loader; the table below restates its facts (a robot the loader builds by code, such as
   ``talos_legs``, ``human``, ``panda_collision`` or the SDF ``cassie``, is left out).
 
@@ -232,7 +232,7 @@ def resolve(name: str) -> RobotSource:
         raise URDFError(f"no robot named '{name}'{suggest(name, known)} (robots: {listed})")
     if root is None:
         raise URDFError(f"robot '{name}' comes from example-robot-data, which is not installed: "
-                        "pip install \"reljac[robots]\"")
+                        "pip install example-robot-data")
     urdf = root / entry.urdf
     if not urdf.is_file():
         raise URDFError(f"robot '{name}' is not in the installed example-robot-data (no {entry.urdf} under "

@@ -50,11 +50,17 @@ class WorkspaceSummary:
     """Distribution of a relative task's manipulability over random configurations.
 
     Attributes:
-        robot, frame_a, frame_b, part: what was analysed (part as row indices into [v; w]).
-        samples, seed: the number of configurations (uniform within the joint limits) and seed.
+        robot: the robot analysed (its name).
+        frame_a: frame a of the relative task.
+        frame_b: frame b of the relative task.
+        part: the rows of J_ab rated, as row indices into [v; w].
+        samples: the number of configurations (uniform within the joint limits).
+        seed: their random seed.
         backend: "reference" (the batched in-house kinematics) or "pinocchio" (a loop).
-        index, smallest_singular_value, condition_number: quantiles of each measure, keyed
-            "min", "5%", "25%", "median", "75%", "95%", "max".
+        index: quantiles of the manipulability index, keyed "min", "5%", "25%", "median", "75%",
+            "95%", "max".
+        smallest_singular_value: quantiles of sigma_min, keyed alike.
+        condition_number: quantiles of the condition number, keyed alike.
         closest_to_singular: the sampled configurations with the smallest sigma_min, closest first.
     """
 

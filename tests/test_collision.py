@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import textwrap
 
+import coal
 import numpy as np
 import pytest
 from helpers import EXAMPLE_ROBOTS, example_robot_data_dir
@@ -96,14 +97,17 @@ def test_the_default_pairs_guard_arms_against_each_other_the_torso_and_fingers(d
     for pair in [("left_link8", "right_link8"), ("left_link4", "right_link5"), ("torso", "left_link4"),
                  ("torso", "right_link8"), ("base_link", "left_link8")]:
         assert pair in dual_cm.pairs
-    for pair in [("index_distal", "middle_distal"), ("index_distal", "thumb_distal"),
-                 ("middle_proximal", "ring_proximal"), ("palm", "index_distal")]:
+    for pair in [("index_distal", "thumb_distal"), ("palm", "index_distal"), ("index_distal", "middle_distal")]:
         assert pair in cm.pairs
+    for pair in [("index_proximal", "middle_proximal"), ("middle_proximal", "ring_proximal")]:  # 5.7 mm apart
+        assert pair not in cm.pairs                                                          # when straight
+        assert pair in CollisionModel(reljac.Robot.bundled("hand"), touching_distance=0.005).pairs
 
 
 def test_a_reference_configuration_and_a_touching_distance_change_the_touching_rule(hand):
     fist = hand.q_from_joint_values({f"{f}_{j}": 1.2 for f in ("index", "middle", "ring") for j in ("mcp", "pip")})
-    default, curled = CollisionModel(hand), CollisionModel(hand, reference_q=fist, touching_distance=0.006)
+    default = CollisionModel(hand, touching_distance=0.005)
+    curled = CollisionModel(hand, reference_q=fist, touching_distance=0.006)
     assert ("index_proximal", "middle_proximal") in default.pairs      # 5.7 mm apart when straight
     assert ("index_proximal", "middle_proximal") not in curled.pairs
     assert (curled.distances(fist, within=0.006).distance.size == 0)
@@ -151,7 +155,8 @@ def test_srdf_default_collisions_and_enabled_pairs(tmp_path, dual):
     assert ("left_link8", "right_link8", "SRDF: Never") in cm.dropped
     torso = [p for p in cm.pairs if "torso" in p]
     assert torso == [("torso", "left_link8")]
-    assert ("left_link3", "left_link4") in cm.pairs  # with an SRDF, adjacency is the SRDF's business
+    reasons = {d[:2]: d[2] for d in cm.dropped}  # with an SRDF, adjacency is the SRDF's business:
+    assert reasons["left_link3", "left_link4"].startswith("touching at the reference configuration")
     assert cm.srdf.group_states == {"home": {"torso_yaw": 0.5, "free": (1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 1.0)}}
 
 
@@ -331,6 +336,36 @@ def test_bad_obstacles_are_refused(dual):
     assert cm.obstacles == [] and cm.pairs == []
 
 
+@pytest.mark.parametrize("position", [[True, False, True], np.array([1, 0, 1], dtype=bool), ["0", "0", "1"],
+                                      ("0.1", 0.0, 0.2), [0.0, None, 1.0]])
+def test_obstacle_positions_of_booleans_or_text_are_refused(dual, position):
+    """Issue 18: numpy reads True as 1.0 and "1" as 1.0; an obstacle's position is 3 numbers."""
+    cm = CollisionModel(dual, pairs=[])
+    with pytest.raises(CollisionError, match="an obstacle's position must be 3 finite numbers"):
+        cm.add_obstacle("ball", sphere(0.1), position)
+    cm.add_obstacle("ball", sphere(0.1), [0.0, 0.0, 1.0])
+    with pytest.raises(CollisionError, match="an obstacle's position must be 3 finite numbers"):
+        cm.move_obstacle("ball", position)
+    np.testing.assert_array_equal(cm.obstacle("ball").T_fo.translation, [0.0, 0.0, 1.0])
+
+
+@pytest.mark.parametrize("make, what", [
+    (lambda: coal.Sphere(-1.0), r"Sphere has radius \[-1.0\]"),
+    (lambda: coal.Sphere(float("nan")), r"Sphere has radius \[nan\]"),
+    (lambda: coal.Box(0.1, 0.2, -0.3), r"Box has halfSide \[0.05, 0.1, -0.15\]"),
+    (lambda: coal.Capsule(0.1, -0.2), r"Capsule has halfLength \[-0.1\]"),
+    (lambda: coal.Cylinder(0.0, 0.2), r"Cylinder has radius \[0.0\]"),
+    (lambda: coal.Ellipsoid(0.1, -0.1, 0.1), r"Ellipsoid has radii"),
+])
+def test_coal_shapes_of_negative_or_zero_size_are_refused(dual, make, what):
+    """Issue 18: coal.Sphere(-1) read as far away from everything: avoidance ignored it."""
+    cm = CollisionModel(dual, pairs=[])
+    with pytest.raises(CollisionError, match=f"an obstacle's {what}.*sizes must be positive finite numbers"):
+        cm.add_obstacle("ball", make())
+    assert cm.obstacles == []
+    cm.add_obstacle("ball", coal.Sphere(0.1), [0.0, 0.0, 1.0])  # a well-made coal shape is welcome
+
+
 def test_module_function_and_result_helpers(dual, dual_cm):
     q = dual.random_configuration(5)
     a = reljac.collision.distances(dual, q, within=0.3)
@@ -343,3 +378,42 @@ def test_module_function_and_result_helpers(dual, dual_cm):
     with pytest.raises(KeyError, match="not among these"):
         b.index("torso", "nothing")
     assert repr(b).startswith(f"Distances({len(b)} pairs")
+
+
+# ---------------------------------------------------------------------------- copies of a robot
+@pytest.mark.parametrize("copier", ["deepcopy", "pickle"])
+def test_a_copied_robot_keeps_the_obstacles_and_pair_edits_of_its_collisions(copier):
+    """Issue 18: copy.deepcopy and pickle dropped what was added through robot.collisions."""
+    import copy
+    import pickle
+
+    robot = reljac.Robot.bundled("dual_arm")
+    robot.collisions.add_obstacle("table", box((1.2, 0.8, 0.05)), [0.6, 0.0, 0.4])
+    robot.collisions.add_obstacle("cup", sphere(0.04), [0.0, 0.0, 0.1], frame="left_tool", links=["right_link8"])
+    robot.collisions.remove_pairs([("left_link8", "right_link8")])
+    robot.collisions.add_pairs([("left_link5", "left_link7")])
+    clone = copy.deepcopy(robot) if copier == "deepcopy" else pickle.loads(pickle.dumps(robot))
+    assert clone.collisions is not robot.collisions
+    assert clone.collisions.obstacles == ["table", "cup"]
+    assert clone.collisions.pairs == robot.collisions.pairs
+    assert clone.collisions.dropped == robot.collisions.dropped
+    assert ("left_link8", "right_link8", "removed by the user") in clone.collisions.dropped
+    q = robot.random_configuration(7)
+    a, b = robot.collisions.distances(q), clone.collisions.distances(q)
+    assert a.pairs == b.pairs and ("right_link8", "cup") in b.pairs and ("torso", "table") in b.pairs
+    np.testing.assert_allclose(b.distance, a.distance, atol=1e-12)
+    np.testing.assert_allclose(b.jacobian, a.jacobian, atol=1e-12)
+    clone.collisions.move_obstacle("table", [5.0, 0.0, 0.4])  # the copies are independent
+    assert robot.collisions.obstacle("table").T_fo.translation[0] == 0.6
+    again = pickle.loads(pickle.dumps(clone))  # a copy of a copy whose collisions were never built
+    assert pickle.loads(pickle.dumps(again)).collisions.obstacle("table").T_fo.translation[0] == 5.0
+
+
+@needs_robots
+def test_an_srdf_prints_as_one_short_line():
+    """Issue 18: robot.srdf's repr listed every disabled pair (thousands of characters)."""
+    robot = reljac.Robot.load("talos")
+    text = repr(robot.srdf)
+    assert len(text) < 250 and "\n" not in text, text
+    assert text.startswith(f"SRDF('{robot.srdf.path}' of robot 'talos': {len(robot.srdf.disabled)} disabled pairs")
+    assert f"{len(robot.srdf.group_states)} named configurations (half_sitting" in text

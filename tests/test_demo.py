@@ -64,3 +64,19 @@ def test_dual_arm_crossing_phase_keeps_the_arms_apart(capsys):
     line = next(line for line in out.splitlines() if line.startswith("crossing phase"))
     lowest_mm = float(line.split("bodies ")[1].split(" mm")[0])
     assert 9.9 <= lowest_mm < 20.0, line  # the arms did come close, and no closer than allowed
+    # issue 18: the crossing phase's progress lines were "t = ... s" and nothing else
+    progress = [line for line in out.splitlines() if line.startswith("t = ")]
+    assert len(progress) == 4  # one a second
+    crossing = [float(line.split("nearest bodies ")[1].split(" mm")[0]) for line in progress[1:]]
+    assert all(line.split(" s ", 1)[1].strip() for line in progress)
+    assert all(lowest_mm <= d < 100.0 for d in crossing) and min(crossing) < 20.0, progress
+
+
+def test_demo_help_says_what_duration_is_for_each_demo(capsys):
+    """Issue 18: --duration's help stopped at "for dual-arm the carry's"."""
+    from reljac.apps.cli import main as cli
+
+    assert cli(["demo", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split()).replace("dual- arm", "dual-arm")  # wrapped at a hyphen
+    assert ("--duration S [s] run length, 0 < S <= 3600 (default: 10 for dual-arm, 6 for hand); for dual-arm, "
+            "the carry's length (the crossing comes after it)") in text

@@ -29,6 +29,7 @@ import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import coal
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -39,6 +40,7 @@ from hypothesis.extra import numpy as hnp
 
 import reljac
 import reljac.analysis
+import reljac.collision
 import reljac.constraints
 import reljac.costs
 import reljac.workspace
@@ -156,6 +158,11 @@ def robot_values(robot, draw):
 
 
 ROBOTS = {name: reljac.Robot.bundled(name) for name in ("planar_2link", "hand", "tree30")}
+OBSTACLES = reljac.collision.CollisionModel(ROBOTS["hand"], samples=0)
+OBSTACLES.add_obstacle("ball", reljac.collision.sphere(0.02), [0.1, 0.0, 0.1])
+SHAPES = st.builds(lambda kind, a, b, c: [coal.Sphere(a), coal.Box(a, b, c), coal.Capsule(a, b), coal.Cylinder(a, b),
+                                          coal.Ellipsoid(a, b, c)][kind],
+                   st.integers(0, 4), *(st.floats(-1.0, 1.0) | st.sampled_from([0.0, math.inf, math.nan]),) * 3)
 
 
 def frames(robot):
@@ -206,6 +213,17 @@ def api_calls(draw):
         (costs.q_gradient, (robot, q, v), {}),
         (reljac.Robot.load, (x,), {}),
         (reljac.Robot.bundled, (x,), {}),
+        # obstacles and collision models (issue 18: booleans, text and coal shapes of negative size)
+        (OBSTACLES.add_obstacle, ("fuzz", draw(SHAPES) if draw(st.booleans()) else x, y), {}),
+        (OBSTACLES.add_obstacle, ("fuzz", reljac.collision.sphere(0.05)), {"frame": a, "links": x}),
+        (lambda *args: OBSTACLES.move_obstacle("ball", *args), (x,), {}),
+        (reljac.collision.sphere, (x,), {}),
+        (reljac.collision.box, (x,), {}),
+        (reljac.collision.capsule, (x, y), {}),
+        (reljac.collision.CollisionModel, (ROBOTS["hand"],),
+         {"pairs": [], "reference_q": q, "touching_distance": x, "samples": draw(st.integers(-2, 3) | SCALARS),
+          "always_near": y}),
+        (lambda *args: OBSTACLES.pairs_below(*args), (q, x), {}),
     ]
     return calls[draw(st.integers(0, len(calls) - 1))]
 

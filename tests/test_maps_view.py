@@ -110,10 +110,10 @@ def test_cubes_fill_their_voxels_and_colours_run_low_to_high():
 
 def test_voxel_values_are_the_coverage_index_or_the_relative_manipulability(map_file):
     cmap = load_map(map_file)
-    flat, values = voxel_values(cmap, "manipulability")
+    flat, values, _ = voxel_values(cmap, "manipulability")
     assert values.max() == 1.0 and values.min() >= 0.0
     np.testing.assert_array_equal(flat, cmap.reached_voxels())
-    flat, values = voxel_values(cmap, "coverage")
+    flat, values, _ = voxel_values(cmap, "coverage")
     np.testing.assert_allclose(values, 1.0)  # a planar tip: one direction everywhere, the largest
     with pytest.raises(reljac.ReljacError, match="color_by"):
         voxel_values(cmap, "speed")
@@ -158,7 +158,7 @@ def test_the_camera_frames_the_voxels_and_the_robot(planar, tmp_path):
                           for z in (robot_lo[2], robot_hi[2])])
         xy = project(np.vstack([corners, robot]), viewer.camera)
         assert np.all(np.abs(xy) <= 1.0 + 1e-9), "voxels or robot outside the picture"
-        viewer.frame_camera()  # the robot alone: the ring of voxels does not fit
+        viewer.frame_camera(box=viewer.bounding_box())  # the robot alone: the ring of voxels does not fit
         assert np.any(np.abs(project(corners, viewer.camera)) > 1.0)
     finally:
         viewer.close()

@@ -59,7 +59,12 @@ def test_reference_postures_equal_pinocchios_reference_configurations(name):
     pin.loadReferenceConfigurations(model, str(source.srdf), False)
     expected = pin.normalize(model, model.referenceConfigurations[source.posture])
     q = robot.reference_configuration()
-    np.testing.assert_allclose(q, expected, atol=1e-12)
+    lo, hi = robot.lower_limits, robot.upper_limits
+    inside = (expected >= lo) & (expected <= hi)
+    np.testing.assert_allclose(q[inside], expected[inside], atol=1e-12)
+    assert np.all((q >= lo) & (q <= hi))  # the rest (unnamed joints at 0, postures past a limit) is put inside
+    put_back = (q == np.clip(expected, lo, hi)) | (q == 0.5 * (lo + hi))
+    assert np.all(put_back[~inside])
     robot.validate_q(q)
 
 
@@ -174,3 +179,34 @@ def test_path_names_of_example_robots_match_the_loader_folders():
         if entry.srdf:
             assert entry.srdf.startswith(f"{folder}/srdf/")
     assert os.path.basename(robots.EXAMPLE_ROBOTS["ur3"].urdf) == "ur3_robot.urdf"
+
+
+def test_the_reference_configuration_is_neutral_with_joints_outside_their_limits_at_the_middle():
+    """dual_arm (no SRDF): q = 0 lies outside some limits; those joints take (lower + upper) / 2."""
+    robot = reljac.Robot.bundled("dual_arm")
+    lo, hi, zero = robot.lower_limits, robot.upper_limits, robot.neutral()
+    outside = (zero < lo) | (zero > hi)
+    assert outside.any()
+    q = robot.reference_configuration()
+    np.testing.assert_array_equal(q[~outside], zero[~outside])
+    np.testing.assert_allclose(q[outside], 0.5 * (lo + hi)[outside], rtol=0, atol=0)
+
+
+@needs_erd
+@pytest.mark.parametrize("name, posture", [("allegro_right_hand", None), ("panda", "default")])
+def test_allegro_and_panda_posture_tasks_aim_inside_the_joint_limits(name, posture):
+    """Issue 18: neutral() is outside the limits of both; PostureTask aimed at it by default."""
+    from reljac.ik import PostureTask
+
+    robot = reljac.Robot.load(name)
+    lo, hi = robot.lower_limits, robot.upper_limits
+    assert not np.all((robot.neutral() >= lo) & (robot.neutral() <= hi))
+    assert robot.reference_posture == posture
+    q = robot.reference_configuration()
+    assert np.all((q >= lo) & (q <= hi))
+    if posture:  # the SRDF's values where it names the joint
+        state = robot.srdf.group_states[posture]
+        for joint, value in state.items():
+            if joint in robot.joint_names:
+                assert robot.joint_values(q)[joint] == pytest.approx(value, abs=1e-12)
+    np.testing.assert_array_equal(PostureTask(robot).target, q)

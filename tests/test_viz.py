@@ -539,7 +539,8 @@ def test_viewer_fits_its_sizes_and_camera_to_the_robot_at_q(planar):
         viewer.show_frame("tip", label="tip")
         viewer.show_segment("base_link", "tip")
         assert viewer.scale == 0.05 and viewer._overlays["tip"].scale == 0.05
-        assert viewer._overlays["tip"].label.height == pytest.approx(LABEL_HEIGHT * 0.05)
+        picture = 2 * viewer.camera.distance * np.tan(np.radians(37.5))  # at least 3 % of it: readable
+        assert viewer._overlays["tip"].label.height == pytest.approx(max(LABEL_HEIGHT * 0.05, 0.03 * picture))
         assert viewer._overlays["base_link--tip"].radius == pytest.approx(0.04 * 0.05)
     for bad in (0.0, -1.0, float("nan"), "big"):
         with pytest.raises(reljac.ReljacError, match="scale must be a positive number"):

@@ -185,9 +185,9 @@ DEMO_EPILOG = ("From an interactive terminal the demo waits for a browser page b
 def demo_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``reljac demo`` (see :mod:`reljac.apps.demo`)."""
     parser.add_argument("demo", choices=["dual-arm", "hand"])
-    parser.add_argument("--duration", type=float, default=None,
-                        help="[s] run length, 0 < DURATION <= 3600 (default: 10 for dual-arm, 6 for hand); for "
-                             "dual-arm the carry's")
+    parser.add_argument("--duration", type=float, default=None, metavar="S",
+                        help="[s] run length, 0 < S <= 3600 (default: 10 for dual-arm, 6 for hand); for dual-arm, "
+                             "the carry's length (the crossing comes after it)")
     parser.add_argument("--crossing", type=float, default=4.0, metavar="S",
                         help="dual-arm only: [s] 0..3600 of crossing the arms with collision avoidance after "
                              "the carry (default 4; 0: none)")
@@ -201,7 +201,7 @@ def demo_arguments(parser: argparse.ArgumentParser) -> None:
                         help="exit when the motion ends (default from a terminal: keep serving until Ctrl-C)")
     parser.add_argument("--record", metavar="FILE", help="save t, q, targets and errors to FILE (.npz or .json)")
     parser.add_argument("--plot", metavar="FILE", help="plot the tracking errors to FILE (.png, .pdf, .svg; "
-                        "needs matplotlib: pip install 'reljac[plot]')")
+                        "needs matplotlib: pip install matplotlib)")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="with --headless: progress bar on stderr (default: only when stderr is a terminal "
                              "and CI is unset)")

@@ -157,6 +157,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-hold", action="store_true", help="exit right away instead of waiting for Ctrl-C")
     p.add_argument("--open", action="store_true", help="open a browser tab")
     p.add_argument("--zmq-url", help="join a running meshcat server instead of starting one")
+    p.add_argument("--host", help="address the page listens on (default 127.0.0.1: this machine only; "
+                   "0.0.0.0: the network)")
     p.add_argument("--map", metavar="FILE", help="draw a capability map (from `reljac map`) as coloured voxels")
     p.add_argument("--color-by", default="coverage", choices=["coverage", "manipulability"], help="voxel colours")
     configuration_arguments(p)

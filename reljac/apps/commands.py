@@ -134,7 +134,7 @@ def cmd_view(args: argparse.Namespace) -> int:
     robot = load_robot(args)
     q = configuration(robot, args)
     view(robot, args.frames or [], q, hold=not args.no_hold, open=args.open, zmq_url=args.zmq_url,
-         capability_map=args.map, color_by=args.color_by)
+         host=args.host, capability_map=args.map, color_by=args.color_by)
     return 0
 
 
@@ -157,7 +157,7 @@ def cmd_robots(args: argparse.Namespace) -> int:
               f"{'yes' if source.srdf else '-':<6}{source.posture or '-'}")
     root = robots.example_robot_data_dir()
     if root is None:
-        print(f"\nexample-robot-data is not installed: pip install \"reljac[robots]\" for "
+        print(f"\nexample-robot-data is not installed: pip install example-robot-data for "
               f"{len(robots.EXAMPLE_ROBOTS)} more robots")
     else:
         print(f"\n{len(names)} robots; example-robot-data's files: {root}")

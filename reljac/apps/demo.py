@@ -206,13 +206,13 @@ class _Crossing:
         avoidance = CollisionAvoidance(robot, model=self.model, min_distance=self.MIN_DISTANCE)
         self.controller = Controller(robot, [[self.lead], [self.follow], [self.posture]], dt=dt,
                                      constraints=[avoidance])
-        self.started, self.lowest, self.shown = False, math.inf, False
+        self.started, self.lowest, self.last, self.shown = False, math.inf, math.inf, False
 
     def start(self, q: ArrayLike) -> None:
         """At the first step of the phase: targets swap the tools' positions. Then: measure."""
         if self.started:
-            self.lowest = min(self.lowest, float(self.model.distances(q, within=0.1, jacobians=False)
-                                                 .distance.min(initial=0.1)))
+            self.last = float(self.model.distances(q, within=0.1, jacobians=False).distance.min(initial=0.1))
+            self.lowest = min(self.lowest, self.last)
             return
         self.started = True
         kin = Kinematics(self.robot, q)
@@ -225,6 +225,12 @@ class _Crossing:
         if not self.shown:
             viewer.show_collisions(self.model, within=0.05)
             self.shown = True
+
+    def status(self) -> str:
+        """The progress line's text in this phase (it tracks no task error)."""
+        far = self.last >= 0.1
+        nearest = "no two bodies within 100 mm" if far else f"nearest bodies {self.last * 1e3:.2f} mm apart"
+        return f"crossing, collision avoidance on: {nearest} (kept: >= {self.MIN_DISTANCE * 1e3:g} mm)"
 
     def notes(self) -> list[str]:
         if not self.started:

@@ -47,8 +47,8 @@ def require_matplotlib():
     try:
         import matplotlib
     except ImportError:
-        raise ReljacError("--plot needs matplotlib, an optional dependency: "
-                          "pip install 'reljac[plot]' (or pip install matplotlib)") from None
+        raise ReljacError("--plot needs matplotlib, an optional dependency: pip install matplotlib "
+                          "(or the plot extra: pip install '.[plot]' in the reljac folder)") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -132,7 +132,12 @@ class _Recorder:
         return out
 
 
-def _progress(t: float, norms: dict[str, dict[str, float]]) -> str:
+def _progress(t: float, norms: dict[str, dict[str, float]], report: Any = None) -> str | None:
+    """The line printed every PROGRESS_PERIOD: the tracked tasks' errors, else the report's
+    ``status()`` (a phase tracking no task), else None (no line)."""
+    if not norms:
+        status = getattr(report, "status", None)
+        return f"t = {t:6.2f} s  {status()}" if status is not None else None
     parts = []
     for name, n in norms.items():
         text = ", ".join(f"{'pos' if k == 'position' else 'rot'} "
@@ -220,8 +225,9 @@ def _loop(name: str, q: np.ndarray, ctrl_for: ControllerAt, set_targets: Targets
             k += 1
             if progress is not None:
                 progress(1)
-            if k % progress_every == 0:
-                out(_progress(t, norms))
+            line = _progress(t, norms, report) if k % progress_every == 0 else None
+            if line is not None:
+                out(line)
             if viewer is not None:
                 if k % display_every == 0:
                     viewer.display(q)

@@ -41,6 +41,7 @@ def view(
     hold: bool,
     open: bool = False,
     zmq_url: str | None = None,
+    host: str | None = None,
     scale: float | None = None,
     capability_map: str | Path | None = None,
     color_by: str = "coverage",
@@ -52,11 +53,13 @@ def view(
     Args:
         robot: a Robot, a bundled robot's name or a URDF path.
         frames: frame names or ids to draw triads on (labelled with their names).
-        q: configuration, shape (nq,) (default: the neutral configuration).
+        q: configuration, shape (nq,) (default: ``robot.reference_configuration()``).
         hold: wait until Ctrl-C (or SIGTERM), then close the viewer and return None.
             Otherwise return the open viewer.
         open: also open a browser tab.
         zmq_url: join this meshcat server instead of starting one.
+        host: the address the page listens on (default 127.0.0.1, this machine only; see
+            :class:`~reljac.viz.Viewer`).
         scale: [m] triad size (default: from the robot's size, see :class:`~reljac.viz.Viewer`).
         capability_map: a map file (``reljac map``) of this robot, drawn as voxels coloured by
             `color_by` ("coverage" or "manipulability"); its frames a and b get triads when
@@ -75,8 +78,8 @@ def view(
         cmap = check_robot(load_map(capability_map), robot)
         frames = frames or [cmap.metadata["frame_a"], cmap.metadata["frame_b"]]
     frame_ids = [robot.frame_id(f) for f in frames]
-    q = robot.neutral() if q is None else robot.validate_q(q)
-    viewer = Viewer(robot, q=q, scale=scale, zmq_url=zmq_url, open=open)
+    q = robot.reference_configuration() if q is None else robot.validate_q(q)
+    viewer = Viewer(robot, q=q, scale=scale, zmq_url=zmq_url, host=host, open=open)
     try:
         for fid in frame_ids:
             viewer.show_frame(fid, label=robot.model.frames[fid].name)

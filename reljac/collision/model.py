@@ -5,16 +5,23 @@ by Pinocchio into ``robot.collision_model``) and the obstacles added by the user
 bodies is checked when it is *active*; its distance is the smallest distance between their
 geometries (conventions in :mod:`reljac.collision.distances`).
 
-Default pairs, without an SRDF: every pair of links with geometry except
+Default pairs: every pair of links with geometry except the pairs a robot cannot keep apart,
+left out as robot setup tools (MoveIt's Setup Assistant) leave them out of an SRDF:
 
 * ``rigid``: links fixed to each other (same Pinocchio joint): their distance never changes;
 * ``adjacent``: links separated by exactly one joint (parent and child links, counting links
-  fixed to them): they meet at that joint;
-* ``touching at the reference configuration``: pairs at most ``touching_distance`` apart at
-  ``reference_q`` (default: the neutral configuration).
+  fixed to them): they meet at that joint. With an SRDF, its ``<disable_collisions>`` replace
+  this rule;
+* ``touching at the reference configuration``: pairs at most ``touching_distance`` apart
+  (default 10 mm, :class:`reljac.ik.CollisionAvoidance`'s default ``min_distance``) at
+  ``reference_q`` (default: :meth:`reljac.Robot.reference_configuration`);
+* ``near in most sampled configurations``: pairs at most ``touching_distance`` apart in at least
+  the fraction ``always_near`` (95 %, MoveIt's "always in collision") of ``samples`` random
+  configurations inside the joint limits (seeded: the same pairs every time).
 
-With an SRDF, its ``<disable_collisions>`` replace the last two rules (rigid pairs are still
-dropped). :attr:`CollisionModel.dropped` lists every pair left out and why.
+The last two rules also apply on top of an SRDF (written for the meshes, while reljac checks
+their convex hulls by default). :attr:`CollisionModel.dropped` lists every pair left out and why;
+:meth:`CollisionModel.pairs_below` names the active pairs nearer than a distance at q.
 """
 
 from __future__ import annotations
@@ -31,15 +38,18 @@ import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from ..exceptions import CollisionError, suggest
-from ..validation import as_float
+from ..validation import as_count, as_float
 from . import shapes
+from .default_pairs import default_pairs
 from .distances import Distances, Kernel
 from .srdf import SRDF, read_srdf
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..robot import Robot
 
-TOUCH_TOLERANCE = 1e-9  # [m] added to touching_distance (exactly tangent shapes)
+TOUCHING_DISTANCE = 0.01  # [m] default touching_distance: CollisionAvoidance's default min_distance
+SAMPLES = 100  # default number of random configurations of the always-near rule
+ALWAYS_NEAR = 0.95  # default fraction of them (MoveIt Setup Assistant's "always in collision": 95 %)
 
 
 @dataclass
@@ -68,8 +78,14 @@ class CollisionModel:
             (see the module docstring); default: the robot's own SRDF (``robot.srdf``), if any.
         pairs: the link pairs to check, instead of the default ones.
         geometry: a ``pin.GeometryModel`` to use instead of ``robot.collision_model``.
-        reference_q: (nq,) configuration for the touching rule (default: neutral).
-        touching_distance: [m] pairs at most this far apart at reference_q are left out (>= 0).
+        reference_q: (nq,) configuration for the touching rule (default:
+            ``robot.reference_configuration()``, inside the joint limits).
+        touching_distance: [m] pairs at most this far apart at reference_q, or in most sampled
+            configurations, are left out (>= 0; default 0.01).
+        samples: random configurations (inside the joint limits, seeded) of the always-near rule
+            (>= 0; 0 turns the rule off).
+        always_near: pairs at most touching_distance apart in at least this fraction of the
+            samples are left out, in (0, 1].
         convex_meshes: replace every mesh by its convex hull (default): signed distances, fast
             and smooth; False keeps the triangles (distances never below 0, slower).
 
@@ -84,7 +100,8 @@ class CollisionModel:
     def __init__(self, robot: Robot, srdf: str | os.PathLike | SRDF | None = None,
                  pairs: Iterable[Sequence[str]] | None = None, *,
                  geometry: pin.GeometryModel | None = None, reference_q: ArrayLike | None = None,
-                 touching_distance: float = 0.0, convex_meshes: bool = True) -> None:
+                 touching_distance: float = TOUCHING_DISTANCE, samples: int = SAMPLES,
+                 always_near: float = ALWAYS_NEAR, convex_meshes: bool = True) -> None:
         from ..robots import as_robot
 
         self.robot = robot = as_robot(robot)
@@ -121,11 +138,17 @@ class CollisionModel:
             self.srdf = srdf if isinstance(srdf, SRDF) else read_srdf(srdf, self._robot_links())
         self.dropped: list[tuple[str, str, str]] = []
         touching_distance = _check_distance(touching_distance, "touching_distance")
-        reference_q = robot.neutral() if reference_q is None else robot.validate_q(reference_q, name="reference_q")
+        samples = as_count(samples, "samples", minimum=0, error=CollisionError)
+        always_near = as_float(always_near, "always_near", minimum=0.0, strict=True, error=CollisionError,
+                               valid="a fraction in (0, 1]")
+        if always_near > 1:
+            raise CollisionError(f"always_near must be a fraction in (0, 1], not {always_near}")
+        reference_q = (robot.reference_configuration() if reference_q is None
+                       else robot.validate_q(reference_q, name="reference_q"))
         if pairs is not None:
             self._pairs = self._canonical(self._check_pairs(pairs, allow_obstacles=False))
         else:
-            self._pairs = self._default_pairs(reference_q, touching_distance)
+            self._pairs, self.dropped = default_pairs(self, reference_q, touching_distance, samples, always_near)
         self._rebuild()
 
     # ------------------------------------------------------------------ names
@@ -193,37 +216,6 @@ class CollisionModel:
         if name in self._obstacles:
             return self.robot.model.frames[self._obstacles[name].frame].parentJoint
         return self.robot.model.frames[self._link_frame[name]].parentJoint
-
-    def _adjacent(self, a: str, b: str) -> bool:
-        parents = self.robot.model.parents
-        ja, jb = self._joint(a), self._joint(b)
-        return ja != jb and (parents[ja] == jb or parents[jb] == ja)
-
-    def _default_pairs(self, reference_q: np.ndarray, touching_distance: float) -> list[tuple[str, str]]:
-        candidates = []
-        for i, a in enumerate(self.links):
-            for b in self.links[i + 1:]:
-                if self._joint(a) == self._joint(b):
-                    self.dropped.append((a, b, "rigid: fixed to each other"))
-                elif self.srdf is not None:
-                    reason = self.srdf.is_disabled(a, b)
-                    if reason is not None:
-                        self.dropped.append((a, b, f"SRDF: {reason}"))
-                    else:
-                        candidates.append((a, b))
-                elif self._adjacent(a, b):
-                    self.dropped.append((a, b, "adjacent: separated by one joint"))
-                else:
-                    candidates.append((a, b))
-        if self.srdf is not None or not candidates:
-            return candidates
-        self._pairs = candidates
-        self._rebuild()
-        near = self.distances(reference_q, within=touching_distance + TOUCH_TOLERANCE, jacobians=False)
-        touching = set(near.pairs)
-        for (a, b), d in zip(near.pairs, near.distance, strict=True):
-            self.dropped.append((a, b, f"touching at the reference configuration (d = {d * 1e3:.2f} mm)"))
-        return [p for p in candidates if p not in touching]
 
     # ------------------------------------------------------------------ editing pairs
     def add_pairs(self, pairs: Iterable[Sequence[str]]) -> None:
@@ -361,6 +353,14 @@ class CollisionModel:
         with self._lock:
             pin.computeJointJacobians(self.robot.model, self._data, q)
             return self._kernel.compute(self._data, within, bool(jacobians), bool(per_geometry))
+
+    def pairs_below(self, q: ArrayLike, distance: float) -> list[tuple[str, str, float]]:
+        """The active pairs nearer than `distance` [m] at configuration q (nq,), as
+        (body 1, body 2, d [m]), nearest first: e.g. the pairs a collision avoidance with
+        ``min_distance = distance`` starts below its minimum at q."""
+        rows = self.distances(q, within=_check_distance(distance, "distance", allow_inf=True), jacobians=False)
+        order = np.argsort(rows.distance, kind="stable")
+        return [(*rows.pairs[i], float(rows.distance[i])) for i in order]
 
     def pair_distance(self, q: ArrayLike, body1: str, body2: str) -> Distances:
         """The one row of the pair (body1, body2) at q, however far apart (normal from body1 to

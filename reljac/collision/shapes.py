@@ -97,7 +97,16 @@ def as_geometry(shape: Any) -> coal.CollisionGeometry:
     if isinstance(shape, (coal.Halfspace, coal.Plane)):
         raise CollisionError(f"an obstacle must be bounded, not a {type(shape).__name__}: use a large thin "
                              "box, e.g. box((4, 4, 0.02)) for a floor")
+    for attribute in _SIZES:  # a shape built with coal directly is checked as reljac's builders check
+        if hasattr(shape, attribute):
+            values = np.atleast_1d(np.asarray(getattr(shape, attribute), dtype=float))
+            if not np.all(np.isfinite(values) & (values > 0)):
+                raise CollisionError(f"an obstacle's {type(shape).__name__} has {attribute} {values.tolist()}; "
+                                     "sizes must be positive finite numbers of metres")
     return shape
+
+
+_SIZES = ("radius", "halfSide", "halfLength", "radii")  # coal's size attributes of primitive shapes
 
 
 def as_placement(placement: Any) -> pin.SE3:
@@ -108,11 +117,8 @@ def as_placement(placement: Any) -> pin.SE3:
     if not isinstance(placement, pin.SE3):
         arr = np.asarray(placement, dtype=object)
         if arr.shape == (3,):
-            try:
-                position = np.array(placement, dtype=float)
-            except (TypeError, ValueError):
-                position = np.full(3, np.nan)
-            if not np.isfinite(position).all():
+            position = real_array(placement)  # None for booleans and text, which numpy reads as numbers
+            if position is None or not np.isfinite(position).all():
                 raise CollisionError(f"an obstacle's position must be 3 finite numbers [m], not {placement!r}")
             return pin.SE3(np.eye(3), position)
     try:

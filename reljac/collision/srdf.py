@@ -59,6 +59,15 @@ class SRDF:
     group_states: dict[str, dict[str, float | tuple[float, ...]]] = field(default_factory=dict)
     state_groups: dict[str, str] = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        """One short line (the dataclass's would list every pair: thousands of characters)."""
+        name = f" of robot '{self.robot_name}'" if self.robot_name else ""
+        states = ", ".join(self.group_states)
+        states = states if len(states) <= 60 else states[:57] + "..."
+        return (f"SRDF('{self.path}'{name}: {len(self.disabled)} disabled pairs, {len(self.disabled_links)} "
+                f"disabled links, {len(self.enabled)} enabled pairs, {len(self.group_states)} named "
+                f"configurations{f' ({states})' if states else ''})")
+
     def restricted(self, links: Iterable[str], joints: Iterable[str]) -> SRDF:
         """This SRDF without what it says about links not in `links` and joints not in `joints`
         (for an SRDF shared by variants of a robot, as example-robot-data's loader reads them)."""

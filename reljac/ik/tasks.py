@@ -395,7 +395,7 @@ class PostureTask(Task):
         self._euclidean = not curved.any()
         kwargs.setdefault("name", "posture")
         super().__init__(**kwargs)
-        self._target = robot.neutral()
+        self._target = robot.reference_configuration()
 
     @property
     def target(self) -> np.ndarray:

@@ -6,13 +6,12 @@ exponentials, tested against each other) and relative Jacobians, all batched ove
 
 Notation (as in the rest of reljac):
 
-=========== ==================================================================================
-``T_ab``    pose of frame b in frame a, (4, 4); ``R_ab``, ``p_ab`` its rotation and translation;
-            ``T_ac = T_ab @ T_bc``; the world frame w is the frame ``universe``
-``J``       rows [linear; angular], shape (6, nv)
-frame Jac.  world-aligned (Pinocchio's LOCAL_WORLD_ALIGNED): ``[d/dt p_wf; w_wf] = J @ v``
-``J_ab``    motion of b measured in a, expressed in a: ``[d/dt p_ab; w_ab] = J_ab @ v``
-=========== ==================================================================================
+| symbol | meaning |
+| --- | --- |
+| `T_ab` | pose of frame b in frame a, (4, 4), `R_ab`, `p_ab` its parts; `T_ac = T_ab @ T_bc`; w is `universe` |
+| `J` | rows [linear; angular], shape (6, nv) |
+| frame Jacobian | world-aligned (Pinocchio's LOCAL_WORLD_ALIGNED): `[d/dt p_wf; w_wf] = J @ v` |
+| `J_ab` | motion of b measured in a, expressed in a: `[d/dt p_ab; w_ab] = J_ab @ v` |
 
 Configuration layout (its own; see :mod:`reljac.reference.model`): ``joint_names`` are the joints
 with their own degrees of freedom in depth-first URDF order; revolute, continuous (an angle) and

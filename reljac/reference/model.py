@@ -55,9 +55,11 @@ class Body:
         joint_type: "fixed", "revolute", "continuous", "prismatic" or "floating".
         origin: T_parent_joint, the joint frame in the parent body frame at zero motion, (4, 4).
         axis: unit joint axis in the joint frame, (3,).
-        q_index, v_index: first entries of q and v that drive the joint (-1 if fixed); for a mimic
-            joint, the entries of its leader.
-        multiplier, offset: joint position = multiplier * q[q_index] + offset (1 and 0 unless mimic).
+        q_index: first entry of q that drives the joint (-1 if fixed); for a mimic joint, its
+            leader's.
+        v_index: first entry of v that drives the joint (-1 if fixed; a mimic joint: its leader's).
+        multiplier: joint position = multiplier * q[q_index] + offset (1 unless mimic).
+        offset: see multiplier (0 unless mimic).
     """
 
     index: int
@@ -85,13 +87,16 @@ class KinematicTree:
         name: robot name from the URDF.
         bodies: bodies in depth-first order, ``bodies[0]`` being the universe.
         joint_names: joints with their own degrees of freedom, in configuration order.
-        nq, nv: sizes of a configuration q and of a velocity v.
-        q_slices, v_slices: entries of q and v of each joint in `joint_names`.
+        nq: size of a configuration q.
+        nv: size of a velocity v.
+        q_slices: entries of q of each joint in `joint_names`.
+        v_slices: entries of v of each joint in `joint_names`.
         joint_types: type of each joint in `joint_names` ("revolute", "continuous", "prismatic",
             "floating").
-        lower, upper: position limits, shape (nq,); infinite where unbounded (continuous joints,
+        lower: lower position limits, shape (nq,); infinite where unbounded (continuous joints,
             free-joint positions, revolute/prismatic joints without ``<limit>``); the quaternion
             entries of a free joint are bounded by [-1, 1].
+        upper: upper position limits, shape (nq,), likewise.
         mimics: follower joint -> (leader, multiplier, offset), the leader having its own DoF.
         frame_names: all frame names: ``universe``, then the joint and link frames in body order.
     """

@@ -47,7 +47,8 @@ class UrdfJoint:
     Attributes:
         origin: T_parent_joint, the joint frame in the parent link frame at zero motion, (4, 4).
         axis: unit joint axis in the joint frame, (3,) (``[1, 0, 0]`` for fixed/floating joints).
-        lower, upper: position limits [rad] or [m]; infinite when the joint has no ``<limit>``.
+        lower: lower position limit [rad] or [m]; -inf when the joint has no ``<limit>``.
+        upper: upper position limit [rad] or [m]; inf when the joint has no ``<limit>``.
     """
 
     name: str

@@ -8,13 +8,14 @@ in the world frame w [m]; poses are ``pin.SE3`` or (4, 4) homogeneous matrices `
 
 Overlays (each has a name, unique per viewer; giving an existing name replaces that overlay):
 
-=============================== =====================================================================
-:meth:`Viewer.show_frame`       RGB triad (x red, y green, z blue) following a robot frame.
-:meth:`Viewer.show_target`      fixed triad with thinner axes and a cyan sphere at its origin.
-:meth:`Viewer.show_segment`     yellow segment from frame a's origin to frame b's origin.
-:meth:`Viewer.show_trail`       magenta polyline through a frame origin's recent positions.
-:meth:`Viewer.show_collisions`  a CollisionModel's obstacles (teal), closest-point bars red to green.
-=============================== =====================================================================
+| method | draws |
+| --- | --- |
+| `Viewer.show_frame` | RGB triad (x red, y green, z blue) following a robot frame |
+| `Viewer.show_target` | fixed triad with thinner axes and a cyan sphere at its origin |
+| `Viewer.show_segment` | yellow segment from frame a's origin to frame b's origin |
+| `Viewer.show_trail` | magenta polyline through a frame origin's recent positions |
+| `Viewer.show_collisions` | a CollisionModel's obstacles (teal), closest-point bars red to green |
+| `Viewer.show_capability_map` | a capability map's voxels, with a colour legend |
 
 Modules: ``server`` (the meshcat server process), ``shapes`` (triads, text labels, colours),
 ``overlays`` (what follows the robot, and the label layer), ``collisions`` (the collision

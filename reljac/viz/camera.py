@@ -152,3 +152,11 @@ def project(points: ArrayLike, camera: CameraPose, *, fov: float = FIELD_OF_VIEW
         out = np.stack([(rel @ right) / (ahead * aspect * tan_v), (rel @ up) / (ahead * tan_v)], axis=1)
     out[ahead <= 0] = np.nan
     return out
+
+
+def leaves_picture(lower: ArrayLike, upper: ArrayLike, camera: CameraPose, *, fov: float = FIELD_OF_VIEW,
+                   aspect: float = ASPECT) -> bool:
+    """Whether part of the box [lower, upper] (corners (3,) in w [m]) lies out of the picture
+    `camera` takes (a corner projected beyond [-1, 1], or behind the camera)."""
+    xy = project(box_corners(*_padded(lower, upper)), camera, fov=fov, aspect=aspect)
+    return bool(not np.all(np.abs(xy) <= 1.0))  # NaN (behind) is out

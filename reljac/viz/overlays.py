@@ -52,6 +52,13 @@ class Overlay:
     def update(self, oMf: Any) -> None:  # pragma: no cover - overridden
         pass
 
+    def on_camera(self, camera: CameraPose) -> None:
+        """The viewer's camera was framed (at `camera`)."""
+
+    def world_box(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(lower, upper) corners (3,) in w [m] the camera frames with the robot, or None."""
+        return None
+
     def delete(self) -> None:
         self.node.delete()
         if self.label is not None:
@@ -72,6 +79,14 @@ class FrameLabel:
         self.width, self.height = sprite.width, sprite.height
         node["text"].set_object(sprite)
         self.offset: np.ndarray | None = None
+        self.image_offset = np.full(2, np.nan)
+
+    def resize(self, height: float) -> None:
+        """Draw the label `height` [m] tall (its leader is drawn again at the next move)."""
+        sprite = Label(self.text, height)
+        self.width, self.height = sprite.width, sprite.height
+        self.node["text"].set_object(sprite)
+        self.offset = None
         self.image_offset = np.full(2, np.nan)
 
     def move(self, anchor: np.ndarray, offset: np.ndarray) -> None:

@@ -2,7 +2,9 @@
 
 A server we start exits by itself when the Python process that started it is gone (even after
 SIGKILL), so no meshcat server outlives its script. Replies to every command time out instead of
-blocking forever on a dead server.
+blocking forever on a dead server. Its web page listens on the loopback address 127.0.0.1 only
+(meshcat's own server listens on every interface): another host is an opt-in (``host``); its ZMQ
+commands stay on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -27,35 +29,62 @@ with warnings.catch_warnings():  # meshcat 0.3.2 imports pyzmq's deprecated zmq.
 
 from typing import Any
 
-from ..exceptions import ReljacError
+from ..exceptions import ConfigurationError, ReljacError
 
 SERVER_START_TIMEOUT = 30.0  # [s] for a new meshcat server to print its addresses
 REPLY_TIMEOUT_MS = 15_000  # [ms] for the meshcat server to acknowledge one command
 
 # A server of ours runs this: it exits by itself when the Python process that started it is gone
 # (even after SIGKILL), so no meshcat server outlives its script.
+# Its web page listens on `host` only (meshcat's server calls tornado's listen without an address:
+# every interface).
 _SERVER_BOOTSTRAP = """
 import os, sys, threading, time
-parent = int(sys.argv.pop(1))
+parent, host = int(sys.argv.pop(1)), sys.argv.pop(1)
 def watch():
     while os.getppid() == parent:
         time.sleep(0.5)
     os._exit(0)
 threading.Thread(target=watch, daemon=True).start()
+import tornado.web
+listen = tornado.web.Application.listen
+tornado.web.Application.listen = lambda self, port, address=host, **kw: listen(self, port, address, **kw)
 from meshcat.servers.zmqserver import main
 main()
 """
+LOOPBACK = "127.0.0.1"
+_ANY = ("0.0.0.0", "::", "")  # every interface: the page's address printed is then the loopback one
+
+
+def check_host(host: object) -> str:
+    """The address the page listens on: an IP address or host name (str) of this machine."""
+    if not isinstance(host, str) or any(c.isspace() or c in "/[]" for c in host):
+        raise ConfigurationError(f"host must be an address or host name of this machine, such as '127.0.0.1' "
+                          f"(default), '0.0.0.0' (every IPv4 interface) or '::', not {host!r}")
+    try:  # one line now, rather than meshcat trying 1000 ports in vain
+        family = socket.getaddrinfo(host or None, 0, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((host, 0))
+    except OSError as exc:
+        raise ConfigurationError(f"the viewer cannot listen on host {host!r}: {exc}") from None
+    return host
 
 
 class Server:
-    """A meshcat server subprocess: its ZMQ address and web page address."""
+    """A meshcat server subprocess: its ZMQ address and web page address.
 
-    def __init__(self) -> None:
+    Args:
+        host: the address its page listens on (default: loopback only; '0.0.0.0' opens it to
+            the network).
+    """
+
+    def __init__(self, host: str = LOOPBACK) -> None:
+        host = check_host(host)
         meshcat_parent = str(Path(meshcat.__file__).resolve().parent.parent)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (meshcat_parent, env.get("PYTHONPATH")) if p)
         self.proc = subprocess.Popen(
-            [sys.executable, "-u", "-c", _SERVER_BOOTSTRAP, str(os.getpid())],
+            [sys.executable, "-u", "-c", _SERVER_BOOTSTRAP, str(os.getpid()), host],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,  # it logs each browser page that connects or leaves there
@@ -85,6 +114,9 @@ class Server:
             if key in ("zmq_url", "web_url"):
                 found[key] = value
         self.zmq_url, self.web_url = found["zmq_url"], found["web_url"]
+        if host not in _ANY:  # meshcat prints 127.0.0.1 whatever it listens on
+            name = f"[{host}]" if ":" in host else host
+            self.web_url = self.web_url.replace(f"//{LOOPBACK}:", f"//{name}:", 1)
 
     @staticmethod
     def _pump(stream: Any, lines: queue.Queue[str | None]) -> None:

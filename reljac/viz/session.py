@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 import zmq
 
-from ..exceptions import ReljacError
-from .server import Server, ask_web_url, connect
+from ..exceptions import ConfigurationError, ReljacError
+from .server import LOOPBACK, Server, ask_web_url, connect
 
 if TYPE_CHECKING:  # pragma: no cover
     import meshcat
@@ -48,15 +48,20 @@ class Session:
     zmq_url: str
     url: str
 
-    def connect(self, zmq_url: str | None) -> None:
+    def connect(self, zmq_url: str | None, host: str | None = None) -> None:
         """Start a server subprocess owned by this session (`zmq_url` None), or join the one at
-        `zmq_url` (e.g. ``"tcp://127.0.0.1:6000"``).
+        `zmq_url` (e.g. ``"tcp://127.0.0.1:6000"``). The page of a server started here listens
+        on `host` (default: 127.0.0.1, this machine only; '0.0.0.0' every IPv4 interface).
 
         Raises:
-            ReljacError: the server could not be started or reached.
+            ReljacError: the server could not be started or reached. ConfigurationError: a bad host,
+                or a host with a zmq_url.
         """
+        if host is not None and zmq_url is not None:
+            raise ConfigurationError("host is the address of a server this viewer starts; a joined server "
+                              f"({zmq_url}) listens where it was started")
         if zmq_url is None:
-            self._server = Server()
+            self._server = Server(LOOPBACK if host is None else host)
             zmq_url, web_url = self._server.zmq_url, self._server.web_url
         else:
             web_url = ask_web_url(zmq_url)

@@ -70,19 +70,33 @@ class _SpriteMaterial(mg.GenericMaterial):
     _type = "SpriteMaterial"
 
 
+def font(px: int = LABEL_FONT_PX) -> Any:
+    """Pillow's default font at `px` pixels (a small bitmap font on Pillow < 10.1)."""
+    from PIL import ImageFont
+
+    try:
+        return ImageFont.load_default(size=px)
+    except TypeError:  # Pillow < 10.1: a small bitmap font, scaled up by the sprite
+        return ImageFont.load_default()
+
+
+def png_bytes(image: Any) -> bytes:
+    """A Pillow image as PNG bytes."""
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
 def label_png(text: str) -> tuple[bytes, float]:
     """A PNG of `text`, dark on a white rounded box with a grey border, and its width / height.
 
     Drawn with Pillow (a meshcat dependency) at 48 px so it stays sharp when magnified.
     """
-    from PIL import Image, ImageDraw, ImageFont
+    from PIL import Image, ImageDraw
 
-    try:
-        font = ImageFont.load_default(size=LABEL_FONT_PX)
-    except TypeError:  # Pillow < 10.1: a small bitmap font, scaled up by the sprite
-        font = ImageFont.load_default()
-    left, _, right, bottom = font.getbbox(text or " ")
-    ascent, descent = font.getmetrics() if hasattr(font, "getmetrics") else (bottom, 0)
+    font_ = font()
+    left, _, right, bottom = font_.getbbox(text or " ")
+    ascent, descent = font_.getmetrics() if hasattr(font_, "getmetrics") else (bottom, 0)
     pad = max(3, (ascent + descent) // 6)
     width, height = int(right - left + 2 * pad), int(ascent + descent + 2 * pad)
     image = Image.new("RGBA", (width, height), (0, 0, 0, 0))
@@ -90,31 +104,37 @@ def label_png(text: str) -> tuple[bytes, float]:
     border = int(max(2, height // 16))
     draw.rounded_rectangle((0, 0, width - 1, height - 1), radius=height // 4, fill=(255, 255, 255, 230),
                            outline=(90, 90, 90, 255), width=border)
-    draw.text((pad - left, pad), text, font=font, fill=(20, 20, 20, 255))
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
-    return buffer.getvalue(), width / height
+    draw.text((pad - left, pad), text, font=font_, fill=(20, 20, 20, 255))
+    return png_bytes(image), width / height
 
 
-class Label(mg.Object):
-    """A text label facing the camera, `height` [m] tall, drawn over everything (three.js Sprite
-    with a PNG texture, no depth test; the geometry is unused). ``width`` [m] follows the text."""
+class Picture(mg.Object):
+    """A PNG image facing the camera, `height` [m] tall and `aspect` times as wide, drawn over
+    everything (three.js Sprite with a PNG texture, no depth test; the geometry is unused)."""
 
     _type = "Sprite"
 
-    def __init__(self, text: str, height: float) -> None:
-        png, aspect = label_png(text)
+    def __init__(self, png: bytes, aspect: float, height: float) -> None:
         texture = mg.ImageTexture(mg.PngImage(png))
         super().__init__(mg.Box([1.0, 1.0, 1.0]),
                          _SpriteMaterial(map=texture, transparent=True, color=0xFFFFFF,
                                          depthTest=False, depthWrite=False))
-        self.text, self.height, self.width = text, height, aspect * height
+        self.height, self.width = height, aspect * height
 
     def lower(self):
         data = super().lower()
         data["object"]["matrix"] = list(np.diag([self.width, self.height, 1.0, 1.0]).flatten())
         data["object"]["renderOrder"] = 1000  # after the robot and the other overlays
         return data
+
+
+class Label(Picture):
+    """A text label facing the camera, `height` [m] tall, drawn over everything; ``width`` [m]
+    follows the text."""
+
+    def __init__(self, text: str, height: float) -> None:
+        super().__init__(*label_png(text), height)
+        self.text = text
 
 
 def draw_axes(node: Any, scale: float, radius: float) -> None:

@@ -21,8 +21,9 @@ from ..poses import as_se3
 from ..robot import FrameRef, Robot
 from ..robots import as_robot
 from ..validation import as_count, as_float
-from .bounds import robot_box
-from .camera import DEFAULT_DIRECTION, CameraPose, frame_box, grid_cell, overlay_scale
+from .bounds import local_corners, robot_box
+from .camera import DEFAULT_DIRECTION, CameraPose, frame_box, leaves_picture, overlay_scale
+from .framing import LABEL_HEIGHT, label_height, show_camera, union_box
 from .overlays import Ellipsoid, FrameLabel, FrameTriad, LabelLayer, Overlay, Segment, Target, Trail
 from .session import Session
 from .shapes import SEGMENT_RADIUS
@@ -34,7 +35,6 @@ with warnings.catch_warnings():  # it imports meshcat, which imports pyzmq's dep
     warnings.simplefilter("ignore", DeprecationWarning)
     from pinocchio.visualize import MeshcatVisualizer
 
-LABEL_HEIGHT = 0.7  # label height, as a fraction of the viewer's scale
 
 def _positive(x: float, what: str) -> float:
     return as_float(x, what, minimum=0.0, strict=True, valid="a positive number", error=ConfigurationError)
@@ -46,18 +46,24 @@ class Viewer(Session):
 
     Args:
         robot: the robot; its ``visual_model`` is shown (loading it may raise URDFError).
-        q: configuration shown first, shape (nq,) (default: the neutral configuration); the
+        q: configuration shown first, shape (nq,) (default: ``robot.reference_configuration()``); the
             camera and the overlay size are fitted to the robot at this configuration.
         scale: [m] axis length of frame triads and targets (default: 6 % of the diagonal of the
             robot's bounding box at q); labels are 0.7 times as tall, segments 0.04 times as thick.
         zmq_url: ZMQ address of a running meshcat server to join (e.g. ``"tcp://127.0.0.1:6000"``).
             None (default) starts a server subprocess owned by this viewer.
+        host: the address the page of a server started here listens on: None (default) is
+            127.0.0.1, this machine only; ``"0.0.0.0"`` (every IPv4 interface), ``"::"`` or one
+            of the machine's addresses opens the scene to the network.
         open: open the page in a browser tab (never by default).
         root: name of the robot's node in the meshcat scene (default: the robot's name).
+        follow: frame the camera again (from the same direction) when a :meth:`display` puts
+            part of the robot out of the picture (default True).
 
     The camera looks at the centre of the robot's bounding box from the front (+x), a little to
     the left and above, as close as it can with the whole box in the picture
-    (:func:`reljac.viz.camera.frame_box`); :meth:`frame_camera` frames it again. The page is on a
+    (:func:`reljac.viz.camera.frame_box`); :meth:`frame_camera` frames it again, as does a
+    :meth:`display` that puts part of the robot out of the picture (`follow`). The page is on a
     light grey background. Use as a context manager, or call :meth:`close`, to stop the server;
     it also stops when the Python process exits (even if killed). In Jupyter, a Viewer at the end
     of a cell shows the page inline.
@@ -84,22 +90,26 @@ class Viewer(Session):
         q: ArrayLike | None = None,
         scale: float | None = None,
         zmq_url: str | None = None,
+        host: str | None = None,
         open: bool = False,
         root: str | None = None,
+        follow: bool = True,
     ) -> None:
         self.robot = robot = as_robot(robot)
         self.root = root or robot.name
         if "/" in self.root:
             raise ConfigurationError(f"root {self.root!r} must not contain '/'")
-        q = robot.neutral() if q is None else robot.validate_q(q)
+        q = robot.reference_configuration() if q is None else robot.validate_q(q)
         scale = None if scale is None else _positive(scale, "scale")
         visual_model = robot.visual_model  # URDFError (with its message) before any server starts
         collision_model = robot.collision_model
         self._overlays: dict[str, Overlay] = {}
         self._labels_visible = True
+        self.follow = bool(follow)
+        self._local_boxes: np.ndarray | None = None  # bounds.local_corners of the visual model
         self.q = q
         try:
-            self.connect(zmq_url)
+            self.connect(zmq_url, host)
             self.visualizer = MeshcatVisualizer(robot.model, collision_model, visual_model)
             with self._talking():
                 self.visualizer.initViewer(viewer=self.viewer)
@@ -138,7 +148,10 @@ class Viewer(Session):
     # ------------------------------------------------------------------ camera
     def bounding_box(self) -> tuple[np.ndarray, np.ndarray]:
         """(lower, upper) corners (3,) in w [m] of the robot's visual geometry as displayed."""
-        return robot_box(self.visualizer.visual_model, self.visualizer.visual_data, self.visualizer.data.oMf)
+        if self._local_boxes is None:  # mesh boxes are slow to compute: once
+            self._local_boxes = local_corners(self.visualizer.visual_model)
+        return robot_box(self.visualizer.visual_model, self.visualizer.visual_data, self.visualizer.data.oMf,
+                         self._local_boxes)
 
     def frame_camera(self, direction: ArrayLike | None = None, *,
                      box: tuple[ArrayLike, ArrayLike] | None = None) -> CameraPose:
@@ -146,27 +159,26 @@ class Viewer(Session):
         a little left, above), as close as the whole bounding box allows; returns the pose set.
         `box`: (lower, upper) corners in w [m] to frame instead of the robot's box.
 
-        meshcat's page always orbits its scene origin, so the scene (robot, overlays, grid,
-        world axes) is shifted by minus the target: the robot's centre is where the page looks,
-        and the mouse orbits around it. The floor grid's cells are
-        :func:`~reljac.viz.camera.grid_cell` wide; the world axes are 2 ``scale`` long.
+        The box holds the overlays that have one (a capability map's voxels) too; the scene is
+        shifted so that the mouse orbits the box's centre (:mod:`reljac.viz.framing`); labels are
+        redrawn at least 3 % of the picture's height.
         """
-        lower, upper = self.bounding_box() if box is None else (np.asarray(box[0], float), np.asarray(box[1], float))
+        lower, upper = self._scene_box() if box is None else (np.asarray(box[0], float), np.asarray(box[1], float))
         self.camera = frame_box(lower, upper, DEFAULT_DIRECTION if direction is None else direction)
-        shift = np.eye(4)
-        shift[:3, 3] = -self.camera.target
-        grid, axes = shift.copy(), shift.copy()  # meshcat's grid: 0.5 m cells; world axes 0.5 m long
-        grid[:3, :3] *= grid_cell(lower, upper) / 0.5
-        axes[:3, :3] *= 4.0 * self.scale
-        offset = self.camera.position - self.camera.target
+        height = label_height(self.scale, self.camera)
+        self._layer.gap = 0.25 * height
         with self._talking():
-            for path, T in (("/meshcat", shift), ("/Grid", grid), ("/Axes", axes)):
-                self.viewer[path].set_transform(T)
-            # the camera's parent node has y up: (x, y, z)_w = (x, -z, y)
-            self.viewer["/Cameras/default/rotated/<object>"].set_property(
-                "position", [float(offset[0]), float(offset[2]), float(-offset[1])])
+            show_camera(self.viewer, self.camera, lower, upper, self.scale)
+            for overlay in self._overlays.values():
+                overlay.on_camera(self.camera)
+                if overlay.label is not None and not np.isclose(overlay.label.height, height, rtol=1e-9, atol=0.0):
+                    overlay.label.resize(height)
         self._update_labels()
         return self.camera
+
+    def _scene_box(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lower, upper) corners in w [m] of the robot and of the overlays that have a box."""
+        return union_box(*self.bounding_box(), (overlay.world_box() for overlay in self._overlays.values()))
 
     # ------------------------------------------------------------------ robot
     def display(self, q: ArrayLike) -> None:
@@ -182,7 +194,10 @@ class Viewer(Session):
             self.q = q
             for overlay in self._overlays.values():
                 overlay.update(self.visualizer.data.oMf)
-            self._update_labels()
+            if self.follow and hasattr(self, "camera") and leaves_picture(*self.bounding_box(), self.camera):
+                self.frame_camera(self.camera.direction)  # lays the labels out too
+            else:
+                self._update_labels()
 
     def _update_labels(self) -> None:
         labels = [o.label for o in self._overlays.values() if o.label is not None]
@@ -240,7 +255,8 @@ class Viewer(Session):
         def make(node):
             text = None
             if label:
-                text = FrameLabel(self.viewer[self.root]["labels"][name], fid, label, LABEL_HEIGHT * self.scale)
+                height = label_height(self.scale, self.camera)
+                text = FrameLabel(self.viewer[self.root]["labels"][name], fid, label, height)
             return FrameTriad(node, fid, scale, text)
 
         return self._add(name, make)
@@ -336,11 +352,7 @@ class Viewer(Session):
         fa = self.robot.frame_id(cmap.metadata["frame_a"])
         name = name or f"capability map {cmap.metadata['frame_b']} in {cmap.metadata['frame_a']}"
         self._add(name, lambda node: CapabilityOverlay(node, cmap, fa, color_by=color_by, max_voxels=max_voxels))
-        lower, upper = self.bounding_box()
-        shown = self._overlays[name]
-        voxels = shown.world_box() if isinstance(shown, CapabilityOverlay) else None
-        if voxels is not None:  # frame the robot and the voxels together
-            self.frame_camera(box=(np.minimum(lower, voxels[0]), np.maximum(upper, voxels[1])))
+        self.frame_camera(self.camera.direction)  # the robot and the voxels together; places the legend
         return name
 
     def show_collisions(self, model: Any, *, within: float = 0.05, name: str = "collisions") -> str:

@@ -1,0 +1,49 @@
+"""What a copied or pickled Robot keeps of its collision model (``robot.collisions``).
+
+A :class:`~reljac.collision.CollisionModel` holds Pinocchio and coal objects that do not pickle
+(a broad-phase manager, per-model data); a Robot's ``__getstate__`` keeps instead the user's
+edits: the active pairs, the dropped ones with their reasons, and the obstacles (coal
+geometries pickle). :func:`restore` rebuilds the model from them without running the
+default-pair rules again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..robot import Robot
+    from .model import CollisionModel, Obstacle
+
+
+@dataclass(frozen=True)
+class CollisionState:
+    """The pairs (body 1, body 2), the dropped pairs (body 1, body 2, reason) and the obstacles."""
+
+    pairs: tuple[tuple[str, str], ...]
+    dropped: tuple[tuple[str, str, str], ...]
+    obstacles: tuple[Obstacle, ...]
+
+
+def collision_state(model: CollisionModel) -> CollisionState:
+    """The state of `model` to keep (copies: later edits of the model do not change it)."""
+    from .model import Obstacle
+
+    obstacles = tuple(Obstacle(o.name, o.geometry, o.frame, o.T_fo.copy(), o.links)
+                      for o in (model.obstacle(name) for name in model.obstacles))
+    return CollisionState(tuple(model.pairs), tuple(model.dropped), obstacles)
+
+
+def restore(robot: Robot, state: CollisionState) -> CollisionModel:
+    """robot's collision model with the pairs, dropped pairs and obstacles of `state`."""
+    from .model import CollisionModel
+
+    links = [p for p in state.pairs if not any(o.name in p for o in state.obstacles)]
+    model = CollisionModel(robot, pairs=links)
+    for o in state.obstacles:
+        model._obstacles[o.name] = o
+    model._pairs = list(state.pairs)
+    model.dropped = list(state.dropped)
+    model._rebuild()
+    return model
