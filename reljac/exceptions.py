@@ -81,3 +81,8 @@ def suggest(name: str, valid: Iterable[str], *, limit: int = 3) -> str:
     if not close:
         return ""
     return "; did you mean " + " or ".join(repr(c) for c in close) + "?"
+
+
+class ReljacWarning(UserWarning):
+    """Something works, but probably not as the user meant (e.g. collision avoidance starting with
+    pairs below its minimum distance)."""

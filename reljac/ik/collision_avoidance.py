@@ -24,11 +24,12 @@ more margin for it (the margin halves each step it is not needed again).
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
 
-from ..exceptions import ConfigurationError
+from ..exceptions import ConfigurationError, ReljacWarning
 from ..relative import Kinematics
 from ..robot import Robot
 from ..validation import as_float
@@ -64,8 +65,9 @@ class CollisionAvoidance(Limit):
         self._set(min_distance, influence_distance, gain, margin)
         if model is not None and pairs is not None:
             raise ConfigurationError("give the pairs or a CollisionModel, not both")
-        if model is None:
-            model = CollisionModel(robot, pairs=pairs)
+        if model is None:  # default pairs: those the robot can keep this far apart
+            model = CollisionModel(robot, pairs=pairs, touching_distance=self._min_distance) if pairs is None \
+                else CollisionModel(robot, pairs=pairs)
         elif not isinstance(model, CollisionModel):
             raise ConfigurationError(f"model must be a reljac.collision.CollisionModel, got {type(model).__name__}")
         self._model = model
@@ -150,6 +152,28 @@ class CollisionAvoidance(Limit):
         self._predicted: dict[tuple[str, str], float] = {}
         self._pair_margin: dict[tuple[str, str], float] = {}
         self._dt = 0.0
+        self._started = False  # the first step of a motion checks the start (a warning)
+
+    def _check_start(self, rows: Any) -> None:
+        """At the first step of a motion: warn, naming them, when pairs start nearer than
+        min_distance (they are pushed apart first, and the task levels may be scaled meanwhile)."""
+        if self._started:
+            return
+        self._started = True
+        nearest: dict[tuple[str, str], float] = {}
+        for pair, d in zip(rows.pairs, rows.distance.tolist(), strict=True):
+            if d < self._min_distance and d < nearest.get(pair, math.inf):
+                nearest[pair] = d
+        if not nearest:
+            return
+        below = sorted(nearest.items(), key=lambda item: item[1])
+        named = ", ".join(f"{a}/{b} ({d * 1e3:.1f} mm)" for (a, b), d in below[:6])
+        more = f" and {len(below) - 6} more" if len(below) > 6 else ""
+        warnings.warn(
+            f"collision avoidance starts with {len(below)} pair(s) nearer than its minimum of "
+            f"{self._min_distance * 1e3:g} mm: {named}{more}; they are pushed apart first and the task levels "
+            "may be scaled until they are: remove pairs the robot cannot keep apart "
+            "(model.remove_pairs) or lower min_distance", ReljacWarning, stacklevel=4)
 
     @property
     def pairs(self) -> list[tuple[str, str]]:
@@ -159,6 +183,7 @@ class CollisionAvoidance(Limit):
     def constraint(self, kin: Kinematics, dt: float) -> VelocityConstraint:
         rows = self._model.compute(kin.data, within=self._influence_distance, per_geometry=True)
         self._last, self._dt, self._source = rows, dt, None
+        self._check_start(rows)
         margins = np.zeros(len(rows))
         for i, (key, distance) in enumerate(zip(rows.geometries, rows.distance, strict=True)):
             missed = self._predicted.get(key, distance) - distance  # > 0: closer than the model said

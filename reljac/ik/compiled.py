@@ -161,7 +161,9 @@ class CompiledStep:
         """v (nv,) at q, a validated configuration (nq,)."""
         self._prepare()
         if not (self.python_tasks or self.python_limits):
-            return self._run(lambda: self.core.velocity(q, False, [], []))
+            v = self._run(lambda: self.core.velocity(q, False, [], []))
+            self._started()
+            return v
         self.core.kinematics(q)
         kin = Kinematics._from_data(self.robot, q, self.controller.data)
         tasks = []
@@ -185,12 +187,20 @@ class CompiledStep:
         v = self._run(lambda: self.core.velocity(q, True, tasks, limits))
         for limit in self.python_limits:
             limit.observe(v)
+        self._started()
         return v
 
     def step(self, q: np.ndarray) -> np.ndarray:
         """q_next (nq,) from q (nq,), validated: the whole step in one call (built-in parts only)."""
-        self._prepare()
-        return self._run(lambda: self.core.step(q))
+        if self.collisions or self._dirty:
+            self._prepare()
+        try:
+            q_next = self.core.step(q)
+        except (self.failure, RuntimeError) as error:
+            raise self._translated(error) from None
+        if self.collisions:
+            self._started()
+        return q_next
 
     def _prepare(self) -> None:
         if self.collisions:
@@ -200,18 +210,26 @@ class CompiledStep:
         for limit, index in self.collisions:
             limit._source = (self, index)
 
+    def _started(self) -> None:
+        for limit, index in self.collisions:
+            if not limit._started:
+                limit._check_start(self.collision_distances(index, limit.model))
+
     def _run(self, call: Any) -> Any:
         try:
             return call()
-        except self.failure as failure:
-            index = int(str(failure))
-            if index == -2:
-                raise TaskError("the levels' velocities overflow (huge gains or weights): no finite solution") \
-                    from None
-            task = next(task for task, i in self._tasks if i == index)
-            raise _overflow(task) from None
-        except RuntimeError as error:  # coal could not compute a distance
-            raise CollisionError(str(error)) from None
+        except (self.failure, RuntimeError) as error:
+            raise self._translated(error) from None
+
+    def _translated(self, error: Exception) -> Exception:
+        """The reljac error for a failure of the core: a task's rows or the solution overflow
+        (StepFailure), or coal could not compute a distance (RuntimeError)."""
+        if not isinstance(error, self.failure):
+            return CollisionError(str(error))
+        index = int(str(error))
+        if index == -2:
+            return TaskError("the levels' velocities overflow (huge gains or weights): no finite solution")
+        return _overflow(next(task for task, i in self._tasks if i == index))
 
     @property
     def has_python_parts(self) -> bool:
@@ -274,6 +292,8 @@ class CompiledStep:
 
     def reset(self) -> None:
         self.core.reset()
+        for limit, _ in self.collisions:
+            limit._started = False
 
 
 def _position_arguments(d: PositionLimitDescription) -> tuple:

@@ -216,7 +216,7 @@ class Controller:
             else:
                 level = Level(np.vstack([A for A, _ in dense]), np.concatenate([b for _, b in dense]))
         if self._damping.error_damping:
-            asked = sum(float(r.feedback @ r.feedback) for r in rows) * (self._dt * self._dt)  # |b dt|^2 (a product: ** overflows to an error)
+            asked = sum(float(r.feedback @ r.feedback) for r in rows) * (self._dt * self._dt)  # |b dt|^2 (a product: ** raises on overflow)
             level.extra_damping = self._damping.error_part(asked)
         return level
 
