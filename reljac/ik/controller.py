@@ -216,7 +216,8 @@ class Controller:
             else:
                 level = Level(np.vstack([A for A, _ in dense]), np.concatenate([b for _, b in dense]))
         if self._damping.error_damping:
-            asked = sum(float(r.feedback @ r.feedback) for r in rows) * (self._dt * self._dt)  # |b dt|^2 (a product: ** raises on overflow)
+            # |b dt|^2 (dt * dt: ** raises on overflow where a product gives inf)
+            asked = sum(float(r.feedback @ r.feedback) for r in rows) * (self._dt * self._dt)
             level.extra_damping = self._damping.error_part(asked)
         return level
 
