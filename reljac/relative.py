@@ -296,7 +296,7 @@ def relative_jacobian(
         else:
             fc = robot.frame_id(expressed_in)
             code = 0 if fc == fa else 1 if fc == fb else 3
-        return core.relative_jacobian(model, data, q, fa, fb, code, fc)
+        return core.relative_jacobian(model, data, q, fa, fb, code, fc, model.nv)
     pin.computeJointJacobians(model, data, q)
     T_a, T_b = pin.updateFramePlacement(model, data, fa), pin.updateFramePlacement(model, data, fb)
     if isinstance(expressed_in, str) and expressed_in in EXPRESSED_IN_KEYWORDS:

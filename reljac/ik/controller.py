@@ -190,6 +190,7 @@ class Controller:
 
     def _named(self, reports: list[LevelReport], row_names: list[str]) -> list[LevelReport]:
         for report, tasks in zip(reports, self._levels, strict=True):
+            report.scale += 0.0  # -0.0 (a level scaled to nothing from below) reads as 0.0
             report.tasks = [t.name for t in tasks]
             report.saturated_joints = [self._labels[j] for j in report.saturated]
             report.saturated_constraints = [row_names[i] for i in report.saturated_rows]

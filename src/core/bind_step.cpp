@@ -236,11 +236,16 @@ void bind_step(py::module_& m) {
   m.def("relative_jacobian_in", [](const py::object& model, const py::object& data, int a, int b, int axes, int c) {
     return reljac::relative_jacobian_in(model.ptr(), data.ptr(), a, b, axes, c);
   });
-  m.def("relative_placement", [](const py::object& model, const py::object& data, const Vector& q, int a, int b) {
-    return reljac::relative_placement(model.ptr(), data.ptr(), q, a, b);
+  m.def("relative_placement", [](const py::object& model, const py::object& data, const Array& q, int a, int b) {
+    if (q.ndim() != 1) throw py::value_error("q must be (nq,)");
+    return reljac::relative_placement(model.ptr(), data.ptr(), Eigen::Map<const Vector>(q.data(), q.shape(0)), a, b);
   });
-  m.def("relative_jacobian", [](const py::object& model, const py::object& data, const Vector& q, int a, int b,
-                                int axes, int c) {
-    return reljac::relative_jacobian(model.ptr(), data.ptr(), q, a, b, axes, c);
+  m.def("relative_jacobian", [](const py::object& model, const py::object& data, const Array& q, int a, int b,
+                                int axes, int c, int nv) {
+    if (q.ndim() != 1) throw py::value_error("q must be (nq,)");
+    py::array_t<double> J({6, nv});
+    reljac::relative_jacobian(model.ptr(), data.ptr(), Eigen::Map<const Vector>(q.data(), q.shape(0)), a, b, axes, c,
+                              J.mutable_data(), nv);
+    return J;
   });
 }

@@ -20,13 +20,23 @@ using PinModel = pinocchio::Model;
 using PinData = pinocchio::Data;
 
 // The C++ object `object` wraps; std::invalid_argument naming `what` when it is not a T.
+// The last object looked up per type is remembered, with a reference held on it (so its address
+// cannot be reused by another object): the one-shot functions' repeated calls on the same robot
+// skip Boost.Python's registry. Called with the GIL held.
 template <typename T>
 T& pinocchio_object(PyObject* object, const char* what) {
   namespace bp = boost::python;
+  static PyObject* last_object = nullptr;
+  static T* last = nullptr;
+  if (object == last_object) return *last;
   bp::object wrapped{bp::handle<>(bp::borrowed(object))};
   bp::extract<T&> extracted(wrapped);
   if (!extracted.check()) throw std::invalid_argument(std::string("expected a ") + what);
-  return extracted();
+  Py_INCREF(object);
+  Py_XDECREF(last_object);
+  last_object = object;
+  last = &extracted();
+  return *last;
 }
 
 }  // namespace reljac

@@ -89,7 +89,7 @@ Jacobian relative_jacobian_in(PyObject* model, PyObject* data, int frame_a, int 
   return combine(Ja, Jb, axes_rotation(o.data, axes, frame_a, frame_b, frame_c), o.data.oMf[frame_b].translation());
 }
 
-Matrix4 relative_placement(PyObject* model, PyObject* data, const Eigen::VectorXd& q, int frame_a, int frame_b) {
+Matrix4 relative_placement(PyObject* model, PyObject* data, const ConfigurationRef& q, int frame_a, int frame_b) {
   Objects o = objects(model, data, frame_a, frame_b, kAxesA, 0);
   if (q.size() != o.model.nq) throw std::invalid_argument("q has the wrong size");
   pinocchio::forwardKinematics(o.model, o.data, q);
@@ -97,12 +97,15 @@ Matrix4 relative_placement(PyObject* model, PyObject* data, const Eigen::VectorX
                    pinocchio::updateFramePlacement(o.model, o.data, frame_b));
 }
 
-Jacobian relative_jacobian(PyObject* model, PyObject* data, const Eigen::VectorXd& q, int frame_a, int frame_b,
-                           int axes, int frame_c) {
+void relative_jacobian(PyObject* model, PyObject* data, const ConfigurationRef& q, int frame_a, int frame_b,
+                       int axes, int frame_c, double* out, long columns) {
   Objects o = objects(model, data, frame_a, frame_b, axes, frame_c);
   if (q.size() != o.model.nq) throw std::invalid_argument("q has the wrong size");
+  if (columns != o.model.nv) throw std::invalid_argument("the Jacobian must have nv columns");
   const long nv = o.model.nv;
-  Eigen::MatrixXd Ja = Eigen::MatrixXd::Zero(6, nv), Jb = Eigen::MatrixXd::Zero(6, nv);
+  thread_local Eigen::MatrixXd Ja, Jb;
+  Ja.setZero(6, nv);
+  Jb.setZero(6, nv);
   // each call runs the kinematics of its frame's supporting joints only, and places the frame
   pinocchio::computeFrameJacobian(o.model, o.data, q, frame_a, pinocchio::LOCAL_WORLD_ALIGNED, Ja);
   pinocchio::computeFrameJacobian(o.model, o.data, q, frame_b, pinocchio::LOCAL_WORLD_ALIGNED, Jb);
@@ -110,8 +113,8 @@ Jacobian relative_jacobian(PyObject* model, PyObject* data, const Eigen::VectorX
     Eigen::MatrixXd Jc = Eigen::MatrixXd::Zero(6, nv);
     pinocchio::computeFrameJacobian(o.model, o.data, q, frame_c, pinocchio::LOCAL_WORLD_ALIGNED, Jc);
   }
-  return combine_aligned(Ja, Jb, axes_rotation(o.data, axes, frame_a, frame_b, frame_c),
-                         o.data.oMf[frame_a].translation(), o.data.oMf[frame_b].translation());
+  Eigen::Map<Jacobian>(out, 6, nv) = combine_aligned(Ja, Jb, axes_rotation(o.data, axes, frame_a, frame_b, frame_c),
+                                                     o.data.oMf[frame_a].translation(), o.data.oMf[frame_b].translation());
 }
 
 }  // namespace reljac

@@ -20,9 +20,11 @@ Matrix4 relative_placement_in(PyObject* model, PyObject* data, int frame_a, int 
 Jacobian relative_jacobian_in(PyObject* model, PyObject* data, int frame_a, int frame_b, int axes, int frame_c);
 
 // One-shot: the kinematics of the frames' supports at q (nq), then as above.
-Matrix4 relative_placement(PyObject* model, PyObject* data, const Eigen::VectorXd& q, int frame_a, int frame_b);
-Jacobian relative_jacobian(PyObject* model, PyObject* data, const Eigen::VectorXd& q, int frame_a, int frame_b,
-                           int axes, int frame_c);
+using ConfigurationRef = Eigen::Ref<const Eigen::VectorXd>;
+Matrix4 relative_placement(PyObject* model, PyObject* data, const ConfigurationRef& q, int frame_a, int frame_b);
+// J_ab into J (6 x nv, row-major, the caller's; `columns` its width, checked to be nv).
+void relative_jacobian(PyObject* model, PyObject* data, const ConfigurationRef& q, int frame_a, int frame_b,
+                       int axes, int frame_c, double* J, long columns);
 
 }  // namespace reljac
 
