@@ -10,6 +10,7 @@ the ``--json`` form, see :func:`results`) and formats it as a table. Each calls 
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -177,26 +178,17 @@ SECTIONS: dict[str, tuple[Callable[..., dict], Callable[[dict], str], Callable[[
 }
 
 
-def _peers_results(*, quick: bool = False, progress: Progress = None) -> dict[str, Any]:
-    from .bench_peers import peers_results
+def _lazy(module: str, name: str) -> Callable[..., Any]:
+    """`name` of the sibling `module`, imported at the first call (PlaCo and pink load only then)."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(f".{module}", __package__), name)(*args, **kwargs)
 
-    return peers_results(quick=quick, progress=progress)
-
-
-def _peers_text(r: dict[str, Any]) -> str:
-    from .bench_peers import peers_text
-
-    return peers_text(r)
-
-
-def _peers_units(quick: bool) -> int:
-    from .bench_peers import peers_units
-
-    return peers_units(quick=quick)
+    return call
 
 
 #: measured only when asked (``--peers``), after "ik": reljac beside PlaCo and pink
-PEERS_SECTION = (_peers_results, _peers_text, _peers_units)
+PEERS_SECTION = (_lazy("bench_peers", "peers_results"), _lazy("bench_peers", "peers_text"),
+                 lambda quick: _lazy("bench_peers", "peers_units")(quick=quick))
 
 
 def _names(what: str, peers: bool = False) -> list[str]:
