@@ -9,6 +9,7 @@ hand-made velocity sequences for the chatter count.
 from __future__ import annotations
 
 import importlib.util
+import json
 
 import numpy as np
 import pinocchio as pin
@@ -18,6 +19,7 @@ import reljac
 from reljac.apps import bench, bench_peers
 from reljac.apps.bench_peer_libs import MIN_DISTANCE, PEERS
 from reljac.apps.cli import main
+from reljac.apps.report import json_document
 
 installed = all(importlib.util.find_spec(m) is not None for m in PEERS.values())
 needs_peers = pytest.mark.skipif(not installed, reason='needs the peers: pip install "reljac[peers]" (PlaCo, pink)')
@@ -102,6 +104,10 @@ def test_a_missing_peer_is_skipped_with_a_one_line_note(monkeypatch):
     text = bench_peers.peers_text(r)
     assert "note: PlaCo not installed" in text and "note: pink not installed" in text
     assert "\nPlaCo " not in text and "\npink " not in text
+    document = json.loads(json_document(r))  # what --json prints: plain numbers, null for inf
+    row = document["cases"][1]["libraries"][0]
+    assert document["cases"][1]["collision"] and row["library"] == "reljac" and row["top_met"] == 1.0
+    assert row["min_distance_m"] is None or row["min_distance_m"] >= MIN_DISTANCE - 1e-4
 
 
 def test_the_peers_section_comes_only_with_the_flag():
