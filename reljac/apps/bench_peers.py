@@ -55,7 +55,8 @@ DT, MAX_STEPS, HOLD = 0.01, 500, 50
 @dataclass(frozen=True)
 class Case:
     """A robot and how its problems are made: ``top`` frames (a, b), ``second`` frame or None,
-    ``position_only`` (a pinch); ``fingers`` cycles frame a over these names when given."""
+    ``position_only`` (a pinch); ``fingers`` cycles frame a over these names when given;
+    ``collision``: also run with collision avoidance (targets then drawn collision-free)."""
 
     name: str
     robot_name: str
@@ -63,14 +64,18 @@ class Case:
     second: str | None
     position_only: bool = False
     fingers: tuple[str, ...] = ()
+    collision: bool = True  # also run with collision avoidance
 
 
 CASES = (
     Case("dual_arm (bundled, capsules)", "dual_arm", ("left_tool", "right_tool"), "left_tool"),
     Case("Baxter (example-robot-data, meshes, its SRDF)", "baxter", ("left_gripper", "right_gripper"),
          "left_gripper"),
+    # no collision runs: the Allegro's links sit closer than 1 cm to each other at rest (palm to
+    # thumb base 6 mm at mid-limits; no random configuration keeps its 185 default pairs 2 cm apart)
     Case("Allegro right hand, pinch (thumb tip in a finger tip)", "allegro_right_hand",
-         ("link_3.0_tip", "link_15.0_tip"), None, True, ("link_3.0_tip", "link_7.0_tip", "link_11.0_tip")),
+         ("link_3.0_tip", "link_15.0_tip"), None, True, ("link_3.0_tip", "link_7.0_tip", "link_11.0_tip"),
+         collision=False),
 )
 
 
@@ -82,14 +87,17 @@ def load(case: Case) -> Robot | None:
         return None
 
 
-def make_problems(case: Case, robot: Robot, collision: CollisionModel, n: int, seed: int = 2026) -> list[Problem]:
-    """`n` targets from random configurations whose active pairs are all > the kept distance apart."""
+def make_problems(case: Case, robot: Robot, collision: CollisionModel | None, n: int,
+                  seed: int = 2026) -> list[Problem]:
+    """`n` targets from random configurations; with `collision`, from those whose active pairs are
+    all at least twice the kept distance apart (at most 1000 n draws)."""
     rng = np.random.default_rng(seed)
     problems: list[Problem] = []
-    while len(problems) < n:
+    for _ in range(1000 * n):
+        if len(problems) == n:
+            break
         q = robot.random_configuration(rng)
-        near = collision.distances(q, within=2 * MIN_DISTANCE, jacobians=False)
-        if len(near.distance):
+        if collision is not None and len(collision.distances(q, within=2 * MIN_DISTANCE, jacobians=False).distance):
             continue
         kin = Kinematics(robot, q)
         a = case.fingers[len(problems) % len(case.fingers)] if case.fingers else case.top[0]
@@ -97,6 +105,9 @@ def make_problems(case: Case, robot: Robot, collision: CollisionModel, n: int, s
         second = None if case.second is None else kin.placement(case.second)
         problems.append(Problem((a, b), kin.relative_placement(a, b), case.position_only, case.second, second,
                                 middle(robot), q))
+    if len(problems) < n:
+        raise ValueError(f"{case.name}: only {len(problems)} of {1000 * n} random configurations keep every "
+                         f"collision pair {2 * MIN_DISTANCE} m apart; {n} targets asked")
     return problems
 
 
@@ -181,7 +192,7 @@ def compare(case: Case, robot: Robot, *, targets: int, collision: bool, librarie
     ``collision``, ``pairs``, ``targets``, ``unit_s``, ``problems``, ``runs``: {library: the dict of
     :func:`run_library`}, ``failures``: {library: a setup failure}}."""
     model = CollisionModel(robot)
-    problems = make_problems(case, robot, model, targets)
+    problems = make_problems(case, robot, model if case.collision else None, targets)
     unit = frame_jacobian_call(robot)
     missing = missing_peers()
     runs, failures = {}, {}
@@ -233,10 +244,15 @@ def peer_cases(quick: bool) -> list[tuple[Case, int]]:
     return [(CASES[0], 5)] if quick else [(c, 50) for c in CASES]
 
 
+def _settings(case: Case) -> tuple[bool, ...]:
+    """Without collision avoidance, and with it when the case runs it."""
+    return (False, True) if case.collision else (False,)
+
+
 def peers_units(*, quick: bool = False) -> int:
-    """Units of work :func:`peers_results` reports: one per episode (target x library x collision on/off)."""
+    """Units of work :func:`peers_results` reports: one per episode (target x library x setting)."""
     libraries = len(ADAPTERS) - len(missing_peers())
-    return sum(2 * n * libraries for _, n in peer_cases(quick))
+    return sum(len(_settings(case)) * n * libraries for case, n in peer_cases(quick))
 
 
 def peers_results(*, quick: bool = False, progress: Progress = None) -> dict[str, Any]:
@@ -249,9 +265,9 @@ def peers_results(*, quick: bool = False, progress: Progress = None) -> dict[str
         robot = load(case)
         if robot is None:
             skipped.append(f"{case.name}: robot '{case.robot_name}' not installed (pip install \"reljac[robots]\")")
-            done(progress, 2 * n * (len(ADAPTERS) - len(missing_peers())))
+            done(progress, len(_settings(case)) * n * (len(ADAPTERS) - len(missing_peers())))
             continue
-        for collision in (False, True):
+        for collision in _settings(case):
             cases.append(summary(compare(case, robot, targets=n, collision=collision, progress=progress)))
     return {"dt": DT, "max_steps": MAX_STEPS, "hold": HOLD, "position_tolerance_m": POSITION_TOL,
             "orientation_tolerance_rad": ORIENTATION_TOL, "skipped": skipped, "cases": cases}
