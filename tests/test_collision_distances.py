@@ -275,6 +275,21 @@ def test_broad_phase_keeps_every_pair_nearer_than_the_bound(name, rng):
             assert dict(zip(near.geometries, near.distance, strict=True)) == pytest.approx(expected, rel=0, abs=1e-6)
 
 
+def test_without_pinocchios_collecting_callback_every_pair_is_measured(monkeypatch, rng):
+    """Pinocchio 3 (the 3.8 that PlaCo pins) has no CollisionCallBackCollect: the rows are those of
+    the full query with d < within all the same."""
+    robot = reljac.Robot.bundled("dual_arm")
+    monkeypatch.delattr(pin, "CollisionCallBackCollect", raising=False)
+    cm = CollisionModel(robot)
+    for _ in range(10):
+        q = robot.random_configuration(rng)
+        full = cm.distances(q, per_geometry=True)
+        for within in (0.0, 0.05, 0.2):
+            near = cm.distances(q, within=within, per_geometry=True)
+            expected = {g: d for g, d in zip(full.geometries, full.distance, strict=True) if d < within}
+            assert dict(zip(near.geometries, near.distance, strict=True)) == pytest.approx(expected, rel=0, abs=1e-6)
+
+
 def test_a_pair_row_is_its_closest_geometry_row(rng):
     robot = reljac.Robot.bundled("dual_arm")
     cm = CollisionModel(robot)

@@ -10,6 +10,7 @@ the ``--json`` form, see :func:`results`) and formats it as a table. Each calls 
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -177,31 +178,55 @@ SECTIONS: dict[str, tuple[Callable[..., dict], Callable[[dict], str], Callable[[
 }
 
 
-def _names(what: str) -> list[str]:
-    return list(SECTIONS) if what == "all" else [what]
+def _lazy(module: str, name: str) -> Callable[..., Any]:
+    """`name` of the sibling `module`, imported at the first call (PlaCo and pink load only then)."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(f".{module}", __package__), name)(*args, **kwargs)
+
+    return call
 
 
-def units(what: str = "all", *, quick: bool = False) -> int:
+#: measured only when asked (``--peers``), after "ik": reljac beside PlaCo and pink
+PEERS_SECTION = (_lazy("bench_peers", "peers_results"), _lazy("bench_peers", "peers_text"),
+                 lambda quick: _lazy("bench_peers", "peers_units")(quick=quick))
+
+
+def _names(what: str, peers: bool = False) -> list[str]:
+    names = list(SECTIONS) if what == "all" else [what]
+    if peers and "ik" in names:
+        names.insert(names.index("ik") + 1, "peers")
+    return names
+
+
+def _section(name: str) -> tuple[Callable[..., dict], Callable[[dict], str], Callable[[bool], int]]:
+    return PEERS_SECTION if name == "peers" else SECTIONS[name]
+
+
+def units(what: str = "all", *, quick: bool = False, peers: bool = False) -> int:
     """How many units of work :func:`main` reports to its `progress` hook for `what`."""
-    return sum(SECTIONS[name][2](quick) for name in _names(what))
+    return sum(_section(name)[2](quick) for name in _names(what, peers))
 
 
-def results(what: str = "all", *, quick: bool = False, progress: Progress = None) -> dict[str, Any]:
+def results(what: str = "all", *, quick: bool = False, progress: Progress = None,
+            peers: bool = False) -> dict[str, Any]:
     """The measurements of ``reljac bench WHAT --json``: {``quick``, ``sections``: {name: dict}}
-    with the dicts of :func:`jacobian_results`, :func:`reference_results` and
-    :func:`reljac.apps.bench_ik.ik_results` (times in seconds)."""
-    return {"quick": quick, "sections": {name: SECTIONS[name][0](quick=quick, progress=progress)
-                                         for name in _names(what)}}
+    with the dicts of :func:`jacobian_results`, :func:`reference_results`,
+    :func:`reljac.apps.bench_ik.ik_results` and, with `peers` (for "ik" and "all"),
+    :func:`reljac.apps.bench_peers.peers_results` (times in seconds)."""
+    return {"quick": quick, "sections": {name: _section(name)[0](quick=quick, progress=progress)
+                                         for name in _names(what, peers)}}
 
 
-def main(what: str = "all", *, quick: bool = False, as_json: bool = False, progress: Progress = None) -> int:
-    """Print the tables of `what` ("all", "jacobian", "reference" or "ik") as each is measured,
-    or with `as_json` one JSON document at the end; `progress` as in :func:`results`."""
+def main(what: str = "all", *, quick: bool = False, as_json: bool = False, progress: Progress = None,
+         peers: bool = False) -> int:
+    """Print the tables of `what` ("all", "jacobian", "reference", "ik" or "map") as each is
+    measured, or with `as_json` one JSON document at the end; `progress` and `peers` as in
+    :func:`results`."""
     if as_json:
-        print(json_document(results(what, quick=quick, progress=progress)))
+        print(json_document(results(what, quick=quick, progress=progress, peers=peers)))
         return 0
     out = partial(print, flush=True) if progress is None else write_line  # write_line: between bar redraws
-    for i, name in enumerate(_names(what)):
-        measure, text, _ = SECTIONS[name]
+    for i, name in enumerate(_names(what, peers)):
+        measure, text, _ = _section(name)
         out(("\n" if i else "") + text(measure(quick=quick, progress=progress)))
     return 0

@@ -3,7 +3,7 @@
     reljac info ROBOT                      DoF, joints with limits, frames as a tree
     reljac jacobian ROBOT A B [...]        labelled relative Jacobian J_ab at a configuration
     reljac check ROBOT [...]               Pinocchio layer vs the in-house reference kinematics
-    reljac bench [jacobian|reference|ik|map] timing tables
+    reljac bench [jacobian|reference|ik|map] timing tables (--peers: ik beside PlaCo and pink)
     reljac view ROBOT [--frames ...]       show a robot in the browser
     reljac demo {dual-arm,hand}            the IK demos
     reljac analyze ROBOT A B               relative manipulability over the workspace
@@ -101,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="timing tables (median of many runs, ratios to Pinocchio)")
     p.add_argument("what", nargs="?", default="all", choices=["all", "jacobian", "reference", "ik", "map"])
     p.add_argument("--quick", action="store_true", help="fewer repetitions (for smoke tests)")
+    p.add_argument("--peers", action="store_true",
+                   help="ik (or all): also compare with PlaCo and pink on the same targets, when installed "
+                        "(pip install \"reljac[peers]\")")
     json_argument(p)
     progress_argument(p)
     p.set_defaults(func=commands.cmd_bench)

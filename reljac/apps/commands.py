@@ -8,7 +8,7 @@ import argparse
 from contextlib import AbstractContextManager
 from typing import Any
 
-from .arguments import configuration, load_robot, robot_options
+from .arguments import UsageError, configuration, load_robot, robot_options
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -89,8 +89,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from . import bench
     from .report import hook
 
-    with _bar(args, bench.units(args.what, quick=args.quick), f"bench {args.what}", "unit") as bar:
-        return bench.main(args.what, quick=args.quick, as_json=args.json, progress=hook(bar))
+    if args.peers and args.what not in ("ik", "all"):
+        raise UsageError(f"reljac bench: error: --peers compares IK libraries: use it with 'ik' or 'all', "
+                         f"not '{args.what}'")
+    units = bench.units(args.what, quick=args.quick, peers=args.peers)
+    with _bar(args, units, f"bench {args.what}", "unit") as bar:
+        return bench.main(args.what, quick=args.quick, as_json=args.json, progress=hook(bar), peers=args.peers)
 
 
 def cmd_check(args: argparse.Namespace) -> int:

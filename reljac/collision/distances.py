@@ -83,7 +83,8 @@ class Kernel:
     Built once per change of pairs or obstacles; :meth:`compute` is the per-step call. The broad
     phase is Pinocchio's (coal's dynamic AABB tree, every geometry's box inflated by half the
     bound): it lists the pairs whose inflated boxes overlap, a superset of those nearer than the
-    bound, and only these reach coal's distance computation.
+    bound, and only these reach coal's distance computation. Pinocchio 3 (e.g. the 3.8 that PlaCo
+    pins) lacks the callback that collects them: there every pair reaches it (same rows, slower).
 
     Args:
         model: the robot's ``pin.Model``.
@@ -106,7 +107,9 @@ class Kernel:
                         for b, p in zip(pair_body, geometry.collisionPairs, strict=True)]
         self.all_pairs = list(range(len(self.rows_of)))
         self.manager = pin.BroadPhaseManager_DynamicAABBTreeCollisionManager(model, geometry, self.data)
-        self.collector = pin.CollisionCallBackCollect(geometry, self.data, max(1, len(self.rows_of)))
+        # Pinocchio 3 has no collecting callback: there every pair reaches the narrow phase
+        collect = getattr(pin, "CollisionCallBackCollect", None)
+        self.collector = None if collect is None else collect(geometry, self.data, max(1, len(self.rows_of)))
         self.margin = math.nan  # the bound the boxes are inflated for
         nv = model.nv
         empty = [np.zeros(0), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, nv))]
@@ -120,7 +123,7 @@ class Kernel:
         """Indices of the geometry pairs whose boxes, inflated by ``within / 2``, overlap (with
         the geometry placements updated from ``data.oMi``)."""
         pin.updateGeometryPlacements(self.model, data, self.geometry, self.data)
-        if math.isinf(within) or not self.rows_of:
+        if math.isinf(within) or not self.rows_of or self.collector is None:
             return self.all_pairs
         if within != self.margin:
             n = self.geometry.ngeoms
