@@ -230,11 +230,11 @@ class Debugger:
     def _handle(self, request: dict) -> bool:
         """Carry out one request; True if the scene changed."""
         kind = request.get("type")
-        if kind == "pause":
-            self.paused = True
-        elif kind == "resume":
-            self._rewind()
-            self.paused = False
+        if kind in ("pause", "resume"):  # the page shows the new state
+            if kind == "resume":
+                self._rewind()
+            self.paused = kind == "pause"
+            return True
         elif kind == "step":
             self._rewind()
             self._pending_steps += 1

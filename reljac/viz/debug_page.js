@@ -15,7 +15,7 @@ viewer.handle_command = (cmd) => {
   if (cmd.type === "set_transform" && relayed.has(cmd.path)) return;
   meshcatCommand(cmd);
 };
-const D = window.reljacDebug = {init: null, state: null, received: 0, sent: 0, drag: null, drags: 0, transforms: 0,
+const D = window.reljacDebug = {init: null, state: null, received: 0, sent: 0, drag: null, drags: 0, transforms: 0, arrivals: [], rate: 0,
                                 exported: null, samples: []};
 const PICK_PX = 8;  // how near the pointer must be to an arrow or ring [px]
 const PLOT_SECONDS = 10;
@@ -37,7 +37,13 @@ control.onmessage = (event) => {
     viewer.set_dirty();
     D.transforms++;
   } else if (m.type === "init") onInit(m);
-  else if (m.type === "state") onState(m);
+  else if (m.type === "state") {
+    onState(m);
+    const now = performance.now();
+    D.arrivals = D.arrivals.filter((t) => now - t < 1000).concat([now]);
+    D.rate = D.arrivals.length;  // states shown in the last second
+    requestAnimationFrame(() => send({type: "ack"}));  // the next update once this one is drawn
+  }
   else if (m.type === "exported") { D.exported = m; $("exported").textContent = m.error || ("wrote " + m.path); }
   else if (m.type === "error") $("message").textContent = m.message;
 };
@@ -88,7 +94,7 @@ function onState(s) {
   while (D.samples.length && D.samples[0][0] < newest - PLOT_SECONDS) D.samples.shift();
   $("pause").textContent = s.paused ? "Resume" : "Pause";
   const frame = s.scrub === null ? "live" : `frame ${s.scrub + 1}/${s.frames} (t = ${s.frame_t.toFixed(2)} s)`;
-  $("status").textContent = `t = ${s.t.toFixed(2)} s   steps ${s.steps}   updates/s ${s.rate.toFixed(0)}\n` +
+  $("status").textContent = `t = ${s.t.toFixed(2)} s   steps ${s.steps}   updates/s ${D.rate}\n` +
     `${s.paused ? "PAUSED" : "running"}   ${frame}`;
   const timeline = $("timeline");
   timeline.max = Math.max(s.frames - 1, 0);

@@ -53,6 +53,11 @@ class _Page(tornado.web.RequestHandler):
         self.write(page.replace("/*DEBUG_PAGE_JS*/", script))
 
 
+class _NoIcon(tornado.web.RequestHandler):
+    def get(self) -> None:
+        self.set_status(204)
+
+
 class _Scene(tornado.websocket.WebSocketHandler):
     """Relays the meshcat server's websocket: its whole scene on connect, then every command."""
 
@@ -86,8 +91,16 @@ class _Scene(tornado.websocket.WebSocketHandler):
 
 
 class _Control(tornado.websocket.WebSocketHandler):
+    """One page's control channel, with flow control: a page gets the next update (transforms
+    and state) only once it acknowledged the last one (``{"type": "ack"}``); meanwhile updates
+    are merged (the newest transform of each node, the newest state with every plot sample), so
+    a slow page sees the latest state late by one update, never a growing backlog."""
+
     def initialize(self, server: DebugServer) -> None:
         self.server = server
+        self.ready = True
+        self.transforms: dict[str, Any] = {}
+        self.state: dict | None = None
 
     def open(self, *args: Any) -> None:
         self.server._pages.add(self)
@@ -99,8 +112,33 @@ class _Control(tornado.websocket.WebSocketHandler):
             request = json.loads(message)
         except ValueError:
             return
-        if isinstance(request, dict):
+        if isinstance(request, dict) and request.get("type") == "ack":
+            self.ready = True
+            self.deliver()
+        elif isinstance(request, dict):
             self.server.on_message(request)
+
+    def queue(self, message: dict) -> None:
+        kind = message.get("type")
+        if kind == "transforms":
+            self.transforms.update(message["items"])
+        elif kind == "state":
+            samples = (self.state or {}).get("samples", []) + message.get("samples", [])
+            self.state = {**message, "samples": samples}
+        else:  # answers and errors go at once
+            with contextlib.suppress(tornado.websocket.WebSocketClosedError):
+                self.write_message(json.dumps(message, allow_nan=False))
+            return
+        self.deliver()
+
+    def deliver(self) -> None:
+        if not self.ready or self.state is None:
+            return
+        messages = [{"type": "transforms", "items": list(self.transforms.items())}, self.state]
+        self.transforms, self.state, self.ready = {}, None, False
+        with contextlib.suppress(tornado.websocket.WebSocketClosedError):
+            for message in messages:
+                self.write_message(json.dumps(message, allow_nan=False))
 
     def on_close(self) -> None:
         self.server._pages.discard(self)
@@ -139,6 +177,7 @@ class DebugServer:
             loop = tornado.ioloop.IOLoop.current()
             app = tornado.web.Application([
                 (r"/", _Page),
+                (r"/favicon.ico", _NoIcon),
                 (r"/static/(.*)", tornado.web.StaticFileHandler, {"path": str(MESHCAT_DIST)}),
                 (r"/scene", _Scene, {"server": self}),
                 (r"/control", _Control, {"server": self}),
@@ -171,16 +210,15 @@ class DebugServer:
         return len(self._pages)
 
     def broadcast(self, message: dict) -> None:
-        """Send a JSON object to every page (from any thread; dropped once closed)."""
+        """Send a JSON object to every page (from any thread; dropped once closed). Transforms
+        and states wait for the page's acknowledgement of the last ones (see ``_Control``)."""
         loop = self._loop
         if loop is None:
             return
-        text = json.dumps(message, allow_nan=False)
 
         def send() -> None:
             for page in list(self._pages):
-                with contextlib.suppress(tornado.websocket.WebSocketClosedError):
-                    page.write_message(text)
+                page.queue(message)
 
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
             loop.add_callback(send)
