@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
-from test_viz import Browser, needs_chromium, read_png, scene_messages
+from test_viz import Browser, needs_chromium, read_png
 
 from reljac import Robot
 from reljac.apps.debug import new_run_log
@@ -57,11 +57,17 @@ def drag(browser: Browser, start, end, steps: int = 8) -> None:
     mouse(browser, "mouseReleased", *end, buttons=0)
 
 
-def open_page(browser: Browser, debugger: Debugger) -> None:
+def open_page(browser: Browser, debugger: Debugger, timeout: float = 30.0) -> None:
     browser.open(debugger.url)
     wait_for(lambda: browser.evaluate("!!(window.reljacDebug && reljacDebug.init && reljacDebug.state)"),
              "the page's first state")
-    browser.wait_messages(scene_messages(debugger.viewer))
+    # the scene: the robot's meshes came before the handles' parts (the meshcat server replays its
+    # tree in order); the meshcat socket is the debugger thread's, so no scene_messages() here
+    wait_for(lambda: browser.evaluate(
+        "reljacDebug.init.handles.every(h => { const n = viewer.scene_tree.find("
+        "(h.path + '/ball/<object>').split('/').filter(x => x)); return n.object && n.object.type === 'Mesh'; })"
+        " && viewer.num_messages_received > 0"), "the scene", timeout)
+    browser.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))", await_promise=True)
 
 
 def position_of(robot: Robot, q, frame: str, frame_a: str | None = None) -> pin.SE3:

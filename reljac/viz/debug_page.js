@@ -7,6 +7,15 @@
 var viewer = new MeshCat.Viewer(document.getElementById("scene"));
 viewer.connect("ws://" + location.host + "/scene");
 const THREE = MeshCat.THREE;
+// Frames of the scene drawn in the last second (meshcat draws on the animation frame after a change).
+const meshcatRender = viewer.render.bind(viewer), renders = [];
+viewer.render = () => {
+  meshcatRender();
+  const now = performance.now();
+  renders.push(now);
+  while (renders.length && now - renders[0] > 1000) renders.shift();
+  D.fps = renders.length;
+};
 // Transforms of the nodes the debugger moves come on /control, batched (debug_server.py's
 // TransformRelay); the meshcat server's copies of them, replayed on /scene, are older: skipped.
 const relayed = new Set();
@@ -15,7 +24,7 @@ viewer.handle_command = (cmd) => {
   if (cmd.type === "set_transform" && relayed.has(cmd.path)) return;
   meshcatCommand(cmd);
 };
-const D = window.reljacDebug = {init: null, state: null, received: 0, sent: 0, drag: null, drags: 0, transforms: 0, arrivals: [], rate: 0,
+const D = window.reljacDebug = {init: null, state: null, received: 0, sent: 0, drag: null, drags: 0, transforms: 0, arrivals: [], rate: 0, fps: 0,
                                 exported: null, samples: []};
 const PICK_PX = 8;  // how near the pointer must be to an arrow or ring [px]
 const PLOT_SECONDS = 10;
@@ -42,7 +51,7 @@ control.onmessage = (event) => {
     const now = performance.now();
     D.arrivals = D.arrivals.filter((t) => now - t < 1000).concat([now]);
     D.rate = D.arrivals.length;  // states shown in the last second
-    requestAnimationFrame(() => send({type: "ack"}));  // the next update once this one is drawn
+    setTimeout(() => send({type: "ack"}), 0);  // the next update once this one is handled
   }
   else if (m.type === "exported") { D.exported = m; $("exported").textContent = m.error || ("wrote " + m.path); }
   else if (m.type === "error") $("message").textContent = m.message;
@@ -94,7 +103,7 @@ function onState(s) {
   while (D.samples.length && D.samples[0][0] < newest - PLOT_SECONDS) D.samples.shift();
   $("pause").textContent = s.paused ? "Resume" : "Pause";
   const frame = s.scrub === null ? "live" : `frame ${s.scrub + 1}/${s.frames} (t = ${s.frame_t.toFixed(2)} s)`;
-  $("status").textContent = `t = ${s.t.toFixed(2)} s   steps ${s.steps}   updates/s ${D.rate}\n` +
+  $("status").textContent = `t = ${s.t.toFixed(2)} s   steps ${s.steps}   updates/s ${D.rate}   frames/s ${D.fps}\n` +
     `${s.paused ? "PAUSED" : "running"}   ${frame}`;
   const timeline = $("timeline");
   timeline.max = Math.max(s.frames - 1, 0);
@@ -170,7 +179,7 @@ function drawPlots() {
   for (let k = 0; k < levels; k++) {
     errors.push({name: "level " + k, points: D.samples.map((s) => [s[0], s[1][k] > 0 ? s[1][k] : null])});
   }
-  errors.label = (v) => "1e" + v.toFixed(1);
+  errors.label = (v) => "1e" + Math.round(v);
   plot($("errors"), errors, (v) => Math.log10(v));
   const distance = [{name: "min", points: D.samples.map((s) => [s[0], s[2] === null ? null : s[2] * 1e3])}];
   distance.label = (v) => v.toFixed(0);

@@ -25,7 +25,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import tornado.httpserver
 import tornado.ioloop
 import tornado.netutil
@@ -37,6 +36,7 @@ from ..exceptions import ReljacError
 with warnings.catch_warnings():  # meshcat imports pyzmq's deprecated zmq.eventloop.ioloop
     warnings.simplefilter("ignore", DeprecationWarning)
     import meshcat
+    from meshcat.commands import Delete, SetTransform
 
 HERE = Path(__file__).resolve().parent
 MESHCAT_DIST = Path(meshcat.__file__).resolve().parent / "viewer" / "dist"
@@ -264,16 +264,17 @@ class TransformRelay:
         return getattr(self.window, name)
 
     def send(self, command: Any) -> None:
-        data = command.lower()
-        with self._lock:
-            if data.get("type") == "set_transform":
-                matrix = np.round(np.asarray(data["matrix"], dtype=float), 6).tolist()  # [m]: to 1 um
-                self.pending[data["path"]] = matrix
-                self.latest[data["path"]] = matrix
-                return
-            if data.get("type") == "delete":  # a deleted node's transforms go with it
-                prefix = data["path"].rstrip("/") + "/"
-                for path in [p for p in self.latest if p == data["path"] or p.startswith(prefix)]:
+        if isinstance(command, SetTransform):
+            path = command.path.lower()
+            matrix = command.matrix.T.ravel().tolist()  # column-major, as meshcat sends it
+            with self._lock:
+                self.pending[path] = self.latest[path] = matrix
+            return
+        if isinstance(command, Delete):  # a deleted node's transforms go with it
+            deleted = command.path.lower()
+            prefix = deleted.rstrip("/") + "/"
+            with self._lock:
+                for path in [p for p in self.latest if p == deleted or p.startswith(prefix)]:
                     del self.latest[path]
                     self.pending.pop(path, None)
         self.flush()  # transforms before a later command, in order
