@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from test_debug_browser import drag, mouse, open_page, wait_for
+from test_debug_browser import mouse, open_page, wait_for
 from test_viz import Browser
 
 from reljac import Robot
@@ -36,6 +36,12 @@ def main(seconds: float = 10.0) -> None:
     browser = Browser(size=(1400, 900))
     try:
         with Debugger(controller, q0) as debugger:
+            time.sleep(2)
+            steps0, t0 = debugger.steps, time.monotonic()
+            time.sleep(seconds)
+            elapsed = time.monotonic() - t0
+            print(f"no page yet: control steps/s {(debugger.steps - steps0) / elapsed:.1f}, "
+                  f"scene updates/s {debugger.updates_per_second:.0f} (load average {os.getloadavg()[0]:.1f})")
             t_open = time.monotonic()
             open_page(browser, debugger, timeout=600)  # TIAGo's meshes take a while to decode
             print(f"page loaded in {time.monotonic() - t_open:.0f} s")
@@ -79,7 +85,6 @@ def main(seconds: float = 10.0) -> None:
                   f"-> the page has that state: {ms(to_page)}")
     finally:
         browser.close()
-    del drag
 
 
 if __name__ == "__main__":

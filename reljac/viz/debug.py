@@ -60,7 +60,7 @@ from .debug_sliders import joint_sliders, q_from_slider
 from .viewer import Viewer
 
 MAX_FPS = 60.0  # [1/s] displays of the scene and states sent to the page, at most
-CATCH_UP = 10  # control steps taken at most between two looks at the requests
+STEP_BUDGET = 0.5 / MAX_FPS  # [s] of catching up on the control clock between two updates of the page
 HANDLE_SIZE = 1.5  # handle axis length, in the viewer's scale
 
 
@@ -309,9 +309,10 @@ class Debugger:
         self._samples.append([self.t, [level["error"] for level in levels], distance if math.isfinite(distance) else None])
 
     def _run(self) -> None:
-        """Steps on the control clock (dt per step, in real time; catching up at most
-        CATCH_UP steps at once, then letting the clock slip), the scene and the page's state
-        at most MAX_FPS times a second, requests in between."""
+        """Steps on the control clock (dt per step, in real time), the scene and the page's state
+        at most MAX_FPS times a second, requests in between. Behind the clock, it catches up
+        for at most STEP_BUDGET before the next update: on a slow machine the run slows down
+        (the clock slips) rather than the page."""
         next_tick, last_draw, dirty, window = time.monotonic(), 0.0, True, []
         while not self._stop.is_set():
             now = time.monotonic()
@@ -332,8 +333,8 @@ class Debugger:
                 if self.controller is not None:
                     if self.paused:
                         next_tick = time.monotonic()
-                    taken = 0
-                    while not self.paused and time.monotonic() >= next_tick and taken < CATCH_UP:
+                    taken, budget = 0, time.monotonic() + STEP_BUDGET
+                    while not self.paused and time.monotonic() >= next_tick and time.monotonic() < budget:
                         self._control_step()
                         next_tick += self.dt
                         taken += 1

@@ -6,6 +6,7 @@
 "use strict";
 var viewer = new MeshCat.Viewer(document.getElementById("scene"));
 viewer.connect("ws://" + location.host + "/scene");
+viewer.renderer.shadowMap.enabled = false;  // a frame costs a third as much in a software-drawn browser
 const THREE = MeshCat.THREE;
 // Frames of the scene drawn in the last second (meshcat draws on the animation frame after a change).
 const meshcatRender = viewer.render.bind(viewer), renders = [];
@@ -28,6 +29,7 @@ const D = window.reljacDebug = {init: null, state: null, received: 0, sent: 0, d
                                 exported: null, samples: []};
 const PICK_PX = 8;  // how near the pointer must be to an arrow or ring [px]
 const PLOT_SECONDS = 10;
+const PLOT_RATE = 30;  // [1/s]
 const COLORS = ["#1565c0", "#ef6c00", "#2e7d32", "#6a1b9a", "#c62828", "#00838f"];
 const $ = (id) => document.getElementById(id);
 
@@ -51,7 +53,7 @@ control.onmessage = (event) => {
     const now = performance.now();
     D.arrivals = D.arrivals.filter((t) => now - t < 1000).concat([now]);
     D.rate = D.arrivals.length;  // states shown in the last second
-    setTimeout(() => send({type: "ack"}), 0);  // the next update once this one is handled
+    send({type: "ack"});  // the next update once this one is handled
   }
   else if (m.type === "exported") { D.exported = m; $("exported").textContent = m.error || ("wrote " + m.path); }
   else if (m.type === "error") $("message").textContent = m.message;
@@ -97,8 +99,11 @@ const fmt = (x, k, unit) => (x === null || x === undefined) ? "-" : (x * k).toFi
 
 function onState(s) {
   D.state = s;
-  for (const sample of s.samples) D.samples.push(sample);
-  if (s.samples.length === 0 && s.steps === 0) D.samples = [];
+  for (const sample of s.samples) {  // at most PLOT_RATE samples a second are kept for the plots
+    const last = D.samples[D.samples.length - 1];
+    if (last && sample[0] < last[0]) D.samples = [];  // a reset or a rewind: the run restarts
+    if (!last || sample[0] < last[0] || sample[0] - last[0] >= 1 / PLOT_RATE) D.samples.push(sample);
+  }
   const newest = D.samples.length ? D.samples[D.samples.length - 1][0] : 0;
   while (D.samples.length && D.samples[0][0] < newest - PLOT_SECONDS) D.samples.shift();
   $("pause").textContent = s.paused ? "Resume" : "Pause";
