@@ -23,7 +23,7 @@ from test_viz import Browser
 from reljac import Robot
 from reljac.apps.hierarchy_file import load_hierarchy
 from reljac.relative import Kinematics
-from reljac.viz.debug import Debugger
+from reljac.viz.debugger import Debugger
 
 FILE = Path(__file__).resolve().parent.parent / "examples" / "tiago_dual_debug.toml"
 LEFT = "hand_left_tool_link"

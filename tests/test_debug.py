@@ -16,10 +16,10 @@ from reljac.apps.hierarchy_file import DEMO_FILE, load_hierarchy
 from reljac.exceptions import ConfigurationError, FrameNotFound, JointNotFound
 from reljac.ik import CollisionAvoidance, Controller, FrameTask, PostureTask, RelativeFrameTask, RelativePositionTask
 from reljac.relative import Kinematics
-from reljac.viz.debug import Debugger
 from reljac.viz.debug_server import TransformRelay
 from reljac.viz.debug_sliders import joint_sliders, q_from_slider
 from reljac.viz.debug_state import Frame, Recording, levels_panel, nearest_pairs, set_handle_target
+from reljac.viz.debugger import Debugger
 
 # Both arms' tools meet in front of the torso (the demo's start): link pairs within 5 cm.
 MEETING = {"torso_yaw": 0.0, "left_joint1": 0.8808, "left_joint2": 0.9651, "left_joint3": -0.4571,

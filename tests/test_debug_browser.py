@@ -22,7 +22,7 @@ from reljac.apps.debug import new_run_log
 from reljac.apps.hierarchy_file import DEMO_FILE, load_hierarchy
 from reljac.ik import Controller, FrameTask, PostureTask, RelativeFrameTask
 from reljac.relative import Kinematics
-from reljac.viz.debug import Debugger
+from reljac.viz.debugger import Debugger
 
 SIZE = (1400, 900)
 SCREENSHOT = Path(__file__).resolve().parent.parent / "docs" / "images" / "debug_page.png"

@@ -150,7 +150,8 @@ def configuration(robot, args):
 def debug_arguments(parser: argparse.ArgumentParser) -> None:
     """``reljac debug``'s own options (the robot's and the configuration's are shared with view)."""
     parser.add_argument("file", nargs="?", metavar="FILE",
-                        help="hierarchy file (TOML, see docs/cli.md); default: the demo's for dual_arm, else joint sliders")
+                        help="hierarchy file (TOML, see docs/cli.md); default: the demo's for dual_arm, "
+                             "else joint sliders")
     parser.add_argument("--host", default="127.0.0.1",
                         help="address the page is served on (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=integer(0, 65535), default=0, help="port of the page (default: a free one)")

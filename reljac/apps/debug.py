@@ -2,7 +2,7 @@
 
 FILE is a hierarchy file (:mod:`reljac.apps.hierarchy_file`); without one, ``dual_arm`` opens
 the dual-arm demo's hierarchy (``dual_arm_debug.toml``) and any other robot gets joint sliders.
-The page (:mod:`reljac.viz.debug`) is served on loopback unless ``--host`` says otherwise;
+The page (:mod:`reljac.viz.debugger`) is served on loopback unless ``--host`` says otherwise;
 Export writes the recording in ``reljac demo --record``'s format (:mod:`reljac.apps.recording`).
 """
 
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..robot import Robot
+from ..viz import Debugger
 from .arguments import configuration
 from .hierarchy_file import DEMO_FILE, load_hierarchy
 from .recording import RunLog
@@ -35,10 +36,8 @@ def new_run_log(joint_names: list[str], dt: float, tasks: list) -> RunLog:
     return RunLog("debug", joint_names, dt, tasks)
 
 
-def start(robot: Robot, args: argparse.Namespace, **kwargs: Any):
-    """The :class:`reljac.viz.debug.Debugger` the command line asks for (running)."""
-    from ..viz.debug import Debugger
-
+def start(robot: Robot, args: argparse.Namespace, **kwargs: Any) -> Debugger:
+    """The :class:`reljac.viz.Debugger` the command line asks for (running)."""
     chosen = any(getattr(args, key, None) not in (None, [], False) for key in STARTS)
     q = configuration(robot, args) if chosen else None
     path = hierarchy_path(args.robot, args.file)

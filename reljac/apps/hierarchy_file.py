@@ -62,7 +62,8 @@ def _toml(path: Path) -> dict:
         try:
             import tomli as tomllib  # type: ignore[import-not-found,no-redef,unused-ignore]
         except ImportError:
-            raise ReljacError("reading a hierarchy file needs Python >= 3.11 (tomllib) or `pip install tomli`") from None
+            raise ReljacError("reading a hierarchy file needs Python >= 3.11 (tomllib) "
+                              "or `pip install tomli`") from None
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -108,18 +109,20 @@ def _task(robot: Robot, spec: Any, where: str, kin: Kinematics) -> tuple[int, Ta
         task = PostureTask(robot, **options)
         task.set_target(kin.q)
         return level, task
+    pair: Any  # a task with frames a and b and a target
     if kind == "frame":
-        task = FrameTask(spec["frame"], **options)
+        pair = FrameTask(spec["frame"], **options)
         start = kin.placement(spec["frame"])
     else:
-        cls = {"relative": RelativeFrameTask, "position": RelativePositionTask, "orientation": RelativeOrientationTask}
-        task = cls[kind](spec["frame_a"], spec["frame_b"], **options)
+        cls: dict[str, Any] = {"relative": RelativeFrameTask, "position": RelativePositionTask,
+                               "orientation": RelativeOrientationTask}
+        pair = cls[kind](spec["frame_a"], spec["frame_b"], **options)
         start = kin.relative_placement(spec["frame_a"], spec["frame_b"])
     p = _vector(spec["position"], 3, f"{where}: position [m]") if "position" in spec else start.translation
     R = pin.rpy.rpyToMatrix(*_vector(spec["rpy"], 3, f"{where}: rpy [rad]")) if "rpy" in spec else start.rotation
     target = {"position": p, "orientation": R}.get(kind, pin.SE3(R, p))
-    task.set_target(target)
-    return level, task
+    pair.set_target(target)
+    return level, pair
 
 
 def load_hierarchy(robot: Robot, path: str | Path, q: np.ndarray | None = None) -> tuple[Controller | None, np.ndarray]:

@@ -48,16 +48,23 @@ class Handle(Overlay):
     last drawn.
     """
 
-    def __init__(self, node: Any, frame_a: int | None, T_ah: pin.SE3, size: float) -> None:
+    def __init__(self, node: Any, frame_a: int | None, T_ah: pin.SE3, size: float, draw: bool = True) -> None:
         super().__init__(node)
         self.frame_a, self.T_ah, self.size = frame_a, T_ah.copy(), size
         self.T_wh = pin.SE3.Identity()
-        draw_axes(node["axes"], size, FRAME_AXIS_RADIUS)
+        if draw:
+            self.attach(node)
+
+    def attach(self, node: Any) -> Handle:
+        """Draw the handle's parts under `node` (a viewer's overlay node); returns self."""
+        self.node = node
+        draw_axes(node["axes"], self.size, FRAME_AXIS_RADIUS)
         for k, axis in enumerate("xyz"):
-            loop = ring_points(RING_RADIUS * size, k).astype(np.float32)
+            loop = ring_points(RING_RADIUS * self.size, k).astype(np.float32)
             node["rings"][axis].set_object(mg.LineLoop(mg.PointsGeometry(loop), mg.LineBasicMaterial(
                 color=AXIS_COLORS[axis], depthTest=False, linewidth=2)))
-        node["ball"].set_object(OnTop(mg.Sphere(BALL_RADIUS * size), material(HANDLE_COLOR, on_top=True)))
+        node["ball"].set_object(OnTop(mg.Sphere(BALL_RADIUS * self.size), material(HANDLE_COLOR, on_top=True)))
+        return self
 
     def move(self, T_ah: pin.SE3, oMf: Any) -> None:
         """Put the handle at T_ah in frame a and draw it there."""
@@ -79,6 +86,11 @@ class JointMarks(Overlay):
         self.model, self.radius, self.placements = model, radius, get_joint_placements
         self.joints: list[str] = []
         self.shown: set[str] = set()
+
+    def attach(self, node: Any) -> JointMarks:
+        """Draw under `node` (a viewer's overlay node) from now on; returns self."""
+        self.node = node
+        return self
 
     def update(self, oMf: Any) -> None:
         oMi = self.placements()

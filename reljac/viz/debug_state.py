@@ -50,7 +50,7 @@ def set_handle_target(task: Task, T_ah: pin.SE3) -> pin.SE3:
     if isinstance(task, RelativePositionTask):
         task.set_target(T_ah.translation.copy())
         return pin.SE3(np.eye(3), T_ah.translation.copy())
-    task.set_target(T_ah.copy())  # type: ignore[call-arg]
+    task.set_target(T_ah.copy())  # type: ignore[attr-defined]
     return T_ah.copy()
 
 
@@ -134,7 +134,7 @@ class Recording:
 
     def __init__(self, seconds: float, dt: float) -> None:
         self.dt = float(dt)
-        self.frames: deque[Frame] = deque(maxlen=max(int(math.ceil(seconds / dt)), 1))
+        self.frames: deque[Frame] = deque(maxlen=max(math.ceil(seconds / dt), 1))
 
     def __len__(self) -> int:
         return len(self.frames)
@@ -170,4 +170,4 @@ def restore_targets(tasks: list[Task], targets: dict[str, Any]) -> None:
     for task in tasks:
         target = targets.get(task.name)
         if target is not None:
-            task.set_target(target)
+            task.set_target(target)  # type: ignore[attr-defined]

@@ -22,6 +22,7 @@ requests and the methods below reach it through a queue, so they are safe from a
 from __future__ import annotations
 
 import contextlib
+import html
 import math
 import queue
 import threading
@@ -42,6 +43,7 @@ from ..robots import as_robot
 from ..validation import as_float
 from .debug_overlays import HANDLE_PARTS, Handle, JointMarks
 from .debug_server import LOOPBACK, DebugServer, TransformRelay
+from .debug_sliders import joint_sliders, q_from_slider
 from .debug_state import (
     Frame,
     Recording,
@@ -56,7 +58,6 @@ from .debug_state import (
     set_handle_target,
     targets_of,
 )
-from .debug_sliders import joint_sliders, q_from_slider
 from .viewer import Viewer
 
 MAX_FPS = 60.0  # [1/s] displays of the scene and states sent to the page, at most
@@ -91,7 +92,8 @@ class Debugger:
                  new_log: Callable[[list[str], float, list], Any] | None = None,
                  export_dir: str | Path = ".", zmq_url: str | None = None, open: bool = False) -> None:
         if controller is not None and not isinstance(controller, Controller):
-            raise ConfigurationError(f"controller must be a reljac.ik.Controller or None, got {type(controller).__name__}")
+            raise ConfigurationError(
+                f"controller must be a reljac.ik.Controller or None, got {type(controller).__name__}")
         if controller is None and robot is None:
             raise ConfigurationError("give a controller, or a robot for joint sliders")
         self.robot = robot = controller.robot if controller is not None else as_robot(robot)
@@ -148,18 +150,15 @@ class Debugger:
                 set_handle_target(task, T_ah)
             name = "handle " + task.name.replace("/", "|")
             frame_a = parent_frame(self.robot, task)
-            viewer._add(name, lambda node, fa=frame_a, T=T_ah: Handle(node, fa, T, HANDLE_SIZE * viewer.scale))
-            self.handles[name] = (task, viewer._overlays[name])
+            handle = Handle(None, frame_a, T_ah, HANDLE_SIZE * viewer.scale, draw=False)
+            viewer._add(name, handle.attach)
+            self.handles[name] = (task, handle)
         self.targets0 = targets_of(self.tasks)
         for limit in self.collision:
             viewer.show_collisions(limit.model, within=limit.influence_distance, name=f"collisions {id(limit)}")
         self.marks: JointMarks = JointMarks(None, self.robot.model, 0.35 * viewer.scale,
                                             lambda: viewer.visualizer.data.oMi)
-        viewer._add("saturated joints", lambda node: self._marks(node))
-
-    def _marks(self, node: Any) -> JointMarks:
-        self.marks.node = node
-        return self.marks
+        viewer._add("saturated joints", self.marks.attach)
 
     def _relative(self, task: Any) -> pin.SE3:
         from ..relative import Kinematics
@@ -177,7 +176,8 @@ class Debugger:
                              "kind": "pose" if getattr(task, "size", 6) == 6 else "position", "task": task.name}
                             for name, (task, handle) in self.handles.items()],
                 "parts": HANDLE_PARTS,
-                "levels": [[task.name for task in level] for level in self.controller.levels] if self.controller else [],
+                "levels": [[task.name for task in level] for level in self.controller.levels]
+                if self.controller else [],
                 "sliders": joint_sliders(self.robot, self.q) if self.controller is None else [],
                 "state": self.state()}, self.relay.everything()]
 
@@ -219,6 +219,15 @@ class Debugger:
         if self.server is not None:
             self.server.close()
         self.viewer.close()
+
+    def _repr_html_(self, height: int = 600) -> str:
+        """The page in an iframe `height` px tall (what Jupyter shows for a Debugger)."""
+        if self.server is None or self._stop.is_set():
+            return "<p>reljac debug page (closed)</p>"
+        url = html.escape(self.url, quote=True)
+        return (f'<div style="height: {int(height)}px; width: 100%; overflow: hidden; resize: both">'
+                f'<iframe src="{url}" title="reljac debug page" style="width: 100%; height: 100%; border: none">'
+                "</iframe></div>")
 
     def __enter__(self) -> Debugger:
         return self
@@ -306,14 +315,16 @@ class Debugger:
         with self._lock:
             self.recording.add(Frame(self.t, self.q.copy(), targets, errors, levels, pairs, distance))
             self.q, self.t, self.steps = q_next, self.t + self.dt, self.steps + 1
-        self._samples.append([self.t, [level["error"] for level in levels], distance if math.isfinite(distance) else None])
+        self._samples.append([self.t, [level["error"] for level in levels],
+                              distance if math.isfinite(distance) else None])
 
     def _run(self) -> None:
         """Steps on the control clock (dt per step, in real time), the scene and the page's state
         at most MAX_FPS times a second, requests in between. Behind the clock, it catches up
         for at most STEP_BUDGET before the next update: on a slow machine the run slows down
         (the clock slips) rather than the page."""
-        next_tick, last_draw, dirty, window = time.monotonic(), 0.0, True, []
+        next_tick, last_draw, dirty = time.monotonic(), 0.0, True
+        window: list[float] = []
         while not self._stop.is_set():
             now = time.monotonic()
             wake = (next_tick if not self.paused else now + 0.1)
