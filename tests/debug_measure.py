@@ -1,9 +1,11 @@
 """Measure the debug page on TIAGo dual (collision avoidance on): updates per second and the
 latency from a handle drag to the robot's motion. Not a test (no assertions): run it as
 
-    python tests/debug_measure.py [SECONDS]
+    python tests/debug_measure.py [SECONDS] [--hide-scene]
 
-with headless Chromium on PATH. It prints, for the Python side and for the page: control steps
+with headless Chromium on PATH. ``--hide-scene`` hides the page's 3D view after loading (the
+handles are still picked from their projected positions): headless Chromium draws WebGL in
+software, which on a small machine costs far more than everything else on the page. It prints, for the Python side and for the page: control steps
 per second (real time is 1 / dt), scene updates per second, and per drag (median of 10): mouse
 move -> task target set, -> the left hand moved 1 mm, -> the page received that state.
 """
@@ -29,7 +31,7 @@ FILE = Path(__file__).resolve().parent.parent / "examples" / "tiago_dual_debug.t
 LEFT = "hand_left_tool_link"
 
 
-def main(seconds: float = 10.0) -> None:
+def main(seconds: float = 10.0, hide_scene: bool = False) -> None:
     robot = Robot.load("tiago_dual").locked(["caster_*", "suspension_*", "wheel_*", "hand_*"])
     controller, q0 = load_hierarchy(robot, FILE)
     left = controller.levels[1][0]
@@ -45,6 +47,9 @@ def main(seconds: float = 10.0) -> None:
             t_open = time.monotonic()
             open_page(browser, debugger, timeout=600)  # TIAGo's meshes take a while to decode
             print(f"page loaded in {time.monotonic() - t_open:.0f} s")
+            if hide_scene:
+                browser.evaluate("document.getElementById('scene').style.opacity = '0'")  # still picks
+                print("the page's 3D view is hidden")
             steps0, t0 = debugger.steps, time.monotonic()
             time.sleep(seconds)
             elapsed = time.monotonic() - t0
@@ -88,4 +93,4 @@ def main(seconds: float = 10.0) -> None:
 
 
 if __name__ == "__main__":
-    main(*(float(a) for a in sys.argv[1:]))
+    main(*(float(a) for a in sys.argv[1:] if a != "--hide-scene"), hide_scene="--hide-scene" in sys.argv)
