@@ -154,9 +154,10 @@ def debug_arguments(parser: argparse.ArgumentParser) -> None:
                              "else joint sliders")
     parser.add_argument("--host", default="127.0.0.1",
                         help="address the page is served on (default 127.0.0.1: this machine only)")
-    parser.add_argument("--port", type=integer(0, 65535), default=0, help="port of the page (default: a free one)")
-    parser.add_argument("--history", type=float, default=30.0, metavar="S",
-                        help="[s] of the run kept for the timeline and export (default 30)")
+    parser.add_argument("--port", type=integer(0, 65535), default=0,
+                        help="port of the page, 0..65535 (default 0: a free one)")
+    parser.add_argument("--history", type=integer(1, 3600), default=30, metavar="S",
+                        help="[s] of the run kept for the timeline and export, 1..3600 (default 30)")
     parser.add_argument("--paused", action="store_true", help="start paused")
     parser.add_argument("--export-dir", default=".", type=_folder, metavar="DIR",
                         help="folder the page's Export writes into (default: the current folder)")
