@@ -256,3 +256,21 @@ def test_a_step_while_paused_is_one_controller_step_and_a_drag_retargets(dual_ar
         wait_for(lambda: debugger.state().get("steps") == 1 and len(debugger.recording) == 0, "the reset")
         np.testing.assert_allclose(left.target.homogeneous, T0.homogeneous)
         np.testing.assert_array_equal(debugger.state()["q"], q0)
+
+
+def test_scrubbing_pauses_and_resuming_goes_on_from_the_frame_shown(dual_arm):
+    controller, q0 = load_hierarchy(dual_arm, DEMO_FILE)
+    with Debugger(controller, q0) as debugger:
+        wait_for(lambda: debugger.state().get("steps", 0) > 5, "steps")
+        debugger._requests.put({"type": "scrub", "index": 2})
+        state = wait_for(lambda: (s := debugger.state())["scrub"] == 2 and s, "the scrub")
+        assert state["paused"]
+        frame = debugger.recording.frames[2]
+        np.testing.assert_array_equal(state["q"], frame.q)
+        debugger.resume()  # the run restarts at frame 2: its step is taken again, later frames dropped
+        wait_for(lambda: debugger.state()["scrub"] is None and len(debugger.recording) >= 4, "the run")
+        debugger.pause()
+        frames = list(debugger.recording.frames)
+        assert [f.t for f in frames[:3]] == pytest.approx([0.0, 0.01, 0.02])
+        np.testing.assert_array_equal(frames[2].q, frame.q)
+        np.testing.assert_allclose(np.diff([f.t for f in frames]), 0.01)

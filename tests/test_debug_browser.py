@@ -121,7 +121,10 @@ def test_dragging_an_arrow_moves_the_target_along_that_axis_and_the_frame_follow
         drawn = np.array(wait_for(lambda: debugger.state()["targets"]["handle relative"], "a state"))
         np.testing.assert_allclose(drawn, (T_wa * relative.target).homogeneous, atol=2e-3)
 
-        # dragging the relative handle's ring turns the relative target about its own axis
+        # dragging the relative handle's ring turns the relative target about its own axis; paused
+        # (a drag works paused too), so the handle stays where the page last drew it
+        debugger.pause()
+        wait_for(lambda: browser.evaluate("reljacDebug.state.paused"), "the page to show the pause")
         R0 = relative.target.rotation
         screen = browser.evaluate("reljacDebug.handleScreen('handle relative')")
         ring = np.array(screen["rings"][2])[:, :2]  # the ring around z, 48 points
@@ -135,7 +138,8 @@ def test_dragging_an_arrow_moves_the_target_along_that_axis_and_the_frame_follow
         assert abs(pin.log3(turn)[2]) > 0.05
         np.testing.assert_allclose(pin.log3(turn)[:2], 0.0, atol=1e-9)
 
-        wait_for(lambda: debugger.state()["steps"] > 20, "steps")
+        debugger.resume()
+        wait_for(lambda: browser.evaluate("!reljacDebug.state.paused"), "the page to show the run")
         png = browser.screenshot()
     image = read_png(png)
     assert image.shape[:2] == (SIZE[1], SIZE[0])

@@ -252,7 +252,8 @@ class Debugger:
             restore_targets(self.tasks, self.targets0)
             if self.controller is not None:
                 self.controller.reset()
-            self.recording.clear()
+            with self._lock:
+                self.recording.clear()
             self._samples.clear()
             return True
         elif kind == "grab" and request.get("handle") in self.handles:
@@ -269,7 +270,8 @@ class Debugger:
             return True
         elif kind == "release":
             self._grab = None
-        elif kind == "scrub" and self.paused and len(self.recording):
+        elif kind == "scrub" and len(self.recording):  # scrubbing pauses the run
+            self.paused = True
             index = int(np.clip(int(request.get("index", 0)), 0, len(self.recording) - 1))
             self._scrub = index
             frame = self.recording.frames[index]
@@ -297,10 +299,11 @@ class Debugger:
         """Going on from a scrubbed frame: the run restarts there (later frames are dropped)."""
         if self._scrub is None:
             return
-        frame = self.recording.truncate(self._scrub)
+        with self._lock:
+            frame = self.recording.truncate(self._scrub)
+            self.recording.frames.pop()  # that frame's step is taken again
         self.q, self.t, self._scrub = frame.q.copy(), frame.t, None
         restore_targets(self.tasks, frame.targets)
-        self.recording.frames.pop()  # that frame's step is taken again
         if self.controller is not None:
             self.controller.reset()
 
