@@ -76,10 +76,10 @@ def main(seconds: float = 10.0, hide_scene: bool = False) -> None:
                 mouse(browser, "mousePressed", *grab)
                 start = time.monotonic()
                 mouse(browser, "mouseMoved", *(grab + 30 * u))
-                wait_for(lambda: not np.allclose(left.target.translation, T0.translation), "the target", 10)
+                wait_for(lambda: not np.allclose(left.target.translation, T0.translation), "the target", 60)
                 to_target.append(time.monotonic() - start)
                 moved = wait_for(lambda: (s := debugger.state())["steps"] > steps and np.linalg.norm(
-                    Kinematics(robot, s["q"]).placement(LEFT).translation - p0) > 1e-3 and s, "the motion", 10)
+                    Kinematics(robot, s["q"]).placement(LEFT).translation - p0) > 1e-3 and s, "the motion", 60)
                 to_motion.append(time.monotonic() - start)
                 wait_for(lambda: browser.evaluate("reljacDebug.state.steps") >= moved["steps"], "the page", 60)
                 to_page.append(time.monotonic() - start)
