@@ -147,6 +147,24 @@ def configuration(robot, args):
     return robot.reference_configuration()
 
 
+def debug_arguments(parser: argparse.ArgumentParser) -> None:
+    """``reljac debug``'s own options (the robot's and the configuration's are shared with view)."""
+    parser.add_argument("file", nargs="?", metavar="FILE",
+                        help="hierarchy file (TOML, see docs/cli.md); default: the demo's for dual_arm, "
+                             "else joint sliders")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address the page is served on (default 127.0.0.1: this machine only)")
+    parser.add_argument("--port", type=integer(0, 65535), default=0,
+                        help="port of the page, 0..65535 (default 0: a free one)")
+    parser.add_argument("--history", type=integer(1, 3600), default=30, metavar="S",
+                        help="[s] of the run kept for the timeline and export, 1..3600 (default 30)")
+    parser.add_argument("--paused", action="store_true", help="start paused")
+    parser.add_argument("--export-dir", default=".", type=_folder, metavar="DIR",
+                        help="folder the page's Export writes into (default: the current folder)")
+    parser.add_argument("--open", action="store_true", help="open a browser tab")
+    parser.add_argument("--no-hold", action="store_true", help="exit right away instead of waiting for Ctrl-C")
+
+
 def configuration_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--q", type=coordinate, nargs="+", metavar="X",

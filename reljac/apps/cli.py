@@ -5,6 +5,7 @@
     reljac check ROBOT [...]               Pinocchio layer vs the in-house reference kinematics
     reljac bench [jacobian|reference|ik|map] timing tables (--peers: ik beside PlaCo and pink)
     reljac view ROBOT [--frames ...]       show a robot in the browser
+    reljac debug ROBOT [FILE]              debug a task hierarchy live in the browser
     reljac demo {dual-arm,hand}            the IK demos
     reljac analyze ROBOT A B               relative manipulability over the workspace
     reljac map ROBOT A B --samples N ...   capability map of b in a (threads or Dask), saved as .npz
@@ -65,6 +66,7 @@ from .arguments import (  # noqa: E402
     Parser,
     UsageError,
     configuration_arguments,
+    debug_arguments,
     demo_arguments,
     integer,
     json_argument,
@@ -166,6 +168,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--color-by", default="coverage", choices=["coverage", "manipulability"], help="voxel colours")
     configuration_arguments(p)
     p.set_defaults(func=commands.cmd_view)
+
+    p = sub.add_parser("debug", help="debug a task hierarchy live in the browser: drag targets, watch every level")
+    robot_arguments(p)
+    debug_arguments(p)
+    configuration_arguments(p)
+    p.set_defaults(func=commands.cmd_debug)
 
     p = sub.add_parser("robots", help="the robot names ROBOT accepts: bundled, then example-robot-data's")
     p.set_defaults(func=commands.cmd_robots)

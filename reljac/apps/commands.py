@@ -142,6 +142,12 @@ def cmd_view(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_debug(args: argparse.Namespace) -> int:
+    from .debug import run
+
+    return run(load_robot(args), args)
+
+
 def _bar(args: argparse.Namespace, total: int, what: str, unit: str) -> AbstractContextManager[Any]:
     """A progress bar on stderr for a long command (see :func:`reljac.apps.report.progress_wanted`)."""
     from .report import progress_bar, progress_wanted

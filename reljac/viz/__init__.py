@@ -23,8 +23,15 @@ overlay), ``viewer`` (:class:`Viewer`), ``bounds`` (the robot's bounding box as 
 two pure-numpy modules tested without a server: ``camera`` (framing a bounding box, overlay and
 grid sizes) and ``labels`` (a layout in which no label overlaps another). The blocking
 ``reljac view`` command is in :mod:`reljac.apps.view`.
+
+:func:`debug` (:class:`Debugger`, in ``debugger``) opens a live debug page of a controller: drag
+handles on task targets, the levels' panel, pause / step / reset and a timeline. Its server
+(``debug_server``: the page, meshcat's scene relayed, a channel back to Python), overlays
+(``debug_overlays``), panel data (``debug_state``) and joint sliders (``debug_sliders``) are
+modules of their own.
 """
 
+from .debugger import Debugger, debug
 from .viewer import Viewer
 
-__all__ = ["Viewer"]
+__all__ = ["Debugger", "Viewer", "debug"]

@@ -1,0 +1,295 @@
+// reljac debug page: meshcat's viewer for the scene (relayed on /scene), and on /control the
+// debugger's state in, the page's requests out (grab / drag / release a handle, pause, resume,
+// step, reset, scrub, joint, export). Handles are drawn by Python (reljac/viz/debug_overlays.py);
+// this script only finds their parts on the screen and turns a drag into a rigid motion Delta
+// of the handle, in the handle's own frame, relative to its pose when grabbed.
+"use strict";
+var viewer = new MeshCat.Viewer(document.getElementById("scene"));
+viewer.connect("ws://" + location.host + "/scene");
+viewer.renderer.shadowMap.enabled = false;  // a frame costs a third as much in a software-drawn browser
+const THREE = MeshCat.THREE;
+// Frames of the scene drawn in the last second (meshcat draws on the animation frame after a change).
+const meshcatRender = viewer.render.bind(viewer), renders = [];
+viewer.render = () => {
+  meshcatRender();
+  const now = performance.now();
+  renders.push(now);
+  while (renders.length && now - renders[0] > 1000) renders.shift();
+  D.fps = renders.length;
+};
+// Transforms of the nodes the debugger moves come on /control, batched (debug_server.py's
+// TransformRelay); the meshcat server's copies of them, replayed on /scene, are older: skipped.
+const relayed = new Set();
+const meshcatCommand = viewer.handle_command.bind(viewer);
+viewer.handle_command = (cmd) => {
+  if (cmd.type === "set_transform" && relayed.has(cmd.path)) return;
+  meshcatCommand(cmd);
+};
+const D = window.reljacDebug = {init: null, state: null, received: 0, sent: 0, drag: null, drags: 0, transforms: 0, arrivals: [], rate: 0, fps: 0,
+                                exported: null, samples: []};
+const PICK_PX = 8;  // how near the pointer must be to an arrow or ring [px]
+const PLOT_SECONDS = 10;
+const PLOT_RATE = 30;  // [1/s]
+const COLORS = ["#1565c0", "#ef6c00", "#2e7d32", "#6a1b9a", "#c62828", "#00838f"];
+const $ = (id) => document.getElementById(id);
+
+const control = new WebSocket("ws://" + location.host + "/control");
+function send(message) {
+  if (control.readyState === 1) { control.send(JSON.stringify(message)); D.sent++; }
+}
+control.onmessage = (event) => {
+  const m = JSON.parse(event.data);
+  D.received++;
+  if (m.type === "transforms") {
+    for (const [path, matrix] of m.items) {
+      relayed.add(path);
+      viewer.set_transform(path.split("/").filter((x) => x.length), matrix);
+    }
+    viewer.set_dirty();
+    D.transforms++;
+  } else if (m.type === "init") onInit(m);
+  else if (m.type === "state") {
+    onState(m);
+    const now = performance.now();
+    D.arrivals = D.arrivals.filter((t) => now - t < 1000).concat([now]);
+    D.rate = D.arrivals.length;  // states shown in the last second
+    send({type: "ack"});  // the next update once this one is handled
+  }
+  else if (m.type === "exported") { D.exported = m; $("exported").textContent = m.error || ("wrote " + m.path); }
+  else if (m.type === "error") $("message").textContent = m.message;
+};
+control.onclose = () => { $("status").textContent = "disconnected: the debugger stopped"; };
+
+// ------------------------------------------------------------------ buttons, timeline, export
+$("pause").onclick = () => send({type: D.state && D.state.paused ? "resume" : "pause"});
+$("step").onclick = () => send({type: "step"});
+$("reset").onclick = () => send({type: "reset"});
+$("timeline").oninput = () => send({type: "scrub", index: Number($("timeline").value)});
+$("export").onclick = () => send({type: "export", file: $("file").value});
+D.buttonCenter = (id) => {
+  const r = $(id).getBoundingClientRect();
+  return [r.left + r.width / 2, r.top + r.height / 2];
+};
+
+function onInit(m) {
+  D.init = m;
+  $("levels-box").style.display = m.levels.length ? "" : "none";
+  $("sliders-box").style.display = m.sliders.length ? "" : "none";
+  const box = $("sliders");
+  box.innerHTML = "";
+  for (const s of m.sliders) {
+    const row = document.createElement("div");
+    row.className = "slider" + (s.locked ? " locked" : "");
+    row.innerHTML = `<span class="name" title="${s.name}">${s.name}</span>`;
+    const input = document.createElement("input");
+    Object.assign(input, {type: "range", min: s.lower, max: s.upper, step: "any", value: s.value,
+                          disabled: s.locked, id: "joint:" + s.name});
+    const value = document.createElement("span");
+    value.textContent = s.locked ? `locked ${s.value.toFixed(3)}` : s.value.toFixed(3);
+    input.oninput = () => { value.textContent = Number(input.value).toFixed(3);
+                            send({type: "joint", name: s.name, value: Number(input.value)}); };
+    row.append(input, value);
+    box.append(row);
+  }
+  if (m.state && m.state.type) onState(m.state);
+}
+
+// ------------------------------------------------------------------ state: status, panel, plots
+const fmt = (x, k, unit) => (x === null || x === undefined) ? "-" : (x * k).toFixed(1) + unit;
+
+function onState(s) {
+  D.state = s;
+  for (const sample of s.samples) {  // at most PLOT_RATE samples a second are kept for the plots
+    const last = D.samples[D.samples.length - 1];
+    if (last && sample[0] < last[0]) D.samples = [];  // a reset or a rewind: the run restarts
+    if (!last || sample[0] < last[0] || sample[0] - last[0] >= 1 / PLOT_RATE) D.samples.push(sample);
+  }
+  const newest = D.samples.length ? D.samples[D.samples.length - 1][0] : 0;
+  while (D.samples.length && D.samples[0][0] < newest - PLOT_SECONDS) D.samples.shift();
+  $("pause").textContent = s.paused ? "Resume" : "Pause";
+  const frame = s.scrub === null ? "live" : `frame ${s.scrub + 1}/${s.frames} (t = ${s.frame_t.toFixed(2)} s)`;
+  $("status").textContent = `t = ${s.t.toFixed(2)} s   steps ${s.steps}   updates/s ${D.rate}   frames/s ${D.fps}\n` +
+    `${s.paused ? "PAUSED" : "running"}   ${frame}`;
+  const timeline = $("timeline");
+  timeline.max = Math.max(s.frames - 1, 0);
+  if (s.scrub === null) timeline.value = timeline.max;
+  drawLevels(s.levels);
+  drawPairs(s.pairs, s.min_distance);
+  drawPlots();
+}
+
+function drawLevels(levels) {
+  const box = $("levels");
+  box.innerHTML = "";
+  for (const level of levels) {
+    const div = document.createElement("div");
+    div.className = "level" + (level.met === false ? " unmet" : "");
+    const scaled = level.scale !== null && level.scale < 1;
+    let html = `<b>Level ${level.level}</b> &nbsp; scale <span class="${scaled ? "scaled" : ""}">` +
+      `${level.scale === null ? "-" : level.scale.toFixed(3)}</span> &nbsp; ` +
+      `<span class="${level.met ? "met" : "sat"}">${level.met ? "met" : "not met"}</span>` +
+      ` &nbsp; residual ${level.residual === null ? "-" : level.residual.toExponential(1)}<table>`;
+    for (const task of level.tasks) {
+      const e = task.errors;
+      const cells = ("position" in e) ? `${fmt(e.position, 1e3, " mm")}</td><td class="num">${fmt(e.orientation, 180 / Math.PI, "°")}`
+        : `${fmt(e.error, 1, "")}</td><td>`;
+      html += `<tr><td>${task.name}</td><td class="num">${cells}</td></tr>`;
+    }
+    html += "</table>";
+    if (level.saturated_joints.length) html += `<div class="sat">joints: ${level.saturated_joints.join(", ")}</div>`;
+    if (level.saturated_constraints.length) {
+      html += `<div class="sat">constraints: ${level.saturated_constraints.join(", ")}</div>`;
+    }
+    div.innerHTML = html;
+    box.append(div);
+  }
+}
+
+function drawPairs(pairs, minimum) {
+  let html = `<tr><td>smallest</td><td class="num">${fmt(minimum, 1e3, " mm")}</td></tr>`;
+  for (const p of pairs) html += `<tr><td>${p.pair}</td><td class="num">${fmt(p.distance, 1e3, " mm")}</td></tr>`;
+  $("pairs").innerHTML = pairs.length ? html : "<tr><td>no pair within reach</td></tr>";
+}
+
+function plot(canvas, series, transform) {
+  const ctx = canvas.getContext("2d");
+  const w = canvas.width, h = canvas.height;
+  ctx.clearRect(0, 0, w, h);
+  const points = series.flatMap((s) => s.points).filter((p) => p[1] !== null && isFinite(transform(p[1])));
+  if (!points.length) { ctx.fillStyle = "#999"; ctx.fillText("no data", w / 2 - 20, h / 2); return; }
+  const t1 = Math.max(...points.map((p) => p[0])), t0 = t1 - PLOT_SECONDS;
+  let lo = Math.min(...points.map((p) => transform(p[1]))), hi = Math.max(...points.map((p) => transform(p[1])));
+  if (hi - lo < 1e-9) { lo -= 1; hi += 1; }
+  const x = (t) => 30 + (w - 34) * (t - t0) / (t1 - t0), y = (v) => h - 12 - (h - 20) * (transform(v) - lo) / (hi - lo);
+  ctx.fillStyle = "#666";
+  ctx.fillText(series.label(hi), 2, 10);
+  ctx.fillText(series.label(lo), 2, h - 12);
+  series.forEach((s, k) => {
+    ctx.strokeStyle = COLORS[k % COLORS.length];
+    ctx.beginPath();
+    let pen = false;
+    for (const [t, v] of s.points) {
+      if (v === null || !isFinite(transform(v))) { pen = false; continue; }
+      if (pen) ctx.lineTo(x(t), y(v)); else ctx.moveTo(x(t), y(v));
+      pen = true;
+    }
+    ctx.stroke();
+    ctx.fillText(s.name, w - 60, 12 + 11 * k);
+  });
+}
+
+function drawPlots() {
+  const levels = D.init ? D.init.levels.length : 0;
+  const errors = [];
+  for (let k = 0; k < levels; k++) {
+    errors.push({name: "level " + k, points: D.samples.map((s) => [s[0], s[1][k] > 0 ? s[1][k] : null])});
+  }
+  errors.label = (v) => "1e" + Math.round(v);
+  plot($("errors"), errors, (v) => Math.log10(v));
+  const distance = [{name: "min", points: D.samples.map((s) => [s[0], s[2] === null ? null : s[2] * 1e3])}];
+  distance.label = (v) => v.toFixed(0);
+  plot($("distance"), distance, (v) => v);
+}
+
+// ------------------------------------------------------------------ handles: find, pick, drag
+function handleMatrix(h) {
+  viewer.scene.updateMatrixWorld(true);
+  return viewer.scene_tree.find(h.path.split("/").filter((x) => x.length)).object.matrixWorld.clone();
+}
+
+function toScreen(M, p) {
+  const v = new THREE.Vector3(p[0], p[1], p[2]).applyMatrix4(M).project(viewer.camera);
+  const r = viewer.renderer.domElement.getBoundingClientRect();
+  return [r.left + (v.x + 1) / 2 * r.width, r.top + (1 - v.y) / 2 * r.height, v.z];
+}
+
+function ringPoint(radius, axis, angle) {
+  const p = [0, 0, 0], others = [0, 1, 2].filter((k) => k !== axis);
+  p[others[0]] = radius * Math.cos(angle);
+  p[others[1]] = radius * Math.sin(angle);
+  return p;
+}
+
+// Screen positions of a handle's parts: its origin, its arrows' tips, points on its rings.
+D.handleScreen = (name) => {
+  const h = D.init.handles.find((x) => x.name === name);
+  const M = handleMatrix(h);
+  const tip = (i) => { const p = [0, 0, 0]; p[i] = h.size; return toScreen(M, p); };
+  const radius = D.init.parts.ring_radius * h.size;
+  return {center: toScreen(M, [0, 0, 0]), axes: [0, 1, 2].map(tip),
+          rings: [0, 1, 2].map((i) => Array.from({length: 48}, (_, k) => toScreen(M, ringPoint(radius, i, k * Math.PI / 24))))};
+};
+
+function segmentDistance(p, a, b) {
+  const dx = b[0] - a[0], dy = b[1] - a[1], l2 = dx * dx + dy * dy;
+  const u = l2 > 0 ? Math.max(0, Math.min(1, ((p[0] - a[0]) * dx + (p[1] - a[1]) * dy) / l2)) : 0;
+  return Math.hypot(p[0] - a[0] - u * dx, p[1] - a[1] - u * dy);
+}
+
+function pick(x, y) {
+  if (!D.init) return null;
+  let best = null;
+  const consider = (d, part) => { if (d < PICK_PX && (best === null || d < best.d)) best = Object.assign({d}, part); };
+  for (const h of D.init.handles) {
+    const s = D.handleScreen(h.name);
+    const ball = Math.max(Math.hypot(...[0, 1].map((k) => toScreen(handleMatrix(h),
+      [D.init.parts.ball_radius * h.size, 0, 0])[k] - s.center[k])), 6);
+    const dc = Math.hypot(x - s.center[0], y - s.center[1]);
+    if (dc < ball + 2) consider(0, {handle: h, kind: "move", screen: s});
+    s.axes.forEach((tip, i) => consider(segmentDistance([x, y], s.center, tip) + (dc < ball + 2 ? PICK_PX : 0),
+                                        {handle: h, kind: "axis", axis: i, screen: s}));
+    s.rings.forEach((ring, i) => ring.forEach((p, k) => consider(
+      segmentDistance([x, y], p, ring[(k + 1) % ring.length]), {handle: h, kind: "ring", axis: i, screen: s})));
+  }
+  return best;
+}
+
+// Delta (4x4, row-major) in the handle's frame for the pointer at (x, y), grabbed at D.drag.
+function delta(x, y) {
+  const g = D.drag, h = g.handle, c = g.screen.center, M = g.M;
+  const m = new THREE.Matrix4();
+  const e = new THREE.Vector3(...[0, 1, 2].map((k) => (k === g.axis ? 1 : 0)));
+  if (g.kind === "axis") {
+    const tip = g.screen.axes[g.axis], L = Math.hypot(tip[0] - c[0], tip[1] - c[1]);
+    if (L < 1) return null;
+    const along = ((x - g.x0) * (tip[0] - c[0]) + (y - g.y0) * (tip[1] - c[1])) / L;
+    m.makeTranslation(...e.multiplyScalar(along * h.size / L).toArray());
+  } else if (g.kind === "ring") {
+    const a = [g.x0 - c[0], c[1] - g.y0], b = [x - c[0], c[1] - y];  // y up
+    const angle = Math.atan2(a[0] * b[1] - a[1] * b[0], a[0] * b[0] + a[1] * b[1]);
+    const axis = e.clone().transformDirection(M), forward = new THREE.Vector3();
+    viewer.camera.getWorldDirection(forward);
+    m.makeRotationAxis(e, axis.dot(forward) < 0 ? angle : -angle);
+  } else {
+    const r = viewer.renderer.domElement.getBoundingClientRect();
+    const ndc = (px, py) => new THREE.Vector3((px - r.left) / r.width * 2 - 1, 1 - (py - r.top) / r.height * 2, c[2]);
+    const moved = ndc(x, y).unproject(viewer.camera).sub(ndc(g.x0, g.y0).unproject(viewer.camera));
+    const R = new THREE.Matrix4().extractRotation(M).transpose();
+    m.makeTranslation(...moved.applyMatrix4(R).toArray());
+  }
+  return m.transpose().toArray();  // three.js stores column-major: transposed, it reads row-major
+}
+
+const scene = $("scene");
+scene.addEventListener("pointerdown", (ev) => {
+  const hit = pick(ev.clientX, ev.clientY);
+  if (!hit) return;
+  ev.stopPropagation();
+  ev.preventDefault();
+  viewer.controls.enabled = false;
+  D.drag = Object.assign(hit, {x0: ev.clientX, y0: ev.clientY, M: handleMatrix(hit.handle)});
+  send({type: "grab", handle: hit.handle.name});
+}, true);
+window.addEventListener("pointermove", (ev) => {
+  if (!D.drag) return;
+  ev.stopPropagation();
+  const d = delta(ev.clientX, ev.clientY);
+  if (d) { send({type: "drag", handle: D.drag.handle.name, delta: d}); D.drags++; }
+}, true);
+window.addEventListener("pointerup", (ev) => {
+  if (!D.drag) return;
+  ev.stopPropagation();
+  send({type: "release"});
+  D.drag = null;
+  viewer.controls.enabled = true;
+}, true);

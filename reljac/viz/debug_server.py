@@ -1,0 +1,294 @@
+"""The debug page's web server: the page, meshcat's scene relayed, and a channel back to Python.
+
+meshcat-python only sends commands to its page; nothing comes back. The debug page therefore
+comes from a small tornado server of ours (tornado is meshcat's own dependency), on loopback by
+default, in a thread of the Python process:
+
+================ ==========================================================================
+``/``            the page (``debug_page.html`` and ``debug_page.js`` beside this module)
+``/static/...``  meshcat's viewer bundle (``main.min.js``), served from the meshcat package
+``/scene``       websocket relaying every scene message of the meshcat server unchanged (the
+                 scene stays the :class:`~reljac.viz.Viewer`'s: one scene, one set of overlays)
+``/control``     websocket of JSON messages: the page's requests in (drag, pause, step, ...),
+                 the debugger's state out
+================ ==========================================================================
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import tornado.httpserver
+import tornado.ioloop
+import tornado.netutil
+import tornado.web
+import tornado.websocket
+
+from ..exceptions import ReljacError
+
+with warnings.catch_warnings():  # meshcat imports pyzmq's deprecated zmq.eventloop.ioloop
+    warnings.simplefilter("ignore", DeprecationWarning)
+    import meshcat
+    from meshcat.commands import Delete, SetTransform
+
+HERE = Path(__file__).resolve().parent
+MESHCAT_DIST = Path(meshcat.__file__).resolve().parent / "viewer" / "dist"
+LOOPBACK = "127.0.0.1"
+START_TIMEOUT = 10.0  # [s] for the server thread to listen
+
+
+class _Page(tornado.web.RequestHandler):
+    def get(self) -> None:
+        page = (HERE / "debug_page.html").read_text(encoding="utf-8")
+        script = (HERE / "debug_page.js").read_text(encoding="utf-8")
+        self.set_header("Content-Type", "text/html; charset=utf-8")
+        self.set_header("Cache-Control", "no-store")
+        self.write(page.replace("/*DEBUG_PAGE_JS*/", script))
+
+
+class _NoIcon(tornado.web.RequestHandler):
+    def get(self) -> None:
+        self.set_status(204)
+
+
+class _Scene(tornado.websocket.WebSocketHandler):
+    """Relays the meshcat server's websocket: its whole scene on connect, then every command."""
+
+    def initialize(self, server: DebugServer) -> None:
+        self.server = server
+        self.upstream: Any = None
+
+    async def open(self, *args: Any) -> None:
+        try:
+            self.upstream = await tornado.websocket.websocket_connect(self.server.meshcat_ws)
+        except Exception:  # the meshcat server is gone: the page shows no scene
+            self.close()
+            return
+        while True:
+            message = await self.upstream.read_message()
+            if message is None:
+                break
+            try:
+                await self.write_message(message, binary=isinstance(message, bytes))
+            except tornado.websocket.WebSocketClosedError:
+                break
+        self.close()
+
+    def on_message(self, message: str | bytes) -> None:
+        if self.upstream is not None:  # meshcat's capture_image answer goes back to its server
+            self.upstream.write_message(message, binary=isinstance(message, bytes))
+
+    def on_close(self) -> None:
+        if self.upstream is not None:
+            self.upstream.close()
+
+
+class _Control(tornado.websocket.WebSocketHandler):
+    """One page's control channel, with flow control: a page gets the next update (transforms
+    and state) only once it acknowledged the last one (``{"type": "ack"}``); meanwhile updates
+    are merged (the newest transform of each node, the newest state with every plot sample), so
+    a slow page sees the latest state late by one update, never a growing backlog."""
+
+    def initialize(self, server: DebugServer) -> None:
+        self.server = server
+        self.ready = True
+        self.transforms: dict[str, Any] = {}
+        self.state: dict | None = None
+
+    def open(self, *args: Any) -> None:
+        self.server._pages.add(self)
+        for message in self.server.on_connect():
+            self.write_message(json.dumps(message, allow_nan=False))
+
+    def on_message(self, message: str | bytes) -> None:
+        try:
+            request = json.loads(message)
+        except ValueError:
+            return
+        if isinstance(request, dict) and request.get("type") == "ack":
+            self.ready = True
+            self.deliver()
+        elif isinstance(request, dict):
+            self.server.on_message(request)
+
+    def queue(self, message: dict) -> None:
+        kind = message.get("type")
+        if kind == "transforms":
+            self.transforms.update(message["items"])
+        elif kind == "state":
+            samples = (self.state or {}).get("samples", []) + message.get("samples", [])
+            self.state = {**message, "samples": samples}
+        else:  # answers and errors go at once
+            with contextlib.suppress(tornado.websocket.WebSocketClosedError):
+                self.write_message(json.dumps(message, allow_nan=False))
+            return
+        self.deliver()
+
+    def deliver(self) -> None:
+        if not self.ready or self.state is None:
+            return
+        messages = [{"type": "transforms", "items": list(self.transforms.items())}, self.state]
+        self.transforms, self.state, self.ready = {}, None, False
+        with contextlib.suppress(tornado.websocket.WebSocketClosedError):
+            for message in messages:
+                self.write_message(json.dumps(message, allow_nan=False))
+
+    def on_close(self) -> None:
+        self.server._pages.discard(self)
+
+
+class DebugServer:
+    """The server of one debug page (see the module docstring).
+
+    Args:
+        meshcat_url: the meshcat server's page, ``http://HOST:PORT/static/`` (its websocket is at
+            ``ws://HOST:PORT/``).
+        on_message: called with each JSON object a page sends, in the server's thread.
+        on_connect: called when a page connects; the JSON objects it returns are sent to it.
+        host: address to listen on (loopback by default: anyone who reaches the page can move
+            the robot's targets).
+        port: port (0: a free one).
+
+    Attributes:
+        url: the page, ``http://HOST:PORT/``.
+    """
+
+    def __init__(self, meshcat_url: str, on_message: Callable[[dict], None],
+                 on_connect: Callable[[], list[dict]] = list, *, host: str = LOOPBACK,
+                 port: int = 0) -> None:
+        address = meshcat_url.split("//", 1)[-1].split("/", 1)[0]
+        self.meshcat_ws = f"ws://{address}/"
+        self.on_message, self.on_connect = on_message, on_connect
+        self._pages: set[_Control] = set()
+        self._loop: tornado.ioloop.IOLoop | None = None
+        self._http: tornado.httpserver.HTTPServer | None = None
+        started = threading.Event()
+        failure: list[BaseException] = []
+
+        def serve() -> None:
+            asyncio.set_event_loop(asyncio.new_event_loop())
+            loop = tornado.ioloop.IOLoop.current()
+            app = tornado.web.Application([
+                (r"/", _Page),
+                (r"/favicon.ico", _NoIcon),
+                (r"/static/(.*)", tornado.web.StaticFileHandler, {"path": str(MESHCAT_DIST)}),
+                (r"/scene", _Scene, {"server": self}),
+                (r"/control", _Control, {"server": self}),
+            ])
+            try:
+                sockets = tornado.netutil.bind_sockets(port, address=host)
+            except OSError as exc:
+                failure.append(exc)
+                started.set()
+                return
+            self._http = tornado.httpserver.HTTPServer(app)
+            self._http.add_sockets(sockets)
+            self._loop = loop
+            self.port = int(sockets[0].getsockname()[1])
+            started.set()
+            loop.start()
+            loop.close(all_fds=True)
+
+        self._thread = threading.Thread(target=serve, name="reljac-debug-server", daemon=True)
+        self._thread.start()
+        if not started.wait(START_TIMEOUT) or failure:
+            why = failure[0] if failure else "timed out"
+            raise ReljacError(f"the debug page's server could not listen on {host}:{port} ({why})")
+        shown = f"[{host}]" if ":" in host else host
+        self.url = f"http://{shown}:{self.port}/"
+
+    @property
+    def pages(self) -> int:
+        """Pages connected to the control channel now."""
+        return len(self._pages)
+
+    def broadcast(self, message: dict) -> None:
+        """Send a JSON object to every page (from any thread; dropped once closed). Transforms
+        and states wait for the page's acknowledgement of the last ones (see ``_Control``)."""
+        loop = self._loop
+        if loop is None:
+            return
+
+        def send() -> None:
+            for page in list(self._pages):
+                page.queue(message)
+
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.add_callback(send)
+
+    def close(self) -> None:
+        """Stop listening and end the thread (idempotent)."""
+        loop, self._loop = self._loop, None
+        if loop is None:
+            return
+
+        def stop() -> None:
+            if self._http is not None:
+                self._http.stop()
+            for page in list(self._pages):
+                page.close()
+            loop.stop()
+
+        with contextlib.suppress(RuntimeError):
+            loop.add_callback(stop)
+        self._thread.join(timeout=5)
+
+
+class TransformRelay:
+    """A meshcat window that sends node transforms to the debug pages in one batch per update.
+
+    meshcat's own window sends each command to its server and waits for the answer: a robot's
+    display is one round trip per visual geometry (tens of milliseconds for a robot of a few
+    dozen meshes). Put in place of a ``meshcat.Visualizer``'s ``window``, this keeps every
+    other command on the meshcat server (which holds the scene for pages that connect later)
+    and collects the transforms (``set_transform``: node path -> 16 numbers, column-major as
+    meshcat sends them) until :meth:`flush`, which sends them to the pages as one
+    ``{"type": "transforms", "items": [[path, matrix], ...]}`` message. ``latest`` keeps the
+    last transform of every node, sent again to a page that connects.
+    """
+
+    def __init__(self, window: Any, server: DebugServer | None = None) -> None:
+        self.window, self.server = window, server
+        self._lock = threading.Lock()
+        self.pending: dict[str, list[float]] = {}
+        self.latest: dict[str, list[float]] = {}
+
+    def __getattr__(self, name: str) -> Any:  # zmq_socket, get_scene, ... of meshcat's window
+        return getattr(self.window, name)
+
+    def send(self, command: Any) -> None:
+        if isinstance(command, SetTransform):
+            path = command.path.lower()
+            matrix = command.matrix.T.ravel().tolist()  # column-major, as meshcat sends it
+            with self._lock:
+                self.pending[path] = self.latest[path] = matrix
+            return
+        if isinstance(command, Delete):  # a deleted node's transforms go with it
+            deleted = command.path.lower()
+            prefix = deleted.rstrip("/") + "/"
+            with self._lock:
+                for path in [p for p in self.latest if p == deleted or p.startswith(prefix)]:
+                    del self.latest[path]
+                    self.pending.pop(path, None)
+        self.flush()  # transforms before a later command, in order
+        self.window.send(command)
+
+    def flush(self) -> int:
+        """Send the transforms collected since the last flush; returns how many."""
+        with self._lock:
+            items, self.pending = list(self.pending.items()), {}
+        if items and self.server is not None:
+            self.server.broadcast({"type": "transforms", "items": items})
+        return len(items)
+
+    def everything(self) -> dict:
+        """Every node's last transform, as one message (for a page that connects)."""
+        with self._lock:
+            return {"type": "transforms", "items": list(self.latest.items())}

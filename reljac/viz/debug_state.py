@@ -1,0 +1,173 @@
+"""What the debug page shows, as plain data: the level panel, nearest collision pairs, the
+recording behind the timeline, and the targets the handles drag. No server, no meshcat.
+
+Only the controller's public API is read: ``levels``, ``limits``, ``last_reports``, ``errors()``,
+the tasks' ``name``, ``target``, ``frame_a``, ``set_target``, and ``CollisionAvoidance.last`` /
+``minimum_distance``. Units: positions [m], angles [rad], times [s].
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from ..ik import CollisionAvoidance, Controller, RelativeFrameTask, RelativePositionTask, Task
+
+NEAREST_PAIRS = 5  # collision pairs listed in the panel
+
+
+def _finite(x: float) -> float | None:
+    """x, or None where JSON has no number (inf, NaN)."""
+    return float(x) if math.isfinite(x) else None
+
+
+# ---------------------------------------------------------------------------- targets
+def draggable(task: Task) -> bool:
+    """True for a task whose target a 6-DoF handle can move: a pose or a position of b in a."""
+    return isinstance(task, (RelativeFrameTask, RelativePositionTask))
+
+
+def handle_pose(task: Task) -> pin.SE3 | None:
+    """The target as a pose T_ah in frame a (a position target gets a's axes); None if unset."""
+    target = task.target  # type: ignore[attr-defined]
+    if target is None:
+        return None
+    if isinstance(target, pin.SE3):
+        return target
+    return pin.SE3(np.eye(3), np.asarray(target, dtype=float))
+
+
+def set_handle_target(task: Task, T_ah: pin.SE3) -> pin.SE3:
+    """Set the task's target from a handle pose T_ah (a position task keeps only the
+    translation); returns the handle pose the target now stands for. The target's velocity is
+    set to zero (a dragged target has no feed-forward)."""
+    if isinstance(task, RelativePositionTask):
+        task.set_target(T_ah.translation.copy())
+        return pin.SE3(np.eye(3), T_ah.translation.copy())
+    task.set_target(T_ah.copy())  # type: ignore[attr-defined]
+    return T_ah.copy()
+
+
+def parent_frame(robot: Any, task: Task) -> int | None:
+    """Frame id of the task's frame a, None for the world."""
+    frame_a = task.frame_a  # type: ignore[attr-defined]
+    if isinstance(frame_a, pin.ReferenceFrame) or (isinstance(frame_a, str) and frame_a in ("world", "universe")):
+        return None
+    return int(robot.frame_id(frame_a))
+
+
+# ---------------------------------------------------------------------------- the panel
+def collision_limits(controller: Controller) -> list[CollisionAvoidance]:
+    return [limit for limit in controller.limits if isinstance(limit, CollisionAvoidance)]
+
+
+def nearest_pairs(limits: list[CollisionAvoidance], count: int = NEAREST_PAIRS) -> list[dict]:
+    """The `count` nearest (body, body) pairs of the limits' last step, nearest first:
+    ``{"pair": "a/b", "bodies": [a, b], "distance": d}`` (one row per pair: its nearest geometries)."""
+    best: dict[tuple[str, str], float] = {}
+    for limit in limits:
+        rows = limit.last
+        if rows is None:
+            continue
+        for (a, b), d in zip(rows.pairs, rows.distance, strict=True):
+            best[(a, b)] = min(float(d), best.get((a, b), math.inf))
+    ranked = sorted(best.items(), key=lambda item: item[1])[:count]
+    return [{"pair": f"{a}/{b}", "bodies": [a, b], "distance": d} for (a, b), d in ranked]
+
+
+def minimum_distance(limits: list[CollisionAvoidance]) -> float:
+    """Smallest distance of the limits' last step [m] (inf when no pair is within reach)."""
+    return min((limit.minimum_distance for limit in limits), default=math.inf)
+
+
+def level_error(norms: list[dict[str, float]]) -> float:
+    """One number per level for the plot: sqrt of the sum of its tasks' squared error norms
+    (position [m], orientation [rad], or a posture task's error)."""
+    return math.sqrt(sum(value**2 for n in norms for value in n.values() if math.isfinite(value)))
+
+
+def levels_panel(controller: Controller, errors: dict[str, dict[str, float]]) -> list[dict]:
+    """Per level, highest first: its tasks with their error norms, the scale, met, the residual,
+    and the joints and constraints (collision pairs as "link/link") that saturated it."""
+    reports = controller.last_reports
+    panel = []
+    for i, tasks in enumerate(controller.levels):
+        report = reports[i] if i < len(reports) else None
+        norms = [errors.get(task.name, {}) for task in tasks]
+        panel.append({
+            "level": i,
+            "tasks": [{"name": task.name, "errors": {k: _finite(v) for k, v in n.items()}}
+                      for task, n in zip(tasks, norms, strict=True)],
+            "error": level_error(norms),
+            "scale": None if report is None else float(report.scale),
+            "met": None if report is None else bool(report.met),
+            "residual": None if report is None else _finite(report.residual),
+            "saturated_joints": [] if report is None else list(report.saturated_joints),
+            "saturated_constraints": [] if report is None else list(report.saturated_constraints),
+        })
+    return panel
+
+
+# ---------------------------------------------------------------------------- the recording
+@dataclass
+class Frame:
+    """One control step on record: time t [s], q (nq,) before the step, the targets set for it
+    (task name -> copy), the error norms at q, and the panel of the step (levels, pairs)."""
+
+    t: float
+    q: np.ndarray
+    targets: dict[str, Any]
+    errors: dict[str, dict[str, float]]
+    levels: list[dict] = field(default_factory=list)
+    pairs: list[dict] = field(default_factory=list)
+    min_distance: float = math.inf
+
+
+class Recording:
+    """The last `seconds` [s] of a run at one frame per step of `dt` [s] (older frames drop)."""
+
+    def __init__(self, seconds: float, dt: float) -> None:
+        self.dt = float(dt)
+        self.frames: deque[Frame] = deque(maxlen=max(math.ceil(seconds / dt), 1))
+
+    def __len__(self) -> int:
+        return len(self.frames)
+
+    def add(self, frame: Frame) -> None:
+        self.frames.append(frame)
+
+    def truncate(self, index: int) -> Frame:
+        """Keep frames 0..index (the run goes on from there); returns frame `index`."""
+        while len(self.frames) > index + 1:
+            self.frames.pop()
+        return self.frames[index]
+
+    def clear(self) -> None:
+        self.frames.clear()
+
+    def write(self, log: Any, tasks: list[Task]) -> Any:
+        """Feed every frame to `log` (an object with ``record(t, q, active_tasks, norms)``, like
+        ``reljac demo --record``'s run log) with each task at its recorded target; returns `log`."""
+        for frame in self.frames:
+            active = [SimpleNamespace(name=task.name, target=frame.targets.get(task.name)) for task in tasks]
+            log.record(frame.t, frame.q, active, frame.errors)
+        return log
+
+
+def targets_of(tasks: list[Task]) -> dict[str, Any]:
+    """Each task's target (a copy; None if unset), by task name."""
+    return {task.name: getattr(task, "target", None) for task in tasks}
+
+
+def restore_targets(tasks: list[Task], targets: dict[str, Any]) -> None:
+    """Set each task's recorded target back (tasks without one on record are left alone)."""
+    for task in tasks:
+        target = targets.get(task.name)
+        if target is not None:
+            task.set_target(target)  # type: ignore[attr-defined]

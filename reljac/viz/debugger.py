@@ -1,0 +1,406 @@
+"""Debug a task hierarchy live in the browser: drag targets, watch every level, scrub the run.
+
+:func:`debug` (or :class:`Debugger`) opens a page (:mod:`reljac.viz.debug_server`) showing the
+:class:`~reljac.viz.Viewer`'s scene, with
+
+* a 6-DoF drag handle on every frame / relative task's target (a relative target's handle is
+  drawn in, and moves with, frame a); dragging retargets the task while the controller steps in
+  a background thread, in real time;
+* joint sliders instead when there is no controller (names and limits from the robot, locked
+  joints shown locked);
+* per level: its tasks and their errors, the scale, met, the joints and constraints (collision
+  pairs by link names) that saturated it; the nearest collision pairs and their distances;
+  saturated joints marked red on the robot, near pairs drawn by the collision overlay;
+* plots of the levels' errors and of the smallest collision distance;
+* pause, single step, reset; a timeline over the last `history` seconds (configurations and
+  panels on record) to scrub back through; export of the recording.
+
+One thread (the debugger's) owns the controller, the viewer and the recording; the page's
+requests and the methods below reach it through a queue, so they are safe from any thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import math
+import queue
+import threading
+import time
+import webbrowser
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import ArrayLike
+
+from ..exceptions import ConfigurationError, ReljacError
+from ..ik import Controller
+from ..robot import Robot
+from ..robots import as_robot
+from ..validation import as_float
+from .debug_overlays import HANDLE_PARTS, Handle, JointMarks
+from .debug_server import LOOPBACK, DebugServer, TransformRelay
+from .debug_sliders import joint_sliders, q_from_slider
+from .debug_state import (
+    Frame,
+    Recording,
+    collision_limits,
+    draggable,
+    handle_pose,
+    levels_panel,
+    minimum_distance,
+    nearest_pairs,
+    parent_frame,
+    restore_targets,
+    set_handle_target,
+    targets_of,
+)
+from .viewer import Viewer
+
+MAX_FPS = 60.0  # [1/s] displays of the scene and states sent to the page, at most
+STEP_BUDGET = 0.5 / MAX_FPS  # [s] of catching up on the control clock between two updates of the page
+HANDLE_SIZE = 1.5  # handle axis length, in the viewer's scale
+
+
+class Debugger:
+    """A live debug page of a controller (see the module docstring); :func:`debug` starts one.
+
+    Args:
+        controller: the hierarchy to debug, or None for joint sliders (then give `robot`).
+        q: first configuration (nq,) (default: the robot's reference configuration).
+        robot: the robot when there is no controller.
+        history: [s] of the run kept for the timeline and export.
+        host: address the page is served on (default loopback: whoever reaches the page can
+            move the robot); port: its port (0: a free one).
+        paused: start paused.
+        new_log: ``new_log(joint_names, dt, tasks)`` returns an object with ``record(t, q,
+            active_tasks, norms)`` and ``save(path)`` (``reljac.apps.recording.RunLog`` fits):
+            what the page's Export writes; None: no export.
+        export_dir: folder Export writes into (a file name from the page, never a path).
+        zmq_url: meshcat server to join (default: start one); open: open a browser tab.
+
+    Attributes:
+        url: the page. viewer: the :class:`~reljac.viz.Viewer`. steps: control steps taken.
+        updates_per_second: scene updates sent in the last second.
+    """
+
+    def __init__(self, controller: Controller | None, q: ArrayLike | None = None, *, robot: Robot | None = None,
+                 history: float = 30.0, host: str = LOOPBACK, port: int = 0, paused: bool = False,
+                 new_log: Callable[[list[str], float, list], Any] | None = None,
+                 export_dir: str | Path = ".", zmq_url: str | None = None, open: bool = False) -> None:
+        if controller is not None and not isinstance(controller, Controller):
+            raise ConfigurationError(
+                f"controller must be a reljac.ik.Controller or None, got {type(controller).__name__}")
+        if controller is None and robot is None:
+            raise ConfigurationError("give a controller, or a robot for joint sliders")
+        self.robot = robot = controller.robot if controller is not None else as_robot(robot)
+        self.controller = controller
+        self.dt = controller.dt if controller is not None else 1.0 / 30.0
+        history = as_float(history, "history [s]", minimum=0.0, strict=True, error=ConfigurationError)
+        self.q0 = robot.reference_configuration() if q is None else robot.validate_q(q)
+        self.q, self.t, self.steps = self.q0.copy(), 0.0, 0
+        self.tasks = [] if controller is None else controller.tasks
+        self.targets0 = targets_of(self.tasks)
+        self.collision = [] if controller is None else collision_limits(controller)
+        self.recording = Recording(history, self.dt)
+        self.new_log, self.export_dir = new_log, Path(export_dir)
+        self.paused = bool(paused)
+        self.updates_per_second = 0.0
+        self._requests: queue.Queue[dict] = queue.Queue()
+        self._pending_steps = 0
+        self._scrub: int | None = None
+        self._grab: tuple[str, pin.SE3] | None = None
+        self._samples: list[list] = []
+        self._state: dict = {}
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self.viewer = Viewer(robot, q=self.q0, zmq_url=zmq_url)
+        self.server: DebugServer | None = None
+        try:
+            # live transforms go to the page in one message per update (see TransformRelay)
+            self.relay = TransformRelay(self.viewer.viewer.window)
+            self.viewer.viewer.window = self.relay
+            self._draw()
+            self.server = DebugServer(self.viewer.url, self._requests.put, self._hello, host=host, port=port)
+            self.relay.server = self.server
+        except BaseException:
+            self.close()
+            raise
+        self.url = self.server.url
+        self._thread = threading.Thread(target=self._run, name="reljac-debugger", daemon=True)
+        self._thread.start()
+        print(f"reljac debug page of robot '{robot.name}': {self.url}", flush=True)
+        if open:
+            webbrowser.open(self.url, new=2)
+
+    # ------------------------------------------------------------------ scene
+    def _draw(self) -> None:
+        viewer = self.viewer
+        self.handles: dict[str, tuple[Any, Handle]] = {}
+        for task in self.tasks:
+            if not draggable(task):
+                continue
+            viewer.show_frame(task.frame_b, label=None)  # type: ignore[attr-defined]
+            T_ah = handle_pose(task)
+            if T_ah is None:  # no target yet: the frame where it is now
+                T_ah = self._relative(task)
+                set_handle_target(task, T_ah)
+            name = "handle " + task.name.replace("/", "|")
+            frame_a = parent_frame(self.robot, task)
+            handle = Handle(None, frame_a, T_ah, HANDLE_SIZE * viewer.scale, draw=False)
+            viewer._add(name, handle.attach)
+            self.handles[name] = (task, handle)
+        self.targets0 = targets_of(self.tasks)
+        for limit in self.collision:
+            viewer.show_collisions(limit.model, within=limit.influence_distance, name=f"collisions {id(limit)}")
+        self.marks: JointMarks = JointMarks(None, self.robot.model, 0.35 * viewer.scale,
+                                            lambda: viewer.visualizer.data.oMi)
+        viewer._add("saturated joints", self.marks.attach)
+
+    def _relative(self, task: Any) -> pin.SE3:
+        from ..relative import Kinematics
+
+        kin = Kinematics(self.robot, self.q)
+        frame_a = parent_frame(self.robot, task)
+        T_wb = kin.placement(task.frame_b)
+        return T_wb if frame_a is None else kin.placement(frame_a).actInv(T_wb)
+
+    def _hello(self) -> list[dict]:
+        """What a page needs first: the handles, the sliders, the levels; the nodes' transforms."""
+        paths = {name: handle.node.path.lower() for name, (_, handle) in self.handles.items()}
+        return [{"type": "init", "robot": self.robot.name, "dt": self.dt, "history": self.recording.frames.maxlen,
+                "handles": [{"name": name, "path": paths[name], "size": handle.size,
+                             "kind": "pose" if getattr(task, "size", 6) == 6 else "position", "task": task.name}
+                            for name, (task, handle) in self.handles.items()],
+                "parts": HANDLE_PARTS,
+                "levels": [[task.name for task in level] for level in self.controller.levels]
+                if self.controller else [],
+                "sliders": joint_sliders(self.robot, self.q) if self.controller is None else [],
+                "state": self.state()}, self.relay.everything()]
+
+    # ------------------------------------------------------------------ requests (any thread)
+    def pause(self) -> None:
+        self._requests.put({"type": "pause"})
+
+    def resume(self) -> None:
+        self._requests.put({"type": "resume"})
+
+    def step(self) -> None:
+        """One control step (also when paused)."""
+        self._requests.put({"type": "step"})
+
+    def reset(self) -> None:
+        """Back to the first configuration and targets; the recording is cleared."""
+        self._requests.put({"type": "reset"})
+
+    def state(self) -> dict:
+        """The last state sent to the page (a copy)."""
+        with self._lock:
+            return dict(self._state)
+
+    def export(self, path: str | Path) -> Path:
+        """Write the recording to `path` (see `new_log`); returns the path written."""
+        if self.new_log is None:
+            raise ReljacError("this debugger has no log writer (new_log): nothing to export with")
+        with self._lock:
+            log = self.new_log(list(self.robot.model.names[1:]), self.dt, self.tasks)
+            self.recording.write(log, self.tasks)
+        return Path(log.save(path))
+
+    def close(self) -> None:
+        """Stop the loop, the page's server and the viewer (idempotent)."""
+        self._stop.set()
+        thread = getattr(self, "_thread", None)
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=5)
+        if self.server is not None:
+            self.server.close()
+        self.viewer.close()
+
+    def _repr_html_(self, height: int = 600) -> str:
+        """The page in an iframe `height` px tall (what Jupyter shows for a Debugger)."""
+        if self.server is None or self._stop.is_set():
+            return "<p>reljac debug page (closed)</p>"
+        url = html.escape(self.url, quote=True)
+        return (f'<div style="height: {int(height)}px; width: 100%; overflow: hidden; resize: both">'
+                f'<iframe src="{url}" title="reljac debug page" style="width: 100%; height: 100%; border: none">'
+                "</iframe></div>")
+
+    def __enter__(self) -> Debugger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ the loop (its own thread)
+    def _handle(self, request: dict) -> bool:
+        """Carry out one request; True if the scene changed."""
+        kind = request.get("type")
+        if kind in ("pause", "resume"):  # the page shows the new state
+            if kind == "resume":
+                self._rewind()
+            self.paused = kind == "pause"
+            return True
+        elif kind == "step":
+            self._rewind()
+            self._pending_steps += 1
+        elif kind == "reset":
+            self.q, self.t, self._scrub = self.q0.copy(), 0.0, None
+            restore_targets(self.tasks, self.targets0)
+            if self.controller is not None:
+                self.controller.reset()
+            with self._lock:
+                self.recording.clear()
+            self._samples.clear()
+            return True
+        elif kind == "grab" and request.get("handle") in self.handles:
+            self._grab = (request["handle"], self.handles[request["handle"]][1].T_ah)
+        elif kind == "drag" and self._grab is not None and request.get("handle") == self._grab[0]:
+            delta = np.asarray(request.get("delta", ()), dtype=float)
+            if delta.shape != (16,) or not np.isfinite(delta).all():
+                return False
+            M = delta.reshape(4, 4)
+            rotation = pin.Quaternion(M[:3, :3]).normalized().toRotationMatrix()  # a rigid motion only
+            task, handle = self.handles[self._grab[0]]
+            T_ah = set_handle_target(task, self._grab[1] * pin.SE3(rotation, M[:3, 3]))
+            handle.move(T_ah, self.viewer.visualizer.data.oMf)
+            return True
+        elif kind == "release":
+            self._grab = None
+        elif kind == "scrub" and len(self.recording):  # scrubbing pauses the run
+            self.paused = True
+            index = int(np.clip(int(request.get("index", 0)), 0, len(self.recording) - 1))
+            self._scrub = index
+            frame = self.recording.frames[index]
+            self.q = frame.q.copy()
+            restore_targets(self.tasks, frame.targets)
+            return True
+        elif kind == "joint" and self.controller is None:
+            with contextlib.suppress(ReljacError, ValueError, TypeError):
+                self.q = q_from_slider(self.robot, self.q, str(request.get("name")), request.get("value"))
+                return True
+        elif kind == "export" and self.server is not None:
+            self.server.broadcast(self._export(str(request.get("file", ""))))
+        return False
+
+    def _export(self, file: str) -> dict:
+        name = Path(file).name
+        if not name or name != file:
+            return {"type": "exported", "error": f"give a file name (no folder), not {file!r}"}
+        try:
+            return {"type": "exported", "path": str(self.export(self.export_dir / name))}
+        except ReljacError as exc:
+            return {"type": "exported", "error": str(exc)}
+
+    def _rewind(self) -> None:
+        """Going on from a scrubbed frame: the run restarts there (later frames are dropped)."""
+        if self._scrub is None:
+            return
+        with self._lock:
+            frame = self.recording.truncate(self._scrub)
+            self.recording.frames.pop()  # that frame's step is taken again
+        self.q, self.t, self._scrub = frame.q.copy(), frame.t, None
+        restore_targets(self.tasks, frame.targets)
+        if self.controller is not None:
+            self.controller.reset()
+
+    def _control_step(self) -> None:
+        controller = self.controller
+        assert controller is not None
+        targets = targets_of(self.tasks)
+        q_next = controller.step(self.q)
+        errors = controller.errors()  # at self.q: the configuration the step started from
+        levels = levels_panel(controller, errors)
+        pairs, distance = nearest_pairs(self.collision), minimum_distance(self.collision)
+        with self._lock:
+            self.recording.add(Frame(self.t, self.q.copy(), targets, errors, levels, pairs, distance))
+            self.q, self.t, self.steps = q_next, self.t + self.dt, self.steps + 1
+        self._samples.append([self.t, [level["error"] for level in levels],
+                              distance if math.isfinite(distance) else None])
+
+    def _run(self) -> None:
+        """Steps on the control clock (dt per step, in real time), the scene and the page's state
+        at most MAX_FPS times a second, requests in between. Behind the clock, it catches up
+        for at most STEP_BUDGET before the next update: on a slow machine the run slows down
+        (the clock slips) rather than the page."""
+        next_tick, last_draw, dirty = time.monotonic(), 0.0, True
+        window: list[float] = []
+        while not self._stop.is_set():
+            now = time.monotonic()
+            wake = (next_tick if not self.paused else now + 0.1)
+            if dirty:
+                wake = min(wake, last_draw + 1.0 / MAX_FPS)
+            try:
+                request: dict | None = self._requests.get(timeout=max(wake - now, 0.0))
+            except queue.Empty:
+                request = None
+            try:
+                while request is not None:
+                    dirty |= self._handle(request)
+                    request = self._requests.get_nowait()
+            except queue.Empty:
+                pass
+            try:
+                if self.controller is not None:
+                    if self.paused:
+                        next_tick = time.monotonic()
+                    taken, budget = 0, time.monotonic() + STEP_BUDGET
+                    while not self.paused and time.monotonic() >= next_tick and time.monotonic() < budget:
+                        self._control_step()
+                        next_tick += self.dt
+                        taken += 1
+                    next_tick = max(next_tick, time.monotonic() - self.dt)  # behind: the clock slips
+                    if self._pending_steps:
+                        self._pending_steps -= 1
+                        self._control_step()
+                        taken += 1
+                    dirty |= taken > 0
+                now = time.monotonic()
+                if dirty and now - last_draw >= 1.0 / MAX_FPS:
+                    self._show()
+                    last_draw, dirty = now, False
+                    window = [s for s in window if now - s < 1.0] + [now]
+                    self.updates_per_second = float(len(window))
+            except ReljacError as exc:  # e.g. the meshcat server is gone: say so on the page, stop stepping
+                self.paused = True
+                if self.server is not None:
+                    self.server.broadcast({"type": "error", "message": str(exc)})
+
+    def _show(self) -> None:
+        viewer = self.viewer
+        frame = self.recording.frames[self._scrub] if self._scrub is not None else (
+            self.recording.frames[-1] if len(self.recording) else None)
+        self.marks.joints = [] if frame is None else sorted({j for level in frame.levels
+                                                            for j in level["saturated_joints"]})
+        viewer.display(self.q)
+        self.relay.flush()
+        distance = math.inf if frame is None else frame.min_distance
+        state = {
+            "type": "state", "t": self.t, "steps": self.steps, "paused": self.paused,
+            "rate": self.updates_per_second, "frames": len(self.recording), "scrub": self._scrub,
+            "frame_t": None if frame is None else frame.t,
+            "levels": [] if frame is None else frame.levels, "pairs": [] if frame is None else frame.pairs,
+            "min_distance": distance if math.isfinite(distance) else None,
+            "samples": self._samples, "targets": self._target_rows(), "q": self.q.tolist(),
+            "joints": [] if self.controller is not None else joint_sliders(self.robot, self.q),
+        }
+        self._samples = []
+        with self._lock:
+            self._state = state
+        if self.server is not None:
+            self.server.broadcast(state)
+
+    def _target_rows(self) -> dict[str, list]:
+        """Each handle's T_wh (4x4, row-major lists) as drawn."""
+        return {name: handle.T_wh.homogeneous.tolist() for name, (_, handle) in self.handles.items()}
+
+
+def debug(controller: Controller | None, q: ArrayLike | None = None, **kwargs: Any) -> Debugger:
+    """Open a live debug page of `controller` at configuration `q` and return its
+    :class:`Debugger` (running in the background; :meth:`Debugger.close` stops it). Keyword
+    arguments are :class:`Debugger`'s. Prints the page's URL (loopback by default)."""
+    return Debugger(controller, q, **kwargs)
+

@@ -1,0 +1,214 @@
+"""The debug page in a real browser: headless Chromium over the DevTools protocol drags a handle
+with mouse events, clicks pause / step, scrubs the timeline and exports the recording.
+
+The page keeps a live websocket, so it never settles (no --virtual-time-budget): every wait
+polls a condition with a generous deadline. ``RELJAC_UPDATE_SCREENSHOTS=1`` also writes the
+page's screenshot to docs/images/debug_page.png (the README's picture).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from test_viz import Browser, needs_chromium, read_png
+
+from reljac import Robot
+from reljac.apps.debug import new_run_log
+from reljac.apps.hierarchy_file import DEMO_FILE, load_hierarchy
+from reljac.ik import Controller, FrameTask, PostureTask, RelativeFrameTask
+from reljac.relative import Kinematics
+from reljac.viz.debugger import Debugger
+
+SIZE = (1400, 900)
+SCREENSHOT = Path(__file__).resolve().parent.parent / "docs" / "images" / "debug_page.png"
+
+
+def wait_for(condition, what: str, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"waited {timeout} s for {what}")
+        time.sleep(0.02)
+
+
+def mouse(browser: Browser, kind: str, x: float, y: float, buttons: int = 1) -> None:
+    browser.call("Input.dispatchMouseEvent", session=True, type=kind, x=float(x), y=float(y), button="left",
+                 buttons=buttons, clickCount=1 if kind != "mouseMoved" else 0)
+
+
+def click(browser: Browser, x: float, y: float) -> None:
+    mouse(browser, "mousePressed", x, y)
+    mouse(browser, "mouseReleased", x, y, buttons=0)
+
+
+def drag(browser: Browser, start, end, steps: int = 8) -> None:
+    mouse(browser, "mouseMoved", *start, buttons=0)
+    mouse(browser, "mousePressed", *start)
+    for s in np.linspace(0.0, 1.0, steps + 1)[1:]:
+        mouse(browser, "mouseMoved", *(np.asarray(start) + s * (np.asarray(end) - np.asarray(start))))
+    mouse(browser, "mouseReleased", *end, buttons=0)
+
+
+def open_page(browser: Browser, debugger: Debugger, timeout: float = 30.0) -> None:
+    browser.open(debugger.url)
+    wait_for(lambda: browser.evaluate("!!(window.reljacDebug && reljacDebug.init && reljacDebug.state)"),
+             "the page's first state")
+    # the scene: the robot's meshes came before the handles' parts (the meshcat server replays its
+    # tree in order); the meshcat socket is the debugger thread's, so no scene_messages() here
+    wait_for(lambda: browser.evaluate(
+        "reljacDebug.init.handles.every(h => { const n = viewer.scene_tree.find("
+        "(h.path + '/ball/<object>').split('/').filter(x => x)); return n.object && n.object.type === 'Mesh'; })"
+        " && viewer.num_messages_received > 0"), "the scene", timeout)
+    browser.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))", await_promise=True)
+
+
+def position_of(robot: Robot, q, frame: str, frame_a: str | None = None) -> pin.SE3:
+    kin = Kinematics(robot, np.asarray(q))
+    return kin.placement(frame) if frame_a is None else kin.relative_placement(frame_a, frame)
+
+
+@pytest.fixture
+def browser():
+    b = Browser(size=SIZE)
+    yield b
+    b.close()
+
+
+@pytest.fixture(scope="module")
+def dual_arm():
+    return Robot.bundled("dual_arm")
+
+
+@needs_chromium
+def test_dragging_an_arrow_moves_the_target_along_that_axis_and_the_frame_follows(dual_arm, browser):
+    controller, q0 = load_hierarchy(dual_arm, DEMO_FILE)
+    relative, left = controller.levels[0][0], controller.levels[1][0]
+    assert isinstance(relative, RelativeFrameTask) and isinstance(left, FrameTask)
+    with Debugger(controller, q0) as debugger:
+        open_page(browser, debugger)
+        T0 = left.target
+        screen = browser.evaluate("reljacDebug.handleScreen('handle left')")
+        size = browser.evaluate("reljacDebug.init.handles.find(h => h.name === 'handle left').size")
+        center, tip = np.array(screen["center"][:2]), np.array(screen["axes"][0][:2])  # the x arrow
+        length = np.linalg.norm(tip - center)
+        u = (tip - center) / length
+        grab = center + 0.7 * (tip - center)
+        drag(browser, grab, grab + 40.0 * u)
+        T1 = wait_for(lambda: (T := left.target) is not None and not np.allclose(T.translation, T0.translation)
+                      and browser.evaluate("reljacDebug.drag === null") and T, "the target to move")
+        time.sleep(0.2)  # the last drag messages
+        T1 = left.target
+        moved = T1.translation - T0.translation
+        expected = 40.0 * size / length  # [m]: the page maps the arrow's on-screen length to `size`
+        # along the target's own x axis, by the mouse's travel along the arrow, turning nothing
+        np.testing.assert_allclose(moved, np.linalg.norm(moved) * T0.rotation[:, 0], atol=1e-9)
+        assert moved @ T0.rotation[:, 0] == pytest.approx(expected, rel=0.1)
+        np.testing.assert_allclose(T1.rotation, T0.rotation, atol=1e-9)
+        assert np.linalg.norm(moved) > 0.01
+        # the controller tracks it live: the left tool reaches the new target
+        wait_for(lambda: np.linalg.norm(position_of(dual_arm, debugger.state()["q"], "left_tool").translation
+                                        - T1.translation) < 1e-3, "the left tool to reach the target")
+        # the relative target's handle is drawn in frame a (left_tool): it moved with it
+        T_wa = position_of(dual_arm, debugger.state()["q"], "left_tool")
+        drawn = np.array(wait_for(lambda: debugger.state()["targets"]["handle relative"], "a state"))
+        np.testing.assert_allclose(drawn, (T_wa * relative.target).homogeneous, atol=2e-3)
+
+        # dragging the relative handle's ring turns the relative target about its own axis; paused
+        # (a drag works paused too), so the handle stays where the page last drew it
+        debugger.pause()
+        wait_for(lambda: browser.evaluate("reljacDebug.state.paused"), "the page to show the pause")
+        R0 = relative.target.rotation
+        screen = browser.evaluate("reljacDebug.handleScreen('handle relative')")
+        ring = np.array(screen["rings"][2])[:, :2]  # the ring around z, 48 points
+        between = np.arange(3, 48, 6)  # 22.5 deg off the x and y arrows, which cross this ring
+        k = int(between[np.argmax(np.linalg.norm(ring[between] - np.array(screen["center"][:2]), axis=1))])
+        drag(browser, ring[k], ring[(k + 6) % 48])
+        wait_for(lambda: not np.allclose(relative.target.rotation, R0) and
+                 browser.evaluate("reljacDebug.drag === null"), "the relative target to turn")
+        time.sleep(0.2)
+        turn = R0.T @ relative.target.rotation  # in the target's frame: about its z axis only
+        assert abs(pin.log3(turn)[2]) > 0.05
+        np.testing.assert_allclose(pin.log3(turn)[:2], 0.0, atol=1e-9)
+
+        debugger.resume()
+        wait_for(lambda: browser.evaluate("!reljacDebug.state.paused"), "the page to show the run")
+        png = browser.screenshot()
+    image = read_png(png)
+    assert image.shape[:2] == (SIZE[1], SIZE[0])
+    if os.environ.get("RELJAC_UPDATE_SCREENSHOTS"):
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        SCREENSHOT.write_bytes(png)
+
+
+@needs_chromium
+def test_pause_step_scrub_and_export_from_the_page(dual_arm, tmp_path, browser):
+    task = FrameTask("left_tool", gain=0.5, name="left")  # slow: the step below still moves the arm
+    q0 = dual_arm.neutral()
+    task.set_target(position_of(dual_arm, q0, "left_tool") * pin.SE3(np.eye(3), np.array([0.3, 0.0, 0.0])))
+    controller = Controller(dual_arm, [[task], [PostureTask(dual_arm, weight=0.1)]], dt=0.01)
+    with Debugger(controller, q0, new_log=new_run_log, export_dir=tmp_path) as debugger:
+        open_page(browser, debugger)
+        wait_for(lambda: debugger.state()["steps"] > 5, "steps")
+        click(browser, *browser.evaluate("reljacDebug.buttonCenter('pause')"))
+        wait_for(lambda: debugger.state()["paused"], "the pause")
+        paused = debugger.state()
+        click(browser, *browser.evaluate("reljacDebug.buttonCenter('step')"))
+        after = wait_for(lambda: (s := debugger.state())["steps"] > paused["steps"] and s, "the step")
+        # exactly one step, from the configuration shown when paused
+        assert after["steps"] == paused["steps"] + 1
+        assert after["t"] == pytest.approx(paused["t"] + controller.dt)
+        frame = debugger.recording.frames[-1]
+        np.testing.assert_array_equal(frame.q, paused["q"])
+        assert np.linalg.norm(np.subtract(after["q"], paused["q"])) > 1e-4
+        wait_for(lambda: browser.evaluate("reljacDebug.state.steps") == after["steps"], "the page to show it")
+        assert "PAUSED" in browser.evaluate("document.getElementById('status').textContent")
+
+        # the timeline: a click at its left end shows the first frame on record
+        box = browser.evaluate("(() => { const r = document.getElementById('timeline').getBoundingClientRect();"
+                               " return [r.left, r.top + r.height / 2]; })()")
+        click(browser, box[0] + 1, box[1])
+        state = wait_for(lambda: (s := debugger.state())["scrub"] == 0 and s, "the scrub")
+        np.testing.assert_array_equal(state["q"], debugger.recording.frames[0].q)
+
+        # Export writes the recording in --record's format
+        browser.evaluate("document.getElementById('file').value = 'run.npz'")
+        click(browser, *browser.evaluate("reljacDebug.buttonCenter('export')"))
+        wait_for(lambda: browser.evaluate("reljacDebug.exported"), "the export")
+        data = np.load(tmp_path / "run.npz")
+        frames = list(debugger.recording.frames)
+        np.testing.assert_array_equal(data["t"], [f.t for f in frames])
+        np.testing.assert_array_equal(data["q"], [f.q for f in frames])
+        np.testing.assert_allclose(data["target/left"][0], frames[0].targets["left"].homogeneous)
+        assert str(data["demo"]) == "debug"
+
+
+@needs_chromium
+def test_joint_sliders_without_a_controller_move_the_robot(browser):
+    robot = Robot.bundled("dual_arm").locked({"torso_yaw": 0.3})
+    with Debugger(None, robot=robot) as debugger:
+        open_page(browser, debugger)
+        sliders = browser.evaluate("reljacDebug.init.sliders")
+        names = [s["name"] for s in sliders]
+        assert names[:robot.nq] == [robot.model.names[j] for j in range(1, robot.model.njoints)]
+        locked = [s for s in sliders if s["locked"]]
+        assert locked == [{"name": "torso_yaw", "lower": 0.3, "upper": 0.3, "value": 0.3, "locked": True}]
+        assert browser.evaluate("document.getElementById('joint:torso_yaw').disabled") is True
+        j = robot.model.getJointId("left_joint2")
+        iq = robot.model.joints[j].idx_q
+        lower, upper = robot.model.lowerPositionLimit[iq], robot.model.upperPositionLimit[iq]
+        first = next(s for s in sliders if s["name"] == "left_joint2")
+        assert (first["lower"], first["upper"]) == (pytest.approx(lower), pytest.approx(upper))
+        box = browser.evaluate("(() => { const r = document.getElementById('joint:left_joint2').getBoundingClientRect();"
+                               " return [r.right - 2, r.top + r.height / 2]; })()")
+        click(browser, *box)
+        q = wait_for(lambda: (q := debugger.state()["q"])[iq] > upper - 0.05 and q, "the slider to move the joint")
+        assert q[iq] <= upper + 1e-12
+
