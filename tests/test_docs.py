@@ -73,7 +73,7 @@ def test_the_ik_page_starts_with_what_a_program_uses_and_documents_set_target(si
 
 def test_the_maps_page_documents_the_maps_api(site):
     maps = page(site, "maps")
-    for name in ("capability.capability_map", "result.CapabilityMap", "result.load_map", "seeding.seed_for"):
+    for name in ("capability.capability_map", "result.CapabilityMap", "mapfile.load_map", "seeding.seed_for"):
         assert f'id="reljac.maps.{name}"' in maps, name
 
 
