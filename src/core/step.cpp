@@ -104,6 +104,7 @@ struct Step::Impl {
   Constraints cons;
   std::vector<RowSource> sources;
   std::vector<LevelReport> reports;
+  Workspace workspace;                     // the solver's buffers, kept across steps
   Vector v, e, f, q_last;
   Matrix D, moved;
 
@@ -584,7 +585,7 @@ const Vector& Step::velocity(const Vector& q, bool kinematics_done, const std::v
   s.assemble(q, tasks, failing);
   if (failing >= 0) return s.v;
   s.constraints(q, limits);
-  s.v = solve_hierarchy(s.level_systems, s.cons, s.policy, s.reports);
+  s.v = solve_hierarchy(s.level_systems, s.cons, s.policy, s.reports, s.workspace);
   if (!s.v.allFinite()) {
     failing = -2;
     return s.v;
