@@ -55,6 +55,7 @@ struct LevelSpace {
   Matrix G, Wt;         // M M^T (row space, report) and W^T (rank x nv)
   Vector residual, Ax, coefficients, Mc;
   Correction step, best;
+  const Matrix* smallest_of = nullptr;  // M of the chosen candidate, while its report waits for sigma_min
   Eigen::LLT<Matrix> llt;
   Eigen::SelfAdjointEigenSolver<Matrix> values;
 };
@@ -66,6 +67,7 @@ struct Workspace::Buffers {
   Matrix P, P_free, P_best;  // (nv x nv)
   std::vector<char> held, held_free;
   std::vector<int> saturated, saturated_rows, best_saturated, best_saturated_rows, violated;
+  std::vector<int> pending;  // levels whose report still needs sigma_min (see finish_reports)
   RowMatrix C_violated;
   Level recovery;
   LevelSpace recovery_space;
@@ -164,6 +166,25 @@ void row_space(const Correction& step, const Matrix& M, LevelSpace& w) {
     return;
   }
   w.Wt.noalias() = step.U_scaled.transpose() * M;
+}
+
+// P -= W W^T (W^T = Wt, rank x nv). Where Eigen evaluates Wt^T Wt coefficient by coefficient (small
+// sizes), each entry of the symmetric W W^T is computed once, by the same expression (the same dot
+// product in the same order: a product of two doubles commutes exactly) and used at (i, j) and (j, i).
+void subtract_gram(Matrix& P, const Matrix& Wt) {
+  const int n = static_cast<int>(P.rows());
+  if (Wt.rows() == 0 || Wt.rows() + 2 * n >= EIGEN_GEMM_TO_COEFFBASED_THRESHOLD) {
+    P.noalias() -= Wt.transpose() * Wt;
+    return;
+  }
+  const auto lhs = Wt.transpose();
+  for (int j = 0; j < n; ++j) {
+    for (int i = j; i < n; ++i) {
+      const double x = (lhs.row(i).transpose().cwiseProduct(Wt.col(j))).sum();
+      P(i, j) -= x;
+      if (i != j) P(j, i) -= x;
+    }
+  }
 }
 
 struct Limiting {
@@ -353,7 +374,7 @@ void solve_level(const Level& level, Vector& v, Matrix& P, int& dim, std::vector
   if (w.best.has_W) {
     row_space(w.best, M_best, w);
     P.swap(best_is_current ? ws.P_free : ws.P_best);  // P_free is refilled by the next level
-    P.noalias() -= w.Wt.transpose() * w.Wt;           // saturated columns of Wt are exactly 0
+    subtract_gram(P, w.Wt);                           // saturated columns of Wt are exactly 0
     dim = best_dim - w.best.rank;
   } else {  // an identity level uses every direction it can
     P.setZero();
@@ -363,8 +384,8 @@ void solve_level(const Level& level, Vector& v, Matrix& P, int& dim, std::vector
   report.saturated = ws.best_saturated;
   report.saturated_rows = ws.best_saturated_rows;
   report.damping = w.best.damping;
-  report.smallest = w.best.smallest;
-  if (report.smallest < 0) report.smallest = smallest_singular_value(M_best, w);
+  report.smallest = w.best.smallest;  // -1: sigma_min of M_best, computed when the report is read
+  w.smallest_of = report.smallest < 0 ? &M_best : nullptr;
   report.residual = norm_of_difference(level, v, nv, w.Ax);
   report.met = is_met(report.residual, level);
 }
@@ -391,6 +412,8 @@ const Vector& solve_hierarchy(const std::vector<Level>& levels, const Constraint
   ws.best_saturated.reserve(nv);
   ws.best_saturated_rows.reserve(k);
   ws.violated.reserve(k);
+  ws.pending.reserve(levels.size());
+  ws.pending.clear();
   if (ws.levels.size() < levels.size()) ws.levels.resize(levels.size());
   Vector& v = ws.v;
   v = Vector::Zero(nv).cwiseMax(cons.lo).cwiseMin(cons.hi);
@@ -429,14 +452,25 @@ const Vector& solve_hierarchy(const std::vector<Level>& levels, const Constraint
       continue;
     }
     solve_level(level, v, P, dim, ws.held, cons, policy, ws, ws.levels[i], report);
+    if (ws.levels[i].smallest_of) ws.pending.push_back(static_cast<int>(i));
   }
   return v;
+}
+
+void finish_reports(std::vector<LevelReport>& reports, Workspace& workspace) {
+  Buffers& ws = workspace.buffers();
+  for (int i : ws.pending)
+    if (i < static_cast<int>(reports.size()) && reports[i].smallest < 0)
+      reports[i].smallest = smallest_singular_value(*ws.levels[i].smallest_of, ws.levels[i]);
+  ws.pending.clear();
 }
 
 Vector solve_hierarchy(const std::vector<Level>& levels, const Constraints& cons, const Policy& policy,
                        std::vector<LevelReport>& reports) {
   Workspace workspace;
-  return solve_hierarchy(levels, cons, policy, reports, workspace);
+  Vector v = solve_hierarchy(levels, cons, policy, reports, workspace);
+  finish_reports(reports, workspace);
+  return v;
 }
 
 }  // namespace reljac

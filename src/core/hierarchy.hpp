@@ -78,9 +78,14 @@ class Workspace {
 // v (nv) inside the constraints and one report per level. lo <= hi must hold; rows of C that
 // clip(0, lo, hi) violates are first met as a level of their own (recovery), then held.
 // `reports` is resized to one per level; its vectors keep their capacity. The returned v lives in
-// the workspace until its next solve.
+// the workspace until its next solve. The smallest singular value of a full-rank level (an
+// eigen-decomposition that the solve itself does not need) is left at -1 until
+// finish_reports(reports, workspace), called before the reports are read and before the next solve.
 const Vector& solve_hierarchy(const std::vector<Level>& levels, const Constraints& cons, const Policy& policy,
                               std::vector<LevelReport>& reports, Workspace& workspace);
+
+// Fills in the smallest singular values the last solve with `workspace` deferred (idempotent).
+void finish_reports(std::vector<LevelReport>& reports, Workspace& workspace);
 
 // The same with a workspace of its own (one-off solves).
 Vector solve_hierarchy(const std::vector<Level>& levels, const Constraints& cons, const Policy& policy,

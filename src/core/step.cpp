@@ -650,7 +650,10 @@ void Step::reset() {
   impl_->reports.clear();
 }
 
-const std::vector<LevelReport>& Step::reports() const { return impl_->reports; }
+const std::vector<LevelReport>& Step::reports() const {
+  finish_reports(impl_->reports, impl_->workspace);
+  return impl_->reports;
+}
 const std::vector<RowSource>& Step::row_sources() const { return impl_->sources; }
 const Vector& Step::last_velocity() const { return impl_->v; }
 
