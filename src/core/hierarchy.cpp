@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 
 namespace reljac {
 
@@ -18,15 +17,18 @@ namespace {
 constexpr int kSmallLevel = 12;  // levels with at most this many rows factor without allocating
 using SmallGram = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kSmallLevel, kSmallLevel>;
 
-// A x for a level.
-Vector times(const Level& level, const Vector& x, int nv) {
-  if (level.A != nullptr) return RowMatrixMap(level.A, level.rows(), nv) * x;
-  Vector y = level.identity_scale * x;
+// y = A x for a level.
+void times(const Level& level, const Vector& x, int nv, Vector& y) {
+  if (level.A != nullptr) {
+    y.noalias() = RowMatrixMap(level.A, level.rows(), nv) * x;
+    return;
+  }
+  y = level.identity_scale * x;
   if (level.mask.size()) y.array() *= level.mask.array();
-  return y;
 }
 
-struct Step {
+// One candidate correction of a level (the buffers are reused from candidate to candidate).
+struct Correction {
   Vector delta, A_delta;
   bool has_W = false;     // false: an identity level (it leaves no null space)
   bool full_rank = false;  // W W^T = M^T G^-1 M (Cholesky); else W = M^T U_scaled
@@ -34,25 +36,80 @@ struct Step {
   int rank = 0;
   double damping = 0.0;
   double smallest = std::numeric_limits<double>::infinity();
+
+  void swap(Correction& other) {
+    delta.swap(other.delta);
+    A_delta.swap(other.A_delta);
+    U_scaled.swap(other.U_scaled);
+    std::swap(has_W, other.has_W);
+    std::swap(full_rank, other.full_rank);
+    std::swap(rank, other.rank);
+    std::swap(damping, other.damping);
+    std::swap(smallest, other.smallest);
+  }
 };
 
-// Damped least-squares correction delta (in range(P)) of A delta = residual.
+// Buffers sized by one level's rows.
+struct LevelSpace {
+  Matrix M, M_best;     // A P_free (rows x nv) and the best candidate's
+  Matrix G, Wt;         // M M^T (row space, report) and W^T (rank x nv)
+  Vector residual, Ax, coefficients, Mc;
+  Correction step, best;
+  const Matrix* smallest_of = nullptr;  // M of the chosen candidate, while its report waits for sigma_min
+  Eigen::LLT<Matrix> llt;
+  Eigen::SelfAdjointEigenSolver<Matrix> values;
+};
+
+}  // namespace
+
+struct Workspace::Buffers {
+  Vector v, base, best_v, Pc, scaled, c, Cb, Cd, Cv;
+  Matrix P, P_free, P_best;  // (nv x nv)
+  std::vector<char> held, held_free;
+  std::vector<int> saturated, saturated_rows, best_saturated, best_saturated_rows, violated;
+  std::vector<int> pending;  // levels whose report still needs sigma_min (see finish_reports)
+  RowMatrix C_violated;
+  Level recovery;
+  LevelSpace recovery_space;
+  LevelReport recovery_report;
+  std::vector<LevelSpace> levels;
+};
+
+Workspace::Workspace() = default;
+Workspace::~Workspace() = default;
+Workspace::Workspace(Workspace&&) noexcept = default;
+Workspace& Workspace::operator=(Workspace&&) noexcept = default;
+Workspace::Buffers& Workspace::buffers() {
+  if (!buffers_) buffers_ = std::make_unique<Buffers>();
+  return *buffers_;
+}
+
+namespace {
+
+using Buffers = Workspace::Buffers;
+
+// Damped least-squares correction delta (in range(P)) of A delta = residual, into `step`.
 // The same matrix function as the Python solver's eigen-decomposition of G = M M^T. A level
 // whose G - shift I has a Cholesky factor (shift = threshold^2, and at least the rank
 // tolerance) has full rank and no singular damping: it is solved through a Cholesky factor of
 // G + lambda^2 I; only the others need the eigen-decomposition.
 // Gram is the (m x m) matrix type: fixed-capacity (no allocation) for small levels.
-template <typename Gram>
 //
 // `known_singular`: an earlier candidate of this level failed that test with shift = threshold^2;
 // saturations only shrink G's eigenvalues (interlacing), so the test would fail again: skip it.
-Step correction(const Level& level, const Matrix& M, const Matrix& P, const Vector& residual,
-                const Policy& policy, int nv, bool& known_singular) {
-  Step step;
+template <typename Gram>
+void correction(const Level& level, const Matrix& M, const Matrix& P, const Vector& residual, const Policy& policy,
+                int nv, bool& known_singular, Correction& step, Vector& coefficients) {
+  step.has_W = false;
+  step.full_rank = false;
+  step.rank = 0;
+  step.damping = 0.0;
+  step.smallest = std::numeric_limits<double>::infinity();
   if (level.A == nullptr) {  // A = c diag(mask): (c P)^+ = P / c on the kept rows
-    step.delta = P * residual / level.identity_scale;
-    step.A_delta = times(level, step.delta, nv);
-    return step;
+    step.delta.noalias() = P * residual;
+    step.delta /= level.identity_scale;
+    times(level, step.delta, nv, step.A_delta);
+    return;
   }
   step.has_W = true;
   const int m = level.rows();
@@ -72,12 +129,12 @@ Step correction(const Level& level, const Matrix& M, const Matrix& P, const Vect
     step.smallest = -1.0;  // not needed to solve: computed for the report of the chosen candidate
     step.damping = level.extra_damping;
     G.diagonal().array() += step.damping;
-    step.delta = M.transpose() * G.llt().solve(residual);
-    step.A_delta = times(level, step.delta, nv);
-    return step;
+    step.delta.noalias() = M.transpose() * G.llt().solve(residual);
+    times(level, step.delta, nv, step.A_delta);
+    return;
   }
   Eigen::SelfAdjointEigenSolver<Gram> eig(G);  // ascending
-  const Vector& e = eig.eigenvalues();
+  const auto& e = eig.eigenvalues();
   const double largest = m ? e(m - 1) : 0.0;
   int rank = 0;
   for (int i = 0; i < m; ++i) rank += e(i) > kRankTolerance * std::max(1.0, largest);
@@ -86,26 +143,48 @@ Step correction(const Level& level, const Matrix& M, const Matrix& P, const Vect
   step.damping = policy.singular_damping(step.smallest) + level.extra_damping;
   const auto U_r = eig.eigenvectors().rightCols(rank);
   const auto e_r = e.tail(rank);
-  const Vector coefficients = (U_r.transpose() * residual).array() / (e_r.array() + step.damping);
-  step.delta = M.transpose() * (U_r * coefficients);
+  coefficients = (U_r.transpose() * residual).array() / (e_r.array() + step.damping);
+  step.delta.noalias() = M.transpose() * (U_r * coefficients);
   step.U_scaled = U_r * e_r.array().sqrt().inverse().matrix().asDiagonal();
-  step.A_delta = times(level, step.delta, nv);
-  return step;
+  times(level, step.delta, nv, step.A_delta);
 }
 
 // The smallest singular value of M (full rank), for a report.
-double smallest_singular_value(const Matrix& M) {
-  Eigen::SelfAdjointEigenSolver<Matrix> values(M * M.transpose(), Eigen::EigenvaluesOnly);
-  return std::sqrt(std::max(values.eigenvalues()(0), 0.0));
+double smallest_singular_value(const Matrix& M, LevelSpace& w) {
+  w.G.noalias() = M * M.transpose();
+  w.values.compute(w.G, Eigen::EigenvaluesOnly);
+  return std::sqrt(std::max(w.values.eigenvalues()(0), 0.0));
 }
 
-// W^T (rank x nv) with W W^T the projector onto the level's rows inside range(P) (M = A P).
-Matrix row_space(const Step& step, const Matrix& M) {
+// w.Wt = W^T (rank x nv) with W W^T the projector onto the level's rows inside range(P) (M = A P).
+void row_space(const Correction& step, const Matrix& M, LevelSpace& w) {
   if (step.full_rank) {  // W^T = L^-1 M with G = L L^T
-    const Matrix G = M * M.transpose();
-    return G.llt().matrixL().solve(M);
+    w.G.noalias() = M * M.transpose();
+    w.llt.compute(w.G);
+    w.Wt = M;
+    w.llt.matrixL().solveInPlace(w.Wt);
+    return;
   }
-  return step.U_scaled.transpose() * M;
+  w.Wt.noalias() = step.U_scaled.transpose() * M;
+}
+
+// P -= W W^T (W^T = Wt, rank x nv). Where Eigen evaluates Wt^T Wt coefficient by coefficient (small
+// sizes), each entry of the symmetric W W^T is computed once, by the same expression (the same dot
+// product in the same order: a product of two doubles commutes exactly) and used at (i, j) and (j, i).
+void subtract_gram(Matrix& P, const Matrix& Wt) {
+  const int n = static_cast<int>(P.rows());
+  if (Wt.rows() == 0 || Wt.rows() + 2 * n >= EIGEN_GEMM_TO_COEFFBASED_THRESHOLD) {
+    P.noalias() -= Wt.transpose() * Wt;
+    return;
+  }
+  const auto lhs = Wt.transpose();
+  for (int j = 0; j < n; ++j) {
+    for (int i = j; i < n; ++i) {
+      const double x = (lhs.row(i).transpose().cwiseProduct(Wt.col(j))).sum();
+      P(i, j) -= x;
+      if (i != j) P(j, i) -= x;
+    }
+  }
 }
 
 struct Limiting {
@@ -151,12 +230,14 @@ void scan(const Vector& x, const Vector& dx, const Vector* low, const Vector& hi
 
 // Largest s in [0, 1] keeping base + s delta inside the constraints; s = -1 when base violates one.
 // Rows marked in `held` (saturated) are skipped.
-Limiting max_scale(const Vector& base, const Vector& delta, const Constraints& cons, const std::vector<char>& held) {
+Limiting max_scale(const Vector& base, const Vector& delta, const Constraints& cons, const std::vector<char>& held,
+                   Vector& Cb, Vector& Cd) {
   double s = 1.0, worst_violation = 0.0;
   int kind = -1, limiting = -1, worst = -1, worst_kind = -1;
   scan(base, delta, &cons.lo, cons.hi, nullptr, 0, s, kind, limiting, worst, worst_kind, worst_violation);
   if (cons.C.rows()) {
-    const Vector Cb = cons.C * base, Cd = cons.C * delta;
+    Cb.noalias() = cons.C * base;
+    Cd.noalias() = cons.C * delta;
     scan(Cb, Cd, nullptr, cons.d, &held, 1, s, kind, limiting, worst, worst_kind, worst_violation);
   }
   if (worst >= 0) return {-1.0, worst_kind, worst};
@@ -165,17 +246,24 @@ Limiting max_scale(const Vector& base, const Vector& delta, const Constraints& c
 }
 
 // Fix c^T v = target (joint j when c == nullptr) inside range(P), in place; false if it cannot move.
-bool saturate(Matrix& P, Matrix* M, Vector& base, const Vector* c, int j, double target) {
-  const Vector Pc = c ? Vector(P * *c) : Vector(P.col(j));
+bool saturate(Buffers& ws, Matrix& P, Matrix* M, Vector& Mc, Vector& base, const Vector* c, int j, double target) {
+  Vector& Pc = ws.Pc;
+  if (c)
+    Pc.noalias() = P * *c;
+  else
+    Pc = P.col(j);
   const double pivot = c ? c->dot(Pc) : Pc(j);
   if (pivot < kPivotTolerance) return false;
   const double value = c ? c->dot(base) : base(j);
   base += Pc * ((target - value) / pivot);
-  const Vector scaled = Pc / pivot;
-  P.noalias() -= Pc * scaled.transpose();
+  ws.scaled = Pc / pivot;
+  P.noalias() -= Pc * ws.scaled.transpose();
   if (M) {
-    const Vector Mc = c ? Vector(*M * *c) : Vector(M->col(j));
-    M->noalias() -= Mc * scaled.transpose();
+    if (c)
+      Mc.noalias() = *M * *c;
+    else
+      Mc = M->col(j);
+    M->noalias() -= Mc * ws.scaled.transpose();
   }
   if (!c) {  // exactly: a saturated joint never moves again
     base(j) = target;
@@ -186,48 +274,67 @@ bool saturate(Matrix& P, Matrix* M, Vector& base, const Vector* c, int j, double
   return true;
 }
 
-struct Candidate {
-  double remaining, scale;
-  Vector v;
-  Matrix P, M;  // copied only once the solver moves on from this candidate
-  int dim;
-  Step step;
-  std::vector<int> saturated, saturated_rows;
-};
-
-double norm_of_difference(const Level& level, const Vector& v, int nv) { return (times(level, v, nv) - level.b).norm(); }
+// |A v - b| of a level.
+double norm_of_difference(const Level& level, const Vector& v, int nv, Vector& Av) {
+  times(level, v, nv, Av);
+  return (Av - level.b).norm();
+}
 
 bool is_met(double residual, const Level& level) { return residual <= kMetTolerance * (1.0 + level.b.norm()); }
 
-Vector clip(const Vector& v, const Constraints& cons) { return v.cwiseMax(cons.lo).cwiseMin(cons.hi); }
+// A report as a default-constructed one, keeping its vectors' capacity.
+void reset(LevelReport& report) {
+  report.scale = 1.0;
+  report.saturated.clear();
+  report.saturated_rows.clear();
+  report.damping = 0.0;
+  report.smallest = std::numeric_limits<double>::infinity();
+  report.residual = 0.0;
+  report.met = true;
+}
 
 // One SNS level; updates v, P, dim and held (rows of C saturated so far) for the levels below.
-LevelReport solve_level(const Level& level, Vector& v, Matrix& P, int& dim, std::vector<char>& held,
-                        const Constraints& cons, const Policy& policy) {
+// The candidate being tried is w.step (its projector ws.P_free and w.M); the best so far is
+// w.best, with ws.P_best and w.M_best once the solver has moved on from it.
+void solve_level(const Level& level, Vector& v, Matrix& P, int& dim, std::vector<char>& held, const Constraints& cons,
+                 const Policy& policy, Buffers& ws, LevelSpace& w, LevelReport& report) {
   const int nv = static_cast<int>(v.size());
-  Vector base = v;
-  Matrix P_free = P;
+  Vector& base = ws.base;
+  base = v;
+  ws.P_free = P;
   int free = dim;
-  Matrix M;
-  if (level.A) M = RowMatrixMap(level.A, level.rows(), nv) * P_free;
-  std::vector<int> saturated, saturated_rows;
-  std::optional<Candidate> best;
-  bool best_is_current = false;  // best's P and M are still P_free and M
+  if (level.A) w.M.noalias() = RowMatrixMap(level.A, level.rows(), nv) * ws.P_free;
+  ws.saturated.clear();
+  ws.saturated_rows.clear();
+  bool has_best = false;
+  double best_remaining = 0.0, best_scale = 0.0;
+  int best_dim = 0;
+  bool best_is_current = false;  // the best's P and M are still P_free and M
   bool known_singular = false;    // an earlier candidate was found singular (see correction)
-  std::vector<char> held_free = held;
+  ws.held_free = held;
   int stale = 0;
   const int iterations = nv + static_cast<int>(cons.C.rows()) + 1;
   for (int it = 0; it < iterations; ++it) {
-    const Vector residual = level.b - times(level, base, nv);
-    Step step = level.rows() <= kSmallLevel
-                    ? correction<SmallGram>(level, M, P_free, residual, policy, nv, known_singular)
-                    : correction<Matrix>(level, M, P_free, residual, policy, nv, known_singular);
-    const Limiting lim = max_scale(base, step.delta, cons, held_free);
+    times(level, base, nv, w.Ax);
+    w.residual = level.b - w.Ax;
+    if (level.rows() <= kSmallLevel)
+      correction<SmallGram>(level, w.M, ws.P_free, w.residual, policy, nv, known_singular, w.step, w.coefficients);
+    else
+      correction<Matrix>(level, w.M, ws.P_free, w.residual, policy, nv, known_singular, w.step, w.coefficients);
+    const Limiting lim = max_scale(base, w.step.delta, cons, ws.held_free, ws.Cb, ws.Cd);
     if (lim.scale < 0) break;
     const double s = lim.scale;
-    const double remaining = (s * step.A_delta - residual).norm();
-    if (!best || remaining < best->remaining * (1.0 - 1e-9) - 1e-15) {
-      best = Candidate{remaining, s, base + s * step.delta, Matrix(), Matrix(), free, step, saturated, saturated_rows};
+    const double remaining = (s * w.step.A_delta - w.residual).norm();
+    const bool kept = !has_best || remaining < best_remaining * (1.0 - 1e-9) - 1e-15;
+    if (kept) {
+      has_best = true;
+      best_remaining = remaining;
+      best_scale = s;
+      ws.best_v = base + s * w.step.delta;
+      best_dim = free;
+      w.best.swap(w.step);  // the next candidate overwrites what w.step holds
+      ws.best_saturated = ws.saturated;
+      ws.best_saturated_rows = ws.saturated_rows;
       best_is_current = true;
       stale = 0;
     } else if (s > 1e-6) {
@@ -235,103 +342,134 @@ LevelReport solve_level(const Level& level, Vector& v, Matrix& P, int& dim, std:
     }
     if (s >= 1.0 || stale >= kMaxStaleSaturations || free == 0) break;
     if (best_is_current) {  // P_free and M are about to change
-      best->P = P_free;
-      best->M = M;
+      ws.P_best = ws.P_free;
+      if (level.A) w.M_best = w.M;
       best_is_current = false;
     }
     const int j = lim.index;
+    const Vector& delta = kept ? w.best.delta : w.step.delta;  // this candidate's
     if (lim.kind == 0) {
-      const double target = step.delta(j) > 0 ? cons.hi(j) : cons.lo(j);
-      if (!saturate(P_free, level.A ? &M : nullptr, base, nullptr, j, target)) break;
-      saturated.push_back(j);
+      const double target = delta(j) > 0 ? cons.hi(j) : cons.lo(j);
+      if (!saturate(ws, ws.P_free, level.A ? &w.M : nullptr, w.Mc, base, nullptr, j, target)) break;
+      ws.saturated.push_back(j);
     } else {
-      const Vector c = cons.C.row(j).transpose();
-      if (!saturate(P_free, level.A ? &M : nullptr, base, &c, j, cons.d(j))) break;
-      saturated_rows.push_back(j);
-      held_free[j] = 1;
+      ws.c = cons.C.row(j).transpose();
+      if (!saturate(ws, ws.P_free, level.A ? &w.M : nullptr, w.Mc, base, &ws.c, j, cons.d(j))) break;
+      ws.saturated_rows.push_back(j);
+      ws.held_free[j] = 1;
     }
     --free;
   }
-  LevelReport report;
-  if (!best) {  // cannot happen while v satisfies the constraints; stay safe anyway
-    v = clip(v, cons);
+  reset(report);
+  if (!has_best) {  // cannot happen while v satisfies the constraints; stay safe anyway
+    v = v.cwiseMax(cons.lo).cwiseMin(cons.hi);
     report.scale = 0.0;
-    report.residual = norm_of_difference(level, v, nv);
+    report.residual = norm_of_difference(level, v, nv, w.Ax);
     report.met = false;
-    return report;
+    return;
   }
-  v = clip(best->v, cons);
-  for (int j : best->saturated_rows) held[j] = 1;
-  if (best->step.has_W) {
-    const Matrix& P_best = best_is_current ? P_free : best->P;
-    const Matrix Wt = row_space(best->step, best_is_current ? M : best->M);
-    P = P_best - Wt.transpose() * Wt;  // saturated columns of Wt are exactly 0
-    dim = best->dim - best->step.rank;
+  v = ws.best_v.cwiseMax(cons.lo).cwiseMin(cons.hi);
+  for (int j : ws.best_saturated_rows) held[j] = 1;
+  const Matrix& M_best = best_is_current ? w.M : w.M_best;
+  if (w.best.has_W) {
+    row_space(w.best, M_best, w);
+    P.swap(best_is_current ? ws.P_free : ws.P_best);  // P_free is refilled by the next level
+    subtract_gram(P, w.Wt);                           // saturated columns of Wt are exactly 0
+    dim = best_dim - w.best.rank;
   } else {  // an identity level uses every direction it can
     P.setZero();
     dim = 0;
   }
-  report.scale = best->scale;
-  report.saturated = best->saturated;
-  report.saturated_rows = best->saturated_rows;
-  report.damping = best->step.damping;
-  report.smallest = best->step.smallest;
-  if (report.smallest < 0) report.smallest = smallest_singular_value(best_is_current ? M : best->M);
-  report.residual = norm_of_difference(level, v, nv);
+  report.scale = best_scale;
+  report.saturated = ws.best_saturated;
+  report.saturated_rows = ws.best_saturated_rows;
+  report.damping = w.best.damping;
+  report.smallest = w.best.smallest;  // -1: sigma_min of M_best, computed when the report is read
+  w.smallest_of = report.smallest < 0 ? &M_best : nullptr;
+  report.residual = norm_of_difference(level, v, nv, w.Ax);
   report.met = is_met(report.residual, level);
-  return report;
 }
 
-// Rows j of C with C_j v > d_j (beyond rounding).
-std::vector<int> violated_rows(const Constraints& cons, const Vector& v) {
-  std::vector<int> out;
-  if (!cons.C.rows()) return out;
-  const Vector Cv = cons.C * v;
-  const double tol = kBoundTolerance * std::max(1.0, Cv.cwiseAbs().maxCoeff());
-  for (int j = 0; j < Cv.size(); ++j)
-    if (Cv(j) - cons.d(j) > tol) out.push_back(j);
-  return out;
+// ws.violated: rows j of C with C_j v > d_j (beyond rounding).
+void violated_rows(const Constraints& cons, const Vector& v, Buffers& ws) {
+  ws.violated.clear();
+  if (!cons.C.rows()) return;
+  ws.Cv.noalias() = cons.C * v;
+  const double tol = kBoundTolerance * std::max(1.0, ws.Cv.cwiseAbs().maxCoeff());
+  for (int j = 0; j < ws.Cv.size(); ++j)
+    if (ws.Cv(j) - cons.d(j) > tol) ws.violated.push_back(j);
 }
 
 }  // namespace
 
-Vector solve_hierarchy(const std::vector<Level>& levels, const Constraints& cons, const Policy& policy,
-                       std::vector<LevelReport>& reports) {
+const Vector& solve_hierarchy(const std::vector<Level>& levels, const Constraints& cons, const Policy& policy,
+                              std::vector<LevelReport>& reports, Workspace& workspace) {
+  Buffers& ws = workspace.buffers();
   const int nv = static_cast<int>(cons.lo.size());
-  Vector v = Vector::Zero(nv).cwiseMax(cons.lo).cwiseMin(cons.hi);
-  Matrix P = Matrix::Identity(nv, nv);
+  const int k = static_cast<int>(cons.C.rows());
+  ws.saturated.reserve(nv);  // the most a level can saturate: nothing grows inside the solve
+  ws.saturated_rows.reserve(k);
+  ws.best_saturated.reserve(nv);
+  ws.best_saturated_rows.reserve(k);
+  ws.violated.reserve(k);
+  ws.pending.reserve(levels.size());
+  ws.pending.clear();
+  if (ws.levels.size() < levels.size()) ws.levels.resize(levels.size());
+  Vector& v = ws.v;
+  v = Vector::Zero(nv).cwiseMax(cons.lo).cwiseMin(cons.hi);
+  Matrix& P = ws.P;
+  P.setIdentity(nv, nv);
   int dim = nv;
-  std::vector<char> held(cons.C.rows(), 0);  // rows of C saturated so far: their direction is out of P
-  const std::vector<int> violated = violated_rows(cons, v);
-  if (!violated.empty()) {  // recovery: C_j v = d_j for the violated rows, as the first level
-    RowMatrix C_violated(violated.size(), nv);
-    Level recovery;
-    recovery.b.resize(violated.size());
-    for (size_t i = 0; i < violated.size(); ++i) {
-      C_violated.row(i) = cons.C.row(violated[i]);
-      recovery.b(i) = cons.d(violated[i]);
-      held[violated[i]] = 1;
+  ws.held.assign(k, 0);  // rows of C saturated so far: their direction is out of P
+  violated_rows(cons, v, ws);
+  if (!ws.violated.empty()) {  // recovery: C_j v = d_j for the violated rows, as the first level
+    const int n = static_cast<int>(ws.violated.size());
+    ws.C_violated.resize(n, nv);
+    ws.recovery.b.resize(n);
+    for (int i = 0; i < n; ++i) {
+      ws.C_violated.row(i) = cons.C.row(ws.violated[i]);
+      ws.recovery.b(i) = cons.d(ws.violated[i]);
+      ws.held[ws.violated[i]] = 1;
     }
-    recovery.A = C_violated.data();
-    solve_level(recovery, v, P, dim, held, cons, policy);
+    ws.recovery.A = ws.C_violated.data();
+    solve_level(ws.recovery, v, P, dim, ws.held, cons, policy, ws, ws.recovery_space, ws.recovery_report);
   }
-  reports.clear();
-  reports.reserve(levels.size());
-  for (const Level& level : levels) {
+  reports.resize(levels.size());
+  for (size_t i = 0; i < levels.size(); ++i) {
+    const Level& level = levels[i];
+    LevelReport& report = reports[i];
+    report.saturated.reserve(nv);
+    report.saturated_rows.reserve(k);
     if (level.rows() == 0) {
-      reports.emplace_back();
+      reset(report);
       continue;
     }
     if (dim == 0) {
-      LevelReport report;
+      reset(report);
       report.scale = 0.0;
-      report.residual = norm_of_difference(level, v, nv);
+      report.residual = norm_of_difference(level, v, nv, ws.levels[i].Ax);
       report.met = is_met(report.residual, level);
-      reports.push_back(report);
       continue;
     }
-    reports.push_back(solve_level(level, v, P, dim, held, cons, policy));
+    solve_level(level, v, P, dim, ws.held, cons, policy, ws, ws.levels[i], report);
+    if (ws.levels[i].smallest_of) ws.pending.push_back(static_cast<int>(i));
   }
+  return v;
+}
+
+void finish_reports(std::vector<LevelReport>& reports, Workspace& workspace) {
+  Buffers& ws = workspace.buffers();
+  for (int i : ws.pending)
+    if (i < static_cast<int>(reports.size()) && reports[i].smallest < 0)
+      reports[i].smallest = smallest_singular_value(*ws.levels[i].smallest_of, ws.levels[i]);
+  ws.pending.clear();
+}
+
+Vector solve_hierarchy(const std::vector<Level>& levels, const Constraints& cons, const Policy& policy,
+                       std::vector<LevelReport>& reports) {
+  Workspace workspace;
+  Vector v = solve_hierarchy(levels, cons, policy, reports, workspace);
+  finish_reports(reports, workspace);
   return v;
 }
 

@@ -10,6 +10,7 @@
 
 #include <Eigen/Dense>
 #include <limits>
+#include <memory>
 #include <vector>
 
 namespace reljac {
@@ -56,8 +57,37 @@ struct LevelReport {
   bool met = true;
 };
 
+// The buffers of solve_hierarchy (null-space projectors, level matrices, candidates, factors),
+// sized by the first system it solves and reused while the sizes (nv, rows of C, rows and rank
+// of each level) stay the same: a caller that solves one system per step and keeps one
+// workspace (and its reports) allocates nothing on the heap inside the solve after its first
+// step, for levels of at most 12 rows.
+class Workspace {
+ public:
+  Workspace();
+  ~Workspace();
+  Workspace(Workspace&&) noexcept;
+  Workspace& operator=(Workspace&&) noexcept;
+  struct Buffers;
+  Buffers& buffers();
+
+ private:
+  std::unique_ptr<Buffers> buffers_;
+};
+
 // v (nv) inside the constraints and one report per level. lo <= hi must hold; rows of C that
 // clip(0, lo, hi) violates are first met as a level of their own (recovery), then held.
+// `reports` is resized to one per level; its vectors keep their capacity. The returned v lives in
+// the workspace until its next solve. The smallest singular value of a full-rank level (an
+// eigen-decomposition that the solve itself does not need) is left at -1 until
+// finish_reports(reports, workspace), called before the reports are read and before the next solve.
+const Vector& solve_hierarchy(const std::vector<Level>& levels, const Constraints& cons, const Policy& policy,
+                              std::vector<LevelReport>& reports, Workspace& workspace);
+
+// Fills in the smallest singular values the last solve with `workspace` deferred (idempotent).
+void finish_reports(std::vector<LevelReport>& reports, Workspace& workspace);
+
+// The same with a workspace of its own (one-off solves).
 Vector solve_hierarchy(const std::vector<Level>& levels, const Constraints& cons, const Policy& policy,
                        std::vector<LevelReport>& reports);
 

@@ -104,6 +104,7 @@ struct Step::Impl {
   Constraints cons;
   std::vector<RowSource> sources;
   std::vector<LevelReport> reports;
+  Workspace workspace;                     // the solver's buffers, kept across steps
   Vector v, e, f, q_last;
   Matrix D, moved;
 
@@ -584,7 +585,7 @@ const Vector& Step::velocity(const Vector& q, bool kinematics_done, const std::v
   s.assemble(q, tasks, failing);
   if (failing >= 0) return s.v;
   s.constraints(q, limits);
-  s.v = solve_hierarchy(s.level_systems, s.cons, s.policy, s.reports);
+  s.v = solve_hierarchy(s.level_systems, s.cons, s.policy, s.reports, s.workspace);
   if (!s.v.allFinite()) {
     failing = -2;
     return s.v;
@@ -649,7 +650,10 @@ void Step::reset() {
   impl_->reports.clear();
 }
 
-const std::vector<LevelReport>& Step::reports() const { return impl_->reports; }
+const std::vector<LevelReport>& Step::reports() const {
+  finish_reports(impl_->reports, impl_->workspace);
+  return impl_->reports;
+}
 const std::vector<RowSource>& Step::row_sources() const { return impl_->sources; }
 const Vector& Step::last_velocity() const { return impl_->v; }
 
