@@ -264,7 +264,7 @@ def peers_results(*, quick: bool = False, progress: Progress = None) -> dict[str
     for case, n in peer_cases(quick):
         robot = load(case)
         if robot is None:
-            skipped.append(f"{case.name}: robot '{case.robot_name}' not installed (pip install \"reljac[robots]\")")
+            skipped.append(f"{case.name}: robot '{case.robot_name}' not installed (pip install example-robot-data)")
             done(progress, len(_settings(case)) * n * (len(ADAPTERS) - len(missing_peers())))
             continue
         for collision in _settings(case):

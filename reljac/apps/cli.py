@@ -105,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="fewer repetitions (for smoke tests)")
     p.add_argument("--peers", action="store_true",
                    help="ik (or all): also compare with PlaCo and pink on the same targets, when installed "
-                        "(pip install \"reljac[peers]\")")
+                        "(pip install \".[peers]\" in a clone of reljac; PlaCo by hand: it needs pin 3.8)")
     json_argument(p)
     progress_argument(p)
     p.set_defaults(func=commands.cmd_bench)

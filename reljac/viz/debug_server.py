@@ -4,14 +4,12 @@ meshcat-python only sends commands to its page; nothing comes back. The debug pa
 comes from a small tornado server of ours (tornado is meshcat's own dependency), on loopback by
 default, in a thread of the Python process:
 
-================ ==========================================================================
-``/``            the page (``debug_page.html`` and ``debug_page.js`` beside this module)
-``/static/...``  meshcat's viewer bundle (``main.min.js``), served from the meshcat package
-``/scene``       websocket relaying every scene message of the meshcat server unchanged (the
-                 scene stays the :class:`~reljac.viz.Viewer`'s: one scene, one set of overlays)
-``/control``     websocket of JSON messages: the page's requests in (drag, pause, step, ...),
-                 the debugger's state out
-================ ==========================================================================
+| path | what |
+| --- | --- |
+| `/` | the page (`debug_page.html` and `debug_page.js` beside this module) |
+| `/static/...` | meshcat's viewer bundle (`main.min.js`), served from the meshcat package |
+| `/scene` | websocket relaying every scene message of the meshcat server unchanged (one scene, the Viewer's) |
+| `/control` | websocket of JSON messages: the page's requests in (drag, pause, step, ...), the debugger's state out |
 """
 
 from __future__ import annotations
