@@ -32,7 +32,7 @@ struct Correction {
   Vector delta, A_delta;
   bool has_W = false;     // false: an identity level (it leaves no null space)
   bool full_rank = false;  // W W^T = M^T G^-1 M (Cholesky); else W = M^T U_scaled
-  Matrix U_scaled;         // U_r Sigma_r^-1 (m x rank), when not full rank
+  Matrix U_scaled;         // U_r Sigma_r^-1 in the first `rank` columns (m x m), when not full rank
   int rank = 0;
   double damping = 0.0;
   double smallest = std::numeric_limits<double>::infinity();
@@ -53,7 +53,7 @@ struct Correction {
 struct LevelSpace {
   Matrix M, M_best;     // A P_free (rows x nv) and the best candidate's
   Matrix G, Wt;         // M M^T (row space, report) and W^T (rank x nv)
-  Vector residual, Ax, coefficients, Mc;
+  Vector residual, Ax, coefficients, Mc;  // coefficients: (m), the first `rank` used
   Correction step, best;
   const Matrix* smallest_of = nullptr;  // M of the chosen candidate, while its report waits for sigma_min
   Eigen::LLT<Matrix> llt;
@@ -143,9 +143,12 @@ void correction(const Level& level, const Matrix& M, const Matrix& P, const Vect
   step.damping = policy.singular_damping(step.smallest) + level.extra_damping;
   const auto U_r = eig.eigenvectors().rightCols(rank);
   const auto e_r = e.tail(rank);
-  coefficients = (U_r.transpose() * residual).array() / (e_r.array() + step.damping);
-  step.delta.noalias() = M.transpose() * (U_r * coefficients);
-  step.U_scaled = U_r * e_r.array().sqrt().inverse().matrix().asDiagonal();
+  coefficients.resize(m);  // buffers of the largest rank: a smaller one does not reallocate
+  step.U_scaled.resize(m, m);
+  auto c_r = coefficients.head(rank);
+  c_r = (U_r.transpose() * residual).array() / (e_r.array() + step.damping);
+  step.delta.noalias() = M.transpose() * (U_r * c_r);
+  step.U_scaled.leftCols(rank) = U_r * e_r.array().sqrt().inverse().matrix().asDiagonal();
   times(level, step.delta, nv, step.A_delta);
 }
 
@@ -165,7 +168,7 @@ void row_space(const Correction& step, const Matrix& M, LevelSpace& w) {
     w.llt.matrixL().solveInPlace(w.Wt);
     return;
   }
-  w.Wt.noalias() = step.U_scaled.transpose() * M;
+  w.Wt.noalias() = step.U_scaled.leftCols(step.rank).transpose() * M;
 }
 
 // P -= W W^T (W^T = Wt, rank x nv). Where Eigen evaluates Wt^T Wt coefficient by coefficient (small
