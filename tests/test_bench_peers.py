@@ -22,7 +22,7 @@ from reljac.apps.cli import main
 from reljac.apps.report import json_document
 
 installed = all(importlib.util.find_spec(m) is not None for m in PEERS.values())
-needs_peers = pytest.mark.skipif(not installed, reason='needs the peers: PlaCo and pink (PlaCo needs pin 3.8, which the compiled core does not load with)')
+needs_peers = pytest.mark.skipif(not installed, reason='needs the peers: PlaCo and pink (PlaCo needs pin 3.8: install it by hand in an environment of its own)')
 
 
 def _pose_errors(T_target: pin.SE3, T: pin.SE3) -> tuple[float, float]:
