@@ -1,0 +1,88 @@
+"""Step medians of the compiled and Python controllers on example-robot-data robots.
+
+Run ``python tests/step_measure.py`` (needs example-robot-data): Baxter by name (relative pose >
+left pose > posture, gain 100 [1/s], dt 0.01 s) and TIAGo dual locked as in
+``examples/tiago_dual_carry.py`` (box > lead > posture), each with and without CollisionAvoidance
+on the default pairs; every median also in units of one ``pin.computeFrameJacobian`` call timed in
+the same run. Not a test: speed is measured, not asserted (issue 17's figures).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+import numpy as np
+import pinocchio as pin
+
+import reljac
+from reljac.ik import CollisionAvoidance, Controller, FrameTask, PostureTask, RelativeFrameTask
+
+
+def median_us(call, n: int) -> float:
+    times = []
+    for _ in range(n):
+        t = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - t)
+    return float(np.median(times)) * 1e6
+
+
+def unit(robot, frame) -> float:
+    data, fid, q = robot.model.createData(), robot.frame_id(frame), robot.reference_configuration()
+    return median_us(lambda: pin.computeFrameJacobian(robot.model, data, q, fid), 2000)
+
+
+def run(robot, levels, q0, backend, avoid, steps=300) -> tuple[float, float, int]:
+    constraints = [CollisionAvoidance(robot)] if avoid else []
+    controller = Controller(robot, levels, dt=0.01, backend=backend, constraints=constraints)
+    q, times = q0.copy(), []
+    for _ in range(steps):
+        t = time.perf_counter()
+        q = controller.step(q)
+        times.append(time.perf_counter() - t)
+    t_us = np.array(times[30:]) * 1e6
+    return float(np.median(t_us)), float(np.percentile(t_us, 99)), len(constraints[0].pairs) if avoid else 0
+
+
+def baxter():
+    robot = reljac.Robot.load("baxter")
+    a, b = "left_gripper", "right_gripper"
+    q0 = robot.normalize(0.5 * (robot.lower_limits + robot.upper_limits))
+    kin = reljac.Kinematics(robot, q0)
+    rel = RelativeFrameTask(a, b, gain=100.0)
+    rel.set_target(kin.relative_placement(a, b))
+    left = FrameTask(a, gain=100.0)
+    T = kin.placement(a)
+    left.set_target(pin.SE3(T.rotation, T.translation + [0.05, 0.05, 0.0]))
+    return robot, [[rel], [left], [PostureTask(robot, gain=1.0, weight=0.1)]], q0, a
+
+
+def tiago():
+    L, R = "hand_left_tool_link", "hand_right_tool_link"
+    robot = reljac.Robot.load("tiago_dual").locked(["caster_*", "suspension_*", "wheel_*", "hand_*"])
+    box = RelativeFrameTask(L, R, gain=20.0)
+    box.set_target(pin.SE3(pin.utils.rpyToMatrix(0.0, 0.0, math.pi), np.array([0.3, 0.0, 0.0])))
+    lead = FrameTask(L, gain=20.0)
+    R_wl = np.column_stack([(0.0, -1.0, 0.0), (1.0, 0.0, 0.0), (0.0, 0.0, 1.0)])
+    lead.set_target(pin.SE3(R_wl, np.array([0.55, 0.15, 0.85])))
+    posture = PostureTask(robot, gain=1.0, weight=0.1)
+    return robot, [[box], [lead], [posture]], robot.reference_configuration(), L
+
+
+def main() -> None:
+    warnings.simplefilter("ignore")  # the start-below-minimum warnings of the default pairs
+    for make in (baxter, tiago):
+        robot, levels, q0, frame = make()
+        u = unit(robot, frame)
+        print(f"{robot.name} (nv={robot.nv}); unit: one pin.computeFrameJacobian = {u:.2f} us")
+        for backend in ("compiled", "python"):
+            for avoid in (False, True):
+                median, p99, pairs = run(robot, levels, q0, backend, avoid, 300 if backend == "compiled" else 60)
+                print(f"  {backend:8s} avoidance={'on ' if avoid else 'off'} pairs={pairs:5d} step median "
+                      f"{median:8.1f} us = {median / u:6.1f} units, p99 {p99:8.1f} us")
+
+
+if __name__ == "__main__":
+    main()
