@@ -29,7 +29,7 @@ from .description import (
     ReversalDampingDescription,
     VelocityBoxDescription,
 )
-from .limits import Limit, VelocityConstraint
+from .limits import Limit
 from .tasks import Task
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -61,7 +61,8 @@ class CompiledStep:
                 task._listen(self)
             levels.append(indices)
         self.core.set_levels(levels)
-        self.collisions: list[tuple[Any, int]] = []  # (CollisionAvoidance, index): their geometry in use
+        self.collisions: list[tuple[Any, int]] = []  # (CollisionAvoidance, index)
+        self._geometry_in_use: dict[int, Any] = {}  # index -> the pin.GeometryModel the core holds
         for limit in controller.limits:
             self._limits.append((limit, self._add_limit(limit)))
             limit._listen(self)
@@ -106,6 +107,7 @@ class CompiledStep:
         if isinstance(d, CollisionAvoidanceDescription):
             index = core.add_collision(d.geometry, d.min_distance, d.influence_distance, d.gain, d.margin)
             self.collisions.append((limit, index))
+            self._geometry_in_use[index] = d.geometry
             return index
         if d is not None:
             raise ConfigurationError(f"limit {limit!r} gave an unknown description {type(d).__name__}")
@@ -153,8 +155,6 @@ class CompiledStep:
             if limit.model.geometry_model is not self._geometry_in_use.get(index):
                 self._heard(limit)
                 self._geometry_in_use[index] = limit.model.geometry_model
-
-    _geometry_in_use: dict[int, Any]
 
     # ------------------------------------------------------------------ the step
     def velocity(self, q: np.ndarray) -> np.ndarray:
@@ -260,22 +260,21 @@ class CompiledStep:
 
     def constraint_names(self) -> list[str]:
         """The names of the rows of C of the last step (collision pairs 'link/link', ...)."""
+        python = {index: k for k, index in enumerate(
+            index for limit, index in self._limits if limit in self.python_limits)}
+        collision_pairs: dict[int, list[str]] = {}  # limit index -> its rows' body pairs, fetched once
         names = []
-        python = {index: k for k, (limit, index) in enumerate(
-            (limit, index) for limit, index in self._limits if limit in self.python_limits)}
         for limit_index, row in self.core.row_sources():
-            limit = self._limits[limit_index][0]
             if limit_index in python:
                 names.append(self._python_row_names[python[limit_index]][row])
-            else:
-                names.append(self._collision_row_name(limit, limit_index, row))
+                continue
+            pairs = collision_pairs.get(limit_index)
+            if pairs is None:
+                kernel = self._limits[limit_index][0].model._kernel
+                pairs = collision_pairs[limit_index] = [
+                    "/".join(kernel.body_pairs[kernel.rows_of[k][0]]) for k in self.core.collision_rows(limit_index)[0]]
+            names.append(pairs[row])
         return names
-
-    def _collision_row_name(self, limit: Any, index: int, row: int) -> str:
-        pairs = self.core.collision_rows(index)[0]
-        kernel = limit.model._kernel
-        a, b = kernel.body_pairs[kernel.rows_of[pairs[row]][0]]
-        return f"{a}/{b}"
 
     def collision_distances(self, index: int, model: Any) -> Distances:
         """The last rows of collision limit `index` as :class:`~reljac.collision.Distances`."""
@@ -310,9 +309,7 @@ def build(controller: Controller, core: Any) -> CompiledStep | None:
     """The compiled step of `controller` (None without the compiled core)."""
     if core is None or not hasattr(core, "Step"):
         return None
-    step = CompiledStep(controller, core)
-    step._geometry_in_use = {index: limit.model.geometry_model for limit, index in step.collisions}
-    return step
+    return CompiledStep(controller, core)
 
 
-__all__ = ["CompiledStep", "VelocityConstraint", "build"]
+__all__ = ["CompiledStep", "build"]
