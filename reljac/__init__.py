@@ -29,6 +29,7 @@ from .exceptions import (
     JointNotFound,
     ReljacError,
     SRDFError,
+    SupportError,
     TaskError,
     URDFError,
 )
@@ -43,6 +44,11 @@ _LAZY = {
     "relative_jacobian": "relative",
     "relative_twist": "relative",
     "relative_jacobian_time_variation": "relative",
+    "center_of_mass": "relative",
+    "center_of_mass_jacobian": "relative",
+    "SupportContact": "support",
+    "SupportPolygon": "support",
+    "support_polygon": "support",
     "ik": None,
     "collision": None,
     "reference": None,
@@ -68,6 +74,7 @@ __all__ = [
     "JointNotFound",
     "ReljacError",
     "SRDFError",
+    "SupportError",
     "TaskError",
     "URDFError",
     *_LAZY,
@@ -92,9 +99,14 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .relative import Kinematics as Kinematics
+    from .relative import center_of_mass as center_of_mass
+    from .relative import center_of_mass_jacobian as center_of_mass_jacobian
     from .relative import relative_jacobian as relative_jacobian
     from .relative import relative_jacobian_time_variation as relative_jacobian_time_variation
     from .relative import relative_placement as relative_placement
     from .relative import relative_twist as relative_twist
     from .robot import Robot as Robot
     from .robot import bundled_robots as bundled_robots
+    from .support import SupportContact as SupportContact
+    from .support import SupportPolygon as SupportPolygon
+    from .support import support_polygon as support_polygon

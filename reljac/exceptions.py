@@ -71,6 +71,11 @@ class SRDFError(ReljacError, ValueError):
     """An SRDF file is missing, is not well-formed XML, or names links the robot does not have."""
 
 
+class SupportError(ReljacError, ValueError):
+    """A support region cannot be formed: contact points that span no area, a margin that leaves
+    nothing of the region, or a robot without mass (no centre of mass)."""
+
+
 def suggest(name: str, valid: Iterable[str], *, limit: int = 3) -> str:
     """Return a '; did you mean ...?' hint for `name` among `valid` names ('' if none is close)."""
     valid = list(valid)

@@ -25,7 +25,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
-from .exceptions import ConfigurationError
+from .exceptions import ConfigurationError, SupportError
 from .memory import new_data
 from .relative_layer import relative_jacobian_from_frames, relative_jacobian_time_variation_from_frames
 from .robot import FrameRef, Robot
@@ -237,6 +237,38 @@ class Kinematics:
             self._lwa(fa), self._lwa(fb), self._lwa_rate(fa), self._lwa_rate(fb), self._oMf(fa), self._oMf(fb),
             v, expressed_in=axes, omega_c=omega_c)
 
+    # ------------------------------------------------------------------ centre of mass
+    def _com_world(self) -> tuple[np.ndarray, np.ndarray]:
+        """(c (3,), J_c (3, nv)): the centre of mass in the world and its Jacobian, cached."""
+        com = self.__dict__.get("_com")
+        if com is None:
+            if not pin.computeTotalMass(self.model) > 0:
+                raise SupportError(f"robot '{self.robot.name}' has no mass: its centre of mass is undefined")
+            # Pinocchio's own, on the forward pass already in data (it also rewrites data.J, same values)
+            J = pin.jacobianCenterOfMass(self.model, self.data, False)
+            com = self._com = (self.data.com[0].copy(), np.array(J))
+        return com
+
+    def center_of_mass(self, frame: FrameRef = "universe") -> np.ndarray:
+        """p_ac: the robot's centre of mass c in frame a = `frame` (a's axes), (3,) [m]."""
+        c = self._com_world()[0]
+        fa = self.robot.frame_id(frame)
+        if fa == 0:
+            return c.copy()
+        T_a = self._oMf(fa)
+        return T_a.rotation.T @ (c - T_a.translation)
+
+    def center_of_mass_jacobian(self, frame: FrameRef = "universe") -> np.ndarray:
+        """J_ac: d/dt p_ac = J_ac v, (3, nv): the centre of mass's velocity measured in and
+        expressed in frame a = `frame`: the linear rows of :meth:`relative_jacobian` for a point
+        frame b at c moving with J_c (Pinocchio's ``jacobianCenterOfMass``)."""
+        c, J_c = self._com_world()
+        fa = self.robot.frame_id(frame)
+        if fa == 0:
+            return J_c.copy()
+        J_point = np.vstack((J_c, np.zeros_like(J_c)))  # the point's angular rows are never read
+        return relative_jacobian_from_frames(self._lwa(fa), J_point, self._oMf(fa), pin.SE3(np.eye(3), c))[:3]
+
 
 def _axes_code(axes: str | np.ndarray, robot: Robot, expressed_in: FrameRef) -> tuple[int, int]:
     """(code, frame id) of the compiled core for `axes` ("a", "b", "world" or another frame's R_wc)."""
@@ -323,3 +355,18 @@ def relative_jacobian_time_variation(
     """d/dt J_ab along v, shape (6, nv); relative acceleration = ``J @ a + dJ @ v``."""
     kin = one_shot_kinematics(robot, q, v)
     return kin.relative_jacobian_time_variation(frame_a, frame_b, expressed_in=expressed_in)
+
+
+def center_of_mass(robot: Robot, q: ArrayLike, frame: FrameRef = "universe") -> np.ndarray:
+    """p_ac: the centre of mass at configuration q (nq,) in frame a = `frame` (a's axes), (3,) [m].
+
+    Raises:
+        SupportError: the robot has no mass. FrameNotFound, ConfigurationError: as relative_jacobian.
+    """
+    return one_shot_kinematics(robot, q).center_of_mass(frame)
+
+
+def center_of_mass_jacobian(robot: Robot, q: ArrayLike, frame: FrameRef = "universe") -> np.ndarray:
+    """J_ac (3, nv): d/dt p_ac = J_ac v, the centre of mass's velocity measured and expressed in
+    frame a = `frame` at configuration q (nq,) (see :meth:`Kinematics.center_of_mass_jacobian`)."""
+    return one_shot_kinematics(robot, q).center_of_mass_jacobian(frame)

@@ -6,6 +6,7 @@ Saturation in the Null Space. See :class:`Controller` and :func:`solve`.
 """
 
 from .backend import compiled_available, default_backend
+from .balance import CoMTask, SupportRegion
 from .collision_avoidance import CollisionAvoidance
 from .controller import Controller
 from .hierarchy import DampingPolicy, LevelReport
@@ -24,6 +25,7 @@ from .tasks import (
 )
 
 __all__ = [
+    "CoMTask",
     "CollisionAvoidance",
     "Controller",
     "DampingPolicy",
@@ -38,6 +40,7 @@ __all__ = [
     "RelativeFrameTask",
     "RelativeOrientationTask",
     "RelativePositionTask",
+    "SupportRegion",
     "Task",
     "TaskRows",
     "TaskTerms",

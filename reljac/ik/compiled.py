@@ -21,12 +21,15 @@ import numpy as np
 from ..collision.distances import Distances
 from ..exceptions import CollisionError, ConfigurationError, TaskError
 from ..relative import Kinematics
+from .balance import CoMTask
 from .description import (
     CollisionAvoidanceDescription,
+    CoMTaskDescription,
     FrameTaskDescription,
     PositionLimitDescription,
     PostureDescription,
     ReversalDampingDescription,
+    SupportRegionDescription,
     VelocityBoxDescription,
 )
 from .limits import Limit
@@ -76,6 +79,12 @@ class CompiledStep:
             d = task.description(self.robot)
         except TaskError:  # no target yet: described again (or the error raised) at the first step
             self._heard(task)
+            if isinstance(task, CoMTask):
+                if not hasattr(self.core, "add_com_task"):
+                    self.python_tasks.append(task)
+                    return self.core.add_external_task(task.size)
+                return self.core.add_com_task(0, np.arange(task.size, dtype=np.int32), 1.0, np.ones(task.size),
+                                              None, np.zeros(task.size), np.zeros(task.size))
             fa, fb = self.robot.frame_id(task.frame_a), self.robot.frame_id(task.frame_b)  # type: ignore[attr-defined]
             size = task.size
             return self.core.add_frame_task(FRAME_KINDS[task.kind], fa, fb, 1.0, np.ones(size), None,  # type: ignore[attr-defined]
@@ -84,7 +93,9 @@ class CompiledStep:
             return self.core.add_frame_task(FRAME_KINDS[d.kind], *self._frame_arguments(d))
         if isinstance(d, PostureDescription):
             return self.core.add_posture(d.gain, d.weight, d.max_speed, d.target)
-        if d is not None:
+        if isinstance(d, CoMTaskDescription) and hasattr(self.core, "add_com_task"):
+            return self.core.add_com_task(*_com_arguments(d))
+        if d is not None and not isinstance(d, CoMTaskDescription):
             raise ConfigurationError(f"task '{task.name}' gave an unknown description {type(d).__name__}")
         self.python_tasks.append(task)
         return self.core.add_external_task(task.size)
@@ -109,7 +120,9 @@ class CompiledStep:
             self.collisions.append((limit, index))
             self._geometry_in_use[index] = d.geometry
             return index
-        if d is not None:
+        if isinstance(d, SupportRegionDescription) and hasattr(core, "add_support_region"):
+            return core.add_support_region(*_support_arguments(d))
+        if d is not None and not isinstance(d, SupportRegionDescription):
             raise ConfigurationError(f"limit {limit!r} gave an unknown description {type(d).__name__}")
         self.python_limits.append(limit)
         return core.add_external_limit()
@@ -136,6 +149,8 @@ class CompiledStep:
                 core.set_frame_task(index, FRAME_KINDS[d.kind], *self._frame_arguments(d))
             elif isinstance(d, PostureDescription):
                 core.set_posture(index, d.gain, d.weight, d.max_speed, d.target)
+            elif isinstance(d, CoMTaskDescription):
+                core.set_com_task(index, *_com_arguments(d))
         for limit, index in self._limits:
             if id(limit) not in changed or limit in self.python_limits:
                 continue
@@ -149,6 +164,8 @@ class CompiledStep:
             elif isinstance(limit_d, CollisionAvoidanceDescription):
                 core.set_collision(index, limit_d.geometry, limit_d.min_distance, limit_d.influence_distance,
                                    limit_d.gain, limit_d.margin)
+            elif isinstance(limit_d, SupportRegionDescription):
+                core.set_support_region(index, *_support_arguments(limit_d))
 
     def _check_geometry(self) -> None:
         for limit, index in self.collisions:  # pairs or obstacles edited: a new geometry model
@@ -298,6 +315,15 @@ class CompiledStep:
 def _position_arguments(d: PositionLimitDescription) -> tuple:
     return (np.asarray(d.q_index, dtype=np.int32), np.asarray(d.v_index, dtype=np.int32), d.q_min, d.q_max,
             d.urdf_min, d.urdf_max, d.limit_gain)
+
+
+def _com_arguments(d: CoMTaskDescription) -> tuple:
+    return (d.frame, np.asarray(d.axes, dtype=np.int32), d.gain, d.weight, d.max_speed, d.target,
+            d.target_velocity)
+
+
+def _support_arguments(d: SupportRegionDescription) -> tuple:
+    return (d.frame, np.asarray(d.contact_frames, dtype=np.int32), list(d.contact_points), d.margin, d.gain)
 
 
 def _overflow(task: Task) -> TaskError:

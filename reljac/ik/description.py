@@ -77,6 +77,24 @@ class PostureDescription:
 
 
 @dataclass(frozen=True)
+class CoMTaskDescription:
+    """The centre of mass measured in frame a (CoMTask): e = p_ac[axes] - target [m].
+
+    frame: Pinocchio frame id of a (0: the world); axes: indices among (x, y, z) controlled;
+    gain [1/s]; weight (size,); max_speed (linear, angular) [m/s] (the linear one caps |gain e|)
+    or None; target and target_velocity (size,) [m, m/s]. size = len(axes).
+    """
+
+    frame: int
+    axes: tuple[int, ...]
+    gain: float
+    weight: np.ndarray
+    max_speed: np.ndarray | None
+    target: np.ndarray
+    target_velocity: np.ndarray
+
+
+@dataclass(frozen=True)
 class VelocityBoxDescription:
     """A constant box lo <= v <= hi, (nv,) each [rad/s, m/s]."""
 
@@ -119,6 +137,19 @@ class CollisionAvoidanceDescription:
     margin: float
 
 
-TaskDescription = FrameTaskDescription | PostureDescription
+@dataclass(frozen=True)
+class SupportRegionDescription:
+    """The horizontal centre of mass inside the contacts' hull (SupportRegion): rows
+    n_i . J_xy v <= gain (h_i - margin - n_i . c_xy) / dt per hull edge, in the x-y plane of frame
+    `frame` (id); contact frames (ids, (k,)) and their points (one (p_j, 3) array each) [m]."""
+
+    frame: int
+    contact_frames: np.ndarray
+    contact_points: tuple[np.ndarray, ...]
+    margin: float
+    gain: float
+
+
+TaskDescription = FrameTaskDescription | PostureDescription | CoMTaskDescription
 LimitDescription = (VelocityBoxDescription | PositionLimitDescription | ReversalDampingDescription
-                    | CollisionAvoidanceDescription)
+                    | CollisionAvoidanceDescription | SupportRegionDescription)

@@ -1,0 +1,234 @@
+"""Whole-body balance: a centre-of-mass task and the support-region limit.
+
+:class:`CoMTask` drives the robot's centre of mass c, measured in any frame a (the world by
+default, or a mid-feet frame, a base...), on all three axes or a subset (``axes="xy"``: the
+horizontal plane): e = p_ac[axes] - target, J = J_ac[axes] (Pinocchio's ``jacobianCenterOfMass``
+carried into a, :meth:`~reljac.relative.Kinematics.center_of_mass_jacobian`).
+
+:class:`SupportRegion` keeps the horizontal centre of mass inside the support region of contacts
+(:mod:`reljac.support`), shrunk by a margin, as one-sided rows above every task level: for each
+edge i of the region (outward normal n_i, offset h_i, in the x-y plane of a reference frame),
+
+    n_i . J_xy v <= gain (h_i - margin - n_i . c_xy) / dt
+
+a velocity damper: the centre of mass covers at most a fraction `gain` of its distance to the
+shrunk edge in one step, never crosses it, and is driven back when it starts outside. The region
+is the hull of the contact points where they are at each step (contacts held by a top-level task
+do not move), so adding or removing a contact changes it from the next step on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ..exceptions import ConfigurationError, SupportError, TaskError
+from ..relative import Kinematics
+from ..robot import FrameRef, Robot
+from ..robots import as_robot
+from ..support import SupportContact, SupportPolygon, support_polygon
+from ..validation import as_float, as_vector
+from .description import CoMTaskDescription, SupportRegionDescription, frozen
+from .limits import Limit, VelocityConstraint
+from .tasks import Task, TaskTerms
+
+WORLD = "universe"
+_AXIS_INDEX = {"x": 0, "y": 1, "z": 2}
+
+
+def _axes(axes: str) -> tuple[int, ...]:
+    if not isinstance(axes, str) or not axes or any(a not in _AXIS_INDEX for a in axes) or len(set(axes)) != len(axes):
+        raise TaskError(f"axes must be distinct letters among 'x', 'y', 'z' (e.g. 'xyz', 'xy'), got {axes!r}")
+    return tuple(_AXIS_INDEX[a] for a in axes)
+
+
+class CoMTask(Task):
+    """The centre of mass c in frame a: e = p_ac[axes] - target [m], J = J_ac[axes] (size = len(axes)).
+
+    Args:
+        robot: the robot.
+        frame: frame a (name or id) the centre of mass is measured in, in a's axes (default: the world).
+        axes: the components controlled, e.g. "xyz" (default) or "xy" (horizontal, with a z-up a).
+        gain, weight, max_speed, name: as :class:`~reljac.ik.tasks.Task` (max_speed in [m/s]).
+
+    ``set_target(p, velocity=None)``: the target p_ac (3,) [m] (only `axes` used) or (size,), and
+    its velocity for feed-forward (size,) [m/s].
+    """
+
+    def __init__(self, robot: Robot, frame: FrameRef = WORLD, *, axes: str = "xyz", **kwargs: Any) -> None:
+        self.robot = robot = as_robot(robot)
+        self._axes = _axes(axes)
+        self.axes = axes
+        self.size = len(self._axes)
+        self._frame = frame
+        robot.frame_id(frame)  # FrameNotFound now rather than at the first step
+        kwargs.setdefault("name", "centre of mass" + ("" if frame == WORLD else f" in {frame}"))
+        super().__init__(**kwargs)
+        self._target: np.ndarray | None = None
+        self._target_velocity = np.zeros(self.size)
+
+    @property
+    def frame(self) -> FrameRef:
+        """Frame a (name or id) the centre of mass is measured and expressed in."""
+        return self._frame
+
+    @frame.setter
+    def frame(self, frame: FrameRef) -> None:
+        self.robot.frame_id(frame)
+        self._frame = frame
+        self._changed()
+
+    @property
+    def target(self) -> np.ndarray | None:
+        """The target (size,) [m] (None until set_target); a copy."""
+        return None if self._target is None else self._target.copy()
+
+    @target.setter
+    def target(self, value: ArrayLike) -> None:
+        self.set_target(value)
+
+    @property
+    def target_velocity(self) -> np.ndarray:
+        """(size,) [m/s] (a copy)."""
+        return self._target_velocity.copy()
+
+    def set_target(self, p: ArrayLike, velocity: ArrayLike | None = None) -> None:
+        """Target p_ac: (3,) [m] (the controlled axes are taken) or (size,); velocity (size,) [m/s]."""
+        what = f"target of task '{self.name}'"
+        if self.size != 3 and np.size(p) == 3:  # a whole point: the controlled axes are taken
+            target = as_vector(p, 3, what)[list(self._axes)]
+        else:
+            target = as_vector(p, self.size, what)
+        speed = np.zeros(self.size) if velocity is None else \
+            as_vector(velocity, self.size, f"target velocity of task '{self.name}'")
+        self._target, self._target_velocity = target, speed
+        self._changed()
+
+    def set_target_from_configuration(self, q: ArrayLike) -> None:
+        """Target = the centre of mass at configuration q (nq,)."""
+        self.set_target(Kinematics(self.robot, q).center_of_mass(self._frame)[list(self._axes)])
+
+    def _require_target(self) -> np.ndarray:
+        if self._target is None:
+            raise TaskError(f"task '{self.name}' has no target: call set_target first")
+        return self._target
+
+    def compute(self, kin: Kinematics) -> TaskTerms:
+        target = self._require_target()
+        rows = list(self._axes)
+        return TaskTerms(kin.center_of_mass(self._frame)[rows] - target,
+                         kin.center_of_mass_jacobian(self._frame)[rows], self._target_velocity.copy())
+
+    def error_norms(self, kin: Kinematics) -> dict[str, float]:
+        return {"position": super().error_norms(kin)["error"]}
+
+    def description(self, robot: Robot) -> CoMTaskDescription:
+        """The task for the compiled step."""
+        return CoMTaskDescription(robot.frame_id(self._frame), self._axes, self._gain, frozen(self._weight),
+                                  None if self._max_speed is None else frozen(self._max_speed),
+                                  frozen(self._require_target()), frozen(self._target_velocity))
+
+
+class SupportRegion(Limit):
+    """The horizontal centre of mass kept inside the support region of `contacts` (module docstring).
+
+    Args:
+        robot: the robot (it must have mass).
+        contacts: :class:`~reljac.support.SupportContact` objects (frames and points [m]); their
+            points must span an area.
+        margin: distance kept from every edge of the region [m], >= 0.
+        gain: fraction in (0, 1] of the distance to an edge the centre of mass may cover per step.
+        frame: the frame whose x-y plane is the horizontal plane (default: the world; z up).
+
+    ``contacts``, ``margin`` and ``gain`` can be changed between steps. Raises SupportError at a
+    step where the contact points span no area or the margin leaves nothing of the region.
+    """
+
+    name = "support region"
+
+    def __init__(self, robot: Robot, contacts: Sequence[SupportContact], *, margin: float = 0.02,
+                 gain: float = 0.5, frame: FrameRef = WORLD) -> None:
+        self.robot = as_robot(robot)
+        self._frame = frame
+        self.robot.frame_id(frame)
+        self.contacts = contacts
+        self.margin = margin
+        self.gain = gain
+
+    @property
+    def contacts(self) -> tuple[SupportContact, ...]:
+        """The contacts whose points make the region."""
+        return self._contacts
+
+    @contacts.setter
+    def contacts(self, contacts: Sequence[SupportContact]) -> None:
+        if isinstance(contacts, SupportContact):
+            contacts = [contacts]
+        if not isinstance(contacts, (list, tuple)) or not contacts or \
+                not all(isinstance(c, SupportContact) for c in contacts):
+            raise SupportError(f"contacts must be a non-empty list of reljac.SupportContact, got {contacts!r}")
+        self._frame_ids = np.array([self.robot.frame_id(c.frame) for c in contacts], dtype=int)
+        self._contacts = tuple(contacts)
+        self._changed()
+
+    @property
+    def margin(self) -> float:
+        """Distance kept from every edge [m]."""
+        return self._margin
+
+    @margin.setter
+    def margin(self, value: float) -> None:
+        self._margin = as_float(value, "margin [m]", minimum=0.0, error=ConfigurationError)
+        self._changed()
+
+    @property
+    def gain(self) -> float:
+        """Fraction in (0, 1] of the distance to an edge covered at most per step."""
+        return self._gain
+
+    @gain.setter
+    def gain(self, value: float) -> None:
+        gain = as_float(value, "gain of the support region", minimum=0.0, strict=True, error=ConfigurationError)
+        if gain > 1:
+            raise ConfigurationError(f"gain of the support region must be in (0, 1], got {gain}")
+        self._gain = gain
+        self._changed()
+
+    @property
+    def frame(self) -> FrameRef:
+        """The frame whose x-y plane is the horizontal plane (read-only)."""
+        return self._frame
+
+    def points(self, kin: Kinematics) -> np.ndarray:
+        """The contact points (k, 3) [m] at kin's configuration, in the reference frame."""
+        T_a = kin.placement(self._frame)
+        out = []
+        for contact, fid in zip(self._contacts, self._frame_ids, strict=True):
+            T = kin.data.oMf[int(fid)]
+            world = contact.points @ T.rotation.T + T.translation
+            out.append((world - T_a.translation) @ T_a.rotation)
+        return np.vstack(out)
+
+    def polygon(self, kin: Kinematics) -> SupportPolygon:
+        """The support region at kin's configuration, not shrunk (x-y of the reference frame)."""
+        return support_polygon(self.points(kin))
+
+    def constraint(self, kin: Kinematics, dt: float) -> VelocityConstraint:
+        region = self.polygon(kin)
+        region.shrunk(self._margin)  # SupportError when nothing is left
+        c = kin.center_of_mass(self._frame)[:2]
+        J = kin.center_of_mass_jacobian(self._frame)[:2]
+        n = len(region.offsets)
+        d = self._gain * (region.offsets - self._margin - region.normals @ c) / dt
+        return VelocityConstraint(C=region.normals @ J, d=d,
+                                  row_names=tuple(f"support region (edge {i + 1} of {n})" for i in range(n)))
+
+    def description(self, robot: Robot) -> SupportRegionDescription:
+        return SupportRegionDescription(robot.frame_id(self._frame), frozen(self._frame_ids),
+                                        tuple(c.points for c in self._contacts), self._margin, self._gain)
+
+
+__all__ = ["CoMTask", "SupportError", "SupportRegion"]
