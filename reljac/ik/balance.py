@@ -11,8 +11,10 @@ edge i of the region (outward normal n_i, offset h_i, in the x-y plane of a refe
 
     n_i . J_xy v <= gain (h_i - margin - n_i . c_xy) / dt
 
-a velocity damper: the centre of mass covers at most a fraction `gain` of its distance to the
-shrunk edge in one step, never crosses it, and is driven back when it starts outside. The region
+a velocity damper: to first order, the centre of mass covers at most a fraction `gain` of its
+distance to the shrunk edge in one step, never crosses it, and is driven back when it starts
+outside (the rows are linear in v dt: the true motion may cross the shrunk edge by O(|v dt|^2),
+well under a millimetre at control rates, which the margin absorbs). The region
 is the hull of the contact points where they are at each step (contacts held by a top-level task
 do not move), so adding or removing a contact changes it from the next step on.
 """

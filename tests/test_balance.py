@@ -1,0 +1,288 @@
+"""Centre of mass in any frame, CoMTask, support polygons and the SupportRegion limit.
+
+Oracles: Pinocchio's own centerOfMass / jacobianCenterOfMass called independently, central finite
+differences of the CoM on the configuration manifold, the locked robot's full model, scipy's
+ConvexHull (qhull), closed forms for squares, and the contact corners placed by pin directly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from scipy.spatial import ConvexHull
+
+import reljac
+from reljac import Kinematics, Robot, SupportContact, SupportError, TaskError, support_polygon
+from reljac.ik import CoMTask, Controller, FrameTask, PostureTask, SupportRegion
+from reljac.ik.backend import compiled_available
+
+SOLES = ("left_sole_link", "right_sole_link")
+BACKENDS = ["python", pytest.param("compiled", marks=pytest.mark.skipif(
+    not compiled_available(), reason="compiled core not built"))]
+
+
+@pytest.fixture(scope="module")
+def talos():
+    return Robot.load("talos")
+
+
+def random_q(robot, rng, scale=0.3):
+    return pin.integrate(robot.model, robot.reference_configuration(), scale * rng.standard_normal(robot.nv))
+
+
+def numeric_com_jacobian(robot, q, frame, eps=1e-6):
+    J = np.zeros((3, robot.nv))
+    for i in range(robot.nv):
+        dv = np.zeros(robot.nv)
+        dv[i] = eps
+        plus = Kinematics(robot, pin.integrate(robot.model, q, dv)).center_of_mass(frame)
+        minus = Kinematics(robot, pin.integrate(robot.model, q, -dv)).center_of_mass(frame)
+        J[:, i] = (plus - minus) / (2 * eps)
+    return J
+
+
+# ---------------------------------------------------------------------- the centre of mass
+@pytest.mark.parametrize("name", ["talos", "panda", "hand", "tree30"])
+def test_com_and_jacobian_in_the_world_are_pinocchios(name, rng):
+    robot = Robot.load(name)
+    data = robot.model.createData()
+    for _ in range(3):
+        q = random_q(robot, rng)
+        kin = Kinematics(robot, q)
+        np.testing.assert_allclose(kin.center_of_mass(), pin.centerOfMass(robot.model, data, q), atol=1e-14)
+        np.testing.assert_allclose(kin.center_of_mass_jacobian(), pin.jacobianCenterOfMass(robot.model, data, q),
+                                   atol=1e-13)
+        np.testing.assert_allclose(kin.center_of_mass_jacobian(), numeric_com_jacobian(robot, q, "universe"),
+                                   atol=1e-7)  # also with the mimic joints of 'hand' and 'panda'
+
+
+@pytest.mark.parametrize("frame", ["left_sole_link", "torso_2_link", "gripper_right_base_link"])
+def test_com_in_a_moving_frame_matches_its_definition_and_finite_differences(talos, frame, rng):
+    q = random_q(talos, rng)
+    kin = Kinematics(talos, q)
+    data = talos.model.createData()
+    c = pin.centerOfMass(talos.model, data, q)
+    pin.framesForwardKinematics(talos.model, data, q)
+    T_wa = data.oMf[talos.model.getFrameId(frame)]
+    np.testing.assert_allclose(kin.center_of_mass(frame), T_wa.rotation.T @ (c - T_wa.translation), atol=1e-14)
+    np.testing.assert_allclose(kin.center_of_mass_jacobian(frame), numeric_com_jacobian(talos, q, frame), atol=1e-7)
+    np.testing.assert_allclose(reljac.center_of_mass_jacobian(talos, q, frame), kin.center_of_mass_jacobian(frame))
+
+
+def test_locked_joints_keep_their_mass(talos, rng):
+    q = random_q(talos, rng)
+    locked = talos.locked(["leg_left_*", "leg_right_*"], q)
+    assert locked.nv == talos.nv - 12
+    q_locked = locked.q_from_joint_values({k: v for k, v in talos.joint_values(q).items()
+                                           if k not in locked.locked_joints})
+    np.testing.assert_allclose(reljac.center_of_mass(locked, q_locked), reljac.center_of_mass(talos, q), atol=1e-12)
+    # the locked robot's CoM Jacobian is the full one's columns of the joints left
+    kept = [talos.model.joints[talos.model.getJointId(locked.model.names[j])].idx_v + k
+            for j in range(1, locked.model.njoints) for k in range(locked.model.joints[j].nv)]
+    np.testing.assert_allclose(reljac.center_of_mass_jacobian(locked, q_locked),
+                               reljac.center_of_mass_jacobian(talos, q)[:, kept], atol=1e-12)
+
+
+def test_a_robot_without_mass_has_no_centre_of_mass():
+    model = pin.Model()
+    model.addJoint(0, pin.JointModelRZ(), pin.SE3.Identity(), "j")
+    model.addFrame(pin.Frame("tip", 1, 0, pin.SE3.Identity(), pin.FrameType.OP_FRAME))
+    robot = reljac.Robot(model)
+    with pytest.raises(SupportError, match="no mass"):
+        reljac.center_of_mass(robot, np.zeros(1))
+
+
+# ---------------------------------------------------------------------- support polygons
+def test_hull_matches_qhull_and_its_half_planes_hold_every_point(rng):
+    for _ in range(20):
+        points = rng.uniform(-1, 1, (int(rng.integers(3, 30)), 2))
+        polygon = support_polygon(points)
+        hull = ConvexHull(points)
+        np.testing.assert_allclose(polygon.area, hull.volume, rtol=1e-12)
+        assert len(polygon.vertices) == len(hull.vertices)
+        assert (polygon.normals @ points.T <= polygon.offsets[:, None] + 1e-12).all()
+        np.testing.assert_allclose(np.linalg.norm(polygon.normals, axis=1), 1.0)
+
+
+def test_shrunk_square_and_signed_distance_are_closed_forms():
+    square = support_polygon([[0, 0], [2, 0], [2, 1], [0, 1], [1, 0.5]])
+    assert square.area == pytest.approx(2.0)
+    assert square.signed_distance([1.0, 0.5]) == pytest.approx(0.5)
+    assert square.signed_distance([3.0, 0.5]) == pytest.approx(-1.0)
+    inner = square.shrunk(0.2)
+    assert inner.area == pytest.approx(1.6 * 0.6)
+    assert square.contains([1.9, 0.5]) and not inner.contains([1.9, 0.5])
+    with pytest.raises(SupportError, match="margin of 0.5 m leaves nothing"):
+        square.shrunk(0.5)
+
+
+@pytest.mark.parametrize("points", [[[0, 0], [1, 1], [2, 2]], [[0, 0]], [[1, 1], [1, 1], [1, 1]],
+                                    [[0, 0], [1, np.nan], [2, 0]], "feet", [[0, 0, 0, 0]]])
+def test_degenerate_or_bad_points_are_refused(points):
+    with pytest.raises(SupportError):
+        support_polygon(points)
+
+
+def test_contacts_refuse_bad_points_and_do_not_alias_the_callers():
+    corners = np.zeros((4, 3))
+    contact = SupportContact("left_sole_link", corners)
+    corners[0, 0] = 5.0
+    assert contact.points[0, 0] == 0.0
+    for bad in ([1, 2, 3], np.full((2, 3), np.inf), np.zeros((0, 3))):
+        with pytest.raises(SupportError, match="points of the contact"):
+            SupportContact("left_sole_link", bad)
+    with pytest.raises(SupportError, match="length"):
+        SupportContact.rectangle("left_sole_link", -0.2, 0.1)
+
+
+# ---------------------------------------------------------------------- CoMTask
+def test_com_task_drives_the_com_to_its_target_on_both_backends(talos):
+    q0 = talos.reference_configuration()
+    kin = Kinematics(talos, q0)
+    for backend in ("python", "compiled") if compiled_available() else ("python",):
+        feet = [FrameTask(f, gain=100) for f in SOLES]
+        for foot in feet:
+            foot.set_target(kin.placement(foot.frame_b))
+        com = CoMTask(talos, axes="xy", gain=10)
+        target = kin.center_of_mass()[:2] + [0.03, -0.02]
+        com.set_target(np.r_[target, 5.0])  # a whole point: z is not controlled
+        np.testing.assert_array_equal(com.target, target)
+        controller = Controller(talos, [feet, [com]], dt=0.01, backend=backend)
+        q = q0
+        for _ in range(150):
+            q = controller.step(q)
+        np.testing.assert_allclose(reljac.center_of_mass(talos, q)[:2], target, atol=1e-6)
+        for foot in feet:
+            T = Kinematics(talos, q).placement(foot.frame_b)
+            np.testing.assert_allclose(T.homogeneous, foot.target.homogeneous, atol=1e-6)
+
+
+def test_com_task_rows_in_a_frame(talos, rng):
+    q = random_q(talos, rng)
+    task = CoMTask(talos, "left_sole_link", axes="zx")
+    task.set_target([0.1, 0.2])
+    e, J, ff = task.compute(Kinematics(talos, q))
+    c = reljac.center_of_mass(talos, q, "left_sole_link")
+    np.testing.assert_allclose(e, [c[2] - 0.1, c[0] - 0.2], atol=1e-15)
+    np.testing.assert_allclose(J, numeric_com_jacobian(talos, q, "left_sole_link")[[2, 0]], atol=1e-7)
+    assert not ff.any()
+
+
+@pytest.mark.parametrize("bad", [dict(axes="xw"), dict(axes="xx"), dict(axes=""), dict(frame="nowhere")])
+def test_com_task_refuses_bad_axes_and_frames(talos, bad):
+    with pytest.raises(ValueError):
+        CoMTask(talos, **bad)
+
+
+def test_com_task_without_target_or_with_a_bad_one(talos):
+    task = CoMTask(talos, axes="xy")
+    with pytest.raises(TaskError, match="no target"):
+        Controller(talos, [[task]], dt=0.01).step(talos.reference_configuration())
+    for bad in ([1.0], [1, 2, np.nan], "xy"):
+        with pytest.raises(TaskError, match="target of task"):
+            task.set_target(bad)
+
+
+# ---------------------------------------------------------------------- the support region
+def soles(margin=0.02):
+    return [SupportContact.rectangle(f, 0.2, 0.11) for f in SOLES], margin
+
+
+def independent_region_distance(robot, q, contacts):
+    """Signed distance of pin.centerOfMass's x-y to the hull of the corners placed by pin."""
+    data = robot.model.createData()
+    c = pin.centerOfMass(robot.model, data, q)
+    pin.framesForwardKinematics(robot.model, data, q)
+    corners = np.vstack([(data.oMf[robot.model.getFrameId(k.frame)].act(p.copy())) for k in contacts
+                         for p in k.points])
+    hull = ConvexHull(corners[:, :2])
+    return float(-np.max(hull.equations[:, :2] @ c[:2] + hull.equations[:, 2]))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_hand_pulled_far_away_keeps_the_com_inside_and_the_report_names_the_region(talos, backend):
+    q0 = talos.reference_configuration()
+    kin = Kinematics(talos, q0)
+    feet = [FrameTask(f, gain=100) for f in SOLES]
+    for foot in feet:
+        foot.set_target(kin.placement(foot.frame_b))
+    hand = FrameTask("gripper_left_base_link", gain=5, weight=[1, 1, 1, 0, 0, 0])
+    target = kin.placement("gripper_left_base_link")
+    target.translation += np.array([1.0, 0.0, -0.3])  # 1 m forward: far outside the support
+    hand.set_target(target)
+    posture = PostureTask(talos, weight=np.r_[np.zeros(6), np.ones(talos.nv - 6)])
+    contacts, margin = soles()
+    region = SupportRegion(talos, contacts, margin=margin)
+    controller = Controller(talos, [feet, [hand], [posture]], dt=0.01, constraints=[region], backend=backend)
+    q, named, scaled = q0, False, False
+    for _ in range(250):
+        q = controller.step(q)
+        # the rows are first order in dt: the shrunk edge is kept to O(dt^2), the region itself with room
+        assert independent_region_distance(talos, q, contacts) >= margin - 1e-3
+        hand_report = controller.last_reports[1]
+        named |= any(n.startswith("support region (edge") for n in hand_report.saturated_constraints)
+        scaled |= hand_report.scale < 1
+    assert named and scaled and not hand_report.met
+    # the CoM ended on the shrunk edge: balance limited the reach, not the arm
+    assert independent_region_distance(talos, q, contacts) == pytest.approx(margin, abs=1e-4)
+    hand_position = Kinematics(talos, q).placement("gripper_left_base_link").translation
+    assert np.linalg.norm(hand_position - target.translation) > 0.05
+    for foot in feet:
+        np.testing.assert_allclose(Kinematics(talos, q).placement(foot.frame_b).homogeneous,
+                                   foot.target.homogeneous, atol=1e-6)
+
+
+def test_support_rows_are_the_velocity_damper_of_each_edge(talos, rng):
+    contacts, margin = soles()
+    region = SupportRegion(talos, contacts, margin=margin, gain=0.4)
+    q = random_q(talos, rng, 0.05)
+    kin = Kinematics(talos, q)
+    constraint = region.constraint(kin, 0.01)
+    polygon = support_polygon(np.vstack([kin.placement(k.frame).act(p.copy()) for k in contacts for p in k.points]))
+    c, J = pin.centerOfMass(talos.model, talos.model.createData(), q), kin.center_of_mass_jacobian()
+    np.testing.assert_allclose(constraint.C, polygon.normals @ J[:2], atol=1e-14)
+    np.testing.assert_allclose(constraint.d, 0.4 * (polygon.offsets - margin - polygon.normals @ c[:2]) / 0.01,
+                               atol=1e-10)
+    assert constraint.row_names[0] == f"support region (edge 1 of {len(polygon.offsets)})"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_changing_contacts_changes_the_region_from_the_next_step(talos, backend):
+    q0 = talos.reference_configuration()
+    contacts, margin = soles()
+    region = SupportRegion(talos, contacts, margin=margin)
+    com = CoMTask(talos, axes="xy", gain=20)
+    kin = Kinematics(talos, q0)
+    com.set_target(kin.placement("left_sole_link").translation)  # over the left foot
+    feet = [FrameTask(f, gain=100) for f in SOLES]
+    for foot in feet:
+        foot.set_target(kin.placement(foot.frame_b))
+    controller = Controller(talos, [feet, [com]], dt=0.01, constraints=[region], backend=backend)
+    q = q0
+    for _ in range(100):
+        q = controller.step(q)
+    both = independent_region_distance(talos, q, contacts)
+    assert both >= margin - 1e-6
+    region.contacts = contacts[1:]  # stand on the right foot: the CoM must move over it
+    region.margin = 0.01
+    for _ in range(200):
+        q = controller.step(q)
+    assert independent_region_distance(talos, q, contacts[1:]) >= 0.01 - 1e-6
+
+
+def test_bad_support_settings_are_refused(talos):
+    contacts, _ = soles()
+    with pytest.raises(reljac.FrameNotFound):
+        SupportRegion(talos, [SupportContact("left_sole", contacts[0].points)])
+    with pytest.raises(SupportError, match="contacts must be"):
+        SupportRegion(talos, [])
+    for bad in (dict(margin=-0.01), dict(gain=0.0), dict(gain=1.5), dict(margin=np.nan)):
+        with pytest.raises(ValueError):
+            SupportRegion(talos, contacts, **bad)
+    line = SupportRegion(talos, [SupportContact("left_sole_link", [[0.1, 0, 0], [-0.1, 0, 0]])])
+    with pytest.raises(SupportError, match="span no area"):
+        Controller(talos, [[PostureTask(talos)]], dt=0.01, constraints=[line]).step(talos.reference_configuration())
+    wide = SupportRegion(talos, contacts[:1], margin=0.06)  # a 0.11 m wide sole has no 6 cm margin
+    with pytest.raises(SupportError, match="leaves nothing"):
+        Controller(talos, [[PostureTask(talos)]], dt=0.01, constraints=[wide]).step(talos.reference_configuration())
