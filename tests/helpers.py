@@ -154,3 +154,21 @@ def urdf_trees(draw, *, pinocchio_compatible: bool = True) -> str:
             f'<limit lower="-2" upper="2" effort="1" velocity="1"/>{mimic}</joint>'
         )
     return f'<robot name="random">{links}{"".join(joints)}</robot>'
+
+
+def feet_and_reaching_hand(robot, q0, reach, feet=("left_sole_link", "right_sole_link"),
+                           hand="gripper_left_base_link"):
+    """Tasks for a standing humanoid: each foot held where it is at q0 (6D, one-step gain) and a
+    hand's position pulled by `reach` (3,) [m] in the world. Returns (feet tasks, hand task, target)."""
+    from reljac import Kinematics
+    from reljac.ik import FrameTask
+
+    kin = Kinematics(robot, q0)
+    held = [FrameTask(f, gain=100) for f in feet]
+    for foot in held:
+        foot.set_target(kin.placement(foot.frame_b))
+    pulled = FrameTask(hand, gain=5, weight=[1, 1, 1, 0, 0, 0])
+    target = kin.placement(hand)
+    target.translation += np.asarray(reach, dtype=float)
+    pulled.set_target(target)
+    return held, pulled, target

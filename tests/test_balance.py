@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
+from helpers import feet_and_reaching_hand
 from scipy.spatial import ConvexHull
 
 import reljac
@@ -91,6 +92,10 @@ def test_a_robot_without_mass_has_no_centre_of_mass():
     robot = reljac.Robot(model)
     with pytest.raises(SupportError, match="no mass"):
         reljac.center_of_mass(robot, np.zeros(1))
+    with pytest.raises(SupportError, match="no mass"):
+        CoMTask(robot)
+    with pytest.raises(SupportError, match="no mass"):
+        SupportRegion(robot, [SupportContact("tip", np.eye(3))])
 
 
 # ---------------------------------------------------------------------- support polygons
@@ -203,14 +208,7 @@ def independent_region_distance(robot, q, contacts):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_hand_pulled_far_away_keeps_the_com_inside_and_the_report_names_the_region(talos, backend):
     q0 = talos.reference_configuration()
-    kin = Kinematics(talos, q0)
-    feet = [FrameTask(f, gain=100) for f in SOLES]
-    for foot in feet:
-        foot.set_target(kin.placement(foot.frame_b))
-    hand = FrameTask("gripper_left_base_link", gain=5, weight=[1, 1, 1, 0, 0, 0])
-    target = kin.placement("gripper_left_base_link")
-    target.translation += np.array([1.0, 0.0, -0.3])  # 1 m forward: far outside the support
-    hand.set_target(target)
+    feet, hand, target = feet_and_reaching_hand(talos, q0, [1.0, 0.0, -0.3])  # 1 m forward: far outside
     posture = PostureTask(talos, weight=np.r_[np.zeros(6), np.ones(talos.nv - 6)])
     contacts, margin = soles()
     region = SupportRegion(talos, contacts, margin=margin)

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from ..exceptions import ConfigurationError, SupportError, TaskError
@@ -39,6 +40,13 @@ from .tasks import Task, TaskTerms
 
 WORLD = "universe"
 _AXIS_INDEX = {"x": 0, "y": 1, "z": 2}
+
+
+def _massive(robot: Robot) -> Robot:
+    robot = as_robot(robot)
+    if not pin.computeTotalMass(robot.model) > 0:
+        raise SupportError(f"robot '{robot.name}' has no mass: its centre of mass is undefined")
+    return robot
 
 
 def _axes(axes: str) -> tuple[int, ...]:
@@ -61,7 +69,7 @@ class CoMTask(Task):
     """
 
     def __init__(self, robot: Robot, frame: FrameRef = WORLD, *, axes: str = "xyz", **kwargs: Any) -> None:
-        self.robot = robot = as_robot(robot)
+        self.robot = robot = _massive(robot)
         self._axes = _axes(axes)
         self.axes = axes
         self.size = len(self._axes)
@@ -153,7 +161,7 @@ class SupportRegion(Limit):
 
     def __init__(self, robot: Robot, contacts: Sequence[SupportContact], *, margin: float = 0.02,
                  gain: float = 0.5, frame: FrameRef = WORLD) -> None:
-        self.robot = as_robot(robot)
+        self.robot = _massive(robot)
         self._frame = frame
         self.robot.frame_id(frame)
         self.contacts = contacts

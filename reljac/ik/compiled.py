@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..collision.distances import Distances
-from ..exceptions import CollisionError, ConfigurationError, TaskError
+from ..exceptions import CollisionError, ConfigurationError, SupportError, TaskError
 from ..relative import Kinematics
 from .balance import CoMTask
 from .description import (
@@ -49,6 +49,8 @@ class CompiledStep:
         self.robot = robot = controller.robot
         self.core = core.Step(robot.model, controller.data)
         self.failure = core.StepFailure
+        self.support_failure = getattr(core, "SupportFailure", self.failure)
+        self._failures = (self.failure, self.support_failure, RuntimeError)
         self.python_tasks: list[Task] = []
         self.python_limits: list[Limit] = []
         self._tasks: list[tuple[Task, int]] = []  # (task, index in the core)
@@ -66,6 +68,7 @@ class CompiledStep:
         self.core.set_levels(levels)
         self.collisions: list[tuple[Any, int]] = []  # (CollisionAvoidance, index)
         self._geometry_in_use: dict[int, Any] = {}  # index -> the pin.GeometryModel the core holds
+        self.supports: set[int] = set()  # indices of the support regions
         for limit in controller.limits:
             self._limits.append((limit, self._add_limit(limit)))
             limit._listen(self)
@@ -121,7 +124,9 @@ class CompiledStep:
             self._geometry_in_use[index] = d.geometry
             return index
         if isinstance(d, SupportRegionDescription) and hasattr(core, "add_support_region"):
-            return core.add_support_region(*_support_arguments(d))
+            index = core.add_support_region(*_support_arguments(d))
+            self.supports.add(index)
+            return index
         if d is not None and not isinstance(d, SupportRegionDescription):
             raise ConfigurationError(f"limit {limit!r} gave an unknown description {type(d).__name__}")
         self.python_limits.append(limit)
@@ -213,7 +218,7 @@ class CompiledStep:
             self._prepare()
         try:
             q_next = self.core.step(q)
-        except (self.failure, RuntimeError) as error:
+        except self._failures as error:
             raise self._translated(error) from None
         if self.collisions:
             self._started()
@@ -235,12 +240,15 @@ class CompiledStep:
     def _run(self, call: Any) -> Any:
         try:
             return call()
-        except (self.failure, RuntimeError) as error:
+        except self._failures as error:
             raise self._translated(error) from None
 
     def _translated(self, error: Exception) -> Exception:
         """The reljac error for a failure of the core: a task's rows or the solution overflow
-        (StepFailure), or coal could not compute a distance (RuntimeError)."""
+        (StepFailure), a support region cannot be formed (SupportFailure), or coal could not compute
+        a distance (RuntimeError)."""
+        if isinstance(error, self.support_failure) and self.support_failure is not self.failure:
+            return SupportError(str(error))
         if not isinstance(error, self.failure):
             return CollisionError(str(error))
         index = int(str(error))
@@ -280,10 +288,15 @@ class CompiledStep:
         python = {index: k for k, index in enumerate(
             index for limit, index in self._limits if limit in self.python_limits)}
         collision_pairs: dict[int, list[str]] = {}  # limit index -> its rows' body pairs, fetched once
+        sources = self.core.row_sources()
         names = []
-        for limit_index, row in self.core.row_sources():
+        for limit_index, row in sources:
             if limit_index in python:
                 names.append(self._python_row_names[python[limit_index]][row])
+                continue
+            if limit_index in self.supports:  # SupportRegion.constraint's names
+                edges = sum(1 for i, _ in sources if i == limit_index)
+                names.append(f"{self._limits[limit_index][0].name} (edge {row + 1} of {edges})")
                 continue
             pairs = collision_pairs.get(limit_index)
             if pairs is None:

@@ -53,6 +53,17 @@ reljac::PostureDescription posture(double gain, const Vector& weight, const std:
   return reljac::PostureDescription{parameters(gain, weight, max_speed), target};
 }
 
+reljac::CoMTaskDescription com_task(int frame, const Eigen::VectorXi& axes, double gain, const Vector& weight,
+                                    const std::optional<Vector>& max_speed, const Vector& target, const Vector& velocity) {
+  return reljac::CoMTaskDescription{frame, axes, parameters(gain, weight, max_speed), target, velocity};
+}
+
+reljac::SupportRegionDescription support_region(int frame, const Eigen::VectorXi& contact_frames,
+                                                const std::vector<reljac::RowMatrix>& points, double margin,
+                                                double gain) {
+  return reljac::SupportRegionDescription{frame, contact_frames, points, margin, gain};
+}
+
 reljac::PositionLimitDescription position_limit(const Eigen::VectorXi& q_index, const Eigen::VectorXi& v_index,
                                                 const Vector& q_min, const Vector& q_max, const Vector& urdf_min,
                                                 const Vector& urdf_max, double gain) {
@@ -130,6 +141,7 @@ py::list reports(const Step& step) {
 
 void bind_step(py::module_& m) {
   static py::exception<StepFailure> failure(m, "StepFailure");
+  py::register_exception<reljac::SupportFailure>(m, "SupportFailure", PyExc_ValueError);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -158,6 +170,14 @@ void bind_step(py::module_& m) {
                              const Vector& target) { return s.add_posture(posture(gain, w, ms, target)); })
       .def("set_posture", [](Step& s, int index, double gain, const Vector& w, const std::optional<Vector>& ms,
                              const Vector& target) { s.set_posture(index, posture(gain, w, ms, target)); })
+      .def("add_com_task", [](Step& s, int frame, const Eigen::VectorXi& axes, double gain, const Vector& w,
+                              const std::optional<Vector>& ms, const Vector& target, const Vector& vel) {
+        return s.add_com_task(com_task(frame, axes, gain, w, ms, target, vel));
+      })
+      .def("set_com_task", [](Step& s, int index, int frame, const Eigen::VectorXi& axes, double gain, const Vector& w,
+                              const std::optional<Vector>& ms, const Vector& target, const Vector& vel) {
+        s.set_com_task(index, com_task(frame, axes, gain, w, ms, target, vel));
+      })
       .def("add_external_task", &Step::add_external_task)
       .def("set_levels", &Step::set_levels)
       .def("add_velocity_box", &Step::add_velocity_box)
@@ -183,6 +203,14 @@ void bind_step(py::module_& m) {
       .def("set_collision", [](Step& s, int index, const py::object& geometry, double min_distance, double influence,
                                double gain, double margin) {
         s.set_collision(index, geometry.ptr(), reljac::CollisionDescription{min_distance, influence, gain, margin});
+      })
+      .def("add_support_region", [](Step& s, int frame, const Eigen::VectorXi& frames,
+                                    const std::vector<reljac::RowMatrix>& points, double margin, double gain) {
+        return s.add_support_region(support_region(frame, frames, points, margin, gain));
+      })
+      .def("set_support_region", [](Step& s, int index, int frame, const Eigen::VectorXi& frames,
+                                    const std::vector<reljac::RowMatrix>& points, double margin, double gain) {
+        s.set_support_region(index, support_region(frame, frames, points, margin, gain));
       })
       .def("add_external_limit", &Step::add_external_limit)
       .def("set_dt", &Step::set_dt)

@@ -1,10 +1,12 @@
 // The compiled controller step; see step.hpp. Each function names the Python code it mirrors.
 #include "step.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 
+#include "balance.hpp"
 #include "collision.hpp"
 #include "pinocchio/algorithm/frames.hpp"
 #include "pinocchio/algorithm/jacobian.hpp"
@@ -26,6 +28,7 @@ struct Task {
   int size = 6;
   FrameTaskDescription frame;
   PostureDescription posture;
+  CoMTaskDescription com;
   pinocchio::SE3 target;
   std::vector<int> kept;        // rows with weight > 0
   bool unit_weights = true;     // every weight is 1
@@ -33,7 +36,9 @@ struct Task {
   Vector mask;                  // posture: (nv) 1 kept, 0 masked
   bool moving_target = false;   // a non-zero target velocity
   int external = -1;            // index among the external tasks
-  const TaskParameters& parameters() const { return kind == TaskKind::kPosture ? posture.parameters : frame.parameters; }
+  const TaskParameters& parameters() const {
+    return kind == TaskKind::kPosture ? posture.parameters : kind == TaskKind::kCoM ? com.parameters : frame.parameters;
+  }
 };
 
 struct Rows {  // TaskRows
@@ -42,7 +47,7 @@ struct Rows {  // TaskRows
   bool identity = false;
 };
 
-enum class LimitType { kBox, kPosition, kReversal, kCollision, kExternal };
+enum class LimitType { kBox, kPosition, kReversal, kCollision, kSupport, kExternal };
 
 struct Limit {
   LimitType type = LimitType::kBox;
@@ -52,6 +57,7 @@ struct Limit {
   Vector cap, last;  // reversal state
   bool has_last = false;
   std::unique_ptr<CollisionLimit> collision;
+  std::unique_ptr<SupportLimit> support;
   int external = -1;
 };
 
@@ -92,7 +98,9 @@ struct Step::Impl {
   std::vector<Task> tasks;
   std::vector<std::vector<int>> levels;
   std::vector<Limit> limits;
-  std::vector<int> frames;                 // frame ids the tasks read
+  std::vector<int> frames;                 // frame ids the tasks read (placements and Jacobians)
+  std::vector<int> placed;                 // frame ids whose placements only are read (contacts)
+  bool needs_com = false;                  // a CoM task or support region: jacobianCenterOfMass per step
   std::vector<char> curved;                // (nv) rows of joints with nv > 1 (posture: not identity)
   bool euclidean = true;
   int external_tasks = 0, external_limits = 0;
@@ -106,7 +114,8 @@ struct Step::Impl {
   std::vector<LevelReport> reports;
   Workspace workspace;                     // the solver's buffers, kept across steps
   Vector v, e, f, q_last;
-  Matrix D, moved;
+  Matrix D, moved, com_J;
+  Eigen::Vector3d com_p;
 
   Impl(PinModel& m, PinData& d) : model(m), data(d) {
     curved.assign(model.nv, 0);
@@ -146,6 +155,36 @@ struct Step::Impl {
     t.frame = d;
     t.target = pinocchio::SE3(Matrix3(d.target.topLeftCorner<3, 3>()), Vector3(d.target.topRightCorner<3, 1>()));
     t.moving_target = d.velocity.cwiseAbs().maxCoeff() > 0;
+  }
+
+  void set_com(Task& t, const CoMTaskDescription& d) {  // CoMTask
+    t.kind = TaskKind::kCoM;
+    t.size = static_cast<int>(d.axes.size());
+    if (t.size < 1 || t.size > 3 || (d.axes.array() < 0).any() || (d.axes.array() > 2).any())
+      throw std::invalid_argument("CoM axes must be 1 to 3 indices among 0, 1, 2");
+    set_parameters(t, d.parameters);
+    check_size(d.target, t.size, "CoM target");
+    check_size(d.velocity, t.size, "CoM target velocity");
+    use_frame(d.frame);
+    t.com = d;
+    needs_com = true;
+  }
+
+  void set_support(Limit& limit, const SupportRegionDescription& d) {
+    if (static_cast<size_t>(d.contact_frames.size()) != d.points.size() || d.points.empty())
+      throw std::invalid_argument("one points array per contact frame");
+    for (long j = 0; j < d.contact_frames.size(); ++j) {
+      const int f = d.contact_frames(j);
+      if (f < 0 || f >= model.nframes) throw std::invalid_argument("frame id out of range");
+      if (d.points[j].cols() != 3 || d.points[j].rows() < 1) throw std::invalid_argument("contact points must be (k x 3)");
+      if (std::find(placed.begin(), placed.end(), f) == placed.end()) placed.push_back(f);
+    }
+    use_frame(d.frame);
+    needs_com = true;
+    if (limit.support)
+      limit.support->set(d);
+    else
+      limit.support = std::make_unique<SupportLimit>(d);
   }
 
   void set_posture(Task& t, const PostureDescription& d) {  // PostureTask.set_weight
@@ -201,6 +240,15 @@ struct Step::Impl {
         pinocchio::dDifference(model, t.posture.target, q, J, pinocchio::ARG1);
       }
       ff = Vector::Zero(nv);
+    } else if (t.kind == TaskKind::kCoM) {  // CoMTask.compute
+      center_of_mass_in(data, t.com.frame, jacobian(t.com.frame), com_p, com_J);
+      e.resize(t.size);
+      J.resize(t.size, nv);
+      for (int i = 0; i < t.size; ++i) {
+        e(i) = com_p(t.com.axes(i)) - t.com.target(i);
+        J.row(i) = com_J.row(t.com.axes(i));
+      }
+      ff = t.com.velocity;
     } else {
       const int a = t.frame.frame_a, b = t.frame.frame_b;
       const pinocchio::SE3& T_wa = data.oMf[a];
@@ -263,6 +311,9 @@ struct Step::Impl {
       pinocchio::getFrameJacobian(model, data, f, pinocchio::WORLD, J);
     }
     frame_jacobians[0].setZero(6, model.nv);
+    if (!all_frames)
+      for (int f : placed) pinocchio::updateFramePlacement(model, data, f);
+    if (needs_com) compute_center_of_mass(model, data);
   }
 
   // Controller._level for every level; failing: a task whose rows are not finite.
@@ -370,6 +421,14 @@ struct Step::Impl {
           limit.collision->compute(data, dt);
           total += static_cast<int>(limit.collision->d().size());
           break;
+        case LimitType::kSupport: {
+          has_box = false;
+          const int frame = limit.support->description().frame;
+          center_of_mass_in(data, frame, jacobian(frame), com_p, com_J);
+          limit.support->compute(data, com_p, com_J, dt);
+          total += static_cast<int>(limit.support->d().size());
+          break;
+        }
         case LimitType::kExternal: {
           const ExternalRows& x = external.at(limit.external);
           has_box = x.lo != nullptr;
@@ -398,6 +457,10 @@ struct Step::Impl {
         m = static_cast<int>(limit.collision->d().size());
         cons.C.middleRows(at, m) = limit.collision->C();
         cons.d.segment(at, m) = limit.collision->d();
+      } else if (limit.type == LimitType::kSupport) {
+        m = static_cast<int>(limit.support->d().size());
+        cons.C.middleRows(at, m) = limit.support->C();
+        cons.d.segment(at, m) = limit.support->d();
       } else if (limit.type == LimitType::kExternal) {
         const ExternalRows& x = external.at(limit.external);
         m = x.rows;
@@ -459,6 +522,19 @@ int Step::add_posture(const PostureDescription& d) {
   return static_cast<int>(impl_->tasks.size()) - 1;
 }
 
+int Step::add_com_task(const CoMTaskDescription& d) {
+  Task t;
+  impl_->set_com(t, d);
+  impl_->tasks.push_back(t);
+  return static_cast<int>(impl_->tasks.size()) - 1;
+}
+
+void Step::set_com_task(int index, const CoMTaskDescription& d) {
+  Task& t = impl_->tasks.at(index);
+  if (t.kind != TaskKind::kCoM) throw std::invalid_argument("not a CoM task");
+  impl_->set_com(t, d);
+}
+
 int Step::add_external_task(int size) {
   Task t;
   t.kind = TaskKind::kExternal;
@@ -470,7 +546,8 @@ int Step::add_external_task(int size) {
 
 void Step::set_frame_task(int index, const FrameTaskDescription& d) {
   Task& t = impl_->tasks.at(index);
-  if (t.kind == TaskKind::kPosture || t.kind == TaskKind::kExternal) throw std::invalid_argument("not a frame task");
+  if (t.kind == TaskKind::kPosture || t.kind == TaskKind::kExternal || t.kind == TaskKind::kCoM)
+    throw std::invalid_argument("not a frame task");
   impl_->set_frame(t, d);
 }
 
@@ -551,6 +628,20 @@ void Step::set_collision(int index, PyObject* geometry, const CollisionDescripti
   Limit& limit = impl_->limits.at(index);
   if (limit.type != LimitType::kCollision) throw std::invalid_argument("not a collision limit");
   limit.collision->set(geometry, d);
+}
+
+int Step::add_support_region(const SupportRegionDescription& d) {
+  Limit limit;
+  limit.type = LimitType::kSupport;
+  impl_->set_support(limit, d);
+  impl_->limits.push_back(std::move(limit));
+  return static_cast<int>(impl_->limits.size()) - 1;
+}
+
+void Step::set_support_region(int index, const SupportRegionDescription& d) {
+  Limit& limit = impl_->limits.at(index);
+  if (limit.type != LimitType::kSupport) throw std::invalid_argument("not a support region");
+  impl_->set_support(limit, d);
 }
 
 int Step::add_external_limit() {

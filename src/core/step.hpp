@@ -15,6 +15,7 @@
 
 #include <Eigen/Dense>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,7 @@
 
 namespace reljac {
 
-enum class TaskKind { kPose = 0, kPosition = 1, kOrientation = 2, kPosture = 3, kExternal = 4 };
+enum class TaskKind { kPose = 0, kPosition = 1, kOrientation = 2, kPosture = 3, kExternal = 4, kCoM = 5 };
 
 // What every task kind shares: rows W (-gain e + feed-forward) with W = diag(weight).
 struct TaskParameters {
@@ -43,6 +44,28 @@ struct FrameTaskDescription {
 struct PostureDescription {
   TaskParameters parameters;
   Vector target;  // (nq)
+};
+
+// CoMTask: e = p_ac[axes] - target, the centre of mass measured and expressed in frame a.
+struct CoMTaskDescription {
+  int frame = 0;          // Pinocchio frame id of a (0: the world)
+  Eigen::VectorXi axes;   // (size) indices among x, y, z
+  TaskParameters parameters;
+  Vector target, velocity;  // (size) [m, m/s]
+};
+
+// SupportRegion: the horizontal centre of mass inside the hull of the contact points, shrunk by
+// margin, as rows n_i . J_xy v <= gain (h_i - margin - n_i . c_xy) / dt in frame `frame`'s x-y plane.
+struct SupportRegionDescription {
+  int frame = 0;
+  Eigen::VectorXi contact_frames;  // (k) frame ids
+  std::vector<RowMatrix> points;   // k arrays (p_j x 3), in their frames [m]
+  double margin = 0.02, gain = 0.5;
+};
+
+// The support region cannot be formed this step (its message says why, as SupportError's).
+struct SupportFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 struct PositionLimitDescription {
@@ -96,9 +119,11 @@ class Step {
 
   int add_frame_task(const FrameTaskDescription& d);
   int add_posture(const PostureDescription& d);
+  int add_com_task(const CoMTaskDescription& d);
   int add_external_task(int size);
   void set_frame_task(int index, const FrameTaskDescription& d);
   void set_posture(int index, const PostureDescription& d);
+  void set_com_task(int index, const CoMTaskDescription& d);
   void set_levels(const std::vector<std::vector<int>>& levels);
 
   int add_velocity_box(const Vector& lo, const Vector& hi);
@@ -106,11 +131,13 @@ class Step {
   int add_reversal(const ReversalDescription& d);
   // geometry: Python's pin.GeometryModel whose collisionPairs are the pairs kept apart.
   int add_collision(PyObject* geometry, const CollisionDescription& d);
+  int add_support_region(const SupportRegionDescription& d);
   int add_external_limit();
   void set_velocity_box(int index, const Vector& lo, const Vector& hi);
   void set_position_limit(int index, const PositionLimitDescription& d);
   void set_reversal(int index, const ReversalDescription& d);
   void set_collision(int index, PyObject* geometry, const CollisionDescription& d);
+  void set_support_region(int index, const SupportRegionDescription& d);
 
   void set_dt(double dt);
   void set_policy(double threshold, double max_damping, double error_damping, double step_threshold);

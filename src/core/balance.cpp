@@ -1,0 +1,149 @@
+// Balance rows of the compiled step; see balance.hpp. Each function names the Python it mirrors.
+#include "balance.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
+
+#include "pinocchio/algorithm/center-of-mass.hpp"
+
+namespace reljac {
+
+namespace {
+
+using Point = Eigen::Vector2d;
+
+constexpr double kCollinearTolerance = 1e-12;  // reljac.support.COLLINEAR_TOLERANCE
+
+double cross(const Point& o, const Point& a, const Point& b) {
+  return (a.x() - o.x()) * (b.y() - o.y()) - (a.y() - o.y()) * (b.x() - o.x());
+}
+
+// reljac.support.convex_hull: Andrew's monotone chain, counter-clockwise, collinear points dropped.
+void convex_hull(std::vector<Point> p, std::vector<Point>& hull) {
+  std::stable_sort(p.begin(), p.end(),
+                   [](const Point& a, const Point& b) { return a.x() < b.x() || (a.x() == b.x() && a.y() < b.y()); });
+  double scale = 0.0;
+  if (!p.empty()) {
+    for (int axis = 0; axis < 2; ++axis) {
+      double lo = p[0](axis), hi = p[0](axis);
+      for (const Point& x : p) {
+        lo = std::min(lo, x(axis));
+        hi = std::max(hi, x(axis));
+      }
+      scale = std::max(scale, hi - lo);
+    }
+  }
+  const double tol = kCollinearTolerance * std::max(scale * scale, std::numeric_limits<double>::min());
+  auto chain = [&](auto begin, auto end, std::vector<Point>& out) {
+    out.clear();
+    for (auto it = begin; it != end; ++it) {
+      while (out.size() >= 2 && cross(out[out.size() - 2], out.back(), *it) <= tol) out.pop_back();
+      out.push_back(*it);
+    }
+  };
+  std::vector<Point> lower, upper;
+  chain(p.begin(), p.end(), lower);
+  chain(p.rbegin(), p.rend(), upper);
+  hull.assign(lower.begin(), lower.end() - (lower.empty() ? 0 : 1));
+  hull.insert(hull.end(), upper.begin(), upper.end() - (upper.empty() ? 0 : 1));
+}
+
+// reljac.support._clip: the convex polygon cut by the half-plane n . x <= h.
+std::vector<Point> clip(const std::vector<Point>& vertices, const Point& n, double h) {
+  std::vector<Point> out;
+  const size_t count = vertices.size();
+  std::vector<double> inside(count);
+  for (size_t i = 0; i < count; ++i) inside[i] = vertices[i].dot(n) - h;
+  for (size_t i = 0; i < count; ++i) {
+    const size_t j = (i + 1) % count;
+    if (inside[i] <= 0) out.push_back(vertices[i]);
+    if ((inside[i] < 0 && 0 < inside[j]) || (inside[j] < 0 && 0 < inside[i])) {
+      const double t = inside[i] / (inside[i] - inside[j]);
+      out.push_back(vertices[i] + t * (vertices[j] - vertices[i]));
+    }
+  }
+  return out;
+}
+
+double area(const std::vector<Point>& v) {  // SupportPolygon.area
+  double sum = 0.0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const Point& a = v[i];
+    const Point& b = v[(i + 1) % v.size()];
+    sum += a.x() * b.y() - b.x() * a.y();
+  }
+  return 0.5 * sum;
+}
+
+}  // namespace
+
+void compute_center_of_mass(const PinModel& model, PinData& data) {
+  pinocchio::jacobianCenterOfMass(model, data, false);
+}
+
+void center_of_mass_in(const PinData& data, int frame, const Matrix& J_a, Eigen::Vector3d& p, Matrix& J) {
+  const Eigen::Vector3d& c = data.com[0];
+  if (frame == 0) {
+    p = c;
+    J = data.Jcom;
+    return;
+  }
+  const pinocchio::SE3& T_wa = data.oMf[frame];
+  const Eigen::Matrix3d R_aw = T_wa.rotation().transpose();
+  p = R_aw * (c - T_wa.translation());
+  const long nv = data.Jcom.cols();
+  J.resize(3, nv);
+  for (long k = 0; k < nv; ++k) {  // WORLD J_a: [v of the point at the world origin; w]
+    const Eigen::Vector3d w = J_a.col(k).tail<3>();
+    J.col(k) = R_aw * (Eigen::Vector3d(data.Jcom.col(k)) - Eigen::Vector3d(J_a.col(k).head<3>()) + c.cross(w));
+  }
+}
+
+void SupportLimit::compute(const PinData& data, const Eigen::Vector3d& p, const Matrix& J, double dt) {
+  const pinocchio::SE3& T_wa = data.oMf[desc_.frame];
+  const Eigen::Matrix3d R_aw = T_wa.rotation().transpose();
+  points_.clear();
+  for (long j = 0; j < desc_.contact_frames.size(); ++j) {  // SupportRegion.points
+    const pinocchio::SE3& T_wf = data.oMf[desc_.contact_frames(j)];
+    const RowMatrix& local = desc_.points[j];
+    for (long r = 0; r < local.rows(); ++r) {
+      const Eigen::Vector3d world = T_wf.rotation() * Eigen::Vector3d(local.row(r).transpose()) + T_wf.translation();
+      points_.push_back((R_aw * (world - T_wa.translation())).head<2>());
+    }
+  }
+  convex_hull(points_, hull_);  // support_polygon
+  if (hull_.size() < 3)
+    throw SupportFailure("the " + std::to_string(points_.size()) +
+                         " support points span no area (all on one line or one point): a support region needs "
+                         "three points not on one line");
+  const int n = static_cast<int>(hull_.size());
+  Eigen::Matrix<double, Eigen::Dynamic, 2, Eigen::RowMajor> normals(n, 2);
+  Vector offsets(n);
+  for (int i = 0; i < n; ++i) {
+    const Point e = hull_[(i + 1) % n] - hull_[i];
+    normals.row(i) = Point(e.y(), -e.x()).transpose() / e.norm();
+    offsets(i) = normals.row(i).dot(hull_[i]);
+  }
+  if (desc_.margin > 0) {  // SupportPolygon.shrunk: SupportError when nothing is left
+    std::vector<Point> shrunk = hull_;
+    for (int i = 0; i < n && shrunk.size() >= 3; ++i)
+      shrunk = clip(shrunk, normals.row(i).transpose(), offsets(i) - desc_.margin);
+    std::vector<Point> rest;
+    convex_hull(shrunk, rest);
+    if (rest.size() < 3) {
+      char message[200];
+      std::snprintf(message, sizeof message,
+                    "a margin of %g m leaves nothing of the support region (area %.4g m^2): use a smaller margin "
+                    "or wider contacts",
+                    desc_.margin, area(hull_));
+      throw SupportFailure(message);
+    }
+  }
+  C_.noalias() = normals * J.topRows<2>();
+  d_ = desc_.gain * (offsets.array() - desc_.margin - (normals * p.head<2>()).array()) / dt;
+}
+
+}  // namespace reljac

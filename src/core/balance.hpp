@@ -1,0 +1,41 @@
+// Balance in the compiled step: the centre of mass in any frame (CoMTask's rows) and the support
+// region's rows (SupportRegion). The compiled twins of reljac/ik/balance.py and reljac/support.py,
+// their specification and oracle; Pinocchio's own jacobianCenterOfMass gives c and J_c.
+#pragma once
+
+#include <vector>
+
+#include "pinocchio_objects.hpp"
+#include "step.hpp"
+
+namespace reljac {
+
+// Pinocchio's jacobianCenterOfMass on the kinematics pass already in `data` (joint placements):
+// data.com[0] and data.Jcom (3 x nv) in the world.
+void compute_center_of_mass(const PinModel& model, PinData& data);
+
+// p_ac (3) and J_ac (3 x nv): the centre of mass measured and expressed in frame a, from
+// data.com[0], data.Jcom, T_wa = data.oMf[frame] and J_a (6 x nv), a's WORLD Jacobian (zero for
+// the world): J_ac = R_wa^T (J_c - J^v_a + [c]x J^w_a) (Kinematics.center_of_mass_jacobian).
+void center_of_mass_in(const PinData& data, int frame, const Matrix& J_a, Eigen::Vector3d& p, Matrix& J);
+
+// The support region's rows C v <= d of one step (SupportRegion.constraint).
+class SupportLimit {
+ public:
+  explicit SupportLimit(const SupportRegionDescription& d) : desc_(d) {}
+  void set(const SupportRegionDescription& d) { desc_ = d; }
+  const SupportRegionDescription& description() const { return desc_; }
+  // p, J: the centre of mass in the region's frame (center_of_mass_in); the frames' placements
+  // in data.oMf. Throws SupportFailure when the region has no area, or none left by the margin.
+  void compute(const PinData& data, const Eigen::Vector3d& p, const Matrix& J, double dt);
+  const RowMatrix& C() const { return C_; }
+  const Vector& d() const { return d_; }
+
+ private:
+  SupportRegionDescription desc_;
+  std::vector<Eigen::Vector2d> points_, hull_;
+  RowMatrix C_;
+  Vector d_;
+};
+
+}  // namespace reljac
