@@ -3,7 +3,8 @@
 Run ``python tests/step_measure.py`` (needs example-robot-data): Baxter by name (relative pose >
 left pose > posture, gain 100 [1/s], dt 0.01 s) and TIAGo dual locked as in
 ``examples/tiago_dual_carry.py`` (box > lead > posture), each with and without CollisionAvoidance
-on the default pairs; every median also in units of one ``pin.computeFrameJacobian`` call timed in
+on the default pairs; Talos by name whole body (floating base, legs free: feet held > box > lead
+and CoM > posture, support region) beside its bare upper-body step (issue 20's figures); every median also in units of one ``pin.computeFrameJacobian`` call timed in
 the same run. Not a test: speed is measured, not asserted (issue 17's figures).
 """
 
@@ -17,7 +18,7 @@ import numpy as np
 import pinocchio as pin
 
 import reljac
-from reljac.ik import CollisionAvoidance, Controller, FrameTask, PostureTask, RelativeFrameTask
+from reljac.ik import CollisionAvoidance, CoMTask, Controller, FrameTask, PostureTask, RelativeFrameTask, SupportRegion
 
 
 def median_us(call, n: int) -> float:
@@ -34,8 +35,8 @@ def unit(robot, frame) -> float:
     return median_us(lambda: pin.computeFrameJacobian(robot.model, data, q, fid), 2000)
 
 
-def run(robot, levels, q0, backend, avoid, steps=300) -> tuple[float, float, int]:
-    constraints = [CollisionAvoidance(robot)] if avoid else []
+def run(robot, levels, q0, backend, avoid, steps=300, limits=()) -> tuple[float, float, int]:
+    constraints = [CollisionAvoidance(robot)] if avoid else list(limits)
     controller = Controller(robot, levels, dt=0.01, backend=backend, constraints=constraints)
     q, times = q0.copy(), []
     for _ in range(steps):
@@ -71,6 +72,48 @@ def tiago():
     return robot, [[box], [lead], [posture]], robot.reference_configuration(), L
 
 
+TALOS_HANDS = ("gripper_left_base_link", "gripper_right_base_link")
+
+
+def talos_box(robot, q0, gain=20.0):
+    """box (the right gripper's pose in the left's, as at q0) and lead (the left gripper 10 cm forward)."""
+    L, R = TALOS_HANDS
+    kin = reljac.Kinematics(robot, q0)
+    box = RelativeFrameTask(L, R, gain=gain)
+    box.set_target(kin.relative_placement(L, R))
+    lead = FrameTask(L, gain=gain)
+    T = kin.placement(L)
+    lead.set_target(pin.SE3(T.rotation, T.translation + [0.1, 0.0, 0.0]))
+    return box, lead
+
+
+def talos_whole_body(name):
+    """Talos by name, legs free, floating base: feet held > box > lead and horizontal CoM > posture,
+    with the support region of both soles (margin 2 cm)."""
+    robot = reljac.Robot.load(name)
+    q0 = robot.reference_configuration()
+    kin = reljac.Kinematics(robot, q0)
+    feet = [FrameTask(f, gain=100.0) for f in ("left_sole_link", "right_sole_link")]
+    for foot in feet:
+        foot.set_target(kin.placement(foot.frame_b))
+    box, lead = talos_box(robot, q0)
+    com = CoMTask(robot, axes="xy", gain=2.0)
+    com.set_target_from_configuration(q0)
+    posture = PostureTask(robot, gain=1.0, weight=np.r_[np.zeros(6), np.full(robot.nv - 6, 0.1)])
+    region = SupportRegion(robot, [reljac.SupportContact.rectangle(f, 0.2, 0.11) for f in
+                                   ("left_sole_link", "right_sole_link")])
+    return robot, [feet, [box], [lead, com], [posture]], q0, TALOS_HANDS[0], [region]
+
+
+def talos_upper_body():
+    """The bare arm step of examples/talos_carry.py: legs, base and grippers locked (nv 18), box >
+    lead > posture."""
+    robot = reljac.Robot.load("talos").locked(["root_joint", "leg_*", "gripper_*"])
+    q0 = robot.reference_configuration()
+    box, lead = talos_box(robot, q0)
+    return robot, [[box], [lead], [PostureTask(robot, gain=1.0, weight=0.1)]], q0, TALOS_HANDS[0], []
+
+
 def main() -> None:
     warnings.simplefilter("ignore")  # the start-below-minimum warnings of the default pairs
     for make in (baxter, tiago):
@@ -82,6 +125,14 @@ def main() -> None:
                 median, p99, pairs = run(robot, levels, q0, backend, avoid, 300 if backend == "compiled" else 60)
                 print(f"  {backend:8s} avoidance={'on ' if avoid else 'off'} pairs={pairs:5d} step median "
                       f"{median:8.1f} us = {median / u:6.1f} units, p99 {p99:8.1f} us")
+    for robot, levels, q0, frame, limits in (talos_upper_body(), talos_whole_body("talos"),
+                                             talos_whole_body("talos_full")):
+        u = unit(robot, frame)
+        what = "whole body, CoM + support region" if limits else "upper body, legs and base locked"
+        print(f"{robot.name} {what} (nv={robot.nv}); unit: one pin.computeFrameJacobian = {u:.2f} us")
+        for backend in ("compiled", "python"):
+            median, p99, _ = run(robot, levels, q0, backend, False, 300 if backend == "compiled" else 60, limits)
+            print(f"  {backend:8s} step median {median:8.1f} us = {median / u:6.1f} units, p99 {p99:8.1f} us")
 
 
 if __name__ == "__main__":
