@@ -62,7 +62,7 @@ class CoMTask(Task):
         robot: the robot.
         frame: frame a (name or id) the centre of mass is measured in, in a's axes (default: the world).
         axes: the components controlled, e.g. "xyz" (default) or "xy" (horizontal, with a z-up a).
-        gain, weight, max_speed, name: as :class:`~reljac.ik.tasks.Task` (max_speed in [m/s]).
+        **kwargs: gain, weight, max_speed, name, as :class:`~reljac.ik.tasks.Task` (max_speed in [m/s]).
 
     ``set_target(p, velocity=None)``: the target p_ac (3,) [m] (only `axes` used) or (size,), and
     its velocity for feed-forward (size,) [m/s].
