@@ -194,6 +194,9 @@ class Controller:
             report.tasks = [t.name for t in tasks]
             report.saturated_joints = [self._labels[j] for j in report.saturated]
             report.saturated_constraints = [row_names[i] for i in report.saturated_rows]
+            report.limited_by = (self._labels[report.limit_index] if report.limit_kind == 0 else
+                                 row_names[report.limit_index] if report.limit_kind == 1 else
+                                 "the levels above (no freedom left)" if report.limit_kind == 2 else "")
         return reports
 
     @property

@@ -77,8 +77,13 @@ class LevelReport:
         constraint rows C saturated for it.
     damping: lambda^2 used; smallest_singular_value: of the level inside the null space it got.
     residual: |A v - b| at the solution [the level's units]; met: residual <= 1e-9 (1 + |b|).
+    limit_kind, limit_index: what stopped the level short when it is scaled (s < 1) or left
+    without freedom: 0 a joint's bound (index: its velocity index), 1 a constraint row (index:
+    its row of C), 2 no freedom left by the levels above, -1 nothing. A level can be scaled to 0
+    with nothing saturated (the joint it needs sits on its bound): this says which.
     The controller fills in ``tasks`` (names), ``saturated_joints`` (joint names of
-    ``saturated``) and ``saturated_constraints`` (names of the rows).
+    ``saturated``), ``saturated_constraints`` (names of the rows) and ``limited_by`` (the name
+    of what limit_kind / limit_index point at, '' for nothing).
     """
 
     scale: float
@@ -88,9 +93,12 @@ class LevelReport:
     smallest_singular_value: float = float("inf")
     residual: float = 0.0
     met: bool = True
+    limit_kind: int = -1
+    limit_index: int = -1
     tasks: list[str] = field(default_factory=list)
     saturated_joints: list[str] = field(default_factory=list)
     saturated_constraints: list[str] = field(default_factory=list)
+    limited_by: str = ""
 
 
 @dataclass(frozen=True)
@@ -246,6 +254,7 @@ class _Candidate:
     step: _Step
     saturated: list[int]
     saturated_rows: list[int]
+    limit: tuple[int, int]  # (kind, index) of what limited the scale, (-1, -1) at s = 1
 
 
 def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, held: list[int], cons: Constraints,
@@ -275,7 +284,7 @@ def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, held
         remaining = float(np.linalg.norm(s * step.A_delta - residual))
         if best is None or remaining < best.remaining * (1.0 - 1e-9) - 1e-15:
             best = _Candidate(remaining, s, base + s * step.delta, P_free.copy(), free, step,
-                              list(saturated), list(saturated_rows))
+                              list(saturated), list(saturated_rows), (kind, j) if s < 1.0 else (-1, -1))
             stale = 0
         elif s > 1e-6:  # s ~ 0: a joint sits on its bound; freezing it is free, keep going
             stale += 1
@@ -306,7 +315,7 @@ def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, held
     residual = float(np.linalg.norm(level.times(v) - level.b))
     met = residual <= MET_TOLERANCE * (1.0 + float(np.linalg.norm(level.b)))
     return v, P_next, dim_next, LevelReport(best.scale, best.saturated, best.saturated_rows, step.damping,
-                                            step.smallest, residual, met)
+                                            step.smallest, residual, met, *best.limit)
 
 
 def _violated_rows(cons: Constraints, v: np.ndarray) -> list[int]:
@@ -354,7 +363,7 @@ def solve_hierarchy(
         if dim == 0:  # nothing left for lower levels
             residual = float(np.linalg.norm(level.times(v) - level.b))
             met = residual <= MET_TOLERANCE * (1.0 + float(np.linalg.norm(level.b)))
-            reports.append(LevelReport(scale=0.0, residual=residual, met=met))
+            reports.append(LevelReport(scale=0.0, residual=residual, met=met, limit_kind=-1 if met else 2))
             continue
         v, P, dim, report = _solve_level(level, v, P, dim, held, cons, policy)
         reports.append(report)

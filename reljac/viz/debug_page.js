@@ -137,6 +137,7 @@ function drawLevels(levels) {
     }
     html += "</table>";
     if (level.saturated_joints.length) html += `<div class="sat">joints: ${level.saturated_joints.join(", ")}</div>`;
+    if (level.limited_by) html += `<div class="sat">limited by: ${level.limited_by}</div>`;
     if (level.saturated_constraints.length) {
       html += `<div class="sat">constraints: ${level.saturated_constraints.join(", ")}</div>`;
     }

@@ -94,7 +94,8 @@ def level_error(norms: list[dict[str, float]]) -> float:
 
 def levels_panel(controller: Controller, errors: dict[str, dict[str, float]]) -> list[dict]:
     """Per level, highest first: its tasks with their error norms, the scale, met, the residual,
-    and the joints and constraints (collision pairs as "link/link") that saturated it."""
+    the joints and constraints (collision pairs as "link/link") that saturated it, and what
+    limited its scale when it fell short (``LevelReport.limited_by``)."""
     reports = controller.last_reports
     panel = []
     for i, tasks in enumerate(controller.levels):
@@ -110,6 +111,7 @@ def levels_panel(controller: Controller, errors: dict[str, dict[str, float]]) ->
             "residual": None if report is None else _finite(report.residual),
             "saturated_joints": [] if report is None else list(report.saturated_joints),
             "saturated_constraints": [] if report is None else list(report.saturated_constraints),
+            "limited_by": "" if report is None else report.limited_by,
         })
     return panel
 

@@ -71,7 +71,8 @@ py::tuple solve_hierarchy(const py::list& As, const py::list& bs, const std::vec
   }
   py::list out;
   for (const auto& r : reports)
-    out.append(py::make_tuple(r.scale, r.saturated, r.saturated_rows, r.damping, r.smallest, r.residual, r.met));
+    out.append(py::make_tuple(r.scale, r.saturated, r.saturated_rows, r.damping, r.smallest, r.residual, r.met,
+                              r.limit_kind, r.limit_index));
   return py::make_tuple(py::array_t<double>(v.size(), v.data()), out);
 }
 

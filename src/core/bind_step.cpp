@@ -133,7 +133,8 @@ const Vector& velocity(Step& step, const Array& q_array, bool kinematics_done, c
 py::list reports(const Step& step) {
   py::list out;
   for (const auto& r : step.reports())
-    out.append(py::make_tuple(r.scale, r.saturated, r.saturated_rows, r.damping, r.smallest, r.residual, r.met));
+    out.append(py::make_tuple(r.scale, r.saturated, r.saturated_rows, r.damping, r.smallest, r.residual, r.met,
+                              r.limit_kind, r.limit_index));
   return out;
 }
 

@@ -294,6 +294,7 @@ void reset(LevelReport& report) {
   report.smallest = std::numeric_limits<double>::infinity();
   report.residual = 0.0;
   report.met = true;
+  report.limit_kind = report.limit_index = -1;
 }
 
 // One SNS level; updates v, P, dim and held (rows of C saturated so far) for the levels below.
@@ -311,7 +312,7 @@ void solve_level(const Level& level, Vector& v, Matrix& P, int& dim, std::vector
   ws.saturated_rows.clear();
   bool has_best = false;
   double best_remaining = 0.0, best_scale = 0.0;
-  int best_dim = 0;
+  int best_dim = 0, best_limit_kind = -1, best_limit_index = -1;
   bool best_is_current = false;  // the best's P and M are still P_free and M
   bool known_singular = false;    // an earlier candidate was found singular (see correction)
   ws.held_free = held;
@@ -333,6 +334,8 @@ void solve_level(const Level& level, Vector& v, Matrix& P, int& dim, std::vector
       has_best = true;
       best_remaining = remaining;
       best_scale = s;
+      best_limit_kind = s < 1.0 ? lim.kind : -1;
+      best_limit_index = s < 1.0 ? lim.index : -1;
       ws.best_v = base + s * w.step.delta;
       best_dim = free;
       w.best.swap(w.step);  // the next candidate overwrites what w.step holds
@@ -384,6 +387,8 @@ void solve_level(const Level& level, Vector& v, Matrix& P, int& dim, std::vector
     dim = 0;
   }
   report.scale = best_scale;
+  report.limit_kind = best_limit_kind;
+  report.limit_index = best_limit_index;
   report.saturated = ws.best_saturated;
   report.saturated_rows = ws.best_saturated_rows;
   report.damping = w.best.damping;
@@ -452,6 +457,7 @@ const Vector& solve_hierarchy(const std::vector<Level>& levels, const Constraint
       report.scale = 0.0;
       report.residual = norm_of_difference(level, v, nv, ws.levels[i].Ax);
       report.met = is_met(report.residual, level);
+      if (!report.met) report.limit_kind = 2;
       continue;
     }
     solve_level(level, v, P, dim, ws.held, cons, policy, ws, ws.levels[i], report);

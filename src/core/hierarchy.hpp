@@ -55,6 +55,8 @@ struct LevelReport {
   double smallest = std::numeric_limits<double>::infinity();
   double residual = 0.0;
   bool met = true;
+  int limit_kind = -1;   // what limited the scale: 0 a joint, 1 a row of C, 2 no freedom left, -1 none
+  int limit_index = -1;  // its velocity index or row
 };
 
 // The buffers of solve_hierarchy (null-space projectors, level matrices, candidates, factors),
