@@ -239,18 +239,29 @@ class Kinematics:
 
     # ------------------------------------------------------------------ centre of mass
     def _com_world(self) -> tuple[np.ndarray, np.ndarray]:
-        """(c (3,), J_c (3, nv)): the centre of mass in the world and its Jacobian, cached."""
+        """(c (3,), J_c (3, nv)): the whole robot's centre of mass in the world and its Jacobian,
+        cached. Pinocchio's centerOfMass leaves out the inertia of joint 0, where it puts every
+        body fixed to the world (a fixed base's root link, a locked floating base and what is
+        locked with it); they count here: c = (m c_m + m0 c0) / (m + m0), J_c = m / (m + m0) J_cm,
+        with m, c_m, J_cm Pinocchio's (the moving bodies) and m0, c0 the fixed bodies'."""
         com = self.__dict__.get("_com")
         if com is None:
-            if not pin.computeTotalMass(self.model) > 0:
+            m, fixed = pin.computeTotalMass(self.model), self.model.inertias[0]
+            total = m + fixed.mass
+            if not total > 0:
                 raise SupportError(f"robot '{self.robot.name}' has no mass: its centre of mass is undefined")
-            # Pinocchio's own, on the forward pass already in data (it also rewrites data.J, same values)
-            J = pin.jacobianCenterOfMass(self.model, self.data, False)
-            com = self._com = (self.data.com[0].copy(), np.array(J))
+            if m > 0:  # Pinocchio's own, on the forward pass in data (it also rewrites data.J, same values)
+                J = pin.jacobianCenterOfMass(self.model, self.data, False)
+                c = (m * self.data.com[0] + fixed.mass * fixed.lever) / total
+                com = (c, (m / total) * np.array(J))
+            else:
+                com = (np.array(fixed.lever, dtype=float), np.zeros((3, self.model.nv)))
+            self._com = com
         return com
 
     def center_of_mass(self, frame: FrameRef = "universe") -> np.ndarray:
-        """p_ac: the robot's centre of mass c in frame a = `frame` (a's axes), (3,) [m]."""
+        """p_ac: the robot's centre of mass c in frame a = `frame` (a's axes), (3,) [m]. Every
+        body counts, those fixed to the world too (unlike ``pin.centerOfMass``: see _com_world)."""
         c = self._com_world()[0]
         fa = self.robot.frame_id(frame)
         if fa == 0:
@@ -261,7 +272,8 @@ class Kinematics:
     def center_of_mass_jacobian(self, frame: FrameRef = "universe") -> np.ndarray:
         """J_ac: d/dt p_ac = J_ac v, (3, nv): the centre of mass's velocity measured in and
         expressed in frame a = `frame`: the linear rows of :meth:`relative_jacobian` for a point
-        frame b at c moving with J_c (Pinocchio's ``jacobianCenterOfMass``)."""
+        frame b at c moving with J_c (Pinocchio's ``jacobianCenterOfMass``, weighted by the
+        moving bodies' share of the mass)."""
         c, J_c = self._com_world()
         fa = self.robot.frame_id(frame)
         if fa == 0:

@@ -44,18 +44,33 @@ def numeric_com_jacobian(robot, q, frame, eps=1e-6):
 
 
 # ---------------------------------------------------------------------- the centre of mass
-@pytest.mark.parametrize("name", ["talos", "panda", "hand", "tree30"])
-def test_com_and_jacobian_in_the_world_are_pinocchios(name, rng):
+@pytest.mark.parametrize("name", ["talos", "panda", "hand", "tree30", "dual_arm"])
+def test_com_and_jacobian_in_the_world_are_pinocchios_with_the_fixed_bodies(name, rng):
     robot = Robot.load(name)
-    data = robot.model.createData()
+    model, data = robot.model, robot.model.createData()
+    m, fixed = pin.computeTotalMass(model), model.inertias[0]  # bodies fixed to the world: joint 0's
     for _ in range(3):
         q = random_q(robot, rng)
         kin = Kinematics(robot, q)
-        np.testing.assert_allclose(kin.center_of_mass(), pin.centerOfMass(robot.model, data, q), atol=1e-14)
-        np.testing.assert_allclose(kin.center_of_mass_jacobian(), pin.jacobianCenterOfMass(robot.model, data, q),
-                                   atol=1e-13)
+        c = (m * pin.centerOfMass(model, data, q) + fixed.mass * fixed.lever) / (m + fixed.mass)
+        np.testing.assert_allclose(kin.center_of_mass(), c, atol=1e-14)
+        np.testing.assert_allclose(kin.center_of_mass_jacobian(),
+                                   m / (m + fixed.mass) * pin.jacobianCenterOfMass(model, data, q), atol=1e-13)
         np.testing.assert_allclose(kin.center_of_mass_jacobian(), numeric_com_jacobian(robot, q, "universe"),
                                    atol=1e-7)  # also with the mimic joints of 'hand' and 'panda'
+
+
+def test_a_locked_floating_base_keeps_the_mass_it_locks(talos, rng):
+    q = random_q(talos, rng)
+    locked = talos.locked(["root_joint", "leg_*"], q)
+    assert locked.model.inertias[0].mass > 40  # pelvis and legs, now fixed to the world
+    q_locked = locked.q_from_joint_values({k: v for k, v in talos.joint_values(q).items()
+                                           if k not in locked.locked_joints})
+    np.testing.assert_allclose(reljac.center_of_mass(locked, q_locked), reljac.center_of_mass(talos, q), atol=1e-12)
+    kept = [talos.model.joints[talos.model.getJointId(locked.model.names[j])].idx_v + k
+            for j in range(1, locked.model.njoints) for k in range(locked.model.joints[j].nv)]
+    np.testing.assert_allclose(reljac.center_of_mass_jacobian(locked, q_locked, "torso_2_link"),
+                               reljac.center_of_mass_jacobian(talos, q, "torso_2_link")[:, kept], atol=1e-12)
 
 
 @pytest.mark.parametrize("frame", ["left_sole_link", "torso_2_link", "gripper_right_base_link"])

@@ -118,3 +118,18 @@ def test_failures_read_the_same(talos):
             messages.setdefault(region is line, set()).add(str(error.value))
     assert all(len(m) == 1 for m in messages.values()), messages
     assert "span no area" in messages[True].pop() and "leaves nothing" in messages[False].pop()
+
+
+@pytest.mark.parametrize("frame", ["universe", "left_tool"])
+def test_com_rows_count_the_bodies_fixed_to_the_world(rng, frame):
+    robot = Robot.load("dual_arm")  # a fixed base: its 35 kg torso is Pinocchio's joint-0 inertia
+    assert robot.model.inertias[0].mass > 30
+    com = CoMTask(robot, frame, gain=3.0)
+    com.set_target([0.1, 0.0, 0.5])
+    controller = Controller(robot, [[com]], dt=0.01, backend="compiled")
+    for _ in range(3):
+        q = robot.random_configuration(rng)
+        levels, _, _ = controller._step.system(q)
+        rows = com.rows(Kinematics(robot, q))
+        np.testing.assert_allclose(levels[0][0], rows.A, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(levels[0][1], rows.b, rtol=0, atol=1e-12)

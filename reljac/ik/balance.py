@@ -44,7 +44,7 @@ _AXIS_INDEX = {"x": 0, "y": 1, "z": 2}
 
 def _massive(robot: Robot) -> Robot:
     robot = as_robot(robot)
-    if not pin.computeTotalMass(robot.model) > 0:
+    if not pin.computeTotalMass(robot.model) + robot.model.inertias[0].mass > 0:
         raise SupportError(f"robot '{robot.name}' has no mass: its centre of mass is undefined")
     return robot
 

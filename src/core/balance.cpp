@@ -80,25 +80,34 @@ double area(const std::vector<Point>& v) {  // SupportPolygon.area
 
 }  // namespace
 
-void compute_center_of_mass(const PinModel& model, PinData& data) {
-  pinocchio::jacobianCenterOfMass(model, data, false);
+void compute_center_of_mass(const PinModel& model, PinData& data, Eigen::Vector3d& c, Matrix& J_c) {
+  const double m = pinocchio::computeTotalMass(model), m0 = model.inertias[0].mass();
+  const double total = m + m0;
+  if (m > 0) {
+    pinocchio::jacobianCenterOfMass(model, data, false);
+    c = (m * data.com[0] + m0 * model.inertias[0].lever()) / total;
+    J_c = (m / total) * data.Jcom;
+  } else {  // nothing that moves has mass (a robot without any is refused when a task is made)
+    c = model.inertias[0].lever();
+    J_c.setZero(3, model.nv);
+  }
 }
 
-void center_of_mass_in(const PinData& data, int frame, const Matrix& J_a, Eigen::Vector3d& p, Matrix& J) {
-  const Eigen::Vector3d& c = data.com[0];
+void center_of_mass_in(const PinData& data, const Eigen::Vector3d& c, const Matrix& J_c, int frame, const Matrix& J_a,
+                       Eigen::Vector3d& p, Matrix& J) {
   if (frame == 0) {
     p = c;
-    J = data.Jcom;
+    J = J_c;
     return;
   }
   const pinocchio::SE3& T_wa = data.oMf[frame];
   const Eigen::Matrix3d R_aw = T_wa.rotation().transpose();
   p = R_aw * (c - T_wa.translation());
-  const long nv = data.Jcom.cols();
+  const long nv = J_c.cols();
   J.resize(3, nv);
   for (long k = 0; k < nv; ++k) {  // WORLD J_a: [v of the point at the world origin; w]
     const Eigen::Vector3d w = J_a.col(k).tail<3>();
-    J.col(k) = R_aw * (Eigen::Vector3d(data.Jcom.col(k)) - Eigen::Vector3d(J_a.col(k).head<3>()) + c.cross(w));
+    J.col(k) = R_aw * (Eigen::Vector3d(J_c.col(k)) - Eigen::Vector3d(J_a.col(k).head<3>()) + c.cross(w));
   }
 }
 

@@ -10,14 +10,17 @@
 
 namespace reljac {
 
-// Pinocchio's jacobianCenterOfMass on the kinematics pass already in `data` (joint placements):
-// data.com[0] and data.Jcom (3 x nv) in the world.
-void compute_center_of_mass(const PinModel& model, PinData& data);
+// The whole robot's centre of mass c (3) and its Jacobian J_c (3 x nv) in the world, on the
+// kinematics pass already in `data` (joint placements): Pinocchio's jacobianCenterOfMass for the
+// moving bodies, with the bodies fixed to the world (the inertia of joint 0) added back
+// (Kinematics._com_world).
+void compute_center_of_mass(const PinModel& model, PinData& data, Eigen::Vector3d& c, Matrix& J_c);
 
-// p_ac (3) and J_ac (3 x nv): the centre of mass measured and expressed in frame a, from
-// data.com[0], data.Jcom, T_wa = data.oMf[frame] and J_a (6 x nv), a's WORLD Jacobian (zero for
-// the world): J_ac = R_wa^T (J_c - J^v_a + [c]x J^w_a) (Kinematics.center_of_mass_jacobian).
-void center_of_mass_in(const PinData& data, int frame, const Matrix& J_a, Eigen::Vector3d& p, Matrix& J);
+// p_ac (3) and J_ac (3 x nv): the centre of mass c, J_c measured and expressed in frame a, with
+// T_wa = data.oMf[frame] and J_a (6 x nv), a's WORLD Jacobian (zero for the world):
+// J_ac = R_wa^T (J_c - J^v_a + [c]x J^w_a) (Kinematics.center_of_mass_jacobian).
+void center_of_mass_in(const PinData& data, const Eigen::Vector3d& c, const Matrix& J_c, int frame, const Matrix& J_a,
+                       Eigen::Vector3d& p, Matrix& J);
 
 // The support region's rows C v <= d of one step (SupportRegion.constraint).
 class SupportLimit {

@@ -38,7 +38,7 @@ void Step::Impl::kinematics(const Vector& q, bool all_frames) {
   frame_jacobians[0].setZero(6, model.nv);
   if (!all_frames)
     for (int f : placed) pinocchio::updateFramePlacement(model, data, f);
-  if (needs_com) compute_center_of_mass(model, data);
+  if (needs_com) compute_center_of_mass(model, data, com_world, com_J_world);
 }
 
 Step::Step(PyObject* model, PyObject* data)

@@ -92,8 +92,8 @@ struct Step::Impl {
   std::vector<LevelReport> reports;
   Workspace workspace;                     // the solver's buffers, kept across steps
   Vector v, e, f, q_last;
-  Matrix D, moved, com_J;
-  Eigen::Vector3d com_p;
+  Matrix D, moved, com_J, com_J_world;  // com_J: (3 x nv) in a task's or region's frame
+  Eigen::Vector3d com_p, com_world;       // the centre of mass in that frame, and in the world
 
   Impl(PinModel& m, PinData& d);
   void use_frame(int frame);

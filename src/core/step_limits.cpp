@@ -63,7 +63,7 @@ void Step::Impl::constraints(const Vector& q, const std::vector<ExternalRows>& e
       case LimitType::kSupport: {
         has_box = false;
         const int frame = limit.support->description().frame;
-        center_of_mass_in(data, frame, jacobian(frame), com_p, com_J);
+        center_of_mass_in(data, com_world, com_J_world, frame, jacobian(frame), com_p, com_J);
         limit.support->compute(data, com_p, com_J, dt);
         total += static_cast<int>(limit.support->d().size());
         break;

@@ -117,7 +117,7 @@ void Step::Impl::task_rows(const Task& t, const Vector& q, Rows& out) {
     }
     ff = Vector::Zero(nv);
   } else if (t.kind == TaskKind::kCoM) {  // CoMTask.compute
-    center_of_mass_in(data, t.com.frame, jacobian(t.com.frame), com_p, com_J);
+    center_of_mass_in(data, com_world, com_J_world, t.com.frame, jacobian(t.com.frame), com_p, com_J);
     e.resize(t.size);
     J.resize(t.size, nv);
     for (int i = 0; i < t.size; ++i) {
