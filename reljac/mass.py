@@ -1,12 +1,13 @@
-"""The whole robot's mass and centre of mass, bodies welded to the world included.
+"""The whole robot's mass and centre of mass, bodies fixed to the world included.
 
 Pinocchio's ``computeTotalMass``, ``centerOfMass`` and ``jacobianCenterOfMass`` sum over joints
-1..njoints-1: the inertia of joint 0, the world, is left out. A model built from a URDF has none
-there, but locking a floating base (``robot.locked(["root_joint", "leg_*"])``) welds the base and
-every body locked with it to the world, and ``pin.buildReducedModel`` puts their inertia in
-``model.inertias[0]`` (48.7 kg of Talos' 90.3 kg with its legs and root locked), which Pinocchio's
-centre of mass then ignores. These functions add it back. With m and c_m the moving bodies' mass
-and centre of mass (Pinocchio's), m0 and c0 the welded bodies' (c0 fixed in the world), M = m + m0:
+1..njoints-1: the inertia of joint 0, the world, is left out. Pinocchio puts there every body
+fixed to the world: the root link of a fixed-base URDF (TIAGo's 42.6 kg mobile base, dual_arm's
+35 kg torso) and, when a floating base is locked (``robot.locked(["root_joint", "leg_*"])``),
+the base and every body locked with it (48.7 kg of Talos' 90.3 kg with its legs and root
+locked). A floating-base robot has none there. For balance these bodies count, so these
+functions add them back. With m and c_m the moving bodies' mass and centre of mass
+(Pinocchio's), m0 and c0 the fixed bodies' (c0 fixed in the world), M = m + m0:
 
     c = (m c_m + m0 c0) / M                       J_c = (m / M) J_cm              (world)
     p_ac = R_wa^T (c - p_wa)                      J_ac = (m / M) J_acm + (m0 / M) J_ac0
@@ -28,14 +29,14 @@ WORLD = "universe"
 
 
 def mass_split(model: pin.Model) -> tuple[float, float, np.ndarray]:
-    """(m, m0, c0): the moving bodies' mass [kg], the welded bodies' mass [kg] and their centre of
-    mass c0 (3,) [m] in the world."""
+    """(m, m0, c0): the moving bodies' mass [kg] (Pinocchio's total mass), the mass [kg] of the
+    bodies fixed to the world and their centre of mass c0 (3,) [m] in the world."""
     welded = model.inertias[0]
     return float(pin.computeTotalMass(model)), float(welded.mass), np.array(welded.lever)
 
 
 def total_mass(model: pin.Model) -> float:
-    """The robot's mass [kg], the bodies welded to the world included."""
+    """The robot's mass [kg], the bodies fixed to the world included."""
     m, m0, _ = mass_split(model)
     return m + m0
 
