@@ -142,20 +142,35 @@ class BalanceCheck:
         self.points = [c.points for c in support.contacts]
         self.margin = support.margin
         self.k = sum(len(p) for p in self.points)
-        self.mass = mass_split(self.model)  # bodies welded to the world count (reljac.mass)
+        self.mass = mass_split(self.model)  # bodies fixed to the world count (reljac.mass)
+        # contact frames below held joints only (a locked stance, a held base) do not move: placed once
+        model = self.model
+        held = {model.getJointId(name) for name in held_joints(robot)[0]}
+
+        def still(joint: int) -> bool:
+            while joint != 0 and joint in held:
+                joint = model.parents[joint]
+            return joint == 0
+
+        pin.framesForwardKinematics(model, self.data, robot.reference_configuration())
+        self.fixed = {f: self.data.oMf[fid].homogeneous.copy() for f, fid in enumerate(self.frame_ids)
+                      if still(model.frames[fid].parentJoint)}
+        self.moving = [(f, fid) for f, fid in enumerate(self.frame_ids) if f not in self.fixed]
 
     def centers_and_points(self, Q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(c (N, 3), P (N, k, 3)): the centre of mass and the contact points [m] in the world."""
-        model, data, ids = self.model, self.data, self.frame_ids
+        model, data, moving = self.model, self.data, self.moving
         m, m0, c0 = self.mass
         C = np.zeros((Q.shape[0], 3))
-        T = np.empty((Q.shape[0], len(ids), 4, 4))
+        T = np.empty((Q.shape[0], len(self.frame_ids), 4, 4))
+        for f, placement in self.fixed.items():
+            T[:, f] = placement
         for s, q in enumerate(Q):
             if m > 0:
                 C[s] = pin.centerOfMass(model, data, q, False)  # runs the forward kinematics
-            else:
+            elif moving:
                 pin.forwardKinematics(model, data, q)
-            for f, fid in enumerate(ids):
+            for f, fid in moving:
                 T[s, f] = pin.updateFramePlacement(model, data, fid).homogeneous
         P = np.concatenate([points @ np.swapaxes(T[:, f, :3, :3], 1, 2) + T[:, f, None, :3, 3]
                             for f, points in enumerate(self.points)], axis=1)
