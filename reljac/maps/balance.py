@@ -73,15 +73,15 @@ class MapSupport:
 
     @classmethod
     def from_any(cls, support: Any) -> MapSupport:
-        """A MapSupport from itself, or from a :class:`reljac.ik.balance.SupportRegion` (its contacts
-        and margin; its frame must be the world's).
+        """A MapSupport from itself, or from a :class:`reljac.ik.balance.SupportRegion` (anything with
+        `contacts`, `margin` and `frame`: its contacts and margin; its frame must be the world's).
 
         Raises:
             MapError: anything else, or a region in another frame.
         """
         if isinstance(support, MapSupport):
             return support
-        if type(support).__name__ == "SupportRegion" and hasattr(support, "contacts"):
+        if all(hasattr(support, name) for name in ("contacts", "margin", "frame")):  # a SupportRegion
             frame = support.frame
             if frame not in ("universe", 0):
                 raise MapError(f"a map's support region must be in the world's x-y plane; this SupportRegion's "
