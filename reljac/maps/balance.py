@@ -98,9 +98,13 @@ class MapSupport:
                 "margin": self.margin, "plane": PLANE, "held": list(held)}
 
 
-def held_joints(robot: Robot) -> tuple[list[str], np.ndarray, np.ndarray]:
+Held = tuple[list[str], np.ndarray, np.ndarray]
+
+
+def held_joints(robot: Robot) -> Held:
     """(names, q indices, values): the free-flyer joints a balance-aware map holds at the robot's
-    reference configuration, with their entries of q and the values there."""
+    reference configuration, with their entries of q and the values there (taken where the robot
+    has its SRDF: a map's job carries them to workers, whose copy of the robot has none)."""
     model = robot.model
     names: list[str] = []
     index: list[int] = []
@@ -135,7 +139,7 @@ class BalanceCheck:
     """Which configurations keep the centre of mass inside the support region (one per chunk:
     it owns a pin.Data, and chunks run on threads)."""
 
-    def __init__(self, robot: Robot, support: MapSupport) -> None:
+    def __init__(self, robot: Robot, support: MapSupport, held: Held | None = None) -> None:
         self.model = robot.model
         self.data = robot.new_data()
         self.frame_ids = [robot.frame_id(c.frame) for c in support.contacts]
@@ -145,14 +149,17 @@ class BalanceCheck:
         self.mass = mass_split(self.model)  # bodies fixed to the world count (reljac.mass)
         # contact frames below held joints only (a locked stance, a held base) do not move: placed once
         model = self.model
-        held = {model.getJointId(name) for name in held_joints(robot)[0]}
+        names, index, values = held if held is not None else ([], np.zeros(0, np.int64), np.zeros(0))
+        held_ids = {model.getJointId(name) for name in names}
 
         def still(joint: int) -> bool:
-            while joint != 0 and joint in held:
+            while joint != 0 and joint in held_ids:
                 joint = model.parents[joint]
             return joint == 0
 
-        pin.framesForwardKinematics(model, self.data, robot.reference_configuration())
+        q = robot.neutral()
+        q[index] = values  # the frames below held joints only depend on these entries
+        pin.framesForwardKinematics(model, self.data, q)
         self.fixed = {f: self.data.oMf[fid].homogeneous.copy() for f, fid in enumerate(self.frame_ids)
                       if still(model.frames[fid].parentJoint)}
         self.moving = [(f, fid) for f, fid in enumerate(self.frame_ids) if f not in self.fixed]
@@ -225,4 +232,4 @@ def inside_hull(c: np.ndarray, P: np.ndarray, margin: float) -> np.ndarray:
     return out
 
 
-__all__ = ["BalanceCheck", "MapSupport", "check_support", "held_joints", "inside_hull"]
+__all__ = ["BalanceCheck", "Held", "MapSupport", "check_support", "held_joints", "inside_hull"]

@@ -141,11 +141,13 @@ def capability_map(
         backend = "compiled" if supports(robot) else "python"
     elif backend == "compiled":
         export(robot)  # UnsupportedJoint / not built: say so before any work
+    held = None
     if support is not None:
         support = MapSupport.from_any(support)
         check_support(robot, support)
-    sampler = make_sampler(robot, seed, backend, support)
-    job = Job(robot, fa, fb, grid, dirs, axis_index, rows, seed, backend, support)
+        held = held_joints(robot)
+    sampler = make_sampler(robot, seed, backend, held)
+    job = Job(robot, fa, fb, grid, dirs, axis_index, rows, seed, backend, support, held)
     accumulator = Accumulator(grid)
 
     done = 0
@@ -172,8 +174,8 @@ def capability_map(
         "dims": list(grid.dims), "axis": AXES[axis_index], "rows": list(rows), "outside": accumulator.outside,
         "block": BLOCK, "backend": backend,
     }
-    if support is not None:
-        metadata["support"] = {**support.metadata(robot, held_joints(robot)[0]), "rejected": accumulator.rejected}
+    if support is not None and held is not None:
+        metadata["support"] = {**support.metadata(robot, held[0]), "rejected": accumulator.rejected}
     return CapabilityMap(
         counts=accumulator.count.reshape(shape),
         coverage=accumulator.coverage.reshape(shape),

@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import loading
 from ..robot import Robot
-from .balance import BalanceCheck, MapSupport, held_joints
+from .balance import BalanceCheck, Held, MapSupport
 from .grid import Grid
 from .sampling import Sampler
 
@@ -63,12 +63,13 @@ class Job:
     """
 
     def __init__(self, robot: Robot, frame_a: int, frame_b: int, grid: Grid, directions: np.ndarray,
-                 axis: int, rows: tuple[int, ...], seed: int, backend: str, support: MapSupport | None = None
-                 ) -> None:
+                 axis: int, rows: tuple[int, ...], seed: int, backend: str, support: MapSupport | None = None,
+                 held: Held | None = None) -> None:
         self.robot = robot
         self.frame_a, self.frame_b = frame_a, frame_b
         self.grid, self.directions, self.axis, self.rows = grid, directions, axis, rows
         self.seed, self.backend, self.support = seed, backend, support
+        self.held = held  # computed where the robot has its SRDF: a worker's copy has none
         self._sampler: Sampler | None = None
 
     def __getstate__(self) -> dict:
@@ -85,14 +86,13 @@ class Job:
     @property
     def sampler(self) -> Sampler:
         if self._sampler is None:
-            self._sampler = make_sampler(self.robot, self.seed, self.backend, self.support)
+            self._sampler = make_sampler(self.robot, self.seed, self.backend, self.held)
         return self._sampler
 
 
-def make_sampler(robot: Robot, seed: int, backend: str, support: MapSupport | None) -> Sampler:
-    """The map's sampler: with a support, its free-flyers held at the reference configuration."""
-    held = None if support is None else held_joints(robot)[1:]
-    return Sampler(robot, seed, compiled=backend == "compiled", held=held)
+def make_sampler(robot: Robot, seed: int, backend: str, held: Held | None) -> Sampler:
+    """The map's sampler, with the held joints' entries of q fixed (:func:`~reljac.maps.balance.held_joints`)."""
+    return Sampler(robot, seed, compiled=backend == "compiled", held=None if held is None else held[1:])
 
 
 def run_chunk(job: Job, start: int, stop: int) -> Partial:
@@ -119,7 +119,7 @@ MERGE_EVERY = 16  # batch results held before they are merged (memory stays boun
 
 def _run_balanced_chunk(job: Job, support: MapSupport, start: int, stop: int) -> Partial:
     """Reduce the samples of [start, stop) that keep the centre of mass inside the support region."""
-    check = BalanceCheck(job.robot, support)  # its own pin.Data: chunks run on threads
+    check = BalanceCheck(job.robot, support, job.held)  # its own pin.Data: chunks run on threads
     parts: list[Partial] = []
     for first in range(start, stop, BATCH):
         Q = job.sampler.draw(first, min(stop, first + BATCH))
