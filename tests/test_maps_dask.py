@@ -314,3 +314,22 @@ def test_chunk_ranges_cover_the_samples_in_order():
     assert not isinstance(chunks, (list, tuple)) and iter(chunks) is chunks
     assert list(chunks) == [(0, 4), (4, 8), (8, 10)]
 
+
+
+@pytest.mark.parametrize("legs", ["locked", "drawn"])
+def test_a_balance_aware_map_on_process_workers_is_the_threaded_one(process_client, legs):
+    """The support and the held base's pose (from the SRDF, which a worker's robot lacks) travel
+    with the job; each worker tests its samples' centre of mass alike."""
+    from reljac import SupportContact
+    from reljac.maps import MapSupport
+
+    talos = reljac.Robot.load("talos")
+    frames = ("universe", "arm_left_7_link")  # the hand in the world: where the held base is matters
+    if legs == "locked":
+        talos, frames = talos.locked(["root_joint", "leg_*"]), ("arm_left_7_link", "arm_right_7_link")
+    soles = MapSupport([SupportContact.rectangle(f, 0.2, 0.1) for f in ("left_sole_link", "right_sole_link")], 0.02)
+    args = dict(samples=2_000, voxel=0.1, seed=4, chunk=700, support=soles)
+    threaded = capability_map(talos, *frames, workers=2, **args)
+    on_processes = capability_map(talos, *frames, scheduler=process_client, **args)
+    assert 0 < threaded.rejected < 2_000
+    assert on_processes == threaded

@@ -127,9 +127,10 @@ def load_robot(args):
     return robot
 
 
-def configuration(robot, args):
+def configuration(robot: Any, args: argparse.Namespace, *, random: bool = True) -> Any:
     """q from --q (nq numbers), --joint NAME=VALUE pairs, --q-named NAME (the SRDF's) or --seed
-    (random); default: the robot's reference configuration (neutral unless it names one)."""
+    (random; not when `random` is False: the command's --seed is its sampling seed); default: the
+    robot's reference configuration (neutral unless it names one)."""
     if args.q_named is not None:
         return robot.configuration(args.q_named)
     if args.q is not None:
@@ -142,7 +143,7 @@ def configuration(robot, args):
                 raise ReljacError(f"--joint expects NAME=VALUE, got '{item}'")
             values[name] = value
         return robot.q_from_joint_values(values)
-    if args.seed is not None:
+    if random and args.seed is not None:
         return robot.random_configuration(args.seed)
     return robot.reference_configuration()
 
@@ -165,15 +166,52 @@ def debug_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-hold", action="store_true", help="exit right away instead of waiting for Ctrl-C")
 
 
-def configuration_arguments(parser: argparse.ArgumentParser) -> None:
+def configuration_arguments(parser: argparse.ArgumentParser, *, random: bool = True) -> None:
+    """--q, --joint, --q-named and (with `random`) --seed: one configuration (see :func:`configuration`)."""
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--q", type=coordinate, nargs="+", metavar="X",
                        help=f"configuration: nq numbers, each |X| <= {MAX_COORDINATE:g}")
     group.add_argument("--joint", action="append", metavar="NAME=VALUE",
                        help=f"joint value [rad or m], |VALUE| <= {MAX_COORDINATE:g} (repeatable)")
-    group.add_argument("--seed", type=integer(0, MAX_SEED), metavar="S",
-                       help="random configuration inside the limits, seed 0..2^63-1")
+    if random:
+        group.add_argument("--seed", type=integer(0, MAX_SEED), metavar="S",
+                           help="random configuration inside the limits, seed 0..2^63-1")
     group.add_argument("--q-named", metavar="NAME", help="a named configuration of the robot's SRDF")
+
+
+def _sole(text: str) -> tuple[float, float]:
+    """argparse type: 'LxW', a rectangle's length and width [m], both positive and finite."""
+    parts = text.lower().split("x")
+    try:
+        sizes = tuple(float(p) for p in parts)
+    except ValueError:
+        sizes = ()
+    if len(sizes) != 2 or not all(math.isfinite(x) and 0 < x <= MAX_COORDINATE for x in sizes):
+        raise argparse.ArgumentTypeError(f"expected LENGTHxWIDTH in metres, two positive numbers such as 0.2x0.1, "
+                                         f"got '{text}'")
+    return sizes[0], sizes[1]
+
+
+def _margin(text: str) -> float:
+    """argparse type: a finite distance >= 0 [m]."""
+    value = coordinate(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a distance >= 0 [m], got '{text}'")
+    return value
+
+
+def support_arguments(parser: argparse.ArgumentParser) -> None:
+    """``reljac map``'s balance options: --support FRAMES, --sole LxW, --margin M."""
+    parser.add_argument("--support", metavar="FRAMES",
+                        help="keep only samples whose centre of mass is inside the support region of these "
+                             "contact frames (comma-separated, e.g. left_sole_link,right_sole_link); a "
+                             "floating base is held at the reference configuration")
+    parser.add_argument("--sole", type=_sole, metavar="LxW",
+                        help="with --support: each contact is a LENGTHxWIDTH rectangle [m], 0 < L, W <= 1e100, "
+                             "centred on its frame's origin in its x-y plane (default: the frame's origin, a point "
+                             "contact)")
+    parser.add_argument("--margin", type=_margin, metavar="M",
+                        help="with --support: distance [m] kept from the region's edges, 0 <= M <= 1e100 (default 0)")
 
 
 def seed_argument(parser: argparse.ArgumentParser, *, metavar: str | None = "S") -> None:

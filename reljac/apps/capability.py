@@ -12,11 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from ..exceptions import ReljacError
-from ..maps import CapabilityMap, capability_map
+from ..exceptions import ReljacError, SupportError
+from ..maps import CapabilityMap, MapSupport, capability_map
 from ..maps.capability import default_workers
 from ..maps.scheduling import describe
 from ..robot import Robot
+from ..support import SupportContact
 from ..validation import PARTS
 from .recording import check_output
 from .report import json_document
@@ -54,10 +55,25 @@ def output_path(out: str | os.PathLike) -> Path:
     return path
 
 
+def map_support(frames: str, sole: tuple[float, float] | None, margin: float) -> MapSupport:
+    """`--support F1,F2 --sole LxW --margin M`: a contact per frame (a LxW rectangle centred on its
+    origin, or the origin alone), kept `margin` [m] inside.
+
+    Raises:
+        SupportError: no frame name given.
+    """
+    names = [name.strip() for name in frames.split(",")]
+    if not all(names):
+        raise SupportError(f"--support expects contact frame names separated by commas, got {frames!r}")
+    contacts = [SupportContact.rectangle(name, *sole) if sole else SupportContact(name, np.zeros((1, 3)))
+                for name in names]
+    return MapSupport(tuple(contacts), margin)
+
+
 def make_map(robot: Robot, frame_a: str, frame_b: str, *, samples: int, voxel: float, out: str, seed: int = 0,
              directions: int = 32, part: str = "position", chunk: int | None = None, workers: int | None = None,
              scheduler: str | None = None, progress: bool = True, as_json: bool = False,
-             print_: Callable[..., object] = print) -> Path:
+             support: MapSupport | None = None, print_: Callable[..., object] = print) -> Path:
     """What ``reljac map`` runs: checks `out`, computes, saves, prints a summary (text, or one
     JSON document with `as_json`, keys in :func:`map_summary`). Returns the path written."""
     path = output_path(out)
@@ -67,7 +83,7 @@ def make_map(robot: Robot, frame_a: str, frame_b: str, *, samples: int, voxel: f
     try:
         cmap = capability_map(robot, frame_a, frame_b, samples=samples, voxel=voxel, seed=seed,
                               directions=directions, part=rows, chunk=chunk, workers=workers, scheduler=scheduler,
-                              progress=callback)
+                              progress=callback, support=support)
     finally:
         close()
     elapsed = time.perf_counter() - start
@@ -84,6 +100,12 @@ def make_map(robot: Robot, frame_a: str, frame_b: str, *, samples: int, voxel: f
            f"{elapsed:.1f} s ({summary['samples_per_second']:,.0f} samples/s, {where}, {m['backend']} kinematics)")
     print_(f"grid {' x '.join(map(str, m['dims']))} voxels of {m['voxel']:g} m; {summary['reached']:,} reached"
            + (f"; {m['outside']:,} samples outside the grid" if m["outside"] else ""))
+    if cmap.support is not None:
+        s = cmap.support
+        held = f"; held at the reference: {', '.join(s['held'])}" if s["held"] else ""
+        print_(f"balance-aware: {cmap.rejected:,} of {samples:,} samples rejected "
+               f"({summary['rejected_fraction']:.1%}): centre of mass outside the support region of "
+               f"{', '.join(c['frame'] for c in s['contacts'])} (margin {s['margin']:g} m{held})")
     if summary["reached"]:
         coverage, best = summary["coverage_index"], summary["best_manipulability"]
         print_(f"coverage index (of {len(cmap.directions)} directions): max {coverage['max']:.2f}, "
@@ -98,7 +120,8 @@ def map_summary(cmap: CapabilityMap, path: Path, seconds: float, where: str, par
     ``seed``, ``seconds``, ``samples_per_second``, ``scheduler``, ``backend``, ``part``, ``rows``,
     ``directions``, ``voxel`` [m], ``origin`` [m], ``dims``, ``voxels``, ``reached``, ``outside``,
     ``coverage_index`` and ``best_manipulability`` (``max`` and ``median`` over the reached voxels,
-    null when none is), ``path``."""
+    null when none is), ``path``; ``support`` (null, or the contacts' frames and points [m], ``margin``,
+    ``plane``, ``held`` joints and ``rejected`` samples) and ``rejected_fraction`` (0 for a plain map)."""
     m = cmap.metadata
     reached = cmap.reached
 
@@ -116,4 +139,5 @@ def map_summary(cmap: CapabilityMap, path: Path, seconds: float, where: str, par
         "coverage_index": stats(cmap.coverage_index()[reached]),
         "best_manipulability": stats(cmap.best_manipulability[reached]),
         "path": str(path),
+        "support": m.get("support"), "rejected_fraction": cmap.rejected / m["samples"],
     }

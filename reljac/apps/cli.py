@@ -7,7 +7,7 @@
     reljac view ROBOT [--frames ...]       show a robot in the browser
     reljac debug ROBOT [FILE]              debug a task hierarchy live in the browser
     reljac demo {dual-arm,hand}            the IK demos
-    reljac analyze ROBOT A B               relative manipulability over the workspace
+    reljac analyze ROBOT A B [--com]       relative manipulability over the workspace; centre of mass
     reljac map ROBOT A B --samples N ...   capability map of b in a (threads or Dask), saved as .npz
     reljac robots                          the robot names ROBOT accepts
 
@@ -73,6 +73,7 @@ from .arguments import (  # noqa: E402
     progress_argument,
     robot_arguments,
     seed_argument,
+    support_arguments,
 )
 
 
@@ -120,10 +121,17 @@ def build_parser() -> argparse.ArgumentParser:
     progress_argument(p)
     p.set_defaults(func=commands.cmd_check)
 
-    p = sub.add_parser("analyze", help="relative manipulability of b in a over random configurations")
+    p = sub.add_parser("analyze", help="relative manipulability of b in a over random configurations; "
+                       "--com: the centre of mass and its Jacobian at a configuration")
     robot_arguments(p)
-    p.add_argument("frame_a")
-    p.add_argument("frame_b")
+    p.add_argument("frame_a", nargs="?", help="frame a of the relative task (optional with --com)")
+    p.add_argument("frame_b", nargs="?", help="frame b")
+    p.add_argument("--com", action="store_true",
+                   help="also report the centre of mass and its Jacobian at the configuration given by --q, "
+                        "--joint or --q-named (default: the reference configuration)")
+    p.add_argument("--com-frame", metavar="F",
+                   help="measure and express the centre of mass in frame F (default: the world); implies --com")
+    configuration_arguments(p, random=False)
     p.add_argument("--samples", type=integer(1, ANALYZE_SAMPLES), default=1000, metavar="N",
                    help=f"random configurations, 1..{ANALYZE_SAMPLES} (default 1000)")
     seed_argument(p)
@@ -147,6 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=integer(1, 4096), help="local threads or processes, 1..4096 (default: all cores)")
     p.add_argument("--scheduler", metavar="URL", help="'local' (Dask LocalCluster) or a Dask address tcp://HOST:8786")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    support_arguments(p)
     json_argument(p)
     p.set_defaults(func=commands.cmd_map)
 

@@ -113,21 +113,44 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from ..workspace import format_workspace_summary, workspace_summary
     from .report import hook, json_document
 
+    com = args.com or args.com_frame is not None
+    if args.frame_b is None and (args.frame_a is not None or not com):
+        raise UsageError("reljac analyze: error: give frames A and B (the relative task), or --com for the centre "
+                         "of mass alone (see 'reljac analyze --help')")
+    if not com and (args.q is not None or args.joint or args.q_named is not None):
+        raise UsageError("reljac analyze: error: --q, --joint and --q-named choose the configuration of --com; "
+                         "the manipulability is over random configurations (see 'reljac analyze --help')")
     robot = load_robot(args)
-    with _bar(args, args.samples, "analyze", "sample") as bar:
-        summary = workspace_summary(robot, args.frame_a, args.frame_b, args.samples, args.seed, part=args.part,
-                                    progress=hook(bar))
-    print(json_document(summary.to_dict()) if args.json else format_workspace_summary(summary))
+    document: dict = {}
+    text = []
+    if com:
+        from .com_report import com_dict, format_com
+
+        frame = "universe" if args.com_frame is None else robot.model.frames[robot.frame_id(args.com_frame)].name
+        document["com"] = com_dict(robot, configuration(robot, args, random=False), frame)
+        text.append(format_com(document["com"]))
+    if args.frame_a is not None:
+        with _bar(args, args.samples, "analyze", "sample") as bar:
+            summary = workspace_summary(robot, args.frame_a, args.frame_b, args.samples, args.seed, part=args.part,
+                                        progress=hook(bar))
+        document = {**summary.to_dict(), **document}
+        text.insert(0, format_workspace_summary(summary))
+    print(json_document({"robot": robot.name, **document}) if args.json else "\n\n".join(text))
     return 0
 
 
 # ------------------------------------------------------------------ map
 def cmd_map(args: argparse.Namespace) -> int:
-    from .capability import make_map
+    from .capability import make_map, map_support
 
-    make_map(load_robot(args), args.frame_a, args.frame_b, samples=args.samples, voxel=args.voxel, out=args.out,
+    if args.support is None and (args.sole is not None or args.margin is not None):
+        raise UsageError("reljac map: error: --sole and --margin describe the contacts of --support: give --support "
+                         "FRAMES too (see 'reljac map --help')")
+    robot = load_robot(args)
+    support = None if args.support is None else map_support(args.support, args.sole, args.margin or 0.0)
+    make_map(robot, args.frame_a, args.frame_b, samples=args.samples, voxel=args.voxel, out=args.out,
              seed=args.seed, directions=args.directions, part=args.part, chunk=args.chunk, workers=args.workers,
-             scheduler=args.scheduler, progress=not args.no_progress, as_json=args.json)
+             scheduler=args.scheduler, progress=not args.no_progress, as_json=args.json, support=support)
     return 0
 
 

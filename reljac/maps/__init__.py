@@ -6,16 +6,19 @@ configuration that gets it there, from millions of samples on threads or a Dask 
 :class:`CapabilityMap`, :func:`load_map`   the result: counts, coverage, best manipulability, best q (.npz)
 :func:`seed_for`                           a map's best_q near a target T_ab, to seed ``reljac.ik.solve``
 :func:`relative_kinematics`                T_ab (N, 4, 4) and J_ab (N, 6, nv) for N configurations at once
+:class:`MapSupport`                        contacts and margin: keep samples whose centre of mass is inside
 ========================================= ==================================================================
 
 Modules: ``compiled`` (a pin.Model exported to the C++ batched kinematics; the Pinocchio-layer loop
 it is tested against), ``sampling`` (reproducible per-sample configurations), ``grid`` (voxels,
 directions, rated rows), ``kernel`` (one chunk's reduction and the order-independent merge),
 ``scheduling`` (threads or Dask), ``dask_client`` (a bounded connection to Dask), ``capability``
-(the driver), ``result`` (the map and its file), ``mapfile`` (reading a file that may be
+(the driver), ``balance`` (rejecting samples whose centre of mass leaves a support region),
+``result`` (the map and its file), ``mapfile`` (reading a file that may be
 corrupted or hostile), ``seeding`` (IK seeds).
 """
 
+from .balance import MapSupport
 from .capability import MAX_SAMPLES, capability_map
 from .compiled import compiled_available, relative_kinematics
 from .grid import MAX_DIRECTIONS, MAX_VOXELS
@@ -28,6 +31,7 @@ __all__ = [
     "MAX_SAMPLES",
     "MAX_VOXELS",
     "CapabilityMap",
+    "MapSupport",
     "capability_map",
     "compiled_available",
     "load_map",

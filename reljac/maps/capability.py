@@ -6,7 +6,8 @@ For ``samples`` random configurations (:mod:`reljac.maps.sampling`), T_ab and J_
 the best relative manipulability and the configuration that achieved it
 (:mod:`reljac.maps.kernel`). Chunks run on threads, a Dask LocalCluster or an existing Dask
 cluster (:mod:`reljac.maps.scheduling`); the map is identical for any chunk size, worker count
-and scheduler.
+and scheduler. With ``support``, samples whose centre of mass leaves the support region are
+rejected first (:mod:`reljac.maps.balance`).
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ from numpy.typing import ArrayLike
 from .. import __version__
 from ..exceptions import MapError
 from ..robot import FrameRef, Robot
+from .balance import MapSupport, check_support, held_joints
 from .compiled import export, supports
 from .grid import AXES, as_axis, as_directions, as_rows, make_grid
-from .kernel import Accumulator, Job
+from .kernel import Accumulator, Job, make_sampler
 from .result import FORMAT, FORMAT_VERSION, CapabilityMap
-from .sampling import BLOCK, Sampler
+from .sampling import BLOCK
 from .scheduling import check_scheduler, run
 
 MAX_SAMPLES = 10**12   # sample indices, counts and seeds stay exact far below 2**53
@@ -80,6 +82,7 @@ def capability_map(
     backend: str | None = None,
     connect_timeout: float = 10.0,
     progress: Callable[[int, int], None] | None = None,
+    support: MapSupport | Any = None,
 ) -> CapabilityMap:
     """The relative capability map of frame b in frame a.
 
@@ -105,11 +108,19 @@ def capability_map(
             supported, else python).
         connect_timeout: [s] how long to wait for a Dask scheduler address to answer.
         progress: called as progress(samples_done, samples) after every chunk.
+        support: a :class:`~reljac.maps.balance.MapSupport` (contacts, margin) or a
+            :class:`reljac.ik.SupportRegion` in the world: a sample is kept only when its centre
+            of mass, on the world's x-y plane, is inside the contacts' hull shrunk by the margin;
+            free-flyers are then held at the reference configuration (see
+            :mod:`reljac.maps.balance`). The metadata's ``support`` entry records it and the
+            ``rejected`` count.
 
     Raises:
         FrameNotFound: unknown frame. MapError: bad samples, voxel, seed, chunk, workers,
-        directions, axis, part or scheduler. SchedulerError: Dask missing or the address does not
-        answer. UnsupportedJoint: backend="compiled" on a joint it does not model.
+        directions, axis, part, scheduler or support. SchedulerError: Dask missing or the address
+        does not answer. UnsupportedJoint: backend="compiled" on a joint it does not model.
+        SupportError: a robot without mass, or contacts whose region (shrunk by the margin) is
+        empty at the reference configuration.
     """
     if not isinstance(robot, Robot):
         robot = Robot.load(robot)
@@ -130,8 +141,13 @@ def capability_map(
         backend = "compiled" if supports(robot) else "python"
     elif backend == "compiled":
         export(robot)  # UnsupportedJoint / not built: say so before any work
-    sampler = Sampler(robot, seed, compiled=backend == "compiled")
-    job = Job(robot, fa, fb, grid, dirs, axis_index, rows, seed, backend)
+    held = None
+    if support is not None:
+        support = MapSupport.from_any(support)
+        check_support(robot, support)
+        held = held_joints(robot)
+    sampler = make_sampler(robot, seed, backend, held)
+    job = Job(robot, fa, fb, grid, dirs, axis_index, rows, seed, backend, support, held)
     accumulator = Accumulator(grid)
 
     done = 0
@@ -158,6 +174,8 @@ def capability_map(
         "dims": list(grid.dims), "axis": AXES[axis_index], "rows": list(rows), "outside": accumulator.outside,
         "block": BLOCK, "backend": backend,
     }
+    if support is not None and held is not None:
+        metadata["support"] = {**support.metadata(robot, held[0]), "rejected": accumulator.rejected}
     return CapabilityMap(
         counts=accumulator.count.reshape(shape),
         coverage=accumulator.coverage.reshape(shape),

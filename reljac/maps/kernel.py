@@ -9,6 +9,10 @@ direction d there), ``best`` (largest manipulability of the chosen rows of J_ab)
 Counts add, coverage ORs and best keeps the largest (smallest index on ties) in any order, so
 a map does not depend on chunk sizes, worker counts or the order chunks finish in.
 
+With a support region (:mod:`reljac.maps.balance`), each batch's configurations are tested in
+Python first and only the kept ones are reduced, under their global indices; ``rejected`` counts
+the others.
+
 The compiled reduction (``CapabilityReduction`` in ``src/core/kinematics.cpp``) does the whole
 chunk without the GIL; :func:`python_reduce` is its specification, a loop over the Pinocchio
 layer plus numpy, used for robots the compiled kinematics does not model.
@@ -22,6 +26,7 @@ import numpy as np
 
 from .. import loading
 from ..robot import Robot
+from .balance import BalanceCheck, Held, MapSupport
 from .grid import Grid
 from .sampling import Sampler
 
@@ -38,7 +43,8 @@ class Partial:
     best: np.ndarray        # (k,) float64
     best_index: np.ndarray  # (k,) int64
     outside: int            # samples outside the grid
-    samples: int            # samples reduced
+    samples: int            # samples reduced (the rejected ones included)
+    rejected: int = 0       # samples whose centre of mass left the support region
 
     @property
     def nbytes(self) -> int:
@@ -57,11 +63,13 @@ class Job:
     """
 
     def __init__(self, robot: Robot, frame_a: int, frame_b: int, grid: Grid, directions: np.ndarray,
-                 axis: int, rows: tuple[int, ...], seed: int, backend: str) -> None:
+                 axis: int, rows: tuple[int, ...], seed: int, backend: str, support: MapSupport | None = None,
+                 held: Held | None = None) -> None:
         self.robot = robot
         self.frame_a, self.frame_b = frame_a, frame_b
         self.grid, self.directions, self.axis, self.rows = grid, directions, axis, rows
-        self.seed, self.backend = seed, backend
+        self.seed, self.backend, self.support = seed, backend, support
+        self.held = held  # computed where the robot has its SRDF: a worker's copy has none
         self._sampler: Sampler | None = None
 
     def __getstate__(self) -> dict:
@@ -78,12 +86,19 @@ class Job:
     @property
     def sampler(self) -> Sampler:
         if self._sampler is None:
-            self._sampler = Sampler(self.robot, self.seed, compiled=self.backend == "compiled")
+            self._sampler = make_sampler(self.robot, self.seed, self.backend, self.held)
         return self._sampler
+
+
+def make_sampler(robot: Robot, seed: int, backend: str, held: Held | None) -> Sampler:
+    """The map's sampler, with the held joints' entries of q fixed (:func:`~reljac.maps.balance.held_joints`)."""
+    return Sampler(robot, seed, compiled=backend == "compiled", held=None if held is None else held[1:])
 
 
 def run_chunk(job: Job, start: int, stop: int) -> Partial:
     """Reduce samples [start, stop) of the job's map."""
+    if job.support is not None:
+        return _run_balanced_chunk(job, job.support, start, stop)
     if job.backend == "compiled":
         from .compiled import _core, export
 
@@ -99,6 +114,41 @@ def run_chunk(job: Job, start: int, stop: int) -> Partial:
     return merge_partials_numpy(parts) if parts else python_reduce(job, np.zeros((0, job.robot.nq)), start)
 
 
+MERGE_EVERY = 16  # batch results held before they are merged (memory stays bounded for any chunk)
+
+
+def _run_balanced_chunk(job: Job, support: MapSupport, start: int, stop: int) -> Partial:
+    """Reduce the samples of [start, stop) that keep the centre of mass inside the support region."""
+    check = BalanceCheck(job.robot, support, job.held)  # its own pin.Data: chunks run on threads
+    parts: list[Partial] = []
+    for first in range(start, stop, BATCH):
+        Q = job.sampler.draw(first, min(stop, first + BATCH))
+        keep = check.keep(Q)
+        indices = first + np.flatnonzero(keep).astype(np.int64)
+        if job.backend == "compiled":
+            part = _compiled_reduce(job, np.ascontiguousarray(Q[keep]), indices)
+        else:
+            part = python_reduce(job, Q[keep], first, indices=indices)
+        part.samples, part.rejected = Q.shape[0], Q.shape[0] - indices.size
+        parts.append(part)
+        if len(parts) >= MERGE_EVERY:
+            parts = [merge_partials(parts)]
+    return merge_partials(parts) if parts else python_reduce(job, np.zeros((0, job.robot.nq)), start)
+
+
+def _compiled_reduce(job: Job, Q: np.ndarray, indices: np.ndarray) -> Partial:
+    """The compiled reduction of configurations Q (n, nq) whose global sample indices are `indices` (n,)."""
+    from .compiled import _core, export
+
+    reduction = _core.CapabilityReduction(
+        export(job.robot), job.frame_a, job.frame_b, np.asarray(job.grid.origin), job.grid.voxel,
+        np.asarray(job.grid.dims, np.int64), job.directions, job.axis, list(job.rows))
+    if Q.shape[0]:
+        reduction.add(Q, 0)  # indices 0..n-1 into `indices`: increasing, so ties resolve alike
+    voxel, count, coverage, best, best_index, outside = reduction.result()
+    return Partial(voxel, count, coverage, best, indices[best_index], outside, samples=Q.shape[0])
+
+
 def manipulability_of_rows(J: np.ndarray, rows: tuple[int, ...]) -> np.ndarray:
     """sqrt(det(J_r J_r^T)) for the rows r of each J (N, 6, nv), clamped at 0; 0 when len(r) > nv."""
     Jr = J[:, list(rows), :]
@@ -108,8 +158,9 @@ def manipulability_of_rows(J: np.ndarray, rows: tuple[int, ...]) -> np.ndarray:
     return np.sqrt(np.clip(det, 0.0, None))
 
 
-def python_reduce(job: Job, Q: np.ndarray, first_index: int) -> Partial:
-    """The specification of the compiled reduction: Pinocchio placements and Jacobians, then numpy."""
+def python_reduce(job: Job, Q: np.ndarray, first_index: int, *, indices: np.ndarray | None = None) -> Partial:
+    """The specification of the compiled reduction: Pinocchio placements and Jacobians, then numpy.
+    Row s of Q is sample first_index + s, or indices[s] when `indices` (n,) is given."""
     from .compiled import python_relative_kinematics
 
     T, J = python_relative_kinematics(job.robot, Q, job.frame_a, job.frame_b)
@@ -121,13 +172,13 @@ def python_reduce(job: Job, Q: np.ndarray, first_index: int) -> Partial:
     approach = T[inside, :3, job.axis]
     bits = np.left_shift(np.uint64(1), np.argmax(approach @ job.directions.T, axis=1).astype(np.uint64))
     m = manipulability_of_rows(J[inside], job.rows)
-    index = first_index + np.flatnonzero(inside).astype(np.int64)
+    index = (first_index + np.flatnonzero(inside).astype(np.int64)) if indices is None else indices[inside]
     return _group(flat.astype(np.int64), np.ones(flat.size, np.int64), bits, m, index,
                   outside=int((~inside).sum()), samples=Q.shape[0])
 
 
 def _group(voxel: np.ndarray, count: np.ndarray, coverage: np.ndarray, best: np.ndarray, best_index: np.ndarray, *,
-           outside: int, samples: int) -> Partial:
+           outside: int, samples: int, rejected: int = 0) -> Partial:
     """One entry per voxel: counts summed, coverage ORed, best by (largest best, smallest index)."""
     order = np.lexsort((best_index, -best, voxel))  # per voxel: best first
     voxel, count, coverage = voxel[order], count[order], coverage[order]
@@ -135,7 +186,7 @@ def _group(voxel: np.ndarray, count: np.ndarray, coverage: np.ndarray, best: np.
     first = np.flatnonzero(np.r_[True, voxel[1:] != voxel[:-1]]) if voxel.size else np.zeros(0, np.int64)
     return Partial(voxel[first], np.add.reduceat(count, first) if voxel.size else count[:0],
                    np.bitwise_or.reduceat(coverage, first) if voxel.size else coverage[:0],
-                   best[first], best_index[first], outside, samples)
+                   best[first], best_index[first], outside, samples, rejected)
 
 
 def merge_partials(parts: list[Partial]) -> Partial:
@@ -148,14 +199,15 @@ def merge_partials(parts: list[Partial]) -> Partial:
     fields = [[getattr(p, name) for p in parts] for name in ("voxel", "count", "coverage", "best", "best_index")]
     voxel, count, coverage, best, best_index, _ = _core.merge_partials(*fields)
     return Partial(voxel, count, coverage, best, best_index, outside=sum(p.outside for p in parts),
-                   samples=sum(p.samples for p in parts))
+                   samples=sum(p.samples for p in parts), rejected=sum(p.rejected for p in parts))
 
 
 def merge_partials_numpy(parts: list[Partial]) -> Partial:
     """The specification of :func:`merge_partials`: sort by voxel, then reduce each run."""
     cat = [np.concatenate([getattr(p, name) for p in parts])
            for name in ("voxel", "count", "coverage", "best", "best_index")]
-    return _group(*cat, outside=sum(p.outside for p in parts), samples=sum(p.samples for p in parts))
+    return _group(*cat, outside=sum(p.outside for p in parts), samples=sum(p.samples for p in parts),
+                  rejected=sum(p.rejected for p in parts))
 
 
 class Accumulator:
@@ -168,6 +220,7 @@ class Accumulator:
         self.best_index = np.full(grid.size, -1, np.int64)
         self.outside = 0
         self.samples = 0
+        self.rejected = 0
 
     def add(self, part: Partial) -> None:
         """Merge a partial result: in the compiled core when built (without the GIL), else
@@ -180,6 +233,7 @@ class Accumulator:
                          part.coverage, part.best, part.best_index)
         self.outside += part.outside
         self.samples += part.samples
+        self.rejected += part.rejected
 
     def add_numpy(self, part: Partial) -> None:
         """Merge a partial result (its voxels are unique, so fancy indexing is exact)."""
@@ -192,4 +246,5 @@ class Accumulator:
         self.best_index[v[better]] = part.best_index[better]
         self.outside += part.outside
         self.samples += part.samples
+        self.rejected += part.rejected
 

@@ -181,4 +181,27 @@ def _check_fields(m: dict, name: str) -> None:
         if field_name not in m or not ok(m[field_name]):
             raise MapError(f"{name}: its metadata field {field_name!r} is {short(m.get(field_name, 'missing'))}, "
                            f"expected {valid.get(field_name, 'text')}")
+    if "support" in m and not _support_ok(m["support"], m["samples"]):
+        raise MapError(f"{name}: its metadata field 'support' is {short(m['support'])}, expected null or "
+                       "{contacts: [{frame, points: [[x, y, z], ...]}, ...], margin >= 0, plane, held: [names], "
+                       "rejected: 0..samples}")
+
+
+def _support_ok(s: Any, samples: int) -> bool:
+    """A balance-aware map's support entry (:mod:`reljac.maps.balance`), or null."""
+    if s is None:
+        return True
+
+    def finite(x: Any) -> bool:
+        return is_real_number(x) and math.isfinite(x)
+
+    def contact_ok(c: Any) -> bool:
+        return isinstance(c, dict) and isinstance(c.get("frame"), str) and isinstance(c.get("points"), list) \
+            and 1 <= len(c["points"]) <= 10_000 \
+            and all(isinstance(p, list) and len(p) == 3 and all(finite(x) for x in p) for p in c["points"])
+
+    return isinstance(s, dict) and isinstance(s.get("contacts"), list) and 1 <= len(s["contacts"]) <= 1_000 \
+        and all(contact_ok(c) for c in s["contacts"]) and finite(s.get("margin")) and s["margin"] >= 0 \
+        and isinstance(s.get("plane"), str) and isinstance(s.get("held"), list) \
+        and all(isinstance(h, str) for h in s["held"]) and _is_int(s.get("rejected"), 0, samples)
 

@@ -2,7 +2,9 @@
 
 File layout (``numpy.savez_compressed``): the arrays below, plus ``metadata``, a JSON string
 (format, format_version, reljac version, robot, nq, nv, frame_a, frame_b, samples, seed, voxel,
-origin, dims, axis, rows, outside, block, backend). :func:`reljac.maps.load_map`
+origin, dims, axis, rows, outside, block, backend; and ``support`` for a balance-aware map:
+contacts (frame, points [m]), margin [m], plane, held joints, rejected count).
+:func:`reljac.maps.load_map`
 (:mod:`reljac.maps.mapfile`) reads it back, checking sizes before inflating anything.
 """
 
@@ -84,6 +86,20 @@ class CapabilityMap:
             raise MapError(f"voxel {flat_index} was not reached")
         return self.best_q[row].copy()
 
+    # ------------------------------------------------------------------ balance
+    @property
+    def support(self) -> dict | None:
+        """The support region a balance-aware map kept its samples' centre of mass in (contacts
+        with their frame and points [m], margin [m], plane, held joints, rejected count); None for
+        a plain map."""
+        return self.metadata.get("support")
+
+    @property
+    def rejected(self) -> int:
+        """Samples rejected because their centre of mass left the support region (0 for a plain map)."""
+        support = self.support
+        return 0 if support is None else int(support["rejected"])
+
     # ------------------------------------------------------------------ comparison
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CapabilityMap):
@@ -99,7 +115,8 @@ class CapabilityMap:
         m = self.metadata
         return (f"CapabilityMap(robot={m.get('robot')!r}, {m.get('frame_a')!r} -> {m.get('frame_b')!r}, "
                 f"samples={m.get('samples')}, voxel={m.get('voxel')}, dims={tuple(m.get('dims', ()))}, "
-                f"reached={int(self.reached.sum())})")
+                f"reached={int(self.reached.sum())}"
+                + (f", balance-aware: {self.rejected} rejected" if self.support is not None else "") + ")")
 
     # ------------------------------------------------------------------ files
     def save(self, path: str | os.PathLike) -> Path:

@@ -33,12 +33,17 @@ LINEAR, ANGLE, QUATERNION = range(3)
 class Sampler:
     """Draws configurations (N, nq) for samples [start, stop) of seed `seed`.
 
+    `held` (q indices, values): entries of q set to fixed values after drawing (a balance-aware
+    map's free-flyer, :mod:`reljac.maps.balance`); every other entry is as without it.
+
     Raises:
         UnsupportedJoint: a joint type this sampler does not draw (names the joint).
     """
 
-    def __init__(self, robot: Robot, seed: int, *, compiled: bool = True) -> None:
+    def __init__(self, robot: Robot, seed: int, *, compiled: bool = True,
+                 held: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         self.nq = robot.nq
+        self._held = held if held is not None and len(held[0]) else None
         self.seed = int(seed)
         self._plan: list[tuple[int, int, int, float, float]] = []  # (kind, q index, u index, lo, hi)
         model = robot.model
@@ -117,9 +122,13 @@ class Sampler:
         """
         U = self.uniforms(start, stop)
         if self._core is None:
-            return self.from_uniforms(U)
-        return self._core.configurations_from_uniforms(self._kinds, self._q_idx, self._u_idx, self._lo, self._hi,
-                                                       self._neutral, U)
+            Q = self.from_uniforms(U)
+        else:
+            Q = self._core.configurations_from_uniforms(self._kinds, self._q_idx, self._u_idx, self._lo, self._hi,
+                                                        self._neutral, U)
+        if self._held is not None:
+            Q[:, self._held[0]] = self._held[1]
+        return Q
 
     def from_uniforms(self, U: np.ndarray) -> np.ndarray:
         """Configurations (n, nq) from the uniforms (n, n_uniforms) of n samples, in numpy."""

@@ -1,0 +1,73 @@
+"""reljac.mass: the whole robot's centre of mass with the bodies a locked floating base welds to the
+world, against Pinocchio's centerOfMass and jacobianCenterOfMass on the full model at the same
+posture, and finite differences in a frame."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import reljac
+from reljac.mass import center_of_mass, center_of_mass_jacobian, mass_split, total_mass
+
+
+@pytest.fixture(scope="module")
+def talos():
+    full = reljac.Robot.load("talos")
+    return full, full.locked(["root_joint", "leg_*"])
+
+
+def full_configuration(full: reljac.Robot, reduced: reljac.Robot, q: np.ndarray) -> np.ndarray:
+    """The full robot's q: its reference configuration, with the reduced robot's joints set from q."""
+    q_full = full.reference_configuration()
+    for name, value in reduced.joint_values(q).items():
+        joint = full.model.joints[full.model.getJointId(name)]
+        q_full[joint.idx_q:joint.idx_q + joint.nq] = value
+    return q_full
+
+
+def test_locked_bodies_keep_their_mass_in_the_centre_of_mass(talos, rng):
+    full, upper = talos
+    moving, welded, _ = mass_split(upper.model)
+    assert welded > 40 and moving < 50  # Pinocchio alone would see only the moving part
+    assert total_mass(upper.model) == pytest.approx(pin.computeTotalMass(full.model), rel=1e-12)
+    for _ in range(3):
+        q = upper.random_configuration(rng)
+        q_full = full_configuration(full, upper, q)
+        data = full.model.createData()
+        c = pin.centerOfMass(full.model, data, q_full)
+        J = pin.jacobianCenterOfMass(full.model, data, q_full)
+        kin = reljac.Kinematics(upper, q)
+        np.testing.assert_allclose(center_of_mass(kin), c, atol=1e-12)
+        columns = [full.model.joints[full.model.getJointId(name)].idx_v for name in upper.joint_names]
+        np.testing.assert_allclose(center_of_mass_jacobian(kin), J[:, columns], atol=1e-12)
+
+
+def test_without_welded_bodies_it_is_pinocchios(talos, rng):
+    full, _ = talos
+    q = full.random_configuration(rng)
+    kin = reljac.Kinematics(full, q)
+    data = full.model.createData()
+    np.testing.assert_allclose(center_of_mass(kin, "left_sole_link"), kin.center_of_mass("left_sole_link"),
+                               atol=1e-12)
+    np.testing.assert_allclose(center_of_mass_jacobian(kin), pin.jacobianCenterOfMass(full.model, data, q),
+                               atol=1e-12)
+
+
+@pytest.mark.parametrize("frame", ["arm_left_7_link", "torso_2_link", "universe"])
+def test_the_jacobian_in_a_frame_matches_finite_differences(talos, rng, frame):
+    _, upper = talos
+    q = upper.random_configuration(rng)
+    J = center_of_mass_jacobian(reljac.Kinematics(upper, q), frame)
+    eps, J_fd = 1e-6, np.empty_like(J)
+    for i in range(upper.nv):
+        dv = np.zeros(upper.nv)
+        dv[i] = eps
+        plus = center_of_mass(reljac.Kinematics(upper, pin.integrate(upper.model, q, dv)), frame)
+        minus = center_of_mass(reljac.Kinematics(upper, pin.integrate(upper.model, q, -dv)), frame)
+        J_fd[:, i] = (plus - minus) / (2 * eps)
+    np.testing.assert_allclose(J, J_fd, atol=1e-7)
+    T = reljac.Kinematics(upper, q).placement(frame)
+    np.testing.assert_allclose(center_of_mass(reljac.Kinematics(upper, q), frame),
+                               T.rotation.T @ (center_of_mass(reljac.Kinematics(upper, q)) - T.translation), atol=1e-12)
