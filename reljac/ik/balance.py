@@ -9,13 +9,18 @@ carried into a, :meth:`~reljac.relative.Kinematics.center_of_mass_jacobian`).
 (:mod:`reljac.support`), shrunk by a margin, as one-sided rows above every task level: for each
 edge i of the region (outward normal n_i, offset h_i, in the x-y plane of a reference frame),
 
-    n_i . J_xy v <= gain (h_i - margin - n_i . c_xy) / dt
+    n_i . J_xy v <= d_i,   d_i = gain s_i / dt           inside the shrunk region (s_i >= 0)
+                          = 0                        just past it (-delta <= s_i < 0)
+                          = gain (s_i + delta) / dt  farther out (s_i < -delta)
 
-a velocity damper: to first order, the centre of mass covers at most a fraction `gain` of its
-distance to the shrunk edge in one step, never crosses it, and is driven back when it starts
-outside (the rows are linear in v dt: the true motion may cross the shrunk edge by O(|v dt|^2),
-well under a millimetre at control rates, which the margin absorbs). The region
-is the hull of the contact points where they are at each step (contacts held by a top-level task
+with s_i = h_i - margin - n_i . c_xy the distance to the shrunk edge and delta =
+min(OVERSHOOT, margin) (0.1 mm). A velocity damper: to first order the centre of mass covers at
+most a fraction `gain` of its distance to the shrunk edge in one step and never crosses it. The
+rows are linear in v dt, so the true motion may cross the shrunk edge by O(|v dt|^2) (micrometres
+at control rates); such an overshoot is held (no further out), not pushed back: rows violated at
+v = 0 are met above every level, contacts included, and a micrometre must not move the feet.
+A centre of mass farther out (contacts changed under it) is driven back to within delta of the
+shrunk edge. The region is the hull of the contact points where they are at each step (contacts held by a top-level task
 do not move), so adding or removing a contact changes it from the next step on.
 """
 
@@ -39,6 +44,7 @@ from .limits import Limit, VelocityConstraint
 from .tasks import Task, TaskTerms
 
 WORLD = "universe"
+OVERSHOOT = 1e-4  # [m] overshoot of the shrunk edge held rather than pushed back (module docstring)
 _AXIS_INDEX = {"x": 0, "y": 1, "z": 2}
 
 
@@ -232,7 +238,9 @@ class SupportRegion(Limit):
         c = kin.center_of_mass(self._frame)[:2]
         J = kin.center_of_mass_jacobian(self._frame)[:2]
         n = len(region.offsets)
-        d = self._gain * (region.offsets - self._margin - region.normals @ c) / dt
+        to_shrunk = region.offsets - self._margin - region.normals @ c  # s_i [m]
+        delta = min(OVERSHOOT, self._margin)
+        d = self._gain * np.where(to_shrunk >= 0, to_shrunk, np.minimum(to_shrunk + delta, 0.0)) / dt
         return VelocityConstraint(C=region.normals @ J, d=d,
                                   row_names=tuple(f"support region (edge {i + 1} of {n})" for i in range(n)))
 

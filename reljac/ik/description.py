@@ -140,7 +140,7 @@ class CollisionAvoidanceDescription:
 @dataclass(frozen=True)
 class SupportRegionDescription:
     """The horizontal centre of mass inside the contacts' hull (SupportRegion): rows
-    n_i . J_xy v <= gain (h_i - margin - n_i . c_xy) / dt per hull edge, in the x-y plane of frame
+    n_i . J_xy v <= d_i per hull edge (d_i: SupportRegion's damper, 0 in the margin), in the x-y plane of frame
     `frame` (id); contact frames (ids, (k,)) and their points (one (p_j, 3) array each) [m]."""
 
     frame: int

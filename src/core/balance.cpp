@@ -16,6 +16,7 @@ namespace {
 using Point = Eigen::Vector2d;
 
 constexpr double kCollinearTolerance = 1e-12;  // reljac.support.COLLINEAR_TOLERANCE
+constexpr double kOvershoot = 1e-4;            // reljac.ik.balance.OVERSHOOT [m]
 
 double cross(const Point& o, const Point& a, const Point& b) {
   return (a.x() - o.x()) * (b.y() - o.y()) - (a.y() - o.y()) * (b.x() - o.x());
@@ -152,7 +153,12 @@ void SupportLimit::compute(const PinData& data, const Eigen::Vector3d& p, const 
     }
   }
   C_.noalias() = normals * J.topRows<2>();
-  d_ = desc_.gain * (offsets.array() - desc_.margin - (normals * p.head<2>()).array()) / dt;
+  d_.resize(n);
+  const double delta = std::min(kOvershoot, desc_.margin);
+  for (int i = 0; i < n; ++i) {  // SupportRegion.constraint: a damper inside, an overshoot held, back beyond
+    const double to_shrunk = offsets(i) - desc_.margin - normals.row(i).dot(p.head<2>());
+    d_(i) = desc_.gain * (to_shrunk >= 0 ? to_shrunk : std::min(to_shrunk + delta, 0.0)) / dt;
+  }
 }
 
 }  // namespace reljac

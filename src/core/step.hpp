@@ -55,7 +55,7 @@ struct CoMTaskDescription {
 };
 
 // SupportRegion: the horizontal centre of mass inside the hull of the contact points, shrunk by
-// margin, as rows n_i . J_xy v <= gain (h_i - margin - n_i . c_xy) / dt in frame `frame`'s x-y plane.
+// margin, as rows n_i . J_xy v <= d_i in frame `frame`'s x-y plane (d_i: SupportRegion's damper).
 struct SupportRegionDescription {
   int frame = 0;
   Eigen::VectorXi contact_frames;  // (k) frame ids
