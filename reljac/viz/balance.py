@@ -9,6 +9,8 @@ Drawn under <root>/overlays/<name>/ (all in the world frame w [m], updated on ev
 * ``polygon``: the support region (the hull of the contacts' points) as a line loop on the ground;
 * ``shrunk``: the region shrunk by the margin, the line the centre of mass keeps inside.
 
+The lines and the sphere are drawn over the robot (no depth test): the feet do not hide them.
+
 The region is the SupportRegion limit's own (:meth:`reljac.ik.SupportRegion.polygon`), in its
 reference frame's x-y plane; this overlay draws it for a world-horizontal reference (the default).
 """
@@ -39,7 +41,7 @@ GROUND_LIFT = 0.002  # [m] lines drawn this far above the ground, not hidden in 
 def _loop(vertices: np.ndarray, height: float, color: int) -> Any:
     """A closed line through `vertices` (n, 2) at `height` [m]."""
     points = np.column_stack((vertices, np.full(len(vertices), height))).T.astype(np.float32)  # (3, n)
-    return mg.LineLoop(mg.PointsGeometry(points), mg.LineBasicMaterial(color=color, linewidth=3))
+    return mg.LineLoop(mg.PointsGeometry(points), mg.LineBasicMaterial(color=color, linewidth=3, depthTest=False))
 
 
 class BalanceOverlay(Overlay):
@@ -82,7 +84,8 @@ class BalanceOverlay(Overlay):
         T[:3, :3] = np.array([[1.0, 0, 0], [0, 0, -1.0], [0, 1.0, 0]])  # the cylinder's axis (y) onto z
         self.node["com_ground"].set_transform(T)
         line = np.stack([c, ground], axis=1).astype(np.float32)
-        self.node["com_line"].set_object(mg.Line(mg.PointsGeometry(line), mg.LineBasicMaterial(color=COM_COLOR)))
+        self.node["com_line"].set_object(mg.Line(mg.PointsGeometry(line), mg.LineBasicMaterial(
+            color=COM_COLOR, depthTest=False)))
         lift = self.ground + GROUND_LIFT
         drawn = (lift, region.vertices.tobytes())
         if drawn != self._drawn:  # the region moves only with the contacts: drawn again then
