@@ -59,6 +59,7 @@ if not headless:
     from reljac.viz.balance import show_balance
 
     viewer = Viewer(talos, q=q)
+    viewer.frame_camera((0.35, 1.0, 0.9))  # from Talos' left, above
     show_balance(viewer, stack.support)
     viewer.show_segment(L, R, name="box")
     viewer.show_target("reach target", reach.target)

@@ -35,6 +35,7 @@ REACH = (1.0, 0.0, 0.0)  # [m]: the lead gripper's target, from where it grasped
 MARGIN = 0.02  # [m] kept from the support region's edges
 REACH_SPEED = 0.15  # [m/s] at most
 POSITION = (1, 1, 1, 0, 0, 0)  # weights: position only
+VIEW = (0.35, 1.0, 0.9)  # camera direction: from Talos' left, above (the reach and the feet in sight)
 
 
 @dataclass
@@ -129,6 +130,7 @@ def run_talos_balance(*, duration: float = 3.0, headless: bool = False, dt: floa
     def setup_viewer(viewer: Any) -> None:
         from ..viz.balance import show_balance
 
+        viewer.frame_camera(VIEW)
         show_balance(viewer, scene.stack.support)
         viewer.show_frame(LEFT, label="left gripper")
         viewer.show_frame(RIGHT, label="right gripper")

@@ -58,7 +58,7 @@ class ContactTask(FrameTask):
             reference configuration).
         gain: [1/s] (default 100: the error of one 10 ms step removed at the next, so only the
             step's second-order drift remains).
-        weight, max_speed, name: as :class:`~reljac.ik.tasks.FrameTask` (name: "contact FRAME").
+        **kwargs: weight, max_speed, name, as :class:`~reljac.ik.tasks.FrameTask` (name: "contact FRAME").
 
     ``hold(q)`` moves the contact to where the frame is at q (a step taken, a foot put down).
 
@@ -180,7 +180,10 @@ def humanoid_stack(robot: Robot, q: ArrayLike | None = None, *, feet: Sequence[F
         com_priority: "high" (the centre of mass held after the feet) or "low" (just above the
             posture) or "none" (no centre-of-mass task: the support region alone keeps the
             balance, and is what limits the hands).
-        contact_gain, hands_gain, com_gain, posture_gain: [1/s].
+        contact_gain: [1/s] of the feet's ContactTasks.
+        hands_gain: [1/s] of the hands' RelativeFrameTask.
+        com_gain: [1/s] of the CoMTask.
+        posture_gain: [1/s] of the PostureTask.
 
     Raises:
         FrameNotFound: an unknown foot, hand or contact frame.
