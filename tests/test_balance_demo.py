@@ -82,10 +82,14 @@ def test_the_reach_stops_short_where_the_support_region_binds(scenario):
     reach = np.array(scene.reaches)
     assert 0.2 < reach[-1] < 0.6  # went forward, stopped well short of the 1 m asked
     assert reach[-1] - reach[-50] < 0.01  # stopped: under 1 cm in the last 0.5 s
-    assert any(name.startswith("support region (edge ") for name in scene.limiting())
+    scale, met = scene.reach_level[-1]
+    assert scale < 1e-3 and not met  # the reach's level is blocked
+    edges = scene.on_edge[-1]  # the centre of mass on the shrunk region's edge, and the reports name it
+    assert edges and all(e.startswith("support region (edge ") for e in edges)
+    assert set(edges) <= set(scene.limiting())
     notes = "\n".join(scene.notes())
     assert f"went {reach[-1] * 1e3:.0f} mm forward of 1000 mm asked" in notes
-    assert "limited by: support region (edge" in notes
+    assert f"limited by: {edges[0]}, the centre of mass on its shrunk edge" in notes
 
 
 def test_demo_command_runs_headless(capsys):

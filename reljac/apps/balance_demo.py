@@ -35,6 +35,7 @@ REACH = (1.0, 0.0, 0.0)  # [m]: the lead gripper's target, from where it grasped
 MARGIN = 0.02  # [m] kept from the support region's edges
 REACH_SPEED = 0.15  # [m/s] at most
 POSITION = (1, 1, 1, 0, 0, 0)  # weights: position only
+ON_EDGE = 1e-4  # [m]: the centre of mass this near the shrunk edge is on it
 VIEW = (0.35, 1.0, 0.9)  # camera direction: from Talos' left, above (the reach and the feet in sight)
 
 
@@ -57,8 +58,10 @@ class TalosBalance:
     start: np.ndarray
     target: np.ndarray
     margins: list[float] = field(default_factory=list)
-    limits: list[list[str]] = field(default_factory=list)
+    on_edge: list[list[str]] = field(default_factory=list)
+    limits: list[list[tuple[str, str]]] = field(default_factory=list)
     reaches: list[float] = field(default_factory=list)
+    reach_level: list[tuple[float, bool]] = field(default_factory=list)
 
     @property
     def reach(self) -> float:
@@ -91,30 +94,45 @@ class TalosBalance:
         return cls(robot, stack, lead, pelvis, q, start, start + np.array(REACH))
 
     def measure(self, q: np.ndarray, reports: list[Any]) -> None:
-        """Record the step's margin, the constraints its reports name and the reach at q."""
+        """Record at q, after a step whose reports are `reports`: the margin, the edges the
+        centre of mass is on, the constraints each level's report names, the reach and its level."""
         kin = Kinematics(self.robot, q)
-        self.margins.append(self.stack.support.polygon(kin).signed_distance(kin.center_of_mass()))
-        self.limits.append([name for report in reports for name in report.saturated_constraints])
+        region, c = self.stack.support.polygon(kin), kin.center_of_mass()
+        self.margins.append(region.signed_distance(c))
+        gaps = region.offsets - region.normals @ c[:2] - self.stack.support.margin  # [m] to each shrunk edge
+        n = len(gaps)
+        self.on_edge.append([f"support region (edge {i + 1} of {n})" for i in np.flatnonzero(gaps < ON_EDGE)])
+        self.limits.append([(name, report.tasks[0]) for report in reports for name in report.saturated_constraints])
         self.reaches.append(float(np.linalg.norm(kin.placement(LEFT).translation - self.start)))
+        level = next(r for r in reports if self.lead.name in r.tasks)
+        self.reach_level.append((level.scale, level.met))
 
     def limiting(self, last: int = 20) -> list[str]:
         """The constraints the reports named in the last `last` steps, most named first."""
-        names = [n for step in self.limits[-last:] for n in step]
+        names = [name for step in self.limits[-last:] for name, _ in step]
         return sorted(set(names), key=lambda n: (-names.count(n), n))
 
     def notes(self) -> list[str]:
         if not self.margins:
             return []
         asked = float(np.linalg.norm(self.target - self.start))
-        limits = ", ".join(self.limiting()) or "none named"
+        scale, met = self.reach_level[-1]
+        edges = self.on_edge[-1]
+        named = {name: level for step in self.limits[-20:] for name, level in step}
+        if edges:
+            where = "; ".join(f"{e}, the centre of mass on its shrunk edge" + (
+                f" (named in the report of level '{named[e]}')" if e in named else "") for e in edges)
+        else:
+            where = ", ".join(self.limiting()) or "none named"
         return [f"reach: the left gripper went {self.reach * 1e3:.0f} mm forward of {asked * 1e3:.0f} mm asked "
-                f"({(asked - self.reach) * 1e3:.0f} mm short)",
+                f"({(asked - self.reach) * 1e3:.0f} mm short); its level scaled by {scale:.3f}, "
+                f"{'met' if met else 'not met'}",
                 f"centre of mass: {self.margins[-1] * 1e3:.1f} mm from the support region's edge at the end "
                 f"(smallest {min(self.margins) * 1e3:.1f} mm; kept: {MARGIN * 1e3:g} mm)",
-                f"limited by: {limits}"]
+                f"limited by: {where}"]
 
 
-def run_talos_balance(*, duration: float = 3.0, headless: bool = False, dt: float = 0.01,
+def run_talos_balance(*, duration: float = 4.0, headless: bool = False, dt: float = 0.01,
                       out: Callable[..., object] = print, session: Session | None = None,
                       backend: str | None = None) -> tuple[DemoSummary, TalosBalance]:
     """Run the scenario (module docstring) for `duration` [s]; returns the summary (tasks 'box'
