@@ -118,7 +118,7 @@ def scene_paths(viewer) -> set[str]:
 
 def test_browser_view_draws_the_centre_of_mass_and_the_polygons(scenario):
     from reljac.viz import Viewer
-    from reljac.viz.balance import show_balance
+    from reljac.viz.balance import COM_COLOR, COM_OUT_COLOR, show_balance
 
     scene, qs = scenario
     with Viewer(scene.robot, q=qs[-1]) as viewer:
@@ -132,6 +132,13 @@ def test_browser_view_draws_the_centre_of_mass_and_the_polygons(scenario):
         np.testing.assert_allclose(overlay.com, c, atol=1e-12)
         assert abs(overlay.ground) < 5e-3  # the soles are on the ground, z = 0
         assert overlay.shrunk_region.area < overlay.region.area
+        assert overlay.color == COM_COLOR  # 20 mm inside: the region's own colour
+        scene.stack.support.margin = 0.08  # the centre of mass is now nearer an edge than the margin
+        try:
+            viewer.display(qs[-1])
+            assert overlay.color == COM_OUT_COLOR
+        finally:
+            scene.stack.support.margin = 0.02
         with pytest.raises(Exception, match="SupportRegion of robot"):
             show_balance(viewer, "not a region")
 

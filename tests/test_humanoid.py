@@ -13,7 +13,7 @@ import pytest
 import reljac
 from reljac import Kinematics, Robot, SupportContact
 from reljac.footprint import sole_contact
-from reljac.ik import ContactTask, FrameTask, compiled_available, humanoid_stack
+from reljac.ik import ContactTask, FrameTask, JointVelocityLimit, compiled_available, humanoid_stack
 
 FEET = ("left_sole_link", "right_sole_link")
 L, R = "gripper_left_base_link", "gripper_right_base_link"
@@ -82,6 +82,9 @@ def test_levels_by_role(talos):
     high = humanoid_stack(talos, feet=FEET, hands=(L, R), sole=(0.2, 0.1), tasks=[lead])
     assert high.levels == [list(high.feet), [high.com], [high.hands], [lead], [high.posture]]
     assert high.constraints == [high.support]
+    extra = JointVelocityLimit(talos, np.ones(talos.nv))
+    limits = high.controller(0.01, constraints=[extra], backend="python").limits
+    assert high.support in limits and extra in limits
     low = humanoid_stack(talos, feet=FEET, sole=(0.2, 0.1), com_priority="low", tasks=[[lead]])
     assert low.levels == [list(low.feet), [lead], [low.com], [low.posture]] and low.hands is None
     none = humanoid_stack(talos, feet=FEET, sole=(0.2, 0.1), com_priority="none")
