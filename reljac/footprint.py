@@ -22,7 +22,8 @@ SOLE_TOLERANCE = 0.005  # [m] vertices this close to the lowest one belong to th
 
 
 def _vertices(geometry: object) -> np.ndarray | None:
-    """The vertices (k, 3) of a box, mesh or convex hull in its own frame [m], else None."""
+    """The vertices (k, 3) of a box, mesh or convex hull in its own frame [m], else None (a mesh's
+    vertices are scaled when Pinocchio loads it: its ``meshScale`` is not applied again)."""
     half = getattr(geometry, "halfSide", None)
     if half is not None:  # coal.Box
         signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
@@ -59,14 +60,13 @@ def sole_contact(robot: Robot, frame: FrameRef, *, tolerance: float = SOLE_TOLER
     T_jf = robot.model.frames[fid].placement  # the frame in its parent joint
     joint = robot.model.frames[fid].parentJoint
     points = []
-    geometry_model = robot.collision_model if robot.collision_model is not None else None
+    geometry_model = robot.collision_model
     for g in [] if geometry_model is None else geometry_model.geometryObjects:
         if g.parentJoint != joint:
             continue
         local = _vertices(g.geometry)
         if local is None:
             continue
-        local = local * np.asarray(g.meshScale, dtype=float)
         T_fg = T_jf.actInv(g.placement)  # the geometry in the foot's frame
         points.append(local @ T_fg.rotation.T + T_fg.translation)
     if not points:
