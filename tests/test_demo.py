@@ -78,5 +78,5 @@ def test_demo_help_says_what_duration_is_for_each_demo(capsys):
 
     assert cli(["demo", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split()).replace("dual- arm", "dual-arm")  # wrapped at a hyphen
-    assert ("--duration S [s] run length, 0 < S <= 3600 (default: 10 for dual-arm, 6 for hand); for dual-arm, "
+    assert ("--duration S [s] run length, 0 < S <= 3600 (default: 10 for dual-arm, 6 for hand, 4 for talos-balance); for dual-arm, "
             "the carry's length (the crossing comes after it)") in text

@@ -19,8 +19,9 @@ EXPECTED = {  # example -> (extra arguments, text its output must contain)
     "talos_carry.py": ([], "reference posture 'half_sitting' from talos.srdf"),
     "allegro_pinch.py": ([], "ring: pinched"),
     "arm_analysis.py": ([], "panda_joint1: "),
+    "talos_balance.py": ([], "reach limited by: support region (edge"),
 }
-NEEDS_ROBOTS = {"tiago_dual_carry.py", "talos_carry.py", "allegro_pinch.py", "arm_analysis.py"}
+NEEDS_ROBOTS = {"tiago_dual_carry.py", "talos_carry.py", "allegro_pinch.py", "arm_analysis.py", "talos_balance.py"}
 
 
 def test_every_example_is_tested():

@@ -240,10 +240,12 @@ DEMO_EPILOG = ("From an interactive terminal the demo waits for a browser page b
 
 def demo_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``reljac demo`` (see :mod:`reljac.apps.demo`)."""
-    parser.add_argument("demo", choices=["dual-arm", "hand"])
+    parser.add_argument("demo", choices=["dual-arm", "hand", "talos-balance"],
+                        help="dual-arm: two arms carry a box; hand: pinches; talos-balance: Talos (legs free) "
+                             "carries a box and reaches until its balance stops it (needs example-robot-data)")
     parser.add_argument("--duration", type=float, default=None, metavar="S",
-                        help="[s] run length, 0 < S <= 3600 (default: 10 for dual-arm, 6 for hand); for dual-arm, "
-                             "the carry's length (the crossing comes after it)")
+                        help="[s] run length, 0 < S <= 3600 (default: 10 for dual-arm, 6 for hand, "
+                             "4 for talos-balance); for dual-arm, the carry's length (the crossing comes after it)")
     parser.add_argument("--crossing", type=float, default=4.0, metavar="S",
                         help="dual-arm only: [s] 0..3600 of crossing the arms with collision avoidance after "
                              "the carry (default 4; 0: none)")

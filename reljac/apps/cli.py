@@ -6,7 +6,7 @@
     reljac bench [jacobian|reference|ik|map] timing tables (--peers: ik beside PlaCo and pink)
     reljac view ROBOT [--frames ...]       show a robot in the browser
     reljac debug ROBOT [FILE]              debug a task hierarchy live in the browser
-    reljac demo {dual-arm,hand}            the IK demos
+    reljac demo {dual-arm,hand,talos-balance} the IK demos
     reljac analyze ROBOT A B [--com]       relative manipulability over the workspace; centre of mass
     reljac map ROBOT A B --samples N ...   capability map of b in a (threads or Dask), saved as .npz
     reljac robots                          the robot names ROBOT accepts
@@ -160,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=commands.cmd_map)
 
     p = sub.add_parser("demo", own_extras=True, description=DEMO_DESCRIPTION, epilog=DEMO_EPILOG,
-                       help="IK demos: reljac demo {dual-arm,hand} [--duration S] [--headless] [--loop] "
+                       help="IK demos: reljac demo {dual-arm,hand,talos-balance} [--duration S] [--headless] [--loop] "
                        "[--no-wait] [--exit] [--record FILE] [--plot FILE]")
     demo_arguments(p)
     p.set_defaults(func=partial(commands.cmd_demo, parser=p))

@@ -1,4 +1,4 @@
-"""Two task-priority IK demos with tracking statistics: ``reljac demo {dual-arm,hand}``.
+"""Task-priority IK demos with tracking statistics: ``reljac demo {dual-arm,hand,talos-balance}``.
 
 dual-arm
     Two arms carry an imaginary box. Levels, highest priority first:
@@ -10,6 +10,9 @@ dual-arm
 hand
     The thumb tip pinches the index tip (position of thumb_tip in index_tip driven to zero along a
     smooth approach), then the middle tip. Posture below, toward the known pinch configuration.
+talos-balance
+    Talos (legs free) carries a box and reaches forward until its balance stops it
+    (:mod:`reljac.apps.balance_demo`).
 
 Both run at the control rate in real time with a meshcat viewer, or as fast as possible with
 ``headless=True`` (same computation, no sleeping, no viewer). Ctrl-C ends a run cleanly; the
@@ -72,6 +75,7 @@ HAND_PINCH_MIDDLE = {"middle_abduction": 0.1994, "middle_mcp": 0.4709, "middle_p
 HAND_RELAXED = {"index_mcp": 0.2, "index_pip": 0.3, "middle_mcp": 0.2, "middle_pip": 0.3,
                 "ring_mcp": 0.2, "ring_pip": 0.3, "thumb_cmc_abduction": 0.3, "thumb_mcp": 0.2}
 
+DEFAULT_DURATION = {"dual-arm": 10.0, "hand": 6.0, "talos-balance": 4.0}  # [s]
 HAND_VIEW = (0.4, -1.0, 0.8)  # camera direction: from the thumb's side, above (the fingers lie along +x)
 TARGET_SCALE = 0.6  # target triads, as a fraction of the viewer's scale (smaller than the frames')
 
@@ -312,7 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``reljac demo {dual-arm,hand} [options]`` (see ``--help``); returns 0, or 130 after Ctrl-C."""
+    """``reljac demo {dual-arm,hand,talos-balance} [options]`` (see ``--help``); returns 0, or 130 after Ctrl-C."""
     parser = build_parser()
     return command(parser.parse_args(argv), parser)
 
@@ -339,7 +343,7 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if not args.headless and _interactive():
         session.wait = 0.0 if args.no_wait else BROWSER_WAIT
         session.hold = not args.exit
-    duration = args.duration or (10.0 if args.demo == "dual-arm" else 6.0)
+    duration = args.duration or DEFAULT_DURATION[args.demo]
     crossing = args.crossing if args.demo == "dual-arm" and not args.loop else 0.0
     show = args.headless and progress_wanted(args.progress)
     steps = None if args.loop else round((duration + crossing) / args.dt)
@@ -348,8 +352,13 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if args.demo == "dual-arm":
             summary = run_dual_arm(duration=duration, headless=args.headless, loop=args.loop, crossing=args.crossing,
                                    dt=args.dt, session=session, out=out)
-        else:
+        elif args.demo == "hand":
             summary = run_hand(duration=duration, headless=args.headless, dt=args.dt, session=session, out=out)
+        else:
+            from .balance_demo import run_talos_balance
+
+            summary = run_talos_balance(duration=duration, headless=args.headless, dt=args.dt, session=session,
+                                        out=out)[0]
     if summary.interrupted:  # the table (marked "(interrupted)") is printed; one line says why it ended
         print("reljac: interrupted", file=sys.stderr, flush=True)
         return 130

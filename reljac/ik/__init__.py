@@ -10,6 +10,7 @@ from .balance import CoMTask, SupportRegion
 from .collision_avoidance import CollisionAvoidance
 from .controller import Controller
 from .hierarchy import DampingPolicy, LevelReport
+from .humanoid import ContactTask, HumanoidStack, humanoid_stack
 from .limits import JointPositionLimit, JointVelocityLimit, Limit, VelocityConstraint
 from .nlp import NLPResult, solve_nlp
 from .solve import IKResult, solve
@@ -27,9 +28,11 @@ from .tasks import (
 __all__ = [
     "CoMTask",
     "CollisionAvoidance",
+    "ContactTask",
     "Controller",
     "DampingPolicy",
     "FrameTask",
+    "HumanoidStack",
     "IKResult",
     "JointPositionLimit",
     "JointVelocityLimit",
@@ -47,6 +50,7 @@ __all__ = [
     "VelocityConstraint",
     "compiled_available",
     "default_backend",
+    "humanoid_stack",
     "solve",
     "solve_nlp",
 ]
