@@ -59,12 +59,51 @@ void CollisionLimit::bind(PyObject* geometry) {
   const std::size_t n = model.ngeoms, pairs = model.collisionPairs.size();
   radius_.assign(n, 0.0);
   centre_.assign(n, Eigen::Vector3d::Zero());
+  box_centre_.assign(n, Eigen::Vector3d::Zero());
+  box_half_.assign(n, Eigen::Vector3d::Zero());
   for (std::size_t g = 0; g < n; ++g) {
     auto& shape = *model.geometryObjects[g].geometry;
     shape.computeLocalAABB();
     radius_[g] = shape.aabb_radius;
     centre_[g] = shape.aabb_center;
+    box_centre_[g] = shape.aabb_local.center();
+    box_half_[g] = 0.5 * (shape.aabb_local.max_ - shape.aabb_local.min_);
   }
+  // the joints' spheres: each holds the bounding spheres of the geometries the joint carries
+  joint_centre_.assign(model_.njoints, Eigen::Vector3d::Zero());
+  joint_radius_.assign(model_.njoints, -1.0);
+  std::vector<std::vector<std::size_t>> carried(model_.njoints);
+  for (std::size_t g = 0; g < n; ++g) carried[model.geometryObjects[g].parentJoint].push_back(g);
+  for (int j = 0; j < model_.njoints; ++j) {
+    if (carried[j].empty()) continue;
+    Eigen::Vector3d lo = Eigen::Vector3d::Constant(std::numeric_limits<double>::infinity()), hi = -lo;
+    for (std::size_t g : carried[j]) {
+      const Eigen::Vector3d c = model.geometryObjects[g].placement.act(centre_[g]);
+      lo = lo.cwiseMin((c.array() - radius_[g]).matrix());
+      hi = hi.cwiseMax((c.array() + radius_[g]).matrix());
+    }
+    joint_centre_[j] = 0.5 * (lo + hi);
+    double radius = 0.0;
+    for (std::size_t g : carried[j])
+      radius = std::max(radius, (model.geometryObjects[g].placement.act(centre_[g]) - joint_centre_[j]).norm() +
+                                    radius_[g]);
+    joint_radius_[j] = radius;
+  }
+  groups_.clear();
+  group_of_pair_.assign(pairs, 0);
+  std::vector<int> group_of(static_cast<std::size_t>(model_.njoints) * model_.njoints, -1);
+  for (std::size_t k = 0; k < pairs; ++k) {
+    int j1 = static_cast<int>(model.geometryObjects[model.collisionPairs[k].first].parentJoint);
+    int j2 = static_cast<int>(model.geometryObjects[model.collisionPairs[k].second].parentJoint);
+    if (j1 > j2) std::swap(j1, j2);
+    int& group = group_of[static_cast<std::size_t>(j1) * model_.njoints + j2];
+    if (group < 0) {
+      group = static_cast<int>(groups_.size());
+      groups_.push_back({j1, j2});
+    }
+    group_of_pair_[k] = group;
+  }
+  near_.assign(groups_.size(), 0);
   predicted_.assign(pairs, 0.0);
   margin_.assign(pairs, 0.0);
   predicted_at_.assign(pairs, -2);
@@ -100,6 +139,32 @@ const coal::DistanceResult& CollisionLimit::distance(std::size_t k) {
   return retried;
 }
 
+// Whether the two geometries' boxes (their local AABBs placed by oMg) are provably farther apart
+// than `within`: the first box grown by `within` along its axes holds every point within `within`
+// of its geometry, and it does not meet the second box along one of the 15 separating axes.
+bool CollisionLimit::separated(std::size_t g1, std::size_t g2, double within) const {
+  const pinocchio::SE3& M1 = gdata_->oMg[g1];
+  const pinocchio::SE3& M2 = gdata_->oMg[g2];
+  const Eigen::Matrix3d& R1 = M1.rotation();
+  const Eigen::Matrix3d& R2 = M2.rotation();
+  const Eigen::Vector3d h1 = box_half_[g1].array() + within;
+  const Eigen::Vector3d& h2 = box_half_[g2];
+  const Eigen::Vector3d t = M2.act(box_centre_[g2]) - M1.act(box_centre_[g1]);
+  auto apart_along = [&](const Eigen::Vector3d& axis) {
+    const double length = axis.norm();
+    if (length < 1e-6) return false;  // (nearly) parallel edges: no axis to test
+    const Eigen::Vector3d a = axis / length;
+    const double r1 = (R1.transpose() * a).cwiseAbs().dot(h1), r2 = (R2.transpose() * a).cwiseAbs().dot(h2);
+    return std::abs(t.dot(a)) > (r1 + r2) * (1.0 + 1e-12) + 1e-12;
+  };
+  for (int i = 0; i < 3; ++i)
+    if (apart_along(R1.col(i)) || apart_along(R2.col(i))) return true;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      if (apart_along(R1.col(i).cross(R2.col(j)))) return true;
+  return false;
+}
+
 const Matrix& CollisionLimit::joint_jacobian(const PinData& data, int joint) {
   if (jacobian_at_[joint] != step_) {
     Matrix& J = jacobians_[joint];
@@ -123,11 +188,21 @@ void CollisionLimit::compute(const PinData& data, double dt) {
   std::vector<double> distances;
   std::vector<Eigen::Vector3d> p1s, p2s, normals;
   // broad phase: bounding spheres farther apart than `within` cannot hold a nearer pair
+  for (std::size_t i = 0; i < groups_.size(); ++i) {  // joints' spheres apart: none of their pairs is near
+    const JointPairGroup& group = groups_[i];
+    const double reach = joint_radius_[group.joint1] + joint_radius_[group.joint2] + within;
+    const Eigen::Vector3d between = data.oMi[group.joint2].act(joint_centre_[group.joint2]) -
+                                    data.oMi[group.joint1].act(joint_centre_[group.joint1]);
+    near_[i] = between.squaredNorm() < reach * reach;
+  }
   std::vector<Eigen::Vector3d> centres(radius_.size());
   for (std::size_t g = 0; g < radius_.size(); ++g) centres[g] = gdata_->oMg[g].act(centre_[g]);
-  for (std::size_t k = 0; k < pairs.size(); ++k) {
+  for (std::size_t k = 0; k < pairs.size(); ++k) {  // in the pairs' order, as Kernel.compute's rows
+    if (!near_[group_of_pair_[k]]) continue;
     const std::size_t g1 = pairs[k].first, g2 = pairs[k].second;
-    if ((centres[g1] - centres[g2]).norm() - radius_[g1] - radius_[g2] >= within) continue;
+    const double reach = radius_[g1] + radius_[g2] + within;  // spheres apart by `within`: no sqrt
+    if ((centres[g1] - centres[g2]).squaredNorm() >= reach * reach) continue;
+    if (separated(g1, g2, within)) continue;  // boxes: tighter than spheres for long links
     const coal::DistanceResult& result = distance(k);
     const double d = result.min_distance;
     if (!(d < within)) continue;

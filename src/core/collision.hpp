@@ -31,6 +31,7 @@ class CollisionLimit {
   void bind(PyObject* geometry);
   const coal::DistanceResult& distance(std::size_t k);
   const Matrix& joint_jacobian(const PinData& data, int joint);
+  bool separated(std::size_t g1, std::size_t g2, double within) const;
 
   const PinModel& model_;
   PyObject* geometry_object_ = nullptr;  // a reference held on Python's pin.GeometryModel
@@ -39,6 +40,16 @@ class CollisionLimit {
   CollisionDescription desc_;
   std::vector<double> radius_;              // bounding sphere of each geometry (broad phase)
   std::vector<Eigen::Vector3d> centre_;     // its centre in the geometry's frame
+  std::vector<Eigen::Vector3d> box_centre_, box_half_;  // its local AABB (second broad phase)
+  // first broad phase: the pairs grouped by their two joints, each joint's geometries in one sphere
+  struct JointPairGroup {
+    int joint1 = 0, joint2 = 0;
+  };
+  std::vector<JointPairGroup> groups_;
+  std::vector<Eigen::Vector3d> joint_centre_;  // per joint, in its frame
+  std::vector<double> joint_radius_;           // (-1: no geometry)
+  std::vector<int> group_of_pair_;             // per geometry pair, its group
+  std::vector<char> near_;                     // per group, this step: its joints' spheres within reach
   std::vector<double> predicted_, margin_;  // per geometry pair
   std::vector<long> predicted_at_, margin_at_;
   long step_ = 0;
