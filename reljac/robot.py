@@ -2,8 +2,9 @@
 
 Robots come in through :mod:`reljac.loading` (URDF, SRDF, Pinocchio models, mimic joints, locked
 joints) and by name through :mod:`reljac.robots`; q and v by joint name come from
-:class:`~reljac.configuration_space.ConfigurationSpace` (the work in :mod:`reljac.joint_space`). Geometry (meshes) is loaded lazily, on first use of
-:attr:`Robot.visual_model`, so kinematics works even where meshes are missing.
+:class:`~reljac.configuration_space.ConfigurationSpace` (the work in :mod:`reljac.joint_space`).
+Geometry (meshes) is loaded lazily, on first use of :attr:`Robot.visual_model`, so kinematics
+works even where meshes are missing.
 
 Threads: a Robot may be shared. Its one-shot computations (``reljac.relative_jacobian`` and the
 like) use :meth:`Robot.thread_data`, a ``pin.Data`` of the calling thread; lazily built parts
