@@ -90,9 +90,9 @@ def test_relative_task_rooted_at_the_world_equals_the_absolute_task(dual_arm, rn
 
 
 def test_the_built_in_tasks_describe_themselves_and_a_subclass_that_computes_anew_does_not(dual_arm, rng):
-    """The built-in tasks live in several modules (reljac.ik.task, frame_tasks, posture): each
-    still hands the compiled step its description; a subclass defined elsewhere that overrides
-    compute() runs in Python (description None), one that only adds a method keeps it."""
+    """The built-in tasks live in several modules of reljac.ik (task, frame_tasks, posture): each
+    still hands the compiled step its description; a subclass defined outside reljac.ik that
+    overrides compute() runs in Python (description None), one that only adds a method keeps it."""
     from reljac.ik.description import FrameTaskDescription, PostureDescription
 
     T = Kinematics(dual_arm, dual_arm.random_configuration(rng)).relative_placement("left_tool", "right_tool")

@@ -20,10 +20,6 @@ from ..robot import Robot
 from ..validation import as_float, as_vector
 from .description import Observable, TaskDescription
 
-# Modules whose Task subclasses are reljac's own: their descriptions hold for their rows. A
-# subclass defined anywhere else that changes how its rows are computed runs in Python.
-BUILT_IN_MODULES = frozenset({__name__, "reljac.ik.frame_tasks", "reljac.ik.posture"})
-
 
 class TaskTerms(NamedTuple):
     """A task at one configuration (what :meth:`Task.compute` returns): ``error`` e (size,),
@@ -144,8 +140,9 @@ class Task(ABC, Observable):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         # a subclass that changes how its rows are computed, without describing itself anew,
-        # is not what its base's description says: it runs in Python
-        if cls.__module__ not in BUILT_IN_MODULES and "description" not in cls.__dict__ and any(
+        # is not what its base's description says: it runs in Python. The built-in tasks (any
+        # module of reljac.ik, as for Limit) describe themselves where their rows differ.
+        if not cls.__module__.startswith("reljac.ik.") and "description" not in cls.__dict__ and any(
                 m in cls.__dict__ for m in ("compute", "rows", "weighted", "_feedback", "error", "set_weight")):
             cls.description = Task.description  # type: ignore[method-assign]
 
