@@ -9,7 +9,8 @@ block of v (``nv`` entries from ``idx_v``). Its *value* by name is
   SRDF's group_state writes it; planar: x y cos sin; spherical: qx qy qz qw).
 
 Its *velocity* by name is a number, or a tuple of its nv entries. Mimic joints have no block.
-Functions here take a :class:`~reljac.Robot` (``robot``) and never modify their inputs.
+Functions here take a :class:`~reljac.Robot` (``robot``: any
+:class:`~reljac.configuration_space.ConfigurationSpace`) and never modify their inputs.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from .exceptions import ConfigurationError, JointNotFound, SRDFError, suggest
 from .validation import is_real_number, real_array, short_repr
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .robot import Robot
+    from .configuration_space import ConfigurationSpace
 
 Value = float | tuple[float, ...]
 #: Largest |entry| of q and v [rad, m, rad/s, m/s]: products of three such numbers stay finite.
@@ -40,7 +41,7 @@ def is_angle_pair(joint: pin.JointModel) -> bool:
     return joint.nq == 2 and joint.nv == 1
 
 
-def velocity_labels(robot: Robot) -> list[str]:
+def velocity_labels(robot: ConfigurationSpace) -> list[str]:
     """One label per velocity index (nv,): the joint's name, with [k] for a joint with several."""
     labels = [""] * robot.nv
     model = robot.model
@@ -66,7 +67,7 @@ def unit_slice(joint: pin.JointModel) -> slice | None:
 
 
 # ----------------------------------------------------------------------------- checks of q and v
-def owner(robot: Robot, index: int, *, tangent: bool = False) -> str:
+def owner(robot: ConfigurationSpace, index: int, *, tangent: bool = False) -> str:
     """Name of the joint whose q block (v block with `tangent`) holds entry `index` ('?' if none)."""
     for j in robot._dof_joint_ids:
         joint = robot.model.joints[j]
@@ -76,7 +77,8 @@ def owner(robot: Robot, index: int, *, tangent: bool = False) -> str:
     return "?"
 
 
-def as_vector(robot: Robot, x: ArrayLike, size: int, name: str, *, tangent: bool, copy: bool = True) -> np.ndarray:
+def as_vector(robot: ConfigurationSpace, x: ArrayLike, size: int, name: str, *, tangent: bool,
+              copy: bool = True) -> np.ndarray:
     """x as a float array (size,) of finite entries within :data:`MAX_COORDINATE`, or
     ConfigurationError naming the entry and its joint."""
     arr = real_array(x, copy=copy)
@@ -103,7 +105,7 @@ def as_vector(robot: Robot, x: ArrayLike, size: int, name: str, *, tangent: bool
     return arr
 
 
-def check_unit_blocks(robot: Robot, q: np.ndarray, name: str) -> None:
+def check_unit_blocks(robot: ConfigurationSpace, q: np.ndarray, name: str) -> None:
     """ConfigurationError unless every quaternion and (cos, sin) block of q has unit norm (1e-6)."""
     for j, block in robot._unit_blocks:
         unit = q[block]
@@ -115,7 +117,7 @@ def check_unit_blocks(robot: Robot, q: np.ndarray, name: str) -> None:
                 "Use robot.normalize(q).")
 
 
-def normalize(robot: Robot, q: ArrayLike) -> np.ndarray:
+def normalize(robot: ConfigurationSpace, q: ArrayLike) -> np.ndarray:
     """q with its quaternion and (cos, sin) blocks normalized; ConfigurationError for a zero block."""
     q = as_vector(robot, q, robot.nq, "q", tangent=False)
     for j, block in robot._unit_blocks:
@@ -126,7 +128,7 @@ def normalize(robot: Robot, q: ArrayLike) -> np.ndarray:
     return pin.normalize(robot.model, q)
 
 
-def inside_limits(robot: Robot, q: np.ndarray, *, middle: bool) -> np.ndarray:
+def inside_limits(robot: ConfigurationSpace, q: np.ndarray, *, middle: bool) -> np.ndarray:
     """A copy of q (nq,) whose one-DoF coordinates outside their finite position limits are put
     back: at the middle of the limits (`middle`), else at the nearest limit."""
     q = q.copy()
@@ -141,7 +143,7 @@ def inside_limits(robot: Robot, q: np.ndarray, *, middle: bool) -> np.ndarray:
     return q
 
 
-def named_configuration(robot: Robot, name: str, base: np.ndarray | None = None) -> np.ndarray:
+def named_configuration(robot: ConfigurationSpace, name: str, base: np.ndarray | None = None) -> np.ndarray:
     """q (nq,) of the SRDF group state `name` (see :meth:`Robot.configuration`); joints it does not
     name keep their values in `base` (default: neutral)."""
     if robot.srdf is None:
@@ -164,7 +166,7 @@ def named_configuration(robot: Robot, name: str, base: np.ndarray | None = None)
         raise SRDFError(f"SRDF '{robot.srdf.path}', state '{name}': {exc}") from None
 
 
-def random_configuration(robot: Robot, rng: np.random.Generator) -> np.ndarray:
+def random_configuration(robot: ConfigurationSpace, rng: np.random.Generator) -> np.ndarray:
     """A random configuration inside the position limits (see :meth:`Robot.random_configuration`)."""
     model = robot.model
     q = pin.neutral(model)
@@ -199,7 +201,7 @@ def random_configuration(robot: Robot, rng: np.random.Generator) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- values by name
-def joint_values(robot: Robot, q: ArrayLike) -> dict[str, Value]:
+def joint_values(robot: ConfigurationSpace, q: ArrayLike) -> dict[str, Value]:
     """{joint name: value} of every joint with degrees of freedom, in q order (module docstring)."""
     q = robot.validate_q(q)
     out: dict[str, Value] = {}
@@ -215,7 +217,7 @@ def joint_values(robot: Robot, q: ArrayLike) -> dict[str, Value]:
     return out
 
 
-def joint_velocities(robot: Robot, v: ArrayLike) -> dict[str, Value]:
+def joint_velocities(robot: ConfigurationSpace, v: ArrayLike) -> dict[str, Value]:
     """{joint name: velocity} (a number, or a tuple of the joint's nv entries) from v (nv,)."""
     v = robot.validate_v(v)
     out: dict[str, Value] = {}
@@ -258,7 +260,7 @@ def _numbers(name: str, value: Any, size: int, what: str) -> list[float]:
     return [_number(name, x) for x in value]
 
 
-def write_values(robot: Robot, values: Mapping[str, object], q: np.ndarray) -> np.ndarray:
+def write_values(robot: ConfigurationSpace, values: Mapping[str, object], q: np.ndarray) -> np.ndarray:
     """Write {joint name: value} into q (nq,) in place (module docstring); returns q.
 
     Raises:
@@ -286,7 +288,7 @@ def write_values(robot: Robot, values: Mapping[str, object], q: np.ndarray) -> n
     return q
 
 
-def v_from_joint_velocities(robot: Robot, values: Mapping[str, object]) -> np.ndarray:
+def v_from_joint_velocities(robot: ConfigurationSpace, values: Mapping[str, object]) -> np.ndarray:
     """v (nv,) from {joint name: velocity}; joints not named have zero velocity."""
     if not isinstance(values, Mapping):
         raise ConfigurationError(f"joint velocities must be a mapping {{joint name: velocity}}, "
@@ -304,7 +306,7 @@ def v_from_joint_velocities(robot: Robot, values: Mapping[str, object]) -> np.nd
 
 
 # ----------------------------------------------------------------------------- locking joints
-def lock_plan(robot: Robot, joints: Any, q: ArrayLike) -> tuple[list[int], np.ndarray, dict[str, Value]]:
+def lock_plan(robot: ConfigurationSpace, joints: Any, q: ArrayLike) -> tuple[list[int], np.ndarray, dict[str, Value]]:
     """Which joints :meth:`Robot.locked` fixes, and where.
 
     Args:

@@ -45,7 +45,7 @@ def test_the_rules_see_every_room():
     assert {"reljac.reference.robot", "reljac.apps.cli", "reljac.viz.viewer", "reljac.ik.controller",
             "reljac.validation"} <= set(MODULES)
     assert "reljac.exceptions" in imports(MODULES["reljac.reference.configuration"])
-    assert "reljac.validation" in imports(MODULES["reljac.ik.tasks"])  # relative imports resolved
+    assert "reljac.validation" in imports(MODULES["reljac.ik.task"])  # relative imports resolved
 
 
 @pytest.mark.parametrize("name", [n for n in MODULES if within(n, "reljac.reference")])

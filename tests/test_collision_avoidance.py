@@ -80,12 +80,17 @@ def test_arms_sent_through_each_other_keep_the_minimum_distance(dual_arm, backen
     while steps < 1000:
         if model.distances(q0, jacobians=False).distance.min() >= 0.012:  # touching starts: see push-out
             levels = _crossing_levels(dual_arm, q0, (100.0, 20.0)[k % 2])
-            lowest, q, _ctrl = _run(dual_arm, levels, q0, 250, backend, model)
+            lowest, _q, _ctrl = _run(dual_arm, levels, q0, 250, backend, model)
             steps, k = steps + 250, k + 1
             assert lowest >= 0.01 - 1e-4, lowest
         q0 = dual_arm.random_configuration(rng)
-    # without avoidance the same targets drive the arms through each other
-    free = Controller(dual_arm, _crossing_levels(dual_arm, _middle(dual_arm), 100.0), dt=0.01, backend=backend)
+
+
+def test_without_avoidance_the_crossing_targets_drive_the_arms_through_each_other(dual_arm):
+    """What makes the test above a test: the same targets, no collision limit (one backend: the
+    backends' steps are the same, tests/test_compiled_step.py)."""
+    model = CollisionModel(dual_arm)
+    free = Controller(dual_arm, _crossing_levels(dual_arm, _middle(dual_arm), 100.0), dt=0.01, backend=BACKENDS[-1])
     q, lowest = _middle(dual_arm), np.inf
     for _ in range(250):
         q = free.step(q)

@@ -75,8 +75,9 @@ def position_of(robot: Robot, q, frame: str, frame_a: str | None = None) -> pin.
     return kin.placement(frame) if frame_a is None else kin.relative_placement(frame_a, frame)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def browser():
+    """One Chromium for the file's tests (each opens its own page)."""
     b = Browser(size=SIZE)
     yield b
     b.close()

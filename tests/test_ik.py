@@ -89,6 +89,45 @@ def test_relative_task_rooted_at_the_world_equals_the_absolute_task(dual_arm, rn
         np.testing.assert_allclose(x, y, atol=1e-14)
 
 
+def test_the_built_in_tasks_describe_themselves_and_a_subclass_that_computes_anew_does_not(dual_arm, rng):
+    """The built-in tasks live in several modules of reljac.ik (task, frame_tasks, posture): each
+    still hands the compiled step its description; a subclass defined outside reljac.ik that
+    overrides compute() runs in Python (description None), one that only adds a method keeps it."""
+    from reljac.ik.description import FrameTaskDescription, PostureDescription
+
+    T = Kinematics(dual_arm, dual_arm.random_configuration(rng)).relative_placement("left_tool", "right_tool")
+    tasks = {"pose": RelativeFrameTask("left_tool", "right_tool"), "position": RelativePositionTask("left_tool", "right_tool"),
+             "orientation": RelativeOrientationTask("left_tool", "right_tool"), "world pose": FrameTask("right_tool")}
+    targets = {"pose": T, "position": T.translation, "orientation": T.rotation, "world pose": T}
+    for kind, task in tasks.items():
+        task.set_target(targets[kind])
+        described = task.description(dual_arm)
+        assert isinstance(described, FrameTaskDescription), kind
+        assert described.kind == kind.split()[-1]
+        assert described.frame_b == dual_arm.frame_id("right_tool")
+        assert described.frame_a == dual_arm.frame_id("universe" if kind == "world pose" else "left_tool")
+    np.testing.assert_allclose(tasks["pose"].description(dual_arm).target, T.homogeneous, atol=1e-15)
+    posture = PostureTask(dual_arm)
+    q = dual_arm.random_configuration(rng)
+    posture.set_target(q)
+    assert isinstance(posture.description(dual_arm), PostureDescription)
+    np.testing.assert_array_equal(posture.description(dual_arm).target, q)
+
+    class Halved(RelativePositionTask):
+        def compute(self, kin):
+            e, J, ff = super().compute(kin)
+            return 0.5 * e, 0.5 * J, 0.5 * ff
+
+    class Named(PostureTask):
+        def label(self) -> str:
+            return self.name.upper()
+
+    halved = Halved("left_tool", "right_tool")
+    halved.set_target(T.translation)
+    assert halved.description(dual_arm) is None
+    assert isinstance(Named(dual_arm).description(dual_arm), PostureDescription)
+
+
 def _three_levels(robot, rng):
     qt = robot.random_configuration(rng)
     kin = Kinematics(robot, qt)

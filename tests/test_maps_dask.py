@@ -58,6 +58,13 @@ def process_client():
         yield client
 
 
+@pytest.fixture(scope="module")
+def thread_client():
+    """A one-worker cluster in this process, for the tests of how a failing map ends."""
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as client:
+        yield client
+
+
 def test_an_unpickled_model_with_mimic_joints_is_what_crashed_the_workers():
     """The cause of the issue: the job used to carry the bare pin.Model, and exporting the joint
     tree of an unpickled model with mimic joints kills the process (Pinocchio 4.1)."""
@@ -98,18 +105,18 @@ def test_process_workers_give_the_threaded_map_bit_for_bit(process_client, name)
     assert on_processes == threaded  # metadata and every array, bit for bit
 
 
-def test_a_cluster_failing_outside_a_task_is_one_scheduler_error(monkeypatch):
+def test_a_cluster_failing_outside_a_task_is_one_scheduler_error(thread_client, monkeypatch):
     robot, a, b = case("dual_arm")
-    with distributed.Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as client:
-        def lost(*args, **kwargs):
-            raise distributed.client.FutureCancelledError("run_chunk-123", reason="lost dependencies")
 
-        monkeypatch.setattr(client, "scatter", lost)
-        with pytest.raises(SchedulerError, match=r"the Dask cluster failed during the map \(FutureCancelledError"):
-            capability_map(robot, a, b, samples=500, voxel=0.2, scheduler=client)
+    def lost(*args, **kwargs):
+        raise distributed.client.FutureCancelledError("run_chunk-123", reason="lost dependencies")
+
+    monkeypatch.setattr(thread_client, "scatter", lost)
+    with pytest.raises(SchedulerError, match=r"the Dask cluster failed during the map \(FutureCancelledError"):
+        capability_map(robot, a, b, samples=500, voxel=0.2, scheduler=thread_client)
 
 
-def test_the_callers_own_progress_error_is_not_renamed():
+def test_the_callers_own_progress_error_is_not_renamed(thread_client):
     robot, a, b = case("dual_arm")
 
     class Stop(Exception):
@@ -118,9 +125,8 @@ def test_the_callers_own_progress_error_is_not_renamed():
     def progress(done, total):
         raise Stop
 
-    with distributed.Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as client, \
-            pytest.raises(Stop):
-        capability_map(robot, a, b, samples=500, voxel=0.2, chunk=100, scheduler=client, progress=progress)
+    with pytest.raises(Stop):
+        capability_map(robot, a, b, samples=500, voxel=0.2, chunk=100, scheduler=thread_client, progress=progress)
 
 
 # ----------------------------------------------------------------------------- addresses

@@ -78,17 +78,26 @@ class Page:
     def shot(self) -> np.ndarray:
         return read_png(self.browser.screenshot())
 
-    def change(self, action, messages: int = 1) -> np.ndarray:
-        """Run action() (which sends `messages` scene messages); the picture once drawn."""
+    def send(self, action, messages: int = 1) -> None:
+        """Run action() (which sends `messages` scene messages) and wait until the page handled them."""
         seen = self.browser.messages()
         action()
         self.browser.wait_messages(seen + messages)
+
+    def change(self, action, messages: int = 1) -> np.ndarray:
+        """Run action() (which sends `messages` scene messages); the picture once drawn."""
+        self.send(action, messages)
         return self.shot()
 
-    def set_visible(self, path: list[str], visible: bool) -> np.ndarray:
+    def set_visible(self, path: list[str], visible: bool, *, shot: bool = True) -> np.ndarray | None:
+        """Show or hide the node at `path`; the picture once drawn (None with shot=False: the next
+        picture shows it)."""
         node = self.viewer.viewer
         for part in path:
             node = node[part]
+        if not shot:
+            self.send(lambda: node.set_property("visible", visible))
+            return None
         return self.change(lambda: node.set_property("visible", visible))
 
     def js(self, expression: str):
@@ -113,12 +122,12 @@ def test_robot_is_framed_and_every_label_reads_apart(name, browser, tmp_path):
         page = Page(browser, viewer)
         full = page.shot()
         (tmp_path / f"{name}.png").write_bytes(browser.screenshot())
-        # each label alone: hide its text, see what disappears
+        # each label alone: hide its text, see what disappears (shown again before the next picture)
         boxes = {}
         for frame in frames:
             without = page.set_visible([viewer.root, "labels", frame, "text"], False)
             boxes[frame] = bbox(changed(full, without))
-            page.set_visible([viewer.root, "labels", frame, "text"], True)
+            page.set_visible([viewer.root, "labels", frame, "text"], True, shot=False)
         no_labels = page.change(lambda: viewer.show_labels(False))
         assert not changed(no_labels, page.change(lambda: viewer.show_labels(False))).any()  # stays hidden
         assert bbox(changed(full, no_labels)) is not None

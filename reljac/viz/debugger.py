@@ -21,7 +21,6 @@ requests and the methods below reach it through a queue, so they are safe from a
 
 from __future__ import annotations
 
-import contextlib
 import html
 import math
 import queue
@@ -32,7 +31,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
@@ -42,8 +40,9 @@ from ..robot import Robot
 from ..robots import as_robot
 from ..validation import as_float
 from .debug_overlays import HANDLE_PARTS, Handle, JointMarks
+from .debug_requests import handle_request
 from .debug_server import LOOPBACK, DebugServer, TransformRelay
-from .debug_sliders import joint_sliders, q_from_slider
+from .debug_sliders import joint_sliders
 from .debug_state import (
     Frame,
     Recording,
@@ -54,7 +53,6 @@ from .debug_state import (
     minimum_distance,
     nearest_pairs,
     parent_frame,
-    restore_targets,
     set_handle_target,
     targets_of,
 )
@@ -237,75 +235,8 @@ class Debugger:
 
     # ------------------------------------------------------------------ the loop (its own thread)
     def _handle(self, request: dict) -> bool:
-        """Carry out one request; True if the scene changed."""
-        kind = request.get("type")
-        if kind in ("pause", "resume"):  # the page shows the new state
-            if kind == "resume":
-                self._rewind()
-            self.paused = kind == "pause"
-            return True
-        elif kind == "step":
-            self._rewind()
-            self._pending_steps += 1
-        elif kind == "reset":
-            self.q, self.t, self._scrub = self.q0.copy(), 0.0, None
-            restore_targets(self.tasks, self.targets0)
-            if self.controller is not None:
-                self.controller.reset()
-            with self._lock:
-                self.recording.clear()
-            self._samples.clear()
-            return True
-        elif kind == "grab" and request.get("handle") in self.handles:
-            self._grab = (request["handle"], self.handles[request["handle"]][1].T_ah)
-        elif kind == "drag" and self._grab is not None and request.get("handle") == self._grab[0]:
-            delta = np.asarray(request.get("delta", ()), dtype=float)
-            if delta.shape != (16,) or not np.isfinite(delta).all():
-                return False
-            M = delta.reshape(4, 4)
-            rotation = pin.Quaternion(M[:3, :3]).normalized().toRotationMatrix()  # a rigid motion only
-            task, handle = self.handles[self._grab[0]]
-            T_ah = set_handle_target(task, self._grab[1] * pin.SE3(rotation, M[:3, 3]))
-            handle.move(T_ah, self.viewer.visualizer.data.oMf)
-            return True
-        elif kind == "release":
-            self._grab = None
-        elif kind == "scrub" and len(self.recording):  # scrubbing pauses the run
-            self.paused = True
-            index = int(np.clip(int(request.get("index", 0)), 0, len(self.recording) - 1))
-            self._scrub = index
-            frame = self.recording.frames[index]
-            self.q = frame.q.copy()
-            restore_targets(self.tasks, frame.targets)
-            return True
-        elif kind == "joint" and self.controller is None:
-            with contextlib.suppress(ReljacError, ValueError, TypeError):
-                self.q = q_from_slider(self.robot, self.q, str(request.get("name")), request.get("value"))
-                return True
-        elif kind == "export" and self.server is not None:
-            self.server.broadcast(self._export(str(request.get("file", ""))))
-        return False
-
-    def _export(self, file: str) -> dict:
-        name = Path(file).name
-        if not name or name != file:
-            return {"type": "exported", "error": f"give a file name (no folder), not {file!r}"}
-        try:
-            return {"type": "exported", "path": str(self.export(self.export_dir / name))}
-        except ReljacError as exc:
-            return {"type": "exported", "error": str(exc)}
-
-    def _rewind(self) -> None:
-        """Going on from a scrubbed frame: the run restarts there (later frames are dropped)."""
-        if self._scrub is None:
-            return
-        with self._lock:
-            frame = self.recording.truncate(self._scrub)
-            self.recording.frames.pop()  # that frame's step is taken again
-        self.q, self.t, self._scrub = frame.q.copy(), frame.t, None
-        restore_targets(self.tasks, frame.targets)
-        if self.controller is not None:
-            self.controller.reset()
+        """Carry out one request (:func:`~reljac.viz.debug_requests.handle_request`); True if the scene changed."""
+        return handle_request(self, request)
 
     def _control_step(self) -> None:
         controller = self.controller

@@ -1,0 +1,203 @@
+"""Tasks on the motion of frame b measured in frame a: pose (6D, through the SE(3) log), position
+and orientation, and the absolute pose of a frame in the world (a = the world).
+
+Errors are in the target frame's axes (pose, orientation) or in a's (position); see
+:mod:`reljac.ik.tasks` for the conventions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import ArrayLike
+
+from ..exceptions import TaskError
+from ..poses import as_rotation, as_se3
+from ..relative import Kinematics
+from ..robot import FrameRef, Robot
+from ..validation import as_vector
+from .description import FrameTaskDescription, frozen
+from .task import Task, TaskTerms
+
+WORLD = "universe"
+
+
+class _FramePairTask(Task):
+    """A task on the motion of frame b measured in frame a: the frames, a target (None until
+    set_target) and the target's velocity for feed-forward (size entries, zero by default)."""
+
+    quantity = "motion"  # what the task controls, for its default name
+
+    kind: str = "pose"  # FrameTaskDescription.kind
+
+    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, **kwargs: Any) -> None:
+        self._frame_a, self._frame_b = frame_a, frame_b
+        kwargs.setdefault("name", f"{self.quantity} of {frame_b} in {frame_a}")
+        super().__init__(**kwargs)
+        self._target: Any = None  # pin.SE3, (3,) position or (3, 3) rotation: the subclass's
+        self._target_velocity = np.zeros(self.size)
+
+    @property
+    def frame_a(self) -> FrameRef:
+        """Frame a (name or id): the motion of b is measured in it."""
+        return self._frame_a
+
+    @frame_a.setter
+    def frame_a(self, frame: FrameRef) -> None:
+        self._frame_a = frame
+        self._changed()
+
+    @property
+    def frame_b(self) -> FrameRef:
+        """Frame b (name or id), the frame controlled."""
+        return self._frame_b
+
+    @frame_b.setter
+    def frame_b(self, frame: FrameRef) -> None:
+        self._frame_b = frame
+        self._changed()
+
+    def description(self, robot: Robot) -> FrameTaskDescription:
+        """The task for the compiled step (frames resolved on `robot`)."""
+        target = self._require_target()
+        T = np.eye(4)
+        if isinstance(target, pin.SE3):
+            T[:3, :3], T[:3, 3] = target.rotation, target.translation
+        elif target.shape == (3,):
+            T[:3, 3] = target
+        else:
+            T[:3, :3] = target
+        return FrameTaskDescription(self.kind, robot.frame_id(self._frame_a), robot.frame_id(self._frame_b),  # type: ignore[arg-type]
+                                    self._gain, frozen(self._weight), None if self._max_speed is None else
+                                    frozen(self._max_speed), frozen(T), frozen(self._target_velocity))
+
+    @property
+    def target(self):
+        """The target (None until set_target); a copy: change it with set_target."""
+        return None if self._target is None else self._target.copy()
+
+    @target.setter
+    def target(self, value: Any) -> None:
+        self.set_target(value)
+
+    @property
+    def target_velocity(self) -> np.ndarray:
+        """The target's velocity for feed-forward, (size,) (a copy)."""
+        return self._target_velocity.copy()
+
+    @target_velocity.setter
+    def target_velocity(self, value: Any) -> None:
+        self._set_target_velocity(value)
+        self._changed()
+
+    def set_target(self, target: Any, velocity: ArrayLike | None = None) -> None:  # pragma: no cover - subclasses
+        raise NotImplementedError
+
+    def _set_target_velocity(self, velocity: ArrayLike | None) -> None:
+        self._target_velocity = np.zeros(self.size) if velocity is None else \
+            as_vector(velocity, self.size, "target velocity")
+
+    def _require_target(self):
+        if self._target is None:
+            raise TaskError(f"task '{self.name}' has no target: call set_target first")
+        return self._target
+
+
+class RelativeFrameTask(_FramePairTask):
+    """Pose of frame b in frame a (6D): e = log6(T_t^-1 T_ab), in the target frame's axes.
+
+    ``set_target(T_ab_target, velocity=None)``; `velocity` is the target's own twist
+    [linear; angular] (6,), measured in a and expressed in the target frame, for feed-forward.
+    Weights apply to e = [position error (3); rotation vector (3)].
+    """
+
+    quantity = "pose"
+    speed_parts = ((slice(0, 3), 0), (slice(3, 6), 1))
+
+    def set_target(self, T_ab: Any, velocity: ArrayLike | None = None) -> None:
+        self._target = as_se3(T_ab, f"target of task '{self.name}'")
+        self._set_target_velocity(velocity)
+        self._changed()
+
+    def set_target_from_configuration(self, robot: Robot, q: ArrayLike) -> None:
+        """Target = the current relative pose at configuration q."""
+        self.set_target(Kinematics(robot, q).relative_placement(self.frame_a, self.frame_b))
+
+    def compute(self, kin: Kinematics) -> TaskTerms:
+        T_err = self._require_target().actInv(kin.relative_placement(self.frame_a, self.frame_b))
+        e = pin.log6(T_err).vector
+        Jlog = pin.Jlog6(T_err)
+        J = Jlog @ kin.relative_jacobian(self.frame_a, self.frame_b, expressed_in="b")
+        # d/dt (T_t^-1 T_ab) gets -Ad(T_err^-1) V_t from a moving target
+        if self._target_velocity.any():
+            ff = Jlog @ (T_err.inverse().toActionMatrix() @ self._target_velocity)
+        else:
+            ff = np.zeros(6)
+        return TaskTerms(e, J, ff)
+
+    def error_norms(self, kin):
+        T_err = self._require_target().actInv(kin.relative_placement(self.frame_a, self.frame_b))
+        return {
+            "position": float(np.linalg.norm(T_err.translation * (self.weight[:3] > 0))),
+            "orientation": float(np.linalg.norm(pin.log3(T_err.rotation) * (self.weight[3:] > 0))),
+        }
+
+
+class FrameTask(RelativeFrameTask):
+    """Absolute pose of a frame in the world: a :class:`RelativeFrameTask` whose a is the world."""
+
+    def __init__(self, frame: FrameRef, **kwargs: Any) -> None:
+        kwargs.setdefault("name", f"pose of {frame}")
+        super().__init__(WORLD, frame, **kwargs)
+
+
+class RelativePositionTask(_FramePairTask):
+    """Position of b's origin in a: e = p_ab - p_target (in a's axes). Target: (3,) [m]."""
+
+    size = 3
+    quantity = "position"
+    kind = "position"
+
+    def set_target(self, p_ab: ArrayLike, velocity: ArrayLike | None = None) -> None:
+        """Target position of b in a (3,) [m]; optional velocity d/dt p_target (3,) [m/s]."""
+        self._target = as_vector(p_ab, 3, f"target of task '{self.name}'")
+        self._set_target_velocity(velocity)
+        self._changed()
+
+    def compute(self, kin: Kinematics) -> TaskTerms:
+        target = self._require_target()
+        T_ab = kin.relative_placement(self.frame_a, self.frame_b)
+        J = kin.relative_jacobian(self.frame_a, self.frame_b)[:3]
+        return TaskTerms(T_ab.translation - target, J, self._target_velocity.copy())
+
+    def error_norms(self, kin):
+        return {"position": super().error_norms(kin)["error"]}
+
+
+class RelativeOrientationTask(_FramePairTask):
+    """Orientation of b in a: e = log3(R_t^T R_ab) (target axes). Target: (3, 3) rotation.
+
+    Optional target angular velocity (3,): measured in a, expressed in the target frame.
+    """
+
+    size = 3
+    quantity = "orientation"
+    kind = "orientation"
+    speed_parts = ((slice(None), 1),)
+
+    def set_target(self, R_ab: Any, velocity: ArrayLike | None = None) -> None:
+        self._target = as_rotation(R_ab, f"target of task '{self.name}'")
+        self._set_target_velocity(velocity)
+        self._changed()
+
+    def compute(self, kin: Kinematics) -> TaskTerms:
+        R_err = self._require_target().T @ kin.relative_placement(self.frame_a, self.frame_b).rotation
+        Jlog = pin.Jlog3(R_err)
+        J = Jlog @ kin.relative_jacobian(self.frame_a, self.frame_b, expressed_in="b")[3:]
+        ff = Jlog @ (R_err.T @ self._target_velocity)
+        return TaskTerms(pin.log3(R_err), J, ff)
+
+    def error_norms(self, kin):
+        return {"orientation": super().error_norms(kin)["error"]}

@@ -1,0 +1,181 @@
+"""The task base: :class:`Task` (what every task is asked for), :class:`TaskTerms` (e, J and the
+feed-forward at one configuration) and :class:`TaskRows` (a task's rows in the controller's system).
+
+The built-in tasks are in :mod:`reljac.ik.frame_tasks` and :mod:`reljac.ik.posture`;
+:mod:`reljac.ik.tasks` gathers them (and documents the error conventions).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ..exceptions import TaskError
+from ..relative import Kinematics
+from ..robot import Robot
+from ..validation import as_float, as_vector
+from .description import Observable, TaskDescription
+
+
+class TaskTerms(NamedTuple):
+    """A task at one configuration (what :meth:`Task.compute` returns): ``error`` e (size,),
+    ``jacobian`` J (size, nv) with de/dt = J v, and ``feed_forward`` (size,), the rate the
+    target's own motion asks for [units of e / s]. A plain 3-tuple works as well."""
+
+    error: np.ndarray
+    jacobian: np.ndarray
+    feed_forward: np.ndarray
+
+
+@dataclass
+class TaskRows:
+    """A task's rows in the controller's system ``A v = b`` (masked rows dropped).
+
+    A: (m, nv) weighted Jacobian W J, or None when A = identity_scale * diag(mask) (then b has
+    zeros on the masked rows, m = nv); b: (m,) weighted desired rate W (-gain e + feed-forward)
+    [m/s, rad/s]; feedback: (m,) its feedback part W gain e (without the feed-forward), from
+    which the controller's error-dependent damping is computed.
+    """
+
+    A: np.ndarray | None
+    b: np.ndarray
+    feedback: np.ndarray
+    identity_scale: float | None = None
+    mask: np.ndarray | None = None
+
+    def dense(self, nv: int) -> tuple[np.ndarray, np.ndarray]:
+        """(A, b) with A explicit, masked rows dropped."""
+        if self.A is not None:
+            return self.A, self.b
+        kept = np.ones(nv, dtype=bool) if self.mask is None else self.mask > 0
+        scale = 1.0 if self.identity_scale is None else self.identity_scale
+        return scale * np.eye(nv)[kept], self.b[kept]
+
+
+class Task(ABC, Observable):
+    """Base class: subclasses define ``size``, :meth:`compute` and a target.
+
+    Args:
+        gain: [1/s] rate at which the error is driven to zero (error ~ exp(-gain t)).
+        weight: scalar or (size,) per-component weight; zeros mask components out.
+        max_speed: cap on the norm of the feedback velocity gain * e (step-size clamping) [m/s or
+            rad/s; for 6D frame tasks it caps the linear and the angular halves separately, and
+            a pair (linear, angular) may be given]. None: no cap.
+        name: label used in reports (default: derived from the frames).
+
+    Every public attribute (gain, weight, max_speed, target, frames) can be changed between
+    steps, on either backend: the controllers using the task hear about it.
+    """
+
+    size = 6
+    counts_for_convergence = True
+    # which parts of e max_speed caps: (slice of e, index in the (linear, angular) pair)
+    speed_parts: tuple[tuple[slice, int], ...] = ((slice(None), 0),)
+
+    def __init__(self, *, gain: float = 1.0, weight: ArrayLike = 1.0, max_speed: ArrayLike | None = None,
+                 name: str | None = None) -> None:
+        self.gain = gain
+        self.max_speed = max_speed
+        self.name = name or type(self).__name__
+        self.set_weight(weight)
+
+    @property
+    def gain(self) -> float:
+        """[1/s] rate at which the error is driven to zero."""
+        return self._gain
+
+    @gain.setter
+    def gain(self, value: float) -> None:
+        self._gain = as_float(value, "gain [1/s]", minimum=0.0)
+        self._changed()
+
+    @property
+    def max_speed(self) -> np.ndarray | None:
+        """(linear, angular) caps on the feedback speed [m/s, rad/s], or None (a copy)."""
+        return None if self._max_speed is None else self._max_speed.copy()
+
+    @max_speed.setter
+    def max_speed(self, value: ArrayLike | None) -> None:
+        if value is None:
+            self._max_speed = None
+        else:
+            pair = as_vector(value, 2, "max_speed (linear, angular)") if np.ndim(value) \
+                else np.full(2, as_float(value, "max_speed"))
+            if not (pair > 0).all():
+                raise TaskError(f"max_speed must be positive, got {value}")
+            self._max_speed = pair
+        self._changed()
+
+    def set_weight(self, weight: ArrayLike) -> None:
+        """Per-component weights (scalar or (size,)); a zero masks the component out."""
+        what = f"weight of task '{self.name}'"
+        w = np.full(self.size, as_float(weight, what)) if np.ndim(weight) == 0 else as_vector(weight, self.size, what)
+        if (w < 0).any():
+            raise TaskError(f"weights of task '{self.name}' must be finite and >= 0, got {w}")
+        self._weight = w
+        self._rows = np.flatnonzero(w > 0)
+        self._unit_weights = bool(np.all(w == 1.0))
+        self._changed()
+
+    @property
+    def weight(self) -> np.ndarray:
+        """(size,) per-component weights (read-only array: assign a new value or call set_weight)."""
+        view = self._weight.view()
+        view.flags.writeable = False
+        return view
+
+    @weight.setter
+    def weight(self, value: ArrayLike) -> None:
+        self.set_weight(value)
+
+    def description(self, robot: Robot) -> TaskDescription | None:
+        """What the compiled step needs to compute this task's rows itself (see
+        :mod:`reljac.ik.description`), or None: its rows are computed in Python every step."""
+        return None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # a subclass that changes how its rows are computed, without describing itself anew,
+        # is not what its base's description says: it runs in Python. The built-in tasks (any
+        # module of reljac.ik, as for Limit) describe themselves where their rows differ.
+        if not cls.__module__.startswith("reljac.ik.") and "description" not in cls.__dict__ and any(
+                m in cls.__dict__ for m in ("compute", "rows", "weighted", "_feedback", "error", "set_weight")):
+            cls.description = Task.description  # type: ignore[method-assign]
+
+    @abstractmethod
+    def compute(self, kin: Kinematics) -> TaskTerms:
+        """(e, J, feed_forward) at kin's configuration: shapes (size,), (size, nv), (size,)."""
+
+    def weighted(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray]:
+        """Rows (A, b) of the level's system: A = W J, b = W (-gain e + feed_forward), masked rows dropped."""
+        return self.rows(kin).dense(kin.model.nv)
+
+    def _feedback(self, e: np.ndarray) -> np.ndarray:
+        """gain * e [units of e / s], capped by max_speed (a new array)."""
+        feedback = self._gain * e
+        if self._max_speed is not None:
+            for part, which in self.speed_parts:
+                cap = self._max_speed[which]
+                norm = float(np.linalg.norm(feedback[part]))
+                if norm > cap:
+                    feedback[part] *= cap / norm
+        return feedback
+
+    def rows(self, kin: Kinematics) -> TaskRows:
+        """The task's rows at kin's configuration: A = W J, b = W (-gain e + feed_forward)."""
+        e, J, ff = self.compute(kin)
+        feedback = self._feedback(e)
+        if self._unit_weights:  # the common case: no copies
+            return TaskRows(J, ff - feedback, feedback)
+        w = self.weight[self._rows]
+        fb = w * feedback[self._rows]
+        return TaskRows(w[:, None] * J[self._rows], w * ff[self._rows] - fb, fb)
+
+    def error_norms(self, kin: Kinematics) -> dict[str, float]:
+        """Norms of the (masked) error for reports: e.g. {'position': m, 'orientation': rad}."""
+        e = self.compute(kin)[0][self._rows]
+        return {"error": float(np.linalg.norm(e))}
