@@ -127,6 +127,9 @@ def test_the_callers_own_progress_error_is_not_renamed(thread_client):
 
     with pytest.raises(Stop):
         capability_map(robot, a, b, samples=500, voxel=0.2, chunk=100, scheduler=thread_client, progress=progress)
+    # the map stopped midway leaves nothing behind: the same map on the same client works at once
+    again = capability_map(robot, a, b, samples=500, voxel=0.2, chunk=100, scheduler=thread_client)
+    assert again == capability_map(robot, a, b, samples=500, voxel=0.2, chunk=100)
 
 
 # ----------------------------------------------------------------------------- addresses

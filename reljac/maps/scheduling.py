@@ -130,7 +130,9 @@ def _stream(client: Any, job: Job, chunks: Iterable[tuple[int, int]], on_result:
 
     n_workers = max(1, len(client.scheduler_info(n_workers=-1).get("workers", {})) or workers)
     with client.as_current():  # as_completed looks the client up
-        job_future = client.scatter(job, broadcast=True, timeout=max(connect_timeout, 60.0))
+        # a key of its own (hash=False): a map stopped midway releases its job while the same job
+        # hashed to the same key would be scattered again by the next map (lost dependencies)
+        job_future = client.scatter(job, broadcast=True, hash=False, timeout=max(connect_timeout, 60.0))
         todo = iter(chunks)
         sizes: dict[str, int] = {}
 
