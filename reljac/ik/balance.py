@@ -40,8 +40,8 @@ from ..robots import as_robot
 from ..support import SupportContact, SupportPolygon, support_polygon
 from ..validation import as_float, as_vector
 from .description import CoMTaskDescription, SupportRegionDescription, frozen
-from .limits import Limit, VelocityConstraint
-from .tasks import Task, TaskTerms
+from .limits import Limit, VelocityConstraint, step_fraction
+from .task import TargetedTask, TaskTerms
 
 WORLD = "universe"
 OVERSHOOT = 1e-4  # [m] overshoot of the shrunk edge held rather than pushed back (module docstring)
@@ -61,7 +61,7 @@ def _axes(axes: str) -> tuple[int, ...]:
     return tuple(_AXIS_INDEX[a] for a in axes)
 
 
-class CoMTask(Task):
+class CoMTask(TargetedTask):
     """The centre of mass c in frame a: e = p_ac[axes] - target [m], J = J_ac[axes] (size = len(axes)).
 
     Args:
@@ -83,8 +83,6 @@ class CoMTask(Task):
         robot.frame_id(frame)  # FrameNotFound now rather than at the first step
         kwargs.setdefault("name", "centre of mass" + ("" if frame == WORLD else f" in {frame}"))
         super().__init__(**kwargs)
-        self._target: np.ndarray | None = None
-        self._target_velocity = np.zeros(self.size)
 
     @property
     def frame(self) -> FrameRef:
@@ -97,20 +95,6 @@ class CoMTask(Task):
         self._frame = frame
         self._changed()
 
-    @property
-    def target(self) -> np.ndarray | None:
-        """The target (size,) [m] (None until set_target); a copy."""
-        return None if self._target is None else self._target.copy()
-
-    @target.setter
-    def target(self, value: ArrayLike) -> None:
-        self.set_target(value)
-
-    @property
-    def target_velocity(self) -> np.ndarray:
-        """(size,) [m/s] (a copy)."""
-        return self._target_velocity.copy()
-
     def set_target(self, p: ArrayLike, velocity: ArrayLike | None = None) -> None:
         """Target p_ac: (3,) [m] (the controlled axes are taken) or (size,); velocity (size,) [m/s]."""
         what = f"target of task '{self.name}'"
@@ -118,19 +102,13 @@ class CoMTask(Task):
             target = as_vector(p, 3, what)[list(self._axes)]
         else:
             target = as_vector(p, self.size, what)
-        speed = np.zeros(self.size) if velocity is None else \
-            as_vector(velocity, self.size, f"target velocity of task '{self.name}'")
-        self._target, self._target_velocity = target, speed
+        self._set_target_velocity(velocity)
+        self._target = target
         self._changed()
 
     def set_target_from_configuration(self, q: ArrayLike) -> None:
         """Target = the centre of mass at configuration q (nq,)."""
         self.set_target(Kinematics(self.robot, q).center_of_mass(self._frame)[list(self._axes)])
-
-    def _require_target(self) -> np.ndarray:
-        if self._target is None:
-            raise TaskError(f"task '{self.name}' has no target: call set_target first")
-        return self._target
 
     def compute(self, kin: Kinematics) -> TaskTerms:
         target = self._require_target()
@@ -207,10 +185,7 @@ class SupportRegion(Limit):
 
     @gain.setter
     def gain(self, value: float) -> None:
-        gain = as_float(value, "gain of the support region", minimum=0.0, strict=True, error=ConfigurationError)
-        if gain > 1:
-            raise ConfigurationError(f"gain of the support region must be in (0, 1], got {gain}")
-        self._gain = gain
+        self._gain = step_fraction(value, "gain of the support region")
         self._changed()
 
     @property

@@ -13,18 +13,17 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
-from ..exceptions import TaskError
 from ..poses import as_rotation, as_se3
 from ..relative import Kinematics
 from ..robot import FrameRef, Robot
 from ..validation import as_vector
 from .description import FrameTaskDescription, frozen
-from .task import Task, TaskTerms
+from .task import TargetedTask, TaskTerms
 
 WORLD = "universe"
 
 
-class _FramePairTask(Task):
+class _FramePairTask(TargetedTask):
     """A task on the motion of frame b measured in frame a: the frames, a target (None until
     set_target) and the target's velocity for feed-forward (size entries, zero by default)."""
 
@@ -36,8 +35,6 @@ class _FramePairTask(Task):
         self._frame_a, self._frame_b = frame_a, frame_b
         kwargs.setdefault("name", f"{self.quantity} of {frame_b} in {frame_a}")
         super().__init__(**kwargs)
-        self._target: Any = None  # pin.SE3, (3,) position or (3, 3) rotation: the subclass's
-        self._target_velocity = np.zeros(self.size)
 
     @property
     def frame_a(self) -> FrameRef:
@@ -72,37 +69,6 @@ class _FramePairTask(Task):
         return FrameTaskDescription(self.kind, robot.frame_id(self._frame_a), robot.frame_id(self._frame_b),  # type: ignore[arg-type]
                                     self._gain, frozen(self._weight), None if self._max_speed is None else
                                     frozen(self._max_speed), frozen(T), frozen(self._target_velocity))
-
-    @property
-    def target(self):
-        """The target (None until set_target); a copy: change it with set_target."""
-        return None if self._target is None else self._target.copy()
-
-    @target.setter
-    def target(self, value: Any) -> None:
-        self.set_target(value)
-
-    @property
-    def target_velocity(self) -> np.ndarray:
-        """The target's velocity for feed-forward, (size,) (a copy)."""
-        return self._target_velocity.copy()
-
-    @target_velocity.setter
-    def target_velocity(self, value: Any) -> None:
-        self._set_target_velocity(value)
-        self._changed()
-
-    def set_target(self, target: Any, velocity: ArrayLike | None = None) -> None:  # pragma: no cover - subclasses
-        raise NotImplementedError
-
-    def _set_target_velocity(self, velocity: ArrayLike | None) -> None:
-        self._target_velocity = np.zeros(self.size) if velocity is None else \
-            as_vector(velocity, self.size, "target velocity")
-
-    def _require_target(self):
-        if self._target is None:
-            raise TaskError(f"task '{self.name}' has no target: call set_target first")
-        return self._target
 
 
 class RelativeFrameTask(_FramePairTask):

@@ -89,6 +89,15 @@ class Limit(ABC, Observable):
         """Forget any state kept between steps (default: none)."""
 
 
+def step_fraction(value: float, what: str) -> float:
+    """`value` as a fraction in (0, 1] of a distance a limit lets the robot cover in one step
+    (its gain); ConfigurationError naming `what` otherwise."""
+    gain = as_float(value, what, minimum=0.0, strict=True, error=ConfigurationError)
+    if gain > 1:
+        raise ConfigurationError(f"{what} must be in (0, 1], got {gain}")
+    return gain
+
+
 def _read_only(a: np.ndarray) -> np.ndarray:
     a.flags.writeable = False
     return a
@@ -162,10 +171,7 @@ class JointPositionLimit(Limit):
 
     def __init__(self, robot: Robot, *, limit_gain: float = 0.5, position_margin: float = 0.0) -> None:
         margin = as_float(position_margin, "position_margin", minimum=0.0, error=ConfigurationError)
-        gain = as_float(limit_gain, "limit_gain", minimum=0.0, strict=True, error=ConfigurationError)
-        if gain > 1:
-            raise ConfigurationError(f"limit_gain must be in (0, 1], got {gain}")
-        self._limit_gain = gain
+        self._limit_gain = step_fraction(limit_gain, "limit_gain")
         self.nv = robot.nv
         # read-only arrays: the joints limited, their URDF limits and the limits kept
         self.q_index, self.v_index, self.urdf_q_min, self.urdf_q_max = (
@@ -181,10 +187,7 @@ class JointPositionLimit(Limit):
 
     @limit_gain.setter
     def limit_gain(self, value: float) -> None:
-        gain = as_float(value, "limit_gain", minimum=0.0, strict=True, error=ConfigurationError)
-        if gain > 1:
-            raise ConfigurationError(f"limit_gain must be in (0, 1], got {gain}")
-        self._limit_gain = gain
+        self._limit_gain = step_fraction(value, "limit_gain")
         self._changed()
 
     def description(self, robot: Robot) -> PositionLimitDescription:

@@ -179,3 +179,45 @@ class Task(ABC, Observable):
         """Norms of the (masked) error for reports: e.g. {'position': m, 'orientation': rad}."""
         e = self.compute(kin)[0][self._rows]
         return {"error": float(np.linalg.norm(e))}
+
+
+class TargetedTask(Task):
+    """A task with a target (None until ``set_target``) and the target's velocity for feed-forward
+    ((size,), zero by default): what the frame tasks and CoMTask share. Subclasses define
+    ``set_target(target, velocity=None)`` and read the target through :meth:`_require_target`."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._target: Any = None  # the subclass's: pin.SE3, (3,) position, (3, 3) rotation, (size,) point
+        self._target_velocity = np.zeros(self.size)
+
+    @property
+    def target(self) -> Any:
+        """The target (None until set_target); a copy: change it with set_target."""
+        return None if self._target is None else self._target.copy()
+
+    @target.setter
+    def target(self, value: Any) -> None:
+        self.set_target(value)
+
+    @property
+    def target_velocity(self) -> np.ndarray:
+        """The target's velocity for feed-forward, (size,) (a copy)."""
+        return self._target_velocity.copy()
+
+    @target_velocity.setter
+    def target_velocity(self, value: Any) -> None:
+        self._set_target_velocity(value)
+        self._changed()
+
+    def set_target(self, target: Any, velocity: ArrayLike | None = None) -> None:  # pragma: no cover - subclasses
+        raise NotImplementedError
+
+    def _set_target_velocity(self, velocity: ArrayLike | None) -> None:
+        self._target_velocity = np.zeros(self.size) if velocity is None else \
+            as_vector(velocity, self.size, f"target velocity of task '{self.name}'")
+
+    def _require_target(self) -> Any:
+        if self._target is None:
+            raise TaskError(f"task '{self.name}' has no target: call set_target first")
+        return self._target
