@@ -7,18 +7,13 @@ fixed to the world: the root link of a fixed-base URDF (TIAGo's 42.6 kg mobile b
 the base and every body locked with it (41.6 kg of Talos' 90.3 kg with its legs and root
 locked). A floating-base robot has none there. reljac's centre of mass counts them
 (:meth:`reljac.Kinematics.center_of_mass`, whose formula is in ``Kinematics._com_world``):
-this module gives the split and keeps the Kinematics-based functions the reports use. Units: [kg], [m].
+this module gives the split it uses. Units: [kg], [m].
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pinocchio as pin
-
-from .relative import Kinematics
-from .robot import FrameRef
-
-WORLD = "universe"
 
 
 def mass_split(model: pin.Model) -> tuple[float, float, np.ndarray]:
@@ -34,24 +29,4 @@ def total_mass(model: pin.Model) -> float:
     return m + m0
 
 
-def center_of_mass(kin: Kinematics, frame: FrameRef = WORLD) -> np.ndarray:
-    """p_ac (3,) [m]: the whole robot's centre of mass in frame a = `frame` (a's axes), bodies fixed
-    to the world included (:meth:`Kinematics.center_of_mass`).
-
-    Raises:
-        SupportError: the robot has no mass. FrameNotFound: an unknown frame.
-    """
-    return kin.center_of_mass(frame)
-
-
-def center_of_mass_jacobian(kin: Kinematics, frame: FrameRef = WORLD) -> np.ndarray:
-    """J_ac (3, nv): d/dt p_ac = J_ac v, the whole robot's centre of mass measured and expressed in
-    frame a = `frame` (:meth:`Kinematics.center_of_mass_jacobian`).
-
-    Raises:
-        SupportError: the robot has no mass. FrameNotFound: an unknown frame.
-    """
-    return kin.center_of_mass_jacobian(frame)
-
-
-__all__ = ["center_of_mass", "center_of_mass_jacobian", "mass_split", "total_mass"]
+__all__ = ["mass_split", "total_mass"]

@@ -26,6 +26,7 @@ import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from .exceptions import ConfigurationError, SupportError
+from .mass import mass_split
 from .memory import new_data
 from .relative_layer import relative_jacobian_from_frames, relative_jacobian_time_variation_from_frames
 from .robot import FrameRef, Robot
@@ -246,16 +247,15 @@ class Kinematics:
         with m, c_m, J_cm Pinocchio's (the moving bodies) and m0, c0 the fixed bodies'."""
         com = self.__dict__.get("_com")
         if com is None:
-            m, fixed = pin.computeTotalMass(self.model), self.model.inertias[0]
-            total = m + fixed.mass
+            m, m0, c0 = mass_split(self.model)
+            total = m + m0
             if not total > 0:
                 raise SupportError(f"robot '{self.robot.name}' has no mass: its centre of mass is undefined")
             if m > 0:  # Pinocchio's own, on the forward pass in data (it also rewrites data.J, same values)
                 J = pin.jacobianCenterOfMass(self.model, self.data, False)
-                c = (m * self.data.com[0] + fixed.mass * fixed.lever) / total
-                com = (c, (m / total) * np.array(J))
+                com = ((m * self.data.com[0] + m0 * c0) / total, (m / total) * np.array(J))
             else:
-                com = (np.array(fixed.lever, dtype=float), np.zeros((3, self.model.nv)))
+                com = (c0, np.zeros((3, self.model.nv)))
             self._com = com
         return com
 

@@ -1,6 +1,6 @@
 """``reljac analyze --com``: the centre of mass and its Jacobian at one configuration, as text or JSON.
 
-The numbers come from :mod:`reljac.mass` (Pinocchio's ``centerOfMass`` and
+The numbers come from :meth:`reljac.Kinematics.center_of_mass` (Pinocchio's ``centerOfMass`` and
 ``jacobianCenterOfMass`` through :class:`reljac.Kinematics`, carried into a frame when one is
 given, plus the bodies fixed to the world, which Pinocchio leaves out: a fixed-base robot's root
 link, and what a locked floating base welds to the world): on a robot with locked joints the
@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..joint_space import velocity_labels
-from ..mass import center_of_mass, center_of_mass_jacobian, mass_split, total_mass
+from ..mass import mass_split, total_mass
 from ..relative import Kinematics
 from ..robot import Robot
 from .report import format_matrix
@@ -34,8 +34,8 @@ def com_dict(robot: Robot, q: np.ndarray, frame: str = WORLD) -> dict[str, Any]:
     """
     kin = Kinematics(robot, q)
     return {"frame": frame, "mass": total_mass(robot.model), "fixed_mass": mass_split(robot.model)[1], "q": q,
-            "locked_joints": dict(robot.locked_joints), "position": center_of_mass(kin, frame),
-            "jacobian": center_of_mass_jacobian(kin, frame), "rows": ["x", "y", "z"],
+            "locked_joints": dict(robot.locked_joints), "position": kin.center_of_mass(frame),
+            "jacobian": kin.center_of_mass_jacobian(frame), "rows": ["x", "y", "z"],
             "columns": velocity_labels(robot)}
 
 

@@ -30,10 +30,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from ..exceptions import ConfigurationError, SupportError, TaskError
+from ..mass import total_mass
 from ..relative import Kinematics
 from ..robot import FrameRef, Robot
 from ..robots import as_robot
@@ -50,7 +50,7 @@ _AXIS_INDEX = {"x": 0, "y": 1, "z": 2}
 
 def _massive(robot: Robot) -> Robot:
     robot = as_robot(robot)
-    if not pin.computeTotalMass(robot.model) + robot.model.inertias[0].mass > 0:
+    if not total_mass(robot.model) > 0:
         raise SupportError(f"robot '{robot.name}' has no mass: its centre of mass is undefined")
     return robot
 
