@@ -289,13 +289,16 @@ class CompiledStep:
             index for limit, index in self._limits if limit in self.python_limits)}
         collision_pairs: dict[int, list[str]] = {}  # limit index -> its rows' body pairs, fetched once
         sources = self.core.row_sources()
+        rows_of: dict[int, int] = {}  # support region index -> its rows this step
         names = []
         for limit_index, row in sources:
             if limit_index in python:
                 names.append(self._python_row_names[python[limit_index]][row])
                 continue
             if limit_index in self.supports:  # SupportRegion.constraint's names
-                edges = sum(1 for i, _ in sources if i == limit_index)
+                edges = rows_of.get(limit_index)
+                if edges is None:  # counted once per report
+                    edges = rows_of[limit_index] = sum(1 for i, _ in sources if i == limit_index)
                 names.append(f"{self._limits[limit_index][0].name} (edge {row + 1} of {edges})")
                 continue
             pairs = collision_pairs.get(limit_index)
