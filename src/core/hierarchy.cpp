@@ -1,5 +1,6 @@
 // The compiled SNS solver; see hierarchy.hpp and reljac/ik/hierarchy.py (its specification).
 #include "hierarchy.hpp"
+#include "hierarchy_factor.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,55 +13,7 @@ double Policy::singular_damping(double smallest) const {
   return max_damping * max_damping * (1.0 - r * r);
 }
 
-namespace {
-
-constexpr int kSmallLevel = 12;  // levels with at most this many rows factor without allocating
-using SmallGram = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kSmallLevel, kSmallLevel>;
-
-// y = A x for a level.
-void times(const Level& level, const Vector& x, int nv, Vector& y) {
-  if (level.A != nullptr) {
-    y.noalias() = RowMatrixMap(level.A, level.rows(), nv) * x;
-    return;
-  }
-  y = level.identity_scale * x;
-  if (level.mask.size()) y.array() *= level.mask.array();
-}
-
-// One candidate correction of a level (the buffers are reused from candidate to candidate).
-struct Correction {
-  Vector delta, A_delta;
-  bool has_W = false;     // false: an identity level (it leaves no null space)
-  bool full_rank = false;  // W W^T = M^T G^-1 M (Cholesky); else W = M^T U_scaled
-  Matrix U_scaled;         // U_r Sigma_r^-1 in the first `rank` columns (m x m), when not full rank
-  int rank = 0;
-  double damping = 0.0;
-  double smallest = std::numeric_limits<double>::infinity();
-
-  void swap(Correction& other) {
-    delta.swap(other.delta);
-    A_delta.swap(other.A_delta);
-    U_scaled.swap(other.U_scaled);
-    std::swap(has_W, other.has_W);
-    std::swap(full_rank, other.full_rank);
-    std::swap(rank, other.rank);
-    std::swap(damping, other.damping);
-    std::swap(smallest, other.smallest);
-  }
-};
-
-// Buffers sized by one level's rows.
-struct LevelSpace {
-  Matrix M, M_best;     // A P_free (rows x nv) and the best candidate's
-  Matrix G, Wt;         // M M^T (row space, report) and W^T (rank x nv)
-  Vector residual, Ax, coefficients, Mc;  // coefficients: (m), the first `rank` used
-  Correction step, best;
-  const Matrix* smallest_of = nullptr;  // M of the chosen candidate, while its report waits for sigma_min
-  Eigen::LLT<Matrix> llt;
-  Eigen::SelfAdjointEigenSolver<Matrix> values;
-};
-
-}  // namespace
+using namespace factor;  // the level factoring (hierarchy_factor.hpp)
 
 struct Workspace::Buffers {
   Vector v, base, best_v, Pc, scaled, c, Cb, Cd, Cv;
@@ -87,108 +40,6 @@ Workspace::Buffers& Workspace::buffers() {
 namespace {
 
 using Buffers = Workspace::Buffers;
-
-// Damped least-squares correction delta (in range(P)) of A delta = residual, into `step`.
-// The same matrix function as the Python solver's eigen-decomposition of G = M M^T. A level
-// whose G - shift I has a Cholesky factor (shift = threshold^2, and at least the rank
-// tolerance) has full rank and no singular damping: it is solved through a Cholesky factor of
-// G + lambda^2 I; only the others need the eigen-decomposition.
-// Gram is the (m x m) matrix type: fixed-capacity (no allocation) for small levels.
-//
-// `known_singular`: an earlier candidate of this level failed that test with shift = threshold^2;
-// saturations only shrink G's eigenvalues (interlacing), so the test would fail again: skip it.
-template <typename Gram>
-void correction(const Level& level, const Matrix& M, const Matrix& P, const Vector& residual, const Policy& policy,
-                int nv, bool& known_singular, Correction& step, Vector& coefficients) {
-  step.has_W = false;
-  step.full_rank = false;
-  step.rank = 0;
-  step.damping = 0.0;
-  step.smallest = std::numeric_limits<double>::infinity();
-  if (level.A == nullptr) {  // A = c diag(mask): (c P)^+ = P / c on the kept rows
-    step.delta.noalias() = P * residual;
-    step.delta /= level.identity_scale;
-    times(level, step.delta, nv, step.A_delta);
-    return;
-  }
-  step.has_W = true;
-  const int m = level.rows();
-  Gram G = M * M.transpose();
-  const double shift = std::max(policy.threshold * policy.threshold, kRankTolerance * std::max(1.0, G.trace()));
-  const bool fixed_shift = shift == policy.threshold * policy.threshold;
-  bool full_rank_test = false;
-  if (m > 0 && !(known_singular && fixed_shift)) {
-    Gram shifted = G;
-    shifted.diagonal().array() -= shift;
-    full_rank_test = Eigen::LLT<Gram>(shifted).info() == Eigen::Success;  // every sigma^2 > shift
-    if (!full_rank_test && fixed_shift) known_singular = true;
-  }
-  if (full_rank_test) {
-    step.full_rank = true;
-    step.rank = m;
-    step.smallest = -1.0;  // not needed to solve: computed for the report of the chosen candidate
-    step.damping = level.extra_damping;
-    G.diagonal().array() += step.damping;
-    step.delta.noalias() = M.transpose() * G.llt().solve(residual);
-    times(level, step.delta, nv, step.A_delta);
-    return;
-  }
-  Eigen::SelfAdjointEigenSolver<Gram> eig(G);  // ascending
-  const auto& e = eig.eigenvalues();
-  const double largest = m ? e(m - 1) : 0.0;
-  int rank = 0;
-  for (int i = 0; i < m; ++i) rank += e(i) > kRankTolerance * std::max(1.0, largest);
-  step.rank = rank;
-  step.smallest = rank == m && rank > 0 ? std::sqrt(e(m - rank)) : 0.0;
-  step.damping = policy.singular_damping(step.smallest) + level.extra_damping;
-  const auto U_r = eig.eigenvectors().rightCols(rank);
-  const auto e_r = e.tail(rank);
-  coefficients.resize(m);  // buffers of the largest rank: a smaller one does not reallocate
-  step.U_scaled.resize(m, m);
-  auto c_r = coefficients.head(rank);
-  c_r = (U_r.transpose() * residual).array() / (e_r.array() + step.damping);
-  step.delta.noalias() = M.transpose() * (U_r * c_r);
-  step.U_scaled.leftCols(rank) = U_r * e_r.array().sqrt().inverse().matrix().asDiagonal();
-  times(level, step.delta, nv, step.A_delta);
-}
-
-// The smallest singular value of M (full rank), for a report.
-double smallest_singular_value(const Matrix& M, LevelSpace& w) {
-  w.G.noalias() = M * M.transpose();
-  w.values.compute(w.G, Eigen::EigenvaluesOnly);
-  return std::sqrt(std::max(w.values.eigenvalues()(0), 0.0));
-}
-
-// w.Wt = W^T (rank x nv) with W W^T the projector onto the level's rows inside range(P) (M = A P).
-void row_space(const Correction& step, const Matrix& M, LevelSpace& w) {
-  if (step.full_rank) {  // W^T = L^-1 M with G = L L^T
-    w.G.noalias() = M * M.transpose();
-    w.llt.compute(w.G);
-    w.Wt = M;
-    w.llt.matrixL().solveInPlace(w.Wt);
-    return;
-  }
-  w.Wt.noalias() = step.U_scaled.leftCols(step.rank).transpose() * M;
-}
-
-// P -= W W^T (W^T = Wt, rank x nv). Where Eigen evaluates Wt^T Wt coefficient by coefficient (small
-// sizes), each entry of the symmetric W W^T is computed once, by the same expression (the same dot
-// product in the same order: a product of two doubles commutes exactly) and used at (i, j) and (j, i).
-void subtract_gram(Matrix& P, const Matrix& Wt) {
-  const int n = static_cast<int>(P.rows());
-  if (Wt.rows() == 0 || Wt.rows() + 2 * n >= EIGEN_GEMM_TO_COEFFBASED_THRESHOLD) {
-    P.noalias() -= Wt.transpose() * Wt;
-    return;
-  }
-  const auto lhs = Wt.transpose();
-  for (int j = 0; j < n; ++j) {
-    for (int i = j; i < n; ++i) {
-      const double x = (lhs.row(i).transpose().cwiseProduct(Wt.col(j))).sum();
-      P(i, j) -= x;
-      if (i != j) P(j, i) -= x;
-    }
-  }
-}
 
 struct Limiting {
   double scale;
