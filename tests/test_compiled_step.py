@@ -56,7 +56,9 @@ def _same_run(pair, steps, change=None, atol=1e-9):
         np.testing.assert_allclose(q_c, q_p, rtol=0, atol=atol, err_msg=f"step {k}")
         for rc, rp in zip(compiled.last_reports, python.last_reports, strict=True):
             assert rc.scale == pytest.approx(rp.scale, abs=1e-7)
-            assert rc.saturated_joints == rp.saturated_joints
+            # the same joints; their order (which saturated first) may differ on near ties, where
+            # two joints' scale factors differ by rounding only (seen: 1e-14 apart)
+            assert sorted(rc.saturated_joints) == sorted(rp.saturated_joints)
     np.testing.assert_allclose(compiled.last_velocity, python.last_velocity, rtol=0, atol=atol * 100)
     return q_c
 

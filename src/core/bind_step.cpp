@@ -1,11 +1,10 @@
-// Python bindings of the compiled controller step (reljac.ik._core.Step) and of the relative
-// kinematics on Pinocchio; see reljac/ik/compiled.py and reljac/relative.py. Names and shapes only.
+// Python bindings of the compiled controller step (reljac.ik._core.Step); see reljac/ik/compiled.py.
+// Names and shapes only.
 #include <pybind11/eigen.h>
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
-#include "relative.hpp"
 #include "step.hpp"
 
 namespace py = pybind11;
@@ -150,8 +149,6 @@ void bind_step(py::module_& m) {
       failure(std::to_string(e.task).c_str());
     }
   });
-  m.def("built_with", [] { return py::make_tuple(reljac::built_with_pinocchio(), reljac::built_with_coal()); },
-        "(Pinocchio, coal) versions the core was compiled against");
   py::class_<Step>(m, "Step")
       .def(py::init([](const py::object& model, const py::object& data) {
              return std::make_unique<Step>(model.ptr(), data.ptr());
@@ -258,23 +255,4 @@ void bind_step(py::module_& m) {
       })
       .def("reversal_cap", &Step::reversal_cap)
       .def_property_readonly("last_velocity", &Step::last_velocity);
-
-  m.def("relative_placement_in", [](const py::object& model, const py::object& data, int a, int b) {
-    return reljac::relative_placement_in(model.ptr(), data.ptr(), a, b);
-  });
-  m.def("relative_jacobian_in", [](const py::object& model, const py::object& data, int a, int b, int axes, int c) {
-    return reljac::relative_jacobian_in(model.ptr(), data.ptr(), a, b, axes, c);
-  });
-  m.def("relative_placement", [](const py::object& model, const py::object& data, const Array& q, int a, int b) {
-    if (q.ndim() != 1) throw py::value_error("q must be (nq,)");
-    return reljac::relative_placement(model.ptr(), data.ptr(), Eigen::Map<const Vector>(q.data(), q.shape(0)), a, b);
-  });
-  m.def("relative_jacobian", [](const py::object& model, const py::object& data, const Array& q, int a, int b,
-                                int axes, int c, int nv) {
-    if (q.ndim() != 1) throw py::value_error("q must be (nq,)");
-    py::array_t<double> J({6, nv});
-    reljac::relative_jacobian(model.ptr(), data.ptr(), Eigen::Map<const Vector>(q.data(), q.shape(0)), a, b, axes, c,
-                              J.mutable_data(), nv);
-    return J;
-  });
 }

@@ -5,4 +5,5 @@
 
 void bind_hierarchy(pybind11::module_& m);
 void bind_kinematics(pybind11::module_& m);
+void bind_relative(pybind11::module_& m);
 void bind_step(pybind11::module_& m);
