@@ -15,6 +15,7 @@ import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from . import joint_space
+from .compiled_core import Core
 from .joint_space import MAX_SQUARE, Value
 from .model_index import ModelIndex
 from .validation import as_rng
@@ -38,7 +39,12 @@ class ConfigurationSpace(ModelIndex):
         (tolerance 1e-6; use ``robot.normalize(q)`` on a drifting q). With ``copy=False`` a
         float64 array of the right shape is returned as it is (for read-only one-shot uses).
         """
-        if (type(q) is np.ndarray and q.dtype == np.float64 and q.shape == self._q_shape
+        core = Core.module if Core.loaded else Core.get()
+        if core is not None:  # the same checks in C++ on a float64 (nq,) array: True when it passes
+            if core.configuration_ok(self.model, q):  # (then q is a numpy array)
+                checked: np.ndarray = q  # type: ignore[assignment]
+                return checked.copy() if copy else checked
+        elif (type(q) is np.ndarray and q.dtype == np.float64 and q.shape == self._q_shape
                 and not self._unit_blocks and np.vdot(q, q) < MAX_SQUARE):  # vdot: no overflow warning
             return q.copy() if copy else q  # fast path of the checks below (False for NaN, inf and huge entries)
         q = joint_space.as_vector(self, q, self.nq, name, tangent=False, copy=copy)

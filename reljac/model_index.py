@@ -64,6 +64,7 @@ class ModelIndex:
         self._mimic_leader = {model.names[f]: model.names[leader]
                               for f, leader in zip(model.mimicking_joints, model.mimicked_joints, strict=True)}
         self._q_shape = (model.nq,)
+        self._moves = model.nv > 0  # (Pinocchio's Jacobians crash with nv = 0)
         self._unit_blocks = []
         for j in dof_joints:
             block = unit_slice(model.joints[j])

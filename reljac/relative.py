@@ -17,15 +17,14 @@ frame-pair queries; the module-level functions are one-shot conveniences.
 
 from __future__ import annotations
 
-import importlib
-import os
-from typing import Any
+from collections.abc import Iterable
 
 import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
-from .exceptions import ConfigurationError, SupportError
+from .compiled_core import Core as _Core
+from .exceptions import ConfigurationError, FrameNotFound, SupportError
 from .mass import mass_split
 from .memory import new_data
 from .relative_layer import relative_jacobian_from_frames, relative_jacobian_time_variation_from_frames
@@ -36,29 +35,6 @@ LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 WORLD = pin.ReferenceFrame.WORLD
 EXPRESSED_IN_KEYWORDS = ("a", "b", "world")
 _AXES = {"a": 0, "b": 1, "world": 2}
-
-
-def _compiled_core() -> Any:
-    """reljac's compiled core (T_ab and J_ab in C++ on the same pin.Model), or None where it is
-    not built or RELJAC_BACKEND=python asks for the Python path (this module's own formulas,
-    through :mod:`reljac.relative_layer`: the core's oracle)."""
-    if os.environ.get("RELJAC_BACKEND", "").strip().lower() == "python":
-        return None
-    core = importlib.import_module("reljac.ik.backend").core()  # None: not built, or built for another Pinocchio
-    return core if hasattr(core, "relative_jacobian") else None
-
-
-class _Core:
-    """The compiled core, loaded at first use (reljac.ik imports this module)."""
-
-    module: Any = None
-    loaded = False
-
-    @classmethod
-    def get(cls) -> Any:
-        if not cls.loaded:
-            cls.module, cls.loaded = _compiled_core(), True
-        return cls.module
 
 
 def _frame_jacobian(model: pin.Model, data: pin.Data, fid: int, reference: pin.ReferenceFrame) -> np.ndarray:
@@ -106,6 +82,7 @@ class Kinematics:
         if self.v is not None:
             self.v.flags.writeable = False
         self.data = data = data if data is not None else robot.new_data()
+        self._moves = model.nv > 0
         self._rates_source = None
         if self.v is None:
             pin.computeJointJacobians(model, data, q)
@@ -128,6 +105,7 @@ class Kinematics:
         placement at q (validated, (nq,)): no new pass (the compiled step computed it)."""
         kin = cls.__new__(cls)
         kin.robot, kin.model, kin.data, kin.v, kin._rates_source = robot, robot.model, data, None, None
+        kin._moves = robot.model.nv > 0
         kin.q = np.array(q, dtype=float)
         kin.q.flags.writeable = False
         kin._frames, kin._jacobians, kin._jacobian_rates = {}, {}, {}
@@ -195,14 +173,39 @@ class Kinematics:
         "b", "world", or any frame name or id (the keywords win over frames of the same name; pass
         an id to mean such a frame). With "b" it is the body Jacobian of T_ab (``pin.Jlog6``'s).
         """
-        fa, fb = self.robot.frame_id(frame_a), self.robot.frame_id(frame_b)
-        axes = self._expressed(expressed_in, fa, fb)
+        robot = self.robot
+        fa, fb = robot.frame_id(frame_a), robot.frame_id(frame_b)
         core = _Core.module if _Core.loaded else _Core.get()
-        if core is not None and self.model.nv:  # (Pinocchio's Jacobians crash with nv = 0)
-            code, fc = _axes_code(axes, self.robot, expressed_in)
+        if core is not None and self._moves:  # (Pinocchio's Jacobians crash with nv = 0)
+            code, fc = _axes_code(robot, expressed_in, fa, fb)
             return core.relative_jacobian_in(self.model, self.data, fa, fb, code, fc)
         return relative_jacobian_from_frames(self._lwa(fa), self._lwa(fb), self._oMf(fa), self._oMf(fb),
-                                             expressed_in=axes)
+                                             expressed_in=self._expressed(expressed_in, fa, fb))
+
+    def relative_jacobians(self, pairs: Iterable[tuple[FrameRef, FrameRef]], *,
+                           expressed_in: FrameRef = "a") -> np.ndarray:
+        """J_ab of every pair (a, b) of `pairs`, shape (k, 6, nv): ``out[i]`` is
+        ``relative_jacobian(a_i, b_i, expressed_in=expressed_in)``, computed in one call.
+
+        Raises:
+            FrameNotFound: a frame is not in the robot, or an entry of `pairs` is not a pair.
+        """
+        robot = self.robot
+        frame_id = robot.frame_id
+        ids: list[int] = []
+        for pair in pairs:
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise FrameNotFound(f"pairs must hold (frame_a, frame_b) pairs, got {pair!r}")
+            ids += (frame_id(pair[0]), frame_id(pair[1]))
+        code = _AXES.get(expressed_in) if type(expressed_in) is str else None
+        fc = 0 if code is not None else robot.frame_id(expressed_in)  # frame c's axes: code 3, any c
+        core = _Core.module if _Core.loaded else _Core.get()
+        if core is not None and self._moves:
+            return core.relative_jacobians_in(self.model, self.data, ids, 3 if code is None else code, fc,
+                                              self.model.nv)
+        pairs_ids = zip(ids[::2], ids[1::2], strict=True)
+        return np.array([self.relative_jacobian(a, b, expressed_in=expressed_in) for a, b in pairs_ids]
+                        ).reshape(len(ids) // 2, 6, self.model.nv)
 
     def _expressed(self, expressed_in: FrameRef, fa: int, fb: int) -> str | np.ndarray:
         """`expressed_in` for the relative layer: "a", "b", "world" or a frame's rotation R_wc."""
@@ -282,11 +285,20 @@ class Kinematics:
         return relative_jacobian_from_frames(self._lwa(fa), J_point, self._oMf(fa), pin.SE3(np.eye(3), c))[:3]
 
 
-def _axes_code(axes: str | np.ndarray, robot: Robot, expressed_in: FrameRef) -> tuple[int, int]:
-    """(code, frame id) of the compiled core for `axes` ("a", "b", "world" or another frame's R_wc)."""
-    if isinstance(axes, str):
-        return _AXES[axes], 0
-    return 3, robot.frame_id(expressed_in)
+def _axes_code(robot: Robot, expressed_in: FrameRef, fa: int, fb: int) -> tuple[int, int]:
+    """(code, frame id c) of the compiled core for `expressed_in`: 0 a's axes, 1 b's, 2 the
+    world's, 3 frame c's (the keywords win over frames of the same name)."""
+    if type(expressed_in) is str:
+        code = _AXES.get(expressed_in)
+        if code is not None:
+            return code, 0
+    fc = robot.frame_id(expressed_in)
+    return (0 if fc == fa else 1 if fc == fb else 3), fc
+
+
+def _contiguous(q: np.ndarray) -> np.ndarray:
+    """q (validated) as the compiled core reads it: contiguous (a copy of a strided view)."""
+    return q if q.flags.c_contiguous else q.copy()
 
 
 def one_shot_kinematics(robot: Robot, q: ArrayLike, v: ArrayLike | None = None) -> Kinematics:
@@ -304,12 +316,15 @@ def relative_placement(robot: Robot, q: ArrayLike, frame_a: FrameRef, frame_b: F
     """
     if type(robot) is not Robot:  # a RobotWrapper or a subclass (no call on the common path)
         robot = as_robot(robot)
-    q = robot.validate_q(q, copy=False)
     model, data = robot.model, robot.thread_data()
     fa, fb = robot.frame_id(frame_a), robot.frame_id(frame_b)
     core = _Core.module if _Core.loaded else _Core.get()
     if core is not None:
-        return pin.SE3(core.relative_placement(model, data, q, fa, fb))
+        T = core.relative_placement(model, data, q, fa, fb, True)  # None: q is to be validated first
+        if T is None:
+            T = core.relative_placement(model, data, _contiguous(robot.validate_q(q, copy=False)), fa, fb, False)
+        return pin.SE3(T)
+    q = robot.validate_q(q, copy=False)
     pin.forwardKinematics(model, data, q)
     return pin.updateFramePlacement(model, data, fa).actInv(pin.updateFramePlacement(model, data, fb))
 
@@ -330,17 +345,17 @@ def relative_jacobian(
     # Kinematics.relative_jacobian with only the frames it needs
     if type(robot) is not Robot:  # a RobotWrapper or a subclass (no call on the common path)
         robot = as_robot(robot)
-    q = robot.validate_q(q, copy=False)
     model, data = robot.model, robot.thread_data()
     fa, fb = robot.frame_id(frame_a), robot.frame_id(frame_b)
     core = _Core.module if _Core.loaded else _Core.get()
-    if core is not None and model.nv:  # (Pinocchio's Jacobians crash with nv = 0)
-        if isinstance(expressed_in, str) and expressed_in in EXPRESSED_IN_KEYWORDS:
-            code, fc = _AXES[expressed_in], 0
-        else:
-            fc = robot.frame_id(expressed_in)
-            code = 0 if fc == fa else 1 if fc == fb else 3
-        return core.relative_jacobian(model, data, q, fa, fb, code, fc, model.nv)
+    if core is not None and robot._moves:  # (Pinocchio's Jacobians crash with nv = 0)
+        code, fc = _axes_code(robot, expressed_in, fa, fb)
+        J = core.relative_jacobian(model, data, q, fa, fb, code, fc, True)  # None: q is to be validated first
+        if J is None:
+            q = _contiguous(robot.validate_q(q, copy=False))
+            J = core.relative_jacobian(model, data, q, fa, fb, code, fc, False)
+        return J
+    q = robot.validate_q(q, copy=False)
     pin.computeJointJacobians(model, data, q)
     T_a, T_b = pin.updateFramePlacement(model, data, fa), pin.updateFramePlacement(model, data, fb)
     if isinstance(expressed_in, str) and expressed_in in EXPRESSED_IN_KEYWORDS:

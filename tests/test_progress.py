@@ -95,7 +95,7 @@ def test_bench_reports_the_units_it_announces():
     done = []
     for what in ("jacobian", "reference"):
         bench.results(what, quick=True, progress=done.append)
-    assert sum(done) == bench.units("jacobian", quick=True) + bench.units("reference", quick=True) == 7
+    assert sum(done) == bench.units("jacobian", quick=True) + bench.units("reference", quick=True) == 8  # jacobian: 5 cases and the per-robot table; reference: 2 paths
 
 
 # ---------------------------------------------------------------------------- when bars show
@@ -126,7 +126,7 @@ def test_a_terminal_gets_a_bar_unless_ci_is_set_or_no_progress():
 def test_bench_tables_are_printed_apart_from_the_bar():
     result = run(["bench", "jacobian", "--quick", "--progress"], env=env())
     assert result.returncode == 0
-    assert "5/5" in result.stderr and "it/s" not in result.stdout and "unit/s" not in result.stdout
+    assert "6/6" in result.stderr and "it/s" not in result.stdout and "unit/s" not in result.stdout
     assert result.stdout.startswith("relative Jacobians on dual_arm")
 
 

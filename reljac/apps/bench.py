@@ -21,12 +21,14 @@ import pinocchio as pin
 from ..relative import Kinematics, relative_jacobian
 from ..robot import Robot
 from .bench_common import Progress, done, median_seconds
+from .bench_units import HEADER as UNITS_HEADER
+from .bench_units import robots_results, robots_rows
 from .report import format_table, json_document, write_line
 
 PAIRS = [("left_tool", "right_tool"), ("torso", "left_tool"), ("torso", "right_tool"), ("right_tool", "left_link5")]
 
 
-JACOBIAN_CASES = 5
+JACOBIAN_CASES = 6  # the five cases, then the per-robot table
 
 
 def jacobian_results(*, quick: bool = False, progress: Progress = None) -> dict[str, Any]:
@@ -73,16 +75,21 @@ def jacobian_results(*, quick: bool = False, progress: Progress = None) -> dict[
     for _, fn in cases:
         times.append(median_seconds(fn, runs=runs))
         done(progress)
+    robots = robots_results(quick=quick)
+    done(progress)
     return {"robot": robot.name, "nv": robot.nv, "runs": runs, "calls_per_run": 20,
             "cases": [{"case": name, "time_s": t, "ratio_to_baseline": t / times[0]}
-                      for (name, _), t in zip(cases, times, strict=True)]}
+                      for (name, _), t in zip(cases, times, strict=True)],
+            "robots": robots}
 
 
 def jacobian_text(r: dict[str, Any]) -> str:
     title = (f"relative Jacobians on {r['robot']} (nv={r['nv']}), median of {r['runs']} runs x "
              f"{r['calls_per_run']} calls")
     rows = [(c["case"], c["time_s"] * 1e6, c["ratio_to_baseline"]) for c in r["cases"]]
-    return title + "\n" + format_table(["case", "time [us]", "ratio to baseline"], rows)
+    return (title + "\n" + format_table(["case", "time [us]", "ratio to baseline"], rows)
+            + "\n\nper robot, in units of one pin.computeFrameJacobian call on it (frame b), same run, interleaved\n"
+            + format_table(UNITS_HEADER, robots_rows(r["robots"])))
 
 
 def jacobian_table(*, quick: bool = False) -> str:

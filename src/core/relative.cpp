@@ -1,7 +1,11 @@
 // Relative kinematics on Pinocchio; see relative.hpp.
 #include "relative.hpp"
 
+#include <cmath>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "pinocchio/algorithm/frames.hpp"
 #include "pinocchio/algorithm/jacobian.hpp"
@@ -31,35 +35,70 @@ Matrix4 placement(const pinocchio::SE3& T_wa, const pinocchio::SE3& T_wb) {
   return T_wa.actInv(T_wb).toHomogeneousMatrix();
 }
 
-// J_ab from the WORLD frame Jacobians J_a, J_b (6 x nv) and the placements: the motion of b's
-// origin measured in a, [R_wc^T (Dv - p_wb x Dw); R_wc^T Dw] with D = J_b - J_a.
-Jacobian combine(const Eigen::MatrixXd& Ja, const Eigen::MatrixXd& Jb, const Eigen::Matrix3d& R_wc,
-                 const Eigen::Vector3d& p_wb) {
-  const long nv = Ja.cols();
-  Jacobian J(6, nv);
-  for (long k = 0; k < nv; ++k) {
-    const Eigen::Vector3d w = Jb.col(k).tail<3>() - Ja.col(k).tail<3>();
-    const Eigen::Vector3d lin = Jb.col(k).head<3>() - Ja.col(k).head<3>() - p_wb.cross(w);
-    J.col(k).head<3>() = R_wc.transpose() * lin;
-    J.col(k).tail<3>() = R_wc.transpose() * w;
+// Column k of J_ab (row-major 6 x nv at J) from (lin, w) in world axes: [R_wc^T lin; R_wc^T w].
+inline void put_column(const Eigen::Matrix3d& R_wc, const Eigen::Vector3d& lin, const Eigen::Vector3d& w, double* J,
+                       long nv, long k) {
+  const Eigen::Vector3d l = R_wc.transpose() * lin, a = R_wc.transpose() * w;
+  for (int r = 0; r < 3; ++r) {
+    J[r * nv + k] = l[r];
+    J[(r + 3) * nv + k] = a[r];
   }
-  return J;
+}
+
+// True when column k of both frame Jacobians (col-major 6 x nv) is zero: a joint neither frame
+// moves with (most columns of a big tree), whose column of J_ab is zero.
+inline bool both_zero(const double* a, const double* b) {
+  for (int i = 0; i < 6; ++i)
+    if (a[i] != 0.0 || b[i] != 0.0) return false;
+  return true;
+}
+
+// J_ab (row-major 6 x nv at J) from the WORLD frame Jacobians J_a, J_b (6 x nv) and the
+// placements: the motion of b's origin measured in a, [R_wc^T (Dv - p_wb x Dw); R_wc^T Dw] with
+// D = J_b - J_a.
+void combine(const Eigen::MatrixXd& Ja, const Eigen::MatrixXd& Jb, const Eigen::Matrix3d& R_wc,
+             const Eigen::Vector3d& p_wb, double* J) {
+  const long nv = Ja.cols();
+  for (long k = 0; k < nv; ++k) {
+    const double *a = Ja.data() + 6 * k, *b = Jb.data() + 6 * k;
+    if (both_zero(a, b)) {
+      for (int r = 0; r < 6; ++r) J[r * nv + k] = 0.0;
+      continue;
+    }
+    const Eigen::Vector3d w(b[3] - a[3], b[4] - a[4], b[5] - a[5]);
+    const Eigen::Vector3d lin = Eigen::Vector3d(b[0] - a[0], b[1] - a[1], b[2] - a[2]) - p_wb.cross(w);
+    put_column(R_wc, lin, w, J, nv, k);
+  }
 }
 
 // The same from the LOCAL_WORLD_ALIGNED frame Jacobians (linear rows: the velocity of the frame's
 // origin): [R_wc^T (Jv_b - Jv_a + (p_wb - p_wa) x Jw_a); R_wc^T (Jw_b - Jw_a)].
-Jacobian combine_aligned(const Eigen::MatrixXd& Ja, const Eigen::MatrixXd& Jb, const Eigen::Matrix3d& R_wc,
-                         const Eigen::Vector3d& p_wa, const Eigen::Vector3d& p_wb) {
+void combine_aligned(const Eigen::MatrixXd& Ja, const Eigen::MatrixXd& Jb, const Eigen::Matrix3d& R_wc,
+                     const Eigen::Vector3d& p_wa, const Eigen::Vector3d& p_wb, double* J) {
   const long nv = Ja.cols();
   const Eigen::Vector3d r = p_wb - p_wa;
-  Jacobian J(6, nv);
   for (long k = 0; k < nv; ++k) {
-    const Eigen::Vector3d wa = Ja.col(k).tail<3>();
-    const Eigen::Vector3d lin = Jb.col(k).head<3>() - Ja.col(k).head<3>() + r.cross(wa);
-    J.col(k).head<3>() = R_wc.transpose() * lin;
-    J.col(k).tail<3>() = R_wc.transpose() * (Jb.col(k).tail<3>() - wa);
+    const double *a = Ja.data() + 6 * k, *b = Jb.data() + 6 * k;
+    if (both_zero(a, b)) {
+      for (int row = 0; row < 6; ++row) J[row * nv + k] = 0.0;
+      continue;
+    }
+    const Eigen::Vector3d wa(a[3], a[4], a[5]);
+    const Eigen::Vector3d w = Eigen::Vector3d(b[3], b[4], b[5]) - wa;
+    const Eigen::Vector3d lin = Eigen::Vector3d(b[0] - a[0], b[1] - a[1], b[2] - a[2]) + r.cross(wa);
+    put_column(R_wc, lin, w, J, nv, k);
   }
-  return J;
+}
+
+// Per-thread buffers of the frame Jacobians (no allocation once sized).
+struct Buffers {
+  Eigen::MatrixXd Ja, Jb, Jc;
+};
+Buffers& buffers(long nv) {
+  thread_local Buffers b;
+  b.Ja.setZero(6, nv);
+  b.Jb.setZero(6, nv);
+  return b;
 }
 
 Eigen::Matrix3d axes_rotation(const PinData& data, int axes, int frame_a, int frame_b, int frame_c) {
@@ -71,7 +110,45 @@ Eigen::Matrix3d axes_rotation(const PinData& data, int axes, int frame_a, int fr
   }
 }
 
+// [start, stop) in q of every block that must have unit norm: a free flyer's quaternion, a
+// spherical joint's, a continuous joint's (cos, sin), a planar joint's (cos, sin) (as
+// reljac.joint_space.unit_slice). Remembered for the last model object, with a reference held on
+// it (its address cannot be reused while it is remembered). Called with the GIL held.
+const std::vector<std::pair<int, int>>& unit_blocks(PyObject* object, const PinModel& model) {
+  static PyObject* last_object = nullptr;
+  static std::vector<std::pair<int, int>> blocks;
+  if (object == last_object) return blocks;
+  std::vector<std::pair<int, int>> found;
+  for (int j = 1; j < model.njoints; ++j) {
+    const auto& joint = model.joints[j];
+    const int nq = joint.nq(), nv = joint.nv(), start = joint.idx_q();
+    if (nq == nv) continue;  // revolute, prismatic, mimic (0, 0), ...
+    const std::string kind = joint.shortname();
+    if (kind == "JointModelFreeFlyer") found.emplace_back(start + 3, start + 7);
+    else if (kind == "JointModelSpherical") found.emplace_back(start, start + 4);
+    else if (nq == 2 && nv == 1) found.emplace_back(start, start + 2);
+    else if (kind == "JointModelPlanar") found.emplace_back(start + 2, start + 4);
+  }
+  Py_INCREF(object);
+  Py_XDECREF(last_object);
+  last_object = object;
+  blocks = std::move(found);
+  return blocks;
+}
+
 }  // namespace
+
+bool configuration_ok(PyObject* model, const double* q, long size) {
+  constexpr double kMaxSquare = 1e200;            // joint_space.MAX_SQUARE (MAX_COORDINATE = 1e100)
+  constexpr double kUnitTolerance = 1e-6 * (1 - 1e-9);  // joint_space.check_unit_blocks's 1e-6, a hair less
+  const PinModel& m = pinocchio_object<PinModel>(model, "pin.Model");
+  if (size != m.nq) return false;
+  const Eigen::Map<const Eigen::VectorXd> x(q, size);
+  if (!(x.squaredNorm() < kMaxSquare)) return false;  // false for NaN too
+  for (const auto& [start, stop] : unit_blocks(model, m))
+    if (!(std::abs(x.segment(start, stop - start).norm() - 1.0) <= kUnitTolerance)) return false;
+  return true;
+}
 
 Matrix4 relative_placement_in(PyObject* model, PyObject* data, int frame_a, int frame_b) {
   Objects o = objects(model, data, frame_a, frame_b, kAxesA, 0);
@@ -79,15 +156,22 @@ Matrix4 relative_placement_in(PyObject* model, PyObject* data, int frame_a, int 
                    pinocchio::updateFramePlacement(o.model, o.data, frame_b));
 }
 
-Jacobian relative_jacobian_in(PyObject* model, PyObject* data, int frame_a, int frame_b, int axes, int frame_c) {
-  Objects o = objects(model, data, frame_a, frame_b, axes, frame_c);
-  const long nv = o.model.nv;
-  Eigen::MatrixXd Ja = Eigen::MatrixXd::Zero(6, nv), Jb = Eigen::MatrixXd::Zero(6, nv);
-  for (int f : {frame_a, frame_b, axes == kAxesFrame ? frame_c : frame_a}) pinocchio::updateFramePlacement(o.model, o.data, f);
-  pinocchio::getFrameJacobian(o.model, o.data, frame_a, pinocchio::WORLD, Ja);
-  pinocchio::getFrameJacobian(o.model, o.data, frame_b, pinocchio::WORLD, Jb);
-  return combine(Ja, Jb, axes_rotation(o.data, axes, frame_a, frame_b, frame_c), o.data.oMf[frame_b].translation());
+void relative_jacobians_in(PyObject* model, PyObject* data, const int* frames, long count, int axes, int frame_c,
+                           double* out, long columns) {
+  for (long k = 0; k < count; ++k) {
+    const int frame_a = frames[2 * k], frame_b = frames[2 * k + 1];
+    Objects o = objects(model, data, frame_a, frame_b, axes, frame_c);
+    if (columns != o.model.nv) throw std::invalid_argument("the Jacobians must have nv columns");
+    Buffers& b = buffers(columns);
+    for (int f : {frame_a, frame_b, axes == kAxesFrame ? frame_c : frame_a}) pinocchio::updateFramePlacement(o.model, o.data, f);
+    pinocchio::getFrameJacobian(o.model, o.data, frame_a, pinocchio::WORLD, b.Ja);
+    pinocchio::getFrameJacobian(o.model, o.data, frame_b, pinocchio::WORLD, b.Jb);
+    combine(b.Ja, b.Jb, axes_rotation(o.data, axes, frame_a, frame_b, frame_c), o.data.oMf[frame_b].translation(),
+            out + k * 6 * columns);
+  }
 }
+
+long velocity_size(PyObject* model) { return pinocchio_object<PinModel>(model, "pin.Model").nv; }
 
 Matrix4 relative_placement(PyObject* model, PyObject* data, const ConfigurationRef& q, int frame_a, int frame_b) {
   Objects o = objects(model, data, frame_a, frame_b, kAxesA, 0);
@@ -102,19 +186,16 @@ void relative_jacobian(PyObject* model, PyObject* data, const ConfigurationRef& 
   Objects o = objects(model, data, frame_a, frame_b, axes, frame_c);
   if (q.size() != o.model.nq) throw std::invalid_argument("q has the wrong size");
   if (columns != o.model.nv) throw std::invalid_argument("the Jacobian must have nv columns");
-  const long nv = o.model.nv;
-  thread_local Eigen::MatrixXd Ja, Jb;
-  Ja.setZero(6, nv);
-  Jb.setZero(6, nv);
+  Buffers& b = buffers(columns);
   // each call runs the kinematics of its frame's supporting joints only, and places the frame
-  pinocchio::computeFrameJacobian(o.model, o.data, q, frame_a, pinocchio::LOCAL_WORLD_ALIGNED, Ja);
-  pinocchio::computeFrameJacobian(o.model, o.data, q, frame_b, pinocchio::LOCAL_WORLD_ALIGNED, Jb);
-  if (axes == kAxesFrame && frame_c != frame_a && frame_c != frame_b) {
-    Eigen::MatrixXd Jc = Eigen::MatrixXd::Zero(6, nv);
-    pinocchio::computeFrameJacobian(o.model, o.data, q, frame_c, pinocchio::LOCAL_WORLD_ALIGNED, Jc);
+  pinocchio::computeFrameJacobian(o.model, o.data, q, frame_a, pinocchio::LOCAL_WORLD_ALIGNED, b.Ja);
+  pinocchio::computeFrameJacobian(o.model, o.data, q, frame_b, pinocchio::LOCAL_WORLD_ALIGNED, b.Jb);
+  if (axes == kAxesFrame && frame_c != frame_a && frame_c != frame_b) {  // placed by its own pass
+    b.Jc.setZero(6, columns);
+    pinocchio::computeFrameJacobian(o.model, o.data, q, frame_c, pinocchio::LOCAL_WORLD_ALIGNED, b.Jc);
   }
-  Eigen::Map<Jacobian>(out, 6, nv) = combine_aligned(Ja, Jb, axes_rotation(o.data, axes, frame_a, frame_b, frame_c),
-                                                     o.data.oMf[frame_a].translation(), o.data.oMf[frame_b].translation());
+  combine_aligned(b.Ja, b.Jb, axes_rotation(o.data, axes, frame_a, frame_b, frame_c),
+                  o.data.oMf[frame_a].translation(), o.data.oMf[frame_b].translation(), out);
 }
 
 }  // namespace reljac

@@ -1,0 +1,172 @@
+"""The compiled core's configuration check, one-shot functions and batched relative Jacobians agree
+with their Python paths, the oracle: the same configurations accepted, the same errors (type and
+message), the same numbers.
+
+The Python paths are selected in-process by emptying :class:`reljac.compiled_core.Core` (what
+``RELJAC_BACKEND=python`` does at first use).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import reljac
+from reljac import compiled_core
+from reljac.exceptions import FrameNotFound
+from reljac.ik import compiled_available
+from reljac.relative import Kinematics
+
+pytestmark = pytest.mark.skipif(not compiled_available(), reason="the compiled core is not built")
+
+
+def _robot_with_every_unit_block() -> reljac.Robot:
+    """free flyer (quaternion) > spherical (quaternion) > planar (cos, sin) > continuous (cos, sin)
+    > revolute, with a tool frame: every kind of block that must have unit norm."""
+    model = pin.Model()
+    parent = 0
+    for joint, name in ((pin.JointModelFreeFlyer(), "base"), (pin.JointModelSpherical(), "ball"),
+                        (pin.JointModelPlanar(), "slide"), (pin.JointModelRUBZ(), "wheel"),
+                        (pin.JointModelRX(), "wrist")):
+        placement = pin.SE3(pin.rpy.rpyToMatrix(0.3, -0.2, 0.1 * parent), np.array([0.1, 0.2 * parent, 0.05]))
+        parent = model.addJoint(parent, joint, placement, name)
+        model.appendBodyToJoint(parent, pin.Inertia.FromSphere(1.0, 0.1), pin.SE3.Identity())
+        model.addFrame(pin.Frame(name + "_link", parent, pin.SE3(np.eye(3), np.array([0.0, 0.0, 0.1])),
+                                 pin.FrameType.OP_FRAME))
+    finite = np.isfinite(model.lowerPositionLimit)
+    model.lowerPositionLimit[:] = np.where(finite, -2.0, model.lowerPositionLimit)
+    model.upperPositionLimit[:] = np.where(finite, 2.0, model.upperPositionLimit)
+    return reljac.Robot(model)
+
+
+ROBOT = _robot_with_every_unit_block()
+BLOCKS = [block for _, block in ROBOT._unit_blocks]
+
+
+@pytest.fixture
+def python_paths(monkeypatch):
+    """Run the Pinocchio layer on its Python paths within the test."""
+    monkeypatch.setattr(compiled_core.Core, "module", None)
+    monkeypatch.setattr(compiled_core.Core, "loaded", True)
+
+
+def _outcome(fn):
+    """('ok', value) or ('error', type, message)."""
+    try:
+        return ("ok", fn())
+    except Exception as error:  # the outcome is what is compared
+        return ("error", type(error), str(error))
+
+
+def _inputs() -> dict[str, object]:
+    """Configurations, valid and not, in every form a caller may pass."""
+    rng = np.random.default_rng(3)
+    q = ROBOT.random_configuration(rng)
+    out: dict[str, object] = {"valid": q, "list": list(q), "float32": q.astype(np.float32),
+                              "big-endian": q.astype(">f8"), "2-D": q[None, :], "short": q[:-1],
+                              "text": "q", "None": None, "complex": q.astype(complex)}
+    wide = np.repeat(q, 2)
+    out["strided view"] = wide[::2]
+    out["subclass"] = q.view(type("Sub", (np.ndarray,), {}))
+    for k, block in enumerate(BLOCKS):
+        for factor, tag in ((1 + 2e-6, "off"), (1 + 5e-7, "near"), (0.0, "zero")):
+            x = q.copy()
+            x[block] *= factor
+            out[f"block {k} {tag}"] = x
+    for value in (np.nan, np.inf, -np.inf, 2e100):
+        x = q.copy()
+        x[-1] = value
+        out[f"last entry {value}"] = x
+    x = q.copy()
+    x[0] = x[1] = 0.9e100  # every entry within 1e100 but a sum of squares beyond 1e200: the slow check's
+    out["huge but allowed"] = x
+    return out
+
+
+INPUTS = _inputs()
+
+
+def _same(compiled, python):
+    assert compiled[0] == python[0], (compiled, python)
+    if compiled[0] == "error":
+        assert compiled[1:] == python[1:]
+    else:
+        np.testing.assert_allclose(np.asarray(compiled[1]), np.asarray(python[1]), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", list(INPUTS))
+def test_validate_q_and_one_shot_functions_agree_with_the_python_paths(name, monkeypatch):
+    q = INPUTS[name]
+    before = np.array(q, copy=True) if isinstance(q, np.ndarray) else None
+    calls = {
+        "validate_q": lambda: ROBOT.validate_q(q),
+        "relative_jacobian": lambda: reljac.relative_jacobian(ROBOT, q, "ball_link", "wrist_link"),
+        "relative_jacobian in c": lambda: reljac.relative_jacobian(ROBOT, q, "wrist_link", "slide_link",
+                                                                   expressed_in="ball_link"),
+        "relative_placement": lambda: reljac.relative_placement(ROBOT, q, "base_link", "wrist_link").homogeneous,
+    }
+    compiled = {key: _outcome(fn) for key, fn in calls.items()}
+    monkeypatch.setattr(compiled_core.Core, "module", None)
+    monkeypatch.setattr(compiled_core.Core, "loaded", True)
+    python = {key: _outcome(fn) for key, fn in calls.items()}
+    for key in calls:
+        _same(compiled[key], python[key])
+    if before is not None:  # the caller's array is left as it was
+        np.testing.assert_array_equal(q, before)
+
+
+def test_the_compiled_check_accepts_exactly_what_the_python_check_accepts():
+    core = compiled_core.Core.get()
+    for name, q in INPUTS.items():
+        accepted = core.configuration_ok(ROBOT.model, q)
+        is_plain = type(q) is np.ndarray and q.dtype == np.float64 and q.ndim == 1 and q.flags.c_contiguous
+        python_accepts = _outcome(lambda q=q: reljac.joint_space.check_unit_blocks(
+            ROBOT, reljac.joint_space.as_vector(ROBOT, q, ROBOT.nq, "q", tangent=False), "q"))[0] == "ok"
+        if accepted:
+            assert python_accepts, name  # never accepts what Python refuses
+        elif name != "huge but allowed":  # (left to Python: entries within 1e100, squares beyond 1e200)
+            assert not (is_plain and python_accepts), name
+    # the tolerance on each kind of block: 1e-6 on the norm
+    q = INPUTS["valid"]
+    for block in BLOCKS:
+        for factor, expected in ((1 + 0.9e-6, True), (1 + 1.1e-6, False), (1 - 0.9e-6, True), (1 - 1.1e-6, False)):
+            x = q.copy()
+            x[block] *= factor
+            assert core.configuration_ok(ROBOT.model, x) is expected, (block, factor)
+
+
+def test_returned_jacobians_are_the_callers_own():
+    q = INPUTS["valid"]
+    J1 = reljac.relative_jacobian(ROBOT, q, "ball_link", "wrist_link")
+    kept = J1.copy()
+    J2 = reljac.relative_jacobian(ROBOT, ROBOT.random_configuration(9), "ball_link", "wrist_link")
+    np.testing.assert_array_equal(J1, kept)
+    assert not np.shares_memory(J1, J2)
+
+
+PAIRS = [("ball_link", "wrist_link"), ("wrist_link", "base_link"), (0, "slide_link"), ("wheel_link", "wheel_link")]
+
+
+@pytest.mark.parametrize("expressed_in", ["a", "b", "world", "ball_link", 0])
+def test_batched_relative_jacobians_are_the_single_ones(expressed_in, monkeypatch):
+    q = INPUTS["valid"]
+    kin = Kinematics(ROBOT, q)
+    batch = kin.relative_jacobians(PAIRS, expressed_in=expressed_in)
+    assert batch.shape == (len(PAIRS), 6, ROBOT.nv)
+    for k, (a, b) in enumerate(PAIRS):
+        np.testing.assert_array_equal(batch[k], kin.relative_jacobian(a, b, expressed_in=expressed_in))
+    monkeypatch.setattr(compiled_core.Core, "module", None)
+    monkeypatch.setattr(compiled_core.Core, "loaded", True)
+    python = Kinematics(ROBOT, q).relative_jacobians(PAIRS, expressed_in=expressed_in)
+    np.testing.assert_allclose(batch, python, rtol=0, atol=1e-12)
+
+
+def test_batched_relative_jacobians_of_no_pair_and_bad_pairs():
+    kin = Kinematics(ROBOT, INPUTS["valid"])
+    assert kin.relative_jacobians([]).shape == (0, 6, ROBOT.nv)
+    for bad in (["ab"], [("ball_link",)], [("ball_link", "wrist_link", "base_link")], [3]):
+        with pytest.raises(FrameNotFound, match="pairs must hold"):
+            kin.relative_jacobians(bad)
+    with pytest.raises(FrameNotFound, match="nowhere"):
+        kin.relative_jacobians([("ball_link", "nowhere")])
