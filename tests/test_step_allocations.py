@@ -16,14 +16,15 @@ sized by the stack's structure, not by what one step happened to need.
 One kind of allocation is counted apart: the message of a std::logic_error being constructed.
 coal 3.0's COAL_ASSERT (coal/fwd.hh) builds its exception even when the check passes, so each GJK
 distance between shapes (Baxter's boxes and cylinders) allocates three messages inside libcoal;
-that is coal's to fix (or a coal built with COAL_TURN_ASSERT_INTO_EXCEPTION), and reported here,
-not asserted. Everything else, reljac's, Eigen's, Pinocchio's and the rest of coal's, must be 0.
+that is coal's to fix (or a coal built with COAL_TURN_ASSERT_INTO_EXCEPTION): counted, named in
+the result, and left out of the assertion for Baxter (0 is asserted for the stacks without such
+shapes). Everything else, reljac's, Eigen's, Pinocchio's and the rest of coal's, must be 0.
 
 The stacks: the dual-arm protocol (relative pose > pose > posture with the default limits), the
 same with CollisionAvoidance on the bundled dual_arm, Baxter with avoidance on its SRDF pairs,
 Talos whole body with a CoMTask and a SupportRegion, and the dual-arm stack with a custom Python
 task beside the compiled ones (its rows, computed once in Python, handed to every step).
-Skipped only where no C compiler is found.
+Skipped only where no C compiler is found, or off Linux (the counter wraps glibc's __libc_malloc).
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ WARM_UP, STEPS = 60, 200
 
 @pytest.fixture(scope="module")
 def counter(tmp_path_factory) -> Path:
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the allocation counter wraps glibc's allocator (Linux)")
     compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if compiler is None:
         pytest.skip("no C compiler to build the allocation counter")
@@ -80,7 +83,8 @@ def test_a_compiled_step_allocates_nothing_after_warm_up(counter, stack):
     _requires(stack)
     result = count_in_subprocess(counter, stack)
     assert result["one_step"] > 0  # the counter counts (the binding allocates q_next)
-    assert result["per_steps"] == 0, f"{result['per_steps']} allocations in {STEPS} steps of {stack}"
+    assert result["per_steps"] == 0, (f"{result['per_steps']} allocations in {STEPS} steps of {stack} (and "
+                                      f"{result['messages']} exception messages built inside coal)")
     if stack != "baxter_avoidance":  # only Baxter's shapes go through coal's GJK
         assert result["messages"] == 0
     if "avoidance" in stack:
