@@ -1,11 +1,15 @@
 """Step medians of the compiled and Python controllers on example-robot-data robots.
 
-Run ``python tests/step_measure.py`` (needs example-robot-data): Baxter by name (relative pose >
+Run ``python tests/step_measure.py`` (needs example-robot-data): the bundled dual_arm on the bench
+protocol's levels, Baxter by name (relative pose >
 left pose > posture, gain 100 [1/s], dt 0.01 s) and TIAGo dual locked as in
 ``examples/tiago_dual_carry.py`` (box > lead > posture), each with and without CollisionAvoidance
 on the default pairs; Talos by name whole body (floating base, legs free: feet held > box > lead
 and CoM > posture, support region) beside its bare upper-body step (issue 20's figures); every median also in units of one ``pin.computeFrameJacobian`` call timed in
 the same run. Not a test: speed is measured, not asserted (issue 17's figures).
+
+``python tests/step_measure.py compiled [STEPS]``: the compiled backend only, STEPS steps per run
+(default 300; the first 30 are left out of the median and p99).
 """
 
 from __future__ import annotations
@@ -35,16 +39,31 @@ def unit(robot, frame) -> float:
     return median_us(lambda: pin.computeFrameJacobian(robot.model, data, q, fid), 2000)
 
 
-def run(robot, levels, q0, backend, avoid, steps=300, limits=()) -> tuple[float, float, int]:
+def run(robot, levels, q0, backend, avoid, steps=300, limits=()) -> tuple[float, float, int, float, float]:
+    """(median, p99) of the step's wall-clock time [us], the pairs, and (median, p99) of the CPU time
+    this thread spent in it [us] (time.thread_time: time the thread was not running, the other
+    engineers' processes on a shared machine, is left out)."""
     constraints = [CollisionAvoidance(robot)] if avoid else list(limits)
     controller = Controller(robot, levels, dt=0.01, backend=backend, constraints=constraints)
-    q, times = q0.copy(), []
+    q, times, cpu = q0.copy(), [], []
     for _ in range(steps):
+        c = time.thread_time_ns()
         t = time.perf_counter()
         q = controller.step(q)
         times.append(time.perf_counter() - t)
-    t_us = np.array(times[30:]) * 1e6
-    return float(np.median(t_us)), float(np.percentile(t_us, 99)), len(constraints[0].pairs) if avoid else 0
+        cpu.append(time.thread_time_ns() - c)
+    t_us, c_us = np.array(times[30:]) * 1e6, np.array(cpu[30:]) * 1e-3
+    return (float(np.median(t_us)), float(np.percentile(t_us, 99)), len(constraints[0].pairs) if avoid else 0,
+            float(np.median(c_us)), float(np.percentile(c_us, 99)))
+
+
+def dual_arm():
+    """The bundled dual_arm on the bench protocol's levels (relative pose > left-tool pose > posture)."""
+    from reljac.apps.bench_common import dual_arm_levels, middle
+
+    robot = reljac.Robot.bundled("dual_arm")
+    q0 = middle(robot)
+    return robot, dual_arm_levels(robot, q0 + 0.4, 100.0, q0), q0, "left_tool"
 
 
 def baxter():
@@ -114,26 +133,35 @@ def talos_upper_body():
     return robot, [[box], [lead], [PostureTask(robot, gain=1.0, weight=0.1)]], q0, TALOS_HANDS[0], []
 
 
-def main() -> None:
+def main(backends=("compiled", "python"), steps: int = 300) -> None:
     warnings.simplefilter("ignore")  # the start-below-minimum warnings of the default pairs
-    for make in (baxter, tiago):
+    for make in (dual_arm, baxter, tiago):
         robot, levels, q0, frame = make()
         u = unit(robot, frame)
         print(f"{robot.name} (nv={robot.nv}); unit: one pin.computeFrameJacobian = {u:.2f} us")
-        for backend in ("compiled", "python"):
+        for backend in backends:
             for avoid in (False, True):
-                median, p99, pairs = run(robot, levels, q0, backend, avoid, 300 if backend == "compiled" else 60)
+                median, p99, pairs, cpu, cpu99 = run(robot, levels, q0, backend, avoid,
+                                                     steps if backend == "compiled" else 60)
                 print(f"  {backend:8s} avoidance={'on ' if avoid else 'off'} pairs={pairs:5d} step median "
-                      f"{median:8.1f} us = {median / u:6.1f} units, p99 {p99:8.1f} us")
+                      f"{median:8.1f} us = {median / u:6.1f} units, p99 {p99:8.1f} us; CPU time median "
+                      f"{cpu:8.1f} us, p99 {cpu99:8.1f} us")
     for robot, levels, q0, frame, limits in (talos_upper_body(), talos_whole_body("talos"),
                                              talos_whole_body("talos_full")):
         u = unit(robot, frame)
         what = "whole body, CoM + support region" if limits else "upper body, legs and base locked"
         print(f"{robot.name} {what} (nv={robot.nv}); unit: one pin.computeFrameJacobian = {u:.2f} us")
-        for backend in ("compiled", "python"):
-            median, p99, _ = run(robot, levels, q0, backend, False, 300 if backend == "compiled" else 60, limits)
-            print(f"  {backend:8s} step median {median:8.1f} us = {median / u:6.1f} units, p99 {p99:8.1f} us")
+        for backend in backends:
+            median, p99, _, cpu, cpu99 = run(robot, levels, q0, backend, False,
+                                             steps if backend == "compiled" else 60, limits)
+            print(f"  {backend:8s} step median {median:8.1f} us = {median / u:6.1f} units, p99 {p99:8.1f} us; "
+                  f"CPU time median {cpu:8.1f} us, p99 {cpu99:8.1f} us")
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if sys.argv[1:2] == ["compiled"]:
+        main(("compiled",), int(sys.argv[2]) if len(sys.argv) > 2 else 300)
+    else:
+        main()

@@ -186,6 +186,16 @@ class CompiledStep:
             v = self._run(lambda: self.core.velocity(q, False, [], []))
             self._started()
             return v
+        tasks, limits = self.python_rows(q)
+        v = self._run(lambda: self.core.velocity(q, True, tasks, limits))
+        for limit in self.python_limits:
+            limit.observe(v)
+        self._started()
+        return v
+
+    def python_rows(self, q: np.ndarray) -> tuple[list[tuple], list[tuple]]:
+        """The rows of the Python tasks, (A, b, feedback), and limits, (lo, hi, C, d), at q (nq,),
+        after the core's kinematics pass at q: the arguments of the core's velocity and run."""
         self.core.kinematics(q)
         kin = Kinematics._from_data(self.robot, q, self.controller.data)
         tasks = []
@@ -206,11 +216,7 @@ class CompiledStep:
             d = np.zeros(0) if c.d is None else np.asarray(c.d, dtype=float)
             limits.append((c.lo, c.hi, C, d))
             self._python_row_names.append(tuple(c.row_names) if c.C is not None else ())
-        v = self._run(lambda: self.core.velocity(q, True, tasks, limits))
-        for limit in self.python_limits:
-            limit.observe(v)
-        self._started()
-        return v
+        return tasks, limits
 
     def step(self, q: np.ndarray) -> np.ndarray:
         """q_next (nq,) from q (nq,), validated: the whole step in one call (built-in parts only)."""

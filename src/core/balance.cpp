@@ -23,9 +23,13 @@ double cross(const Point& o, const Point& a, const Point& b) {
 }
 
 // reljac.support.convex_hull: Andrew's monotone chain, counter-clockwise, collinear points dropped.
-void convex_hull(std::vector<Point> p, std::vector<Point>& hull) {
-  std::stable_sort(p.begin(), p.end(),
-                   [](const Point& a, const Point& b) { return a.x() < b.x() || (a.x() == b.x() && a.y() < b.y()); });
+// sorted, lower, upper: scratch buffers. (std::sort: points equal in x and y are the same point,
+// so their order among themselves, which std::stable_sort would keep, does not show.)
+void convex_hull(const std::vector<Point>& points, std::vector<Point>& p, std::vector<Point>& lower,
+                 std::vector<Point>& upper, std::vector<Point>& hull) {
+  p.assign(points.begin(), points.end());
+  std::sort(p.begin(), p.end(),
+            [](const Point& a, const Point& b) { return a.x() < b.x() || (a.x() == b.x() && a.y() < b.y()); });
   double scale = 0.0;
   if (!p.empty()) {
     for (int axis = 0; axis < 2; ++axis) {
@@ -45,18 +49,19 @@ void convex_hull(std::vector<Point> p, std::vector<Point>& hull) {
       out.push_back(*it);
     }
   };
-  std::vector<Point> lower, upper;
   chain(p.begin(), p.end(), lower);
   chain(p.rbegin(), p.rend(), upper);
   hull.assign(lower.begin(), lower.end() - (lower.empty() ? 0 : 1));
   hull.insert(hull.end(), upper.begin(), upper.end() - (upper.empty() ? 0 : 1));
 }
 
-// reljac.support._clip: the convex polygon cut by the half-plane n . x <= h.
-std::vector<Point> clip(const std::vector<Point>& vertices, const Point& n, double h) {
-  std::vector<Point> out;
+// reljac.support._clip: the convex polygon cut by the half-plane n . x <= h, into out (inside:
+// a scratch buffer).
+void clip(const std::vector<Point>& vertices, const Point& n, double h, std::vector<Point>& out,
+          std::vector<double>& inside) {
+  out.clear();
   const size_t count = vertices.size();
-  std::vector<double> inside(count);
+  inside.resize(count);
   for (size_t i = 0; i < count; ++i) inside[i] = vertices[i].dot(n) - h;
   for (size_t i = 0; i < count; ++i) {
     const size_t j = (i + 1) % count;
@@ -66,7 +71,6 @@ std::vector<Point> clip(const std::vector<Point>& vertices, const Point& n, doub
       out.push_back(vertices[i] + t * (vertices[j] - vertices[i]));
     }
   }
-  return out;
 }
 
 double area(const std::vector<Point>& v) {  // SupportPolygon.area
@@ -112,9 +116,24 @@ void center_of_mass_in(const PinData& data, const Eigen::Vector3d& c, const Matr
   }
 }
 
+void SupportLimit::set(const SupportRegionDescription& d) {
+  desc_ = d;
+  long points = 0;
+  for (const RowMatrix& local : desc_.points) points += local.rows();
+  const long room = 2 * points;  // a polygon cut by a half-plane gains one vertex at most per cut
+  for (auto* buffer : {&points_, &hull_, &sorted_, &lower_, &upper_, &normals_, &shrunk_, &clipped_})
+    buffer->reserve(room);
+  offsets_.reserve(room);
+  inside_.reserve(room);
+  count_ = 0;
+  C_.resize(points, 0);  // columns (nv) set by the first compute
+  d_.resize(points);
+}
+
 void SupportLimit::compute(const PinData& data, const Eigen::Vector3d& p, const Matrix& J, double dt) {
   const pinocchio::SE3& T_wa = data.oMf[desc_.frame];
   const Eigen::Matrix3d R_aw = T_wa.rotation().transpose();
+  count_ = 0;
   points_.clear();
   for (long j = 0; j < desc_.contact_frames.size(); ++j) {  // SupportRegion.points
     const pinocchio::SE3& T_wf = data.oMf[desc_.contact_frames(j)];
@@ -124,26 +143,27 @@ void SupportLimit::compute(const PinData& data, const Eigen::Vector3d& p, const 
       points_.push_back((R_aw * (world - T_wa.translation())).head<2>());
     }
   }
-  convex_hull(points_, hull_);  // support_polygon
+  convex_hull(points_, sorted_, lower_, upper_, hull_);  // support_polygon
   if (hull_.size() < 3)
     throw SupportFailure("the " + std::to_string(points_.size()) +
                          " support points span no area (all on one line or one point): a support region needs "
                          "three points not on one line");
   const int n = static_cast<int>(hull_.size());
-  Eigen::Matrix<double, Eigen::Dynamic, 2, Eigen::RowMajor> normals(n, 2);
-  Vector offsets(n);
+  normals_.resize(n);
+  offsets_.resize(n);
   for (int i = 0; i < n; ++i) {
     const Point e = hull_[(i + 1) % n] - hull_[i];
-    normals.row(i) = Point(e.y(), -e.x()).transpose() / e.norm();
-    offsets(i) = normals.row(i).dot(hull_[i]);
+    normals_[i] = Point(e.y(), -e.x()) / e.norm();
+    offsets_[i] = normals_[i].dot(hull_[i]);
   }
   if (desc_.margin > 0) {  // SupportPolygon.shrunk: SupportError when nothing is left
-    std::vector<Point> shrunk = hull_;
-    for (int i = 0; i < n && shrunk.size() >= 3; ++i)
-      shrunk = clip(shrunk, normals.row(i).transpose(), offsets(i) - desc_.margin);
-    std::vector<Point> rest;
-    convex_hull(shrunk, rest);
-    if (rest.size() < 3) {
+    shrunk_ = hull_;
+    for (int i = 0; i < n && shrunk_.size() >= 3; ++i) {
+      clip(shrunk_, normals_[i], offsets_[i] - desc_.margin, clipped_, inside_);
+      shrunk_.swap(clipped_);
+    }
+    convex_hull(shrunk_, sorted_, lower_, upper_, clipped_);
+    if (clipped_.size() < 3) {
       char message[200];
       std::snprintf(message, sizeof message,
                     "a margin of %g m leaves nothing of the support region (area %.4g m^2): use a smaller margin "
@@ -152,13 +172,16 @@ void SupportLimit::compute(const PinData& data, const Eigen::Vector3d& p, const 
       throw SupportFailure(message);
     }
   }
-  C_.noalias() = normals * J.topRows<2>();
-  d_.resize(n);
+  const long nv = J.cols();
+  if (C_.cols() != nv) C_.resize(C_.rows(), nv);
+  const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, 2, Eigen::RowMajor>> normals(normals_[0].data(), n, 2);
+  C_.topRows(n).noalias() = normals * J.topRows<2>();
   const double delta = std::min(kOvershoot, desc_.margin);
   for (int i = 0; i < n; ++i) {  // SupportRegion.constraint: a damper inside, an overshoot held, back beyond
-    const double to_shrunk = offsets(i) - desc_.margin - normals.row(i).dot(p.head<2>());
+    const double to_shrunk = offsets_[i] - desc_.margin - normals_[i].dot(p.head<2>());
     d_(i) = desc_.gain * (to_shrunk >= 0 ? to_shrunk : std::min(to_shrunk + delta, 0.0)) / dt;
   }
+  count_ = n;
 }
 
 }  // namespace reljac

@@ -22,22 +22,27 @@ void compute_center_of_mass(const PinModel& model, PinData& data, Eigen::Vector3
 void center_of_mass_in(const PinData& data, const Eigen::Vector3d& c, const Matrix& J_c, int frame, const Matrix& J_a,
                        Eigen::Vector3d& p, Matrix& J);
 
-// The support region's rows C v <= d of one step (SupportRegion.constraint).
+// The support region's rows C v <= d of one step (SupportRegion.constraint). Its buffers are
+// sized by the description (one row per contact point at most): no allocation per step.
 class SupportLimit {
  public:
-  explicit SupportLimit(const SupportRegionDescription& d) : desc_(d) {}
-  void set(const SupportRegionDescription& d) { desc_ = d; }
+  explicit SupportLimit(const SupportRegionDescription& d) { set(d); }
+  void set(const SupportRegionDescription& d);
   const SupportRegionDescription& description() const { return desc_; }
   // p, J: the centre of mass in the region's frame (center_of_mass_in); the frames' placements
   // in data.oMf. Throws SupportFailure when the region has no area, or none left by the margin.
   void compute(const PinData& data, const Eigen::Vector3d& p, const Matrix& J, double dt);
-  const RowMatrix& C() const { return C_; }
-  const Vector& d() const { return d_; }
+  int count() const { return count_; }  // rows of the last compute (the hull's edges)
+  int room() const { return static_cast<int>(C_.rows()); }  // the most rows: one per contact point
+  Eigen::Block<const RowMatrix, Eigen::Dynamic, Eigen::Dynamic, true> C() const { return C_.topRows(count_); }
+  Eigen::VectorBlock<const Vector> d() const { return d_.head(count_); }
 
  private:
   SupportRegionDescription desc_;
-  std::vector<Eigen::Vector2d> points_, hull_;
-  RowMatrix C_;
+  std::vector<Eigen::Vector2d> points_, hull_, sorted_, lower_, upper_, normals_, shrunk_, clipped_;
+  std::vector<double> offsets_, inside_;
+  int count_ = 0;
+  RowMatrix C_;  // (room x nv), the first count_ rows this step's
   Vector d_;
 };
 

@@ -117,16 +117,36 @@ Vector as_q(const Step& step, const Array& q) {
   return Eigen::Map<const Vector>(q.data(), q.shape(0));
 }
 
-const Vector& velocity(Step& step, const Array& q_array, bool kinematics_done, const py::list& tasks,
-                       const py::list& limits) {
+// call(q, task rows, limit rows, failing) on q and the rows of the Python tasks and limits; its
+// failure as StepFailure.
+template <typename Call>
+const Vector& with_rows(Step& step, const Array& q_array, const py::list& tasks, const py::list& limits, Call call) {
   const Vector q = as_q(step, q_array);
   std::vector<reljac::ExternalRows> task_rows, limit_rows;
   std::vector<Array> keep;
   external_rows(step, tasks, limits, task_rows, limit_rows, keep);
   int failing = -1;
-  const Vector& v = step.velocity(q, kinematics_done, task_rows, limit_rows, failing);
+  const Vector& out = call(q, task_rows, limit_rows, failing);
   if (failing != -1) throw StepFailure(failing);
-  return v;
+  return out;
+}
+
+using Rows = std::vector<reljac::ExternalRows>;
+
+const Vector& velocity(Step& step, const Array& q, bool kinematics_done, const py::list& tasks,
+                       const py::list& limits) {
+  return with_rows(step, q, tasks, limits,
+                   [&](const Vector& x, const Rows& t, const Rows& l, int& failing) -> const Vector& {
+                     return step.velocity(x, kinematics_done, t, l, failing);
+                   });
+}
+
+// n whole steps in C++ (tests/test_step_allocations.py): the last q_next.
+const Vector& run(Step& step, const Array& q, int n, const py::list& tasks, const py::list& limits) {
+  return with_rows(step, q, tasks, limits,
+                   [&](const Vector& x, const Rows& t, const Rows& l, int& failing) -> const Vector& {
+                     return step.run(x, n, t, l, failing);
+                   });
 }
 
 py::list reports(const Step& step) {
@@ -223,6 +243,7 @@ void bind_step(py::module_& m) {
         if (failing != -1) throw StepFailure(failing);
         return s.integrate(q);
       })
+      .def("run", &run, py::arg("q"), py::arg("n"), py::arg("tasks") = py::list(), py::arg("limits") = py::list())
       .def("integrate", [](const Step& s, const Array& q) { return s.integrate(as_q(s, q)); })
       .def("guard", [](const Step& s, const Array& q_next, const Array& q) {
         return s.guard(as_q(s, q_next), as_q(s, q));

@@ -110,12 +110,37 @@ void CollisionLimit::bind(PyObject* geometry) {
   margin_at_.assign(pairs, -2);
   jacobians_.assign(model_.njoints, Matrix());
   jacobian_at_.assign(model_.njoints, -1);
+  for (int j = 0; j < model_.njoints; ++j) jacobians_[j].setZero(6, model_.nv);
+  count_ = 0;
+  pair_.reserve(pairs);
+  distance_.resize(pairs);
+  d_.resize(pairs);
+  point1_.resize(pairs, 3);
+  point2_.resize(pairs, 3);
+  normal_.resize(pairs, 3);
+  jacobian_.resize(pairs, model_.nv);
+  C_.resize(pairs, model_.nv);
+  centres_.resize(n);
+  normals_.resize(pairs);
+  jacobian_row_.resize(model_.nv);
+}
+
+CollisionRows CollisionLimit::rows() const {
+  CollisionRows out;
+  out.pair = pair_;
+  out.distance = distance_.head(count_);
+  out.point1 = point1_.topRows(count_);
+  out.point2 = point2_.topRows(count_);
+  out.normal = normal_.topRows(count_);
+  out.jacobian = jacobian_.topRows(count_);
+  return out;
 }
 
 void CollisionLimit::reset() {  // CollisionAvoidance.reset
   std::fill(predicted_at_.begin(), predicted_at_.end(), -2);
   std::fill(margin_at_.begin(), margin_at_.end(), -2);
-  rows_ = CollisionRows();
+  count_ = 0;
+  pair_.clear();
 }
 
 // Kernel._retry: coal's answer with a looser, longer penetration search where the default fails.
@@ -182,11 +207,8 @@ void CollisionLimit::compute(const PinData& data, double dt) {
   pinocchio::updateGeometryPlacements(model_, data, *geometry_, *gdata_);
   const double within = desc_.influence_distance;
   const auto& pairs = geometry_->collisionPairs;
-  const int nv = model_.nv;
-  std::vector<int>& chosen = rows_.pair;
+  std::vector<int>& chosen = pair_;
   chosen.clear();
-  std::vector<double> distances;
-  std::vector<Eigen::Vector3d> p1s, p2s, normals;
   // broad phase: bounding spheres farther apart than `within` cannot hold a nearer pair
   for (std::size_t i = 0; i < groups_.size(); ++i) {  // joints' spheres apart: none of their pairs is near
     const JointPairGroup& group = groups_[i];
@@ -195,7 +217,7 @@ void CollisionLimit::compute(const PinData& data, double dt) {
                                     data.oMi[group.joint1].act(joint_centre_[group.joint1]);
     near_[i] = between.squaredNorm() < reach * reach;
   }
-  std::vector<Eigen::Vector3d> centres(radius_.size());
+  std::vector<Eigen::Vector3d>& centres = centres_;
   for (std::size_t g = 0; g < radius_.size(); ++g) centres[g] = gdata_->oMg[g].act(centre_[g]);
   for (std::size_t k = 0; k < pairs.size(); ++k) {  // in the pairs' order, as Kernel.compute's rows
     if (!near_[group_of_pair_[k]]) continue;
@@ -206,43 +228,42 @@ void CollisionLimit::compute(const PinData& data, double dt) {
     const coal::DistanceResult& result = distance(k);
     const double d = result.min_distance;
     if (!(d < within)) continue;
+    const int i = static_cast<int>(chosen.size());
     chosen.push_back(static_cast<int>(k));
-    distances.push_back(d);
-    p1s.push_back(result.nearest_points[0]);
-    p2s.push_back(result.nearest_points[1]);
-    normals.push_back(result.normal);
+    distance_(i) = d;
+    point1_.row(i) = result.nearest_points[0].transpose();
+    point2_.row(i) = result.nearest_points[1].transpose();
+    normals_[i] = result.normal;
   }
   const int m = static_cast<int>(chosen.size());
-  rows_.distance.resize(m);
-  rows_.point1.resize(m, 3);
-  rows_.point2.resize(m, 3);
-  rows_.normal.resize(m, 3);
-  rows_.jacobian.setZero(m, nv);
-  C_.resize(m, nv);
-  d_.resize(m);
+  count_ = m;
+  jacobian_.topRows(m).setZero();
   for (int i = 0; i < m; ++i) {
     const int k = chosen[i];
     const std::size_t g1 = pairs[k].first, g2 = pairs[k].second;
-    const double dist = distances[i];
-    Eigen::Vector3d n = normals[i];
-    const Eigen::Vector3d& p1 = p1s[i];
+    const double dist = distance_(i);
+    Eigen::Vector3d n = normals_[i];
+    const Eigen::Vector3d p1 = point1_.row(i).transpose(), p2 = point2_.row(i).transpose();
     // coal leaves the normal unset between triangle meshes: rebuild it where it is not a unit
     // vector with point2 = point1 + d normal
-    const double error = (p2s[i] - p1 - dist * n).squaredNorm() + std::abs(n.squaredNorm() - 1.0);
+    const double error = (p2 - p1 - dist * n).squaredNorm() + std::abs(n.squaredNorm() - 1.0);
     if (!(error < 1e-12))
-      n = fallback_normal(p1, p2s[i], dist, gdata_->oMg[g1].translation(), gdata_->oMg[g2].translation());
-    rows_.distance(i) = dist;
-    rows_.point1.row(i) = p1.transpose();
-    rows_.point2.row(i) = p2s[i].transpose();
-    rows_.normal.row(i) = n.transpose();
+      n = fallback_normal(p1, p2, dist, gdata_->oMg[g1].translation(), gdata_->oMg[g2].translation());
+    normal_.row(i) = n.transpose();
     // Kernel._jacobians: J_d = [n; p1 x n]^T (J2 - J1), WORLD joint Jacobians
     const int j1 = static_cast<int>(geometry_->geometryObjects[g1].parentJoint);
     const int j2 = static_cast<int>(geometry_->geometryObjects[g2].parentJoint);
     if (j1 != j2) {
       Eigen::Matrix<double, 6, 1> w;
       w << n, p1.cross(n);
-      if (j2) rows_.jacobian.row(i) += w.transpose() * joint_jacobian(data, j2);
-      if (j1) rows_.jacobian.row(i) -= w.transpose() * joint_jacobian(data, j1);
+      if (j2) {
+        jacobian_row_.noalias() = w.transpose() * joint_jacobian(data, j2);
+        jacobian_.row(i) += jacobian_row_;
+      }
+      if (j1) {
+        jacobian_row_.noalias() = w.transpose() * joint_jacobian(data, j1);
+        jacobian_.row(i) -= jacobian_row_;
+      }
     }
     // the margin learnt from missed predictions
     const double missed = predicted_at_[k] == step_ - 1 ? predicted_[k] - dist : 0.0;
@@ -250,16 +271,15 @@ void CollisionLimit::compute(const PinData& data, double dt) {
     const double margin = std::max({missed, 0.5 * earlier, 0.0});
     margin_[k] = margin;
     margin_at_[k] = step_;
-    C_.row(i) = -rows_.jacobian.row(i);
+    C_.row(i) = -jacobian_.row(i);
     d_(i) = (desc_.gain * (dist - desc_.min_distance - desc_.margin) - margin) / dt;
   }
 }
 
 void CollisionLimit::observe(const Vector& v) {  // CollisionAvoidance.observe
-  const int m = static_cast<int>(rows_.pair.size());
-  for (int i = 0; i < m; ++i) {
-    const int k = rows_.pair[i];
-    predicted_[k] = rows_.distance(i) + dt_ * rows_.jacobian.row(i).dot(v);
+  for (int i = 0; i < count_; ++i) {
+    const int k = pair_[i];
+    predicted_[k] = distance_(i) + dt_ * jacobian_.row(i).dot(v);
     predicted_at_[k] = step_;
   }
 }

@@ -23,9 +23,12 @@ class CollisionLimit {
   void observe(const Vector& v);
   void reset();
 
-  const CollisionRows& rows() const { return rows_; }
-  const RowMatrix& C() const { return C_; }
-  const Vector& d() const { return d_; }
+  // The last rows (a copy, for reports and tests).
+  CollisionRows rows() const;
+  int count() const { return count_; }  // rows of the last compute
+  int room() const { return static_cast<int>(C_.rows()); }  // the most rows a step can have: one per pair
+  Eigen::Block<const RowMatrix, Eigen::Dynamic, Eigen::Dynamic, true> C() const { return C_.topRows(count_); }
+  Eigen::VectorBlock<const Vector> d() const { return d_.head(count_); }
 
  private:
   void bind(PyObject* geometry);
@@ -56,9 +59,14 @@ class CollisionLimit {
   double dt_ = 0.0;
   std::vector<Matrix> jacobians_;  // per joint, this step's WORLD Jacobian (6 x nv)
   std::vector<long> jacobian_at_;
-  CollisionRows rows_;
-  RowMatrix C_;
-  Vector d_;
+  // the last rows, in buffers with room for one row per pair (sized by bind(): no allocation per
+  // step); the first count_ rows are this step's
+  int count_ = 0;
+  std::vector<int> pair_;
+  Vector distance_, d_;
+  RowMatrix point1_, point2_, normal_, jacobian_, C_;
+  std::vector<Eigen::Vector3d> centres_, normals_;  // per geometry: its sphere's centre; per row: coal's normal
+  Eigen::Matrix<double, 1, Eigen::Dynamic> jacobian_row_;  // w^T J of one joint (Eigen's temporary's type)
 };
 
 }  // namespace reljac

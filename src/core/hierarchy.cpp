@@ -21,9 +21,12 @@ struct Workspace::Buffers {
   std::vector<char> held, held_free;
   std::vector<int> saturated, saturated_rows, best_saturated, best_saturated_rows, violated;
   std::vector<int> pending;  // levels whose report still needs sigma_min (see finish_reports)
-  RowMatrix C_violated;
-  Level recovery;
-  LevelSpace recovery_space;
+  RowMatrix C_violated;  // (room x nv): the violated rows first
+  struct Recovery {      // a recovery level of n rows and its buffers
+    Level level;
+    LevelSpace space;
+  };
+  std::vector<std::unique_ptr<Recovery>> recoveries;  // by the recovery level's rows - 1 (see solve_hierarchy)
   LevelReport recovery_report;
   std::vector<LevelSpace> levels;
 };
@@ -47,7 +50,8 @@ struct Limiting {
   int index;
 };
 
-void scan(const Vector& x, const Vector& dx, const Vector* low, const Vector& high, const std::vector<char>* held,
+template <typename X, typename Bound>
+void scan(const X& x, const X& dx, const Vector* low, const Bound& high, const std::vector<char>* held,
           int which, double& s, int& kind, int& limiting, int& worst, int& worst_kind, double& worst_violation) {
   // rounding in x and dx grows with their size: a crossing smaller than that does not count
   const double size = std::max({1.0, x.size() ? x.cwiseAbs().maxCoeff() : 0.0, dx.size() ? dx.cwiseAbs().maxCoeff() : 0.0});
@@ -89,10 +93,13 @@ Limiting max_scale(const Vector& base, const Vector& delta, const Constraints& c
   double s = 1.0, worst_violation = 0.0;
   int kind = -1, limiting = -1, worst = -1, worst_kind = -1;
   scan(base, delta, &cons.lo, cons.hi, nullptr, 0, s, kind, limiting, worst, worst_kind, worst_violation);
-  if (cons.C.rows()) {
-    Cb.noalias() = cons.C * base;
-    Cd.noalias() = cons.C * delta;
-    scan(Cb, Cd, nullptr, cons.d, &held, 1, s, kind, limiting, worst, worst_kind, worst_violation);
+  if (const int k = cons.rows()) {  // Cb, Cd: room for all of C's rows (no allocation when k changes)
+    if (Cb.size() < cons.C.rows()) Cb.resize(cons.C.rows());
+    if (Cd.size() < cons.C.rows()) Cd.resize(cons.C.rows());
+    auto Cb_k = Cb.head(k), Cd_k = Cd.head(k);
+    Cb_k.noalias() = cons.used_C() * base;
+    Cd_k.noalias() = cons.used_C() * delta;
+    scan(Cb_k, Cd_k, nullptr, cons.used_d(), &held, 1, s, kind, limiting, worst, worst_kind, worst_violation);
   }
   if (worst >= 0) return {-1.0, worst_kind, worst};
   if (kind < 0) return {1.0, -1, -1};
@@ -168,7 +175,11 @@ void solve_level(const Level& level, Vector& v, Matrix& P, int& dim, std::vector
   bool known_singular = false;    // an earlier candidate was found singular (see correction)
   ws.held_free = held;
   int stale = 0;
-  const int iterations = nv + static_cast<int>(cons.C.rows()) + 1;
+  const int iterations = nv + cons.rows() + 1;
+  if (level.A && w.step.U_scaled.rows() != level.rows()) {  // both candidates' buffers, sized once
+    w.step.U_scaled.resize(level.rows(), level.rows());
+    w.best.U_scaled.resize(level.rows(), level.rows());
+  }
   for (int it = 0; it < iterations; ++it) {
     times(level, base, nv, w.Ax);
     w.residual = level.b - w.Ax;
@@ -231,7 +242,7 @@ void solve_level(const Level& level, Vector& v, Matrix& P, int& dim, std::vector
   if (w.best.has_W) {
     row_space(w.best, M_best, w);
     P.swap(best_is_current ? ws.P_free : ws.P_best);  // P_free is refilled by the next level
-    subtract_gram(P, w.Wt);                           // saturated columns of Wt are exactly 0
+    subtract_gram(P, w.Wt(nv));                       // saturated columns of Wt are exactly 0
     dim = best_dim - w.best.rank;
   } else {  // an identity level uses every direction it can
     P.setZero();
@@ -252,11 +263,14 @@ void solve_level(const Level& level, Vector& v, Matrix& P, int& dim, std::vector
 // ws.violated: rows j of C with C_j v > d_j (beyond rounding).
 void violated_rows(const Constraints& cons, const Vector& v, Buffers& ws) {
   ws.violated.clear();
-  if (!cons.C.rows()) return;
-  ws.Cv.noalias() = cons.C * v;
-  const double tol = kBoundTolerance * std::max(1.0, ws.Cv.cwiseAbs().maxCoeff());
-  for (int j = 0; j < ws.Cv.size(); ++j)
-    if (ws.Cv(j) - cons.d(j) > tol) ws.violated.push_back(j);
+  const int k = cons.rows();
+  if (!k) return;
+  if (ws.Cv.size() < cons.C.rows()) ws.Cv.resize(cons.C.rows());  // room for all of C's rows
+  auto Cv = ws.Cv.head(k);
+  Cv.noalias() = cons.used_C() * v;
+  const double tol = kBoundTolerance * std::max(1.0, Cv.cwiseAbs().maxCoeff());
+  for (int j = 0; j < k; ++j)
+    if (Cv(j) - cons.d(j) > tol) ws.violated.push_back(j);
 }
 
 }  // namespace
@@ -265,40 +279,66 @@ const Vector& solve_hierarchy(const std::vector<Level>& levels, const Constraint
                               std::vector<LevelReport>& reports, Workspace& workspace) {
   Buffers& ws = workspace.buffers();
   const int nv = static_cast<int>(cons.lo.size());
-  const int k = static_cast<int>(cons.C.rows());
+  const int k = cons.rows();
+  const int room = static_cast<int>(cons.C.rows());  // C's rows: k now, as many as it has room for later
   ws.saturated.reserve(nv);  // the most a level can saturate: nothing grows inside the solve
-  ws.saturated_rows.reserve(k);
+  ws.saturated_rows.reserve(room);
   ws.best_saturated.reserve(nv);
-  ws.best_saturated_rows.reserve(k);
-  ws.violated.reserve(k);
+  ws.best_saturated_rows.reserve(room);
+  ws.violated.reserve(room);
+  ws.held.reserve(room);
+  ws.held_free.reserve(room);
   ws.pending.reserve(levels.size());
   ws.pending.clear();
   if (ws.levels.size() < levels.size()) ws.levels.resize(levels.size());
+  for (size_t i = 0; i < levels.size(); ++i)  // a level's buffers, sized when its rows change
+    if (levels[i].A && (ws.levels[i].reserved_rows != levels[i].rows() || ws.levels[i].reserved_nv != nv))
+      ws.levels[i].reserve(levels[i].rows(), nv);
+  if (ws.P_best.rows() != nv) {  // what the first saturation would size
+    for (Matrix* x : {&ws.P_free, &ws.P_best}) x->resize(nv, nv);
+    for (Vector* x : {&ws.base, &ws.best_v, &ws.Pc, &ws.scaled, &ws.c}) x->resize(nv);
+  }
   Vector& v = ws.v;
   v = Vector::Zero(nv).cwiseMax(cons.lo).cwiseMin(cons.hi);
   Matrix& P = ws.P;
   P.setIdentity(nv, nv);
   int dim = nv;
   ws.held.assign(k, 0);  // rows of C saturated so far: their direction is out of P
+  if (ws.recoveries.size() < static_cast<size_t>(room) || ws.C_violated.cols() != nv) {
+    // C has room for more rows: buffers for all of them, and those of every recovery level of up to
+    // kSmallLevel rows, at once
+    ws.C_violated.resize(room, nv);
+    for (Vector* x : {&ws.Cb, &ws.Cd, &ws.Cv}) x->resize(room);
+    ws.recoveries.resize(room);
+    ws.recovery_report.saturated.reserve(nv);
+    ws.recovery_report.saturated_rows.reserve(room);
+    for (int rows = 1; rows <= std::min(room, kSmallLevel); ++rows) {
+      auto& recovery = ws.recoveries[rows - 1];
+      if (!recovery) recovery = std::make_unique<Buffers::Recovery>();
+      recovery->level.b.resize(rows);
+      recovery->space.reserve(rows, nv);
+    }
+  }
   violated_rows(cons, v, ws);
   if (!ws.violated.empty()) {  // recovery: C_j v = d_j for the violated rows, as the first level
     const int n = static_cast<int>(ws.violated.size());
-    ws.C_violated.resize(n, nv);
-    ws.recovery.b.resize(n);
+    auto& recovery = ws.recoveries[n - 1];  // more than kSmallLevel rows: made when first needed
+    if (!recovery) recovery = std::make_unique<Buffers::Recovery>();
+    recovery->level.b.resize(n);
     for (int i = 0; i < n; ++i) {
       ws.C_violated.row(i) = cons.C.row(ws.violated[i]);
-      ws.recovery.b(i) = cons.d(ws.violated[i]);
+      recovery->level.b(i) = cons.d(ws.violated[i]);
       ws.held[ws.violated[i]] = 1;
     }
-    ws.recovery.A = ws.C_violated.data();
-    solve_level(ws.recovery, v, P, dim, ws.held, cons, policy, ws, ws.recovery_space, ws.recovery_report);
+    recovery->level.A = ws.C_violated.data();
+    solve_level(recovery->level, v, P, dim, ws.held, cons, policy, ws, recovery->space, ws.recovery_report);
   }
   reports.resize(levels.size());
   for (size_t i = 0; i < levels.size(); ++i) {
     const Level& level = levels[i];
     LevelReport& report = reports[i];
     report.saturated.reserve(nv);
-    report.saturated_rows.reserve(k);
+    report.saturated_rows.reserve(room);
     if (level.rows() == 0) {
       reset(report);
       continue;

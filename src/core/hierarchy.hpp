@@ -37,8 +37,12 @@ struct Level {
 
 struct Constraints {
   Vector lo, hi;  // (nv)
-  Matrix C;       // (k x nv)
-  Vector d;       // (k)
+  Matrix C;       // (k x nv), or more rows: the first `count` are the constraints
+  Vector d;       // (k), or as C
+  int count = -1;  // k when C and d have room for more rows (a caller's reused buffers); -1: all of C's
+  int rows() const { return count < 0 ? static_cast<int>(C.rows()) : count; }
+  Eigen::Block<const Matrix> used_C() const { return C.topRows(rows()); }
+  Eigen::VectorBlock<const Vector> used_d() const { return d.head(rows()); }
 };
 
 struct Policy {
@@ -60,10 +64,11 @@ struct LevelReport {
 };
 
 // The buffers of solve_hierarchy (null-space projectors, level matrices, candidates, factors),
-// sized by the first system it solves and reused while the sizes (nv, rows of C, rows and rank
-// of each level) stay the same: a caller that solves one system per step and keeps one
-// workspace (and its reports) allocates nothing on the heap inside the solve after its first
-// step, for levels of at most 12 rows.
+// sized by the first system it solves and again when nv, a level's rows or C's room (its rows,
+// Constraints::count of them in use) change; not by the rank of a level nor by how many rows of
+// C are in use or violated (recovery levels of up to 12 rows are made with the room): a caller
+// that solves one system per step and keeps one workspace (and its reports) allocates nothing on
+// the heap inside the solve after its first step, for levels of at most 12 rows.
 class Workspace {
  public:
   Workspace();

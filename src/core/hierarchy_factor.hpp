@@ -48,15 +48,48 @@ struct Correction {
   }
 };
 
+// W^T in a buffer with room for every rank: laid out and aligned as a (rank x nv) Matrix would be
+// (the same arithmetic), without a new allocation when the rank changes.
+using WtMap = Eigen::Map<Matrix, Eigen::AlignedMax>;
+
 // Buffers sized by one level's rows.
 struct LevelSpace {
   Matrix M, M_best;     // A P_free (rows x nv) and the best candidate's
-  Matrix G, Wt;         // M M^T (row space, report) and W^T (rank x nv)
+  Matrix G;             // M M^T (row space, report)
+  Vector Wt_room;       // W^T (rank x nv, column-major) in its first rank x nv entries: see Wt()
+  int Wt_rows = 0;
   Vector residual, Ax, coefficients, Mc;  // coefficients: (m), the first `rank` used
   Correction step, best;
   const Matrix* smallest_of = nullptr;  // M of the chosen candidate, while its report waits for sigma_min
   Eigen::LLT<Matrix> llt;
   Eigen::SelfAdjointEigenSolver<Matrix> values;
+
+  // W^T (rows x nv), made room for when larger than any before.
+  WtMap Wt(int rows, int nv) {
+    if (Wt_room.size() < static_cast<Eigen::Index>(rows) * nv) Wt_room.resize(static_cast<Eigen::Index>(rows) * nv);
+    Wt_rows = rows;
+    return WtMap(Wt_room.data(), rows, nv);
+  }
+  WtMap Wt(int nv) { return WtMap(Wt_room.data(), Wt_rows, nv); }  // the last one
+
+  // Every buffer at the size a level of m rows (a dense A) gives it, so that solving one allocates
+  // nothing (m <= kSmallLevel; see correction).
+  int reserved_rows = -1, reserved_nv = -1;
+  void reserve(int m, int nv) {
+    reserved_rows = m;
+    reserved_nv = nv;
+    for (Matrix* x : {&M, &M_best}) x->resize(m, nv);
+    G.resize(m, m);
+    Wt(m, nv);
+    for (Vector* x : {&residual, &Ax, &coefficients, &Mc, &step.A_delta, &best.A_delta}) x->resize(m);
+    step.delta.resize(nv);
+    best.delta.resize(nv);
+    step.U_scaled.resize(m, m);
+    best.U_scaled.resize(m, m);
+    const Matrix identity = Matrix::Identity(m, m);
+    llt.compute(identity);
+    values.compute(identity, Eigen::EigenvaluesOnly);
+  }
 };
 
 // Damped least-squares correction delta (in range(P)) of A delta = residual, into `step`.
@@ -130,22 +163,25 @@ inline double smallest_singular_value(const Matrix& M, LevelSpace& w) {
   return std::sqrt(std::max(w.values.eigenvalues()(0), 0.0));
 }
 
-// w.Wt = W^T (rank x nv) with W W^T the projector onto the level's rows inside range(P) (M = A P).
+// w.Wt() = W^T (rank x nv) with W W^T the projector onto the level's rows inside range(P) (M = A P).
 inline void row_space(const Correction& step, const Matrix& M, LevelSpace& w) {
+  const int nv = static_cast<int>(M.cols());
   if (step.full_rank) {  // W^T = L^-1 M with G = L L^T
     w.G.noalias() = M * M.transpose();
     w.llt.compute(w.G);
-    w.Wt = M;
-    w.llt.matrixL().solveInPlace(w.Wt);
+    WtMap Wt = w.Wt(static_cast<int>(M.rows()), nv);
+    Wt = M;
+    w.llt.matrixL().solveInPlace(Wt);
     return;
   }
-  w.Wt.noalias() = step.U_scaled.leftCols(step.rank).transpose() * M;
+  w.Wt(step.rank, nv).noalias() = step.U_scaled.leftCols(step.rank).transpose() * M;
 }
 
 // P -= W W^T (W^T = Wt, rank x nv). Where Eigen evaluates Wt^T Wt coefficient by coefficient (small
 // sizes), each entry of the symmetric W W^T is computed once, by the same expression (the same dot
 // product in the same order: a product of two doubles commutes exactly) and used at (i, j) and (j, i).
-inline void subtract_gram(Matrix& P, const Matrix& Wt) {
+template <typename WtType>
+inline void subtract_gram(Matrix& P, const WtType& Wt) {
   const int n = static_cast<int>(P.rows());
   if (Wt.rows() == 0 || Wt.rows() + 2 * n >= EIGEN_GEMM_TO_COEFFBASED_THRESHOLD) {
     P.noalias() -= Wt.transpose() * Wt;

@@ -231,19 +231,15 @@ const Vector& Step::velocity(const Vector& q, bool kinematics_done, const std::v
 }
 
 // Controller.step after the velocity: integrate on the configuration manifold, then the guard.
-Vector Step::integrate(const Vector& q) const {
-  const Impl& s = *impl_;
-  check_size(q, nq(), "q");
-  Vector out(nq());
-  pinocchio::integrate(s.model, q, s.v * s.dt, out);
-  return guard(out, q);
+void Step::Impl::advance(const Vector& q, Vector& out) {
+  v_dt.noalias() = v * dt;
+  out.resize(model.nq);
+  pinocchio::integrate(model, q, v_dt, out);
+  guard(q, out);
 }
 
-Vector Step::guard(const Vector& q_next, const Vector& q) const {
-  check_size(q_next, nq(), "q_next");
-  check_size(q, nq(), "q");
-  Vector out = q_next;
-  for (const Limit& limit : impl_->limits) {  // JointPositionLimit.guard
+void Step::Impl::guard(const Vector& q, Vector& out) const {
+  for (const Limit& limit : limits) {  // JointPositionLimit.guard
     if (limit.type != LimitType::kPosition) continue;
     const PositionLimitDescription& p = limit.position;
     for (int pass = 0; pass < 2; ++pass) {
@@ -255,7 +251,35 @@ Vector Step::guard(const Vector& q_next, const Vector& q) const {
       }
     }
   }
+}
+
+Vector Step::integrate(const Vector& q) const {
+  check_size(q, nq(), "q");
+  Vector out(nq());
+  impl_->advance(q, out);
   return out;
+}
+
+Vector Step::guard(const Vector& q_next, const Vector& q) const {
+  check_size(q_next, nq(), "q_next");
+  check_size(q, nq(), "q");
+  Vector out = q_next;
+  impl_->guard(q, out);
+  return out;
+}
+
+const Vector& Step::run(const Vector& q, int n, const std::vector<ExternalRows>& tasks,
+                        const std::vector<ExternalRows>& limits, int& failing) {
+  Impl& s = *impl_;
+  s.q_run = q;
+  failing = -1;
+  for (int i = 0; i < n; ++i) {
+    velocity(s.q_run, false, tasks, limits, failing);
+    if (failing != -1) break;
+    s.advance(s.q_run, s.q_next);
+    s.q_run.swap(s.q_next);
+  }
+  return s.q_run;
 }
 
 const std::vector<Level>& Step::system(const Vector& q, const std::vector<RowMatrix>*& storage, Vector& lo,
@@ -293,7 +317,7 @@ const std::vector<LevelReport>& Step::reports() const {
 const std::vector<RowSource>& Step::row_sources() const { return impl_->sources; }
 const Vector& Step::last_velocity() const { return impl_->v; }
 
-const CollisionRows& Step::collision_rows(int limit) const {
+CollisionRows Step::collision_rows(int limit) const {
   const Limit& l = impl_->limits.at(limit);
   if (l.type != LimitType::kCollision) throw std::invalid_argument("not a collision limit");
   return l.collision->rows();

@@ -7,6 +7,11 @@
 // give (reljac/ik/description.py): those Python classes are its specification and oracle.
 // Custom Python tasks and limits run beside it: their rows are passed in (`External`).
 //
+// Its buffers are sized when the structure changes (tasks, levels, limits, nv, contacts; room for
+// every collision pair's row and every contact point's): a step allocates nothing on the heap
+// (tests/test_step_allocations.py), except inside coal (see that test) and for levels of more
+// than 12 rows (hierarchy.hpp).
+//
 // This header names no Pinocchio type (the bindings stay light to compile): the objects of
 // Python's pin.Model, pin.Data and pin.GeometryModel are handed over as PyObject*.
 #pragma once
@@ -152,6 +157,12 @@ class Step {
   Vector integrate(const Vector& q) const;
   // q_next corrected as the position limits' guard does (JointPositionLimit.guard).
   Vector guard(const Vector& q_next, const Vector& q) const;
+  // n whole steps from q (velocity, then integrate) with no Python in between, the same rows of
+  // the external tasks and limits at every step; the last q_next, held by the step until the
+  // next run. For the allocation test (tests/test_step_allocations.py): a step allocates nothing
+  // on the heap once its workspaces have seen the stack's sizes. failing as velocity().
+  const Vector& run(const Vector& q, int n, const std::vector<ExternalRows>& tasks,
+                    const std::vector<ExternalRows>& limits, int& failing);
   // The system the step would solve at q, built-in parts only (for tests): one Level per
   // priority level (their A in `storage`) and the box; failing as velocity().
   const std::vector<Level>& system(const Vector& q, const std::vector<RowMatrix>*& storage, Vector& lo, Vector& hi,
@@ -160,7 +171,7 @@ class Step {
 
   const std::vector<LevelReport>& reports() const;
   const std::vector<RowSource>& row_sources() const;
-  const CollisionRows& collision_rows(int limit) const;
+  CollisionRows collision_rows(int limit) const;  // a copy of the last rows
   const Vector& last_velocity() const;
   const Vector& reversal_cap(int limit) const;
 

@@ -46,6 +46,9 @@ struct Rows {  // TaskRows
   Matrix A;    // (m x nv); empty for the identity form
   Vector b, feedback;
   bool identity = false;
+  // the task's own buffers (their sizes are the task's: kept from step to step)
+  Matrix J;          // (size x nv) unweighted Jacobian
+  Vector e, f, ff;   // (size) error, gain e capped, feed-forward
 };
 
 enum class LimitType { kBox, kPosition, kReversal, kCollision, kSupport, kExternal };
@@ -91,8 +94,13 @@ struct Step::Impl {
   std::vector<RowSource> sources;
   std::vector<LevelReport> reports;
   Workspace workspace;                     // the solver's buffers, kept across steps
-  Vector v, e, f, q_last;
+  Vector v, q_last;
+  Vector v_dt, q_run, q_next;              // integrate(): v dt; run(): the configurations
   Matrix D, moved, com_J, com_J_world;  // com_J: (3 x nv) in a task's or region's frame
+  // what Eigen would evaluate in temporaries of these types (the same arithmetic, no allocation)
+  Eigen::Matrix<double, 6, Eigen::Dynamic> product6;
+  Eigen::Matrix<double, 3, Eigen::Dynamic> product3, rotated3;
+  Vector box_lo, box_hi, clipped_lo;      // constraints(): one limit's box, the intersection's new lo
   Eigen::Vector3d com_p, com_world;       // the centre of mass in that frame, and in the world
 
   Impl(PinModel& m, PinData& d);
@@ -115,6 +123,11 @@ struct Step::Impl {
   // intersect() over the limits' constraints, in order (earlier limits win), and their rows.
   void constraints(const Vector& q, const std::vector<ExternalRows>& external);
   void observe(const Vector& velocity);  // Limit.observe of ReversalDamping and CollisionAvoidance
+  // Controller.step after the velocity: out = integrate(q, v dt), guarded (no allocation once
+  // out and v_dt have their sizes).
+  void advance(const Vector& q, Vector& out);
+  // JointPositionLimit.guard of every position limit on q_next (in place), from q.
+  void guard(const Vector& q, Vector& q_next) const;
 };
 
 }  // namespace reljac

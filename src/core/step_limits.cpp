@@ -26,7 +26,10 @@ void Step::Impl::constraints(const Vector& q, const std::vector<ExternalRows>& e
   const int nv = model.nv;
   cons.lo.setConstant(nv, -kInf);
   cons.hi.setConstant(nv, kInf);
-  Vector l(nv), h(nv);
+  Vector& l = box_lo;
+  Vector& h = box_hi;
+  l.resize(nv);
+  h.resize(nv);
   int total = 0;
   for (size_t i = 0; i < limits.size(); ++i) {
     Limit& limit = limits[i];
@@ -58,14 +61,14 @@ void Step::Impl::constraints(const Vector& q, const std::vector<ExternalRows>& e
       case LimitType::kCollision:
         has_box = false;
         limit.collision->compute(data, dt);
-        total += static_cast<int>(limit.collision->d().size());
+        total += limit.collision->count();
         break;
       case LimitType::kSupport: {
         has_box = false;
         const int frame = limit.support->description().frame;
         center_of_mass_in(data, com_world, com_J_world, frame, jacobian(frame), com_p, com_J);
         limit.support->compute(data, com_p, com_J, dt);
-        total += static_cast<int>(limit.support->d().size());
+        total += limit.support->count();
         break;
       }
       case LimitType::kExternal: {
@@ -80,24 +83,33 @@ void Step::Impl::constraints(const Vector& q, const std::vector<ExternalRows>& e
       }
     }
     if (has_box) {
-      const Vector new_lo = l.cwiseMax(cons.lo).cwiseMin(cons.hi);  // np.clip(c.lo, lo, hi)
+      clipped_lo = l.cwiseMax(cons.lo).cwiseMin(cons.hi);  // np.clip(c.lo, lo, hi)
       cons.hi = h.cwiseMax(cons.lo).cwiseMin(cons.hi);
-      cons.lo = new_lo;
+      cons.lo = clipped_lo;
     }
   }
-  cons.C.resize(total, nv);
-  cons.d.resize(total);
+  if (cons.C.rows() < total || cons.C.cols() != nv) {  // room for every row the limits can give
+    int room = total;
+    for (const Limit& limit : limits) {
+      if (limit.type == LimitType::kCollision) room += limit.collision->room() - limit.collision->count();
+      if (limit.type == LimitType::kSupport) room += limit.support->room() - limit.support->count();
+    }
+    cons.C.resize(room, nv);
+    cons.d.resize(room);
+    sources.reserve(room);
+  }
+  cons.count = total;
   sources.clear();
   int at = 0;
   for (size_t i = 0; i < limits.size(); ++i) {
     const Limit& limit = limits[i];
     int m = 0;
     if (limit.type == LimitType::kCollision) {
-      m = static_cast<int>(limit.collision->d().size());
+      m = limit.collision->count();
       cons.C.middleRows(at, m) = limit.collision->C();
       cons.d.segment(at, m) = limit.collision->d();
     } else if (limit.type == LimitType::kSupport) {
-      m = static_cast<int>(limit.support->d().size());
+      m = limit.support->count();
       cons.C.middleRows(at, m) = limit.support->C();
       cons.d.segment(at, m) = limit.support->d();
     } else if (limit.type == LimitType::kExternal) {

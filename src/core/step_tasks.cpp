@@ -97,8 +97,8 @@ void Step::Impl::move(const Matrix3& R_wc, const Vector3& p_wb, const Matrix& Dm
 // RelativeOrientationTask, PostureTask).
 void Step::Impl::task_rows(const Task& t, const Vector& q, Rows& out) {
   const int nv = model.nv;
-  Matrix J;
-  Vector ff;
+  Matrix& J = out.J;
+  Vector &e = out.e, &f = out.f, &ff = out.ff;
   if (t.kind == TaskKind::kPosture) {
     e.resize(nv);
     pinocchio::difference(model, t.posture.target, q, e);
@@ -137,7 +137,8 @@ void Step::Impl::task_rows(const Task& t, const Vector& q, Rows& out) {
       Matrix6 Jlog;
       pinocchio::Jlog6(T_err, Jlog);
       move(T_wb.rotation(), T_wb.translation(), D, moved);
-      J = Jlog * moved;
+      product6.noalias() = Jlog * moved;  // J = Jlog moved, through Eigen's temporary's type
+      J = product6;
       ff = Vector::Zero(6);
       if (t.moving_target) ff = Jlog * (T_err.inverse().toActionMatrix() * Vector6(t.frame.velocity));
     } else if (t.kind == TaskKind::kPosition) {  // RelativePositionTask.compute
@@ -151,7 +152,9 @@ void Step::Impl::task_rows(const Task& t, const Vector& q, Rows& out) {
       const Vector3 w = pinocchio::log3(R_err, theta);
       Matrix3 Jlog;
       pinocchio::Jlog3(theta, w, Jlog);
-      J = Jlog * (T_wb.rotation().transpose() * D.bottomRows<3>());
+      rotated3.noalias() = T_wb.rotation().transpose() * D.bottomRows<3>();
+      product3.noalias() = Jlog * rotated3;  // J = Jlog (R_wb^T D_w), through Eigen's temporaries' types
+      J = product3;
       ff = Jlog * (R_err.transpose() * Vector3(t.frame.velocity));
       e = w;
     }
@@ -194,10 +197,12 @@ void Step::Impl::assemble(const Vector& q, const std::vector<ExternalRows>& exte
     r.b = Eigen::Map<const Vector>(x.b, x.rows);
     r.feedback = Eigen::Map<const Vector>(x.feedback, x.rows);
   }
-  level_systems.assign(levels.size(), Level());
+  level_systems.resize(levels.size());  // kept from step to step: their vectors keep their memory
   level_storage.resize(levels.size());
   for (size_t k = 0; k < levels.size(); ++k) {
     Level& level = level_systems[k];
+    level.A = nullptr;
+    level.identity_scale = level.extra_damping = 0.0;
     const std::vector<int>& members = levels[k];
     if (members.size() == 1 && rows[members[0]].identity) {
       const Task& t = tasks[members[0]];
@@ -205,6 +210,7 @@ void Step::Impl::assemble(const Vector& q, const std::vector<ExternalRows>& exte
       level.identity_scale = t.identity_scale;
       level.mask = t.mask;
     } else {
+      level.mask.resize(0);
       int m = 0;
       for (int index : members) {
         const Rows& r = rows[index];
