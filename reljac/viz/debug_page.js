@@ -4,15 +4,43 @@
 // this script only finds their parts on the screen and turns a drag into a rigid motion Delta
 // of the handle, in the handle's own frame, relative to its pose when grabbed.
 "use strict";
-var viewer = new MeshCat.Viewer(document.getElementById("scene"));
+const THREE = MeshCat.THREE;
+// A browser drawing WebGL in software (SwiftShader, llvmpipe: no GPU) pays for every pixel and
+// every vertex on the CPU: there the scene is drawn without antialiasing (which costs 2x) on at
+// most SOFTWARE_PIXELS pixels, stretched to the view (on TIAGo: 350 -> 80 ms a frame). With a GPU
+// it is meshcat's (antialiased, at the screen's pixel ratio). ?quality=full forces the latter.
+const SOFTWARE_PIXELS = 250000;
+function webglRenderer() {
+  const gl = document.createElement("canvas").getContext("webgl");
+  if (!gl) return "";
+  const info = gl.getExtension("WEBGL_debug_renderer_info");
+  const name = String(gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER));
+  const lose = gl.getExtension("WEBGL_lose_context");
+  if (lose) lose.loseContext();
+  return name;
+}
+const GL_RENDERER = webglRenderer();
+const SOFTWARE = /swiftshader|llvmpipe|softpipe|software/i.test(GL_RENDERER) &&
+  new URLSearchParams(location.search).get("quality") !== "full";
+const renderer = new THREE.WebGLRenderer({antialias: !SOFTWARE, alpha: true});
+document.getElementById("scene").appendChild(renderer.domElement);
+var viewer = new MeshCat.Viewer(document.getElementById("scene"), true, renderer);
 viewer.connect("ws://" + location.host + "/scene");
 viewer.renderer.shadowMap.enabled = false;  // a frame costs a third as much in a software-drawn browser
-const THREE = MeshCat.THREE;
+const meshcatPaneSize = viewer.set_3d_pane_size.bind(viewer);
+viewer.set_3d_pane_size = (w, h) => {  // in software, fewer pixels than the view has
+  const width = w === undefined ? viewer.dom_element.offsetWidth : w, height = h === undefined ? window.innerHeight : h;
+  const ratio = window.devicePixelRatio || 1;
+  viewer.renderer.setPixelRatio(SOFTWARE ? Math.min(ratio, Math.sqrt(SOFTWARE_PIXELS / Math.max(width * height, 1))) : ratio);
+  meshcatPaneSize(width, height);
+};
+viewer.set_3d_pane_size();
 // Frames of the scene drawn in the last second (meshcat draws on the animation frame after a change).
 const meshcatRender = viewer.render.bind(viewer), renders = [];
 viewer.render = () => {
-  meshcatRender();
   const now = performance.now();
+  if (now - (renders.length ? renders[renders.length - 1] : -1e9) < D.minFrameInterval) return;  // drawn later
+  meshcatRender();
   renders.push(now);
   while (renders.length && now - renders[0] > 1000) renders.shift();
   D.fps = renders.length;
@@ -24,8 +52,26 @@ const meshcatCommand = viewer.handle_command.bind(viewer);
 viewer.handle_command = (cmd) => {
   if (cmd.type === "set_transform" && relayed.has(cmd.path)) return;
   meshcatCommand(cmd);
+  if (SOFTWARE && cmd.type === "set_object") coarsen(viewer.scene_tree.find(cmd.path.split("/").filter((x) => x.length)).object);
 };
-const D = window.reljacDebug = {init: null, state: null, received: 0, sent: 0, drag: null, drags: 0, transforms: 0, arrivals: [], rate: 0, fps: 0,
+// In software, round shapes get fewer triangles (on TIAGo the collision overlay's balls were a
+// fifth of the scene's 200k triangles; drawing time goes with the triangles).
+const SOFTWARE_SEGMENTS = {SphereGeometry: [12, 8], CylinderGeometry: [16, 1]};
+function coarsen(root) {
+  root.traverse((o) => {
+    const g = o.geometry, segments = g && SOFTWARE_SEGMENTS[g.type];
+    if (!segments) return;
+    const p = g.parameters;
+    if (g.type === "SphereGeometry" && p.widthSegments > segments[0]) {
+      o.geometry = new THREE.SphereGeometry(p.radius, segments[0], segments[1], p.phiStart, p.phiLength, p.thetaStart, p.thetaLength);
+    } else if (g.type === "CylinderGeometry" && p.radialSegments > segments[0]) {
+      o.geometry = new THREE.CylinderGeometry(p.radiusTop, p.radiusBottom, p.height, segments[0], p.heightSegments,
+                                              p.openEnded, p.thetaStart, p.thetaLength);
+    } else return;
+    g.dispose();
+  });
+}
+const D = window.reljacDebug = {software: SOFTWARE, minFrameInterval: 0, glRenderer: GL_RENDERER, init: null, state: null, received: 0, sent: 0, drag: null, drags: 0, transforms: 0, arrivals: [], rate: 0, fps: 0,
                                 exported: null, samples: []};
 const PICK_PX = 8;  // how near the pointer must be to an arrow or ring [px]
 const PLOT_SECONDS = 10;

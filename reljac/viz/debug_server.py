@@ -101,6 +101,9 @@ class _Control(tornado.websocket.WebSocketHandler):
         self.state: dict | None = None
 
     def open(self, *args: Any) -> None:
+        # small messages at once: with Nagle's algorithm an update waited for the page's TCP
+        # acknowledgement of the last one (delayed up to 40 ms), capping the page at ~20 updates/s
+        self.set_nodelay(True)
         self.server._pages.add(self)
         for message in self.server.on_connect():
             self.write_message(json.dumps(message, allow_nan=False))
@@ -132,7 +135,8 @@ class _Control(tornado.websocket.WebSocketHandler):
     def deliver(self) -> None:
         if not self.ready or self.state is None:
             return
-        messages = [{"type": "transforms", "items": list(self.transforms.items())}, self.state]
+        messages = ([{"type": "transforms", "items": list(self.transforms.items())}] if self.transforms else []) + [
+            self.state]
         self.transforms, self.state, self.ready = {}, None, False
         with contextlib.suppress(tornado.websocket.WebSocketClosedError):
             for message in messages:
@@ -247,9 +251,10 @@ class TransformRelay:
     dozen meshes). Put in place of a ``meshcat.Visualizer``'s ``window``, this keeps every
     other command on the meshcat server (which holds the scene for pages that connect later)
     and collects the transforms (``set_transform``: node path -> 16 numbers, column-major as
-    meshcat sends them) until :meth:`flush`, which sends them to the pages as one
-    ``{"type": "transforms", "items": [[path, matrix], ...]}`` message. ``latest`` keeps the
-    last transform of every node, sent again to a page that connects.
+    meshcat sends them) that differ from the node's last one until :meth:`flush`, which sends
+    them to the pages as one ``{"type": "transforms", "items": [[path, matrix], ...]}`` message
+    (a robot at rest sends none; the page draws again only when something moved). ``latest``
+    keeps the last transform of every node, sent again to a page that connects.
     """
 
     def __init__(self, window: Any, server: DebugServer | None = None) -> None:
@@ -266,7 +271,8 @@ class TransformRelay:
             path = command.path.lower()
             matrix = command.matrix.T.ravel().tolist()  # column-major, as meshcat sends it
             with self._lock:
-                self.pending[path] = self.latest[path] = matrix
+                if self.latest.get(path) != matrix:  # a node that did not move is not sent again
+                    self.pending[path] = self.latest[path] = matrix
             return
         if isinstance(command, Delete):  # a deleted node's transforms go with it
             deleted = command.path.lower()

@@ -36,6 +36,7 @@ from numpy.typing import ArrayLike
 
 from ..exceptions import ConfigurationError, ReljacError
 from ..ik import Controller
+from ..relative import Kinematics
 from ..robot import Robot
 from ..robots import as_robot
 from ..validation import as_float
@@ -47,11 +48,10 @@ from .debug_state import (
     Frame,
     Recording,
     collision_limits,
+    collision_panel,
     draggable,
     handle_pose,
     levels_panel,
-    minimum_distance,
-    nearest_pairs,
     parent_frame,
     set_handle_target,
     targets_of,
@@ -104,6 +104,7 @@ class Debugger:
         self.targets0 = targets_of(self.tasks)
         self.collision = [] if controller is None else collision_limits(controller)
         self.recording = Recording(history, self.dt)
+        self._data = robot.new_data()  # the panel's kinematics, computed again into it at each step
         self.new_log, self.export_dir = new_log, Path(export_dir)
         self.paused = bool(paused)
         self.updates_per_second = 0.0
@@ -159,8 +160,6 @@ class Debugger:
         viewer._add("saturated joints", self.marks.attach)
 
     def _relative(self, task: Any) -> pin.SE3:
-        from ..relative import Kinematics
-
         kin = Kinematics(self.robot, self.q)
         frame_a = parent_frame(self.robot, task)
         T_wb = kin.placement(task.frame_b)
@@ -243,9 +242,11 @@ class Debugger:
         assert controller is not None
         targets = targets_of(self.tasks)
         q_next = controller.step(self.q)
-        errors = controller.errors()  # at self.q: the configuration the step started from
+        # the errors at self.q (where the step started: controller.errors()), into data of our own
+        kin = Kinematics(self.robot, self.q, data=self._data)
+        errors = {task.name: task.error_norms(kin) for task in self.tasks}
         levels = levels_panel(controller, errors)
-        pairs, distance = nearest_pairs(self.collision), minimum_distance(self.collision)
+        pairs, distance = collision_panel(self.collision)  # the rows the compiled step computed
         with self._lock:
             self.recording.add(Frame(self.t, self.q.copy(), targets, errors, levels, pairs, distance))
             self.q, self.t, self.steps = q_next, self.t + self.dt, self.steps + 1
