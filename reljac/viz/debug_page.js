@@ -38,9 +38,8 @@ viewer.set_3d_pane_size();
 // Frames of the scene drawn in the last second (meshcat draws on the animation frame after a change).
 const meshcatRender = viewer.render.bind(viewer), renders = [];
 viewer.render = () => {
-  const now = performance.now();
-  if (now - (renders.length ? renders[renders.length - 1] : -1e9) < D.minFrameInterval) return;  // drawn later
   meshcatRender();
+  const now = performance.now();
   renders.push(now);
   while (renders.length && now - renders[0] > 1000) renders.shift();
   D.fps = renders.length;
@@ -54,12 +53,51 @@ viewer.handle_command = (cmd) => {
   meshcatCommand(cmd);
   if (SOFTWARE && cmd.type === "set_object") coarsen(viewer.scene_tree.find(cmd.path.split("/").filter((x) => x.length)).object);
 };
-// In software, round shapes get fewer triangles (on TIAGo the collision overlay's balls were a
-// fifth of the scene's 200k triangles; drawing time goes with the triangles).
+// In software, drawing time goes with the triangles: round shapes get fewer (on TIAGo the
+// collision overlay's balls were a fifth of the scene's 200k triangles) and meshes are simplified
+// by vertex clustering (the vertices in one cell of a grid of MESH_CELLS cells along the mesh's
+// longest side merge; triangles left with less than three corners go), drawn flat-shaded.
 const SOFTWARE_SEGMENTS = {SphereGeometry: [12, 8], CylinderGeometry: [16, 1]};
+const MESH_CELLS = 40, MESH_KEEP = 1000;  // meshes of fewer triangles are kept as they are
+
+function simplify(g) {
+  const pos = g.attributes.position.array, index = g.index ? g.index.array : null;
+  const corners = index ? index.length : pos.length / 3;
+  if (corners / 3 < MESH_KEEP) return null;
+  g.computeBoundingBox();
+  const lo = g.boundingBox.min, size = new THREE.Vector3();
+  g.boundingBox.getSize(size);
+  const cell = Math.max(size.x, size.y, size.z) / MESH_CELLS || 1, n = MESH_CELLS + 1;
+  const clusters = new Map(), sums = [], of = new Int32Array(pos.length / 3);
+  for (let v = 0; v < pos.length / 3; v++) {
+    const x = pos[3 * v], y = pos[3 * v + 1], z = pos[3 * v + 2];
+    const key = (Math.floor((x - lo.x) / cell) * n + Math.floor((y - lo.y) / cell)) * n + Math.floor((z - lo.z) / cell);
+    let c = clusters.get(key);
+    if (c === undefined) { c = sums.length / 4; clusters.set(key, c); sums.push(0, 0, 0, 0); }
+    sums[4 * c] += x; sums[4 * c + 1] += y; sums[4 * c + 2] += z; sums[4 * c + 3]++;
+    of[v] = c;
+  }
+  const out = [];
+  for (let k = 0; k < corners; k += 3) {
+    const a = of[index ? index[k] : k], b = of[index ? index[k + 1] : k + 1], c = of[index ? index[k + 2] : k + 2];
+    if (a === b || b === c || a === c) continue;
+    for (const i of [a, b, c]) out.push(sums[4 * i] / sums[4 * i + 3], sums[4 * i + 1] / sums[4 * i + 3], sums[4 * i + 2] / sums[4 * i + 3]);
+  }
+  const simple = new THREE.BufferGeometry();
+  simple.setAttribute("position", new THREE.Float32BufferAttribute(out, 3));
+  simple.computeVertexNormals();  // not indexed: each triangle its own normal (flat)
+  D.simplified.before += corners / 3;
+  D.simplified.after += out.length / 9;
+  return simple;
+}
 function coarsen(root) {
   root.traverse((o) => {
     const g = o.geometry, segments = g && SOFTWARE_SEGMENTS[g.type];
+    if (o.isMesh && g && g.type === "BufferGeometry" && g.attributes.position) {
+      const simple = simplify(g);
+      if (simple) { o.geometry = simple; g.dispose(); }
+      return;
+    }
     if (!segments) return;
     const p = g.parameters;
     if (g.type === "SphereGeometry" && p.widthSegments > segments[0]) {
@@ -71,7 +109,7 @@ function coarsen(root) {
     g.dispose();
   });
 }
-const D = window.reljacDebug = {software: SOFTWARE, minFrameInterval: 0, glRenderer: GL_RENDERER, init: null, state: null, received: 0, sent: 0, drag: null, drags: 0, transforms: 0, arrivals: [], rate: 0, fps: 0,
+const D = window.reljacDebug = {software: SOFTWARE, simplified: {before: 0, after: 0}, glRenderer: GL_RENDERER, init: null, state: null, received: 0, sent: 0, drag: null, drags: 0, transforms: 0, arrivals: [], rate: 0, fps: 0,
                                 exported: null, samples: []};
 const PICK_PX = 8;  // how near the pointer must be to an arrow or ring [px]
 const PLOT_SECONDS = 10;
