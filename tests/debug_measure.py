@@ -150,6 +150,7 @@ def main(seconds: float = 10.0, hide_scene: bool = False, quality_full: bool = F
             print(f"drag (median of {len(to_page)}, {stuck} not followed within the wait) -> target set: "
                   f"{ms(to_target)}; -> left hand moved 1 mm: {ms(to_motion)}; -> the page has that state: "
                   f"{ms(to_page)} (load average {os.getloadavg()[0]:.1f})")
+            print("each drag, to the hand moved 1 mm [ms]:", [round(1e3 * x) for x in to_motion])
     finally:
         browser.close()
 
