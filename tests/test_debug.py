@@ -316,6 +316,40 @@ def test_only_the_transforms_that_changed_are_sent_and_the_page_ends_as_a_full_r
     assert len(full) > 20
 
 
+def test_the_debugger_makes_no_update_while_its_page_is_busy_with_the_last(dual_arm):
+    import asyncio
+    import json
+
+    import tornado.websocket
+
+    controller, q0 = load_hierarchy(dual_arm, DEMO_FILE)
+
+    async def page(debugger):
+        ws = await tornado.websocket.websocket_connect(debugger.url.replace("http", "ws") + "control")
+        kinds = []
+        while "state" not in kinds:  # the hello (init, every transform), then the first update
+            kinds.append(json.loads(await ws.read_message())["type"])
+        assert kinds[0] == "init"
+        await asyncio.sleep(0.5)  # busy: no ack
+        shown, steps = debugger.state()["steps"], debugger.steps
+        await asyncio.sleep(0.5)
+        held = (debugger.state()["steps"], debugger.steps)
+        ws.write_message(json.dumps({"type": "ack"}))
+        message = json.loads(await ws.read_message())
+        while message["type"] != "state":
+            message = json.loads(await ws.read_message())
+        ws.close()
+        return shown, steps, held, message
+
+    with Debugger(controller, q0) as debugger:
+        wait_for(lambda: debugger.state().get("steps", 0) > 5, "updates without a page")  # none open: updates go on
+        shown, steps, (shown_later, steps_later), message = asyncio.run(page(debugger))
+        assert steps_later > steps + 10  # the controller kept stepping ...
+        assert shown_later == shown  # ... but made no update the page could not take
+        assert message["steps"] >= steps_later  # acknowledged: the next one, made then
+        wait_for(lambda: debugger.state()["steps"] > message["steps"], "updates once the page is gone")
+
+
 # ---------------------------------------------------------------------------- the debugger's requests
 def test_a_step_while_paused_is_one_controller_step_and_a_drag_retargets(dual_arm):
     controller, q0 = load_hierarchy(dual_arm, DEMO_FILE)

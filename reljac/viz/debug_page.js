@@ -8,7 +8,7 @@ const THREE = MeshCat.THREE;
 // A browser drawing WebGL in software (SwiftShader, llvmpipe: no GPU) pays for every pixel and
 // every vertex on the CPU: there the scene is drawn without antialiasing (which costs 2x) on at
 // most SOFTWARE_PIXELS pixels, stretched to the view, with fewer triangles (coarsen below): one
-// TIAGo frame 650-810 ms -> 66-132 ms. With a GPU it is meshcat's (antialiased, at the screen's
+// TIAGo frame 520-810 ms -> 56-132 ms. With a GPU it is meshcat's (antialiased, at the screen's
 // pixel ratio); ?quality=full forces the latter.
 const SOFTWARE_PIXELS = 250000;
 function webglRenderer() {

@@ -211,6 +211,13 @@ class DebugServer:
         """Pages connected to the control channel now."""
         return len(self._pages)
 
+    @property
+    def ready(self) -> bool:
+        """True when no page is connected or one has acknowledged its last update (it takes
+        the next at once)."""
+        pages = list(self._pages)
+        return not pages or any(page.ready for page in pages)
+
     def broadcast(self, message: dict) -> None:
         """Send a JSON object to every page (from any thread; dropped once closed). Transforms
         and states wait for the page's acknowledgement of the last ones (see ``_Control``)."""

@@ -59,6 +59,7 @@ from .debug_state import (
 from .viewer import Viewer
 
 MAX_FPS = 60.0  # [1/s] displays of the scene and states sent to the page, at most
+PAGE_POLL = 0.005  # [s] between looks at whether a busy page took the last update
 STEP_BUDGET = 0.5 / MAX_FPS  # [s] of catching up on the control clock between two updates of the page
 HANDLE_SIZE = 1.5  # handle axis length, in the viewer's scale
 
@@ -255,16 +256,16 @@ class Debugger:
 
     def _run(self) -> None:
         """Steps on the control clock (dt per step, in real time), the scene and the page's state
-        at most MAX_FPS times a second, requests in between. Behind the clock, it catches up
-        for at most STEP_BUDGET before the next update: on a slow machine the run slows down
-        (the clock slips) rather than the page."""
+        at most MAX_FPS times a second and no faster than the pages take them, requests in
+        between. Behind the clock, it catches up for at most STEP_BUDGET before the next update:
+        on a slow machine the run slows down (the clock slips) rather than the page."""
         next_tick, last_draw, dirty = time.monotonic(), 0.0, True
         window: list[float] = []
         while not self._stop.is_set():
             now = time.monotonic()
             wake = (next_tick if not self.paused else now + 0.1)
-            if dirty:
-                wake = min(wake, last_draw + 1.0 / MAX_FPS)
+            if dirty:  # shown when due and a page can take it (else looked at again in PAGE_POLL)
+                wake = min(wake, max(last_draw + 1.0 / MAX_FPS, now + PAGE_POLL if not self._page_ready() else now))
             try:
                 request: dict | None = self._requests.get(timeout=max(wake - now, 0.0))
             except queue.Empty:
@@ -291,7 +292,7 @@ class Debugger:
                         taken += 1
                     dirty |= taken > 0
                 now = time.monotonic()
-                if dirty and now - last_draw >= 1.0 / MAX_FPS:
+                if dirty and now - last_draw >= 1.0 / MAX_FPS and self._page_ready():
                     self._show()
                     last_draw, dirty = now, False
                     window = [s for s in window if now - s < 1.0] + [now]
@@ -300,6 +301,12 @@ class Debugger:
                 self.paused = True
                 if self.server is not None:
                     self.server.broadcast({"type": "error", "message": str(exc)})
+
+    def _page_ready(self) -> bool:
+        """True unless every open page is still busy with the last update: an update made now
+        would only be merged into the next one (see debug_server._Control), so it waits, and
+        the cores go to the page. Without a page, updates go on (``state()``)."""
+        return self.server is None or self.server.ready
 
     def _show(self) -> None:
         viewer = self.viewer
