@@ -359,6 +359,10 @@ def test_a_step_while_paused_is_one_controller_step_and_a_drag_retargets(dual_ar
         state = wait_for(lambda: (s := debugger.state()).get("steps") == 1 and s, "one step")
         np.testing.assert_allclose(state["q"], twin.step(q0), atol=1e-12)
         np.testing.assert_array_equal(debugger.recording.frames[0].q, q0)
+        recorded, expected = debugger.recording.frames[0].errors, twin.errors(q0)  # the controller's own
+        assert recorded.keys() == expected.keys()
+        for name, norms in expected.items():
+            assert recorded[name] == pytest.approx(norms, abs=1e-12)
         left = controller.levels[1][0]
         T0 = left.target
         delta = pin.SE3(pin.rpy.rpyToMatrix(0.0, 0.0, 0.2), np.array([0.05, 0.0, 0.0]))

@@ -195,7 +195,7 @@ class Debugger:
         self._requests.put({"type": "reset"})
 
     def state(self) -> dict:
-        """The last state sent to the page (a copy)."""
+        """The last state made for the page (a copy; made no faster than the pages take them)."""
         with self._lock:
             return dict(self._state)
 
