@@ -196,6 +196,12 @@ class DebugServer:
             self.port = int(sockets[0].getsockname()[1])
             started.set()
             loop.start()
+            # writes still under way end here (cancelled), not destroyed pending by the close
+            events = asyncio.get_event_loop()
+            pending = asyncio.all_tasks(events)
+            for task in pending:
+                task.cancel()
+            events.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
             loop.close(all_fds=True)
 
         self._thread = threading.Thread(target=serve, name="reljac-debug-server", daemon=True)
