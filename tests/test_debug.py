@@ -236,6 +236,120 @@ def test_the_relay_batches_transforms_and_keeps_other_commands_in_order():
     assert relay.flush() == 0
 
 
+def test_the_relay_sends_a_transform_only_when_it_changed():
+    import meshcat
+
+    log: list = []
+    relay = TransformRelay(_Window(), _Server(log))
+    vis = meshcat.Visualizer(window=relay)
+    T = np.eye(4)
+    T[:3, 3] = [0.1, 0.2, 0.3]
+    vis["a"].set_transform(T)
+    vis["b"].set_transform(np.eye(4))
+    assert relay.flush() == 2
+    vis["a"].set_transform(T.copy())  # the same pose again: nothing to send
+    vis["b"].set_transform(np.eye(4))
+    assert relay.flush() == 0 and len(log) == 1
+    T[0, 3] += 1e-12  # any change is sent
+    vis["a"].set_transform(T)
+    vis["b"].set_transform(np.eye(4))
+    assert relay.flush() == 1 and log[-1] == ("page", ["/meshcat/a"])
+    vis["b"].delete()  # a node drawn again after a delete gets its transform again
+    vis["b"].set_transform(np.eye(4))
+    assert relay.flush() == 1 and log[-1] == ("page", ["/meshcat/b"])
+
+
+class _Page:
+    """What a page holds: every node's transform, from the relay's snapshot then its messages."""
+
+    def __init__(self, relay: TransformRelay):
+        self.nodes = dict(relay.everything()["items"])
+        self.issued: list = []  # (path, matrix) set by the viewer since the last message
+        self.messages: list[tuple[list, list]] = []  # (issued, items) per message
+
+    def broadcast(self, message):
+        self.messages.append((self.issued, message["items"]))
+        self.issued = []
+
+
+def test_only_the_transforms_that_changed_are_sent_and_the_page_ends_as_a_full_resend_puts_it(dual_arm):
+    from meshcat.commands import SetTransform
+
+    controller, q0 = load_hierarchy(dual_arm, DEMO_FILE)
+    with Debugger(controller, q0, paused=True) as debugger:
+        wait_for(lambda: debugger.state().get("type") == "state", "the first update")
+        relay = debugger.relay
+        page, send = _Page(relay), relay.send
+        full = dict(page.nodes)  # every transform the viewer set: what resending all of them gives
+
+        def spy(command):  # the viewer's commands on their way to the relay
+            if isinstance(command, SetTransform):
+                path = command.path.lower()
+                full[path] = np.asarray(command.matrix).T.ravel().tolist()
+                page.issued.append((path, full[path]))
+            send(command)
+
+        relay.send, relay.server = spy, page
+        for k in range(1, 4):  # steps: the arms move, the rest of the robot does not
+            debugger.step()
+            wait_for(lambda: debugger.state()["steps"] == k, "a step")
+        debugger._requests.put({"type": "grab", "handle": "handle left"})
+        debugger._requests.put({"type": "drag", "handle": "handle left",
+                                "delta": pin.SE3(np.eye(3), np.array([0.0, 0.0, 0.05])).homogeneous.ravel().tolist()})
+        drawn = debugger.state()["targets"]["handle left"]
+        wait_for(lambda: debugger.state()["targets"]["handle left"] != drawn, "the handle drawn where it was dragged")
+        debugger.reset()
+        reset = wait_for(lambda: (s := debugger.state())["t"] == 0.0 and s, "the reset")
+        np.testing.assert_array_equal(reset["q"], q0)
+        messages = len(page.messages)
+        debugger.pause()  # drawn again with nothing moved: no transforms at all
+        wait_for(lambda: debugger.state() is not reset, "the pause")
+        assert len(page.messages) == messages
+    assert len(page.messages) == 5  # three steps, the drag, the reset
+    for issued, items in page.messages:
+        sent = dict(items)
+        changed = {path: matrix for path, matrix in issued if page.nodes.get(path) != matrix}
+        assert sent == changed  # what moved, all of it, and nothing else
+        assert 0 < len(sent) < len(issued)  # some nodes did not move
+        page.nodes.update(sent)
+    assert page.nodes == full  # the page as if every transform had been sent every time
+    assert len(full) > 20
+
+
+def test_the_debugger_makes_no_update_while_its_page_is_busy_with_the_last(dual_arm):
+    import asyncio
+    import json
+
+    import tornado.websocket
+
+    controller, q0 = load_hierarchy(dual_arm, DEMO_FILE)
+
+    async def page(debugger):
+        ws = await tornado.websocket.websocket_connect(debugger.url.replace("http", "ws") + "control")
+        kinds = []
+        while "state" not in kinds:  # the hello (init, every transform), then the first update
+            kinds.append(json.loads(await ws.read_message())["type"])
+        assert kinds[0] == "init"
+        await asyncio.sleep(0.5)  # busy: no ack
+        shown, steps = debugger.state()["steps"], debugger.steps
+        await asyncio.sleep(0.5)
+        held = (debugger.state()["steps"], debugger.steps)
+        ws.write_message(json.dumps({"type": "ack"}))
+        message = json.loads(await ws.read_message())
+        while message["type"] != "state":
+            message = json.loads(await ws.read_message())
+        ws.close()
+        return shown, steps, held, message
+
+    with Debugger(controller, q0) as debugger:
+        wait_for(lambda: debugger.state().get("steps", 0) > 5, "updates without a page")  # none open: updates go on
+        shown, steps, (shown_later, steps_later), message = asyncio.run(page(debugger))
+        assert steps_later > steps + 10  # the controller kept stepping ...
+        assert shown_later == shown  # ... but made no update the page could not take
+        assert message["steps"] >= steps_later  # acknowledged: the next one, made then
+        wait_for(lambda: debugger.state()["steps"] > message["steps"], "updates once the page is gone")
+
+
 # ---------------------------------------------------------------------------- the debugger's requests
 def test_a_step_while_paused_is_one_controller_step_and_a_drag_retargets(dual_arm):
     controller, q0 = load_hierarchy(dual_arm, DEMO_FILE)
@@ -245,6 +359,10 @@ def test_a_step_while_paused_is_one_controller_step_and_a_drag_retargets(dual_ar
         state = wait_for(lambda: (s := debugger.state()).get("steps") == 1 and s, "one step")
         np.testing.assert_allclose(state["q"], twin.step(q0), atol=1e-12)
         np.testing.assert_array_equal(debugger.recording.frames[0].q, q0)
+        recorded, expected = debugger.recording.frames[0].errors, twin.errors(q0)  # the controller's own
+        assert recorded.keys() == expected.keys()
+        for name, norms in expected.items():
+            assert recorded[name] == pytest.approx(norms, abs=1e-12)
         left = controller.levels[1][0]
         T0 = left.target
         delta = pin.SE3(pin.rpy.rpyToMatrix(0.0, 0.0, 0.2), np.array([0.05, 0.0, 0.0]))

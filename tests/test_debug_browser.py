@@ -57,8 +57,8 @@ def drag(browser: Browser, start, end, steps: int = 8) -> None:
     mouse(browser, "mouseReleased", *end, buttons=0)
 
 
-def open_page(browser: Browser, debugger: Debugger, timeout: float = 30.0) -> None:
-    browser.open(debugger.url)
+def open_page(browser: Browser, debugger: Debugger, timeout: float = 30.0, query: str = "") -> None:
+    browser.open(debugger.url + query)
     wait_for(lambda: browser.evaluate("!!(window.reljacDebug && reljacDebug.init && reljacDebug.state)"),
              "the page's first state")
     # the scene: the robot's meshes came before the handles' parts (the meshcat server replays its
@@ -213,3 +213,54 @@ def test_joint_sliders_without_a_controller_move_the_robot(browser):
         q = wait_for(lambda: (q := debugger.state()["q"])[iq] > upper - 0.05 and q, "the slider to move the joint")
         assert q[iq] <= upper + 1e-12
 
+
+
+SCENE_DRAWING = """(() => { const r = viewer.renderer, c = r.domElement, spheres = [];
+  viewer.scene.traverse(o => { if (o.geometry && o.geometry.type === 'SphereGeometry') spheres.push(o.geometry.parameters.widthSegments); });
+  return {software: reljacDebug.software, gl: reljacDebug.glRenderer, antialias: r.getContext().getContextAttributes().antialias,
+          pixels: [c.width, c.height], shown: [c.clientWidth, c.clientHeight], spheres}; })()"""
+
+
+@needs_chromium
+def test_a_software_drawn_page_draws_fewer_pixels_without_antialiasing_unless_asked(dual_arm, browser):
+    controller, q0 = load_hierarchy(dual_arm, DEMO_FILE)
+    with Debugger(controller, q0, paused=True) as debugger:
+        open_page(browser, debugger)
+        cheap = browser.evaluate(SCENE_DRAWING)
+        assert "SwiftShader" in cheap["gl"] and cheap["software"]  # headless Chromium without a GPU
+        assert cheap["antialias"] is False
+        width, height = cheap["pixels"]
+        assert width * height <= 250_000 * 1.01  # the page's SOFTWARE_PIXELS
+        assert cheap["shown"] == [SIZE[0] - 380, SIZE[1]]  # stretched over the whole view
+        assert width / height == pytest.approx(cheap["shown"][0] / cheap["shown"][1], rel=0.01)
+        assert cheap["spheres"] and max(cheap["spheres"]) <= 12  # the handles' balls, coarser
+        # ?quality=full: meshcat's own drawing, antialiased, every pixel, its 20-segment balls
+        open_page(browser, debugger, query="?quality=full")
+        full = browser.evaluate(SCENE_DRAWING)
+        assert full["software"] is False and full["antialias"] is True
+        assert full["pixels"] == full["shown"] == cheap["shown"]
+        assert min(full["spheres"]) > 12
+
+
+@needs_chromium
+def test_a_software_drawn_page_simplifies_dense_meshes_within_a_cell_of_their_shape(dual_arm, browser):
+    with Debugger(None, robot=dual_arm) as debugger:
+        open_page(browser, debugger)
+        # a dense mesh (a torus knot, 25600 triangles) through the page's simplifier
+        out = browser.evaluate("""(() => {
+          const dense = new THREE.BufferGeometry().copy(new THREE.TorusKnotGeometry(1, 0.3, 400, 32));
+          const simple = simplify(dense);
+          dense.computeBoundingBox(); simple.computeBoundingBox();
+          const p = simple.attributes.position.array, n = simple.attributes.normal.array;
+          let flat = true;  // each triangle's three normals are one (flat shading)
+          for (let k = 0; k < n.length; k += 9) for (let j = 3; j < 9; j++) flat = flat && n[k + j] === n[k + j % 3];
+          return {before: dense.index.count / 3, after: p.length / 9, flat,
+                  lo: [dense.boundingBox.min.toArray(), simple.boundingBox.min.toArray()],
+                  hi: [dense.boundingBox.max.toArray(), simple.boundingBox.max.toArray()],
+                  small: simplify(new THREE.BufferGeometry().copy(new THREE.BoxGeometry(1, 1, 1))),
+                  size: dense.boundingBox.getSize(new THREE.Vector3()).toArray()}; })()""")
+    assert out["after"] < out["before"] / 2
+    assert out["flat"] and out["small"] is None  # a mesh of few triangles is kept as it is
+    cell = max(out["size"]) / 40  # the page's MESH_CELLS
+    np.testing.assert_allclose(out["lo"][1], out["lo"][0], atol=cell)
+    np.testing.assert_allclose(out["hi"][1], out["hi"][0], atol=cell)

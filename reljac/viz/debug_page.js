@@ -4,10 +4,38 @@
 // this script only finds their parts on the screen and turns a drag into a rigid motion Delta
 // of the handle, in the handle's own frame, relative to its pose when grabbed.
 "use strict";
-var viewer = new MeshCat.Viewer(document.getElementById("scene"));
+const THREE = MeshCat.THREE;
+// A browser drawing WebGL in software (SwiftShader, llvmpipe: no GPU) pays for every pixel and
+// every vertex on the CPU: there the scene is drawn without antialiasing (which costs 2x) on at
+// most SOFTWARE_PIXELS pixels, stretched to the view, with fewer triangles (coarsen below): one
+// TIAGo frame 520-810 ms -> 56-132 ms. With a GPU it is meshcat's (antialiased, at the screen's
+// pixel ratio); ?quality=full forces the latter.
+const SOFTWARE_PIXELS = 250000;
+function webglRenderer() {
+  const gl = document.createElement("canvas").getContext("webgl");
+  if (!gl) return "";
+  const info = gl.getExtension("WEBGL_debug_renderer_info");
+  const name = String(gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER));
+  const lose = gl.getExtension("WEBGL_lose_context");
+  if (lose) lose.loseContext();
+  return name;
+}
+const GL_RENDERER = webglRenderer();
+const SOFTWARE = /swiftshader|llvmpipe|softpipe|software/i.test(GL_RENDERER) &&
+  new URLSearchParams(location.search).get("quality") !== "full";
+const renderer = new THREE.WebGLRenderer({antialias: !SOFTWARE, alpha: true});
+document.getElementById("scene").appendChild(renderer.domElement);
+var viewer = new MeshCat.Viewer(document.getElementById("scene"), true, renderer);
 viewer.connect("ws://" + location.host + "/scene");
 viewer.renderer.shadowMap.enabled = false;  // a frame costs a third as much in a software-drawn browser
-const THREE = MeshCat.THREE;
+const meshcatPaneSize = viewer.set_3d_pane_size.bind(viewer);
+viewer.set_3d_pane_size = (w, h) => {  // in software, fewer pixels than the view has
+  const width = w === undefined ? viewer.dom_element.offsetWidth : w, height = h === undefined ? window.innerHeight : h;
+  const ratio = window.devicePixelRatio || 1;
+  viewer.renderer.setPixelRatio(SOFTWARE ? Math.min(ratio, Math.sqrt(SOFTWARE_PIXELS / Math.max(width * height, 1))) : ratio);
+  meshcatPaneSize(width, height);
+};
+viewer.set_3d_pane_size();
 // Frames of the scene drawn in the last second (meshcat draws on the animation frame after a change).
 const meshcatRender = viewer.render.bind(viewer), renders = [];
 viewer.render = () => {
@@ -24,8 +52,65 @@ const meshcatCommand = viewer.handle_command.bind(viewer);
 viewer.handle_command = (cmd) => {
   if (cmd.type === "set_transform" && relayed.has(cmd.path)) return;
   meshcatCommand(cmd);
+  if (SOFTWARE && cmd.type === "set_object") coarsen(viewer.scene_tree.find(cmd.path.split("/").filter((x) => x.length)).object);
 };
-const D = window.reljacDebug = {init: null, state: null, received: 0, sent: 0, drag: null, drags: 0, transforms: 0, arrivals: [], rate: 0, fps: 0,
+// In software, drawing time goes with the triangles: round shapes get fewer (on TIAGo the
+// collision overlay's balls were a fifth of the scene's 200k triangles) and meshes are simplified
+// by vertex clustering (the vertices in one cell of a grid of MESH_CELLS cells along the mesh's
+// longest side merge; triangles left with less than three corners go), drawn flat-shaded.
+const SOFTWARE_SEGMENTS = {SphereGeometry: [12, 8], CylinderGeometry: [16, 1]};
+const MESH_CELLS = 40, MESH_KEEP = 1000;  // meshes of fewer triangles are kept as they are
+
+function simplify(g) {
+  const pos = g.attributes.position.array, index = g.index ? g.index.array : null;
+  const corners = index ? index.length : pos.length / 3;
+  if (corners / 3 < MESH_KEEP) return null;
+  g.computeBoundingBox();
+  const lo = g.boundingBox.min, size = new THREE.Vector3();
+  g.boundingBox.getSize(size);
+  const cell = Math.max(size.x, size.y, size.z) / MESH_CELLS || 1, n = MESH_CELLS + 1;
+  const clusters = new Map(), sums = [], of = new Int32Array(pos.length / 3);
+  for (let v = 0; v < pos.length / 3; v++) {
+    const x = pos[3 * v], y = pos[3 * v + 1], z = pos[3 * v + 2];
+    const key = (Math.floor((x - lo.x) / cell) * n + Math.floor((y - lo.y) / cell)) * n + Math.floor((z - lo.z) / cell);
+    let c = clusters.get(key);
+    if (c === undefined) { c = sums.length / 4; clusters.set(key, c); sums.push(0, 0, 0, 0); }
+    sums[4 * c] += x; sums[4 * c + 1] += y; sums[4 * c + 2] += z; sums[4 * c + 3]++;
+    of[v] = c;
+  }
+  const out = [];
+  for (let k = 0; k < corners; k += 3) {
+    const a = of[index ? index[k] : k], b = of[index ? index[k + 1] : k + 1], c = of[index ? index[k + 2] : k + 2];
+    if (a === b || b === c || a === c) continue;
+    for (const i of [a, b, c]) out.push(sums[4 * i] / sums[4 * i + 3], sums[4 * i + 1] / sums[4 * i + 3], sums[4 * i + 2] / sums[4 * i + 3]);
+  }
+  const simple = new THREE.BufferGeometry();
+  simple.setAttribute("position", new THREE.Float32BufferAttribute(out, 3));
+  simple.computeVertexNormals();  // not indexed: each triangle its own normal (flat)
+  D.simplified.before += corners / 3;
+  D.simplified.after += out.length / 9;
+  return simple;
+}
+function coarsen(root) {
+  root.traverse((o) => {
+    const g = o.geometry, segments = g && SOFTWARE_SEGMENTS[g.type];
+    if (o.isMesh && g && g.type === "BufferGeometry" && g.attributes.position) {
+      const simple = simplify(g);
+      if (simple) { o.geometry = simple; g.dispose(); }
+      return;
+    }
+    if (!segments) return;
+    const p = g.parameters;
+    if (g.type === "SphereGeometry" && p.widthSegments > segments[0]) {
+      o.geometry = new THREE.SphereGeometry(p.radius, segments[0], segments[1], p.phiStart, p.phiLength, p.thetaStart, p.thetaLength);
+    } else if (g.type === "CylinderGeometry" && p.radialSegments > segments[0]) {
+      o.geometry = new THREE.CylinderGeometry(p.radiusTop, p.radiusBottom, p.height, segments[0], p.heightSegments,
+                                              p.openEnded, p.thetaStart, p.thetaLength);
+    } else return;
+    g.dispose();
+  });
+}
+const D = window.reljacDebug = {software: SOFTWARE, simplified: {before: 0, after: 0}, glRenderer: GL_RENDERER, init: null, state: null, received: 0, sent: 0, drag: null, drags: 0, transforms: 0, arrivals: [], rate: 0, fps: 0,
                                 exported: null, samples: []};
 const PICK_PX = 8;  // how near the pointer must be to an arrow or ring [px]
 const PLOT_SECONDS = 10;

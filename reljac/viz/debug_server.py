@@ -101,6 +101,9 @@ class _Control(tornado.websocket.WebSocketHandler):
         self.state: dict | None = None
 
     def open(self, *args: Any) -> None:
+        # small messages at once: with Nagle's algorithm an update waited for the page's TCP
+        # acknowledgement of the last one (delayed up to 40 ms), capping the page at ~20 updates/s
+        self.set_nodelay(True)
         self.server._pages.add(self)
         for message in self.server.on_connect():
             self.write_message(json.dumps(message, allow_nan=False))
@@ -132,7 +135,8 @@ class _Control(tornado.websocket.WebSocketHandler):
     def deliver(self) -> None:
         if not self.ready or self.state is None:
             return
-        messages = [{"type": "transforms", "items": list(self.transforms.items())}, self.state]
+        messages = ([{"type": "transforms", "items": list(self.transforms.items())}] if self.transforms else []) + [
+            self.state]
         self.transforms, self.state, self.ready = {}, None, False
         with contextlib.suppress(tornado.websocket.WebSocketClosedError):
             for message in messages:
@@ -192,6 +196,12 @@ class DebugServer:
             self.port = int(sockets[0].getsockname()[1])
             started.set()
             loop.start()
+            # writes still under way end here (cancelled), not destroyed pending by the close
+            events = asyncio.get_event_loop()
+            pending = asyncio.all_tasks(events)
+            for task in pending:
+                task.cancel()
+            events.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
             loop.close(all_fds=True)
 
         self._thread = threading.Thread(target=serve, name="reljac-debug-server", daemon=True)
@@ -206,6 +216,13 @@ class DebugServer:
     def pages(self) -> int:
         """Pages connected to the control channel now."""
         return len(self._pages)
+
+    @property
+    def ready(self) -> bool:
+        """True when no page is connected or one has acknowledged its last update (it takes
+        the next at once)."""
+        pages = list(self._pages)
+        return not pages or any(page.ready for page in pages)
 
     def broadcast(self, message: dict) -> None:
         """Send a JSON object to every page (from any thread; dropped once closed). Transforms
@@ -247,9 +264,10 @@ class TransformRelay:
     dozen meshes). Put in place of a ``meshcat.Visualizer``'s ``window``, this keeps every
     other command on the meshcat server (which holds the scene for pages that connect later)
     and collects the transforms (``set_transform``: node path -> 16 numbers, column-major as
-    meshcat sends them) until :meth:`flush`, which sends them to the pages as one
-    ``{"type": "transforms", "items": [[path, matrix], ...]}`` message. ``latest`` keeps the
-    last transform of every node, sent again to a page that connects.
+    meshcat sends them) that differ from the node's last one until :meth:`flush`, which sends
+    them to the pages as one ``{"type": "transforms", "items": [[path, matrix], ...]}`` message
+    (a robot at rest sends none; the page draws again only when something moved). ``latest``
+    keeps the last transform of every node, sent again to a page that connects.
     """
 
     def __init__(self, window: Any, server: DebugServer | None = None) -> None:
@@ -266,7 +284,8 @@ class TransformRelay:
             path = command.path.lower()
             matrix = command.matrix.T.ravel().tolist()  # column-major, as meshcat sends it
             with self._lock:
-                self.pending[path] = self.latest[path] = matrix
+                if self.latest.get(path) != matrix:  # a node that did not move is not sent again
+                    self.pending[path] = self.latest[path] = matrix
             return
         if isinstance(command, Delete):  # a deleted node's transforms go with it
             deleted = command.path.lower()

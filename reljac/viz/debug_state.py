@@ -67,18 +67,27 @@ def collision_limits(controller: Controller) -> list[CollisionAvoidance]:
     return [limit for limit in controller.limits if isinstance(limit, CollisionAvoidance)]
 
 
-def nearest_pairs(limits: list[CollisionAvoidance], count: int = NEAREST_PAIRS) -> list[dict]:
-    """The `count` nearest (body, body) pairs of the limits' last step, nearest first:
-    ``{"pair": "a/b", "bodies": [a, b], "distance": d}`` (one row per pair: its nearest geometries)."""
+def collision_panel(limits: list[CollisionAvoidance], count: int = NEAREST_PAIRS) -> tuple[list[dict], float]:
+    """The `count` nearest (body, body) pairs of the limits' last step, nearest first
+    (``{"pair": "a/b", "bodies": [a, b], "distance": d}``, one row per pair: its nearest
+    geometries), and the smallest distance [m] (inf when no pair is within reach). Each limit's
+    rows (what its compiled step computed) are read once."""
     best: dict[tuple[str, str], float] = {}
     for limit in limits:
         rows = limit.last
         if rows is None:
             continue
-        for (a, b), d in zip(rows.pairs, rows.distance, strict=True):
-            best[(a, b)] = min(float(d), best.get((a, b), math.inf))
+        for pair, d in zip(rows.pairs, rows.distance.tolist(), strict=True):
+            if d < best.get(pair, math.inf):
+                best[pair] = d
     ranked = sorted(best.items(), key=lambda item: item[1])[:count]
-    return [{"pair": f"{a}/{b}", "bodies": [a, b], "distance": d} for (a, b), d in ranked]
+    smallest = min(best.values(), default=math.inf)
+    return [{"pair": f"{a}/{b}", "bodies": [a, b], "distance": d} for (a, b), d in ranked], smallest
+
+
+def nearest_pairs(limits: list[CollisionAvoidance], count: int = NEAREST_PAIRS) -> list[dict]:
+    """The `count` nearest pairs of the limits' last step (see :func:`collision_panel`)."""
+    return collision_panel(limits, count)[0]
 
 
 def minimum_distance(limits: list[CollisionAvoidance]) -> float:

@@ -36,6 +36,7 @@ from numpy.typing import ArrayLike
 
 from ..exceptions import ConfigurationError, ReljacError
 from ..ik import Controller
+from ..relative import Kinematics
 from ..robot import Robot
 from ..robots import as_robot
 from ..validation import as_float
@@ -47,11 +48,10 @@ from .debug_state import (
     Frame,
     Recording,
     collision_limits,
+    collision_panel,
     draggable,
     handle_pose,
     levels_panel,
-    minimum_distance,
-    nearest_pairs,
     parent_frame,
     set_handle_target,
     targets_of,
@@ -59,6 +59,7 @@ from .debug_state import (
 from .viewer import Viewer
 
 MAX_FPS = 60.0  # [1/s] displays of the scene and states sent to the page, at most
+PAGE_POLL = 0.005  # [s] between looks at whether a busy page took the last update
 STEP_BUDGET = 0.5 / MAX_FPS  # [s] of catching up on the control clock between two updates of the page
 HANDLE_SIZE = 1.5  # handle axis length, in the viewer's scale
 
@@ -104,6 +105,7 @@ class Debugger:
         self.targets0 = targets_of(self.tasks)
         self.collision = [] if controller is None else collision_limits(controller)
         self.recording = Recording(history, self.dt)
+        self._data = robot.new_data()  # the panel's kinematics, computed again into it at each step
         self.new_log, self.export_dir = new_log, Path(export_dir)
         self.paused = bool(paused)
         self.updates_per_second = 0.0
@@ -159,8 +161,6 @@ class Debugger:
         viewer._add("saturated joints", self.marks.attach)
 
     def _relative(self, task: Any) -> pin.SE3:
-        from ..relative import Kinematics
-
         kin = Kinematics(self.robot, self.q)
         frame_a = parent_frame(self.robot, task)
         T_wb = kin.placement(task.frame_b)
@@ -195,7 +195,7 @@ class Debugger:
         self._requests.put({"type": "reset"})
 
     def state(self) -> dict:
-        """The last state sent to the page (a copy)."""
+        """The last state made for the page (a copy; made no faster than the pages take them)."""
         with self._lock:
             return dict(self._state)
 
@@ -243,9 +243,11 @@ class Debugger:
         assert controller is not None
         targets = targets_of(self.tasks)
         q_next = controller.step(self.q)
-        errors = controller.errors()  # at self.q: the configuration the step started from
+        # the errors at self.q (where the step started: controller.errors()), into data of our own
+        kin = Kinematics(self.robot, self.q, data=self._data)
+        errors = {task.name: task.error_norms(kin) for task in self.tasks}
         levels = levels_panel(controller, errors)
-        pairs, distance = nearest_pairs(self.collision), minimum_distance(self.collision)
+        pairs, distance = collision_panel(self.collision)  # the rows the compiled step computed
         with self._lock:
             self.recording.add(Frame(self.t, self.q.copy(), targets, errors, levels, pairs, distance))
             self.q, self.t, self.steps = q_next, self.t + self.dt, self.steps + 1
@@ -254,16 +256,16 @@ class Debugger:
 
     def _run(self) -> None:
         """Steps on the control clock (dt per step, in real time), the scene and the page's state
-        at most MAX_FPS times a second, requests in between. Behind the clock, it catches up
-        for at most STEP_BUDGET before the next update: on a slow machine the run slows down
-        (the clock slips) rather than the page."""
+        at most MAX_FPS times a second and no faster than the pages take them, requests in
+        between. Behind the clock, it catches up for at most STEP_BUDGET before the next update:
+        on a slow machine the run slows down (the clock slips) rather than the page."""
         next_tick, last_draw, dirty = time.monotonic(), 0.0, True
         window: list[float] = []
         while not self._stop.is_set():
             now = time.monotonic()
             wake = (next_tick if not self.paused else now + 0.1)
-            if dirty:
-                wake = min(wake, last_draw + 1.0 / MAX_FPS)
+            if dirty:  # shown when due and a page can take it (else looked at again in PAGE_POLL)
+                wake = min(wake, max(last_draw + 1.0 / MAX_FPS, now + PAGE_POLL if not self._page_ready() else now))
             try:
                 request: dict | None = self._requests.get(timeout=max(wake - now, 0.0))
             except queue.Empty:
@@ -290,7 +292,7 @@ class Debugger:
                         taken += 1
                     dirty |= taken > 0
                 now = time.monotonic()
-                if dirty and now - last_draw >= 1.0 / MAX_FPS:
+                if dirty and now - last_draw >= 1.0 / MAX_FPS and self._page_ready():
                     self._show()
                     last_draw, dirty = now, False
                     window = [s for s in window if now - s < 1.0] + [now]
@@ -299,6 +301,12 @@ class Debugger:
                 self.paused = True
                 if self.server is not None:
                     self.server.broadcast({"type": "error", "message": str(exc)})
+
+    def _page_ready(self) -> bool:
+        """True unless every open page is still busy with the last update: an update made now
+        would only be merged into the next one (see debug_server._Control), so it waits, and
+        the cores go to the page. Without a page, updates go on (``state()``)."""
+        return self.server is None or self.server.ready
 
     def _show(self) -> None:
         viewer = self.viewer
