@@ -17,6 +17,19 @@ def rng():
     return np.random.default_rng(20261121)
 
 
+@pytest.fixture(scope="session")
+def chromium():
+    """One headless Chromium (test_viz.Browser, 800 x 600) for the browser tests of every module:
+    each test opens its own page in it (starting Chromium takes about a second)."""
+    from test_viz import CHROMIUM, Browser
+
+    if CHROMIUM is None:
+        pytest.skip("needs Chromium (`chromium` on PATH)")
+    browser = Browser()
+    yield browser
+    browser.close()
+
+
 REQUIRE_COMPILED = os.environ.get("RELJAC_REQUIRE_COMPILED") == "1"
 
 

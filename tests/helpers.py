@@ -6,7 +6,10 @@ directly, never through reljac.relative, so it is an independent oracle for that
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -180,3 +183,36 @@ def feet_and_reaching_hand(robot, q0, reach, feet=("left_sole_link", "right_sole
     target.translation += np.asarray(reach, dtype=float)
     pulled.set_target(target)
     return held, pulled, target
+
+
+class SideBySide:
+    """Independent commands started at once, to run side by side (at most `jobs` at a time)
+    rather than one after another; each test then takes its own result with :meth:`result`.
+
+    Each command still runs alone in a fresh process with its own arguments, environment and
+    timeout, and is checked by its own test: only the order in time changes. Used by modules whose
+    tests each wait for a subprocess that computes (the examples, the README's snippets), which on a
+    2-core machine otherwise leave a core idle. Not for commands that hold ports or time signals.
+    """
+
+    def __init__(self, jobs: int | None = None) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=jobs or max(2, min(4, os.cpu_count() or 2)))
+        self._runs: dict[object, Future] = {}
+
+    def start(self, key: object, argv: list, **kwargs) -> None:
+        """subprocess.run(argv, capture_output=True, text=True, **kwargs) in the background."""
+        kwargs = {"capture_output": True, "text": True, **kwargs}
+        self._runs[key] = self._pool.submit(subprocess.run, argv, **kwargs)
+
+    def result(self, key: object) -> subprocess.CompletedProcess:
+        """The finished command started under `key` (its exception, such as TimeoutExpired, re-raised)."""
+        return self._runs[key].result()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def selected_tests(request) -> list:
+    """The tests of the requesting module's file that this session runs, in their order (what a
+    module-scoped fixture needs to start for them, and no more)."""
+    return [item for item in request.session.items if getattr(item, "module", None) is request.module]

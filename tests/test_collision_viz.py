@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_viz import Browser, colour_mask, needs_chromium, read_png, scene_messages
+from test_viz import colour_mask, needs_chromium, read_png, scene_messages
 
 import reljac
 from reljac.collision import CollisionModel, box, sphere
@@ -73,21 +73,17 @@ def test_show_collisions_checks_its_arguments(viewer, dual):
 
 
 @needs_chromium
-def test_browser_draws_the_obstacles(dual):
+def test_browser_draws_the_obstacles(dual, chromium):
     """A teal box in front of the torso: teal pixels appear once the overlay is shown."""
     cm = CollisionModel(dual, pairs=[])
     cm.add_obstacle("crate", box((0.3, 0.3, 0.3)), [0.5, 0.0, 1.1])
     teal = np.array([*rgb(OBSTACLE_COLOR), 255]) / 255.0
-    browser = Browser()
-    try:
-        with Viewer(dual, q=MEETING) as viewer:
-            browser.open(viewer.url)
-            browser.wait_messages(scene_messages(viewer))
-            before = int(colour_mask(read_png(browser.screenshot()), teal).sum())
-            seen = browser.messages()
-            viewer.show_collisions(cm)
-            browser.wait_messages(seen + 2)  # the box and its placement
-            after = int(colour_mask(read_png(browser.screenshot()), teal).sum())
-    finally:
-        browser.close()
+    browser = chromium
+    with Viewer(dual, q=MEETING) as viewer:
+        browser.load(viewer.url, scene_messages(viewer))
+        before = int(colour_mask(read_png(browser.screenshot()), teal).sum())
+        seen = browser.messages()
+        viewer.show_collisions(cm)
+        browser.wait_messages(seen + 2)  # the box and its placement
+        after = int(colour_mask(read_png(browser.screenshot()), teal).sum())
     assert before < 50 and after > 2000, (before, after)

@@ -1,13 +1,17 @@
-"""Every example runs headless in a subprocess, ends by itself, and prints what it promises."""
+"""Every example runs headless in a subprocess, ends by itself, and prints what it promises.
+
+The examples' subprocesses start together when the module's first test runs (helpers.SideBySide:
+each still a fresh process with its own arguments) and each test checks its own.
+"""
 
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from helpers import SideBySide, selected_tests
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 EXPECTED = {  # example -> (extra arguments, text its output must contain)
@@ -28,39 +32,62 @@ def test_every_example_is_tested():
     assert sorted(p.name for p in EXAMPLES.glob("*.py")) == sorted(EXPECTED)
 
 
+def have_robots() -> bool:
+    from reljac.robots import example_robot_data_dir
+
+    return example_robot_data_dir() is not None
+
+
+def commands(test: str, name: str | None) -> tuple[object, list, dict] | None:
+    """(key, argv, subprocess.run keywords) of the run a test checks; None for a test without one."""
+    if test == "test_example_runs_headless":  # headless through the environment
+        argv = [sys.executable, str(EXAMPLES / name), *EXPECTED[name][0]]
+        return ("env", name), argv, {"env": dict(os.environ, RELJAC_HEADLESS="1"), "timeout": 60}
+    if test == "test_carried_boxes_stay_rigid":  # headless through the flag
+        return ("flag", name), [sys.executable, str(EXAMPLES / name), "--headless"], {"timeout": 60}
+    if test == "test_analyze_urdf_takes_a_path":
+        urdf = Path(__file__).resolve().parent.parent / "urdf" / "hand.urdf"
+        return "path", [sys.executable, str(EXAMPLES / "analyze_urdf.py"), str(urdf)], {"timeout": 60}
+    return None
+
+
+@pytest.fixture(scope="module")
+def runs(request):
+    """The example runs of the tests selected in this module, started side by side."""
+    started = SideBySide()
+    robots = have_robots()
+    for item in selected_tests(request):
+        name = item.callspec.params.get("name") if hasattr(item, "callspec") else None
+        command = commands(item.originalname, name)
+        if command is not None and (name not in NEEDS_ROBOTS or robots):
+            key, argv, kwargs = command
+            started.start(key, argv, **kwargs)
+    yield started
+    started.close()
+
+
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_example_runs_headless(name):
-    if name in NEEDS_ROBOTS:
-        from reljac.robots import example_robot_data_dir
-
-        if example_robot_data_dir() is None:
-            pytest.skip("needs example-robot-data")
-    args, expected = EXPECTED[name]
-    env = dict(os.environ, RELJAC_HEADLESS="1")
-    result = subprocess.run([sys.executable, str(EXAMPLES / name), *args], env=env, capture_output=True,
-                            text=True, timeout=60)
+def test_example_runs_headless(name, runs):
+    if name in NEEDS_ROBOTS and not have_robots():
+        pytest.skip("needs example-robot-data")
+    result = runs.result(("env", name))
     assert result.returncode == 0, result.stderr
-    assert expected in result.stdout
+    assert EXPECTED[name][1] in result.stdout
 
 
-def test_analyze_urdf_takes_a_path():
-    urdf = Path(__file__).resolve().parent.parent / "urdf" / "hand.urdf"
-    result = subprocess.run([sys.executable, str(EXAMPLES / "analyze_urdf.py"), str(urdf)],
-                            capture_output=True, text=True, timeout=60)
+def test_analyze_urdf_takes_a_path(runs):
+    result = runs.result("path")
     assert result.returncode == 0, result.stderr
     assert "robot 'hand'" in result.stdout
 
 
 @pytest.mark.parametrize("name", ["tiago_dual_carry.py", "talos_carry.py"])
-def test_carried_boxes_stay_rigid(name):
+def test_carried_boxes_stay_rigid(name, runs):
     """The box's relative pose is held at the top level: its error stays far below a millimetre
     while the lead hand moves by 10-15 cm."""
-    from reljac.robots import example_robot_data_dir
-
-    if example_robot_data_dir() is None:
+    if not have_robots():
         pytest.skip("needs example-robot-data")
-    result = subprocess.run([sys.executable, str(EXAMPLES / name), "--headless"], capture_output=True, text=True,
-                            timeout=60)
+    result = runs.result(("flag", name))
     assert result.returncode == 0, result.stderr
     box = [line for line in result.stdout.splitlines() if " in " in line and "max" in line]
     assert box and all(float(line.split(": ")[1].split(" mm")[0]) < 0.1 for line in box), result.stdout

@@ -165,7 +165,7 @@ def test_the_camera_frames_the_voxels_and_the_robot(planar, tmp_path):
 
 
 @needs_chromium
-def test_browser_shows_the_voxels_in_their_colours(planar, tmp_path):
+def test_browser_shows_the_voxels_in_their_colours(planar, chromium, tmp_path):
     """Voxels coloured by manipulability: the ring of largest manipulability is viridis yellow."""
     map_file = capability_map(planar, "base_link", "tip", samples=100_000, voxel=0.1, part=("vx", "vy")).save(
         tmp_path / "ring.npz")
@@ -174,17 +174,12 @@ def test_browser_shows_the_voxels_in_their_colours(planar, tmp_path):
         viewer = view(planar, ["base_link", "tip"], np.zeros(2), hold=False,
                       capability_map=map_file if with_map else None, color_by="manipulability")
         try:
-            browser.open(viewer.url)
-            browser.wait_messages(scene_messages(viewer))
+            browser.load(viewer.url, scene_messages(viewer))
             img = read_png(browser.screenshot()).astype(int)
         finally:
             viewer.close()
         r, g, b = img[..., 0], img[..., 1], img[..., 2]
         return int(((r > 150) & (g > 130) & (b < 90) & (r - b > 100)).sum())
 
-    browser = Browser()  # one for both pictures: each view is a page of its own
-    try:
-        assert yellow_pixels(browser, True) > 300
-        assert yellow_pixels(browser, False) < 30
-    finally:
-        browser.close()
+    assert yellow_pixels(chromium, True) > 300  # each view is a page of its own
+    assert yellow_pixels(chromium, False) < 30

@@ -6,17 +6,21 @@
 * Each ```bash block is either run here (the virtual-environment step) or run verbatim by
   .ci/run (the Quick start's commands, the docs build): a new bash block must be added to one.
 * Blocks without a language (the command-line synopsis) are not code.
+
+The python blocks and the virtual-environment step start together when the module's first test
+runs (helpers.SideBySide: each still alone in a fresh interpreter and scratch folder); each test
+checks its own.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from helpers import SideBySide, selected_tests
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
@@ -32,11 +36,29 @@ def test_the_readme_has_its_snippets():
     assert {lang for lang, _, _ in BLOCKS} <= {"python", "bash", ""}, "a block in a language nobody runs"
 
 
-@pytest.mark.parametrize("code, line", PYTHON, ids=[f"line{line}" for _, line in PYTHON])
-def test_python_snippet_runs_as_written(code, line, tmp_path):
+@pytest.fixture(scope="module")
+def runs(request, tmp_path_factory):
+    """The runs of the snippets selected in this module, started side by side: {key: scratch folder}
+    and their results."""
+    started, folders = SideBySide(), {}
     env = {k: v for k, v in os.environ.items() if not k.startswith("RELJAC_")}
-    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True,
-                            text=True, timeout=120)
+    for item in selected_tests(request):
+        if item.originalname == "test_python_snippet_runs_as_written":
+            code, line = item.callspec.params["code"], item.callspec.params["line"]
+            folders[line] = tmp_path_factory.mktemp(f"line{line}")
+            started.start(line, [sys.executable, "-c", code], cwd=folders[line], env=env, timeout=120)
+        elif item.originalname == "test_the_virtual_environment_step_works_as_written":
+            (command,) = RUN_HERE
+            folders["venv"] = tmp_path_factory.mktemp("venv")
+            script = f"{command} && python -c 'import sys; print(sys.prefix)'"
+            started.start("venv", ["bash", "-c", script], cwd=folders["venv"], timeout=300)
+    yield started, folders
+    started.close()
+
+
+@pytest.mark.parametrize("code, line", PYTHON, ids=[f"line{line}" for _, line in PYTHON])
+def test_python_snippet_runs_as_written(code, line, runs):
+    result = runs[0].result(line)  # `code` run in a fresh interpreter, from its own scratch folder
     assert result.returncode == 0, f"README.md line {line}:\n{result.stderr}"
     problems = [s for s in result.stderr.splitlines() if s.strip() and "Warning" not in s
                 and not s.startswith("reljac viewer of robot")]
@@ -51,11 +73,9 @@ def test_bash_snippet_is_run_here_or_by_ci(code, line):
         f"README.md line {line}: {command!r} is neither run by tests/test_readme.py nor by .ci/run")
 
 
-def test_the_virtual_environment_step_works_as_written(tmp_path):
+def test_the_virtual_environment_step_works_as_written(runs):
     """The set-up line, then the environment's Python is the one on PATH."""
-    (command,) = RUN_HERE
-    script = f"{command} && python -c 'import sys; print(sys.prefix)'"
-    result = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    result, tmp_path = runs[0].result("venv"), runs[1]["venv"]
     assert result.returncode == 0, result.stderr
     assert Path(result.stdout.strip()).resolve() == (tmp_path / ".venv").resolve()
     assert (tmp_path / ".venv" / "bin" / "pip").exists()

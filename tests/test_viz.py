@@ -149,10 +149,14 @@ CHROMIUM_FLAGS = [
 ]
 
 
+LOADING_SIZE = (80, 60)  # [px] the page's size while its scene loads (Browser.load)
+
+
 class Browser:
     """Headless Chromium driven over the DevTools protocol on fds 3/4 (--remote-debugging-pipe)."""
 
     def __init__(self, size=(800, 600)) -> None:
+        self.size = tuple(size)
         self.user_dir = tempfile.mkdtemp(prefix="reljac-chromium-")
         to_chrome_r, self._to_chrome = os.pipe()
         self._from_chrome, from_chrome_w = os.pipe()
@@ -168,6 +172,9 @@ class Browser:
         self._buffer, self._id = b"", 0
         target = self.call("Target.createTarget", url="about:blank")["targetId"]
         self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        self._resize(self.size)
+
+    def _resize(self, size: tuple[int, int]) -> None:
         self.call("Emulation.setDeviceMetricsOverride", session=True, width=size[0],
                   height=size[1], deviceScaleFactor=1, mobile=False)
 
@@ -216,6 +223,23 @@ class Browser:
         self.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))",
                       await_promise=True)
 
+    def load(self, url: str, count: int, timeout: float = 20.0) -> None:
+        """Open the meshcat page at `url` and wait until it has handled and drawn the `count`
+        messages of its scene (:func:`scene_messages`).
+
+        While the scene streams in, the page is 80 x 60 px: meshcat draws the scene again after
+        its messages, and for a big robot (talos, tiago) those draws at full size take longer in
+        software WebGL than decoding the meshes. The browser's size comes back before the page
+        draws the complete scene: a picture then has the same pixels as one of a page loaded at
+        full size (compared for talos and dual_arm when this was written)."""
+        self._resize(LOADING_SIZE)
+        try:
+            self.open(url)
+            self.wait_messages(count, timeout)
+        finally:
+            self._resize(self.size)
+        self.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))", await_promise=True)
+
     def screenshot(self) -> bytes:
         return base64.b64decode(self.call("Page.captureScreenshot", session=True, format="png")["data"])
 
@@ -243,27 +267,23 @@ def dual_arm():
 
 
 @pytest.fixture(scope="module")
-def shots(dual_arm, tmp_path_factory):
+def shots(dual_arm, chromium, tmp_path_factory):
     """Screenshots of one live page: dual_arm at the meeting pose (scene replayed on connect),
     then at q = 0 (T-pose, sent live), then with the robot deleted (sent live)."""
     out = tmp_path_factory.mktemp("viz")
-    browser = Browser()
-    try:
-        with Viewer(dual_arm) as viewer:
-            viewer.display(DUAL_ARM_MEETING)
-            browser.open(viewer.url)
-            browser.wait_messages(scene_messages(viewer))
-            meeting = browser.screenshot()
-            seen = browser.messages()
-            viewer.display(dual_arm.neutral())  # one set_transform per visual geometry
-            browser.wait_messages(seen + len(dual_arm.visual_model.geometryObjects))
-            tpose = browser.screenshot()
-            seen = browser.messages()
-            viewer.viewer[viewer.root].delete()
-            browser.wait_messages(seen + 1)
-            empty = browser.screenshot()
-    finally:
-        browser.close()
+    browser = chromium
+    with Viewer(dual_arm) as viewer:
+        viewer.display(DUAL_ARM_MEETING)
+        browser.load(viewer.url, scene_messages(viewer))
+        meeting = browser.screenshot()
+        seen = browser.messages()
+        viewer.display(dual_arm.neutral())  # one set_transform per visual geometry
+        browser.wait_messages(seen + len(dual_arm.visual_model.geometryObjects))
+        tpose = browser.screenshot()
+        seen = browser.messages()
+        viewer.viewer[viewer.root].delete()
+        browser.wait_messages(seen + 1)
+        empty = browser.screenshot()
     for name, png in (("meeting", meeting), ("tpose", tpose), ("empty", empty)):
         (out / f"{name}.png").write_bytes(png)
     return {"meeting": meeting, "tpose": tpose, "empty": empty, "dir": out}

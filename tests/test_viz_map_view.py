@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 import pytest
-from test_viz import Browser, arm_colours, colour_mask, needs_chromium, read_png, scene_messages
+from test_viz import arm_colours, colour_mask, needs_chromium, read_png, scene_messages
 
 from reljac import Robot
 from reljac.maps import capability_map
@@ -102,30 +102,26 @@ def test_the_map_view_frames_voxels_and_robot_with_a_legend_and_readable_labels(
 
 
 @needs_chromium
-def test_the_robot_is_drawn_whole_through_the_voxels_and_the_legend_shows(dual, dual_map, tmp_path):
+def test_the_robot_is_drawn_whole_through_the_voxels_and_the_legend_shows(dual, dual_map, chromium, tmp_path):
     """Screenshots: the arms' colours cover as many pixels with the voxels as without them."""
-    browser = Browser(size=(800, 600))
-    try:
-        with Viewer(dual) as viewer:
-            name = viewer.show_capability_map(dual_map)
-            browser.open(viewer.url)
-            browser.wait_messages(scene_messages(viewer))
-            time.sleep(0.5)  # the legend's texture is a PNG decoded after its message
+    browser = chromium  # 800 x 600
+    with Viewer(dual) as viewer:
+        name = viewer.show_capability_map(dual_map)
+        browser.load(viewer.url, scene_messages(viewer))
+        time.sleep(0.5)  # the legend's texture is a PNG decoded after its message
 
-            def shot():
-                browser.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))",
-                                 await_promise=True)
-                data = browser.screenshot()
-                return read_png(data), data
+        def shot():
+            browser.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))",
+                             await_promise=True)
+            data = browser.screenshot()
+            return read_png(data), data
 
-            with_voxels, png = shot()
-            (tmp_path / "map_view.png").write_bytes(png)
-            seen = browser.messages()
-            viewer.viewer[viewer.root]["overlays"][name]["voxels"].set_property("visible", False)
-            browser.wait_messages(seen + 1)
-            without, _ = shot()
-    finally:
-        browser.close()
+        with_voxels, png = shot()
+        (tmp_path / "map_view.png").write_bytes(png)
+        seen = browser.messages()
+        viewer.viewer[viewer.root]["overlays"][name]["voxels"].set_property("visible", False)
+        browser.wait_messages(seen + 1)
+        without, _ = shot()
     for side, rgba in arm_colours(dual).items():
         bare = int(colour_mask(without, rgba).sum())
         assert bare > 300, side

@@ -66,8 +66,7 @@ class Page:
 
     def __init__(self, browser: Browser, viewer: Viewer) -> None:
         self.browser, self.viewer = browser, viewer
-        browser.open(viewer.url)
-        browser.wait_messages(scene_messages(viewer))
+        browser.load(viewer.url, scene_messages(viewer))
         time.sleep(0.5)  # label textures are PNG images decoded after their message
         self.settle()
 
@@ -89,26 +88,32 @@ class Page:
         self.send(action, messages)
         return self.shot()
 
-    def set_visible(self, path: list[str], visible: bool, *, shot: bool = True) -> np.ndarray | None:
-        """Show or hide the node at `path`; the picture once drawn (None with shot=False: the next
-        picture shows it)."""
-        node = self.viewer.viewer
-        for part in path:
-            node = node[part]
+    def set_visible(self, path: list[str], visible: bool, *, shot: bool = True,
+                    also: tuple[list[str], bool] | None = None) -> np.ndarray | None:
+        """Show or hide the node at `path` (and, in the same update, set `also` = (path, visible)
+        too); the picture once drawn (None with shot=False: the next picture shows it)."""
+        changes = [(path, visible)] + ([also] if also is not None else [])
+
+        def action():
+            for where, shown in changes:
+                node = self.viewer.viewer
+                for part in where:
+                    node = node[part]
+                node.set_property("visible", shown)
+
         if not shot:
-            self.send(lambda: node.set_property("visible", visible))
+            self.send(action, len(changes))
             return None
-        return self.change(lambda: node.set_property("visible", visible))
+        return self.change(action, len(changes))
 
     def js(self, expression: str):
         return self.browser.evaluate(expression)
 
 
-@pytest.fixture(scope="module")
-def browser():
-    b = Browser(size=SIZE)
-    yield b
-    b.close()
+@pytest.fixture
+def browser(chromium):
+    assert chromium.size == SIZE
+    return chromium
 
 
 @needs_chromium
@@ -122,12 +127,15 @@ def test_robot_is_framed_and_every_label_reads_apart(name, browser, tmp_path):
         page = Page(browser, viewer)
         full = page.shot()
         (tmp_path / f"{name}.png").write_bytes(browser.screenshot())
-        # each label alone: hide its text, see what disappears (shown again before the next picture)
-        boxes = {}
+        # each label alone: hide its text, see what disappears (shown again before the next picture,
+        # in the same update that hides the next one: each picture lacks exactly one label)
+        boxes, previous = {}, None
         for frame in frames:
-            without = page.set_visible([viewer.root, "labels", frame, "text"], False)
+            again = ([viewer.root, "labels", previous, "text"], True) if previous is not None else None
+            without = page.set_visible([viewer.root, "labels", frame, "text"], False, also=again)
             boxes[frame] = bbox(changed(full, without))
-            page.set_visible([viewer.root, "labels", frame, "text"], True, shot=False)
+            previous = frame
+        page.set_visible([viewer.root, "labels", previous, "text"], True, shot=False)
         no_labels = page.change(lambda: viewer.show_labels(False))
         assert not changed(no_labels, page.change(lambda: viewer.show_labels(False))).any()  # stays hidden
         assert bbox(changed(full, no_labels)) is not None

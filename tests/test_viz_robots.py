@@ -38,8 +38,7 @@ def picture(browser: Browser, robot, q, *, empty: bool = True) -> tuple[np.ndarr
     """(the robot at q, the same scene with the robot hidden, or None with empty=False) as (H, W, 3)
     images."""
     with Viewer(robot, q=q) as viewer:
-        browser.open(viewer.url)
-        browser.wait_messages(scene_messages(viewer))
+        browser.load(viewer.url, scene_messages(viewer))
         drawn = settled(browser)
         if not empty:
             return drawn, None
@@ -55,11 +54,9 @@ def changed(a: np.ndarray, b: np.ndarray) -> float:
     return float((np.abs(a.astype(int) - b.astype(int)).sum(axis=2) > 30).mean())
 
 
-@pytest.fixture(scope="module")
-def browser():
-    b = Browser()
-    yield b
-    b.close()
+@pytest.fixture
+def browser(chromium):
+    return chromium
 
 
 @needs_chromium
@@ -95,8 +92,7 @@ def test_a_model_without_geometry_shows_its_frames(browser):
     q = np.array([0.4, 0.8])
     with Viewer(bare, q=q) as viewer:
         viewer.show_frame("tip", label="tip")
-        browser.open(viewer.url)
-        browser.wait_messages(scene_messages(viewer))
+        browser.load(viewer.url, scene_messages(viewer))
         with_frame = settled(browser)
         seen = browser.messages()
         viewer.viewer[viewer.root].set_property("visible", False)
