@@ -170,3 +170,21 @@ def test_batched_relative_jacobians_of_no_pair_and_bad_pairs():
             kin.relative_jacobians(bad)
     with pytest.raises(FrameNotFound, match="nowhere"):
         kin.relative_jacobians([("ball_link", "nowhere")])
+
+
+@pytest.mark.parametrize("name", ["hand", "tree30"])
+def test_batched_relative_jacobians_on_mimic_joints_and_a_branching_tree(name, monkeypatch):
+    """The hand's mimic joints fill their leaders' columns (the batch then combines every column);
+    tree30's frames sit on branches that share only part of their supports."""
+    robot = reljac.Robot.bundled(name)
+    frames = [f for f in robot.link_names if f != robot.link_names[0]]
+    rng = np.random.default_rng(11)
+    pairs = [tuple(rng.choice(frames, 2, replace=False)) for _ in range(6)] + [(frames[0], frames[0])]
+    q = robot.random_configuration(rng)
+    kin = Kinematics(robot, q)
+    batch = kin.relative_jacobians(pairs)
+    for k, (a, b) in enumerate(pairs):
+        np.testing.assert_array_equal(batch[k], kin.relative_jacobian(a, b))
+    monkeypatch.setattr(compiled_core.Core, "module", None)
+    monkeypatch.setattr(compiled_core.Core, "loaded", True)
+    np.testing.assert_allclose(batch, Kinematics(robot, q).relative_jacobians(pairs), rtol=0, atol=1e-12)

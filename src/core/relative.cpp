@@ -1,6 +1,7 @@
 // Relative kinematics on Pinocchio; see relative.hpp.
 #include "relative.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -90,15 +91,31 @@ void combine_aligned(const Eigen::MatrixXd& Ja, const Eigen::MatrixXd& Jb, const
   }
 }
 
-// Per-thread buffers of the frame Jacobians (no allocation once sized).
+// Per-thread buffers of the frame Jacobians (no allocation once sized), zeroed for each use
+// (Pinocchio fills only the columns of the joints a frame moves with).
 struct Buffers {
   Eigen::MatrixXd Ja, Jb, Jc;
+  bool zero = false;  // Ja and Jb hold zeros (left so by the support-column path)
 };
 Buffers& buffers(long nv) {
   thread_local Buffers b;
-  b.Ja.setZero(6, nv);
-  b.Jb.setZero(6, nv);
+  if (!b.zero || b.Ja.cols() != nv) {
+    b.Ja.setZero(6, nv);
+    b.Jb.setZero(6, nv);
+  }
+  b.zero = false;  // the caller fills them
   return b;
+}
+
+// Calls column(c) for each velocity column c of the joints supporting `frame` (those its WORLD
+// Jacobian fills, in a model without mimic joints).
+template <typename Column>
+void for_support_columns(const PinModel& model, int frame, Column&& column) {
+  for (const auto joint : model.supports[model.frames[frame].parentJoint]) {
+    if (joint == 0) continue;  // the universe: no column (its joint model is a placeholder)
+    const int first = model.joints[joint].idx_v(), count = model.joints[joint].nv();
+    for (int c = first; c < first + count; ++c) column(c);
+  }
 }
 
 Eigen::Matrix3d axes_rotation(const PinData& data, int axes, int frame_a, int frame_b, int frame_c) {
@@ -166,8 +183,30 @@ void relative_jacobians_in(PyObject* model, PyObject* data, const int* frames, l
     for (int f : {frame_a, frame_b, axes == kAxesFrame ? frame_c : frame_a}) pinocchio::updateFramePlacement(o.model, o.data, f);
     pinocchio::getFrameJacobian(o.model, o.data, frame_a, pinocchio::WORLD, b.Ja);
     pinocchio::getFrameJacobian(o.model, o.data, frame_b, pinocchio::WORLD, b.Jb);
-    combine(b.Ja, b.Jb, axes_rotation(o.data, axes, frame_a, frame_b, frame_c), o.data.oMf[frame_b].translation(),
-            out + k * 6 * columns);
+    const Eigen::Matrix3d R_wc = axes_rotation(o.data, axes, frame_a, frame_b, frame_c);
+    const Eigen::Vector3d& p_wb = o.data.oMf[frame_b].translation();
+    double* J = out + k * 6 * columns;
+    if (!o.model.mimicking_joints.empty()) {  // a mimic joint's Jacobian also fills its leader's column
+      combine(b.Ja, b.Jb, R_wc, p_wb, J);
+      continue;
+    }
+    // only the columns of the joints a or b moves with (a big tree's other columns are zero), and
+    // the buffers left zero for the next pair
+    std::fill(J, J + 6 * columns, 0.0);
+    const auto column = [&](int c) {
+      const double *ja = b.Ja.data() + 6 * c, *jb = b.Jb.data() + 6 * c;
+      const Eigen::Vector3d w(jb[3] - ja[3], jb[4] - ja[4], jb[5] - ja[5]);
+      put_column(R_wc, Eigen::Vector3d(jb[0] - ja[0], jb[1] - ja[1], jb[2] - ja[2]) - p_wb.cross(w), w, J, columns, c);
+    };
+    for_support_columns(o.model, frame_a, column);
+    for_support_columns(o.model, frame_b, column);
+    const auto clear = [&](int c) {
+      b.Ja.col(c).setZero();
+      b.Jb.col(c).setZero();
+    };
+    for_support_columns(o.model, frame_a, clear);
+    for_support_columns(o.model, frame_b, clear);
+    b.zero = true;
   }
 }
 
