@@ -31,7 +31,8 @@ struct Correction {
   Vector delta, A_delta;
   bool has_W = false;     // false: an identity level (it leaves no null space)
   bool full_rank = false;  // W W^T = M^T G^-1 M (Cholesky); else W = M^T U_scaled
-  Matrix U_scaled;         // U_r Sigma_r^-1 in the first `rank` columns (m x m), when not full rank
+  bool factored = false;   // full rank with no damping: U_scaled holds G's Cholesky factor L
+  Matrix U_scaled;         // U_r Sigma_r^-1 in the first `rank` columns (m x m) when not full rank; L when factored
   int rank = 0;
   double damping = 0.0;
   double smallest = std::numeric_limits<double>::infinity();
@@ -42,6 +43,7 @@ struct Correction {
     U_scaled.swap(other.U_scaled);
     std::swap(has_W, other.has_W);
     std::swap(full_rank, other.full_rank);
+    std::swap(factored, other.factored);
     std::swap(rank, other.rank);
     std::swap(damping, other.damping);
     std::swap(smallest, other.smallest);
@@ -106,6 +108,7 @@ inline void correction(const Level& level, const Matrix& M, const Matrix& P, con
                 int nv, bool& known_singular, Correction& step, Vector& coefficients) {
   step.has_W = false;
   step.full_rank = false;
+  step.factored = false;
   step.rank = 0;
   step.damping = 0.0;
   step.smallest = std::numeric_limits<double>::infinity();
@@ -133,7 +136,12 @@ inline void correction(const Level& level, const Matrix& M, const Matrix& P, con
     step.smallest = -1.0;  // not needed to solve: computed for the report of the chosen candidate
     step.damping = level.extra_damping;
     G.diagonal().array() += step.damping;
-    step.delta.noalias() = M.transpose() * G.llt().solve(residual);
+    const Eigen::LLT<Gram> llt(G);
+    step.delta.noalias() = M.transpose() * llt.solve(residual);
+    if (step.damping == 0.0) {  // G's own factor: the row space reuses it if this candidate is chosen
+      step.U_scaled = llt.matrixL();
+      step.factored = true;
+    }
     times(level, step.delta, nv, step.A_delta);
     return;
   }
@@ -167,10 +175,14 @@ inline double smallest_singular_value(const Matrix& M, LevelSpace& w) {
 inline void row_space(const Correction& step, const Matrix& M, LevelSpace& w) {
   const int nv = static_cast<int>(M.cols());
   if (step.full_rank) {  // W^T = L^-1 M with G = L L^T
-    w.G.noalias() = M * M.transpose();
-    w.llt.compute(w.G);
     WtMap Wt = w.Wt(static_cast<int>(M.rows()), nv);
     Wt = M;
+    if (step.factored) {  // L from the candidate's correction (the same G = M M^T, undamped)
+      step.U_scaled.triangularView<Eigen::Lower>().solveInPlace(Wt);
+      return;
+    }
+    w.G.noalias() = M * M.transpose();
+    w.llt.compute(w.G);
     w.llt.matrixL().solveInPlace(Wt);
     return;
   }
