@@ -117,6 +117,7 @@ class Controller:
         self.data = robot.new_data()
         self._last_q: np.ndarray | None = None  # the q of the last velocity / step
         self._last_kinematics: Kinematics | None = None
+        self._kinematics_data: pin.Data | None = None  # last_kinematics' after a compiled step (made once)
         self._last_velocity: np.ndarray | None = None
         self._reports: list[LevelReport] = []
         self._compiled_reports = False  # the last step's reports are the compiled step's, not named yet
@@ -169,9 +170,12 @@ class Controller:
 
     @property
     def last_kinematics(self) -> Kinematics | None:
-        """The kinematics at the q of the last velocity / step (None before the first)."""
-        if self._last_kinematics is None and self._last_q is not None:
-            self._last_kinematics = Kinematics(self.robot, self._last_q)
+        """The kinematics at the q of the last velocity / step (None before the first), in the
+        controller's own data: valid until the next step, as on either backend."""
+        if self._last_kinematics is None and self._last_q is not None:  # after a compiled step: made on demand
+            if self._kinematics_data is None:
+                self._kinematics_data = self.robot.new_data()
+            self._last_kinematics = Kinematics(self.robot, self._last_q, data=self._kinematics_data)
         return self._last_kinematics
 
     @property

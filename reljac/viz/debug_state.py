@@ -2,8 +2,8 @@
 recording behind the timeline, and the targets the handles drag. No server, no meshcat.
 
 Only the controller's public API is read: ``levels``, ``limits``, ``last_reports``, ``errors()``,
-the tasks' ``name``, ``target``, ``frame_a``, ``set_target``, and ``CollisionAvoidance.last`` /
-``minimum_distance``. Units: positions [m], angles [rad], times [s].
+the tasks' ``name``, ``target``, ``frame_a``, ``set_target``, and ``CollisionAvoidance.last``.
+Units: positions [m], angles [rad], times [s].
 """
 
 from __future__ import annotations
@@ -89,10 +89,6 @@ def nearest_pairs(limits: list[CollisionAvoidance], count: int = NEAREST_PAIRS) 
     """The `count` nearest pairs of the limits' last step (see :func:`collision_panel`)."""
     return collision_panel(limits, count)[0]
 
-
-def minimum_distance(limits: list[CollisionAvoidance]) -> float:
-    """Smallest distance of the limits' last step [m] (inf when no pair is within reach)."""
-    return min((limit.minimum_distance for limit in limits), default=math.inf)
 
 
 def level_error(norms: list[dict[str, float]]) -> float:

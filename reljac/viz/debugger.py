@@ -105,7 +105,6 @@ class Debugger:
         self.targets0 = targets_of(self.tasks)
         self.collision = [] if controller is None else collision_limits(controller)
         self.recording = Recording(history, self.dt)
-        self._data = robot.new_data()  # the panel's kinematics, computed again into it at each step
         self.new_log, self.export_dir = new_log, Path(export_dir)
         self.paused = bool(paused)
         self.updates_per_second = 0.0
@@ -243,9 +242,7 @@ class Debugger:
         assert controller is not None
         targets = targets_of(self.tasks)
         q_next = controller.step(self.q)
-        # the errors at self.q (where the step started: controller.errors()), into data of our own
-        kin = Kinematics(self.robot, self.q, data=self._data)
-        errors = {task.name: task.error_norms(kin) for task in self.tasks}
+        errors = controller.errors()  # at self.q: the configuration the step started from
         levels = levels_panel(controller, errors)
         pairs, distance = collision_panel(self.collision)  # the rows the compiled step computed
         with self._lock:
