@@ -82,7 +82,6 @@ class Kinematics:
         if self.v is not None:
             self.v.flags.writeable = False
         self.data = data = data if data is not None else robot.new_data()
-        self._moves = model.nv > 0
         self._rates_source = None
         if self.v is None:
             pin.computeJointJacobians(model, data, q)
@@ -105,7 +104,6 @@ class Kinematics:
         placement at q (validated, (nq,)): no new pass (the compiled step computed it)."""
         kin = cls.__new__(cls)
         kin.robot, kin.model, kin.data, kin.v, kin._rates_source = robot, robot.model, data, None, None
-        kin._moves = robot.model.nv > 0
         kin.q = np.array(q, dtype=float)
         kin.q.flags.writeable = False
         kin._frames, kin._jacobians, kin._jacobian_rates = {}, {}, {}
@@ -176,7 +174,7 @@ class Kinematics:
         robot = self.robot
         fa, fb = robot.frame_id(frame_a), robot.frame_id(frame_b)
         core = _Core.module if _Core.loaded else _Core.get()
-        if core is not None and self._moves:  # (Pinocchio's Jacobians crash with nv = 0)
+        if core is not None and robot._moves:  # (Pinocchio's Jacobians crash with nv = 0)
             code, fc = _axes_code(robot, expressed_in, fa, fb)
             return core.relative_jacobian_in(self.model, self.data, fa, fb, code, fc)
         return relative_jacobian_from_frames(self._lwa(fa), self._lwa(fb), self._oMf(fa), self._oMf(fb),
@@ -197,12 +195,10 @@ class Kinematics:
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise FrameNotFound(f"pairs must hold (frame_a, frame_b) pairs, got {pair!r}")
             ids += (frame_id(pair[0]), frame_id(pair[1]))
-        code = _AXES.get(expressed_in) if type(expressed_in) is str else None
-        fc = 0 if code is not None else robot.frame_id(expressed_in)  # frame c's axes: code 3, any c
+        code, fc = _axes_code(robot, expressed_in, -1, -1)  # (no frame is -1: any frame c is code 3)
         core = _Core.module if _Core.loaded else _Core.get()
-        if core is not None and self._moves:
-            return core.relative_jacobians_in(self.model, self.data, ids, 3 if code is None else code, fc,
-                                              self.model.nv)
+        if core is not None and robot._moves:
+            return core.relative_jacobians_in(self.model, self.data, ids, code, fc, self.model.nv)
         pairs_ids = zip(ids[::2], ids[1::2], strict=True)
         return np.array([self.relative_jacobian(a, b, expressed_in=expressed_in) for a, b in pairs_ids]
                         ).reshape(len(ids) // 2, 6, self.model.nv)

@@ -23,8 +23,7 @@ import pinocchio as pin
 from ..relative import Kinematics, relative_jacobian
 from ..robot import Robot
 from ..robots import example_robot_data_dir
-
-LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+from .bench_common import LWA
 
 #: robot name: (frame a, frame b); example-robot-data's only when it is installed
 ROBOT_FRAMES = {

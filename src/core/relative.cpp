@@ -54,21 +54,26 @@ inline bool both_zero(const double* a, const double* b) {
   return true;
 }
 
-// J_ab (row-major 6 x nv at J) from the WORLD frame Jacobians J_a, J_b (6 x nv) and the
-// placements: the motion of b's origin measured in a, [R_wc^T (Dv - p_wb x Dw); R_wc^T Dw] with
-// D = J_b - J_a.
+// Column k of J_ab (row-major 6 x nv at J) from column k of the WORLD frame Jacobians J_a, J_b
+// (col-major 6 x nv) and the placements: the motion of b's origin measured in a,
+// [R_wc^T (Dv - p_wb x Dw); R_wc^T Dw] with D = J_b - J_a.
+inline void world_column(const Eigen::MatrixXd& Ja, const Eigen::MatrixXd& Jb, const Eigen::Matrix3d& R_wc,
+                         const Eigen::Vector3d& p_wb, double* J, long nv, long k) {
+  const double *a = Ja.data() + 6 * k, *b = Jb.data() + 6 * k;
+  const Eigen::Vector3d w(b[3] - a[3], b[4] - a[4], b[5] - a[5]);
+  put_column(R_wc, Eigen::Vector3d(b[0] - a[0], b[1] - a[1], b[2] - a[2]) - p_wb.cross(w), w, J, nv, k);
+}
+
+// Every column of J_ab that way (those neither frame moves with are zero).
 void combine(const Eigen::MatrixXd& Ja, const Eigen::MatrixXd& Jb, const Eigen::Matrix3d& R_wc,
              const Eigen::Vector3d& p_wb, double* J) {
   const long nv = Ja.cols();
   for (long k = 0; k < nv; ++k) {
-    const double *a = Ja.data() + 6 * k, *b = Jb.data() + 6 * k;
-    if (both_zero(a, b)) {
+    if (both_zero(Ja.data() + 6 * k, Jb.data() + 6 * k)) {
       for (int r = 0; r < 6; ++r) J[r * nv + k] = 0.0;
       continue;
     }
-    const Eigen::Vector3d w(b[3] - a[3], b[4] - a[4], b[5] - a[5]);
-    const Eigen::Vector3d lin = Eigen::Vector3d(b[0] - a[0], b[1] - a[1], b[2] - a[2]) - p_wb.cross(w);
-    put_column(R_wc, lin, w, J, nv, k);
+    world_column(Ja, Jb, R_wc, p_wb, J, nv, k);
   }
 }
 
@@ -193,11 +198,7 @@ void relative_jacobians_in(PyObject* model, PyObject* data, const int* frames, l
     // only the columns of the joints a or b moves with (a big tree's other columns are zero), and
     // the buffers left zero for the next pair
     std::fill(J, J + 6 * columns, 0.0);
-    const auto column = [&](int c) {
-      const double *ja = b.Ja.data() + 6 * c, *jb = b.Jb.data() + 6 * c;
-      const Eigen::Vector3d w(jb[3] - ja[3], jb[4] - ja[4], jb[5] - ja[5]);
-      put_column(R_wc, Eigen::Vector3d(jb[0] - ja[0], jb[1] - ja[1], jb[2] - ja[2]) - p_wb.cross(w), w, J, columns, c);
-    };
+    const auto column = [&](int c) { world_column(b.Ja, b.Jb, R_wc, p_wb, J, columns, c); };
     for_support_columns(o.model, frame_a, column);
     for_support_columns(o.model, frame_b, column);
     const auto clear = [&](int c) {

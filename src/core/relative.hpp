@@ -9,7 +9,6 @@
 namespace reljac {
 
 using Matrix4 = Eigen::Matrix<double, 4, 4, Eigen::RowMajor>;
-using Jacobian = Eigen::Matrix<double, 6, Eigen::Dynamic, Eigen::RowMajor>;
 
 // Axes J_ab is expressed in: frame a, frame b, the world, or another frame c.
 enum Axes { kAxesA = 0, kAxesB = 1, kAxesWorld = 2, kAxesFrame = 3 };
