@@ -111,7 +111,7 @@ void CollisionLimit::bind(PyObject* geometry) {
   jacobians_.assign(model_.njoints, Matrix());
   jacobian_at_.assign(model_.njoints, -1);
   for (int j = 0; j < model_.njoints; ++j) jacobians_[j].setZero(6, model_.nv);
-  count_ = 0;
+  pair_.clear();
   pair_.reserve(pairs);
   distance_.resize(pairs);
   d_.resize(pairs);
@@ -128,18 +128,17 @@ void CollisionLimit::bind(PyObject* geometry) {
 CollisionRows CollisionLimit::rows() const {
   CollisionRows out;
   out.pair = pair_;
-  out.distance = distance_.head(count_);
-  out.point1 = point1_.topRows(count_);
-  out.point2 = point2_.topRows(count_);
-  out.normal = normal_.topRows(count_);
-  out.jacobian = jacobian_.topRows(count_);
+  out.distance = distance_.head(count());
+  out.point1 = point1_.topRows(count());
+  out.point2 = point2_.topRows(count());
+  out.normal = normal_.topRows(count());
+  out.jacobian = jacobian_.topRows(count());
   return out;
 }
 
 void CollisionLimit::reset() {  // CollisionAvoidance.reset
   std::fill(predicted_at_.begin(), predicted_at_.end(), -2);
   std::fill(margin_at_.begin(), margin_at_.end(), -2);
-  count_ = 0;
   pair_.clear();
 }
 
@@ -236,7 +235,6 @@ void CollisionLimit::compute(const PinData& data, double dt) {
     normals_[i] = result.normal;
   }
   const int m = static_cast<int>(chosen.size());
-  count_ = m;
   jacobian_.topRows(m).setZero();
   for (int i = 0; i < m; ++i) {
     const int k = chosen[i];
@@ -277,7 +275,7 @@ void CollisionLimit::compute(const PinData& data, double dt) {
 }
 
 void CollisionLimit::observe(const Vector& v) {  // CollisionAvoidance.observe
-  for (int i = 0; i < count_; ++i) {
+  for (int i = 0; i < count(); ++i) {
     const int k = pair_[i];
     predicted_[k] = distance_(i) + dt_ * jacobian_.row(i).dot(v);
     predicted_at_[k] = step_;

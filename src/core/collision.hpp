@@ -25,10 +25,10 @@ class CollisionLimit {
 
   // The last rows (a copy, for reports and tests).
   CollisionRows rows() const;
-  int count() const { return count_; }  // rows of the last compute
+  int count() const { return static_cast<int>(pair_.size()); }  // rows of the last compute
   int room() const { return static_cast<int>(C_.rows()); }  // the most rows a step can have: one per pair
-  Eigen::Block<const RowMatrix, Eigen::Dynamic, Eigen::Dynamic, true> C() const { return C_.topRows(count_); }
-  Eigen::VectorBlock<const Vector> d() const { return d_.head(count_); }
+  Eigen::Block<const RowMatrix, Eigen::Dynamic, Eigen::Dynamic, true> C() const { return C_.topRows(count()); }
+  Eigen::VectorBlock<const Vector> d() const { return d_.head(count()); }
 
  private:
   void bind(PyObject* geometry);
@@ -60,8 +60,7 @@ class CollisionLimit {
   std::vector<Matrix> jacobians_;  // per joint, this step's WORLD Jacobian (6 x nv)
   std::vector<long> jacobian_at_;
   // the last rows, in buffers with room for one row per pair (sized by bind(): no allocation per
-  // step); the first count_ rows are this step's
-  int count_ = 0;
+  // step); the first count() rows, one per pair in pair_, are this step's
   std::vector<int> pair_;
   Vector distance_, d_;
   RowMatrix point1_, point2_, normal_, jacobian_, C_;
