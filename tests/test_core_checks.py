@@ -2,8 +2,8 @@
 with their Python paths, the oracle: the same configurations accepted, the same errors (type and
 message), the same numbers.
 
-The Python paths are selected in-process by emptying :class:`reljac.compiled_core.Core` (what
-``RELJAC_BACKEND=python`` does at first use).
+Each test sets :class:`reljac.compiled_core.Core` to the built core, then empties it for the Python
+paths (what ``RELJAC_BACKEND=python`` does at first use), so it compares both under either backend.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import reljac
 from reljac import compiled_core
 from reljac.exceptions import FrameNotFound
 from reljac.ik import compiled_available
+from reljac.ik.backend import core
 from reljac.relative import Kinematics
 
 pytestmark = pytest.mark.skipif(not compiled_available(), reason="the compiled core is not built")
@@ -44,11 +45,17 @@ ROBOT = _robot_with_every_unit_block()
 BLOCKS = [block for _, block in ROBOT._unit_blocks]
 
 
-@pytest.fixture
-def python_paths(monkeypatch):
-    """Run the Pinocchio layer on its Python paths within the test."""
-    monkeypatch.setattr(compiled_core.Core, "module", None)
+@pytest.fixture(autouse=True)
+def compiled_paths(monkeypatch):
+    """The Pinocchio layer on the compiled core within each test, whatever RELJAC_BACKEND says (a
+    test then switches to the Python paths with python_paths)."""
+    monkeypatch.setattr(compiled_core.Core, "module", core())
     monkeypatch.setattr(compiled_core.Core, "loaded", True)
+
+
+def python_paths(monkeypatch) -> None:
+    """From here on in the test, the Pinocchio layer on its Python paths."""
+    monkeypatch.setattr(compiled_core.Core, "module", None)
 
 
 def _outcome(fn):
@@ -107,8 +114,7 @@ def test_validate_q_and_one_shot_functions_agree_with_the_python_paths(name, mon
         "relative_placement": lambda: reljac.relative_placement(ROBOT, q, "base_link", "wrist_link").homogeneous,
     }
     compiled = {key: _outcome(fn) for key, fn in calls.items()}
-    monkeypatch.setattr(compiled_core.Core, "module", None)
-    monkeypatch.setattr(compiled_core.Core, "loaded", True)
+    python_paths(monkeypatch)
     python = {key: _outcome(fn) for key, fn in calls.items()}
     for key in calls:
         _same(compiled[key], python[key])
@@ -117,9 +123,9 @@ def test_validate_q_and_one_shot_functions_agree_with_the_python_paths(name, mon
 
 
 def test_the_compiled_check_accepts_exactly_what_the_python_check_accepts():
-    core = compiled_core.Core.get()
+    compiled = core()
     for name, q in INPUTS.items():
-        accepted = core.configuration_ok(ROBOT.model, q)
+        accepted = compiled.configuration_ok(ROBOT.model, q)
         is_plain = type(q) is np.ndarray and q.dtype == np.float64 and q.ndim == 1 and q.flags.c_contiguous
         python_accepts = _outcome(lambda q=q: reljac.joint_space.check_unit_blocks(
             ROBOT, reljac.joint_space.as_vector(ROBOT, q, ROBOT.nq, "q", tangent=False), "q"))[0] == "ok"
@@ -133,7 +139,7 @@ def test_the_compiled_check_accepts_exactly_what_the_python_check_accepts():
         for factor, expected in ((1 + 0.9e-6, True), (1 + 1.1e-6, False), (1 - 0.9e-6, True), (1 - 1.1e-6, False)):
             x = q.copy()
             x[block] *= factor
-            assert core.configuration_ok(ROBOT.model, x) is expected, (block, factor)
+            assert compiled.configuration_ok(ROBOT.model, x) is expected, (block, factor)
 
 
 def test_returned_jacobians_are_the_callers_own():
@@ -156,8 +162,7 @@ def test_batched_relative_jacobians_are_the_single_ones(expressed_in, monkeypatc
     assert batch.shape == (len(PAIRS), 6, ROBOT.nv)
     for k, (a, b) in enumerate(PAIRS):
         np.testing.assert_array_equal(batch[k], kin.relative_jacobian(a, b, expressed_in=expressed_in))
-    monkeypatch.setattr(compiled_core.Core, "module", None)
-    monkeypatch.setattr(compiled_core.Core, "loaded", True)
+    python_paths(monkeypatch)
     python = Kinematics(ROBOT, q).relative_jacobians(PAIRS, expressed_in=expressed_in)
     np.testing.assert_allclose(batch, python, rtol=0, atol=1e-12)
 
@@ -185,6 +190,5 @@ def test_batched_relative_jacobians_on_mimic_joints_and_a_branching_tree(name, m
     batch = kin.relative_jacobians(pairs)
     for k, (a, b) in enumerate(pairs):
         np.testing.assert_array_equal(batch[k], kin.relative_jacobian(a, b))
-    monkeypatch.setattr(compiled_core.Core, "module", None)
-    monkeypatch.setattr(compiled_core.Core, "loaded", True)
+    python_paths(monkeypatch)
     np.testing.assert_allclose(batch, Kinematics(robot, q).relative_jacobians(pairs), rtol=0, atol=1e-12)
