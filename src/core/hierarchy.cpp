@@ -107,6 +107,7 @@ Limiting max_scale(const Vector& base, const Vector& delta, const Constraints& c
 }
 
 // Fix c^T v = target (joint j when c == nullptr) inside range(P), in place; false if it cannot move.
+// M (when given) follows as A P for the new P.
 bool saturate(Buffers& ws, Matrix& P, Matrix* M, Vector& Mc, Vector& base, const Vector* c, int j, double target) {
   Vector& Pc = ws.Pc;
   if (c)
@@ -158,14 +159,22 @@ void reset(LevelReport& report) {
 // One SNS level; updates v, P, dim and held (rows of C saturated so far) for the levels below.
 // The candidate being tried is w.step (its projector ws.P_free and w.M); the best so far is
 // w.best, with ws.P_best and w.M_best once the solver has moved on from it.
-void solve_level(const Level& level, Vector& v, Matrix& P, int& dim, std::vector<char>& held, const Constraints& cons,
-                 const Policy& policy, Buffers& ws, LevelSpace& w, LevelReport& report) {
+// `P_is_identity`: nothing has been projected out yet (M = A without a product).
+void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, int& dim, std::vector<char>& held,
+                 const Constraints& cons, const Policy& policy, Buffers& ws, LevelSpace& w, LevelReport& report) {
   const int nv = static_cast<int>(v.size());
   Vector& base = ws.base;
   base = v;
   ws.P_free = P;
   int free = dim;
-  if (level.A) w.M.noalias() = RowMatrixMap(level.A, level.rows(), nv) * ws.P_free;
+  if (level.A) {
+    if (P_is_identity)
+      w.M = RowMatrixMap(level.A, level.rows(), nv);
+    else
+      w.M.noalias() = RowMatrixMap(level.A, level.rows(), nv) * ws.P_free;
+    if (w.G_now.rows() != level.rows()) w.G_now.resize(level.rows(), level.rows());
+    gram(w.M, w.G_now);
+  }
   ws.saturated.clear();
   ws.saturated_rows.clear();
   bool has_best = false;
@@ -184,9 +193,11 @@ void solve_level(const Level& level, Vector& v, Matrix& P, int& dim, std::vector
     times(level, base, nv, w.Ax);
     w.residual = level.b - w.Ax;
     if (level.rows() <= kSmallLevel)
-      correction<SmallGram>(level, w.M, ws.P_free, w.residual, policy, nv, known_singular, w.step, w.coefficients);
+      correction<SmallGram>(level, w.M, w.G_now, ws.P_free, w.residual, policy, nv, known_singular, w.step,
+                            w.coefficients);
     else
-      correction<Matrix>(level, w.M, ws.P_free, w.residual, policy, nv, known_singular, w.step, w.coefficients);
+      correction<Matrix>(level, w.M, w.G_now, ws.P_free, w.residual, policy, nv, known_singular, w.step,
+                         w.coefficients);
     const Limiting lim = max_scale(base, w.step.delta, cons, ws.held_free, ws.Cb, ws.Cd);
     if (lim.scale < 0) break;
     const double s = lim.scale;
@@ -226,6 +237,7 @@ void solve_level(const Level& level, Vector& v, Matrix& P, int& dim, std::vector
       ws.saturated_rows.push_back(j);
       ws.held_free[j] = 1;
     }
+    if (level.A) gram(w.M, w.G_now);  // formed anew: a rank-one downdate loses accuracy where M loses rank
     --free;
   }
   reset(report);
@@ -303,6 +315,7 @@ const Vector& solve_hierarchy(const std::vector<Level>& levels, const Constraint
   Matrix& P = ws.P;
   P.setIdentity(nv, nv);
   int dim = nv;
+  bool P_is_identity = true;
   ws.held.assign(k, 0);  // rows of C saturated so far: their direction is out of P
   if (ws.recoveries.size() < static_cast<size_t>(room) || ws.C_violated.cols() != nv) {
     // C has room for more rows: buffers for all of them, and those of every recovery level of up to
@@ -331,7 +344,8 @@ const Vector& solve_hierarchy(const std::vector<Level>& levels, const Constraint
       ws.held[ws.violated[i]] = 1;
     }
     recovery->level.A = ws.C_violated.data();
-    solve_level(recovery->level, v, P, dim, ws.held, cons, policy, ws, recovery->space, ws.recovery_report);
+    solve_level(recovery->level, v, P, true, dim, ws.held, cons, policy, ws, recovery->space, ws.recovery_report);
+    P_is_identity = false;
   }
   reports.resize(levels.size());
   for (size_t i = 0; i < levels.size(); ++i) {
@@ -351,7 +365,8 @@ const Vector& solve_hierarchy(const std::vector<Level>& levels, const Constraint
       if (!report.met) report.limit_kind = 2;
       continue;
     }
-    solve_level(level, v, P, dim, ws.held, cons, policy, ws, ws.levels[i], report);
+    solve_level(level, v, P, P_is_identity, dim, ws.held, cons, policy, ws, ws.levels[i], report);
+    P_is_identity = false;
     if (ws.levels[i].smallest_of) ws.pending.push_back(static_cast<int>(i));
   }
   return v;
