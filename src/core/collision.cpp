@@ -167,25 +167,35 @@ const coal::DistanceResult& CollisionLimit::distance(std::size_t k) {
 // than `within`: the first box grown by `within` along its axes holds every point within `within`
 // of its geometry, and it does not meet the second box along one of the 15 separating axes.
 bool CollisionLimit::separated(std::size_t g1, std::size_t g2, double within) const {
+  // In the first box's axes (Gottschalk's OBB test): C = R1^T R2 holds the second box's axes, T the
+  // centres' offset. Along an axis a, the boxes are apart when |T.a| > r1(a) + r2(a), their
+  // half-extents projected on a; the test is the same for a scaled by any length, so the nine
+  // edge-pair axes A_i x B_j (length sqrt(1 - C_ij^2)) are not normalized, and a (nearly)
+  // parallel pair, length below 1e-6, is not an axis. The slack (1e-12 relative, 1e-12 absolute)
+  // only ever says "not apart".
   const pinocchio::SE3& M1 = gdata_->oMg[g1];
   const pinocchio::SE3& M2 = gdata_->oMg[g2];
   const Eigen::Matrix3d& R1 = M1.rotation();
-  const Eigen::Matrix3d& R2 = M2.rotation();
   const Eigen::Vector3d h1 = box_half_[g1].array() + within;
   const Eigen::Vector3d& h2 = box_half_[g2];
-  const Eigen::Vector3d t = M2.act(box_centre_[g2]) - M1.act(box_centre_[g1]);
-  auto apart_along = [&](const Eigen::Vector3d& axis) {
-    const double length = axis.norm();
-    if (length < 1e-6) return false;  // (nearly) parallel edges: no axis to test
-    const Eigen::Vector3d a = axis / length;
-    const double r1 = (R1.transpose() * a).cwiseAbs().dot(h1), r2 = (R2.transpose() * a).cwiseAbs().dot(h2);
-    return std::abs(t.dot(a)) > (r1 + r2) * (1.0 + 1e-12) + 1e-12;
-  };
-  for (int i = 0; i < 3; ++i)
-    if (apart_along(R1.col(i)) || apart_along(R2.col(i))) return true;
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j)
-      if (apart_along(R1.col(i).cross(R2.col(j)))) return true;
+  const Eigen::Matrix3d C = R1.transpose() * M2.rotation();
+  const Eigen::Matrix3d A = C.cwiseAbs();
+  const Eigen::Vector3d T = R1.transpose() * (M2.act(box_centre_[g2]) - M1.act(box_centre_[g1]));
+  auto apart = [](double projection, double radii) { return std::abs(projection) > radii * (1.0 + 1e-12) + 1e-12; };
+  for (int i = 0; i < 3; ++i)  // the first box's faces
+    if (apart(T(i), h1(i) + A.row(i).dot(h2))) return true;
+  for (int j = 0; j < 3; ++j)  // the second box's faces
+    if (apart(T.dot(C.col(j)), A.col(j).dot(h1) + h2(j))) return true;
+  for (int i = 0; i < 3; ++i) {  // edge pairs A_i x B_j
+    const int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
+    for (int j = 0; j < 3; ++j) {
+      if (1.0 - C(i, j) * C(i, j) < 1e-12) continue;
+      const int j1 = (j + 1) % 3, j2 = (j + 2) % 3;
+      const double projection = T(i2) * C(i1, j) - T(i1) * C(i2, j);
+      const double radii = h1(i1) * A(i2, j) + h1(i2) * A(i1, j) + h2(j1) * A(i, j2) + h2(j2) * A(i, j1);
+      if (apart(projection, radii)) return true;
+    }
+  }
   return false;
 }
 
