@@ -199,7 +199,10 @@ def test_collision_avoidance_compiled_equals_python():
         np.testing.assert_allclose(a.jacobian, b.jacobian, atol=1e-7)
         np.testing.assert_allclose(a.normal, b.normal, atol=1e-7)
         names = [r.saturated_constraints for r in compiled.last_reports]
-        assert names == [r.saturated_constraints for r in python.last_reports]
+        # as sets: rows of one pair of links held at the same distance are a tie that rounding breaks
+        # (seen on an AVX-512 machine at step 209: the Python solver saturated both of torso/right_link8's
+        # rows at 11 mm, the compiled one the first, which then held the second within 1e-12)
+        assert [set(n) for n in names] == [set(r.saturated_constraints) for r in python.last_reports]
         rows += len(a)
         saturated += sum(map(len, names))
         q_p = q_c  # both go on from the same configuration (rounding does not accumulate)
