@@ -178,8 +178,11 @@ def make_client(scheduler: Any, workers: int, connect_timeout: float) -> tuple[A
     if scheduler == "local":
         check_main_guard()
         with _workers_ignore_ctrl_c():
+            # its processes log nothing below CRITICAL: a failed map reaches the caller as one
+            # SchedulerError, and the workers' ERROR lines are shutdown races (a heartbeat to the
+            # closing scheduler printed a traceback once, at load 3)
             cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                               dashboard_address=None, silence_logs=logging.ERROR)
+                                               dashboard_address=None, silence_logs=logging.CRITICAL)
         return distributed.Client(cluster, set_as_default=False), [cluster]
     check_address(scheduler)
     probe(scheduler, connect_timeout)
