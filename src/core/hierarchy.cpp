@@ -108,7 +108,7 @@ Limiting max_scale(const Vector& base, const Vector& delta, const Constraints& c
 
 // Fix c^T v = target (joint j when c == nullptr) inside range(P), in place; false if it cannot move.
 // M (when given) follows as A P for the new P.
-bool saturate(Buffers& ws, Matrix& P, Matrix* M, Vector& Mc, Vector& base, const Vector* c, int j, double target) {
+bool saturate(Buffers& ws, Matrix& P, RowMatrix* M, Vector& Mc, Vector& base, const Vector* c, int j, double target) {
   Vector& Pc = ws.Pc;
   if (c)
     Pc.noalias() = P * *c;
@@ -250,7 +250,7 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
   }
   v = ws.best_v.cwiseMax(cons.lo).cwiseMin(cons.hi);
   for (int j : ws.best_saturated_rows) held[j] = 1;
-  const Matrix& M_best = best_is_current ? w.M : w.M_best;
+  const RowMatrix& M_best = best_is_current ? w.M : w.M_best;
   if (w.best.has_W) {
     row_space(w.best, M_best, w);
     P.swap(best_is_current ? ws.P_free : ws.P_best);  // P_free is refilled by the next level

@@ -50,20 +50,21 @@ struct Correction {
   }
 };
 
-// W^T in a buffer with room for every rank: laid out and aligned as a (rank x nv) Matrix would be
-// (the same arithmetic), without a new allocation when the rank changes.
-using WtMap = Eigen::Map<Matrix, Eigen::AlignedMax>;
+// W^T in a buffer with room for every rank: laid out and aligned as a (rank x nv) RowMatrix would be
+// (the same arithmetic), without a new allocation when the rank changes. Row-major, as M: the
+// kernels below (gram, row_space, subtract_gram) run along contiguous rows.
+using WtMap = Eigen::Map<RowMatrix, Eigen::AlignedMax>;
 
 // Buffers sized by one level's rows.
 struct LevelSpace {
-  Matrix M, M_best;     // A P_free (rows x nv) and the best candidate's
+  RowMatrix M, M_best;  // A P_free (rows x nv, row-major) and the best candidate's
   Matrix G;             // M M^T (row space, report)
   Matrix G_now;         // M M^T of the candidate being tried, lower triangle (see correction)
-  Vector Wt_room;       // W^T (rank x nv, column-major) in its first rank x nv entries: see Wt()
+  Vector Wt_room;       // W^T (rank x nv, row-major) in its first rank x nv entries: see Wt()
   int Wt_rows = 0;
   Vector residual, Ax, coefficients, Mc;  // coefficients: (m), the first `rank` used
   Correction step, best;
-  const Matrix* smallest_of = nullptr;  // M of the chosen candidate, while its report waits for sigma_min
+  const RowMatrix* smallest_of = nullptr;  // M of the chosen candidate, while its report waits for sigma_min
   Eigen::LLT<Matrix> llt;
   Eigen::SelfAdjointEigenSolver<Matrix> values;
 
@@ -81,7 +82,7 @@ struct LevelSpace {
   void reserve(int m, int nv) {
     reserved_rows = m;
     reserved_nv = nv;
-    for (Matrix* x : {&M, &M_best}) x->resize(m, nv);
+    for (RowMatrix* x : {&M, &M_best}) x->resize(m, nv);
     G.resize(m, m);
     G_now.resize(m, m);
     Wt(m, nv);
@@ -97,10 +98,11 @@ struct LevelSpace {
 };
 
 // G = M M^T in its lower triangle (the upper one is not read: LLT and the eigen-solver read the
-// lower), by a symmetric rank update: fewer instructions than a lazy product for 6-12 rows.
-inline void gram(const Matrix& M, Matrix& G) {
-  G.setZero();
-  G.selfadjointView<Eigen::Lower>().rankUpdate(M);
+// lower): dot products of M's contiguous rows (fewer instructions than Eigen's blocked products
+// at these sizes: a level has a few rows, nv tens of columns).
+inline void gram(const RowMatrix& M, Matrix& G) {
+  for (Eigen::Index i = 0; i < M.rows(); ++i)
+    for (Eigen::Index j = 0; j <= i; ++j) G(i, j) = M.row(i).dot(M.row(j));
 }
 
 // Damped least-squares correction delta (in range(P)) of A delta = residual, into `step`.
@@ -117,7 +119,7 @@ inline void gram(const Matrix& M, Matrix& G) {
 // `known_singular`: an earlier candidate of this level failed that test with shift = threshold^2;
 // saturations only shrink G's eigenvalues (interlacing), so the test would fail again: skip it.
 template <typename Gram>
-inline void correction(const Level& level, const Matrix& M, const Matrix& G_now, const Matrix& P, const Vector& residual,
+inline void correction(const Level& level, const RowMatrix& M, const Matrix& G_now, const Matrix& P, const Vector& residual,
                        const Policy& policy, int nv, bool& known_singular, Correction& step, Vector& coefficients) {
   step.has_W = false;
   step.full_rank = false;
@@ -178,37 +180,52 @@ inline void correction(const Level& level, const Matrix& M, const Matrix& G_now,
 }
 
 // The smallest singular value of M (full rank), for a report.
-inline double smallest_singular_value(const Matrix& M, LevelSpace& w) {
+inline double smallest_singular_value(const RowMatrix& M, LevelSpace& w) {
   gram(M, w.G);
   w.values.compute(w.G, Eigen::EigenvaluesOnly);
   return std::sqrt(std::max(w.values.eigenvalues()(0), 0.0));
 }
 
+// Wt = L^-1 Wt in place (L lower triangular, rows x rows): forward substitution by rows of Wt.
+template <typename Lower>
+inline void solve_lower_by_rows(const Lower& L, WtMap& Wt) {
+  for (Eigen::Index i = 0; i < Wt.rows(); ++i) {
+    for (Eigen::Index k = 0; k < i; ++k) Wt.row(i) -= L(i, k) * Wt.row(k);
+    Wt.row(i) /= L(i, i);
+  }
+}
+
 // w.Wt() = W^T (rank x nv) with W W^T the projector onto the level's rows inside range(P) (M = A P).
-inline void row_space(const Correction& step, const Matrix& M, LevelSpace& w) {
+inline void row_space(const Correction& step, const RowMatrix& M, LevelSpace& w) {
   const int nv = static_cast<int>(M.cols());
   if (step.full_rank) {  // W^T = L^-1 M with G = L L^T
     WtMap Wt = w.Wt(static_cast<int>(M.rows()), nv);
     Wt = M;
     if (step.factored) {  // L from the candidate's correction (the same G = M M^T, undamped)
-      step.U_scaled.triangularView<Eigen::Lower>().solveInPlace(Wt);
+      solve_lower_by_rows(step.U_scaled, Wt);
       return;
     }
     gram(M, w.G);
     w.llt.compute(w.G);
-    w.llt.matrixL().solveInPlace(Wt);
+    solve_lower_by_rows(w.llt.matrixLLT(), Wt);  // its lower triangle is L
     return;
   }
   w.Wt(step.rank, nv).noalias() = step.U_scaled.leftCols(step.rank).transpose() * M;
 }
 
-// P -= W W^T (W^T = Wt, rank x nv): the lower triangle by a symmetric rank update (half the
-// products of a full one; fewer instructions than entry-by-entry dot products even for Baxter's
-// 17 columns), mirrored into the upper one, so that P stays exactly symmetric.
-template <typename WtType>
-inline void subtract_gram(Matrix& P, const WtType& Wt) {
+// P -= W W^T (W^T = Wt, rank x nv): the lower triangle, column by column, as axpys along Wt's
+// contiguous rows (each entry computed once; fewer instructions than Eigen's blocked symmetric
+// update at these sizes), mirrored into the upper one, so that P stays exactly symmetric.
+inline void subtract_gram(Matrix& P, const WtMap& Wt) {
   if (Wt.rows() == 0) return;
-  P.selfadjointView<Eigen::Lower>().rankUpdate(Wt.transpose(), -1.0);
+  const Eigen::Index n = P.rows();
+  for (Eigen::Index k = 0; k < Wt.rows(); ++k) {
+    const auto w = Wt.row(k);
+    for (Eigen::Index b = 0; b < n; ++b) {
+      const double wb = w(b);
+      if (wb != 0.0) P.col(b).tail(n - b) -= wb * w.tail(n - b).transpose();
+    }
+  }
   P.triangularView<Eigen::StrictlyUpper>() = P.transpose();
 }
 
