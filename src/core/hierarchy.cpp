@@ -171,7 +171,7 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
     if (P_is_identity)
       w.M = RowMatrixMap(level.A, level.rows(), nv);
     else
-      w.M.noalias() = RowMatrixMap(level.A, level.rows(), nv) * ws.P_free;
+      times_symmetric(level.A, level.rows(), ws.P_free, w.M);  // P is exactly symmetric (subtract_gram)
     if (w.G_now.rows() != level.rows()) w.G_now.resize(level.rows(), level.rows());
     gram(w.M, w.G_now);
   }

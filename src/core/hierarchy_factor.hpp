@@ -26,6 +26,25 @@ inline void times(const Level& level, const Vector& x, int nv, Vector& y) {
   if (level.mask.size()) y.array() *= level.mask.array();
 }
 
+// y += alpha x over n contiguous entries (the solver's short vectors: a plain loop the compiler
+// vectorizes, without the set-up of an Eigen expression on dynamic blocks).
+inline void axpy(double* __restrict y, const double* __restrict x, double alpha, Eigen::Index n) {
+  for (Eigen::Index i = 0; i < n; ++i) y[i] += alpha * x[i];
+}
+
+// M = A P for A (rows x n, row-major) and an exactly symmetric P (n x n): row i of M is the sum of
+// A_ij P_j over the columns j of P (contiguous), skipping A's zeros (joints a task does not move).
+inline void times_symmetric(const double* A, Eigen::Index rows, const Matrix& P, RowMatrix& M) {
+  const Eigen::Index n = P.rows();
+  M.setZero();
+  for (Eigen::Index i = 0; i < rows; ++i) {
+    double* m = M.data() + i * n;
+    const double* a = A + i * n;
+    for (Eigen::Index j = 0; j < n; ++j)
+      if (a[j] != 0.0) axpy(m, P.data() + j * n, a[j], n);
+  }
+}
+
 // One candidate correction of a level (the buffers are reused from candidate to candidate).
 struct Correction {
   Vector delta, A_delta;
@@ -189,8 +208,10 @@ inline double smallest_singular_value(const RowMatrix& M, LevelSpace& w) {
 // Wt = L^-1 Wt in place (L lower triangular, rows x rows): forward substitution by rows of Wt.
 template <typename Lower>
 inline void solve_lower_by_rows(const Lower& L, WtMap& Wt) {
+  const Eigen::Index n = Wt.cols();
   for (Eigen::Index i = 0; i < Wt.rows(); ++i) {
-    for (Eigen::Index k = 0; k < i; ++k) Wt.row(i) -= L(i, k) * Wt.row(k);
+    double* row = Wt.data() + i * n;
+    for (Eigen::Index k = 0; k < i; ++k) axpy(row, Wt.data() + k * n, -L(i, k), n);
     Wt.row(i) /= L(i, i);
   }
 }
@@ -220,11 +241,9 @@ inline void subtract_gram(Matrix& P, const WtMap& Wt) {
   if (Wt.rows() == 0) return;
   const Eigen::Index n = P.rows();
   for (Eigen::Index k = 0; k < Wt.rows(); ++k) {
-    const auto w = Wt.row(k);
-    for (Eigen::Index b = 0; b < n; ++b) {
-      const double wb = w(b);
-      if (wb != 0.0) P.col(b).tail(n - b) -= wb * w.tail(n - b).transpose();
-    }
+    const double* w = Wt.data() + k * n;
+    for (Eigen::Index b = 0; b < n; ++b)
+      if (w[b] != 0.0) axpy(P.data() + b * n + b, w + b, -w[b], n - b);
   }
   P.triangularView<Eigen::StrictlyUpper>() = P.transpose();
 }
