@@ -189,10 +189,15 @@ def test_collision_avoidance_compiled_equals_python():
                                 constraints=[avoid]), avoid))
     (compiled, avoid_c), (python, avoid_p) = pair
     q_c = q_p = q0
-    rows = saturated = 0
+    rows = saturated = compared = 0
     for k in range(250):
         q_c, q_p = compiled.step(q_c), python.step(q_p)
-        np.testing.assert_allclose(q_c, q_p, rtol=0, atol=1e-7, err_msg=f"step {k}")
+        # from step 210 the arms are pressed together and the tool tasks stuck (scale 0): every
+        # candidate of such a level leaves the same residual, and rounding picks the one kept,
+        # whose null space the posture below gets: q is compared where no tool level is stuck
+        if all(r.scale > 0 for r in (*compiled.last_reports[:2], *python.last_reports[:2])):
+            np.testing.assert_allclose(q_c, q_p, rtol=0, atol=1e-7, err_msg=f"step {k}")
+            compared += 1
         a, b = avoid_c.last, avoid_p.last
         assert a.pairs == b.pairs and a.geometries == b.geometries
         np.testing.assert_allclose(a.distance, b.distance, atol=1e-8)
@@ -206,7 +211,7 @@ def test_collision_avoidance_compiled_equals_python():
         rows += len(a)
         saturated += sum(map(len, names))
         q_p = q_c  # both go on from the same configuration (rounding does not accumulate)
-    assert rows > 100 and saturated > 0, (rows, saturated)
+    assert rows > 100 and saturated > 0 and compared >= 200, (rows, saturated, compared)
     assert min(avoid_c.minimum_distance, float(np.min(a.distance))) >= 0.01 - 1e-3
 
 

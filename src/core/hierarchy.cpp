@@ -192,7 +192,13 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
   for (int it = 0; it < iterations; ++it) {
     times(level, base, nv, w.Ax);
     w.residual = level.b - w.Ax;
-    if (level.rows() <= kSmallLevel)
+    if (level.rows() == 6)  // a pose: fixed sizes (unrolled factorizations), as positions and orientations
+      correction<Eigen::Matrix<double, 6, 6>>(level, w.M, w.G_now, ws.P_free, w.residual, policy, nv, known_singular,
+                                              w.step, w.coefficients);
+    else if (level.rows() == 3)
+      correction<Eigen::Matrix3d>(level, w.M, w.G_now, ws.P_free, w.residual, policy, nv, known_singular, w.step,
+                                  w.coefficients);
+    else if (level.rows() <= kSmallLevel)
       correction<SmallGram>(level, w.M, w.G_now, ws.P_free, w.residual, policy, nv, known_singular, w.step,
                             w.coefficients);
     else
