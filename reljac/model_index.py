@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .loading import MimicFree
 
 FrameRef = str | int
+SPARE_DATA = 4  # pin.Data objects a model keeps for the next Kinematics objects (see _borrow_data)
 
 
 def _same_frame(a: pin.Frame, b: pin.Frame) -> bool:
@@ -43,6 +44,7 @@ class ModelIndex:
         self._lock = threading.RLock()  # lazily built parts
         self._local = threading.local()  # per-thread pin.Data
         self._data: pin.Data | None = None
+        self._spare_data: list[pin.Data] = []  # data of collected Kinematics objects: see _borrow_data
         self._without_mimic: MimicFree | None = None
         self._index_names()
 
@@ -81,6 +83,20 @@ class ModelIndex:
                 the memory available.
         """
         return new_data(self.model, self.name)
+
+    def _borrow_data(self) -> pin.Data:
+        """A ``pin.Data`` that nothing else holds, for a Kinematics that was given none: one that
+        a collected Kinematics gave back (see :meth:`_give_back_data`), else a new one (a new
+        ``pin.Data`` costs about ten Kinematics passes). list.pop is atomic: threads never share one."""
+        try:
+            return self._spare_data.pop()
+        except IndexError:
+            return self.new_data()
+
+    def _give_back_data(self, data: pin.Data) -> None:
+        """Keep `data` (which nothing else holds) for the next :meth:`_borrow_data` (a few at most)."""
+        if len(self._spare_data) < SPARE_DATA:
+            self._spare_data.append(data)
 
     @property
     def data(self) -> pin.Data:

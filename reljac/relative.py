@@ -17,6 +17,8 @@ frame-pair queries; the module-level functions are one-shot conveniences.
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from collections.abc import Iterable
 
 import numpy as np
@@ -67,7 +69,8 @@ class Kinematics:
         robot: the robot.
         q: configuration, shape (nq,).
         v: velocity, shape (nv,); needed for twists and Jacobian time variations.
-        data: a ``pin.Data`` to compute into (default: a new one, so objects are independent).
+        data: a ``pin.Data`` to compute into (default: one that nothing else holds, so objects
+            are independent: a new one, or one a collected Kinematics of the robot gave back).
     """
 
     def __init__(self, robot: Robot, q: ArrayLike, v: ArrayLike | None = None, *, data: pin.Data | None = None,
@@ -81,7 +84,10 @@ class Kinematics:
         q.flags.writeable = False
         if self.v is not None:
             self.v.flags.writeable = False
-        self.data = data = data if data is not None else robot.new_data()
+        if data is None:  # one that nothing else holds: given back to the robot when this object goes
+            data = robot._borrow_data()
+            self._borrowed = id(data)
+        self.data = data
         self._rates_source = None
         if self.v is None:
             pin.computeJointJacobians(model, data, q)
@@ -97,6 +103,20 @@ class Kinematics:
         self._frames: dict[int, pin.SE3] = {}
         self._jacobians: dict[int, np.ndarray] = {}
         self._jacobian_rates: dict[int, np.ndarray] = {}
+
+    _borrowed = 0  # id of self.data when it came from robot._borrow_data
+
+    def __del__(self) -> None:
+        # the borrowed data goes back for the next Kinematics unless something else still holds it:
+        # the attribute and getrefcount's argument are 2 references, the compiled core's lookup
+        # cache may hold one (remembers_data), a caller's kin.data would be one more
+        if self._borrowed and id(self.data) == self._borrowed:
+            with contextlib.suppress(Exception):  # (at interpreter exit the modules may be gone)
+                self._frames.clear()  # Pinocchio's placements (data.oMf's items) hold references to data
+                data = self.data
+                ours = 3 + (_Core.loaded and _Core.module is not None and _Core.module.remembers_data(data))
+                if sys.getrefcount(data) <= ours:
+                    self.robot._give_back_data(data)
 
     @classmethod
     def _from_data(cls, robot: Robot, q: np.ndarray, data: pin.Data) -> Kinematics:

@@ -19,24 +19,30 @@ namespace reljac {
 using PinModel = pinocchio::Model;
 using PinData = pinocchio::Data;
 
+// The last object pinocchio_object<T> looked up, with a reference held on it (so its address
+// cannot be reused by another object), and the C++ object it wraps.
+template <typename T>
+struct LastLookedUp {
+  static inline PyObject* object = nullptr;
+  static inline T* wrapped = nullptr;
+};
+
 // The C++ object `object` wraps; std::invalid_argument naming `what` when it is not a T.
-// The last object looked up per type is remembered, with a reference held on it (so its address
-// cannot be reused by another object): the one-shot functions' repeated calls on the same robot
-// skip Boost.Python's registry. Called with the GIL held.
+// The last object looked up per type is remembered (LastLookedUp<T>): the one-shot functions'
+// repeated calls on the same robot skip Boost.Python's registry. Called with the GIL held.
 template <typename T>
 T& pinocchio_object(PyObject* object, const char* what) {
   namespace bp = boost::python;
-  static PyObject* last_object = nullptr;
-  static T* last = nullptr;
-  if (object == last_object) return *last;
+  using Last = LastLookedUp<T>;
+  if (object == Last::object) return *Last::wrapped;
   bp::object wrapped{bp::handle<>(bp::borrowed(object))};
   bp::extract<T&> extracted(wrapped);
   if (!extracted.check()) throw std::invalid_argument(std::string("expected a ") + what);
   Py_INCREF(object);
-  Py_XDECREF(last_object);
-  last_object = object;
-  last = &extracted();
-  return *last;
+  Py_XDECREF(Last::object);
+  Last::object = object;
+  Last::wrapped = &extracted();
+  return *Last::wrapped;
 }
 
 }  // namespace reljac
