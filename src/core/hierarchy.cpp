@@ -119,13 +119,16 @@ bool saturate(Buffers& ws, Matrix& P, RowMatrix* M, Vector& Mc, Vector& base, co
   const double value = c ? c->dot(base) : base(j);
   base += Pc * ((target - value) / pivot);
   ws.scaled = Pc / pivot;
-  P.noalias() -= Pc * ws.scaled.transpose();
+  const Eigen::Index n = P.rows();
+  for (Eigen::Index k = 0; k < n; ++k)  // P -= Pc scaled^T, column by column (axpys: see factor::axpy)
+    if (ws.scaled(k) != 0.0) axpy(P.data() + k * n, Pc.data(), -ws.scaled(k), n);
   if (M) {
     if (c)
       Mc.noalias() = *M * *c;
     else
       Mc = M->col(j);
-    M->noalias() -= Mc * ws.scaled.transpose();
+    for (Eigen::Index i = 0; i < M->rows(); ++i)  // M -= Mc scaled^T, row by row (M is row-major)
+      if (Mc(i) != 0.0) axpy(M->data() + i * n, ws.scaled.data(), -Mc(i), n);
   }
   if (!c) {  // exactly: a saturated joint never moves again
     base(j) = target;
