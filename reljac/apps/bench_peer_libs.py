@@ -13,7 +13,7 @@ How each library is configured (the gains are per step, a gain of 1 [1/s] at dt 
 * **reljac**: strict priorities (top > second > posture) by :class:`~reljac.ik.Controller`,
   task gains 1/dt, posture gain 1 [1/s] and weight 0.1; position limits with ``limit_gain`` 0.5;
   :class:`~reljac.ik.CollisionAvoidance` (min 1 cm, influence 5 cm, gain 0.3 per step).
-* **PlaCo** (C++, eiquadprog): no strict priorities either: every level ``soft``, weighted
+* **PlaCo** (C++, qpmad since 0.10, eiquadprog before): no strict priorities either: every level ``soft``, weighted
   top 1e4 (position and orientation), second 1, posture (a joints task) 1e-6; its tasks ask for the
   whole error in one step (gain 1); joint and velocity limits on. Tried on 8 dual_arm targets:
   a ``hard`` top level makes the QP infeasible on every target (the velocity limits bind),

@@ -285,7 +285,7 @@ def peers_text(r: dict[str, Any]) -> str:
            f"{r['orientation_tolerance_rad']} rad at the end; steps: to the top level (median of successes); "
            "top error: medians at the end; chatter: hold steps with a joint's velocity flipping sign twice in a "
            "row at > 1e-3 /s; / unit: step median in pin.computeFrameJacobian calls timed in the same run.\n"
-           f"reljac: strict levels (top > second > posture). PlaCo: one weighted QP (eiquadprog), all 'soft', "
+           f"reljac: strict levels (top > second > posture). PlaCo: one weighted QP (qpmad), all 'soft', "
            f"weights {PLACO_TOP_WEIGHT:g} / {PLACO_SECOND_WEIGHT:g} / {PLACO_POSTURE_WEIGHT:g}; its self-collision "
            f"constraint hard. pink: one weighted QP (daqp), costs {PINK_TOP_COST:g} / {PINK_SECOND_COST:g} / "
            f"{PINK_POSTURE_COST:g}; its SelfCollisionBarrier on the {PINK_BARRIER_PAIRS} closest pairs "
