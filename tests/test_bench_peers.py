@@ -22,7 +22,7 @@ from reljac.apps.cli import main
 from reljac.apps.report import json_document
 
 installed = all(importlib.util.find_spec(m) is not None for m in PEERS.values())
-needs_peers = pytest.mark.skipif(not installed, reason='needs the peers: PlaCo and pink (PlaCo needs pin 3.8: install it by hand in an environment of its own)')
+needs_peers = pytest.mark.skipif(not installed, reason="needs the peers: PlaCo and pink (PlaCo's wheels need pin 3.8: build it from source on pin 4.1)")
 
 
 def _pose_errors(T_target: pin.SE3, T: pin.SE3) -> tuple[float, float]:
@@ -92,8 +92,8 @@ def test_chatter_counts_two_step_oscillations_not_smooth_crossings():
 
 
 def test_a_missing_peer_is_skipped_with_a_one_line_note(monkeypatch):
-    notes = {"PlaCo": "PlaCo not installed (pip install \".[peers]\" in a clone of reljac; PlaCo by hand: it needs pin 3.8): skipped",
-             "pink": "pink not installed (pip install \".[peers]\" in a clone of reljac; PlaCo by hand: it needs pin 3.8): skipped"}
+    notes = {"PlaCo": "PlaCo not installed (pip install \".[peers]\" in a clone of reljac; PlaCo by hand: its wheels need pin 3.8, so build it from source on pin 4.1): skipped",
+             "pink": "pink not installed (pip install \".[peers]\" in a clone of reljac; PlaCo by hand: its wheels need pin 3.8, so build it from source on pin 4.1): skipped"}
     monkeypatch.setattr(bench_peers, "missing_peers", lambda: notes)
     monkeypatch.setattr(bench_peers, "peer_cases", lambda quick: [(bench_peers.CASES[0], 1)])
     counted = []

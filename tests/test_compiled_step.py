@@ -265,3 +265,31 @@ def test_reports_read_late_or_skipped_equal_the_python_ones():
             assert (rc.met, sorted(rc.saturated_joints)) == (rp.met, sorted(rp.saturated_joints))
             checked += np.isfinite(rc.smallest_singular_value) and rc.smallest_singular_value > 0
     assert checked >= 10  # full-rank levels whose sigma_min was deferred
+
+
+def test_a_step_keeps_its_own_q_and_checks_any_q_as_validate_q_does():
+    """The compiled step checks q in C++ and keeps its own copy: a caller changing its array after
+    the step does not change last_kinematics; every other q goes through validate_q (same errors,
+    lists and float32 converted) on both backends."""
+    robot = ROBOT
+    q0 = robot.normalize(0.5 * (robot.lower_limits + robot.upper_limits))
+    outs = {}
+    for backend in ("compiled", "python"):
+        task = FrameTask("left_tool", gain=20.0)
+        task.set_target(reljac.Kinematics(robot, q0).placement("right_tool"))
+        controller = Controller(robot, [[task], [PostureTask(robot)]], dt=0.01, backend=backend)
+        q = q0.copy()
+        q_next = controller.step(q)
+        q[:] = 0.0  # the caller's array changes after the step
+        np.testing.assert_array_equal(controller.last_kinematics.q, q0)
+        np.testing.assert_array_equal(controller.step(list(q0)), q_next)
+        np.testing.assert_array_equal(controller.last_kinematics.q, q0)
+        np.testing.assert_allclose(controller.step(q0.astype(np.float32)), q_next, atol=1e-6)
+        errors = []
+        for bad in (q0[:-1], np.full(robot.nq, np.nan), np.r_[q0, 0.0], "q"):
+            with pytest.raises(ValueError) as caught:
+                controller.step(bad)
+            errors.append(str(caught.value))
+        outs[backend] = (q_next, errors)
+    np.testing.assert_allclose(outs["compiled"][0], outs["python"][0], atol=1e-9)
+    assert outs["compiled"][1] == outs["python"][1]

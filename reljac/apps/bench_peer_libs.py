@@ -79,8 +79,8 @@ class Problem:
 
 def missing_peers() -> dict[str, str]:
     """{library: one-line note} for every peer that is not installed."""
-    return {name: f"{name} not installed (pip install \".[peers]\" in a clone of reljac; PlaCo by hand: it "
-                  "needs pin 3.8): skipped"
+    return {name: f"{name} not installed (pip install \".[peers]\" in a clone of reljac; PlaCo by hand: its "
+                  "wheels need pin 3.8, so build it from source on pin 4.1): skipped"
             for name, module in PEERS.items() if importlib.util.find_spec(module) is None}
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..collision.distances import Distances
 from ..exceptions import CollisionError, ConfigurationError, SupportError, TaskError
@@ -218,12 +219,19 @@ class CompiledStep:
             self._python_row_names.append(tuple(c.row_names) if c.C is not None else ())
         return tasks, limits
 
-    def step(self, q: np.ndarray) -> np.ndarray:
-        """q_next (nq,) from q (nq,), validated: the whole step in one call (built-in parts only)."""
+    def step(self, q: ArrayLike) -> np.ndarray:
+        """q_next (nq,) from q (nq,): the whole step in one call (built-in parts only). q is
+        checked in C++ when it is a float64 (nq,) array (ConfigurationSpace.validate_q's checks),
+        else by validate_q, which names what is wrong; the core keeps a copy (:meth:`last_q`)."""
         if self.collisions or self._dirty:
             self._prepare()
         try:
-            q_next = self.core.step(q)
+            q_next = self.core.step_checked(self.robot.model, q)
+            if q_next is None:  # not a plain float64 array, or refused: validate_q says why or converts it
+                q = self.robot.validate_q(q)
+                q_next = self.core.step_checked(self.robot.model, q)
+                if q_next is None:  # (C++'s unit-norm tolerance is a hair tighter than Python's)
+                    q_next = self.core.step(q)
         except self._failures as error:
             raise self._translated(error) from None
         if self.collisions:
@@ -282,6 +290,10 @@ class CompiledStep:
         if failing != -1:
             raise _overflow(next(task for task, i in self._tasks if i == failing))
         return levels, lo, hi
+
+    def last_q(self) -> np.ndarray:
+        """The q (nq,) of the last :meth:`step` (a copy)."""
+        return np.array(self.core.last_q)
 
     def last_velocity(self) -> np.ndarray:
         return np.array(self.core.last_velocity)

@@ -115,7 +115,8 @@ class Controller:
         self.backend = _backend.resolve(backend)
         self._solve = _backend.solver(self.backend)
         self.data = robot.new_data()
-        self._last_q: np.ndarray | None = None  # the q of the last velocity / step
+        self._last_q: np.ndarray | None = None  # the q of the last velocity / step (see _stepped_q)
+        self._q_in_core = False  # the last step's q is the compiled step's copy, fetched when asked for
         self._last_kinematics: Kinematics | None = None
         self._kinematics_data: pin.Data | None = None  # last_kinematics' after a compiled step (made once)
         self._last_velocity: np.ndarray | None = None
@@ -164,7 +165,7 @@ class Controller:
     @property
     def last_velocity(self) -> np.ndarray | None:
         """v (nv,) of the last velocity / step (None before the first); a copy."""
-        if self._last_velocity is None and self._last_q is not None and self._step is not None:
+        if self._last_velocity is None and self._stepped_q() is not None and self._step is not None:
             self._last_velocity = self._step.last_velocity()
         return None if self._last_velocity is None else self._last_velocity.copy()
 
@@ -172,10 +173,11 @@ class Controller:
     def last_kinematics(self) -> Kinematics | None:
         """The kinematics at the q of the last velocity / step (None before the first), in the
         controller's own data: valid until the next step, as on either backend."""
-        if self._last_kinematics is None and self._last_q is not None:  # after a compiled step: made on demand
+        q = self._stepped_q()
+        if self._last_kinematics is None and q is not None:  # after a compiled step: made on demand
             if self._kinematics_data is None:
                 self._kinematics_data = self.robot.new_data()
-            self._last_kinematics = Kinematics(self.robot, self._last_q, data=self._kinematics_data)
+            self._last_kinematics = Kinematics(self.robot, q, data=self._kinematics_data)
         return self._last_kinematics
 
     @property
@@ -246,11 +248,20 @@ class Controller:
             limit.observe(v)
         self._reports, self._compiled_reports = self._named(reports, row_names), False
         self._last_q, self._last_kinematics, self._last_velocity = kin.q, kin, v
+        self._q_in_core = False
         return v
 
-    def _after_compiled(self, q: np.ndarray) -> None:
+    def _after_compiled(self, q: np.ndarray | None) -> None:
+        """After a compiled step from q (None: the core keeps the step's q, see _stepped_q)."""
         self._compiled_reports = True
         self._last_q, self._last_kinematics, self._last_velocity = q, None, None
+        self._q_in_core = q is None
+
+    def _stepped_q(self) -> np.ndarray | None:
+        """The q of the last velocity / step (None before the first)."""
+        if self._q_in_core and self._step is not None:
+            self._last_q, self._q_in_core = self._step.last_q(), False
+        return self._last_q
 
     def _acquire(self) -> None:
         """Hold the controller for one call (release it after); another thread's call raises."""
@@ -271,13 +282,14 @@ class Controller:
         try:
             step = self._step
             if step is not None:
-                q = self.robot.validate_q(q)
                 if step.has_python_parts:
+                    q = self.robot.validate_q(q)
                     step.velocity(q)
                     q_next = step.integrate(q)
-                else:  # the whole step in one compiled call
+                    self._after_compiled(q)
+                else:  # the whole step in one compiled call, q checked there (the core keeps a copy)
                     q_next = step.step(q)
-                self._after_compiled(q)
+                    self._after_compiled(None)
                 return q_next
             v = self._velocity(q)
             q_now = self._last_q
@@ -297,6 +309,7 @@ class Controller:
             self._step.reset()
         self._reports, self._compiled_reports = [], False
         self._last_q, self._last_kinematics, self._last_velocity = None, None, None
+        self._q_in_core = False
 
     def errors(self, q: ArrayLike | None = None) -> dict[str, dict[str, float]]:
         """Per-task error norms at q (default: the q the last velocity / step was computed at)."""

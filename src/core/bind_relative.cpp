@@ -12,18 +12,6 @@ using Vector = Eigen::VectorXd;
 
 namespace {
 
-// q's values when it is exactly a numpy array (no subclass) of native float64, 1-D and
-// contiguous; else nullptr.
-const double* plain_vector(py::handle q, long& size) {
-  if (Py_TYPE(q.ptr()) != py::detail::npy_api::get().PyArray_Type_) return nullptr;
-  const auto a = py::reinterpret_borrow<py::array>(q);
-  if (a.ndim() != 1 || a.strides(0) != static_cast<py::ssize_t>(sizeof(double))) return nullptr;
-  const py::dtype type = a.dtype();
-  if (type.kind() != 'f' || type.itemsize() != 8 || type.byteorder() == '>') return nullptr;
-  size = static_cast<long>(a.shape(0));
-  return static_cast<const double*>(a.data());
-}
-
 // q of a one-shot function: with `check`, its values when it passes reljac's checks of a
 // configuration (reljac::configuration_ok), else nullptr (the Python side then validates it and
 // names what is wrong); without, q was validated in Python and must only be a float64 vector.

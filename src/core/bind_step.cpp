@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
+#include "relative.hpp"
 #include "step.hpp"
 
 namespace py = pybind11;
@@ -236,13 +237,28 @@ void bind_step(py::module_& m) {
       .def("kinematics", [](Step& s, const Array& q) { s.kinematics(as_q(s, q)); })
       .def("velocity", &velocity, py::arg("q"), py::arg("kinematics_done"), py::arg("tasks"), py::arg("limits"))
       .def("step", [](Step& s, const Array& q_array) {  // the whole step of a controller of built-in parts
-        const Vector q = as_q(s, q_array);
+        s.last_q = as_q(s, q_array);  // q validated by the caller
         int failing = -1;
         static const std::vector<reljac::ExternalRows> none;
-        s.velocity(q, false, none, none, failing);
+        s.velocity(s.last_q, false, none, none, failing);
         if (failing != -1) throw StepFailure(failing);
-        return s.integrate(q);
+        return s.integrate(s.last_q);
       })
+      .def("step_checked", [](Step& s, const py::object& model, py::handle q_object) -> py::object {
+        // step() for a q that passes ConfigurationSpace.validate_q's checks as it is (a float64
+        // (nq,) array, checked in C++); None for any other q, which the caller then validates
+        long size = 0;
+        const double* values = plain_vector(q_object, size);
+        if (values == nullptr || size != s.nq() || !reljac::configuration_ok(model.ptr(), values, size))
+          return py::none();
+        s.last_q = Eigen::Map<const Vector>(values, size);  // (the caller may change its array later)
+        int failing = -1;
+        static const std::vector<reljac::ExternalRows> none;
+        s.velocity(s.last_q, false, none, none, failing);
+        if (failing != -1) throw StepFailure(failing);
+        return py::cast(s.integrate(s.last_q));
+      })
+      .def_property_readonly("last_q", [](const Step& s) { return Vector(s.last_q); })
       .def("run", &run, py::arg("q"), py::arg("n"), py::arg("tasks") = py::list(), py::arg("limits") = py::list())
       .def("integrate", [](const Step& s, const Array& q) { return s.integrate(as_q(s, q)); })
       .def("guard", [](const Step& s, const Array& q_next, const Array& q) {

@@ -1,7 +1,21 @@
 // One function per topic registers its part of the extension module reljac.ik._core.
 #pragma once
 
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+
+// q's values when it is exactly a numpy array (no subclass) of native float64, 1-D and
+// contiguous; else nullptr.
+inline const double* plain_vector(pybind11::handle q, long& size) {
+  namespace py = pybind11;
+  if (Py_TYPE(q.ptr()) != py::detail::npy_api::get().PyArray_Type_) return nullptr;
+  const auto a = py::reinterpret_borrow<py::array>(q);
+  if (a.ndim() != 1 || a.strides(0) != static_cast<py::ssize_t>(sizeof(double))) return nullptr;
+  const py::dtype type = a.dtype();
+  if (type.kind() != 'f' || type.itemsize() != 8 || type.byteorder() == '>') return nullptr;
+  size = static_cast<long>(a.shape(0));
+  return static_cast<const double*>(a.data());
+}
 
 void bind_hierarchy(pybind11::module_& m);
 void bind_kinematics(pybind11::module_& m);

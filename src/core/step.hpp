@@ -121,6 +121,7 @@ class Step {
 
   int nq() const;
   int nv() const;
+  Vector last_q;  // the q of the last step made by the bindings' step or step_checked (sized once)
 
   int add_frame_task(const FrameTaskDescription& d);
   int add_posture(const PostureDescription& d);
