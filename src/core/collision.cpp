@@ -72,6 +72,7 @@ void CollisionLimit::bind(PyObject* geometry) {
   // the joints' spheres: each holds the bounding spheres of the geometries the joint carries
   joint_centre_.assign(model_.njoints, Eigen::Vector3d::Zero());
   joint_radius_.assign(model_.njoints, -1.0);
+  joint_centre_now_.assign(model_.njoints, Eigen::Vector3d::Zero());
   std::vector<std::vector<std::size_t>> carried(model_.njoints);
   for (std::size_t g = 0; g < n; ++g) carried[model.geometryObjects[g].parentJoint].push_back(g);
   for (int j = 0; j < model_.njoints; ++j) {
@@ -219,11 +220,12 @@ void CollisionLimit::compute(const PinData& data, double dt) {
   std::vector<int>& chosen = pair_;
   chosen.clear();
   // broad phase: bounding spheres farther apart than `within` cannot hold a nearer pair
+  for (std::size_t j = 0; j < joint_radius_.size(); ++j)  // each joint's sphere once (a joint is in many groups)
+    if (joint_radius_[j] >= 0.0) joint_centre_now_[j] = data.oMi[j].act(joint_centre_[j]);
   for (std::size_t i = 0; i < groups_.size(); ++i) {  // joints' spheres apart: none of their pairs is near
     const JointPairGroup& group = groups_[i];
     const double reach = joint_radius_[group.joint1] + joint_radius_[group.joint2] + within;
-    const Eigen::Vector3d between = data.oMi[group.joint2].act(joint_centre_[group.joint2]) -
-                                    data.oMi[group.joint1].act(joint_centre_[group.joint1]);
+    const Eigen::Vector3d between = joint_centre_now_[group.joint2] - joint_centre_now_[group.joint1];
     near_[i] = between.squaredNorm() < reach * reach;
   }
   std::vector<Eigen::Vector3d>& centres = centres_;

@@ -51,6 +51,7 @@ class CollisionLimit {
   std::vector<JointPairGroup> groups_;
   std::vector<Eigen::Vector3d> joint_centre_;  // per joint, in its frame
   std::vector<double> joint_radius_;           // (-1: no geometry)
+  std::vector<Eigen::Vector3d> joint_centre_now_;  // per joint, this step: its sphere's centre in the world
   std::vector<int> group_of_pair_;             // per geometry pair, its group
   std::vector<char> near_;                     // per group, this step: its joints' spheres within reach
   std::vector<double> predicted_, margin_;  // per geometry pair
