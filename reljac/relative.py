@@ -18,7 +18,6 @@ frame-pair queries; the module-level functions are one-shot conveniences.
 from __future__ import annotations
 
 import contextlib
-import sys
 from collections.abc import Iterable
 
 import numpy as np
@@ -84,10 +83,10 @@ class Kinematics:
         q.flags.writeable = False
         if self.v is not None:
             self.v.flags.writeable = False
-        if data is None:  # one that nothing else holds: given back to the robot when this object goes
-            data = robot._borrow_data()
-            self._borrowed = id(data)
-        self.data = data
+        if data is None:  # one that nothing else holds: given back to the robot when this object goes,
+            data = robot._borrow_data()  # unless it was handed out (see data)
+            self._lender = robot
+        self._data = data
         self._rates_source = None
         if self.v is None:
             pin.computeJointJacobians(model, data, q)
@@ -104,26 +103,31 @@ class Kinematics:
         self._jacobians: dict[int, np.ndarray] = {}
         self._jacobian_rates: dict[int, np.ndarray] = {}
 
-    _borrowed = 0  # id of self.data when it came from robot._borrow_data
+    _lender: Robot | None = None  # the robot self._data was borrowed from, while it was never handed out
+
+    @property
+    def data(self) -> pin.Data:
+        """The ``pin.Data`` this object computed into (Pinocchio's own object, valid while this
+        object lives). Once read, it is never reused by another Kinematics."""
+        self._lender = None  # handed out: anything may now hold it, or a view into it
+        return self._data
 
     def __del__(self) -> None:
-        # the borrowed data goes back for the next Kinematics unless something else still holds it:
-        # the attribute and getrefcount's argument are 2 references, the compiled core's lookup
-        # cache may hold one (remembers_data), a caller's kin.data would be one more
-        if self._borrowed and id(self.data) == self._borrowed:
+        # a borrowed data that was never handed out goes back to its robot for the next
+        # Kinematics: only this object's private caches referred to it
+        lender = self._lender
+        if lender is not None:
+            self._lender = None
             with contextlib.suppress(Exception):  # (at interpreter exit the modules may be gone)
-                self._frames.clear()  # Pinocchio's placements (data.oMf's items) hold references to data
-                data = self.data
-                ours = 3 + (_Core.loaded and _Core.module is not None and _Core.module.remembers_data(data))
-                if sys.getrefcount(data) <= ours:
-                    self.robot._give_back_data(data)
+                self._frames.clear()
+                lender._give_back_data(self.__dict__.pop("_data"))  # (a resurrected object fails loudly)
 
     @classmethod
     def _from_data(cls, robot: Robot, q: np.ndarray, data: pin.Data) -> Kinematics:
         """A Kinematics over `data` that already holds the joint Jacobians and every frame
         placement at q (validated, (nq,)): no new pass (the compiled step computed it)."""
         kin = cls.__new__(cls)
-        kin.robot, kin.model, kin.data, kin.v, kin._rates_source = robot, robot.model, data, None, None
+        kin.robot, kin.model, kin._data, kin.v, kin._rates_source = robot, robot.model, data, None, None
         kin.q = np.array(q, dtype=float)
         kin.q.flags.writeable = False
         kin._frames, kin._jacobians, kin._jacobian_rates = {}, {}, {}
@@ -132,7 +136,7 @@ class Kinematics:
     # ------------------------------------------------------------------ single frames
     def placement(self, frame: FrameRef) -> pin.SE3:
         """T_wf: pose of the frame in the world (a copy)."""
-        return self.data.oMf[self.robot.frame_id(frame)].copy()
+        return self._data.oMf[self.robot.frame_id(frame)].copy()
 
     def frame_jacobian(self, frame: FrameRef) -> np.ndarray:
         """LOCAL_WORLD_ALIGNED Jacobian of a frame, shape (6, nv), rows [v_origin; w] in world axes."""
@@ -142,14 +146,14 @@ class Kinematics:
         """frame_jacobian of frame id fid, cached (internal: never hand it out)."""
         J = self._jacobians.get(fid)
         if J is None:
-            J = self._jacobians[fid] = _frame_jacobian(self.model, self.data, fid, LWA)
+            J = self._jacobians[fid] = _frame_jacobian(self.model, self._data, fid, LWA)
         return J
 
     def _oMf(self, fid: int) -> pin.SE3:
         """T_wf of frame id fid (Pinocchio's own object: do not modify), cached."""
         T = self._frames.get(fid)
         if T is None:
-            T = self._frames[fid] = self.data.oMf[fid]
+            T = self._frames[fid] = self._data.oMf[fid]
         return T
 
     def frame_jacobian_time_variation(self, frame: FrameRef) -> np.ndarray:
@@ -162,7 +166,7 @@ class Kinematics:
         dJ = self._jacobian_rates.get(fid)
         if dJ is None:
             if self._rates_source is None:
-                dJ = _frame_jacobian_time_variation(self.model, self.data, fid)
+                dJ = _frame_jacobian_time_variation(self.model, self._data, fid)
             else:
                 full, full_data, G = self._rates_source
                 full_id = full.getFrameId(self.model.frames[fid].name, self.model.frames[fid].type)
@@ -179,7 +183,7 @@ class Kinematics:
     # ------------------------------------------------------------------ frame pairs
     def relative_placement(self, frame_a: FrameRef, frame_b: FrameRef) -> pin.SE3:
         """T_ab = T_wa^-1 T_wb: pose of frame b in frame a."""
-        oMf = self.data.oMf
+        oMf = self._data.oMf
         return oMf[self.robot.frame_id(frame_a)].actInv(oMf[self.robot.frame_id(frame_b)])
 
     def relative_jacobian(
@@ -196,7 +200,7 @@ class Kinematics:
         core = _Core.module if _Core.loaded else _Core.get()
         if core is not None and robot._moves:  # (Pinocchio's Jacobians crash with nv = 0)
             code, fc = _axes_code(robot, expressed_in, fa, fb)
-            return core.relative_jacobian_in(self.model, self.data, fa, fb, code, fc)
+            return core.relative_jacobian_in(self.model, self._data, fa, fb, code, fc)
         return relative_jacobian_from_frames(self._lwa(fa), self._lwa(fb), self._oMf(fa), self._oMf(fb),
                                              expressed_in=self._expressed(expressed_in, fa, fb))
 
@@ -218,7 +222,7 @@ class Kinematics:
         code, fc = _axes_code(robot, expressed_in, -1, -1)  # (no frame is -1: any frame c is code 3)
         core = _Core.module if _Core.loaded else _Core.get()
         if core is not None and robot._moves:
-            return core.relative_jacobians_in(self.model, self.data, ids, code, fc, self.model.nv)
+            return core.relative_jacobians_in(self.model, self._data, ids, code, fc, self.model.nv)
         pairs_ids = zip(ids[::2], ids[1::2], strict=True)
         return np.array([self.relative_jacobian(a, b, expressed_in=expressed_in) for a, b in pairs_ids]
                         ).reshape(len(ids) // 2, 6, self.model.nv)
@@ -271,8 +275,8 @@ class Kinematics:
             if not total > 0:
                 raise SupportError(f"robot '{self.robot.name}' has no mass: its centre of mass is undefined")
             if m > 0:  # Pinocchio's own, on the forward pass in data (it also rewrites data.J, same values)
-                J = pin.jacobianCenterOfMass(self.model, self.data, False)
-                com = ((m * self.data.com[0] + m0 * c0) / total, (m / total) * np.array(J))
+                J = pin.jacobianCenterOfMass(self.model, self._data, False)
+                com = ((m * self._data.com[0] + m0 * c0) / total, (m / total) * np.array(J))
             else:
                 com = (c0, np.zeros((3, self.model.nv)))
             self._com = com

@@ -7,8 +7,9 @@ Python, see :mod:`reljac.ik.backend`). The controller knows no task or limit cla
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -165,20 +166,22 @@ class Controller:
     @property
     def last_velocity(self) -> np.ndarray | None:
         """v (nv,) of the last velocity / step (None before the first); a copy."""
-        if self._last_velocity is None and self._stepped_q() is not None and self._step is not None:
-            self._last_velocity = self._step.last_velocity()
-        return None if self._last_velocity is None else self._last_velocity.copy()
+        with self._held():
+            if self._last_velocity is None and self._stepped_q() is not None and self._step is not None:
+                self._last_velocity = self._step.last_velocity()
+            return None if self._last_velocity is None else self._last_velocity.copy()
 
     @property
     def last_kinematics(self) -> Kinematics | None:
         """The kinematics at the q of the last velocity / step (None before the first), in the
         controller's own data: valid until the next step, as on either backend."""
-        q = self._stepped_q()
-        if self._last_kinematics is None and q is not None:  # after a compiled step: made on demand
-            if self._kinematics_data is None:
-                self._kinematics_data = self.robot.new_data()
-            self._last_kinematics = Kinematics(self.robot, q, data=self._kinematics_data)
-        return self._last_kinematics
+        with self._held():
+            q = self._stepped_q()
+            if self._last_kinematics is None and q is not None:  # after a compiled step: made on demand
+                if self._kinematics_data is None:
+                    self._kinematics_data = self.robot.new_data()
+                self._last_kinematics = Kinematics(self.robot, q, data=self._kinematics_data)
+            return self._last_kinematics
 
     @property
     def compiled_step(self) -> bool:
@@ -188,11 +191,12 @@ class Controller:
     @property
     def last_reports(self) -> list[LevelReport]:
         """Per level, what the last velocity / step did (see :class:`LevelReport`)."""
-        if self._compiled_reports and self._step is not None:
-            self._reports = self._named([LevelReport(*fields) for fields in self._step.reports()],
-                                        self._step.constraint_names())
-            self._compiled_reports = False
-        return self._reports
+        with self._held():
+            if self._compiled_reports and self._step is not None:
+                self._reports = self._named([LevelReport(*fields) for fields in self._step.reports()],
+                                            self._step.constraint_names())
+                self._compiled_reports = False
+            return self._reports
 
     def _named(self, reports: list[LevelReport], row_names: list[str]) -> list[LevelReport]:
         for report, tasks in zip(reports, self._levels, strict=True):
@@ -262,6 +266,15 @@ class Controller:
         if self._q_in_core and self._step is not None:
             self._last_q, self._q_in_core = self._step.last_q(), False
         return self._last_q
+
+    @contextlib.contextmanager
+    def _held(self) -> Iterator[None]:
+        """The controller held for the block (another thread's step or read raises, as _acquire)."""
+        self._acquire()
+        try:
+            yield
+        finally:
+            self._lock.release()
 
     def _acquire(self) -> None:
         """Hold the controller for one call (release it after); another thread's call raises."""

@@ -34,8 +34,6 @@ void bind_relative(py::module_& m) {
     const double* values = plain_vector(q, size);
     return values != nullptr && reljac::configuration_ok(model.ptr(), values, size);
   }, "True when q is a float64 (nq,) array passing ConfigurationSpace.validate_q's checks (else let it say why)");
-  m.def("remembers_data", [](py::handle data) { return reljac::remembers_data(data.ptr()); },
-        "True when the core holds a reference on this pin.Data (the last one it looked up)");
   m.def("relative_placement_in", [](const py::object& model, const py::object& data, int a, int b) {
     return reljac::relative_placement_in(model.ptr(), data.ptr(), a, b);
   });

@@ -237,11 +237,12 @@ void bind_step(py::module_& m) {
       .def("kinematics", [](Step& s, const Array& q) { s.kinematics(as_q(s, q)); })
       .def("velocity", &velocity, py::arg("q"), py::arg("kinematics_done"), py::arg("tasks"), py::arg("limits"))
       .def("step", [](Step& s, const Array& q_array) {  // the whole step of a controller of built-in parts
-        s.last_q = as_q(s, q_array);  // q validated by the caller
+        s.next_q = as_q(s, q_array);  // q validated by the caller
         int failing = -1;
         static const std::vector<reljac::ExternalRows> none;
-        s.velocity(s.last_q, false, none, none, failing);
+        s.velocity(s.next_q, false, none, none, failing);
         if (failing != -1) throw StepFailure(failing);
+        s.last_q.swap(s.next_q);  // (a failed step leaves last_q as it was)
         return s.integrate(s.last_q);
       })
       .def("step_checked", [](Step& s, const py::object& model, py::handle q_object) -> py::object {
@@ -251,11 +252,12 @@ void bind_step(py::module_& m) {
         const double* values = plain_vector(q_object, size);
         if (values == nullptr || size != s.nq() || !reljac::configuration_ok(model.ptr(), values, size))
           return py::none();
-        s.last_q = Eigen::Map<const Vector>(values, size);  // (the caller may change its array later)
+        s.next_q = Eigen::Map<const Vector>(values, size);  // (the caller may change its array later)
         int failing = -1;
         static const std::vector<reljac::ExternalRows> none;
-        s.velocity(s.last_q, false, none, none, failing);
+        s.velocity(s.next_q, false, none, none, failing);
         if (failing != -1) throw StepFailure(failing);
+        s.last_q.swap(s.next_q);  // (a failed step leaves last_q as it was)
         return py::cast(s.integrate(s.last_q));
       })
       .def_property_readonly("last_q", [](const Step& s) { return Vector(s.last_q); })

@@ -243,6 +243,4 @@ void relative_jacobian(PyObject* model, PyObject* data, const ConfigurationRef& 
 namespace reljac {
 const char* built_with_pinocchio() { return PINOCCHIO_VERSION; }
 const char* built_with_coal() { return COAL_VERSION; }
-bool remembers_data(PyObject* data) { return data == LastLookedUp<PinData>::object; }
-
 }  // namespace reljac

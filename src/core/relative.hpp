@@ -30,10 +30,6 @@ long velocity_size(PyObject* model);
 // the borderline cases are left to the Python check, which then decides and names the error).
 bool configuration_ok(PyObject* model, const double* q, long size);
 
-// Whether the core holds a reference on this pin.Data (the last one a call looked up: see
-// pinocchio_object), so that Python can tell the references it does not own.
-bool remembers_data(PyObject* data);
-
 // One-shot: the kinematics of the frames' supports at q (nq), then as above.
 using ConfigurationRef = Eigen::Ref<const Eigen::VectorXd>;
 Matrix4 relative_placement(PyObject* model, PyObject* data, const ConfigurationRef& q, int frame_a, int frame_b);

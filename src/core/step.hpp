@@ -122,6 +122,7 @@ class Step {
   int nq() const;
   int nv() const;
   Vector last_q;  // the q of the last step made by the bindings' step or step_checked (sized once)
+  Vector next_q;  // the q of the step under way: it becomes last_q when the step succeeds
 
   int add_frame_task(const FrameTaskDescription& d);
   int add_posture(const PostureDescription& d);
