@@ -196,6 +196,7 @@ def test_another_scheme_is_refused_before_any_client_exists(address, capfd):
 
 def test_a_worker_address_is_not_a_scheduler(process_client):
     robot, a, b = case("dual_arm")
+    process_client.wait_for_workers(1, timeout=60)  # (a worker an earlier test ended may be restarting)
     worker = next(iter(process_client.scheduler_info(n_workers=-1)["workers"]))
     with pytest.raises(SchedulerError, match="is a Dask Worker, not a Dask scheduler"):
         capability_map(robot, a, b, samples=100, voxel=0.2, scheduler=worker)
