@@ -40,12 +40,12 @@ _LAZY = {
     "Robot": "robot",
     "bundled_robots": "robot",
     "Kinematics": "relative",
-    "relative_placement": "relative",
-    "relative_jacobian": "relative",
-    "relative_twist": "relative",
-    "relative_jacobian_time_variation": "relative",
-    "center_of_mass": "relative",
-    "center_of_mass_jacobian": "relative",
+    "relative_placement": "one_shot",
+    "relative_jacobian": "one_shot",
+    "relative_twist": "one_shot",
+    "relative_jacobian_time_variation": "one_shot",
+    "center_of_mass": "one_shot",
+    "center_of_mass_jacobian": "one_shot",
     "SupportContact": "support",
     "SupportPolygon": "support",
     "support_polygon": "support",
@@ -98,13 +98,13 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from .one_shot import center_of_mass as center_of_mass
+    from .one_shot import center_of_mass_jacobian as center_of_mass_jacobian
+    from .one_shot import relative_jacobian as relative_jacobian
+    from .one_shot import relative_jacobian_time_variation as relative_jacobian_time_variation
+    from .one_shot import relative_placement as relative_placement
+    from .one_shot import relative_twist as relative_twist
     from .relative import Kinematics as Kinematics
-    from .relative import center_of_mass as center_of_mass
-    from .relative import center_of_mass_jacobian as center_of_mass_jacobian
-    from .relative import relative_jacobian as relative_jacobian
-    from .relative import relative_jacobian_time_variation as relative_jacobian_time_variation
-    from .relative import relative_placement as relative_placement
-    from .relative import relative_twist as relative_twist
     from .robot import Robot as Robot
     from .robot import bundled_robots as bundled_robots
     from .support import SupportContact as SupportContact

@@ -27,8 +27,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .exceptions import TaskError
+from .one_shot import one_shot_kinematics
 from .plain import plain
-from .relative import one_shot_kinematics
 from .robot import FrameRef, Robot
 from .validation import as_task_rows, real_array, short_repr
 

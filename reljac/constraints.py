@@ -40,7 +40,8 @@ import scipy.linalg
 from numpy.typing import ArrayLike
 
 from .exceptions import ConfigurationError, ReljacError, TaskError
-from .relative import Kinematics, one_shot_kinematics
+from .one_shot import one_shot_kinematics
+from .relative import Kinematics
 from .robot import FrameRef, Robot
 from .validation import as_float, as_frame_ref, as_matrix, as_vector
 

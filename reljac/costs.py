@@ -41,8 +41,9 @@ from numpy.typing import ArrayLike
 
 from .exceptions import TaskError
 from .joint_space import MAX_COORDINATE
+from .one_shot import one_shot_kinematics
 from .poses import as_unit_quaternion
-from .relative import Kinematics, one_shot_kinematics
+from .relative import Kinematics
 from .robot import FrameRef, Robot
 from .validation import ROTATION_TOLERANCE, as_float, as_frame_ref, as_vector
 

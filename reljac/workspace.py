@@ -19,10 +19,10 @@ from numpy.typing import ArrayLike
 
 from .analysis import SCALE_ABOVE, rescale_singular_values, task_rows, yoshikawa_index
 from .exceptions import ReljacError, TaskError
+from .one_shot import one_shot_kinematics
 from .plain import plain
 from .reference import ReferenceRobot
 from .reference_map import LayerMap, reference_robot
-from .relative import one_shot_kinematics
 from .robot import FrameRef, Robot
 from .validation import PARTS, ROW_NAMES, as_count, as_rng
 

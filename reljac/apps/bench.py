@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from ..relative import Kinematics, relative_jacobian
+from ..one_shot import relative_jacobian
+from ..relative import Kinematics
 from ..robot import Robot
 from .bench_common import Progress, done, median_seconds
 from .bench_units import HEADER as UNITS_HEADER

@@ -20,7 +20,8 @@ import numpy as np
 import pinocchio as pin
 
 from ..ik import Controller, DampingPolicy, RelativeFrameTask, compiled_available
-from ..relative import Kinematics, relative_jacobian
+from ..one_shot import relative_jacobian
+from ..relative import Kinematics
 from ..robot import Robot
 from .bench_collision import (
     collision_episodes,

@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from ..relative import Kinematics, relative_jacobian
+from ..one_shot import relative_jacobian
+from ..relative import Kinematics
 from ..robot import Robot
 from ..robots import example_robot_data_dir
 from .bench_common import LWA
