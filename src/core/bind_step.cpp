@@ -134,6 +134,17 @@ const Vector& with_rows(Step& step, const Array& q_array, const py::list& tasks,
 
 using Rows = std::vector<reljac::ExternalRows>;
 
+// The whole step of a controller of built-in parts from s.next_q, which becomes s.last_q when the
+// step succeeds (a failed step leaves last_q as it was); its failure as StepFailure.
+Vector whole_step(Step& s) {
+  int failing = -1;
+  static const Rows none;
+  s.velocity(s.next_q, false, none, none, failing);
+  if (failing != -1) throw StepFailure(failing);
+  s.last_q.swap(s.next_q);
+  return s.integrate(s.last_q);
+}
+
 const Vector& velocity(Step& step, const Array& q, bool kinematics_done, const py::list& tasks,
                        const py::list& limits) {
   return with_rows(step, q, tasks, limits,
@@ -238,12 +249,7 @@ void bind_step(py::module_& m) {
       .def("velocity", &velocity, py::arg("q"), py::arg("kinematics_done"), py::arg("tasks"), py::arg("limits"))
       .def("step", [](Step& s, const Array& q_array) {  // the whole step of a controller of built-in parts
         s.next_q = as_q(s, q_array);  // q validated by the caller
-        int failing = -1;
-        static const std::vector<reljac::ExternalRows> none;
-        s.velocity(s.next_q, false, none, none, failing);
-        if (failing != -1) throw StepFailure(failing);
-        s.last_q.swap(s.next_q);  // (a failed step leaves last_q as it was)
-        return s.integrate(s.last_q);
+        return whole_step(s);
       })
       .def("step_checked", [](Step& s, const py::object& model, py::handle q_object) -> py::object {
         // step() for a q that passes ConfigurationSpace.validate_q's checks as it is (a float64
@@ -253,12 +259,7 @@ void bind_step(py::module_& m) {
         if (values == nullptr || size != s.nq() || !reljac::configuration_ok(model.ptr(), values, size))
           return py::none();
         s.next_q = Eigen::Map<const Vector>(values, size);  // (the caller may change its array later)
-        int failing = -1;
-        static const std::vector<reljac::ExternalRows> none;
-        s.velocity(s.next_q, false, none, none, failing);
-        if (failing != -1) throw StepFailure(failing);
-        s.last_q.swap(s.next_q);  // (a failed step leaves last_q as it was)
-        return py::cast(s.integrate(s.last_q));
+        return py::cast(whole_step(s));
       })
       .def_property_readonly("last_q", [](const Step& s) { return Vector(s.last_q); })
       .def("run", &run, py::arg("q"), py::arg("n"), py::arg("tasks") = py::list(), py::arg("limits") = py::list())

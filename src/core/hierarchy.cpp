@@ -195,18 +195,18 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
   for (int it = 0; it < iterations; ++it) {
     times(level, base, nv, w.Ax);
     w.residual = level.b - w.Ax;
+    const auto correct = [&](auto gram_type) {  // the correction with G as a matrix of that type
+      correction<decltype(gram_type)>(level, w.M, w.G_now, ws.P_free, w.residual, policy, nv, known_singular, w.step,
+                                      w.coefficients);
+    };
     if (level.rows() == 6)  // a pose: fixed sizes (unrolled factorizations), as positions and orientations
-      correction<Eigen::Matrix<double, 6, 6>>(level, w.M, w.G_now, ws.P_free, w.residual, policy, nv, known_singular,
-                                              w.step, w.coefficients);
+      correct(Eigen::Matrix<double, 6, 6>());
     else if (level.rows() == 3)
-      correction<Eigen::Matrix3d>(level, w.M, w.G_now, ws.P_free, w.residual, policy, nv, known_singular, w.step,
-                                  w.coefficients);
+      correct(Eigen::Matrix3d());
     else if (level.rows() <= kSmallLevel)
-      correction<SmallGram>(level, w.M, w.G_now, ws.P_free, w.residual, policy, nv, known_singular, w.step,
-                            w.coefficients);
+      correct(SmallGram());  // fixed capacity: no allocation
     else
-      correction<Matrix>(level, w.M, w.G_now, ws.P_free, w.residual, policy, nv, known_singular, w.step,
-                         w.coefficients);
+      correct(Matrix());
     const Limiting lim = max_scale(base, w.step.delta, cons, ws.held_free, ws.Cb, ws.Cd);
     if (lim.scale < 0) break;
     const double s = lim.scale;
