@@ -269,7 +269,9 @@ class Controller:
 
     @contextlib.contextmanager
     def _held(self) -> Iterator[None]:
-        """The controller held for the block (another thread's step or read raises, as _acquire)."""
+        """The controller held for the block (another thread's step or read raises, as _acquire).
+        For the reads; step and velocity acquire and release inline (this generator costs ~0.9 us,
+        the inline pattern ~0.15 us: a sixth of a compiled step)."""
         self._acquire()
         try:
             yield
