@@ -119,7 +119,7 @@ class Kinematics:
         if lender is not None:
             self._lender = None
             with contextlib.suppress(Exception):  # (at interpreter exit the modules may be gone)
-                self._frames.clear()
+                self._frames.clear()  # its placements are views into the data (a resurrected object's too)
                 lender._give_back_data(self.__dict__.pop("_data"))  # (a resurrected object fails loudly)
 
     @classmethod
