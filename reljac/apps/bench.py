@@ -186,6 +186,12 @@ SECTIONS: dict[str, tuple[Callable[..., dict], Callable[[dict], str], Callable[[
 }
 
 
+def _solve_section(peers: bool) -> tuple[Callable[..., dict], Callable[[dict], str], Callable[[bool], int]]:
+    """`reljac bench solve` (TRAC-IK's protocol; with `peers`, TRAC-IK itself on the same targets)."""
+    return (lambda **kw: _lazy("bench_solve", "solve_results")(peers=peers, **kw),
+            _lazy("bench_solve", "solve_text"), lambda quick: _lazy("bench_solve", "solve_units")(quick))
+
+
 def _lazy(module: str, name: str) -> Callable[..., Any]:
     """`name` of the sibling `module`, imported at the first call (PlaCo and pink load only then)."""
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -200,13 +206,15 @@ PEERS_SECTION = (_lazy("bench_peers", "peers_results"), _lazy("bench_peers", "pe
 
 
 def _names(what: str, peers: bool = False) -> list[str]:
-    names = list(SECTIONS) if what == "all" else [what]
+    names = [*SECTIONS, "solve"] if what == "all" else [what]
     if peers and "ik" in names:
         names.insert(names.index("ik") + 1, "peers")
-    return names
+    return [f"{n}+peers" if n == "solve" and peers else n for n in names]
 
 
 def _section(name: str) -> tuple[Callable[..., dict], Callable[[dict], str], Callable[[bool], int]]:
+    if name.startswith("solve"):
+        return _solve_section(name.endswith("+peers"))
     return PEERS_SECTION if name == "peers" else SECTIONS[name]
 
 
@@ -221,7 +229,7 @@ def results(what: str = "all", *, quick: bool = False, progress: Progress = None
     with the dicts of :func:`jacobian_results`, :func:`reference_results`,
     :func:`reljac.apps.bench_ik.ik_results` and, with `peers` (for "ik" and "all"),
     :func:`reljac.apps.bench_peers.peers_results` (times in seconds)."""
-    return {"quick": quick, "sections": {name: _section(name)[0](quick=quick, progress=progress)
+    return {"quick": quick, "sections": {name.removesuffix("+peers"): _section(name)[0](quick=quick, progress=progress)
                                          for name in _names(what, peers)}}
 
 

@@ -3,7 +3,8 @@
     reljac info ROBOT                      DoF, joints with limits, frames as a tree
     reljac jacobian ROBOT A B [...]        labelled relative Jacobian J_ab at a configuration
     reljac check ROBOT [...]               Pinocchio layer vs the in-house reference kinematics
-    reljac bench [jacobian|reference|ik|map] timing tables (--peers: ik beside PlaCo and pink)
+    reljac bench [jacobian|reference|ik|map|solve] timing tables (--peers: ik beside PlaCo and pink, solve
+                                      beside TRAC-IK)
     reljac view ROBOT [--frames ...]       show a robot in the browser
     reljac debug ROBOT [FILE]              debug a task hierarchy live in the browser
     reljac demo {dual-arm,hand,talos-balance} the IK demos
@@ -102,12 +103,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=commands.cmd_jacobian)
 
     p = sub.add_parser("bench", help="timing tables (median of many runs, ratios to Pinocchio)")
-    p.add_argument("what", nargs="?", default="all", choices=["all", "jacobian", "reference", "ik", "map"])
+    p.add_argument("what", nargs="?", default="all", choices=["all", "jacobian", "reference", "ik", "map", "solve"])
     p.add_argument("--quick", action="store_true", help="fewer repetitions (for smoke tests)")
     p.add_argument("--peers", action="store_true",
-                   help="ik (or all): also compare with PlaCo and pink on the same targets, when installed "
-                        "(pip install \".[peers]\" in a clone of reljac; PlaCo by hand: its wheels need pin "
-                        "3.8, so build it from source on pin 4.1)")
+                   help="ik, solve (or all): also compare with PlaCo and pink (ik), TRAC-IK (solve) on the same "
+                        "targets, when installed (pip install \".[peers]\" in a clone of reljac; PlaCo by hand: its "
+                        "wheels need pin 3.8, so build it from source on pin 4.1)")
     json_argument(p)
     progress_argument(p)
     p.set_defaults(func=commands.cmd_bench)

@@ -89,8 +89,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from . import bench
     from .report import hook
 
-    if args.peers and args.what not in ("ik", "all"):
-        raise UsageError(f"reljac bench: error: --peers compares IK libraries: use it with 'ik' or 'all', "
+    if args.peers and args.what not in ("ik", "solve", "all"):
+        raise UsageError(f"reljac bench: error: --peers compares IK libraries: use it with 'ik', 'solve' or 'all', "
                          f"not '{args.what}'")
     units = bench.units(args.what, quick=args.quick, peers=args.peers)
     with _bar(args, units, f"bench {args.what}", "unit") as bar:

@@ -2,7 +2,8 @@
 
 Levels of tasks, highest priority first, resolved by recursive null-space projection with
 damped (singularity-robust) pseudo-inverses; joint position and velocity limits enforced by
-Saturation in the Null Space. See :class:`Controller` and :func:`solve`.
+Saturation in the Null Space. See :class:`Controller` (tracking, a step per control tick) and
+:func:`solve` / :func:`solve_many` (finding a pose).
 """
 
 from .backend import compiled_available, default_backend
@@ -13,7 +14,7 @@ from .hierarchy import DampingPolicy, LevelReport
 from .humanoid import ContactTask, HumanoidStack, humanoid_stack
 from .limits import JointPositionLimit, JointVelocityLimit, Limit, VelocityConstraint
 from .nlp import NLPResult, solve_nlp
-from .solve import IKResult, solve
+from .solve import IKResult, Solver, solve, solve_many
 from .tasks import (
     FrameTask,
     PostureTask,
@@ -43,6 +44,7 @@ __all__ = [
     "RelativeFrameTask",
     "RelativeOrientationTask",
     "RelativePositionTask",
+    "Solver",
     "SupportRegion",
     "Task",
     "TaskRows",
@@ -52,5 +54,6 @@ __all__ = [
     "default_backend",
     "humanoid_stack",
     "solve",
+    "solve_many",
     "solve_nlp",
 ]

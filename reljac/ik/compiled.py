@@ -270,6 +270,16 @@ class CompiledStep:
             return TaskError("the levels' velocities overflow (huge gains or weights): no finite solution")
         return _overflow(next(task for task, i in self._tasks if i == index))
 
+    def prepared_core(self) -> Any:
+        """The core's Step with every change pushed (for a search: reljac.ik.solve)."""
+        self._prepare()
+        return self.core
+
+    def search(self, q0: np.ndarray, options: Any) -> Any:
+        """A whole search from q0 (reljac.ik.search) in one call; built-in parts only."""
+        self._prepare()
+        return self._run(lambda: self.core.search(q0, options))
+
     @property
     def has_python_parts(self) -> bool:
         return bool(self.python_tasks or self.python_limits)

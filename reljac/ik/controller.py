@@ -229,7 +229,7 @@ class Controller:
                 level = Level(*dense[0])
             else:
                 level = Level(np.vstack([A for A, _ in dense]), np.concatenate([b for _, b in dense]))
-        if self._damping.error_damping:
+        if self._damping.error_damping and level.identity_scale is None:  # (an identity level: undamped)
             # |b dt|^2 (dt * dt: ** raises on overflow where a product gives inf)
             asked = sum(float(r.feedback @ r.feedback) for r in rows) * (self._dt * self._dt)
             level.extra_damping = self._damping.error_part(asked)

@@ -47,7 +47,8 @@ class Level:
     and then A may be None and b has zeros on masked rows: the level's correction is the
     null-space projection of its residual (exact least squares when the mask keeps every row);
     such a level leaves no null space below it. ``extra_damping`` [same units as sigma^2] is added
-    to the damping the policy gives (the controller's error-dependent damping).
+    to the damping the policy gives (the controller's error-dependent damping, a search's
+    Levenberg-Marquardt damping); an identity level takes it alone: c P r / (c^2 + extra_damping).
     """
 
     A: np.ndarray | None
@@ -166,8 +167,9 @@ def _correction(level: Level, M: np.ndarray | None, P: np.ndarray, residual: np.
                 policy: DampingPolicy) -> _Step:
     """Damped least-squares correction delta (in range(P)) of A delta = residual."""
     if level.identity_scale is not None:  # A = c diag(mask): (c P)^+ = P / c on the kept rows
-        delta = P @ residual / level.identity_scale
-        return _Step(delta, level.times(delta), None, 0.0, float("inf"))
+        c, lam2 = level.identity_scale, level.extra_damping  # damped: c P / (c^2 + lambda^2)
+        delta = P @ residual / c if lam2 == 0.0 else P @ residual * (c / (c * c + lam2))
+        return _Step(delta, level.times(delta), None, lam2, float("inf"))
     assert M is not None  # a level without identity_scale has its rows
     G = M @ M.T
     eigenvalues, U = np.linalg.eigh(G)  # ascending

@@ -1,120 +1,379 @@
-"""Iterative IK: the controller stepped until every task converges, with the reason it stopped."""
+"""IK that finds a pose: :class:`Solver`, :func:`solve` (one problem), :func:`solve_many` (many).
+
+They run the search of :mod:`reljac.ik.search` (its docstring states the method): Newton steps on
+the controller's strict-priority hierarchy with Levenberg-Marquardt damping, joint limits held by
+saturation, restarts from random configurations, within a budget of restarts or of wall-clock
+time. On the compiled backend a whole search is one C++ call (``_core.Step.search``) and many are
+spread over C++ threads with the GIL released (``_core.search_many``); ``RELJAC_BACKEND=python``
+runs the Python specification, which finds the same configurations from the same seeds.
+"""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..exceptions import ConfigurationError
+from ..exceptions import ConfigurationError, TaskError
 from ..relative import Kinematics
 from ..robot import Robot
+from ..robots import as_robot
 from ..validation import as_count, as_float
-from .controller import Controller
-from .hierarchy import LevelReport
+from .controller import Controller, _as_levels
+from .hierarchy import DampingPolicy
+from .limits import JointPositionLimit, Limit
+from .search import CONVERGED, EXHAUSTED, TIMEOUT, PythonSearch, SearchOptions, SearchResult, sampling
+from .task import Task
 
-CONVERGED, STALLED, ITERATION_CAP, UNREACHABLE = "converged", "stalled", "iteration cap", "level unreachable"
+UNDAMPED = DampingPolicy(threshold=0.0, max_damping=0.0, error_damping=0.0)  # the search's: mu damps
+REASONS = {CONVERGED: "converged", TIMEOUT: "timeout", EXHAUSTED: "unreachable"}
 
 
 @dataclass
 class IKResult:
-    """Outcome of :func:`solve`.
+    """Outcome of a search (:func:`solve`).
 
-    q: the configuration (nq,) (the best one found when not converged); converged: every
-    counted task below tol; iterations: controller steps taken; errors: final error norms per
-    task; reason: why it stopped ("converged", "stalled", "iteration cap" or "level
-    unreachable"); message: one line saying so in words; reports: the last step's level reports.
+    q: (nq,) the configuration found (the closest one seen when not converged: lexicographically
+    smallest level errors); converged: every task that counts (not postures) has its error norms
+    at most tol; reason: "converged", "timeout" (the time budget ran out first) or "unreachable"
+    (every local search allowed ended without converging: the closest configuration is returned);
+    message: one line saying so in words; iterations: Newton steps in all; restarts: local searches
+    after the first; seconds: wall-clock time of the search [s]; level_errors: per level, |W e| at
+    q [m, rad, weighted]; errors: per task, its error norms at q (computed when first read).
     """
 
     q: np.ndarray
     converged: bool
     iterations: int
-    errors: dict[str, dict[str, float]] = field(default_factory=dict)
-    reason: str = CONVERGED
+    reason: str = "converged"
     message: str = ""
-    reports: list[LevelReport] = field(default_factory=list)
+    restarts: int = 0
+    seconds: float = 0.0
+    level_errors: list[float] = field(default_factory=list)
+    _errors_at: Callable[[np.ndarray], dict[str, dict[str, float]]] | None = field(default=None, repr=False)
+    _errors: dict[str, dict[str, float]] | None = field(default=None, repr=False)
+
+    @property
+    def errors(self) -> dict[str, dict[str, float]]:
+        """Per task (by name), its error norms at q (:meth:`Task.error_norms`) [m, rad]."""
+        if self._errors is None:
+            self._errors = self._errors_at(self.q) if self._errors_at is not None else {}
+        return self._errors
 
 
-def _why(reason: str, controller: Controller, iterations: int, tol: float) -> tuple[str, str]:
-    """(reason, message): a stop explained by the first level whose tasks did not converge."""
-    counted = {t.name for t in controller.tasks if t.counts_for_convergence}
-    for k, report in enumerate(controller.last_reports):
-        if not counted.intersection(report.tasks):
-            continue
-        if report.scale < 1.0 and (report.saturated_joints or report.saturated_constraints):
-            held = ", ".join(report.saturated_joints + report.saturated_constraints)
-            return UNREACHABLE, (f"level {k + 1} ({', '.join(report.tasks)}) cannot be met inside the limits: "
-                                 f"scaled to {report.scale:.2f} with {held} saturated")
-    slow = [t for t in controller.tasks if t.counts_for_convergence and t.gain * controller.dt < 0.05]
-    hint = ""
-    if slow:
-        hint = (f"; the gain x dt of '{slow[0].name}' is {slow[0].gain * controller.dt:.3g}, so its error shrinks "
-                f"by that fraction per iteration: use gains of about 0.1-0.5 / dt")
-    what = "no improvement in the last iterations" if reason == STALLED else f"{iterations} iterations"
-    return reason, f"stopped after {what} with errors above tol={tol:g}{hint}"
+class Solver:
+    """A search problem set up once, then solved from any seed, or for many targets.
+
+    Args:
+        robot: the robot.
+        levels: as :class:`Controller`'s: a list of levels, highest priority first. Gains, speed
+            caps and target velocities do not apply (full Newton steps); weights do. The tasks are
+            the caller's: a target changed between two calls is used by the next.
+        tol: every counted task's error norms at most this [m, rad].
+        max_iters: Newton iterations of one local search.
+        restarts: local searches after the first, each from a random configuration inside the
+            limits (None: 20 without a timeout, no cap with one).
+        timeout: wall-clock budget of one search [s] (None: none); the best configuration is
+            returned when it runs out.
+        constraints: :class:`~reljac.ik.limits.Limit` objects held above every level (collision
+            avoidance, a support region), as in the controller.
+        damping: a singular damping policy added to the search's own damping (default: none;
+            its error-dependent part does not apply).
+        position_margin: distance kept from every position limit [rad or m].
+        backend: "compiled" or "python" (default: as :class:`Controller`).
+
+    ``solve(q0, seed=0)`` and ``solve_many(seeds, targets, seed=0)`` return :class:`IKResult`
+    objects; never NaN, never outside the position limits. A Solver keeps per-search state: use
+    one per thread (``solve_many`` spreads its problems over threads itself).
+    """
+
+    def __init__(self, robot: Robot, levels: Any, *, tol: float = 1e-4, max_iters: int = 100,
+                 restarts: int | None = None, timeout: float | None = None, constraints: Sequence[Limit] = (),
+                 damping: DampingPolicy | None = None, position_margin: float = 0.0,
+                 backend: str | None = None) -> None:
+        self.options = _options(tol, max_iters, restarts, timeout, 0)
+        self.robot = robot = as_robot(robot)
+        self._levels = _as_levels(levels)
+        self._make = lambda: Controller(
+            robot, self._levels, dt=1.0, velocity_limits=np.full(robot.nv, np.inf), limit_gain=1.0,
+            position_margin=position_margin, damping=UNDAMPED if damping is None else damping,
+            constraints=constraints, backend=backend, anti_chatter=False)
+        first = self._make()
+        step = first._step
+        self.compiled = step is not None and not step.has_python_parts
+        self.controllers = [first]
+        self.counted = [t for t in first.tasks if t.counts_for_convergence]
+        position = next(limit for limit in first.limits if isinstance(limit, JointPositionLimit))
+        self.sample = sampling(robot, position)
+        kind, lower, upper = self.sample
+        self.middle = np.where(kind == 0, 0.5 * (lower + upper), robot.neutral())
+        self._core_options: Any = self._to_core(self.options) if self.compiled else None
+
+    @property
+    def backend(self) -> str:
+        """Where the search runs: "compiled" (one C++ call) or "python"."""
+        return "compiled" if self.compiled else "python"
+
+    def solve(self, q0: ArrayLike | None = None, *, seed: int = 0) -> IKResult:
+        """A configuration meeting every level, searched from q0 (nq,) (None: the middle of the
+        joint limits, unbounded coordinates at the neutral configuration's); `seed` seeds the
+        restarts' random stream (the same seed finds the same q on both backends)."""
+        q = self.middle if q0 is None else self.robot.validate_q(q0)
+        seed = _seed(seed)
+        controller = self.controllers[0]
+        if not self.compiled:
+            found = PythonSearch(controller, self.counted, dataclasses.replace(self.options, seed=seed),
+                                 self.sample).run(q)
+            return self.result(found)
+        core_options = self._core_options
+        core_options.seed = seed
+        step = controller._step
+        assert step is not None
+        return self.result(_from_core(step.search(q, core_options)))
+
+    def solve_many(self, seeds: ArrayLike | None, targets: Sequence[Any], *, seed: int = 0,
+                   workers: int | None = None, progress: bool | None = None) -> list[IKResult]:
+        """:meth:`solve` for each of `targets`, on `workers` threads (default: every core).
+
+        seeds: None (every problem from the middle of the limits), one q (nq,) for all, or
+        (len(targets), nq), one per problem. targets: one entry per problem: a dict {task (object
+        or name): target} of the targets that change, or a bare target for the first task of the
+        first level. Problem i uses the seed ``seed + i``: its result equals ``solve(seeds[i],
+        seed=seed + i)`` with its targets set (without a timeout, whose results depend on the
+        machine's speed). The tasks' targets are as before when it returns. progress: a progress
+        bar on standard error (None: for 1,000 problems or more).
+        """
+        n_workers = (os.cpu_count() or 1) if workers is None else as_count(workers, "workers", minimum=1,
+                                                                             error=ConfigurationError)
+        if isinstance(targets, (str, bytes, Mapping)) or not isinstance(targets, Sequence):
+            raise ConfigurationError(f"targets must be a list with one entry per problem, got "
+                                     f"{type(targets).__name__}")
+        seed = _seed(seed)
+        seed_rows = self._seed_rows(seeds, len(targets))
+        if not targets:
+            return []
+        tasks = self.controllers[0].tasks
+        kept = [(task, getattr(task, "target", None), getattr(task, "target_velocity", None)) for task in tasks
+                if hasattr(task, "set_target")]
+        try:
+            changed, values = self._target_values(targets)
+            if self.compiled:
+                while len(self.controllers) < min(n_workers, len(targets)):
+                    self.controllers.append(self._make())
+            show = len(targets) >= 1000 if progress is None else bool(progress)
+            return self._run_many(changed, values, seed_rows, seed, show, min(n_workers, len(targets)))
+        finally:
+            for task, target, velocity in kept:
+                if target is not None and velocity is None:
+                    task.set_target(target)
+                elif target is not None:
+                    task.set_target(target, velocity)
+
+    # ------------------------------------------------------------------ helpers
+    def _to_core(self, options: SearchOptions) -> Any:
+        from .backend import core
+
+        o = core().SearchOptions()
+        for name in ("tol", "max_iters", "seed", "mu_initial", "mu_grow", "mu_shrink", "mu_min", "mu_max",
+                     "stall_iters", "stall_ratio", "floor"):
+            setattr(o, name, getattr(options, name))
+        o.restarts = -1 if options.restarts is None else options.restarts
+        o.timeout = -1.0 if options.timeout is None else options.timeout
+        o.counted = [i for i, t in enumerate(self.controllers[0].tasks) if t.counts_for_convergence]
+        o.sample_kind, o.lower, o.upper = self.sample
+        return o
+
+    def result(self, found: SearchResult) -> IKResult:
+        """The IKResult of a search (a TaskError when no configuration had finite rows)."""
+        controller = self.controllers[0]
+        if found.reason not in REASONS:  # FAILED
+            task = controller.tasks[found.failing].name if found.failing >= 0 else "a task"
+            raise TaskError(f"task '{task}' has rows that are not finite at every configuration searched "
+                            "(its weights or target overflow)")
+        level_errors = [float(np.sqrt(c)) for c in found.level_costs]
+        message = "converged" if found.converged else self._why(found, level_errors)
+        tasks = controller.tasks
+
+        def errors_at(q: np.ndarray) -> dict[str, dict[str, float]]:
+            kin = Kinematics(self.robot, q)
+            return {task.name: task.error_norms(kin) for task in tasks}
+
+        return IKResult(found.q, found.converged, found.iterations, REASONS[found.reason], message,
+                        found.searches - 1, found.seconds, level_errors, errors_at)
+
+    def _why(self, found: SearchResult, level_errors: list[float]) -> str:
+        o, kin = self.options, Kinematics(self.robot, found.q)
+        counted = set(map(id, self.counted))
+        k, unmet = 0, []
+        for k, tasks in enumerate(self.controllers[0].levels):  # noqa: B007 - k names the level after
+            unmet = [t.name for t in tasks if id(t) in counted and max(t.error_norms(kin).values()) > o.tol]
+            if unmet:
+                break
+        what = (f"the time budget of {o.timeout:g} s ran out" if found.reason == TIMEOUT else
+                f"{found.searches} local searches ended without converging")
+        kind, lower, upper = self.sample
+        model, q = self.robot.model, found.q
+        at_limit = [model.names[j.id] for j in model.joints[1:] if j.nq == 1 and kind[j.idx_q] == 0 and
+                    min(q[j.idx_q] - lower[j.idx_q], upper[j.idx_q] - q[j.idx_q]) < 1e-9]
+        limits = f"; at their limits there: {', '.join(at_limit)}" if at_limit else ""
+        return (f"level {k + 1} ({', '.join(unmet)}) not met within tol={o.tol:g}: {what}; the closest "
+                f"configuration found is returned (level errors {', '.join(f'{e:.3g}' for e in level_errors)})"
+                f"{limits}")
+
+    def _seed_rows(self, seeds: Any, n: int) -> np.ndarray:
+        if seeds is None:
+            return self.middle[None, :]
+        rows = [seeds] if np.ndim(seeds) <= 1 else list(seeds)
+        if np.ndim(seeds) > 1 and len(rows) != n:
+            raise ConfigurationError(f"seeds must be None, one q ({self.robot.nq},) or ({n}, {self.robot.nq}), "
+                                     f"one per target; got {len(rows)} rows")
+        return np.array([self.robot.validate_q(q) for q in rows])
+
+    def _target_values(self, targets: Sequence[Any]) -> tuple[list[Task], np.ndarray]:
+        """The tasks whose targets change and, per problem, their core target values in a row
+        (each target checked by its task's set_target)."""
+        tasks = self.controllers[0].tasks
+        by_name = {t.name: t for t in tasks}
+        changed: list[Task] = []
+        rows = []
+        for i, entry in enumerate(targets):
+            pairs = entry.items() if isinstance(entry, Mapping) else [(tasks[0], entry)]
+            row: dict[int, np.ndarray] = {}
+            for key, target in pairs:
+                task = by_name.get(key) if isinstance(key, str) else key
+                if task is None or not any(task is t for t in tasks):
+                    raise ConfigurationError(f"targets[{i}] names task {key!r}, not one of the levels' "
+                                             f"({', '.join(repr(t.name) for t in tasks)})")
+                if not hasattr(task, "set_target"):
+                    raise ConfigurationError(f"task '{task.name}' takes no target")
+                task.set_target(target)  # type: ignore[union-attr]
+                if not any(task is t for t in changed):
+                    if i > 0:
+                        raise ConfigurationError(f"targets[{i}] sets task '{task.name}', which targets[0] does not: "
+                                                 "every problem must set the same tasks")
+                    changed.append(task)
+                row[id(task)] = _core_target(task, self.robot)
+            if len(row) != len(changed):
+                raise ConfigurationError(f"targets[{i}] does not set every task targets[0] sets "
+                                         f"({', '.join(t.name for t in changed)})")
+            rows.append(np.concatenate([row[id(t)] for t in changed]))
+        return changed, np.array(rows)
+
+    def _run_many(self, changed: list[Task], values: np.ndarray, seed_rows: np.ndarray, seed: int, show: bool,
+                  workers: int) -> list[IKResult]:
+        from tqdm.auto import tqdm
+
+        n = len(values)
+        sizes = [len(_core_target(t, self.robot)) for t in changed]
+        results: list[IKResult] = []
+        chunk = max(64, 32 * workers)
+        with tqdm(total=n, disable=not show, unit="pose", desc="solve_many") as bar:
+            for start in range(0, n, chunk):
+                stop = min(n, start + chunk)
+                seeds = seed_rows if len(seed_rows) == 1 else seed_rows[start:stop]
+                found = self._chunk(changed, sizes, values[start:stop], seeds, seed + start, workers)
+                results.extend(self.result(f) for f in found)
+                bar.update(stop - start)
+        return results
+
+    def _chunk(self, changed: list[Task], sizes: list[int], values: np.ndarray, seeds: np.ndarray, seed: int,
+               workers: int) -> list[SearchResult]:
+        if not self.compiled:
+            out = []
+            for i, row in enumerate(values):
+                at = 0
+                for task, size in zip(changed, sizes, strict=True):
+                    _set_from_core(task, row[at:at + size])
+                    at += size
+                options = dataclasses.replace(self.options, seed=seed + i)
+                q = seeds[0 if len(seeds) == 1 else i]
+                out.append(PythonSearch(self.controllers[0], self.counted, options, self.sample).run(q))
+            return out
+        from .backend import core
+
+        steps = [c._step.prepared_core() for c in self.controllers[:workers]]  # type: ignore[union-attr]
+        index = {id(t): i for i, t in enumerate(self.controllers[0].tasks)}
+        core_options = self._core_options
+        core_options.seed = seed
+        found = core().search_many(steps, [index[id(t)] for t in changed], sizes, values, seeds, core_options)
+        return [_from_core(r) for r in found]
 
 
-def solve(
-    robot: Robot,
-    q0: ArrayLike,
-    levels: Any,
-    *,
-    tol: float = 1e-4,
-    max_iters: int = 500,
-    dt: float = 0.01,
-    stall_iters: int = 200,
-    **controller_options: Any,
-) -> IKResult:
-    """Iterate the controller from q0 until every task's errors are below `tol` [m, rad].
-
-    Each iteration is one controller step of length `dt`, so a task's error shrinks by about
-    ``gain * dt`` per iteration where nothing saturates: choose gains with gain * dt around
-    0.1-0.5 (e.g. gain 20 [1/s] with the default dt = 0.01 s); the default gain 1 needs
-    thousands of iterations. `controller_options` are :class:`Controller`'s keyword arguments.
-
-    Tasks with ``counts_for_convergence = False`` (postures) do not count. An unreachable
-    target ends with the closest configuration found (smallest sum of errors above tol) and
-    ``converged=False``, after `max_iters` or earlier after `stall_iters` without improvement;
-    the result's ``reason`` and ``message`` say which; never NaN.
+def solve(robot: Robot, q0: ArrayLike | None, levels: Any, *, tol: float = 1e-4, max_iters: int = 100,
+          restarts: int | None = None, timeout: float | None = None, seed: int = 0,
+          constraints: Sequence[Limit] = (), damping: DampingPolicy | None = None, position_margin: float = 0.0,
+          backend: str | None = None) -> IKResult:
+    """A configuration meeting every level, found from q0: ``Solver(robot, levels, ...).solve(q0,
+    seed=seed)`` (see :class:`Solver` for the arguments; set a Solver up once to solve many times).
 
     Raises:
-        TaskError: a bad tol, max_iters or stall_iters (the rule: :mod:`reljac.validation`).
-        ConfigurationError: a bad q0, or an unknown or bad controller option.
+        TaskError: a bad tol, max_iters, restarts, timeout or seed, or a task whose rows are not
+            finite anywhere searched (the rule: :mod:`reljac.validation`).
+        ConfigurationError: a bad q0, robot or option.
     """
+    solver = Solver(robot, levels, tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout,
+                    constraints=constraints, damping=damping, position_margin=position_margin, backend=backend)
+    return solver.solve(q0, seed=seed)
+
+
+def solve_many(robot: Robot, seeds: ArrayLike | None, levels: Any, targets: Sequence[Any], *,
+               workers: int | None = None, progress: bool | None = None, tol: float = 1e-4, max_iters: int = 100,
+               restarts: int | None = None, timeout: float | None = None, seed: int = 0,
+               constraints: Sequence[Limit] = (), damping: DampingPolicy | None = None,
+               position_margin: float = 0.0, backend: str | None = None) -> list[IKResult]:
+    """:meth:`Solver.solve_many` on copies of the levels' tasks (the caller's are not touched):
+    one :class:`IKResult` per target, on every core (see :class:`Solver` for the arguments)."""
+    copies = [[_own_copy(task) for task in level] for level in _as_levels(levels)]
+    solver = Solver(robot, copies, tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout,
+                    constraints=constraints, damping=damping, position_margin=position_margin, backend=backend)
+    return solver.solve_many(seeds, targets, seed=seed, workers=workers, progress=progress)
+
+
+def _own_copy(task: Task) -> Task:
+    """A shallow copy of a task that no controller listens to (its targets are the copy's)."""
+    twin = copy.copy(task)
+    twin.__dict__.pop("_listeners", None)
+    return twin
+
+
+def _seed(seed: Any) -> int:
+    seed = as_count(seed, "seed", minimum=0)
+    if seed >= 2 ** 64:
+        raise TaskError(f"seed must be below 2**64, got {seed}")
+    return seed
+
+
+def _options(tol: Any, max_iters: Any, restarts: Any, timeout: Any, seed: Any) -> SearchOptions:
     tol = as_float(tol, "tol", minimum=0.0, strict=True, valid="a positive number [m or rad]")
-    max_iters = as_count(max_iters, "max_iters", minimum=0)
-    stall_iters = as_count(stall_iters, "stall_iters", minimum=1)
-    known = {"velocity_limits", "limit_gain", "position_margin", "damping", "constraints", "backend"}
-    unknown = sorted(set(controller_options) - known)
-    if unknown:
-        raise ConfigurationError(f"solve() got unknown option(s) {', '.join(unknown)}; valid: "
-                                 f"tol, max_iters, dt, stall_iters, {', '.join(sorted(known))}")
-    controller = Controller(robot, levels, dt=dt, **controller_options)
-    q = robot.validate_q(q0)
-    counted = [t for t in controller.tasks if t.counts_for_convergence]
+    max_iters = as_count(max_iters, "max_iters", minimum=1)
+    if timeout is not None:
+        timeout = as_float(timeout, "timeout [s]", minimum=0.0, strict=True, valid="a positive number of seconds")
+    restarts = (None if timeout is not None else 20) if restarts is None else as_count(restarts, "restarts")
+    return SearchOptions(tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout, seed=_seed(seed))
 
-    def score(kin: Kinematics) -> float:  # how far above tol the task errors are, all tasks together
-        return sum(max(max(t.error_norms(kin).values()) - tol, 0.0) for t in counted)
 
-    best_q, best_score, since_best = q, None, 0
-    reason = ITERATION_CAP
-    for iteration in range(max_iters + 1):
-        kin = Kinematics(robot, q, data=controller.data)
-        s = score(kin)
-        if best_score is None or s < best_score * (1.0 - 1e-9):
-            best_q, best_score, since_best = q, s, 0
-        else:
-            since_best += 1
-        if s == 0.0:
-            return IKResult(q, True, iteration, controller.errors(q), CONVERGED, "converged",
-                            controller.last_reports)
-        if iteration == max_iters:
-            break
-        if since_best >= stall_iters:
-            reason = STALLED
-            break
-        q = controller.step(q)
-    reason, message = _why(reason, controller, iteration, tol)
-    return IKResult(best_q, False, iteration, controller.errors(best_q), reason, message, controller.last_reports)
+def _from_core(raw: Any) -> SearchResult:
+    return SearchResult(np.array(raw.q), raw.converged, raw.reason, raw.iterations, raw.searches,
+                        np.array(raw.level_costs), raw.seconds, raw.failing)
+
+
+def _core_target(task: Task, robot: Robot) -> np.ndarray:
+    """The task's current target as the core holds it (Step.set_task_target's values)."""
+    d: Any = task.description(robot)
+    return np.asarray(d.target, dtype=float).reshape(-1)
+
+
+def _set_from_core(task: Task, values: np.ndarray) -> None:
+    """The inverse of :func:`_core_target` on the Python task."""
+    if len(values) == 16:
+        T = values.reshape(4, 4)
+        kind = getattr(task, "kind", "pose")
+        task.set_target(T if kind == "pose" else T[:3, 3] if kind == "position" else T[:3, :3])  # type: ignore[attr-defined]
+    else:
+        task.set_target(values)  # type: ignore[attr-defined]

@@ -7,4 +7,5 @@ PYBIND11_MODULE(_core, m) {
   bind_kinematics(m);
   bind_relative(m);
   bind_step(m);
+  bind_search(m);
 }

@@ -21,3 +21,4 @@ void bind_hierarchy(pybind11::module_& m);
 void bind_kinematics(pybind11::module_& m);
 void bind_relative(pybind11::module_& m);
 void bind_step(pybind11::module_& m);
+void bind_search(pybind11::module_& m);  // after bind_step: it adds to Step

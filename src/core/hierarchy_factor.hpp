@@ -148,7 +148,12 @@ inline void correction(const Level& level, const RowMatrix& M, const Matrix& G_n
   step.smallest = std::numeric_limits<double>::infinity();
   if (level.A == nullptr) {  // A = c diag(mask): (c P)^+ = P / c on the kept rows
     step.delta.noalias() = P * residual;
-    step.delta /= level.identity_scale;
+    const double c = level.identity_scale, lam2 = level.extra_damping;  // damped: c P / (c^2 + lambda^2)
+    step.damping = lam2;
+    if (lam2 == 0.0)
+      step.delta /= c;
+    else
+      step.delta *= c / (c * c + lam2);
     times(level, step.delta, nv, step.A_delta);
     return;
   }

@@ -68,6 +68,37 @@ struct SupportRegionDescription {
   double margin = 0.02, gain = 0.5;
 };
 
+// A search for a configuration (src/core/search.cpp; its specification is reljac/ik/search.py):
+// local searches of Newton steps on the hierarchy (gain 1, no feed-forward, dt 1) with
+// Levenberg-Marquardt damping adapted by lexicographic acceptance, restarted from random
+// configurations until one converges, the restarts run out or the time does.
+struct SearchOptions {
+  double tol = 1e-4;              // every counted task's error norms at most this [m, rad]
+  int max_iters = 100;            // iterations of one local search
+  int restarts = 20;              // local searches after the first (< 0: no cap, the timeout ends it)
+  double timeout = -1;            // wall-clock budget [s] (< 0: none)
+  unsigned long long seed = 0;    // of the restarts' random configurations (splitmix64)
+  double mu_initial = 1e-4, mu_grow = 10, mu_shrink = 0.3, mu_min = 1e-12, mu_max = 1e4;
+  int stall_iters = 10;           // accepted steps in a row improving by less than stall_ratio end a search
+  double stall_ratio = 1e-3;
+  double floor = 1e-8;            // level costs below this tie, a level under it is met (tol^2) [m^2, rad^2]
+  std::vector<int> counted;       // the tasks whose errors decide convergence
+  Eigen::VectorXi sample_kind;    // (nq) 0: uniform in [lower, upper]; 1: the seed's; 2: an angle's (cos, sin) here and next
+  Vector lower, upper;            // (nq)
+};
+
+enum class SearchReason { kConverged = 0, kTimeout = 1, kExhausted = 2, kFailed = 3 };
+
+struct SearchResult {
+  Vector q;                       // the converged configuration, or the best one found
+  bool converged = false;
+  SearchReason reason = SearchReason::kExhausted;
+  int iterations = 0, searches = 0;  // Newton iterations in all; local searches (1 + restarts)
+  Vector level_costs;             // |W e|^2 per level at q
+  double seconds = 0;
+  int failing = -1;               // as Step::velocity's, when reason is kFailed
+};
+
 // The support region cannot be formed this step (its message says why, as SupportError's).
 struct SupportFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -147,6 +178,14 @@ class Step {
   void set_support_region(int index, const SupportRegionDescription& d);
 
   void set_dt(double dt);
+  // Search mode: task rows with gain 1, no speed cap and no feed-forward, and `lm` added to every
+  // level's damping (lambda^2) instead of the error-dependent damping.
+  void set_search_mode(bool on, double lm);
+  // The target of task `index` from `values`: a frame task's (4 x 4, row-major), a CoM task's
+  // (size) or a posture's (nq).
+  void set_task_target(int index, const Vector& values);
+  // A search from q0 (search.cpp); built-in tasks and limits only. Leaves search mode on.
+  SearchResult search(const Vector& q0, const SearchOptions& options);
   void set_policy(double threshold, double max_damping, double error_damping, double step_threshold);
 
   // The kinematics pass at q (nq) into the pin.Data given at construction.

@@ -68,7 +68,8 @@ struct Limit {
 // The size check of every description's arrays (std::invalid_argument naming `what`).
 void check_size(const Vector& x, long size, const char* what);
 // Task._feedback: gain e, each part capped by max_speed (into f).
-void feedback_of(const Task& t, const Vector& e, Vector& f);
+// In search mode (`newton`): e itself.
+void feedback_of(const Task& t, const Vector& e, Vector& f, bool newton);
 
 struct Step::Impl {
   PinModel& model;
@@ -76,6 +77,8 @@ struct Step::Impl {
   double dt = 0.01;
   Policy policy;
   double error_damping = 1.0, step_threshold = 0.01;
+  bool newton = false;  // search mode (Step::set_search_mode)
+  double lm = 0.0;      // its Levenberg-Marquardt damping, added to every level's lambda^2
   std::vector<Task> tasks;
   std::vector<std::vector<int>> levels;
   std::vector<Limit> limits;

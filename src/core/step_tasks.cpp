@@ -9,9 +9,13 @@ void check_size(const Vector& x, long size, const char* what) {
   if (x.size() != size) throw std::invalid_argument(std::string(what) + " has the wrong size");
 }
 
-// Task._feedback: gain e, each part capped by max_speed.
-void feedback_of(const Task& t, const Vector& e, Vector& f) {
+// Task._feedback: gain e, each part capped by max_speed (search mode: e).
+void feedback_of(const Task& t, const Vector& e, Vector& f, bool newton) {
   const TaskParameters& p = t.parameters();
+  if (newton) {
+    f = e;
+    return;
+  }
   f = p.gain * e;
   if (!p.has_max_speed) return;
   auto cap_part = [&](int start, int length, double cap) {
@@ -103,7 +107,7 @@ void Step::Impl::task_rows(const Task& t, const Vector& q, Rows& out) {
     e.resize(nv);
     pinocchio::difference(model, t.posture.target, q, e);
     if (t.identity_scale != 0.0) {  // PostureTask.rows, identity form
-      feedback_of(t, e, f);
+      feedback_of(t, e, f, newton);
       out.feedback = t.mask.cwiseProduct(t.identity_scale * f);
       out.b = -out.feedback;
       out.identity = true;
@@ -159,7 +163,8 @@ void Step::Impl::task_rows(const Task& t, const Vector& q, Rows& out) {
       e = w;
     }
   }
-  feedback_of(t, e, f);
+  if (newton) ff.setZero();
+  feedback_of(t, e, f, newton);
   out.identity = false;
   if (t.unit_weights) {
     out.A = J;
@@ -240,7 +245,9 @@ void Step::Impl::assemble(const Vector& q, const std::vector<ExternalRows>& exte
       }
       level.A = A.data();
     }
-    if (error_damping > 0) {
+    if (newton) {
+      level.extra_damping = lm;
+    } else if (error_damping > 0 && level.A != nullptr) {  // (an identity level: undamped)
       double asked = 0.0;
       for (int index : members) asked += rows[index].feedback.squaredNorm();
       asked *= dt * dt;

@@ -1,0 +1,245 @@
+"""``reljac bench solve``: IK that finds a pose, on TRAC-IK's protocol (its README), with ``--peers``
+beside TRAC-IK itself (``pytracik``) on the same targets in the same run.
+
+Protocol: targets are the placements of random configurations inside the joint limits (so every
+target is reachable), the full pose at tol = 1e-5 [m, rad], every query seeded at the middle of
+the joint limits, a time budget of 5 ms per query; times include the unsuccessful queries.
+Per chain: **within budget**, the share solved within the budget (wall clock of the call, from
+Python); **at all**, the share a search without time limit (50 restarts) converges on; the mean,
+median, p95 and p99 of the call's wall time. reljac's queries run a :class:`~reljac.ik.Solver`
+set up once per chain (as TRAC-IK's solver is made once), one target after the other, seed i.
+
+Also a dual-arm problem with relative targets (the right tool in the left tool's frame at level 1,
+the left tool in the world at level 2, a posture below: budget 10 ms) and a humanoid with balance
+(Talos: feet held, the centre of mass inside the support polygon, a hand reaching: budget 20 ms).
+``solve_many`` on every core is timed against one core on the first chain.
+
+TRAC-IK (``--peers``): ``solver_type="Speed"``, its default, the same timeout and epsilon 1e-5
+(its own per-axis criterion), the joint limits handed over from Pinocchio (its URDF parser
+misreads some), seeded at the same middle configuration.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from ..ik import FrameTask, PostureTask, RelativeFrameTask, Solver
+from ..relative import Kinematics
+from ..robot import Robot
+from ..robots import resolve
+from .bench_common import PAIR, Progress, done
+from .report import format_table
+
+TOL, BUDGET = 1e-5, 0.005
+#: (robot by name, base frame, tip frame)
+CHAINS = [("ur5", "base_link", "tool0"), ("panda", "panda_link0", "panda_hand"),
+          ("kinova", "j2s6s200_link_base", "j2s6s200_end_effector"), ("xarm7", "link_base", "link_eef")]
+
+
+def _targets(robot: Robot, base: str, tip: str, n: int, seed: int) -> list[pin.SE3]:
+    rng = np.random.default_rng(seed)
+    return [Kinematics(robot, robot.random_configuration(rng)).relative_placement(base, tip) for _ in range(n)]
+
+
+def _stats(times: list[float], ok: list[bool], at_all: list[bool], budget: float) -> dict[str, Any]:
+    t = np.array(times)
+    within = [o and s <= budget for o, s in zip(ok, t, strict=True)]
+    return {"queries": len(times), "within_budget": float(np.mean(within)),
+            "at_all": float(np.mean(at_all)), "mean_s": float(t.mean()), "median_s": float(np.median(t)),
+            "p95_s": float(np.percentile(t, 95)), "p99_s": float(np.percentile(t, 99))}
+
+
+def _run_reljac(solver: Solver, targets: list[Any], task: Any, q0: np.ndarray, budget: float,
+                patient: Solver) -> dict[str, Any]:
+    times, ok, at_all = [], [], []
+    for i, T in enumerate(targets):
+        task.set_target(T)
+        start = time.perf_counter()
+        result = solver.solve(q0, seed=i)
+        times.append(time.perf_counter() - start)
+        ok.append(result.converged)
+        at_all.append(result.converged or patient.solve(q0, seed=i).converged)
+    return _stats(times, ok, at_all, budget)
+
+
+def _chain_joints(robot: Robot, base: str, tip: str) -> list[tuple[int, int]]:
+    """(q index, nq) of the moving joints between frames base and tip (base to tip), as TRAC-IK's
+    chain: nq 1 (revolute, prismatic) or 2 (continuous: cos, sin)."""
+    model = robot.model
+    below = set(model.supports[model.frames[robot.frame_id(base)].parentJoint])
+    chain = [j for j in model.supports[model.frames[robot.frame_id(tip)].parentJoint] if j not in below]
+    return [(model.joints[j].idx_q, model.joints[j].nq) for j in chain if model.joints[j].nv == 1]
+
+
+def _run_tracik(robot: Robot, name: str, base: str, tip: str, targets: list[pin.SE3], q0: np.ndarray,
+                budget: float) -> dict[str, Any] | None:
+    try:
+        import pytracik
+    except ImportError:
+        return None
+    solver = pytracik.TRAC_IK(base, tip, resolve(name).urdf.read_text(), budget, TOL, pytracik.SolveType.Speed)
+    joints = _chain_joints(robot, base, tip)
+    if pytracik.get_num_joints(solver) != len(joints):
+        return {"error": f"its chain has {pytracik.get_num_joints(solver)} joints, Pinocchio's {len(joints)}"}
+    # continuous joints: an angle in [-pi, pi] (every orientation); the others: Pinocchio's limits
+    lower = [float(robot.lower_limits[i]) if n == 1 else -np.pi for i, n in joints]
+    upper = [float(robot.upper_limits[i]) if n == 1 else np.pi for i, n in joints]
+    pytracik.set_joint_limits(solver, lower, upper)
+    seed = np.array([q0[i] if n == 1 else np.arctan2(q0[i + 1], q0[i]) for i, n in joints])
+    times, ok = [], []
+    for T in targets:
+        x, y, z = T.translation
+        qx, qy, qz, qw = pin.Quaternion(T.rotation).coeffs()
+        start = time.perf_counter()
+        r = pytracik.ik(solver, seed, x, y, z, qx, qy, qz, qw)
+        times.append(time.perf_counter() - start)
+        ok.append(bool(r[0] >= 0))
+    return _stats(times, ok, ok, budget)
+
+
+def chain_results(name: str, base: str, tip: str, n: int, peers: bool) -> dict[str, Any]:
+    robot = Robot.load(name)
+    targets = _targets(robot, base, tip, n, seed=2026)
+    task = RelativeFrameTask(base, tip)
+    task.set_target(targets[0])
+    solver = Solver(robot, [[task]], tol=TOL, timeout=BUDGET)
+    patient = Solver(robot, [[task]], tol=TOL, restarts=50)
+    q0 = solver.middle
+    out: dict[str, Any] = {"chain": f"{name} {base}->{tip}", "dof": len(_chain_joints(robot, base, tip)),
+                           "reljac": _run_reljac(solver, targets, task, q0, BUDGET, patient)}
+    if peers:
+        out["trac_ik"] = _run_tracik(robot, name, base, tip, targets, q0, BUDGET)
+    return out
+
+
+def dual_arm_results(n: int, budget: float = 0.010) -> dict[str, Any]:
+    """The right tool in the left tool's frame (level 1), the left tool in the world (level 2), a
+    posture toward the middle of the limits below; targets from random configurations."""
+    robot = Robot.bundled("dual_arm")
+    rel, left = RelativeFrameTask(*PAIR, name="relative"), FrameTask(PAIR[0], name="left")
+    posture = PostureTask(robot, weight=0.1)
+    rng = np.random.default_rng(11)
+    kins = [Kinematics(robot, robot.random_configuration(rng)) for _ in range(n)]
+    rel.set_target(kins[0].relative_placement(*PAIR))
+    left.set_target(kins[0].placement(PAIR[0]))
+    levels = [[rel], [left], [posture]]
+    solver = Solver(robot, levels, tol=TOL, timeout=budget)
+    posture.set_target(solver.middle)
+    patient = Solver(robot, levels, tol=TOL, restarts=50)
+    times, ok, at_all = [], [], []
+    for i, kin in enumerate(kins):
+        rel.set_target(kin.relative_placement(*PAIR))
+        left.set_target(kin.placement(PAIR[0]))
+        start = time.perf_counter()
+        result = solver.solve(solver.middle, seed=i)
+        times.append(time.perf_counter() - start)
+        ok.append(result.converged)
+        at_all.append(result.converged or patient.solve(solver.middle, seed=i).converged)
+    return {"case": "dual_arm: relative pose > left pose > posture", "budget_s": budget,
+            **_stats(times, ok, at_all, budget)}
+
+
+def humanoid_results(n: int, budget: float = 0.020) -> dict[str, Any]:
+    """Talos: feet held (level 1), the left gripper's position (level 2), posture; the support
+    region held above every level. Success: converged within the budget with the centre of mass
+    inside the support polygon shrunk by the margin (to 1 mm)."""
+    from ..ik import humanoid_stack
+    from .balance_demo import FEET, LEFT, MARGIN, POSITION
+
+    robot = Robot.load("talos")
+    q0 = robot.reference_configuration()
+    standing = humanoid_stack(robot, q0, feet=FEET, margin=MARGIN, com_priority="none")
+    hand = FrameTask(LEFT, weight=POSITION, name="left gripper")
+    arm = [robot.model.joints[robot.model.getJointId(f"arm_left_{k}_joint")].idx_q for k in range(1, 5)]
+    rng = np.random.default_rng(5)
+    targets = []
+    for _ in range(n):
+        q = q0.copy()
+        q[arm] = rng.uniform(robot.lower_limits[arm], robot.upper_limits[arm])
+        targets.append(Kinematics(robot, q).placement(LEFT))
+    hand.set_target(targets[0])
+    levels = [standing.levels[0], [hand], *standing.levels[1:]]
+    solver = Solver(robot, levels, tol=1e-4, timeout=budget, constraints=standing.constraints)
+    times, ok = [], []
+    for i, T in enumerate(targets):
+        hand.set_target(T)
+        start = time.perf_counter()
+        result = solver.solve(q0, seed=i)
+        times.append(time.perf_counter() - start)
+        kin = Kinematics(robot, result.q)
+        balanced = standing.support.polygon(kin).contains(kin.center_of_mass(), margin=MARGIN - 1e-3)
+        ok.append(result.converged and balanced)
+    return {"case": "Talos: feet > left gripper position > posture, support region held", "budget_s": budget,
+            **_stats(times, ok, ok, budget)}
+
+
+def many_results(n: int) -> dict[str, Any]:
+    """solve_many on every core against one core, on the first chain's targets (no timeout)."""
+    name, base, tip = CHAINS[0]
+    robot = Robot.load(name)
+    targets = _targets(robot, base, tip, n, seed=7)
+    task = RelativeFrameTask(base, tip)
+    task.set_target(targets[0])
+    solver = Solver(robot, [[task]], tol=TOL, restarts=20)
+    seconds = {}
+    for workers in (1, os.cpu_count() or 1):
+        start = time.perf_counter()
+        solver.solve_many(None, targets, workers=workers, progress=False)
+        seconds[workers] = time.perf_counter() - start
+    one, all_ = seconds[1], seconds[max(seconds)]
+    return {"problems": n, "cores": max(seconds), "one_core_per_s": n / one, "all_cores_per_s": n / all_,
+            "speedup": one / all_}
+
+
+def solve_results(*, quick: bool = False, progress: Progress = None, peers: bool = False) -> dict[str, Any]:
+    """The measurements of ``reljac bench solve`` (times in seconds)."""
+    n = 20 if quick else 200
+    chains = []
+    for name, base, tip in CHAINS:
+        chains.append(chain_results(name, base, tip, n, peers))
+        done(progress)
+    cases = [dual_arm_results(10 if quick else 100)]
+    done(progress)
+    cases.append(humanoid_results(5 if quick else 50))
+    done(progress)
+    many = many_results(64 if quick else 1000)
+    done(progress)
+    return {"tol": TOL, "budget_s": BUDGET, "chains": chains, "cases": cases, "solve_many": many}
+
+
+def solve_units(quick: bool = False) -> int:
+    return len(CHAINS) + 3
+
+
+def solve_text(r: dict[str, Any]) -> str:
+    rows = []
+    for c in r["chains"]:
+        for who in ("reljac", "trac_ik"):
+            s = c.get(who)
+            if s is None:
+                continue
+            if "error" in s:
+                rows.append([c["chain"], c["dof"], who, s["error"], "", "", "", "", ""])
+                continue
+            rows.append([c["chain"], c["dof"], who, f"{100 * s['within_budget']:.1f} %", f"{100 * s['at_all']:.1f} %",
+                         1e3 * s["mean_s"], 1e3 * s["median_s"], 1e3 * s["p95_s"], 1e3 * s["p99_s"]])
+    m = r["solve_many"]
+    cases = [[c["case"], f"{1e3 * c['budget_s']:g} ms", f"{100 * c['within_budget']:.1f} %",
+              f"{100 * c['at_all']:.1f} %", 1e3 * c["mean_s"], 1e3 * c["median_s"], 1e3 * c["p95_s"]]
+             for c in r["cases"]]
+    return "\n".join([
+        f"IK that finds a pose: TRAC-IK's protocol (random reachable targets, full pose at {r['tol']:g}, seeded "
+        f"at the middle of the limits, {1e3 * r['budget_s']:g} ms budget)",
+        format_table(["chain", "dof", "solver", "within budget", "at all", "mean [ms]", "median [ms]", "p95 [ms]",
+                      "p99 [ms]"], rows),
+        "",
+        format_table(["problem", "budget", "within budget", "at all", "mean [ms]", "median [ms]", "p95 [ms]"], cases),
+        "",
+        f"solve_many, {m['problems']} problems: {m['one_core_per_s']:.0f}/s on one core, "
+        f"{m['all_cores_per_s']:.0f}/s on {m['cores']} ({m['speedup']:.2f}x)",
+    ])

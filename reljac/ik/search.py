@@ -1,0 +1,360 @@
+"""The search for a configuration behind :func:`reljac.ik.solve`: the readable specification of the
+compiled search (``src/core/search.cpp``) and its oracle (``RELJAC_BACKEND=python`` runs it).
+
+**A local search** from a configuration q takes Newton (Gauss-Newton) steps on the same
+strict-priority hierarchy as the controller, with the controller's rows in *search mode*: every
+task's rows are ``A = W J``, ``b = -W e`` (gain 1, no speed cap, no feed-forward), the step is
+``dt = 1`` long, joint position limits are held by saturation in the null space exactly
+(``q_min - q <= v <= q_max - q``), the constraints given (collision avoidance, a support region)
+keep their rows, and no velocity limit nor reversal damping applies. On every level, a
+Levenberg-Marquardt damping ``mu`` is added to ``lambda^2`` (the damping policy's singular part,
+none unless a policy is given: ``mu`` damps near singularities).
+
+Each level has its own damping ``mu_k``.
+A step is kept only if it lowers the levels' costs ``c_k = |W e|^2`` in lexicographic order from
+the first level not met (the active level: its cost above ``floor = tol^2`` and above 0.01 times
+the largest cost of a level below it that counts for convergence; the first level whose cost
+differs decides; costs under ``floor`` tie, as does a relative difference under 1e-12), while the
+met levels above it stay under ``max(floor, 0.01 c_active)`` (a step for a lower level moves them
+at second order; the next Newton steps bring them back as the levels below converge), and then every ``mu_k`` shrinks
+(x ``mu_shrink``, down to ``mu_min``); else the step is tried again from the same q with more
+damping (x ``mu_grow``) on the levels below the level that got worse, when it was met (their
+motion moved it: damping it too would slow its own convergence) and on the odd rejections of a
+streak, and on the even ones on it too (its own step may overshoot). A local search ends when every task
+that counts for convergence has its error norms (:meth:`Task.error_norms`) at most ``tol``
+(converged), after ``max_iters`` iterations, when every ``mu_k`` exceeds ``mu_max``, or after
+``stall_iters`` kept steps in a row that each improved by less than ``stall_ratio`` (relative).
+
+**Two local methods, alternated** (TRAC-IK runs two as well): even local searches (the first
+included) keep the levels as given; odd ones put every task that counts for convergence in one
+level (postures stay below). A level met greedily first can drive joints onto limits where the
+levels below have no way left; the flat search does not, and where every level can be met the
+answer is the same: every task met.
+
+**Restarts**: a local search that ends without converging is followed by another from a random
+configuration: each coordinate of a joint with finite limits uniform inside them, each unbounded
+revolute joint a uniform angle, every other coordinate (floating bases, spherical joints) as in the
+first seed. The random stream is splitmix64 seeded with ``seed``, the same in C++. The search
+ends on convergence, after ``restarts`` restarts (None: no cap, then a timeout is needed), or when
+``timeout`` seconds of wall clock have passed (checked every iteration); it returns the
+configuration with the lexicographically smallest costs seen.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from ..relative import Kinematics
+from ..robot import Robot
+from .controller import Controller
+from .hierarchy import Level
+from .limits import JointPositionLimit, intersect
+from .task import Task
+
+CONVERGED, TIMEOUT, EXHAUSTED, FAILED = 0, 1, 2, 3  # SearchResult.reason, as the core's
+TIE_BAND = 1e-12  # relative difference of two level costs that is a tie
+SLACK = 1e-2  # met levels may rise to this fraction of the first unmet level's cost in a kept step
+MASK64 = (1 << 64) - 1
+
+
+@dataclass
+class SearchOptions:
+    """How a search runs (the fields of the core's ``SearchOptions``, the same defaults).
+
+    tol [m, rad]; max_iters per local search; restarts (None: no cap); timeout [s] of wall clock
+    (None: none); seed of the random stream; the Levenberg-Marquardt damping's start, factors,
+    floor and ceiling [same units as the levels' sigma^2]; stall_iters and stall_ratio; floor
+    [m^2, rad^2] under which level costs tie.
+    """
+
+    tol: float = 1e-4
+    max_iters: int = 100
+    restarts: int | None = 20
+    timeout: float | None = None
+    seed: int = 0
+    mu_initial: float = 1e-4
+    mu_grow: float = 10.0
+    mu_shrink: float = 0.3
+    mu_min: float = 1e-12
+    mu_max: float = 1e4
+    stall_iters: int = 10
+    stall_ratio: float = 1e-3
+
+    @property
+    def floor(self) -> float:
+        """Level costs below this tie, and a level under it is met: tol^2."""
+        return self.tol ** 2
+
+
+@dataclass
+class SearchResult:
+    """What a search found: q (nq,), converged, reason (CONVERGED, TIMEOUT, EXHAUSTED, FAILED),
+    iterations (Newton steps in all), searches (1 + restarts), level_costs (one per level) and
+    seconds of wall clock; failing: the index of a task whose rows were not finite (FAILED)."""
+
+    q: np.ndarray
+    converged: bool
+    reason: int
+    iterations: int
+    searches: int
+    level_costs: np.ndarray
+    seconds: float
+    failing: int = -1
+
+
+class SplitMix64:
+    """splitmix64 (Steele, Lea and Flood, 2014), as the core draws it."""
+
+    def __init__(self, seed: int) -> None:
+        self.state = seed & MASK64
+
+    def next(self) -> int:
+        self.state = (self.state + 0x9E3779B97F4A7C15) & MASK64
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        return z ^ (z >> 31)
+
+    def uniform(self) -> float:
+        """A double in [0, 1)."""
+        return (self.next() >> 11) * 2.0 ** -53
+
+
+def sampling(robot: Robot, position_limit: JointPositionLimit) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(kind, lower, upper), each (nq,): how a restart draws each coordinate of q: 0 uniform in
+    [lower, upper] (a joint with finite limits, as the position limit keeps them), 2 an unbounded
+    revolute joint's (cos, sin) pair from a uniform angle (its second entry: 3), 1 the seed's."""
+    model = robot.model
+    kind = np.ones(model.nq, dtype=np.int32)
+    lower, upper = np.zeros(model.nq), np.zeros(model.nq)
+    d = position_limit.description(robot)
+    bounded = {int(i): (lo, hi) for i, lo, hi in zip(d.q_index, d.q_min, d.q_max, strict=True)
+               if np.isfinite(lo) and np.isfinite(hi)}
+    for joint in model.joints[1:]:
+        i = joint.idx_q
+        if joint.nq == 1 and joint.nv == 1 and i in bounded:
+            kind[i] = 0
+            lower[i], upper[i] = bounded[i]
+        elif joint.nq == 2 and joint.nv == 1:
+            kind[i], kind[i + 1] = 2, 3
+    return kind, lower, upper
+
+
+def random_configuration(random: SplitMix64, seed: np.ndarray, kind: np.ndarray, lower: np.ndarray,
+                         upper: np.ndarray) -> np.ndarray:
+    """A restart's configuration (:func:`sampling`'s kinds), drawn in q's order."""
+    q = seed.copy()
+    i = 0
+    while i < len(q):
+        if kind[i] == 0:
+            q[i] = lower[i] + random.uniform() * (upper[i] - lower[i])
+        elif kind[i] == 2:
+            angle = -math.pi + 2.0 * math.pi * random.uniform()
+            q[i], q[i + 1] = math.cos(angle), math.sin(angle)
+            i += 1
+        i += 1
+    return q
+
+
+def lexicographically_lower(a: np.ndarray, b: np.ndarray, floor: float) -> tuple[bool, float]:
+    """(better, ratio): costs `a` below `b` in lexicographic order (costs under `floor` tie), and
+    the relative improvement at the first level that differs."""
+    for x, y in zip(a, b, strict=True):
+        x, y = max(float(x), floor), max(float(y), floor)
+        if x < y * (1.0 - TIE_BAND):
+            return True, (y - x) / y
+        if x > y * (1.0 + TIE_BAND):
+            return False, 0.0
+    return False, 0.0
+
+
+def active_level(costs: np.ndarray, floor: float, counted: list[bool]) -> int:
+    """The first level not met: its cost above `floor` and above SLACK times the largest cost of a
+    counted level below it (a level that small next to what is left below is met for now: the
+    Newton steps bring it back as the levels below converge). len(costs) when all are met."""
+    below = 0.0  # the largest cost of a counted level below k
+    bounds = [0.0] * len(costs)
+    for k in range(len(costs) - 1, -1, -1):
+        bounds[k] = below
+        if counted[k]:
+            below = max(below, float(costs[k]))
+    return next((k for k, c in enumerate(costs) if c > max(floor, SLACK * bounds[k])), len(costs))
+
+
+def improves(new: np.ndarray, old: np.ndarray, floor: float, counted: list[bool]) -> tuple[bool, float, int, int]:
+    """(keep, ratio, culprit, active): whether a step from costs `old` to `new` is kept. The levels
+    above the active one (:func:`active_level` of `old`) are met; they may rise to
+    ``max(floor, SLACK * old[active])``, and from the active level on the costs must be
+    lexicographically lower (:func:`lexicographically_lower`). ratio: the relative improvement at
+    the level that decided; culprit: the level that got worse (-1 when kept or all tied)."""
+    active = active_level(old, floor, counted)
+    if active < len(old):
+        slack = max(floor, SLACK * float(old[active]))
+        for k in range(active):
+            if float(new[k]) > slack:
+                return False, 0.0, k, active
+    for k in range(active, len(old)):
+        x, y = max(float(new[k]), floor), max(float(old[k]), floor)
+        if x < y * (1.0 - TIE_BAND):
+            return True, (y - x) / y, -1, active
+        if x > y * (1.0 + TIE_BAND) or x != x:  # (NaN: worse)
+            return False, 0.0, k, active
+    return False, 0.0, -1, active
+
+
+def raise_damping(mu: np.ndarray, culprit: int, active: int, streak: int, grow: float) -> None:
+    """After a rejected step (the `streak`-th in a row, from 1), in place: more damping (x grow)
+    for the levels below the level that got worse, when it was met (active > culprit: their motion
+    moved it) or on the odd rejections of a streak (it may be their motion); on the even ones,
+    and when it is the last level, for it too (its own step may overshoot). Every level when
+    they all tied."""
+    if culprit < 0:
+        mu *= grow
+        return
+    blame_below = (culprit < active or streak % 2 == 1) and culprit + 1 < len(mu)
+    mu[culprit + 1 if blame_below else culprit:] *= grow
+
+
+def flat_levels(levels: list[list[Task]], counted: list[Task]) -> list[list[Task]]:
+    """The levels of a flat local search: every counted task in one level (in order), then each
+    level's other tasks (postures) as a level of their own."""
+    ids = {id(t) for t in counted}
+    first = [t for level in levels for t in level if id(t) in ids]
+    rest = [[t for t in level if id(t) not in ids] for level in levels]
+    return ([first] if first else []) + [level for level in rest if level]
+
+
+def newton_rows(task: Task, kin: Kinematics) -> tuple[np.ndarray | None, np.ndarray, float | None, np.ndarray | None]:
+    """A task's rows in search mode, as :meth:`Task.rows` with gain 1, no speed cap and no
+    feed-forward: (A, b, None, None) with A = W J, b = -W e (masked rows dropped), or a posture's
+    identity form (None, b, c, mask) with b = -c mask e (nv,), A = c diag(mask) not built."""
+    scale = getattr(task, "identity_scale", None)
+    if scale is not None:
+        mask = task.row_mask  # type: ignore[attr-defined]
+        return None, -scale * mask * task.error(kin), scale, mask  # type: ignore[attr-defined]
+    e, J, _ = task.compute(kin)
+    kept = task.weight > 0
+    w = task.weight[kept]
+    return w[:, None] * np.asarray(J)[kept], -w * np.asarray(e)[kept], None, None
+
+
+def level_of(rows: list[tuple[np.ndarray | None, np.ndarray, float | None, np.ndarray | None]], nv: int) -> Level:
+    """The level of these tasks' rows (Controller._level): a lone identity form kept as it is,
+    else the rows stacked, an identity form's kept rows as c times rows of the identity."""
+    if len(rows) == 1 and rows[0][0] is None:
+        _, b, scale, mask = rows[0]
+        return Level(None, b, identity_scale=scale, mask=mask)
+    blocks, rhs = [], []
+    for A, b, scale, mask in rows:
+        if A is None:
+            assert scale is not None and mask is not None  # an identity form has both
+            kept = np.flatnonzero(mask)
+            A, b = scale * np.eye(nv)[kept], b[kept]
+        blocks.append(A)
+        rhs.append(b)
+    return Level(np.vstack(blocks), np.concatenate(rhs))
+
+
+class PythonSearch:
+    """The search on the Python rows and solver (the specification; see the module docstring)."""
+
+    def __init__(self, controller: Controller, counted: list[Task], options: SearchOptions,
+                 sample: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+        self.controller, self.counted, self.o, self.sample = controller, counted, options, sample
+        self.robot = controller.robot
+        self.strict = [list(level) for level in controller.levels]
+        self.flat = flat_levels(self.strict, counted)
+        self.levels: list[Level] = []
+
+    def evaluate(self, q: np.ndarray, structure: list[list[Task]]) -> tuple[Kinematics, np.ndarray, np.ndarray]:
+        """The kinematics at q, the search-mode rows of `structure`'s levels (kept for the step),
+        and the costs: per level of the controller (for the best found), per level of `structure`
+        (for the steps)."""
+        kin = Kinematics(self.robot, q, data=self.controller.data)
+        rows = {id(task): newton_rows(task, kin) for task in self.controller.tasks}
+        self.levels = [level_of([rows[id(t)] for t in level], self.robot.nv) for level in structure]
+
+        def costs(levels: list[list[Task]]) -> np.ndarray:
+            return np.array([sum(float(rows[id(t)][1] @ rows[id(t)][1]) for t in level) for level in levels])
+
+        return kin, costs(self.strict), costs(structure)
+
+    def converged(self, kin: Kinematics) -> bool:
+        return all(max(task.error_norms(kin).values()) <= self.o.tol for task in self.counted)
+
+    def newton_step(self, kin: Kinematics, mu: np.ndarray) -> np.ndarray | None:
+        """q + v (integrated, guarded): the hierarchy's step at kin's q with damping mu (one per
+        level), or None."""
+        c = self.controller
+        for level, damping in zip(self.levels, mu, strict=True):
+            level.extra_damping = float(damping)
+        lo, hi, C, d, _ = intersect([limit.constraint(kin, 1.0) for limit in c.limits], self.robot.nv)
+        v, _ = c._solve(self.levels, lo, hi, C, d, c.damping)
+        if not np.isfinite(v).all():
+            return None
+        q_new = pin.integrate(self.robot.model, kin.q, v)
+        for limit in c.limits:
+            q_new = limit.guard(q_new, kin.q)
+        return q_new if np.isfinite(q_new).all() else None
+
+    def run(self, q0: np.ndarray) -> SearchResult:
+        o, start = self.o, time.perf_counter()
+        random = SplitMix64(o.seed)
+        for limit in self.controller.limits:
+            limit.reset()
+        q, best_q, best_costs = q0, q0, None
+        iterations = searches = 0
+
+        def result(converged: bool, reason: int, q_out: np.ndarray, costs: Any) -> SearchResult:
+            costs = np.full(len(self.strict), np.inf) if costs is None else costs
+            return SearchResult(q_out.copy(), converged, reason, iterations, searches, costs,
+                                time.perf_counter() - start)
+
+        ids = {id(t) for t in self.counted}
+        counted = [[any(id(t) in ids for t in level) for level in levels] for levels in (self.strict, self.flat)]
+        while True:
+            structure_index = searches % 2
+            structure = self.flat if structure_index else self.strict
+            searches += 1
+            kin, level_costs, costs = self.evaluate(q, structure)
+            mu, stale, streak, it = np.full(len(structure), o.mu_initial), 0, 0, 0
+            while np.isfinite(costs).all():  # (rows that are not finite: no local search from q)
+                if best_costs is None or lexicographically_lower(level_costs, best_costs, o.floor)[0]:
+                    best_q, best_costs = kin.q, level_costs
+                if self.converged(kin):
+                    return result(True, CONVERGED, kin.q, level_costs)
+                if o.timeout is not None and time.perf_counter() - start >= o.timeout:
+                    return result(False, TIMEOUT, best_q, best_costs)
+                if it >= o.max_iters:
+                    break
+                it += 1
+                q_new = self.newton_step(kin, mu)
+                if q_new is None:
+                    break
+                iterations += 1
+                kin_new, new_level_costs, new_costs = self.evaluate(q_new, structure)
+                better, ratio, culprit, active = improves(new_costs, costs, o.floor, counted[structure_index])
+                if better:
+                    kin, level_costs, costs = kin_new, new_level_costs, new_costs
+                    mu = np.maximum(mu * o.mu_shrink, o.mu_min)
+                    streak = 0
+                    stale = stale + 1 if ratio < o.stall_ratio else 0
+                    if stale >= o.stall_iters:
+                        break
+                else:
+                    streak += 1
+                    raise_damping(mu, culprit, active, streak, o.mu_grow)
+                    if mu.min() > o.mu_max:
+                        break
+                    kin, level_costs, costs = self.evaluate(kin.q, structure)  # the rows at q again
+            if o.restarts is not None and searches > o.restarts:
+                return result(False, FAILED if best_costs is None else EXHAUSTED, best_q, best_costs)
+            if o.timeout is not None and time.perf_counter() - start >= o.timeout:
+                return result(False, TIMEOUT, best_q, best_costs)
+            q = random_configuration(random, q0, *self.sample)

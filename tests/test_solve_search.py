@@ -1,0 +1,269 @@
+"""solve / solve_many: the search for a configuration (reljac/ik/search.py, src/core/search.cpp).
+
+Values are pinned by closed forms (the planar two-link arm's inverse kinematics), by the Python
+specification against the compiled search (same seeds, no timeout: the same configurations), and
+by independent kinematics (every returned q is re-evaluated with Kinematics)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import reljac
+from reljac.exceptions import ConfigurationError, TaskError
+from reljac.ik import (
+    FrameTask,
+    PostureTask,
+    RelativeFrameTask,
+    RelativePositionTask,
+    compiled_available,
+    solve,
+    solve_many,
+)
+from reljac.ik.search import (
+    SplitMix64,
+    active_level,
+    flat_levels,
+    improves,
+    lexicographically_lower,
+    raise_damping,
+    random_configuration,
+    sampling,
+)
+from reljac.relative import Kinematics
+
+L1, L2 = 1.0, 0.8  # urdf/planar_2link.urdf
+BACKENDS = ["python", pytest.param("compiled", marks=pytest.mark.skipif(not compiled_available(),
+                                                                        reason="the compiled core is not built"))]
+
+
+@pytest.fixture(scope="module")
+def planar():
+    return reljac.Robot.bundled("planar_2link")
+
+
+@pytest.fixture(scope="module")
+def dual_arm():
+    return reljac.Robot.bundled("dual_arm")
+
+
+@pytest.fixture(scope="module")
+def hand():
+    return reljac.Robot.bundled("hand")
+
+
+def tip_position_task(x: float, y: float) -> RelativePositionTask:
+    task = RelativePositionTask("base_link", "tip")
+    task.set_target(np.array([x, y, 0.0]))
+    return task
+
+
+def analytic_solutions(x: float, y: float) -> list[np.ndarray]:
+    """Both closed-form solutions (elbow up, elbow down) of the two-link arm reaching (x, y)."""
+    c2 = (x * x + y * y - L1 * L1 - L2 * L2) / (2 * L1 * L2)
+    out = []
+    for s2 in (math.sqrt(1 - c2 * c2), -math.sqrt(1 - c2 * c2)):
+        q2 = math.atan2(s2, c2)
+        q1 = math.atan2(y, x) - math.atan2(L2 * s2, L1 + L2 * c2)
+        out.append(np.array([q1, q2]))
+    return out
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("xy", [(1.2, 0.7), (-0.3, 1.5), (0.25, -0.4), (1.79, 0.0)])
+def test_planar_arm_reaches_one_of_the_two_closed_form_solutions(planar, backend, xy):
+    result = solve(planar, np.array([0.3, 0.5]), [[tip_position_task(*xy)]], tol=1e-9, backend=backend)
+    assert result.converged and result.reason == "converged" and result.message == "converged"
+    distance = min(np.linalg.norm(result.q - s) for s in analytic_solutions(*xy))
+    assert distance < 1e-6, (result.q, analytic_solutions(*xy))
+    assert result.level_errors[0] <= 1e-9
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_unreachable_target_ends_at_the_closest_configuration(planar, backend):
+    """(3, 0) is 1.2 m beyond the reach of 1.8 m: the closest configuration is the arm stretched
+    towards it (q = 0), 1.2 m away; every allowed local search runs."""
+    result = solve(planar, np.array([0.3, 0.5]), [[tip_position_task(3.0, 0.0)]], restarts=3, backend=backend)
+    assert not result.converged and result.reason == "unreachable" and result.restarts == 3
+    np.testing.assert_allclose(result.q, [0.0, 0.0], atol=1e-3)
+    assert result.level_errors[0] == pytest.approx(1.2, abs=1e-6)
+    assert result.errors[next(iter(result.errors))]["position"] == pytest.approx(1.2, abs=1e-6)
+    assert "level 1" in result.message and "not met" in result.message and "4 local searches" in result.message
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_timeout_ends_the_search_with_the_best_found(planar, backend):
+    result = solve(planar, None, [[tip_position_task(3.0, 0.0)]], timeout=0.02, backend=backend)
+    assert not result.converged and result.reason == "timeout" and "time budget of 0.02 s" in result.message
+    # (restarts have no cap with a timeout: an unreachable target ends by the clock, not "unreachable")
+    assert result.level_errors[0] == pytest.approx(1.2, abs=1e-6)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_joint_limits_are_held_and_the_level_scaled_within_them(planar, backend):
+    """joint1 limited to [-3.1, 3.1]: (-1.8, 0), at full reach behind the base, needs q1 = pi. With q1
+    at its limit the tip moves on a circle of radius L2 about the elbow c = L1 (cos 3.1, sin 3.1): the
+    closest point leaves | |target - c| - L2 |, and the message says joint1 is at its limit."""
+    result = solve(planar, np.array([0.0, 0.0]), [[tip_position_task(-1.8, 0.0)]], restarts=2, backend=backend)
+    assert not result.converged
+    assert np.all(result.q >= planar.lower_limits) and np.all(result.q <= planar.upper_limits)
+    tip = Kinematics(planar, result.q).placement("tip").translation
+    elbow = L1 * np.array([math.cos(3.1), math.sin(3.1)])
+    closest = abs(np.linalg.norm(np.array([-1.8, 0.0]) - elbow) - L2)
+    assert np.linalg.norm(tip[:2] - [-1.8, 0.0]) == pytest.approx(closest, abs=1e-7)
+    assert abs(abs(result.q[0]) - 3.1) < 1e-9
+    assert "joint1" in result.message
+
+
+def test_splitmix64_matches_its_published_first_outputs():
+    """splitmix64 seeded with 1234567: the first three of the JDK's
+    ``new java.util.SplittableRandom(1234567L).nextLong()`` (the same generator), printed by Java 17."""
+    random = SplitMix64(1234567)
+    assert [random.next() for _ in range(3)] == [6457827717110365317, 3203168211198807973, 9817491932198370423]
+
+
+def test_random_configurations_stay_inside_the_limits_and_keep_unbounded_coordinates(hand):
+    from reljac.ik.limits import JointPositionLimit
+
+    kind, lower, upper = sampling(hand, JointPositionLimit(hand))
+    random = SplitMix64(7)
+    seed = hand.neutral()
+    for _ in range(50):
+        q = random_configuration(random, seed, kind, lower, upper)
+        assert np.all(q[kind == 0] >= lower[kind == 0]) and np.all(q[kind == 0] <= upper[kind == 0])
+        np.testing.assert_array_equal(q[kind == 1], seed[kind == 1])
+
+
+def test_lexicographic_order_ties_below_the_floor_and_decides_on_the_first_level():
+    assert lexicographically_lower(np.array([1.0, 5.0]), np.array([2.0, 0.0]), 1e-10) == (True, 0.5)
+    assert lexicographically_lower(np.array([2.0, 0.0]), np.array([1.0, 5.0]), 1e-10)[0] is False
+    assert lexicographically_lower(np.array([1e-12, 1.0]), np.array([1e-11, 2.0]), 1e-10) == (True, 0.5)
+    assert lexicographically_lower(np.array([1.0, 1.0]), np.array([1.0, 1.0]), 1e-10)[0] is False
+
+
+def test_a_step_may_move_met_levels_a_little_while_the_first_unmet_one_improves():
+    floor, both = 1e-8, [True, True]
+    # level 1 met (under floor), level 2 improves: level 1 may rise to 1 % of level 2's cost
+    assert improves(np.array([5e-3, 0.4]), np.array([0.0, 1.0]), floor, both) == (True, pytest.approx(0.6), -1, 1)
+    assert improves(np.array([2e-2, 0.4]), np.array([0.0, 1.0]), floor, both) == (False, 0.0, 0, 1)
+    # a level under 1 % of a counted level below it is met for now; not next to a posture's cost
+    assert active_level(np.array([1e-4, 0.1]), floor, both) == 1
+    assert active_level(np.array([1e-4, 0.1]), floor, [True, False]) == 0
+    # nothing met: strictly lexicographic from the first level; the culprit is the level that got worse
+    assert improves(np.array([0.5, 9.0]), np.array([1.0, 1.0]), floor, both) == (True, 0.5, -1, 0)
+    assert improves(np.array([1.0, 0.5]), np.array([1.0, 1.0]), floor, both) == (True, 0.5, -1, 0)
+    assert improves(np.array([1.5, 0.5]), np.array([1.0, 1.0]), floor, both) == (False, 0.0, 0, 0)
+
+
+def test_a_rejected_step_damps_the_levels_below_first_then_the_culprit_too():
+    mu = np.ones(3)
+    raise_damping(mu, culprit=0, active=0, streak=1, grow=10.0)
+    np.testing.assert_array_equal(mu, [1, 10, 10])
+    raise_damping(mu, culprit=0, active=0, streak=2, grow=10.0)
+    np.testing.assert_array_equal(mu, [10, 100, 100])
+    raise_damping(mu, culprit=0, active=1, streak=2, grow=10.0)  # a met level: only those below
+    np.testing.assert_array_equal(mu, [10, 1000, 1000])
+    raise_damping(mu, culprit=2, active=0, streak=1, grow=10.0)  # the last level: itself
+    np.testing.assert_array_equal(mu, [10, 1000, 10000])
+
+
+def test_a_flat_local_search_puts_the_counted_tasks_in_one_level():
+    a, b, c = FrameTask("a"), FrameTask("b"), FrameTask("c")
+    posture = PostureTask.__new__(PostureTask)  # no robot needed: only its identity and kind matter
+    assert flat_levels([[a], [b, posture], [c]], [a, b, c]) == [[a, b, c], [posture]]
+    assert flat_levels([[a]], [a]) == [[a]]
+
+
+def dual_arm_levels(robot, q_target, q_posture):
+    kin = Kinematics(robot, q_target)
+    rel = RelativeFrameTask("left_tool", "right_tool", name="relative")
+    rel.set_target(kin.relative_placement("left_tool", "right_tool"))
+    left = FrameTask("left_tool", name="left")
+    left.set_target(kin.placement("left_tool"))
+    posture = PostureTask(robot, weight=0.1)
+    posture.set_target(q_posture)
+    return [[rel], [left], [posture]], rel, left
+
+
+@pytest.mark.skipif(not compiled_available(), reason="the compiled core is not built")
+def test_both_backends_find_the_same_configurations_from_the_same_seeds(dual_arm, rng):
+    for trial in range(4):
+        levels, _, _ = dual_arm_levels(dual_arm, dual_arm.random_configuration(rng), dual_arm.neutral())
+        q0 = dual_arm.random_configuration(rng)
+        found = {b: solve(dual_arm, q0, levels, tol=1e-6, restarts=3, seed=trial, backend=b)
+                 for b in ("python", "compiled")}
+        a, b = found["python"], found["compiled"]
+        assert (a.converged, a.reason, a.restarts) == (b.converged, b.reason, b.restarts)
+        assert a.iterations == b.iterations
+        np.testing.assert_allclose(a.q, b.q, atol=1e-8)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_relative_targets_on_the_dual_arm_are_met_level_by_level(dual_arm, rng, backend):
+    for _ in range(3):
+        levels, rel, left = dual_arm_levels(dual_arm, dual_arm.random_configuration(rng), dual_arm.neutral())
+        result = solve(dual_arm, None, levels, tol=1e-6, backend=backend)
+        kin = Kinematics(dual_arm, result.q)
+        assert result.converged
+        assert max(rel.error_norms(kin).values()) <= 1e-6 and max(left.error_norms(kin).values()) <= 1e-6
+        assert np.all(result.q >= dual_arm.lower_limits) and np.all(result.q <= dual_arm.upper_limits)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_solve_many_equals_one_by_one_solves_with_the_same_seeds(dual_arm, rng, backend):
+    q_targets = [dual_arm.random_configuration(rng) for _ in range(6)]
+    task = FrameTask("right_tool", name="right")
+    task.set_target(pin.SE3.Identity())
+    targets = [Kinematics(dual_arm, q).placement("right_tool") for q in q_targets]
+    many = solve_many(dual_arm, None, [[task]], targets, workers=2, tol=1e-6, restarts=2, seed=10, backend=backend)
+    assert task.target.isIdentity()  # the caller's task keeps its target
+    for i, (T, result) in enumerate(zip(targets, many, strict=True)):
+        task.set_target(T)
+        one = solve(dual_arm, None, [[task]], tol=1e-6, restarts=2, seed=10 + i, backend=backend)
+        assert (one.converged, one.iterations, one.restarts) == (result.converged, result.iterations, result.restarts)
+        np.testing.assert_array_equal(one.q, result.q)
+        if result.converged:
+            error = pin.log6(T.actInv(Kinematics(dual_arm, result.q).placement("right_tool"))).vector
+            assert np.linalg.norm(error[:3]) <= 1e-6 and np.linalg.norm(error[3:]) <= 1.01e-6
+
+
+def test_solve_many_takes_named_targets_and_per_problem_seeds(dual_arm, rng):
+    task = FrameTask("left_tool", name="left")
+    task.set_target(pin.SE3.Identity())
+    qs = [dual_arm.random_configuration(rng) for _ in range(3)]
+    targets = [{"left": Kinematics(dual_arm, q).placement("left_tool")} for q in qs]
+    results = solve_many(dual_arm, np.array(qs), [[task]], targets, tol=1e-6)
+    for q, result in zip(qs, results, strict=True):  # seeded at the answer: converged at once
+        assert result.converged and result.iterations == 0
+        np.testing.assert_array_equal(result.q, q)
+
+
+@pytest.mark.parametrize(("kwargs", "error", "words"), [
+    ({"tol": 0.0}, TaskError, "tol must be a positive number"),
+    ({"tol": float("nan")}, TaskError, "tol"),
+    ({"restarts": -1}, TaskError, "restarts must be >= 0"),
+    ({"timeout": 0}, TaskError, "timeout [s] must be a positive number of seconds"),
+    ({"timeout": "1"}, TaskError, "timeout"),
+    ({"seed": -1}, TaskError, "seed must be >= 0"),
+    ({"seed": 2 ** 64}, TaskError, "seed must be below 2**64"),
+    ({"max_iters": 0}, TaskError, "max_iters must be >= 1"),
+    ({"dt": 0.01}, TypeError, "dt"),
+])
+def test_bad_options_are_refused_with_what_is_valid(planar, kwargs, error, words):
+    with pytest.raises(error, match=words.replace("[", r"\[").replace("]", r"\]").replace("*", r"\*")):
+        solve(planar, None, [[tip_position_task(1.0, 0.5)]], **kwargs)
+
+
+def test_solve_many_refuses_targets_of_unknown_tasks_and_mixed_sets(dual_arm):
+    left = FrameTask("left_tool", name="left")
+    left.set_target(pin.SE3.Identity())
+    with pytest.raises(ConfigurationError, match="names task 'nope'"):
+        solve_many(dual_arm, None, [[left]], [{"nope": pin.SE3.Identity()}])
+    with pytest.raises(ConfigurationError, match="targets must be a list"):
+        solve_many(dual_arm, None, [[left]], {"left": pin.SE3.Identity()})
+    with pytest.raises(ConfigurationError, match="seeds must be"):
+        solve_many(dual_arm, np.zeros((2, dual_arm.nq)), [[left]], [pin.SE3.Identity()] * 3)
+    assert solve_many(dual_arm, None, [[left]], []) == []
