@@ -9,7 +9,6 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from reljac import Robot
 from reljac.apps.cli import main
 from reljac.apps.debug import new_run_log
 from reljac.apps.hierarchy_file import DEMO_FILE, load_hierarchy
@@ -35,11 +34,6 @@ def wait_for(condition, what: str, timeout: float = 30.0):
             raise TimeoutError(f"waited {timeout} s for {what}")
         time.sleep(0.01)
     return value
-
-
-@pytest.fixture(scope="module")
-def dual_arm():
-    return Robot.bundled("dual_arm")
 
 
 # ---------------------------------------------------------------------------- the hierarchy file
@@ -119,6 +113,9 @@ def test_the_cli_rejects_a_bad_file_in_one_line(tmp_path, capsys):
     assert "cannot be read" in capsys.readouterr().err
     assert main(["debug", "dual_arm", "--history", "0", "--no-hold"]) == 2
     assert "history" in capsys.readouterr().err
+
+
+@pytest.mark.slow
 
 
 def test_the_cli_serves_the_demo_hierarchy_on_loopback(capsys):
@@ -272,6 +269,9 @@ class _Page:
         self.issued = []
 
 
+@pytest.mark.slow
+
+
 def test_only_the_transforms_that_changed_are_sent_and_the_page_ends_as_a_full_resend_puts_it(dual_arm):
     from meshcat.commands import SetTransform
 
@@ -316,6 +316,9 @@ def test_only_the_transforms_that_changed_are_sent_and_the_page_ends_as_a_full_r
     assert len(full) > 20
 
 
+@pytest.mark.slow
+
+
 def test_the_debugger_makes_no_update_while_its_page_is_busy_with_the_last(dual_arm):
     import asyncio
     import json
@@ -351,6 +354,7 @@ def test_the_debugger_makes_no_update_while_its_page_is_busy_with_the_last(dual_
 
 
 # ---------------------------------------------------------------------------- the debugger's requests
+@pytest.mark.slow
 def test_a_step_while_paused_is_one_controller_step_and_a_drag_retargets(dual_arm):
     controller, q0 = load_hierarchy(dual_arm, DEMO_FILE)
     twin, _ = load_hierarchy(dual_arm, DEMO_FILE)
@@ -374,6 +378,9 @@ def test_a_step_while_paused_is_one_controller_step_and_a_drag_retargets(dual_ar
         wait_for(lambda: debugger.state().get("steps") == 1 and len(debugger.recording) == 0, "the reset")
         np.testing.assert_allclose(left.target.homogeneous, T0.homogeneous)
         np.testing.assert_allclose(debugger.state()["q"], q0, rtol=0, atol=1e-12)
+
+
+@pytest.mark.slow
 
 
 def test_scrubbing_pauses_and_resuming_goes_on_from_the_frame_shown(dual_arm):

@@ -24,6 +24,8 @@ from reljac.ik import Controller, FrameTask, PostureTask, RelativeFrameTask
 from reljac.relative import Kinematics
 from reljac.viz.debugger import Debugger
 
+pytestmark = pytest.mark.slow
+
 SIZE = (1400, 900)
 SCREENSHOT = Path(__file__).resolve().parent.parent / "docs" / "images" / "debug_page.png"
 
@@ -81,11 +83,6 @@ def browser():
     b = Browser(size=SIZE)
     yield b
     b.close()
-
-
-@pytest.fixture(scope="module")
-def dual_arm():
-    return Robot.bundled("dual_arm")
 
 
 @needs_chromium

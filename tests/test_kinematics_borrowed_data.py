@@ -33,6 +33,7 @@ def _fresh(robot, kin):
 
 
 # --------------------------------------------------------------------------- borrowed pin.Data
+@pytest.mark.slow
 def test_a_kinematics_resurrected_from_a_cycle_does_not_share_its_data(robot):
     """A Kinematics in a reference cycle with an object whose __del__ keeps it (PEP 442: each
     finalizer runs once, in any order): its __del__ gives the data back and the object lives on.
@@ -56,6 +57,9 @@ def test_a_kinematics_resurrected_from_a_cycle_does_not_share_its_data(robot):
     other.relative_jacobian(*PAIR)
     with pytest.raises(AttributeError):  # it gave its data back: it fails loudly rather than share it
         alive.relative_jacobian(*PAIR)
+
+
+@pytest.mark.slow
 
 
 def test_threads_kept_data_is_never_given_back():
@@ -92,6 +96,9 @@ def test_threads_kept_data_is_never_given_back():
     assert hits == 0
 
 
+@pytest.mark.slow
+
+
 def test_deleting_the_data_attribute_prints_nothing_from_del():
     """``del kin.data`` (refused: a read-only property) and then the object's end print nothing
     (the first version's __del__ printed 'Exception ignored in ... __del__')."""
@@ -102,6 +109,9 @@ def test_deleting_the_data_attribute_prints_nothing_from_del():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0
     assert "Exception ignored" not in out.stderr, out.stderr
+
+
+@pytest.mark.slow
 
 
 def test_a_kinematics_whose_robot_was_replaced_does_not_poison_the_other_robots_pool():

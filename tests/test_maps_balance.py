@@ -22,6 +22,8 @@ from reljac.maps.compiled import compiled_available
 from reljac.maps.kernel import manipulability_of_rows
 from reljac.maps.sampling import Sampler
 
+pytestmark = pytest.mark.slow
+
 BASE_MASS, ARM_MASS, ARM_COM = 2.0, 2.0, 0.5  # [kg], [kg], [m]: the arm's centre of mass along its x
 FOOT = (0.4, 0.2)  # [m] the foot rectangle, centred under the base
 URDF = f"""<robot name="stand">

@@ -25,6 +25,8 @@ import reljac
 from reljac.exceptions import SchedulerError
 from reljac.maps import capability_map, kernel
 
+pytestmark = pytest.mark.slow
+
 distributed = pytest.importorskip("distributed")
 ENV = {**os.environ, "PYTHONWARNINGS": "ignore", "CI": "1"}
 HANG_GUARD = 120  # [s] a call that has not returned by then hangs (the old behaviour): not a timing claim

@@ -13,12 +13,9 @@ import reljac
 from reljac.exceptions import MapError, SchedulerError
 from reljac.maps import MAX_SAMPLES, capability_map, scheduling
 
+pytestmark = pytest.mark.slow
+
 ARGS = dict(samples=40_000, voxel=0.1, seed=7, directions=16)
-
-
-@pytest.fixture(scope="module")
-def dual_arm():
-    return reljac.Robot.bundled("dual_arm")
 
 
 @pytest.fixture(scope="module")

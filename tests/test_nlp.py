@@ -26,9 +26,7 @@ def within_limits(robot, q):
     return np.all((q >= lo - 1e-12) | ~np.isfinite(lo)) and np.all((q <= hi + 1e-12) | ~np.isfinite(hi))
 
 
-@pytest.fixture(scope="module")
-def dual_arm():
-    return reljac.Robot.bundled("dual_arm")
+@pytest.mark.slow
 
 
 def test_dual_arm_pose_targets_reached_by_both_solvers(dual_arm):
@@ -52,6 +50,9 @@ def test_dual_arm_pose_targets_reached_by_both_solvers(dual_arm):
         assert 0 < nlp.iterations <= 500 and nlp.cost < TOL**2
 
 
+@pytest.mark.slow
+
+
 def test_dual_arm_relative_pose_target(dual_arm, rng):
     T = reljac.Kinematics(dual_arm, dual_arm.random_configuration(rng)).relative_placement("left_tool", "right_tool")
     result = solve_nlp(dual_arm, middle(dual_arm), pose_cost("right_tool", T, relative_to="left_tool"))
@@ -59,6 +60,9 @@ def test_dual_arm_relative_pose_target(dual_arm, rng):
     T_now = reljac.relative_placement(dual_arm, result.q, "left_tool", "right_tool")
     assert np.linalg.norm(T_now.translation - T.translation) < TOL
     assert np.linalg.norm(pin.log3(T.rotation.T @ T_now.rotation)) < TOL
+
+
+@pytest.mark.slow
 
 
 def test_hand_fingertip_positions_reached_by_both_solvers(rng):
@@ -79,6 +83,9 @@ def test_hand_fingertip_positions_reached_by_both_solvers(rng):
         for tip, p in targets.items():
             assert np.linalg.norm(reljac.relative_placement(hand, q, "palm", tip).translation - p) < 1e-5
     assert within_limits(hand, nlp.q)
+
+
+@pytest.mark.slow
 
 
 def test_floating_base_with_continuous_joints_in_the_tangent_space(rng):
@@ -105,6 +112,9 @@ def test_one_dof_limits_hold_on_a_floating_base(rng):
     assert within_limits(robot, result.q)
 
 
+@pytest.mark.slow
+
+
 def test_unreachable_target_returns_the_closest_configuration(dual_arm):
     far = PositionCost("left_tool", [5.0, 0.0, 1.0])
     start = far.errors(reljac.Kinematics(dual_arm, middle(dual_arm)))["position"]
@@ -114,11 +124,17 @@ def test_unreachable_target_returns_the_closest_configuration(dual_arm):
     assert result.errors[far.name]["position"] < start
 
 
+@pytest.mark.slow
+
+
 def test_without_bounds_the_limits_may_be_left(dual_arm):
     q0 = middle(dual_arm)
     T = reljac.Kinematics(dual_arm, dual_arm.random_configuration(0)).placement("left_tool")
     result = solve_nlp(dual_arm, q0, pose_cost("left_tool", T), bounds=None)
     assert result.converged, result.errors
+
+
+@pytest.mark.slow
 
 
 def test_bench_rows_compare_both_solvers():

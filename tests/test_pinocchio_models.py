@@ -49,6 +49,9 @@ def test_a_robot_wrapper_makes_a_robot_with_its_geometry(hand_wrapper):
         np.testing.assert_array_equal(_frames(robot, q), _frames(hand, q))
 
 
+@pytest.mark.slow
+
+
 def test_a_wrapper_is_accepted_wherever_a_robot_is(hand_wrapper, rng):
     hand = reljac.Robot.bundled("hand")
     q, v = hand.random_configuration(rng), rng.normal(size=hand.nv)
@@ -129,6 +132,7 @@ def test_expand_mimic_is_the_urdf_without_mimic(name, rng):
 
 @settings(max_examples=30, deadline=None)
 @given(text=urdf_trees())
+@pytest.mark.slow
 def test_expand_mimic_on_random_trees(tmp_path_factory, text):
     robot = load_random_tree(tmp_path_factory.mktemp("tree"), text)
     if robot is None:
@@ -165,6 +169,7 @@ def test_a_given_mimic_model_pickles_and_deep_copies(rng, hand_wrapper):
 
 
 @needs_erd
+@pytest.mark.slow
 def test_a_robot_of_another_loader_with_meshes(rng):
     """example-robot-data's URDF through Pinocchio's RobotWrapper (its meshes found by it)."""
     source = robots.resolve("ur5")

@@ -89,6 +89,9 @@ def numeric_relative_jacobian(robot: ReferenceRobot, q: np.ndarray, a: str, b: s
 METHODS = ("cross", "poe")  # both of the reference's Jacobian methods, each against the same differences
 
 
+@pytest.mark.slow
+
+
 def test_frame_jacobians_match_finite_differences(robot):
     rng = np.random.default_rng(11)
     for q in robot.random_configuration(rng, 2):
@@ -112,6 +115,9 @@ def frame_pairs(robot: ReferenceRobot, count: int, seed: int) -> list[tuple[str,
     while len(pairs) < count:
         pairs.append(tuple(names[i] for i in rng.integers(0, len(names), 3)))
     return pairs
+
+
+@pytest.mark.slow
 
 
 def test_relative_jacobians_match_finite_differences(robot):

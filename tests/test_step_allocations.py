@@ -41,6 +41,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 WARM_UP, STEPS = 60, 200
 

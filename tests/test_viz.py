@@ -35,6 +35,8 @@ from reljac import Robot
 from reljac.apps.view import view
 from reljac.viz import Viewer
 
+pytestmark = pytest.mark.slow
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (`chromium` on PATH)")
 
@@ -262,11 +264,6 @@ def scene_messages(viewer: Viewer) -> int:
 
 
 @pytest.fixture(scope="module")
-def dual_arm():
-    return Robot.bundled("dual_arm")
-
-
-@pytest.fixture(scope="module")
 def shots(dual_arm, chromium, tmp_path_factory):
     """Screenshots of one live page: dual_arm at the meeting pose (scene replayed on connect),
     then at q = 0 (T-pose, sent live), then with the robot deleted (sent live)."""
@@ -339,11 +336,6 @@ def port_open(port: int) -> bool:
     with socket.socket() as s:
         s.settimeout(1.0)
         return s.connect_ex(("127.0.0.1", port)) == 0
-
-
-@pytest.fixture(scope="module")
-def planar():
-    return Robot.bundled("planar_2link")
 
 
 def test_two_viewers_and_close_frees_the_ports(planar):

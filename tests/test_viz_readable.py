@@ -22,6 +22,8 @@ from reljac.viz import Viewer
 from reljac.viz.camera import frame_box, overlay_scale
 from reljac.viz.viewer import LABEL_HEIGHT
 
+pytestmark = pytest.mark.slow
+
 SIZE = (800, 600)
 FRAMES = {
     "dual_arm": ["left_tool", "right_tool", "torso"],
