@@ -105,8 +105,6 @@ def test_workspace_summary_reports_consistent_samples(planar, backend):
 
 
 @pytest.mark.slow
-
-
 def test_workspace_summary_on_the_dual_arm_with_both_backends(dual_arm):
     results = {}
     for backend in ("reference", "pinocchio"):

@@ -340,8 +340,6 @@ def test_one_dof_robot_jacobians_have_shape_6_by_1(tmp_path):
 
 
 @pytest.mark.slow
-
-
 def test_zero_dof_robot_does_not_crash_the_interpreter(tmp_path):
     """pin.getFrameJacobian on a model with nv = 0 segfaults: run it in a child process."""
     path = _no_dof_urdf(tmp_path)
@@ -434,16 +432,12 @@ def test_cli_view_negative_seed():
 
 
 @pytest.mark.slow
-
-
 def test_cli_analyze_bad_limits_urdf(tmp_path):
     path = _one_joint_urdf(tmp_path, limit='<limit lower="1" upper="-1" effort="1" velocity="1"/>')
     _assert_clean_cli_error(_run_cli("analyze", path, "universe", "c", "--samples", "3"))
 
 
 @pytest.mark.slow
-
-
 def test_cli_check_zero_dof_robot(tmp_path):
     """`reljac check` on a one-link URDF: 'zero-size array to reduction' traceback (earlier: segfault)."""
     proc = _run_cli("check", _no_dof_urdf(tmp_path), "--samples", "2")
@@ -452,16 +446,12 @@ def test_cli_check_zero_dof_robot(tmp_path):
 
 
 @pytest.mark.slow
-
-
 def test_cli_analyze_prints_no_nan():
     proc = _run_cli("analyze", "planar_2link", "tip", "tip", "--samples", "5")
     assert "nan" not in proc.stdout.lower(), proc.stdout
 
 
 @pytest.mark.slow
-
-
 def test_cli_structural_urdf_error_is_one_line(tmp_path):
     """urdfdom prints 'Error: Failed to build tree ... at line 262 in .../model.cpp' to stderr
     before reljac's own error line."""

@@ -51,8 +51,6 @@ def test_com_task_rows_are_the_python_ones(talos, rng, frame, axes):
 
 
 @pytest.mark.slow
-
-
 def test_same_velocity_reports_and_names_at_the_same_configurations(talos, rng):
     controllers, _ = stack(talos)
     compiled, python = controllers["compiled"], controllers["python"]
@@ -75,8 +73,6 @@ def test_same_velocity_reports_and_names_at_the_same_configurations(talos, rng):
 
 
 @pytest.mark.slow
-
-
 def test_setters_reach_the_core(talos, rng):
     controllers, (_, _, com, region) = stack(talos)
     qs = configurations(talos, rng, 4, 0.02)

@@ -81,8 +81,6 @@ def test_a_wrong_joint_is_named(tmp_path):
 
 
 @pytest.mark.slow
-
-
 def test_cli_check_exit_codes(capsys):
     assert main(["check", "planar_2link", "--samples", "5"]) == 0
     assert "OK: the layers agree" in capsys.readouterr().out

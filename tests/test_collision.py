@@ -83,8 +83,6 @@ def test_dropped_pairs_say_why(dual_cm):
 
 
 @pytest.mark.slow
-
-
 def test_the_default_pairs_guard_arms_against_each_other_the_torso_and_fingers(dual_cm):
     cm = CollisionModel(reljac.Robot.bundled("hand"))
     for pair in [("left_link8", "right_link8"), ("left_link4", "right_link5"), ("torso", "left_link4"),

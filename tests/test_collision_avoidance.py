@@ -83,8 +83,6 @@ def test_arms_sent_through_each_other_keep_the_minimum_distance(dual_arm, backen
 
 
 @pytest.mark.slow
-
-
 def test_without_avoidance_the_crossing_targets_drive_the_arms_through_each_other(dual_arm):
     """What makes the test above a test: the same targets, no collision limit (one backend: the
     backends' steps are the same, tests/test_compiled_step.py)."""
@@ -158,8 +156,6 @@ def test_a_pair_closer_than_the_minimum_is_pushed_out(dual_arm, backend):
 
 
 @pytest.mark.slow
-
-
 def test_compiled_solver_equals_the_python_solver_with_collision_rows(dual_arm):
     """Systems recorded along crossing runs (rows C v <= d, some violated at the start) replayed
     through both solvers: equal to 1e-9 where every level is well conditioned (collision rows

@@ -279,8 +279,6 @@ def test_broad_phase_keeps_every_pair_nearer_than_the_bound(name, rng):
 
 
 @pytest.mark.slow
-
-
 def test_without_pinocchios_collecting_callback_every_pair_is_measured(monkeypatch, rng):
     """Pinocchio 3 (the 3.8 that PlaCo pins) has no CollisionCallBackCollect: the rows are those of
     the full query with d < within all the same."""
@@ -331,8 +329,6 @@ def test_pair_distance_orients_the_row_as_asked():
 
 
 @pytest.mark.slow
-
-
 def test_threads_sharing_a_model_get_the_serial_answers():
     robot = reljac.Robot.bundled("dual_arm")
     cm = CollisionModel(robot)

@@ -49,8 +49,6 @@ def _random_setup(robot, rng):
 
 
 @pytest.mark.slow
-
-
 def test_ball_joint_and_distance_match_forward_kinematics_and_finite_differences(robot, rng):
     for _ in range(4):
         a, b, pa, pb = _random_setup(robot, rng)

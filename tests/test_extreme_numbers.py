@@ -68,8 +68,6 @@ def test_voxels_at_the_ends_of_the_float_range_get_a_short_message(planar, voxel
 
 
 @pytest.mark.slow
-
-
 def test_the_smallest_voxel_a_message_names_is_the_smallest_allowed(planar):
     """A reach of 1.8 m (bounded with a factor 1 + 1e-9): 2 ceil(1.8 (1 + 1e-9) / voxel) + 1 <= 321
     (321^3 <= 2^25 < 323^3) needs voxel >= 1.8 (1 + 1e-9) / 160 = 0.01125000001, so 0.01126 at

@@ -103,8 +103,6 @@ def test_sole_rectangles_are_centred_on_the_feet(talos):
 
 
 @pytest.mark.slow
-
-
 def test_soles_are_read_from_the_collision_boxes_and_meshes(talos):
     """talos_box: leg_*_6_link carries a 0.21 x 0.13 x 0.02 box at z = -0.1, the sole frame is at
     z = -0.107 (talos_reduced_box.urdf): the sole's corners are (+-0.105, +-0.065, -0.003) in it.

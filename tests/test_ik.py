@@ -204,8 +204,6 @@ def _solve_dual_arm(robot, q_target, q0, **kwargs):
 
 
 @pytest.mark.slow
-
-
 def test_solve_converges_on_reachable_dual_arm_targets(dual_arm, rng):
     """The top level (relative pose) converges; the second (left tool pose), which lives in the
     top level's null space and can meet local singularities there, gets at least 10x closer."""

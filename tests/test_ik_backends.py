@@ -134,8 +134,6 @@ def _well_conditioned(reports, policy) -> bool:
 
 
 @pytest.mark.slow
-
-
 def test_compiled_solver_equals_the_python_solver_on_recorded_steps(recorded):
     """Equal to 1e-9 wherever every level is well conditioned. Elsewhere a level above is
     singular or damped (sigma_min below the damping threshold): the choice of its rank, or of
@@ -209,8 +207,6 @@ def _run(code: str, **env) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.slow
-
-
 def test_without_the_compiled_core_reljac_runs_on_the_python_solver_and_says_so_once():
     code = (
         "import sys; sys.modules['reljac.ik._core'] = None\n"
@@ -242,8 +238,6 @@ def test_backend_choice(monkeypatch, capfd):
 
 
 @pytest.mark.slow
-
-
 def test_reljac_info_names_the_ik_solver(monkeypatch, capsys):
     monkeypatch.delenv("RELJAC_BACKEND", raising=False)  # the default (the suite may run under RELJAC_BACKEND=python)
     out = _run("from reljac.apps.cli import main; main(['info', '--list'])")

@@ -60,8 +60,6 @@ def test_a_kinematics_resurrected_from_a_cycle_does_not_share_its_data(robot):
 
 
 @pytest.mark.slow
-
-
 def test_threads_kept_data_is_never_given_back():
     """One thread's one-shot calls (which change what the core's lookup cache holds) beside
     another's Kinematics whose data it keeps: the kept data is never given back (the first
@@ -97,8 +95,6 @@ def test_threads_kept_data_is_never_given_back():
 
 
 @pytest.mark.slow
-
-
 def test_deleting_the_data_attribute_prints_nothing_from_del():
     """``del kin.data`` (refused: a read-only property) and then the object's end print nothing
     (the first version's __del__ printed 'Exception ignored in ... __del__')."""
@@ -112,8 +108,6 @@ def test_deleting_the_data_attribute_prints_nothing_from_del():
 
 
 @pytest.mark.slow
-
-
 def test_a_kinematics_whose_robot_was_replaced_does_not_poison_the_other_robots_pool():
     """__del__ gives the data to ``self.robot`` as it is then: after ``kin.robot = other`` the
     other robot's next Kinematics computes into a data of a different model (RuntimeError

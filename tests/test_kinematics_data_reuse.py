@@ -47,8 +47,6 @@ def test_successive_objects_give_the_values_of_fresh_data(robot, rng):
 
 
 @pytest.mark.slow
-
-
 def test_data_a_caller_kept_is_never_reused(robot, rng):
     q1 = robot.random_configuration(rng)
     kin = Kinematics(robot, q1)

@@ -38,8 +38,6 @@ def square_distances(cmap, flat):
 
 
 @pytest.mark.slow
-
-
 def test_the_reachable_annulus_matches_the_closed_form(planar_map):
     grid = planar_map.grid
     flat = np.arange(grid.size)

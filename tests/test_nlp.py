@@ -27,8 +27,6 @@ def within_limits(robot, q):
 
 
 @pytest.mark.slow
-
-
 def test_dual_arm_pose_targets_reached_by_both_solvers(dual_arm):
     rng = np.random.default_rng(7)
     for _ in range(3):
@@ -51,8 +49,6 @@ def test_dual_arm_pose_targets_reached_by_both_solvers(dual_arm):
 
 
 @pytest.mark.slow
-
-
 def test_dual_arm_relative_pose_target(dual_arm, rng):
     T = reljac.Kinematics(dual_arm, dual_arm.random_configuration(rng)).relative_placement("left_tool", "right_tool")
     result = solve_nlp(dual_arm, middle(dual_arm), pose_cost("right_tool", T, relative_to="left_tool"))
@@ -63,8 +59,6 @@ def test_dual_arm_relative_pose_target(dual_arm, rng):
 
 
 @pytest.mark.slow
-
-
 def test_hand_fingertip_positions_reached_by_both_solvers(rng):
     hand = reljac.Robot.bundled("hand")
     kin = reljac.Kinematics(hand, hand.random_configuration(rng))
@@ -86,8 +80,6 @@ def test_hand_fingertip_positions_reached_by_both_solvers(rng):
 
 
 @pytest.mark.slow
-
-
 def test_floating_base_with_continuous_joints_in_the_tangent_space(rng):
     robot = reljac.Robot.bundled("tree30")
     q_target = robot.random_configuration(rng)
@@ -113,8 +105,6 @@ def test_one_dof_limits_hold_on_a_floating_base(rng):
 
 
 @pytest.mark.slow
-
-
 def test_unreachable_target_returns_the_closest_configuration(dual_arm):
     far = PositionCost("left_tool", [5.0, 0.0, 1.0])
     start = far.errors(reljac.Kinematics(dual_arm, middle(dual_arm)))["position"]
@@ -125,8 +115,6 @@ def test_unreachable_target_returns_the_closest_configuration(dual_arm):
 
 
 @pytest.mark.slow
-
-
 def test_without_bounds_the_limits_may_be_left(dual_arm):
     q0 = middle(dual_arm)
     T = reljac.Kinematics(dual_arm, dual_arm.random_configuration(0)).placement("left_tool")
@@ -135,8 +123,6 @@ def test_without_bounds_the_limits_may_be_left(dual_arm):
 
 
 @pytest.mark.slow
-
-
 def test_bench_rows_compare_both_solvers():
     rows = nlp_bench_rows(n_targets=2, seed=1)
     names = [name for name, _, _ in rows]

@@ -178,8 +178,6 @@ def test_bench_json_gives_numbers(capsys):
 
 
 @pytest.mark.slow
-
-
 def test_bench_ik_json_matches_the_solvers_own_bench():
     from reljac.apps import bench
     from reljac.apps.bench_solvers import nlp_bench_rows

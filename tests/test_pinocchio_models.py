@@ -50,8 +50,6 @@ def test_a_robot_wrapper_makes_a_robot_with_its_geometry(hand_wrapper):
 
 
 @pytest.mark.slow
-
-
 def test_a_wrapper_is_accepted_wherever_a_robot_is(hand_wrapper, rng):
     hand = reljac.Robot.bundled("hand")
     q, v = hand.random_configuration(rng), rng.normal(size=hand.nv)

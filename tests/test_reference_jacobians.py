@@ -90,8 +90,6 @@ METHODS = ("cross", "poe")  # both of the reference's Jacobian methods, each aga
 
 
 @pytest.mark.slow
-
-
 def test_frame_jacobians_match_finite_differences(robot):
     rng = np.random.default_rng(11)
     for q in robot.random_configuration(rng, 2):
@@ -118,8 +116,6 @@ def frame_pairs(robot: ReferenceRobot, count: int, seed: int) -> list[tuple[str,
 
 
 @pytest.mark.slow
-
-
 def test_relative_jacobians_match_finite_differences(robot):
     rng = np.random.default_rng(12)
     q = robot.random_configuration(rng)

@@ -117,8 +117,6 @@ def test_every_expressed_in_is_a_rotation_of_the_same_motion(robot, rng):
 
 
 @pytest.mark.slow
-
-
 def test_matches_finite_differences_on_the_manifold(robot):
     """>= 20 random configurations, many frame pairs, central differences through pin.integrate."""
     rng = np.random.default_rng(7)
