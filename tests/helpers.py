@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -210,6 +211,17 @@ class SideBySide:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def wait_for(condition, what: str, timeout: float = 30.0):
+    """condition()'s first true value, polled every 10 ms; TimeoutError naming `what` after
+    `timeout` seconds (a bound on a hang, not a claim about speed)."""
+    deadline = time.monotonic() + timeout
+    while not (value := condition()):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"waited {timeout} s for {what}")
+        time.sleep(0.01)
+    return value
 
 
 def selected_tests(request) -> list:

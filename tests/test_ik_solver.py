@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import threading
-import time
 
 import numpy as np
 import pinocchio as pin
@@ -210,8 +209,6 @@ def _moving_target_feed_forward(task_type, target, velocity, step):
 
 
 @pytest.mark.slow
-
-
 def test_frame_feed_forward_is_minus_the_error_rate_of_a_moving_target():
     """Far from the target (large errors, where a wrong adjoint shows), for the pose task the
     target moving with body twist V: T_t(t) = T_t exp(t V); for the orientation task R_t exp(t w)."""
@@ -272,28 +269,35 @@ def test_no_chatter_on_an_unreachable_target_with_one_step_gains(backend):
     assert old > 0.3
 
 
-class _SlowTask(Task):
-    """A posture-like task that sleeps while computing (to overlap two threads)."""
+class _HeldTask(Task):
+    """A posture-like task whose rows wait for the test: `entered` is set once a step is inside
+    the controller, which then holds until `release` is set."""
 
     size = 2
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered, self.release = threading.Event(), threading.Event()
+
     def compute(self, kin):
-        time.sleep(0.2)
+        self.entered.set()
+        assert self.release.wait(60), "the test never released the step"
         return kin.q.copy(), np.eye(2), np.zeros(2)
-
-
-@pytest.mark.slow
 
 
 def test_a_controller_shared_by_threads_refuses_instead_of_answering_wrongly():
     robot = reljac.Robot.bundled("planar_2link")
-    ctrl = Controller(robot, [[_SlowTask()]], dt=0.01)
+    task = _HeldTask()
+    ctrl = Controller(robot, [[task]], dt=0.01)
     worker = threading.Thread(target=ctrl.step, args=(np.zeros(2),))
     worker.start()
-    time.sleep(0.05)
-    with pytest.raises(ReljacError, match="one Controller per thread"):
-        ctrl.step(np.zeros(2))
-    worker.join()
+    assert task.entered.wait(60), "the worker's step never started"
+    try:
+        with pytest.raises(ReljacError, match="one Controller per thread"):
+            ctrl.step(np.zeros(2))
+    finally:
+        task.release.set()
+        worker.join()
     ctrl.step(np.zeros(2))  # free again
 
 

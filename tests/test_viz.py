@@ -154,6 +154,18 @@ CHROMIUM_FLAGS = [
 LOADING_SIZE = (80, 60)  # [px] the page's size while its scene loads (Browser.load)
 
 
+# The textures of the page's scene not decoded yet (three.js counts a texture's updates: 0 until
+# its image has loaded); -1 before meshcat's viewer exists.
+PENDING_TEXTURES = """(() => {
+  if (typeof viewer === 'undefined') return -1;
+  let pending = 0;
+  viewer.scene.traverse(o => [].concat(o.material || []).forEach(m => {
+    if (m.map && m.map.version === 0) pending += 1;
+  }));
+  return pending;
+})()"""
+
+
 class Browser:
     """Headless Chromium driven over the DevTools protocol on fds 3/4 (--remote-debugging-pipe)."""
 
@@ -222,6 +234,17 @@ class Browser:
                 raise TimeoutError(f"the page handled {self.messages()} of {count} messages")
             time.sleep(0.05)
         # meshcat renders on the next animation frame after a command
+        self.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))",
+                      await_promise=True)
+
+    def wait_textures(self, timeout: float = 20.0) -> None:
+        """Wait until the page has decoded every texture of its scene (meshcat decodes a PNG
+        texture, such as a label's or a legend's, after handling its message), and drawn them."""
+        deadline = time.monotonic() + timeout
+        while pending := self.evaluate(PENDING_TEXTURES):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the page has {pending} texture(s) still to decode")
+            time.sleep(0.05)
         self.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))",
                       await_promise=True)
 

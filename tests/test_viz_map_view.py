@@ -4,8 +4,6 @@ drawn whole through the voxels, labels stay readable when the camera frames the 
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 from test_viz import arm_colours, colour_mask, needs_chromium, read_png, scene_messages
@@ -99,7 +97,7 @@ def test_the_robot_is_drawn_whole_through_the_voxels_and_the_legend_shows(dual_a
     with Viewer(dual_arm) as viewer:
         name = viewer.show_capability_map(dual_map)
         browser.load(viewer.url, scene_messages(viewer))
-        time.sleep(0.5)  # the legend's texture is a PNG decoded after its message
+        browser.wait_textures()  # the legend's texture is a PNG decoded after its message
 
         def shot():
             browser.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))",
