@@ -194,5 +194,5 @@ def main(stack: str) -> None:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(HERE))
+    sys.path[:0] = [str(HERE), str(HERE.parent / "benchmarks")]  # helpers; step_measure's stacks
     main(sys.argv[1])
