@@ -60,7 +60,7 @@ def test_a_wrapper_is_accepted_wherever_a_robot_is(hand_wrapper, rng):
                                reljac.relative_jacobian_time_variation(hand, q, v, a, b), atol=1e-10)
     np.testing.assert_allclose(reljac.Kinematics(hand_wrapper, q).relative_placement(a, b).homogeneous,
                                reljac.relative_placement(hand, q, a, b).homogeneous, atol=1e-12)
-    assert reljac.robots.as_robot(hand_wrapper) is reljac.robots.as_robot(hand_wrapper)  # made once
+    assert reljac.robot.as_robot(hand_wrapper) is reljac.robot.as_robot(hand_wrapper)  # made once
     task = FrameTask("index_tip", gain=10.0)
     task.set_target(reljac.relative_placement(hand, hand.neutral(), "universe", "index_tip"))
     posture = PostureTask(hand_wrapper, gain=1.0)
@@ -78,7 +78,7 @@ def test_a_wrapper_is_accepted_wherever_a_robot_is(hand_wrapper, rng):
     (np.zeros(3), "not ndarray"),
 ])
 def test_other_objects_get_one_clear_error(thing, match):
-    for make in (reljac.Robot, reljac.Robot.from_pinocchio, reljac.robots.as_robot):
+    for make in (reljac.Robot, reljac.Robot.from_pinocchio, reljac.robot.as_robot):
         with pytest.raises(ConfigurationError, match=match):
             make(thing)
     with pytest.raises(ConfigurationError, match=match):
