@@ -21,7 +21,7 @@ from .model_index import ModelIndex
 from .validation import as_rng
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .collision.srdf import SRDF
+    from .srdf import SRDF
 
 
 class ConfigurationSpace(ModelIndex):

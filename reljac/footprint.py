@@ -13,8 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .exceptions import SupportError
-from .robot import FrameRef, Robot
-from .robots import as_robot
+from .robot import FrameRef, Robot, as_robot
 from .support import SupportContact, convex_hull
 from .validation import as_float
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import fnmatch
 import math
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pinocchio as pin
@@ -28,7 +28,7 @@ from .exceptions import ConfigurationError, JointNotFound, SRDFError, suggest
 from .validation import is_real_number, real_array, short_repr
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .configuration_space import ConfigurationSpace
+    from .srdf import SRDF
 
 Value = float | tuple[float, ...]
 #: Largest |entry| of q and v [rad, m, rad/s, m/s]: products of three such numbers stay finite.
@@ -36,12 +36,43 @@ MAX_COORDINATE = 1e100
 MAX_SQUARE = MAX_COORDINATE**2  # x @ x below this: every entry is finite and within the bound
 
 
+class JointSpace(Protocol):
+    """What the functions here read of a robot: a :class:`~reljac.configuration_space.ConfigurationSpace`
+    (and so a :class:`~reljac.Robot`) is one. A protocol, so that this module, which the
+    configuration space is made of, does not import it back."""
+
+    model: pin.Model
+    name: str
+    joint_names: list[str]
+    srdf: SRDF | None
+    _dof_joint_ids: list[int]  # joints with degrees of freedom, in q order
+    _joint_ids: dict[str, int]
+    _unit_blocks: list[tuple[int, slice]]  # (joint, its unit-norm block of q)
+
+    @property
+    def nq(self) -> int: ...
+
+    @property
+    def nv(self) -> int: ...
+
+    @property
+    def joint_frame_names(self) -> list[str]: ...
+
+    def joint_id(self, name: str) -> int: ...
+
+    def validate_q(self, q: ArrayLike, *, name: str = "q", copy: bool = True) -> np.ndarray: ...
+
+    def validate_v(self, v: ArrayLike, *, name: str = "v") -> np.ndarray: ...
+
+    def normalize(self, q: ArrayLike) -> np.ndarray: ...
+
+
 def is_angle_pair(joint: pin.JointModel) -> bool:
     """A continuous (unbounded revolute) joint, any axis: q holds (cos, sin), v one rate."""
     return joint.nq == 2 and joint.nv == 1
 
 
-def velocity_labels(robot: ConfigurationSpace) -> list[str]:
+def velocity_labels(robot: JointSpace) -> list[str]:
     """One label per velocity index (nv,): the joint's name, with [k] for a joint with several."""
     labels = [""] * robot.nv
     model = robot.model
@@ -67,7 +98,7 @@ def unit_slice(joint: pin.JointModel) -> slice | None:
 
 
 # ----------------------------------------------------------------------------- checks of q and v
-def owner(robot: ConfigurationSpace, index: int, *, tangent: bool = False) -> str:
+def owner(robot: JointSpace, index: int, *, tangent: bool = False) -> str:
     """Name of the joint whose q block (v block with `tangent`) holds entry `index` ('?' if none)."""
     for j in robot._dof_joint_ids:
         joint = robot.model.joints[j]
@@ -77,7 +108,7 @@ def owner(robot: ConfigurationSpace, index: int, *, tangent: bool = False) -> st
     return "?"
 
 
-def as_vector(robot: ConfigurationSpace, x: ArrayLike, size: int, name: str, *, tangent: bool,
+def as_vector(robot: JointSpace, x: ArrayLike, size: int, name: str, *, tangent: bool,
               copy: bool = True) -> np.ndarray:
     """x as a float array (size,) of finite entries within :data:`MAX_COORDINATE`, or
     ConfigurationError naming the entry and its joint."""
@@ -105,7 +136,7 @@ def as_vector(robot: ConfigurationSpace, x: ArrayLike, size: int, name: str, *, 
     return arr
 
 
-def check_unit_blocks(robot: ConfigurationSpace, q: np.ndarray, name: str) -> None:
+def check_unit_blocks(robot: JointSpace, q: np.ndarray, name: str) -> None:
     """ConfigurationError unless every quaternion and (cos, sin) block of q has unit norm (1e-6)."""
     for j, block in robot._unit_blocks:
         unit = q[block]
@@ -117,7 +148,7 @@ def check_unit_blocks(robot: ConfigurationSpace, q: np.ndarray, name: str) -> No
                 "Use robot.normalize(q).")
 
 
-def normalize(robot: ConfigurationSpace, q: ArrayLike) -> np.ndarray:
+def normalize(robot: JointSpace, q: ArrayLike) -> np.ndarray:
     """q with its quaternion and (cos, sin) blocks normalized; ConfigurationError for a zero block."""
     q = as_vector(robot, q, robot.nq, "q", tangent=False)
     for j, block in robot._unit_blocks:
@@ -128,7 +159,7 @@ def normalize(robot: ConfigurationSpace, q: ArrayLike) -> np.ndarray:
     return pin.normalize(robot.model, q)
 
 
-def inside_limits(robot: ConfigurationSpace, q: np.ndarray, *, middle: bool) -> np.ndarray:
+def inside_limits(robot: JointSpace, q: np.ndarray, *, middle: bool) -> np.ndarray:
     """A copy of q (nq,) whose one-DoF coordinates outside their finite position limits are put
     back: at the middle of the limits (`middle`), else at the nearest limit."""
     q = q.copy()
@@ -143,7 +174,7 @@ def inside_limits(robot: ConfigurationSpace, q: np.ndarray, *, middle: bool) -> 
     return q
 
 
-def named_configuration(robot: ConfigurationSpace, name: str, base: np.ndarray | None = None) -> np.ndarray:
+def named_configuration(robot: JointSpace, name: str, base: np.ndarray | None = None) -> np.ndarray:
     """q (nq,) of the SRDF group state `name` (see :meth:`Robot.configuration`); joints it does not
     name keep their values in `base` (default: neutral)."""
     if robot.srdf is None:
@@ -166,7 +197,7 @@ def named_configuration(robot: ConfigurationSpace, name: str, base: np.ndarray |
         raise SRDFError(f"SRDF '{robot.srdf.path}', state '{name}': {exc}") from None
 
 
-def random_configuration(robot: ConfigurationSpace, rng: np.random.Generator) -> np.ndarray:
+def random_configuration(robot: JointSpace, rng: np.random.Generator) -> np.ndarray:
     """A random configuration inside the position limits (see :meth:`Robot.random_configuration`)."""
     model = robot.model
     q = pin.neutral(model)
@@ -201,7 +232,7 @@ def random_configuration(robot: ConfigurationSpace, rng: np.random.Generator) ->
 
 
 # ----------------------------------------------------------------------------- values by name
-def joint_values(robot: ConfigurationSpace, q: ArrayLike) -> dict[str, Value]:
+def joint_values(robot: JointSpace, q: ArrayLike) -> dict[str, Value]:
     """{joint name: value} of every joint with degrees of freedom, in q order (module docstring)."""
     q = robot.validate_q(q)
     out: dict[str, Value] = {}
@@ -217,7 +248,7 @@ def joint_values(robot: ConfigurationSpace, q: ArrayLike) -> dict[str, Value]:
     return out
 
 
-def joint_velocities(robot: ConfigurationSpace, v: ArrayLike) -> dict[str, Value]:
+def joint_velocities(robot: JointSpace, v: ArrayLike) -> dict[str, Value]:
     """{joint name: velocity} (a number, or a tuple of the joint's nv entries) from v (nv,)."""
     v = robot.validate_v(v)
     out: dict[str, Value] = {}
@@ -260,7 +291,7 @@ def _numbers(name: str, value: Any, size: int, what: str) -> list[float]:
     return [_number(name, x) for x in value]
 
 
-def write_values(robot: ConfigurationSpace, values: Mapping[str, object], q: np.ndarray) -> np.ndarray:
+def write_values(robot: JointSpace, values: Mapping[str, object], q: np.ndarray) -> np.ndarray:
     """Write {joint name: value} into q (nq,) in place (module docstring); returns q.
 
     Raises:
@@ -288,7 +319,7 @@ def write_values(robot: ConfigurationSpace, values: Mapping[str, object], q: np.
     return q
 
 
-def v_from_joint_velocities(robot: ConfigurationSpace, values: Mapping[str, object]) -> np.ndarray:
+def v_from_joint_velocities(robot: JointSpace, values: Mapping[str, object]) -> np.ndarray:
     """v (nv,) from {joint name: velocity}; joints not named have zero velocity."""
     if not isinstance(values, Mapping):
         raise ConfigurationError(f"joint velocities must be a mapping {{joint name: velocity}}, "
@@ -306,7 +337,7 @@ def v_from_joint_velocities(robot: ConfigurationSpace, values: Mapping[str, obje
 
 
 # ----------------------------------------------------------------------------- locking joints
-def lock_plan(robot: ConfigurationSpace, joints: Any, q: ArrayLike) -> tuple[list[int], np.ndarray, dict[str, Value]]:
+def lock_plan(robot: JointSpace, joints: Any, q: ArrayLike) -> tuple[list[int], np.ndarray, dict[str, Value]]:
     """Which joints :meth:`Robot.locked` fixes, and where.
 
     Args:

@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -29,9 +29,6 @@ from .cpp_output import captured_output, cpp_message
 from .exceptions import ConfigurationError, URDFError
 from .urdf_checks import Urdf, check_loaded, check_urdf
 from .urdf_files import parse_xml, read_urdf, shown
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .robot import Robot
 
 
 @dataclass(frozen=True)
@@ -283,7 +280,7 @@ def _mesh_problem(urdf: Urdf, label: str, message: str) -> str:
 
 
 # ----------------------------------------------------------------------------- Pinocchio models
-def unwrap(robot: Robot) -> tuple[pin.Model, pin.GeometryModel | None, pin.GeometryModel | None]:
+def unwrap(robot: Any) -> tuple[pin.Model, pin.GeometryModel | None, pin.GeometryModel | None]:
     """(model, collision model, visual model) of a ``pin.Model`` (no geometry) or of a
     ``pin.RobotWrapper`` (or any object with ``model``, ``collision_model``, ``visual_model``)."""
     if isinstance(robot, pin.Model):

@@ -15,8 +15,7 @@ from numpy.typing import ArrayLike
 from .compiled_core import Core as _Core
 from .relative import EXPRESSED_IN_KEYWORDS, LWA, Kinematics, _axes_code, _frame_jacobian
 from .relative_layer import relative_jacobian_from_frames
-from .robot import FrameRef, Robot
-from .robots import as_robot
+from .robot import FrameRef, Robot, as_robot
 
 
 def _contiguous(q: np.ndarray) -> np.ndarray:

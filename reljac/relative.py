@@ -29,8 +29,7 @@ from .exceptions import ConfigurationError, FrameNotFound, SupportError
 from .mass import mass_split
 from .memory import new_data
 from .relative_layer import relative_jacobian_from_frames, relative_jacobian_time_variation_from_frames
-from .robot import FrameRef, Robot
-from .robots import as_robot
+from .robot import FrameRef, Robot, as_robot
 
 LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 WORLD = pin.ReferenceFrame.WORLD

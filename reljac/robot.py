@@ -16,26 +16,24 @@ from __future__ import annotations
 import os
 import threading
 import warnings
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from . import joint_space, loading, robots
-from .collision.srdf import SRDF, read_srdf
 from .configuration_space import ConfigurationSpace
 from .exceptions import URDFError
 from .loading import LoadedUrdf, MimicFree
 from .model_index import FrameRef
 from .robots import bundled_robots
+from .srdf import SRDF, read_srdf
+from .urdf_files import exists_on_disk
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .collision import CollisionModel
-    from .collision.state import CollisionState
-
-__all__ = ["FrameRef", "Robot", "bundled_robots"]
+__all__ = ["FrameRef", "Robot", "as_robot", "bundled_robots"]
 
 # q @ q overflows for entries beyond ~1e154: such a q is refused right after, without this warning.
 warnings.filterwarnings("ignore", "overflow encountered in (matmul|dot)", RuntimeWarning, __name__)
@@ -74,8 +72,10 @@ class Robot(ConfigurationSpace):
     # built on first use (see _LAZY_PARTS)
     _visual_model: pin.GeometryModel | None
     _collision_model: pin.GeometryModel | None
-    _collisions: CollisionModel | None
-    _collision_state: CollisionState | None  # robot.collisions' edits, from a copy or pickle
+    # reljac.collision sits above the robot: its CollisionModel, built on first use (robot.collisions),
+    # and the CollisionState of robot.collisions' edits from a copy or pickle are typed Any here
+    _collisions: Any
+    _collision_state: Any  # robot.collisions' edits, from a copy or pickle
 
     def __init__(self, model: pin.Model, *, urdf_path: str | Path | None = None,
                  package_dirs: Sequence[str | Path] = (), floating_base: bool = False, mimic: bool = True,
@@ -180,7 +180,19 @@ class Robot(ConfigurationSpace):
         """A robot by name (:func:`reljac.robots.available_robots`: bundled, then example-robot-data's
         with their SRDF, reference posture and floating base) or a URDF file by path (what the
         command line accepts). Keyword arguments as for :meth:`from_urdf` override a named robot's."""
-        return robots.load(cls, name_or_path, **kwargs)
+        if not isinstance(name_or_path, (str, os.PathLike)):
+            raise URDFError(f"a robot is a name or a URDF path, not {type(name_or_path).__name__}")
+        text = os.fsdecode(name_or_path)
+        if exists_on_disk(text) or (not robots.is_known_name(text) and (text.endswith(".urdf") or os.sep in text)):
+            return cls.from_urdf(text, **kwargs)
+        source = robots.resolve(text)  # URDFError for unknown names, with near matches
+        options = {"package_dirs": source.package_dirs, "floating_base": source.floating_base,
+                   "mimic": source.mimic, **kwargs}
+        robot = cls.from_urdf(source.urdf, **options)
+        if source.srdf is not None and "srdf" not in kwargs:  # read as upstream's loader reads it
+            robot.srdf = read_srdf(source.srdf).restricted(robot.link_names, robot.joint_frame_names)
+            robot.reference_posture = source.posture
+        return robot
 
     @property
     def urdf_text(self) -> str | None:
@@ -301,3 +313,28 @@ class Robot(ConfigurationSpace):
     def __repr__(self) -> str:
         locked = f", locked={len(self.locked_joints)}" if self.locked_joints else ""
         return f"Robot('{self.name}', nq={self.nq}, nv={self.nv}, frames={self.model.nframes}{locked})"
+
+
+_converted: weakref.WeakKeyDictionary[Any, Robot] = weakref.WeakKeyDictionary()
+_converting = threading.Lock()
+
+
+def as_robot(robot: Any) -> Robot:
+    """A :class:`Robot` as it is; a ``pin.RobotWrapper`` or ``pin.Model`` as the Robot made of it
+    (:meth:`Robot.from_pinocchio`: copies, made once per object while it lives, so a controller
+    and its posture task given the same wrapper share one Robot; later edits of the wrapper are
+    not seen).
+
+    Raises:
+        ConfigurationError: anything else.
+    """
+    if isinstance(robot, Robot):
+        return robot
+    with _converting:
+        try:
+            converted = _converted.get(robot)
+        except TypeError:  # not weakly referable: a new Robot each time
+            return Robot.from_pinocchio(robot)
+        if converted is None:
+            converted = _converted[robot] = Robot.from_pinocchio(robot)
+        return converted

@@ -12,24 +12,19 @@ file is used as it is). Two sources, bundled first:
   ``talos_legs``, ``human``, ``panda_collision`` or the SDF ``cassie``, is left out).
 
 :func:`available_robots` lists the names that resolve here (the files are installed), and
-:func:`as_robot` takes a Robot or any Pinocchio model wherever reljac expects a Robot.
+:meth:`Robot.load <reljac.Robot.load>` loads them (:func:`reljac.robot.as_robot` takes a Robot or any Pinocchio model
+wherever reljac expects a Robot).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import threading
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import NamedTuple
 
 from .exceptions import URDFError, suggest
-from .urdf_files import exists_on_disk
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .robot import Robot
 
 BUNDLED_DIR = Path(__file__).resolve().parent / "_urdf"
 if not BUNDLED_DIR.is_dir():  # source checkout or editable install: the top-level urdf/ folder
@@ -241,49 +236,3 @@ def resolve(name: str) -> RobotSource:
     # URIs are package://example-robot-data/robots/...: the package folder is share/.
     return RobotSource(name, "example-robot-data", urdf, srdf, (root.parent.parent,), entry.free_flyer,
                        entry.posture if srdf is not None else None, entry.mimic)
-
-
-def load(cls: type[Robot], name_or_path: Any, **kwargs: Any) -> Robot:
-    """:meth:`Robot.load`: a name (bundled first) or a path to a URDF file."""
-    if not isinstance(name_or_path, (str, os.PathLike)):
-        raise URDFError(f"a robot is a name or a URDF path, not {type(name_or_path).__name__}")
-    text = os.fsdecode(name_or_path)
-    if exists_on_disk(text) or (not is_known_name(text) and (text.endswith(".urdf") or os.sep in text)):
-        return cls.from_urdf(text, **kwargs)
-    source = resolve(text)  # URDFError for unknown names, with near matches
-    options = {"package_dirs": source.package_dirs, "floating_base": source.floating_base, "mimic": source.mimic,
-               **kwargs}
-    robot = cls.from_urdf(source.urdf, **options)
-    if source.srdf is not None and "srdf" not in kwargs:  # read as upstream's loader reads it
-        from .collision.srdf import read_srdf
-
-        robot.srdf = read_srdf(source.srdf).restricted(robot.link_names, robot.joint_frame_names)
-        robot.reference_posture = source.posture
-    return robot
-
-
-_converted: weakref.WeakKeyDictionary[Any, Robot] = weakref.WeakKeyDictionary()
-_converting = threading.Lock()
-
-
-def as_robot(robot: Any) -> Robot:
-    """A :class:`Robot` as it is; a ``pin.RobotWrapper`` or ``pin.Model`` as the Robot made of it
-    (:meth:`Robot.from_pinocchio`: copies, made once per object while it lives, so a controller
-    and its posture task given the same wrapper share one Robot; later edits of the wrapper are
-    not seen).
-
-    Raises:
-        ConfigurationError: anything else.
-    """
-    from .robot import Robot  # robot.py imports this module
-
-    if isinstance(robot, Robot):
-        return robot
-    with _converting:
-        try:
-            converted = _converted.get(robot)
-        except TypeError:  # not weakly referable: a new Robot each time
-            return Robot.from_pinocchio(robot)
-        if converted is None:
-            converted = _converted[robot] = Robot.from_pinocchio(robot)
-        return converted

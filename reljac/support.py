@@ -120,13 +120,20 @@ def _clip(vertices: np.ndarray, n: np.ndarray, h: float) -> np.ndarray:
     return np.array(out).reshape(-1, 2)
 
 
+def collinear_tolerance(scale: float | np.ndarray) -> np.ndarray:
+    """|cross product| [m^2] at or below which three points of extent `scale` [m] count as on one
+    line: COLLINEAR_TOLERANCE x scale^2. The one tolerance of every hull in reljac: convex_hull
+    (and so support_polygon and the compiled SupportRegion, which uses the same constant) and the
+    capability maps' vectorised test (:func:`reljac.maps.balance.inside_hull`)."""
+    return COLLINEAR_TOLERANCE * np.maximum(np.square(scale), np.finfo(float).tiny)
+
+
 def convex_hull(points: ArrayLike) -> np.ndarray:
     """The convex hull of points (k, 2) (or (k, 3): x-y used) as counter-clockwise vertices (n, 2),
     collinear and repeated points dropped (Andrew's monotone chain, sorted by x then y)."""
     p = np.asarray(points, dtype=float)[:, :2]
     p = p[np.lexsort((p[:, 1], p[:, 0]))]
-    scale = float(np.ptp(p, axis=0).max()) if len(p) else 0.0
-    tol = COLLINEAR_TOLERANCE * max(scale * scale, np.finfo(float).tiny)
+    tol = float(collinear_tolerance(np.ptp(p, axis=0).max() if len(p) else 0.0))
 
     def chain(ordered: np.ndarray) -> list[np.ndarray]:
         out: list[np.ndarray] = []
@@ -167,4 +174,4 @@ def support_polygon(points: ArrayLike | Sequence[ArrayLike]) -> SupportPolygon:
     return SupportPolygon(vertices, normals, offsets)
 
 
-__all__ = ["SupportContact", "SupportPolygon", "convex_hull", "support_polygon"]
+__all__ = ["SupportContact", "SupportPolygon", "collinear_tolerance", "convex_hull", "support_polygon"]

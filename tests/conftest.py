@@ -5,6 +5,8 @@ import os
 import numpy as np
 import pytest
 
+import reljac
+
 # Subprocesses started by the tests (python -c ..., python -m reljac.apps.cli) run in the
 # repository's root: without this, Python would put the working directory first on sys.path and
 # import the source tree, which has no compiled core, instead of the installed reljac the tests
@@ -15,6 +17,37 @@ os.environ["PYTHONSAFEPATH"] = "1"
 @pytest.fixture
 def rng():
     return np.random.default_rng(20261121)
+
+
+# The robots many modules use, one per module (a module may edit its robot: its collision pairs,
+# its SRDF; another module gets a fresh one). A module that needs another robot under the same
+# name defines its own fixture, which wins over these.
+@pytest.fixture(scope="module")
+def planar():
+    """The bundled two-link planar arm."""
+    return reljac.Robot.bundled("planar_2link")
+
+
+@pytest.fixture(scope="module")
+def dual_arm():
+    """The bundled dual-arm robot (two 7-joint arms on a torso)."""
+    return reljac.Robot.bundled("dual_arm")
+
+
+@pytest.fixture(scope="module")
+def hand():
+    """The bundled hand."""
+    return reljac.Robot.bundled("hand")
+
+
+@pytest.fixture(scope="module")
+def talos():
+    """example-robot-data's Talos (reduced, floating base); the test is skipped without the package."""
+    from reljac.robots import example_robot_data_dir
+
+    if example_robot_data_dir() is None:
+        pytest.skip("needs example-robot-data")
+    return reljac.Robot.load("talos")
 
 
 @pytest.fixture(scope="session")
@@ -40,6 +73,14 @@ def pytest_sessionstart(session):
 
         if not compiled_available():
             raise pytest.UsageError("RELJAC_REQUIRE_COMPILED=1 but reljac.ik._core is not built or does not import")
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test that uses the `chromium` fixture (directly or through another fixture) is a
+    `browser` test: `pytest -m "not slow and not browser"` leaves it out."""
+    for item in items:
+        if "chromium" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.browser)
 
 
 @pytest.hookimpl(hookwrapper=True)

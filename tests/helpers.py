@@ -8,33 +8,24 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 from hypothesis import strategies as st
 
-EXAMPLE_ROBOTS = {  # name: (path under robots/, floating base)
-    "panda": ("panda_description/urdf/panda.urdf", False),
-    "ur5": ("ur_description/urdf/ur5_robot.urdf", False),
-    "baxter": ("baxter_description/urdf/baxter.urdf", False),
-    "tiago_dual": ("tiago_description/robots/tiago_dual.urdf", False),
-    "talos": ("talos_data/robots/talos_reduced.urdf", True),
-    "allegro": ("allegro_hand_description/urdf/allegro_right_hand.urdf", False),
-    "double_pendulum_continuous": ("double_pendulum_description/urdf/double_pendulum_continuous.urdf", False),
-    "solo12": ("solo_description/robots/solo12.urdf", True),
-}
+from reljac.robots import EXAMPLE_ROBOTS as ROBOT_TABLE
+from reljac.robots import example_robot_data_dir  # the tests take it from here too
 
-
-def example_robot_data_dir() -> Path | None:
-    """The robots/ folder of PyPI's example-robot-data, or None when it is not installed."""
-    for entry in sys.path:
-        candidate = Path(entry) / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
-        if candidate.is_dir():
-            return candidate
-    return None
+# The example-robot-data robots the tests load from their files: test name -> name in reljac's
+# table (reljac.robots.EXAMPLE_ROBOTS, which holds each one's files and free-flyer choice).
+TESTED_ROBOTS = {"panda": "panda", "ur5": "ur5", "baxter": "baxter", "tiago_dual": "tiago_dual", "talos": "talos",
+                 "allegro": "allegro_right_hand", "double_pendulum_continuous": "double_pendulum_continuous",
+                 "solo12": "solo12"}
+#: test name -> (URDF path under example-robot-data's robots/, floating base)
+EXAMPLE_ROBOTS = {name: (ROBOT_TABLE[entry].urdf, ROBOT_TABLE[entry].free_flyer)
+                  for name, entry in TESTED_ROBOTS.items()}
 
 
 def example_robot(name: str):
@@ -210,6 +201,17 @@ class SideBySide:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def wait_for(condition, what: str, timeout: float = 30.0):
+    """condition()'s first true value, polled every 10 ms; TimeoutError naming `what` after
+    `timeout` seconds (a bound on a hang, not a claim about speed)."""
+    deadline = time.monotonic() + timeout
+    while not (value := condition()):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"waited {timeout} s for {what}")
+        time.sleep(0.01)
+    return value
 
 
 def selected_tests(request) -> list:

@@ -14,16 +14,6 @@ from reljac.workspace import format_workspace_summary, reference_to_pinocchio_q,
 L1, L2 = 1.0, 0.8  # planar_2link link lengths [m]
 
 
-@pytest.fixture(scope="module")
-def planar():
-    return reljac.Robot.bundled("planar_2link")
-
-
-@pytest.fixture(scope="module")
-def dual_arm():
-    return reljac.Robot.bundled("dual_arm")
-
-
 def test_planar_2link_index_is_l1_l2_abs_sin_q2(planar, rng):
     qs = [planar.random_configuration(rng) for _ in range(10)]
     qs += [np.array([0.4, 1e-9]), np.array([-1.0, np.pi - 1e-7]), np.array([2.0, 0.0])]  # at / near singularities
@@ -114,6 +104,7 @@ def test_workspace_summary_reports_consistent_samples(planar, backend):
         np.testing.assert_allclose(w.index, L1 * L2 * abs(np.sin(w.q[1])), rtol=1e-9)
 
 
+@pytest.mark.slow
 def test_workspace_summary_on_the_dual_arm_with_both_backends(dual_arm):
     results = {}
     for backend in ("reference", "pinocchio"):

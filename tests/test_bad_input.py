@@ -26,16 +26,6 @@ from reljac.exceptions import ConfigurationError, ReljacError, TaskError, URDFEr
 
 
 @pytest.fixture(scope="module")
-def planar():
-    return Robot.bundled("planar_2link")
-
-
-@pytest.fixture(scope="module")
-def dual():
-    return Robot.bundled("dual_arm")
-
-
-@pytest.fixture(scope="module")
 def tree30():
     return Robot.bundled("tree30")
 
@@ -103,11 +93,11 @@ def test_solve_rejects_bad_tol_and_max_iters(planar, options):
         reljac.ik.solve(planar, np.array([0.3, 0.5]), [[task]], **options)
 
 
-def test_posture_task_of_another_robot_is_a_reljac_error(planar, dual):
+def test_posture_task_of_another_robot_is_a_reljac_error(planar, dual_arm):
     """A PostureTask built for dual_arm in a planar_2link controller -> Pinocchio's C++ ValueError.
     (Refused when the controller is built or at the latest on its first step.)"""
     with pytest.raises(ReljacError):
-        reljac.ik.Controller(planar, [[reljac.ik.PostureTask(dual)]], dt=0.01).step(np.zeros(2))
+        reljac.ik.Controller(planar, [[reljac.ik.PostureTask(dual_arm)]], dt=0.01).step(np.zeros(2))
 
 
 def _step_is_finite_or_reljac_error(robot, levels, q, **options):
@@ -349,6 +339,7 @@ def test_one_dof_robot_jacobians_have_shape_6_by_1(tmp_path):
     assert _finite(reljac.ik.solve(robot, [0.3], [[task]], max_iters=50).q)
 
 
+@pytest.mark.slow
 def test_zero_dof_robot_does_not_crash_the_interpreter(tmp_path):
     """pin.getFrameJacobian on a model with nv = 0 segfaults: run it in a child process."""
     path = _no_dof_urdf(tmp_path)
@@ -431,6 +422,7 @@ def test_reference_from_urdf_string_none():
     ["jacobian", "planar_2link", "universe", "tip", "--precision", "-1"],
 ], ids=["jacobian-seed", "analyze-seed", "check-seed", "check-samples-0", "check-samples-neg",
         "jacobian-precision"])
+@pytest.mark.slow
 def test_cli_bad_arguments_give_one_line_errors(args):
     _assert_clean_cli_error(_run_cli(*args))
 
@@ -439,11 +431,13 @@ def test_cli_view_negative_seed():
     _assert_clean_cli_error(_run_cli("view", "planar_2link", "--no-hold", "--seed", "-1"))
 
 
+@pytest.mark.slow
 def test_cli_analyze_bad_limits_urdf(tmp_path):
     path = _one_joint_urdf(tmp_path, limit='<limit lower="1" upper="-1" effort="1" velocity="1"/>')
     _assert_clean_cli_error(_run_cli("analyze", path, "universe", "c", "--samples", "3"))
 
 
+@pytest.mark.slow
 def test_cli_check_zero_dof_robot(tmp_path):
     """`reljac check` on a one-link URDF: 'zero-size array to reduction' traceback (earlier: segfault)."""
     proc = _run_cli("check", _no_dof_urdf(tmp_path), "--samples", "2")
@@ -451,11 +445,13 @@ def test_cli_check_zero_dof_robot(tmp_path):
     assert "Traceback" not in proc.stderr, proc.stderr[-1500:]
 
 
+@pytest.mark.slow
 def test_cli_analyze_prints_no_nan():
     proc = _run_cli("analyze", "planar_2link", "tip", "tip", "--samples", "5")
     assert "nan" not in proc.stdout.lower(), proc.stdout
 
 
+@pytest.mark.slow
 def test_cli_structural_urdf_error_is_one_line(tmp_path):
     """urdfdom prints 'Error: Failed to build tree ... at line 262 in .../model.cpp' to stderr
     before reljac's own error line."""

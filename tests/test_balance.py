@@ -23,11 +23,6 @@ BACKENDS = ["python", pytest.param("compiled", marks=pytest.mark.skipif(
     not compiled_available(), reason="compiled core not built"))]
 
 
-@pytest.fixture(scope="module")
-def talos():
-    return Robot.load("talos")
-
-
 def random_q(robot, rng, scale=0.3):
     return pin.integrate(robot.model, robot.reference_configuration(), scale * rng.standard_normal(robot.nv))
 
@@ -157,6 +152,7 @@ def test_contacts_refuse_bad_points_and_do_not_alias_the_callers():
 
 
 # ---------------------------------------------------------------------- CoMTask
+@pytest.mark.slow
 def test_com_task_drives_the_com_to_its_target_on_both_backends(talos):
     q0 = talos.reference_configuration()
     kin = Kinematics(talos, q0)
@@ -221,6 +217,7 @@ def independent_region_distance(robot, q, contacts):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.slow
 def test_a_hand_pulled_far_away_keeps_the_com_inside_and_the_report_names_the_region(talos, backend):
     q0 = talos.reference_configuration()
     feet, hand, target = feet_and_reaching_hand(talos, q0, [1.0, 0.0, -0.3])  # 1 m forward: far outside
@@ -271,6 +268,7 @@ def test_support_rows_are_the_velocity_damper_of_each_edge(talos, offset):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.slow
 def test_changing_contacts_changes_the_region_from_the_next_step(talos, backend):
     q0 = talos.reference_configuration()
     contacts, margin = soles()

@@ -20,11 +20,6 @@ pytestmark = pytest.mark.skipif(not compiled_available(), reason="the compiled c
 SOLES = ("left_sole_link", "right_sole_link")
 
 
-@pytest.fixture(scope="module")
-def talos():
-    return Robot.load("talos")
-
-
 def stack(robot, *, com_frame="universe", axes="xy", margin=0.02):
     q0 = robot.reference_configuration()
     feet, hand, _ = feet_and_reaching_hand(robot, q0, [0.8, 0.1, -0.3])
@@ -55,6 +50,7 @@ def test_com_task_rows_are_the_python_ones(talos, rng, frame, axes):
         np.testing.assert_allclose(b, rows.b, rtol=0, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_same_velocity_reports_and_names_at_the_same_configurations(talos, rng):
     controllers, _ = stack(talos)
     compiled, python = controllers["compiled"], controllers["python"]
@@ -76,6 +72,7 @@ def test_same_velocity_reports_and_names_at_the_same_configurations(talos, rng):
     assert named  # the support rows were in play
 
 
+@pytest.mark.slow
 def test_setters_reach_the_core(talos, rng):
     controllers, (_, _, com, region) = stack(talos)
     qs = configurations(talos, rng, 4, 0.02)

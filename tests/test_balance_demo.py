@@ -18,6 +18,8 @@ from scipy.spatial import ConvexHull
 
 from reljac import Robot
 
+pytestmark = pytest.mark.slow
+
 STEPS = 400
 
 

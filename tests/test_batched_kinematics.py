@@ -55,6 +55,7 @@ def test_floating_base_and_continuous_joints_match(rng):
 
 
 @pytest.mark.parametrize("name", ["panda", "ur5", "talos", "tiago_dual", "allegro"])
+@pytest.mark.slow
 def test_example_robots_match_the_pinocchio_layer(name, rng):
     root = example_robot_data_dir()
     if root is None:
@@ -66,6 +67,7 @@ def test_example_robots_match_the_pinocchio_layer(name, rng):
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=urdf_trees())
+@pytest.mark.slow
 def test_random_trees_with_oblique_axes_and_mimics_match(tmp_path, text):
     """Oblique axes, prismatic and floating joints inside the tree, mimics with multipliers and offsets."""
     robot = load_random_tree(tmp_path, text)

@@ -21,6 +21,8 @@ from reljac.apps.bench_peer_libs import MIN_DISTANCE, PEERS
 from reljac.apps.cli import main
 from reljac.apps.report import json_document
 
+pytestmark = pytest.mark.slow
+
 installed = all(importlib.util.find_spec(m) is not None for m in PEERS.values())
 needs_peers = pytest.mark.skipif(not installed, reason="needs the peers: PlaCo and pink (PlaCo's wheels need pin 3.8: build it from source on pin 4.1)")
 

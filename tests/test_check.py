@@ -17,6 +17,7 @@ from reljac.relative import Kinematics
 
 
 @pytest.mark.parametrize("name", reljac.bundled_robots())
+@pytest.mark.slow
 def test_bundled_robots_agree_with_the_reference(name):
     report = check_urdf(name, samples=50, seed=1, max_pairs=300, tolerance=1e-10)
     assert report.ok, report.format()
@@ -28,6 +29,7 @@ ROBOTS_DIR = example_robot_data_dir()
 
 @pytest.mark.skipif(ROBOTS_DIR is None, reason="example-robot-data is not installed")
 @pytest.mark.parametrize("name", ["panda", "ur5", "baxter", "tiago_dual", "talos", "allegro", "double_pendulum_continuous"])
+@pytest.mark.slow
 def test_example_robot_data_agrees_with_the_reference(name):
     path, floating = EXAMPLE_ROBOTS[name]
     report = check_urdf(ROBOTS_DIR / path, floating_base=floating, samples=50, seed=2, max_pairs=150,
@@ -78,6 +80,7 @@ def test_a_wrong_joint_is_named(tmp_path):
     assert "joint2" in report.rows[0].where, report.format()
 
 
+@pytest.mark.slow
 def test_cli_check_exit_codes(capsys):
     assert main(["check", "planar_2link", "--samples", "5"]) == 0
     assert "OK: the layers agree" in capsys.readouterr().out

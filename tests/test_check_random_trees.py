@@ -13,6 +13,8 @@ import reljac
 from reljac.apps.check import check_robot
 from reljac.reference import ReferenceRobot
 
+pytestmark = pytest.mark.slow
+
 
 @settings(max_examples=100, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=urdf_trees(), floating_base=st.booleans(), seed=st.integers(0, 1000))

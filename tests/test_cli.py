@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
 import re
+from pathlib import Path
 
 import numpy as np
 
@@ -44,3 +46,19 @@ def test_bench_quick_prints_its_tables(capsys):
     assert len(ratios) == 5 and ratios[0] == 1.0 and all(r > 0 for r in ratios)
     assert main(["bench", "reference", "--quick"]) == 0
     assert "ratio to batched" in capsys.readouterr().out
+
+
+def test_the_synopsis_is_the_docs_block_and_names_every_command_once():
+    """The synopsis (reljac.apps.cli.SYNOPSIS) is the block the docs show (the README's, which
+    docs/cli.md includes), and every command of the parser has a line of it: its --help summary."""
+    from reljac.apps.cli import SYNOPSIS, build_parser, summary, synopsis
+
+    root = Path(__file__).resolve().parent.parent
+    assert any(f"```\n{synopsis()}\n```" in (root / doc).read_text() for doc in ("README.md", "docs/cli.md"))
+    parser = build_parser()
+    [commands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    assert {usage.split()[1] for usage, _ in SYNOPSIS if usage.startswith("reljac ")} == set(commands.choices)
+    shown = " ".join(parser.format_help().split())  # reljac --help, its line wraps undone
+    for name in commands.choices:
+        assert summary(name) and f"{name} {summary(name)}" in shown, name
+

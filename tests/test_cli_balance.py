@@ -64,11 +64,6 @@ def test_map_bad_support_values_are_one_line(capsys, stand_path, tmp_path, extra
     assert not (tmp_path / "m.npz").exists()
 
 
-@pytest.fixture(scope="module")
-def talos():
-    return reljac.Robot.load("talos")
-
-
 def test_analyze_com_of_floating_talos_is_pinocchios(capsys, talos):
     report = run_json(capsys, "analyze", "talos", "--com")["com"]
     q = talos.configuration("half_sitting")  # Talos' reference configuration

@@ -81,6 +81,7 @@ def test_srdf_file_and_q_named_on_a_urdf_path(tmp_path):
 
 
 @needs_erd
+@pytest.mark.slow
 def test_talos_defaults_to_half_sitting_and_locks_at_it():
     talos = reljac.Robot.load("talos")
     half = talos.configuration("half_sitting")
@@ -98,6 +99,7 @@ def test_talos_defaults_to_half_sitting_and_locks_at_it():
 
 
 @needs_erd
+@pytest.mark.slow
 def test_analyze_prints_worst_configurations_by_joint_name():
     code, out, err = run("analyze", "tiago_dual", "arm_left_7_link", "arm_right_7_link", "--samples", "30",
                          "--lock", "hand_*", "--lock", "caster_*", "--lock", "wheel_*", "--lock", "suspension_*")

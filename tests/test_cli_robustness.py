@@ -18,6 +18,8 @@ import pytest
 
 from reljac.apps.cli import build_parser, main
 
+pytestmark = pytest.mark.slow
+
 ENV = dict(os.environ)  # subprocesses import the installed reljac (see conftest.py)
 
 

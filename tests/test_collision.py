@@ -20,18 +20,8 @@ needs_robots = pytest.mark.skipif(ROBOTS is None, reason="needs example-robot-da
 
 
 @pytest.fixture(scope="module")
-def dual():
-    return reljac.Robot.bundled("dual_arm")
-
-
-@pytest.fixture(scope="module")
-def hand():
-    return reljac.Robot.bundled("hand")
-
-
-@pytest.fixture(scope="module")
-def dual_cm(dual):
-    return CollisionModel(dual)
+def dual_cm(dual_arm):
+    return CollisionModel(dual_arm)
 
 
 def write(tmp_path, name, text):
@@ -92,6 +82,7 @@ def test_dropped_pairs_say_why(dual_cm):
     assert reasons[frozenset(("left_link5", "left_link7"))].startswith("touching at the reference configuration")
 
 
+@pytest.mark.slow
 def test_the_default_pairs_guard_arms_against_each_other_the_torso_and_fingers(dual_cm):
     cm = CollisionModel(reljac.Robot.bundled("hand"))
     for pair in [("left_link8", "right_link8"), ("left_link4", "right_link5"), ("torso", "left_link4"),
@@ -113,14 +104,14 @@ def test_a_reference_configuration_and_a_touching_distance_change_the_touching_r
     assert (curled.distances(fist, within=0.006).distance.size == 0)
 
 
-def test_explicit_pairs_and_edits(dual):
-    cm = CollisionModel(dual, pairs=[("right_link8", "left_link8"), ("torso", "left_link5")])
+def test_explicit_pairs_and_edits(dual_arm):
+    cm = CollisionModel(dual_arm, pairs=[("right_link8", "left_link8"), ("torso", "left_link5")])
     assert cm.pairs == [("torso", "left_link5"), ("left_link8", "right_link8")]  # model order
     cm.add_pairs([("left_link2", "right_link2")])
     cm.remove_pairs([("left_link8", "right_link8")])
     assert cm.pairs == [("torso", "left_link5"), ("left_link2", "right_link2")]
     assert ("left_link8", "right_link8", "removed by the user") in cm.dropped
-    rows = cm.distances(dual.neutral())
+    rows = cm.distances(dual_arm.neutral())
     assert set(rows.pairs) == set(cm.pairs)
 
 
@@ -143,15 +134,15 @@ def test_panda_srdf_pairs_are_left_out_with_their_reasons():
     assert srdf.state_groups["default"] == "arm_and_hand"
 
 
-def test_srdf_default_collisions_and_enabled_pairs(tmp_path, dual):
-    path = write(tmp_path, "dual.srdf", """\
+def test_srdf_default_collisions_and_enabled_pairs(tmp_path, dual_arm):
+    path = write(tmp_path, "dual_arm.srdf", """\
         <robot name="dual_arm">
           <disable_collisions link1="left_link8" link2="right_link8" reason="Never"/>
           <disable_default_collisions link="torso"/>
           <enable_collisions link1="torso" link2="left_link8"/>
           <group_state name="home" group="all"><joint name="torso_yaw" value="0.5"/><joint name="free" value="1 2 3 0 0 0 1"/></group_state>
         </robot>""")
-    cm = CollisionModel(dual, srdf=path)
+    cm = CollisionModel(dual_arm, srdf=path)
     assert ("left_link8", "right_link8", "SRDF: Never") in cm.dropped
     torso = [p for p in cm.pairs if "torso" in p]
     assert torso == [("torso", "left_link8")]
@@ -170,25 +161,25 @@ def test_srdf_default_collisions_and_enabled_pairs(tmp_path, dual):
     ('<robot><group_state name="home" group="arm"><joint name="j1" value="up"/></group_state></robot>',
      "group_state 'home' gives joint 'j1' the value 'up'"),
 ])
-def test_bad_srdf_files_raise_one_srdf_error(tmp_path, dual, text, match):
+def test_bad_srdf_files_raise_one_srdf_error(tmp_path, dual_arm, text, match):
     path = write(tmp_path, "bad.srdf", text)
     with pytest.raises(SRDFError, match=match):
-        CollisionModel(dual, srdf=path)
+        CollisionModel(dual_arm, srdf=path)
 
 
-def test_missing_srdf_files(tmp_path, dual):
+def test_missing_srdf_files(tmp_path, dual_arm):
     with pytest.raises(SRDFError, match="does not exist"):
-        CollisionModel(dual, srdf=tmp_path / "nope.srdf")
+        CollisionModel(dual_arm, srdf=tmp_path / "nope.srdf")
     with pytest.raises(SRDFError, match="is a directory"):
-        CollisionModel(dual, srdf=tmp_path)
+        CollisionModel(dual_arm, srdf=tmp_path)
     with pytest.raises(SRDFError, match="must be a string or a path"):
         read_srdf(42)
 
 
 # ---------------------------------------------------------------------------- obstacles
-def test_world_and_attached_obstacles(dual):
-    cm = CollisionModel(dual, pairs=[])
-    q = dual.neutral()
+def test_world_and_attached_obstacles(dual_arm):
+    cm = CollisionModel(dual_arm, pairs=[])
+    q = dual_arm.neutral()
     cm.add_obstacle("ball", sphere(0.05), [0.0, 1.5, 1.25])  # beside the left hand, on the T-pose arm's axis
     assert cm.obstacles == ["ball"] and ("left_link8", "ball") in cm.pairs
     assert ("base_link", "ball") not in cm.pairs  # both fixed in the world: their distance never changes
@@ -208,47 +199,47 @@ def test_world_and_attached_obstacles(dual):
     assert cm.obstacles == ["carried"] and not any("ball" in p for p in cm.pairs)
 
 
-def test_an_obstacle_named_like_a_robot_geometry_moves_alone(dual):
-    cm = CollisionModel(dual, pairs=[])
+def test_an_obstacle_named_like_a_robot_geometry_moves_alone(dual_arm):
+    cm = CollisionModel(dual_arm, pairs=[])
     cm.add_obstacle("torso_1", sphere(0.05), [0.5, 0.0, 1.0])  # also the name of the torso's box
     torso_box = cm.geometry_model.geometryObjects[3].placement.copy()
     cm.move_obstacle("torso_1", [0.6, 0.0, 1.0])
     assert cm.geometry_model.geometryObjects[3].placement == torso_box
-    rows = cm.distances(dual.neutral())
+    rows = cm.distances(dual_arm.neutral())
     assert rows.distance[rows.index("torso", "torso_1")] == pytest.approx(0.6 - 0.1 - 0.05, abs=1e-9)
 
 
-def test_an_attached_obstacle_moves_with_its_frame(dual, rng):
+def test_an_attached_obstacle_moves_with_its_frame(dual_arm, rng):
     """A tiny sphere at the right tool's origin is as far from a left-arm link as a sphere
     obstacle fixed in the world at the same point."""
-    attached, fixed = CollisionModel(dual, pairs=[]), CollisionModel(dual, pairs=[])
+    attached, fixed = CollisionModel(dual_arm, pairs=[]), CollisionModel(dual_arm, pairs=[])
     attached.add_obstacle("dot", sphere(0.01), frame="right_tool", links=["left_link8"])
     for _ in range(3):
-        q = dual.random_configuration(rng)
-        p = reljac.Kinematics(dual, q).placement("right_tool").translation
+        q = dual_arm.random_configuration(rng)
+        p = reljac.Kinematics(dual_arm, q).placement("right_tool").translation
         fixed.add_obstacle("dot", sphere(0.01), p, links=["left_link8"])
         assert attached.distances(q).distance[0] == pytest.approx(fixed.distances(q).distance[0], abs=1e-9)
 
 
 @needs_robots
-def test_a_mesh_obstacle_is_its_convex_hull(dual):
+def test_a_mesh_obstacle_is_its_convex_hull(dual_arm):
     path = ROBOTS / "panda_description/meshes/collision/link1.stl"
     hull = mesh(path, scale=2.0)
     points = np.array(hull.points())
-    cm = CollisionModel(dual, pairs=[])
+    cm = CollisionModel(dual_arm, pairs=[])
     cm.add_obstacle("link1", hull, [3.0, 0.0, 0.0])
     top = points[:, 0].max() + 3.0  # the hull's furthest point along +x, in the world
     cm.add_obstacle("probe", sphere(0.01), [top + 0.5, 0.0, 0.0], links=[])
     cm.add_pairs([("link1", "probe")])
-    rows = cm.distances(dual.neutral())
+    rows = cm.distances(dual_arm.neutral())
     assert rows.distance[rows.index("link1", "probe")] == pytest.approx(0.49, abs=1e-3)
 
 
 # ---------------------------------------------------------------------------- bad input
-def test_unknown_links_in_pairs_name_the_link_and_the_valid_ones(dual, dual_cm):
+def test_unknown_links_in_pairs_name_the_link_and_the_valid_ones(dual_arm, dual_cm):
     with pytest.raises(CollisionError, match="'left_lnk8' is not a link with collision geometry of robot "
                                              "'dual_arm'; did you mean 'left_link8'"):
-        CollisionModel(dual, pairs=[("left_lnk8", "right_link8")])
+        CollisionModel(dual_arm, pairs=[("left_lnk8", "right_link8")])
     with pytest.raises(CollisionError, match="link 'left_tool' of robot 'dual_arm' has no collision geometry"):
         dual_cm.add_pairs([("left_tool", "right_link8")])
     with pytest.raises(CollisionError, match="two different bodies"):
@@ -260,7 +251,7 @@ def test_unknown_links_in_pairs_name_the_link_and_the_valid_ones(dual, dual_cm):
     with pytest.raises(CollisionError, match="is not active"):
         dual_cm.remove_pairs([("left_link3", "left_link4")])
     with pytest.raises(CollisionError, match="is not active"):
-        dual_cm.pair_distance(dual.neutral(), "left_link3", "left_link4")
+        dual_cm.pair_distance(dual_arm.neutral(), "left_link3", "left_link4")
 
 
 def test_a_robot_without_collision_geometry_is_refused(tmp_path):
@@ -275,13 +266,13 @@ def test_a_robot_without_collision_geometry_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("within", [-0.01, float("nan"), "far", True])
-def test_negative_or_non_numeric_bounds_are_refused(dual, dual_cm, within):
+def test_negative_or_non_numeric_bounds_are_refused(dual_arm, dual_cm, within):
     with pytest.raises(CollisionError, match="within must be a number >= 0"):
-        dual_cm.distances(dual.neutral(), within=within)
+        dual_cm.distances(dual_arm.neutral(), within=within)
     with pytest.raises(CollisionError, match="within must be a number >= 0"):
-        dual_cm.compute(dual.data, within=within)
+        dual_cm.compute(dual_arm.data, within=within)
     with pytest.raises(CollisionError, match="touching_distance must be a finite number >= 0"):
-        CollisionModel(dual, touching_distance=within)
+        CollisionModel(dual_arm, touching_distance=within)
 
 
 def test_kinematics_data_of_another_robot_is_refused(dual_cm):
@@ -291,11 +282,11 @@ def test_kinematics_data_of_another_robot_is_refused(dual_cm):
         dual_cm.compute("data")
 
 
-def test_bad_configurations_are_refused(dual, dual_cm):
+def test_bad_configurations_are_refused(dual_arm, dual_cm):
     with pytest.raises(reljac.ConfigurationError, match=r"shape \(3,\), expected \(15,\)"):
         dual_cm.distances(np.zeros(3))
     with pytest.raises(reljac.ConfigurationError, match="reference_q"):
-        CollisionModel(dual, reference_q=np.full(15, np.nan))
+        CollisionModel(dual_arm, reference_q=np.full(15, np.nan))
 
 
 @pytest.mark.parametrize("make, match", [
@@ -313,8 +304,8 @@ def test_bad_shapes_are_refused(make, match):
         make()
 
 
-def test_bad_obstacles_are_refused(dual):
-    cm = CollisionModel(dual, pairs=[])
+def test_bad_obstacles_are_refused(dual_arm):
+    cm = CollisionModel(dual_arm, pairs=[])
     with pytest.raises(CollisionError, match="must be a coal geometry"):
         cm.add_obstacle("table", (1.0, 1.0, 0.1))
     with pytest.raises(CollisionError, match="'torso' is a link of robot 'dual_arm'"):
@@ -338,9 +329,9 @@ def test_bad_obstacles_are_refused(dual):
 
 @pytest.mark.parametrize("position", [[True, False, True], np.array([1, 0, 1], dtype=bool), ["0", "0", "1"],
                                       ("0.1", 0.0, 0.2), [0.0, None, 1.0]])
-def test_obstacle_positions_of_booleans_or_text_are_refused(dual, position):
+def test_obstacle_positions_of_booleans_or_text_are_refused(dual_arm, position):
     """Issue 18: numpy reads True as 1.0 and "1" as 1.0; an obstacle's position is 3 numbers."""
-    cm = CollisionModel(dual, pairs=[])
+    cm = CollisionModel(dual_arm, pairs=[])
     with pytest.raises(CollisionError, match="an obstacle's position must be 3 finite numbers"):
         cm.add_obstacle("ball", sphere(0.1), position)
     cm.add_obstacle("ball", sphere(0.1), [0.0, 0.0, 1.0])
@@ -357,22 +348,22 @@ def test_obstacle_positions_of_booleans_or_text_are_refused(dual, position):
     (lambda: coal.Cylinder(0.0, 0.2), r"Cylinder has radius \[0.0\]"),
     (lambda: coal.Ellipsoid(0.1, -0.1, 0.1), r"Ellipsoid has radii"),
 ])
-def test_coal_shapes_of_negative_or_zero_size_are_refused(dual, make, what):
+def test_coal_shapes_of_negative_or_zero_size_are_refused(dual_arm, make, what):
     """Issue 18: coal.Sphere(-1) read as far away from everything: avoidance ignored it."""
-    cm = CollisionModel(dual, pairs=[])
+    cm = CollisionModel(dual_arm, pairs=[])
     with pytest.raises(CollisionError, match=f"an obstacle's {what}.*sizes must be positive finite numbers"):
         cm.add_obstacle("ball", make())
     assert cm.obstacles == []
     cm.add_obstacle("ball", coal.Sphere(0.1), [0.0, 0.0, 1.0])  # a well-made coal shape is welcome
 
 
-def test_module_function_and_result_helpers(dual, dual_cm):
-    q = dual.random_configuration(5)
-    a = reljac.collision.distances(dual, q, within=0.3)
+def test_module_function_and_result_helpers(dual_arm, dual_cm):
+    q = dual_arm.random_configuration(5)
+    a = reljac.collision.distances(dual_arm, q, within=0.3)
     b = dual_cm.distances(q, within=0.3)
     assert a.pairs == b.pairs
     np.testing.assert_allclose(a.distance, b.distance, atol=1e-9)
-    assert reljac.collision.distances(dual, q) is not None  # the cached model serves again
+    assert reljac.collision.distances(dual_arm, q) is not None  # the cached model serves again
     with pytest.raises(CollisionError, match="needs a reljac.Robot or a CollisionModel"):
         reljac.collision.distances("dual_arm", q)
     with pytest.raises(KeyError, match="not among these"):
@@ -382,6 +373,7 @@ def test_module_function_and_result_helpers(dual, dual_cm):
 
 # ---------------------------------------------------------------------------- copies of a robot
 @pytest.mark.parametrize("copier", ["deepcopy", "pickle"])
+@pytest.mark.slow
 def test_a_copied_robot_keeps_the_obstacles_and_pair_edits_of_its_collisions(copier):
     """Issue 18: copy.deepcopy and pickle dropped what was added through robot.collisions."""
     import copy

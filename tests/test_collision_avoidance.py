@@ -31,11 +31,6 @@ from reljac.relative import Kinematics
 BACKENDS = ["python"] + (["compiled"] if compiled_available() else [])
 
 
-@pytest.fixture(scope="module")
-def dual_arm():
-    return reljac.Robot.bundled("dual_arm")
-
-
 def _middle(robot):
     return robot.normalize(0.5 * (robot.lower_limits + robot.upper_limits))
 
@@ -72,6 +67,7 @@ def _run(robot, levels, q, steps, backend, model, **options):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.slow
 def test_arms_sent_through_each_other_keep_the_minimum_distance(dual_arm, backend):
     """1,000 steps, one-step and moderate gains, from the middle and from random starts."""
     model = CollisionModel(dual_arm)
@@ -86,6 +82,7 @@ def test_arms_sent_through_each_other_keep_the_minimum_distance(dual_arm, backen
         q0 = dual_arm.random_configuration(rng)
 
 
+@pytest.mark.slow
 def test_without_avoidance_the_crossing_targets_drive_the_arms_through_each_other(dual_arm):
     """What makes the test above a test: the same targets, no collision limit (one backend: the
     backends' steps are the same, tests/test_compiled_step.py)."""
@@ -99,6 +96,7 @@ def test_without_avoidance_the_crossing_targets_drive_the_arms_through_each_othe
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.slow
 def test_top_task_compatible_with_the_constraints_is_met(dual_arm, backend):
     """The lead tool's target (the other tool's place) is reachable once the other arm gives way:
     the top level converges while the pair distances hold."""
@@ -112,6 +110,7 @@ def test_top_task_compatible_with_the_constraints_is_met(dual_arm, backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.slow
 def test_fingers_folded_onto_each_other_stay_apart(backend):
     """Thumb tip sent onto the index tip: the pinch conflicts with the fingers' capsules, which win."""
     hand = reljac.Robot.bundled("hand")
@@ -130,6 +129,7 @@ def test_fingers_folded_onto_each_other_stay_apart(backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.slow
 def test_a_pair_closer_than_the_minimum_is_pushed_out(dual_arm, backend):
     model = CollisionModel(dual_arm)
     q0 = _middle(dual_arm)
@@ -155,6 +155,7 @@ def test_a_pair_closer_than_the_minimum_is_pushed_out(dual_arm, backend):
     assert all(b >= a - 1e-6 for a, b in itertools.pairwise(distances[:21]))  # out, not back and forth
 
 
+@pytest.mark.slow
 def test_compiled_solver_equals_the_python_solver_with_collision_rows(dual_arm):
     """Systems recorded along crossing runs (rows C v <= d, some violated at the start) replayed
     through both solvers: equal to 1e-9 where every level is well conditioned (collision rows

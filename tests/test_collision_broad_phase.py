@@ -18,6 +18,7 @@ pytestmark = pytest.mark.skipif(not compiled_available(), reason="the compiled c
 
 @pytest.mark.parametrize(("name", "locked"), [("tiago_dual", ["caster_*", "suspension_*", "wheel_*", "hand_*"]),
                                               ("baxter", [])])
+@pytest.mark.slow
 def test_compiled_rows_keep_every_pair_within_reach(name, locked, rng):
     robot = reljac.Robot.load(name)
     robot = robot.locked(locked) if locked else robot

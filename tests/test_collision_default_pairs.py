@@ -89,12 +89,14 @@ def test_pairs_below_lists_the_active_pairs_nearer_than_a_distance_nearest_first
                                         ({"samples": 1.5}, "samples must be an integer"),
                                         ({"always_near": 0.0}, "always_near must be a fraction in"),
                                         ({"always_near": 1.5}, "always_near must be a fraction in")])
+@pytest.mark.slow
 def test_bad_rule_parameters_are_refused(bad, match):
     with pytest.raises(CollisionError, match=match):
         CollisionModel(reljac.Robot.bundled("hand"), **bad)
 
 
 @needs_robots
+@pytest.mark.slow
 def test_tiago_dual_locked_starts_with_no_pair_below_collision_avoidance_minimum():
     """Issue 18: the wrist pairs 5.9 mm apart weakened the carry's top level."""
     from reljac.ik import CollisionAvoidance

@@ -208,6 +208,7 @@ def assert_rates_match_finite_differences(cm, q, rng, *, within=math.inf, min_ro
 
 
 @pytest.mark.parametrize("seed", range(4))
+@pytest.mark.slow
 def test_dual_arm_distance_jacobians_match_finite_differences(seed):
     robot = reljac.Robot.bundled("dual_arm")
     cm = CollisionModel(robot)
@@ -242,6 +243,7 @@ def test_floating_base_robot_against_a_world_obstacle_matches_finite_differences
 
 # ---------------------------------------------------------------------------- conventions, broad phase
 @pytest.mark.parametrize("name", ["dual_arm", "hand"])
+@pytest.mark.slow
 def test_every_row_satisfies_the_conventions(name, rng):
     robot = reljac.Robot.bundled(name)
     cm = CollisionModel(robot)
@@ -253,6 +255,7 @@ def test_every_row_satisfies_the_conventions(name, rng):
 
 
 @pytest.mark.parametrize("name", ["dual_arm", "hand", "panda"])
+@pytest.mark.slow
 def test_broad_phase_keeps_every_pair_nearer_than_the_bound(name, rng):
     """compute(within=w) returns exactly the rows of the full query with d < w (robot links,
     mesh hulls, obstacles in the world and on a frame)."""
@@ -275,6 +278,7 @@ def test_broad_phase_keeps_every_pair_nearer_than_the_bound(name, rng):
             assert dict(zip(near.geometries, near.distance, strict=True)) == pytest.approx(expected, rel=0, abs=1e-6)
 
 
+@pytest.mark.slow
 def test_without_pinocchios_collecting_callback_every_pair_is_measured(monkeypatch, rng):
     """Pinocchio 3 (the 3.8 that PlaCo pins) has no CollisionCallBackCollect: the rows are those of
     the full query with d < within all the same."""
@@ -324,6 +328,7 @@ def test_pair_distance_orients_the_row_as_asked():
     np.testing.assert_array_equal(ab.jacobian, -ba.jacobian)
 
 
+@pytest.mark.slow
 def test_threads_sharing_a_model_get_the_serial_answers():
     robot = reljac.Robot.bundled("dual_arm")
     cm = CollisionModel(robot)
@@ -369,6 +374,7 @@ def test_the_callers_configuration_is_not_modified():
 
 
 @needs_robots
+@pytest.mark.slow
 def test_panda_mesh_hulls_are_never_further_apart_than_the_meshes(rng):
     """The convex hull holds its mesh, so hull distances are lower bounds of mesh distances
     (equal where the closest points lie on the meshes); hull rows also pass the FD check."""
@@ -403,6 +409,7 @@ def test_the_robots_own_collision_model_keeps_its_meshes():
 
 @needs_robots
 @pytest.mark.parametrize("name", sorted(EXAMPLE_ROBOTS))
+@pytest.mark.slow
 def test_example_robots_rows_keep_the_conventions_and_match_finite_differences(name, rng):
     """Every example-robot-data robot of the test helpers: default pairs, meshes as hulls."""
     path, floating = EXAMPLE_ROBOTS[name]
@@ -416,6 +423,7 @@ def test_example_robots_rows_keep_the_conventions_and_match_finite_differences(n
 
 
 @needs_robots
+@pytest.mark.slow
 def test_a_failed_penetration_search_is_retried_not_returned(monkeypatch):
     """coal's EPA returns -DBL_MAX when it fails (as it does on Baxter's cylinders with a too
     tight tolerance, forced here): such rows are computed again, never returned as distances."""

@@ -11,6 +11,8 @@ from reljac.collision import CollisionModel, box, sphere
 from reljac.viz import Viewer
 from reljac.viz.collisions import FAR_COLOR, MIDDLE_COLOR, NEAR_COLOR, OBSTACLE_COLOR, distance_color
 
+pytestmark = pytest.mark.slow
+
 MEETING = np.array([0.0, 0.8808, 0.9651, -0.4571, -2.0366, 1.1162, 2.7259, 1.8842,
                     -1.2333, 1.2035, 0.8092, -2.0059, -1.4909, 2.3970, -0.1965])
 
@@ -30,24 +32,19 @@ def test_distance_colours_run_from_red_through_yellow_to_green():
 
 
 @pytest.fixture(scope="module")
-def dual():
-    return reljac.Robot.bundled("dual_arm")
-
-
-@pytest.fixture(scope="module")
-def viewer(dual):
-    with Viewer(dual, q=MEETING) as v:
+def viewer(dual_arm):
+    with Viewer(dual_arm, q=MEETING) as v:
         yield v
 
 
-def test_bars_follow_the_near_pairs_and_obstacles_follow_the_model(viewer, dual):
-    cm = CollisionModel(dual)
+def test_bars_follow_the_near_pairs_and_obstacles_follow_the_model(viewer, dual_arm):
+    cm = CollisionModel(dual_arm)
     cm.add_obstacle("ball", sphere(0.05), frame="left_tool", links=["right_link8", "right_link7"])
     viewer.display(MEETING)
     name = viewer.show_collisions(cm, within=0.3)
     overlay = viewer._overlays[name]
     assert list(overlay.obstacles) == ["ball"]
-    for q in (MEETING, dual.random_configuration(7)):
+    for q in (MEETING, dual_arm.random_configuration(7)):
         viewer.display(q)
         expected = cm.distances(q, within=0.3, jacobians=False)
         assert overlay.rows.pairs == expected.pairs and len(expected) > 0
@@ -63,23 +60,23 @@ def test_bars_follow_the_near_pairs_and_obstacles_follow_the_model(viewer, dual)
     viewer.remove(near)
 
 
-def test_show_collisions_checks_its_arguments(viewer, dual):
+def test_show_collisions_checks_its_arguments(viewer, dual_arm):
     with pytest.raises(reljac.ReljacError, match="needs a reljac.collision.CollisionModel of robot 'dual_arm'"):
-        viewer.show_collisions(dual)
+        viewer.show_collisions(dual_arm)
     with pytest.raises(reljac.ReljacError, match="needs a reljac.collision.CollisionModel of robot 'dual_arm'"):
         viewer.show_collisions(CollisionModel(reljac.Robot.bundled("hand")))
     with pytest.raises(reljac.ReljacError, match="within must be a positive number"):
-        viewer.show_collisions(CollisionModel(dual), within=0.0)
+        viewer.show_collisions(CollisionModel(dual_arm), within=0.0)
 
 
 @needs_chromium
-def test_browser_draws_the_obstacles(dual, chromium):
+def test_browser_draws_the_obstacles(dual_arm, chromium):
     """A teal box in front of the torso: teal pixels appear once the overlay is shown."""
-    cm = CollisionModel(dual, pairs=[])
+    cm = CollisionModel(dual_arm, pairs=[])
     cm.add_obstacle("crate", box((0.3, 0.3, 0.3)), [0.5, 0.0, 1.1])
     teal = np.array([*rgb(OBSTACLE_COLOR), 255]) / 255.0
     browser = chromium
-    with Viewer(dual, q=MEETING) as viewer:
+    with Viewer(dual_arm, q=MEETING) as viewer:
         browser.load(viewer.url, scene_messages(viewer))
         before = int(colour_mask(read_png(browser.screenshot()), teal).sum())
         seen = browser.messages()

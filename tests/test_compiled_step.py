@@ -91,6 +91,7 @@ def test_every_task_kind_with_moving_targets_speed_caps_and_weights(kind):
     _same_run(_pair(levels), 60, lambda k, c, task: _moving(task, k, 0.1))
 
 
+@pytest.mark.slow
 def test_setters_between_steps_mean_the_same_on_both_backends():
     def levels():
         rel = RelativeFrameTask("left_tool", "right_tool", gain=10.0)
@@ -169,6 +170,7 @@ def test_custom_tasks_and_limits_run_beside_the_compiled_parts():
     assert np.isfinite(q).all()
 
 
+@pytest.mark.slow
 def test_collision_avoidance_compiled_equals_python():
     """Each tool sent where the other is (the arms would pass through each other): both backends
     keep the same pairs at the same distances, with the same rows and saturations, every step."""
@@ -237,6 +239,7 @@ def test_one_shot_kinematics_equal_the_python_formulas():
         np.testing.assert_allclose(T.homogeneous, want_T.homogeneous, atol=1e-14)
 
 
+@pytest.mark.slow
 def test_reports_read_late_or_skipped_equal_the_python_ones():
     """The compiled step reuses its solver's buffers across steps and computes a level's smallest
     singular value only when the reports are read: reports read after some steps were skipped, on

@@ -48,6 +48,7 @@ def _random_setup(robot, rng):
     return a, b, rng.normal(scale=0.2, size=3), rng.normal(scale=0.2, size=3)
 
 
+@pytest.mark.slow
 def test_ball_joint_and_distance_match_forward_kinematics_and_finite_differences(robot, rng):
     for _ in range(4):
         a, b, pa, pb = _random_setup(robot, rng)
@@ -73,6 +74,7 @@ def test_ball_joint_and_distance_match_forward_kinematics_and_finite_differences
 
 
 @pytest.mark.parametrize("normal_in", ["world", "a"])
+@pytest.mark.slow
 def test_contact_jacobian_matches_finite_differences_with_the_basis_frozen(robot, normal_in, rng):
     for _ in range(3):
         a, b, pa, pb = _random_setup(robot, rng)

@@ -67,6 +67,7 @@ def _fd_coordinates(cost, robot, q, eps=1e-7):
 
 
 @pytest.mark.parametrize("name, b, a", CASES)
+@pytest.mark.slow
 def test_tangent_gradient_matches_finite_differences(robots, name, b, a, rng):
     robot = robots[name]
     for _ in range(3):

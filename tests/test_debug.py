@@ -3,13 +3,11 @@ the transform relay, and the debugger's requests (the browser tests are test_deb
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pinocchio as pin
 import pytest
+from helpers import wait_for
 
-from reljac import Robot
 from reljac.apps.cli import main
 from reljac.apps.debug import new_run_log
 from reljac.apps.hierarchy_file import DEMO_FILE, load_hierarchy
@@ -26,20 +24,6 @@ MEETING = {"torso_yaw": 0.0, "left_joint1": 0.8808, "left_joint2": 0.9651, "left
            "left_joint4": -2.0366, "left_joint5": 1.1162, "left_joint6": 2.7259, "left_joint7": 1.8842,
            "right_joint1": -1.2333, "right_joint2": 1.2035, "right_joint3": 0.8092, "right_joint4": -2.0059,
            "right_joint5": -1.4909, "right_joint6": 2.3970, "right_joint7": -0.1965}
-
-
-def wait_for(condition, what: str, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while not (value := condition()):
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"waited {timeout} s for {what}")
-        time.sleep(0.01)
-    return value
-
-
-@pytest.fixture(scope="module")
-def dual_arm():
-    return Robot.bundled("dual_arm")
 
 
 # ---------------------------------------------------------------------------- the hierarchy file
@@ -121,6 +105,7 @@ def test_the_cli_rejects_a_bad_file_in_one_line(tmp_path, capsys):
     assert "history" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_cli_serves_the_demo_hierarchy_on_loopback(capsys):
     assert main(["debug", "dual_arm", "--no-hold", "--paused"]) == 0
     out = capsys.readouterr().out
@@ -272,6 +257,7 @@ class _Page:
         self.issued = []
 
 
+@pytest.mark.slow
 def test_only_the_transforms_that_changed_are_sent_and_the_page_ends_as_a_full_resend_puts_it(dual_arm):
     from meshcat.commands import SetTransform
 
@@ -316,6 +302,7 @@ def test_only_the_transforms_that_changed_are_sent_and_the_page_ends_as_a_full_r
     assert len(full) > 20
 
 
+@pytest.mark.slow
 def test_the_debugger_makes_no_update_while_its_page_is_busy_with_the_last(dual_arm):
     import asyncio
     import json
@@ -351,6 +338,7 @@ def test_the_debugger_makes_no_update_while_its_page_is_busy_with_the_last(dual_
 
 
 # ---------------------------------------------------------------------------- the debugger's requests
+@pytest.mark.slow
 def test_a_step_while_paused_is_one_controller_step_and_a_drag_retargets(dual_arm):
     controller, q0 = load_hierarchy(dual_arm, DEMO_FILE)
     twin, _ = load_hierarchy(dual_arm, DEMO_FILE)
@@ -376,6 +364,7 @@ def test_a_step_while_paused_is_one_controller_step_and_a_drag_retargets(dual_ar
         np.testing.assert_allclose(debugger.state()["q"], q0, rtol=0, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_scrubbing_pauses_and_resuming_goes_on_from_the_frame_shown(dual_arm):
     controller, q0 = load_hierarchy(dual_arm, DEMO_FILE)
     with Debugger(controller, q0) as debugger:

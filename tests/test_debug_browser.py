@@ -9,12 +9,12 @@ page's screenshot to docs/images/debug_page.png (the README's picture).
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 import pytest
+from helpers import wait_for
 from test_viz import Browser, needs_chromium, read_png
 
 from reljac import Robot
@@ -24,19 +24,11 @@ from reljac.ik import Controller, FrameTask, PostureTask, RelativeFrameTask
 from reljac.relative import Kinematics
 from reljac.viz.debugger import Debugger
 
+pytestmark = pytest.mark.slow
+
 SIZE = (1400, 900)
 SCREENSHOT = Path(__file__).resolve().parent.parent / "docs" / "images" / "debug_page.png"
 
-
-def wait_for(condition, what: str, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"waited {timeout} s for {what}")
-        time.sleep(0.02)
 
 
 def mouse(browser: Browser, kind: str, x: float, y: float, buttons: int = 1) -> None:
@@ -83,11 +75,6 @@ def browser():
     b.close()
 
 
-@pytest.fixture(scope="module")
-def dual_arm():
-    return Robot.bundled("dual_arm")
-
-
 @needs_chromium
 def test_dragging_an_arrow_moves_the_target_along_that_axis_and_the_frame_follows(dual_arm, browser):
     controller, q0 = load_hierarchy(dual_arm, DEMO_FILE)
@@ -105,7 +92,8 @@ def test_dragging_an_arrow_moves_the_target_along_that_axis_and_the_frame_follow
         drag(browser, grab, grab + 40.0 * u)
         T1 = wait_for(lambda: (T := left.target) is not None and not np.allclose(T.translation, T0.translation)
                       and browser.evaluate("reljacDebug.drag === null") and T, "the target to move")
-        time.sleep(0.2)  # the last drag messages
+        # the page sends "release" after its last drag, and the debugger takes them in order
+        wait_for(lambda: debugger._grab is None, "the drag's release")
         T1 = left.target
         moved = T1.translation - T0.translation
         expected = 40.0 * size / length  # [m]: the page maps the arrow's on-screen length to `size`
@@ -134,7 +122,7 @@ def test_dragging_an_arrow_moves_the_target_along_that_axis_and_the_frame_follow
         drag(browser, ring[k], ring[(k + 6) % 48])
         wait_for(lambda: not np.allclose(relative.target.rotation, R0) and
                  browser.evaluate("reljacDebug.drag === null"), "the relative target to turn")
-        time.sleep(0.2)
+        wait_for(lambda: debugger._grab is None, "the drag's release")
         turn = R0.T @ relative.target.rotation  # in the target's frame: about its z axis only
         assert abs(pin.log3(turn)[2]) > 0.05
         np.testing.assert_allclose(pin.log3(turn)[:2], 0.0, atol=1e-9)

@@ -25,7 +25,8 @@ from reljac.ik import CollisionAvoidance
 FILE = Path(__file__).resolve().parent.parent / "examples" / "tiago_dual_debug.toml"
 LEFT = "hand_left_tool_link"
 
-pytestmark = pytest.mark.skipif(example_robot_data_dir() is None, reason="example-robot-data is not installed")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(example_robot_data_dir() is None, reason="example-robot-data is not installed")]
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,8 @@ import pytest
 
 from reljac.apps.demo import DemoSummary, main, run_dual_arm, run_hand
 
+pytestmark = pytest.mark.slow
+
 
 def test_dual_arm_tracks_the_box_and_the_circle():
     lines = []

@@ -16,6 +16,8 @@ from reljac import Robot
 from reljac.apps.cli import main as cli_main
 from reljac.apps.demo import DUAL_ARM_MEETING, HAND_RELAXED
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def dual_arm_records(tmp_path_factory):

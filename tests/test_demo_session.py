@@ -23,6 +23,8 @@ import time
 import pytest
 from test_viz import port_of, port_open
 
+pytestmark = pytest.mark.slow
+
 DEMO = [sys.executable, "-m", "reljac.apps.cli", "demo"]
 MOVING = re.compile(r"^t = ", re.M)  # a progress line
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 pytest.importorskip("mkdocs")
 pytest.importorskip("mkdocstrings_handlers.python")

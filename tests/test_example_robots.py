@@ -16,9 +16,9 @@ import reljac
 from reljac.relative import Kinematics
 
 ROBOTS_DIR = example_robot_data_dir()
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     ROBOTS_DIR is None, reason="example-robot-data is not installed (pip install '.[test]' installs it)"
-)
+)]
 
 
 @pytest.fixture(scope="module", params=sorted(EXAMPLE_ROBOTS))

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from helpers import SideBySide, selected_tests
 
+pytestmark = pytest.mark.slow
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 EXPECTED = {  # example -> (extra arguments, text its output must contain)
     "dual_arm_tracking.py": ([], "max position error of 'pose of left_tool'"),

@@ -26,16 +26,6 @@ def no_warnings():
         yield
 
 
-@pytest.fixture(scope="module")
-def planar():
-    return reljac.Robot.bundled("planar_2link")
-
-
-@pytest.fixture(scope="module")
-def dual_arm():
-    return reljac.Robot.bundled("dual_arm")
-
-
 def chain_urdf(path: Path, n: int, *, lower: str = "-1", upper: str = "1", kind: str = "revolute") -> Path:
     links = "".join(f'<link name="l{i}"/>' for i in range(n + 1))
     joints = "".join(
@@ -77,6 +67,7 @@ def test_voxels_at_the_ends_of_the_float_range_get_a_short_message(planar, voxel
     assert str(info.value) == message
 
 
+@pytest.mark.slow
 def test_the_smallest_voxel_a_message_names_is_the_smallest_allowed(planar):
     """A reach of 1.8 m (bounded with a factor 1 + 1e-9): 2 ceil(1.8 (1 + 1e-9) / voxel) + 1 <= 321
     (321^3 <= 2^25 < 323^3) needs voxel >= 1.8 (1 + 1e-9) / 160 = 0.01125000001, so 0.01126 at
@@ -89,6 +80,7 @@ def test_the_smallest_voxel_a_message_names_is_the_smallest_allowed(planar):
 
 # ----------------------------------------------------------------------------- limits of +-1e308
 @pytest.mark.parametrize("backend", ["compiled", "python"])
+@pytest.mark.slow
 def test_joint_limits_of_1e308_give_a_full_map(tmp_path, backend):
     if backend == "compiled" and not reljac.maps.compiled_available():
         pytest.skip("compiled kinematics not built")

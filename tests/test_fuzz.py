@@ -48,6 +48,8 @@ from reljac import ReljacError
 from reljac.apps.cli import main
 from reljac.robots import BUNDLED_DIR
 
+pytestmark = pytest.mark.slow
+
 REQUESTED = int(os.environ.get("RELJAC_FUZZ_EXAMPLES", "0") or 0)
 
 

@@ -21,15 +21,6 @@ BACKENDS = ["python", pytest.param("compiled", marks=pytest.mark.skipif(
     not compiled_available(), reason="compiled core not built"))]
 
 
-@pytest.fixture(scope="module")
-def talos():
-    from reljac.robots import example_robot_data_dir
-
-    if example_robot_data_dir() is None:
-        pytest.skip("needs example-robot-data")
-    return Robot.load("talos")
-
-
 def placements(robot, q, frames):
     """T_wf of each frame by Pinocchio alone."""
     data = robot.model.createData()
@@ -51,6 +42,7 @@ def moving_hands(talos, backend, steps=60):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.slow
 def test_feet_stay_fixed_while_the_hands_move(talos, backend):
     qs, _ = moving_hands(talos, backend)
     feet0 = placements(talos, qs[0], FEET)
@@ -110,6 +102,7 @@ def test_sole_rectangles_are_centred_on_the_feet(talos):
     assert humanoid_stack(talos, feet=FEET, sole=given).contacts == tuple(given)
 
 
+@pytest.mark.slow
 def test_soles_are_read_from_the_collision_boxes_and_meshes(talos):
     """talos_box: leg_*_6_link carries a 0.21 x 0.13 x 0.02 box at z = -0.1, the sole frame is at
     z = -0.107 (talos_reduced_box.urdf): the sole's corners are (+-0.105, +-0.065, -0.003) in it.
@@ -148,6 +141,7 @@ def test_contact_task_holds_where_the_frame_is_at_q(talos):
     ({"feet": FEET, "sole": (0.2, 0.1), "margin": 0.2}, reljac.SupportError, "leaves nothing"),
     ({"feet": FEET, "sole": (0.2, 0.1), "com_priority": "middle"}, reljac.TaskError, "com_priority"),
 ])
+@pytest.mark.slow
 def test_bad_input_names_what_is_wrong(talos, kwargs, error, words):
     with pytest.raises(error, match=words) as caught:
         humanoid_stack(talos, **kwargs)

@@ -25,16 +25,6 @@ from reljac.ik.hierarchy import Level, solve_hierarchy
 from reljac.relative import Kinematics
 
 
-@pytest.fixture(scope="module")
-def dual_arm():
-    return reljac.Robot.bundled("dual_arm")
-
-
-@pytest.fixture(scope="module")
-def hand():
-    return reljac.Robot.bundled("hand")
-
-
 def middle(robot):
     return robot.normalize(0.5 * (robot.lower_limits + robot.upper_limits))
 
@@ -213,6 +203,7 @@ def _solve_dual_arm(robot, q_target, q0, **kwargs):
     return solve(robot, q0, [[rel], [left], [posture]], **kwargs), rel, left
 
 
+@pytest.mark.slow
 def test_solve_converges_on_reachable_dual_arm_targets(dual_arm, rng):
     """The top level (relative pose) converges; the second (left tool pose), which lives in the
     top level's null space and can meet local singularities there, gets at least 10x closer."""
@@ -261,6 +252,7 @@ def test_unreachable_target_returns_closest_configuration_not_nan(dual_arm):
 
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 10_000), gain=st.floats(0.5, 200.0), dt=st.sampled_from([0.002, 0.01, 0.05]))
+@pytest.mark.slow
 def test_limits_never_violated_over_long_random_runs(seed, gain, dt):
     robot = reljac.Robot.bundled("dual_arm")
     rng = np.random.default_rng(seed)
@@ -371,6 +363,7 @@ def test_posture_fast_path_on_a_floating_base_equals_the_exact_solution(rng):
 
 @settings(max_examples=30, deadline=None, database=None)
 @given(text=urdf_trees(), seed=st.integers(0, 1000))
+@pytest.mark.slow
 def test_any_robot_stays_in_its_limits_and_finite(tmp_path_factory, text, seed):
     """Random URDF trees: a relative pose task between two random frames and a posture, for 40
     steps from a random start; v finite and within the velocity limits, q within the position

@@ -133,6 +133,7 @@ def _well_conditioned(reports, policy) -> bool:
     return all(r.smallest_singular_value >= policy.threshold for r in reports)
 
 
+@pytest.mark.slow
 def test_compiled_solver_equals_the_python_solver_on_recorded_steps(recorded):
     """Equal to 1e-9 wherever every level is well conditioned. Elsewhere a level above is
     singular or damped (sigma_min below the damping threshold): the choice of its rank, or of
@@ -171,6 +172,7 @@ def _compiled_system(controller, kin):
 
 
 @pytest.mark.parametrize("episodes", [_dual_arm_episodes, _hand_episodes, _tree_episodes])
+@pytest.mark.slow
 def test_compiled_step_builds_the_system_of_the_python_tasks_and_limits(episodes):
     """Task rows, right-hand sides, error damping and the velocity box (reversal damping fed
     the same commanded velocities) equal the Python classes' along whole runs (both on Pinocchio's
@@ -204,6 +206,7 @@ def _run(code: str, **env) -> subprocess.CompletedProcess:
                           env={**os.environ, **env})
 
 
+@pytest.mark.slow
 def test_without_the_compiled_core_reljac_runs_on_the_python_solver_and_says_so_once():
     code = (
         "import sys; sys.modules['reljac.ik._core'] = None\n"
@@ -234,6 +237,7 @@ def test_backend_choice(monkeypatch, capfd):
     assert capfd.readouterr().err == ""
 
 
+@pytest.mark.slow
 def test_reljac_info_names_the_ik_solver(monkeypatch, capsys):
     monkeypatch.delenv("RELJAC_BACKEND", raising=False)  # the default (the suite may run under RELJAC_BACKEND=python)
     out = _run("from reljac.apps.cli import main; main(['info', '--list'])")

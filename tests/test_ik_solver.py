@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import threading
-import time
 
 import numpy as np
 import pinocchio as pin
@@ -101,6 +100,7 @@ def test_error_damping_curve():
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.slow
 def test_saturated_joints_are_frozen_exactly(solver):
     """Random hierarchies: every joint saturated for a level ends exactly on its bound (no
     rounding left in its row of the projector), and a level that fits after saturation is
@@ -161,6 +161,7 @@ def _gripper_urdf(tmp_path):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.slow
 def test_starts_outside_limits_narrower_than_the_margin_recover(tmp_path, backend):
     """A 2 cm finger with a 5 cm margin, and a finger 3 cm past its limit: bounds lo <= hi,
     no error, and the finger returns inside monotonically (the README's promise)."""
@@ -207,6 +208,7 @@ def _moving_target_feed_forward(task_type, target, velocity, step):
     return ff, -(e_plus - e_minus) / (2 * h)  # de/dt from the target alone, q fixed
 
 
+@pytest.mark.slow
 def test_frame_feed_forward_is_minus_the_error_rate_of_a_moving_target():
     """Far from the target (large errors, where a wrong adjoint shows), for the pose task the
     target moving with body twist V: T_t(t) = T_t exp(t V); for the orientation task R_t exp(t w)."""
@@ -222,6 +224,7 @@ def test_frame_feed_forward_is_minus_the_error_rate_of_a_moving_target():
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.slow
 def test_reports_say_what_happened(backend):
     """An unreachable top level: not met, its residual is |A v - b|, its saturated joints are
     named; solve says why it stopped."""
@@ -258,6 +261,7 @@ def test_solve_takes_full_newton_steps_whatever_the_gain():
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.slow
 def test_no_chatter_on_an_unreachable_target_with_one_step_gains(backend):
     """Over the last 100 steps, no joint's velocity changes sign at more than half its limit;
     without reversal and error damping the same run does chatter (the test can fail)."""
@@ -270,25 +274,35 @@ def test_no_chatter_on_an_unreachable_target_with_one_step_gains(backend):
     assert old > 0.3
 
 
-class _SlowTask(Task):
-    """A posture-like task that sleeps while computing (to overlap two threads)."""
+class _HeldTask(Task):
+    """A posture-like task whose rows wait for the test: `entered` is set once a step is inside
+    the controller, which then holds until `release` is set."""
 
     size = 2
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered, self.release = threading.Event(), threading.Event()
+
     def compute(self, kin):
-        time.sleep(0.2)
+        self.entered.set()
+        assert self.release.wait(60), "the test never released the step"
         return kin.q.copy(), np.eye(2), np.zeros(2)
 
 
 def test_a_controller_shared_by_threads_refuses_instead_of_answering_wrongly():
     robot = reljac.Robot.bundled("planar_2link")
-    ctrl = Controller(robot, [[_SlowTask()]], dt=0.01)
+    task = _HeldTask()
+    ctrl = Controller(robot, [[task]], dt=0.01)
     worker = threading.Thread(target=ctrl.step, args=(np.zeros(2),))
     worker.start()
-    time.sleep(0.05)
-    with pytest.raises(ReljacError, match="one Controller per thread"):
-        ctrl.step(np.zeros(2))
-    worker.join()
+    assert task.entered.wait(60), "the worker's step never started"
+    try:
+        with pytest.raises(ReljacError, match="one Controller per thread"):
+            ctrl.step(np.zeros(2))
+    finally:
+        task.release.set()
+        worker.join()
     ctrl.step(np.zeros(2))  # free again
 
 

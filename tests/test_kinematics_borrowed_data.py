@@ -33,6 +33,7 @@ def _fresh(robot, kin):
 
 
 # --------------------------------------------------------------------------- borrowed pin.Data
+@pytest.mark.slow
 def test_a_kinematics_resurrected_from_a_cycle_does_not_share_its_data(robot):
     """A Kinematics in a reference cycle with an object whose __del__ keeps it (PEP 442: each
     finalizer runs once, in any order): its __del__ gives the data back and the object lives on.
@@ -58,6 +59,7 @@ def test_a_kinematics_resurrected_from_a_cycle_does_not_share_its_data(robot):
         alive.relative_jacobian(*PAIR)
 
 
+@pytest.mark.slow
 def test_threads_kept_data_is_never_given_back():
     """One thread's one-shot calls (which change what the core's lookup cache holds) beside
     another's Kinematics whose data it keeps: the kept data is never given back (the first
@@ -92,6 +94,7 @@ def test_threads_kept_data_is_never_given_back():
     assert hits == 0
 
 
+@pytest.mark.slow
 def test_deleting_the_data_attribute_prints_nothing_from_del():
     """``del kin.data`` (refused: a read-only property) and then the object's end print nothing
     (the first version's __del__ printed 'Exception ignored in ... __del__')."""
@@ -104,6 +107,7 @@ def test_deleting_the_data_attribute_prints_nothing_from_del():
     assert "Exception ignored" not in out.stderr, out.stderr
 
 
+@pytest.mark.slow
 def test_a_kinematics_whose_robot_was_replaced_does_not_poison_the_other_robots_pool():
     """__del__ gives the data to ``self.robot`` as it is then: after ``kin.robot = other`` the
     other robot's next Kinematics computes into a data of a different model (RuntimeError

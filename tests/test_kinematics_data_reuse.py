@@ -46,6 +46,7 @@ def test_successive_objects_give_the_values_of_fresh_data(robot, rng):
     assert robot._spare_data, "dropped objects gave their data back"
 
 
+@pytest.mark.slow
 def test_data_a_caller_kept_is_never_reused(robot, rng):
     q1 = robot.random_configuration(rng)
     kin = Kinematics(robot, q1)

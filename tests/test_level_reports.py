@@ -49,6 +49,7 @@ def test_no_freedom_left_and_nothing_limiting(backend):
 
 
 @pytest.mark.parametrize("backend", SOLVERS)
+@pytest.mark.slow
 def test_the_allegro_pinch_from_neutral_names_the_joint_that_stalls_it(backend):
     robot = Robot.load("allegro_right_hand")
     q = pin.neutral(robot.model)  # the thumb's rotation joint starts below its lower limit

@@ -111,6 +111,7 @@ def test_a_locked_robot_pickles_and_locks_again(rng):
 
 
 @needs_erd
+@pytest.mark.slow
 def test_tiago_dual_with_wheels_and_fingers_locked_keeps_its_geometry(rng):
     tiago = reljac.Robot.load("tiago_dual")
     arms = tiago.locked(TIAGO_LOCKS)

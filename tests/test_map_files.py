@@ -20,11 +20,6 @@ from reljac.maps.result import ARRAYS
 
 
 @pytest.fixture(scope="module")
-def planar():
-    return reljac.Robot.bundled("planar_2link")
-
-
-@pytest.fixture(scope="module")
 def small_map(planar):
     return capability_map(planar, "base_link", "tip", samples=5_000, voxel=0.2, seed=1, directions=8)
 
@@ -52,6 +47,7 @@ def test_a_truncated_file_is_one_map_error(saved):
             load_map(saved)
 
 
+@pytest.mark.slow
 def test_every_flipped_byte_gives_the_same_map_or_one_map_error(saved, small_map):
     """A bit flip anywhere is caught (zip structure, CRC, .npy header, metadata), or it fell in a
     field that does not change the map (a time stamp): never another exception, never a wrong map."""
@@ -131,6 +127,7 @@ def _bomb(path, small_map, inflated: int) -> None:
                 member.write(block)
 
 
+@pytest.mark.slow
 def test_a_decompression_bomb_is_refused_from_the_zip_headers(small_map, tmp_path, monkeypatch):
     path = tmp_path / "bomb.npz"
     _bomb(path, small_map, 64 * 2**20)
@@ -181,6 +178,7 @@ def test_a_fifo_or_a_link_loop_given_as_a_map_file_is_named(tmp_path):
             load_map(path)
 
 
+@pytest.mark.slow
 def test_a_fifo_or_a_link_loop_given_as_an_srdf_is_named(tmp_path):
     for path, what in _not_files(tmp_path):
         with pytest.raises(SRDFError, match=what):

@@ -24,11 +24,6 @@ R_MAX = L1 + L2
 
 
 @pytest.fixture(scope="module")
-def planar():
-    return reljac.Robot.bundled("planar_2link")
-
-
-@pytest.fixture(scope="module")
 def planar_map(planar):
     return capability_map(planar, "base_link", "tip", samples=200_000, voxel=0.1, part=("vx", "vy"), seed=3)
 
@@ -42,6 +37,7 @@ def square_distances(cmap, flat):
     return np.linalg.norm(nearest, axis=1), np.linalg.norm(farthest, axis=1)
 
 
+@pytest.mark.slow
 def test_the_reachable_annulus_matches_the_closed_form(planar_map):
     grid = planar_map.grid
     flat = np.arange(grid.size)
@@ -226,6 +222,7 @@ def test_compiled_merge_matches_the_numpy_merge():
 
 
 @pytest.mark.skipif(not compiled_available(), reason="the compiled core is not built")
+@pytest.mark.slow
 def test_compiled_and_python_reductions_agree():
     robot = reljac.Robot.bundled("hand")
     kwargs = dict(samples=3000, voxel=0.02, seed=4, part="position", directions=12)

@@ -22,6 +22,8 @@ from reljac.maps.compiled import compiled_available
 from reljac.maps.kernel import manipulability_of_rows
 from reljac.maps.sampling import Sampler
 
+pytestmark = pytest.mark.slow
+
 BASE_MASS, ARM_MASS, ARM_COM = 2.0, 2.0, 0.5  # [kg], [kg], [m]: the arm's centre of mass along its x
 FOOT = (0.4, 0.2)  # [m] the foot rectangle, centred under the base
 URDF = f"""<robot name="stand">
@@ -186,6 +188,24 @@ def test_the_hull_test_agrees_with_support_polygon(rng):
         got = inside_hull(c, P, margin)
         assert 0.15 < expected.mean() < 0.85
         np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-3])
+def test_the_hull_test_and_support_polygon_share_one_collinear_tolerance(scale):
+    """A triangle whose apex is `offset` x scale off its base's line, the centre at its centroid:
+    near the tolerance (COLLINEAR_TOLERANCE x scale^2 on the cross product, i.e. 1e-12 x scale off
+    the line) both tests say the same (no area below, the centroid inside above)."""
+    verdicts = []
+    for offset in (1e-14, 1e-13, 1e-11, 1e-10, 1e-6):
+        P = scale * np.array([[[0.0, 0.0], [1.0, 0.0], [0.5, offset]]])
+        c = P[0].mean(axis=0)[None]
+        try:
+            expected = support_polygon(P[0]).contains(c[0])
+        except SupportError:
+            expected = False
+        assert inside_hull(c, P, 0.0)[0] == expected, offset
+        verdicts.append(expected)
+    assert verdicts == [False, False, True, True, True]  # the tolerance sits between 1e-13 and 1e-11
 
 
 def test_a_saved_map_says_it_is_balance_aware(stand, tmp_path):

@@ -24,6 +24,9 @@ import pytest
 import reljac
 from reljac.exceptions import SchedulerError
 from reljac.maps import capability_map, kernel
+from reljac.maps.dask_client import local_servers
+
+pytestmark = pytest.mark.slow
 
 distributed = pytest.importorskip("distributed")
 ENV = {**os.environ, "PYTHONWARNINGS": "ignore", "CI": "1"}
@@ -53,7 +56,7 @@ def case(name: str) -> tuple[reljac.Robot, str, str]:
 
 @pytest.fixture(scope="module")
 def process_client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, **local_servers()) as cluster, \
             distributed.Client(cluster, set_as_default=False) as client:
         yield client
 
@@ -61,7 +64,7 @@ def process_client():
 @pytest.fixture(scope="module")
 def thread_client():
     """A one-worker cluster in this process, for the tests of how a failing map ends."""
-    with distributed.Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as client:
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=1, **local_servers()) as client:
         yield client
 
 

@@ -12,13 +12,11 @@ import pytest
 import reljac
 from reljac.exceptions import MapError, SchedulerError
 from reljac.maps import MAX_SAMPLES, capability_map, scheduling
+from reljac.maps.dask_client import local_servers
+
+pytestmark = pytest.mark.slow
 
 ARGS = dict(samples=40_000, voxel=0.1, seed=7, directions=16)
-
-
-@pytest.fixture(scope="module")
-def dual_arm():
-    return reljac.Robot.bundled("dual_arm")
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +84,7 @@ def test_a_task_failing_on_a_worker_is_one_scheduler_error(dual_arm, monkeypatch
         raise ModuleNotFoundError("No module named 'reljac'")
 
     monkeypatch.setattr(scheduling, "run_chunk", broken)
-    with distributed.Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as client, \
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=1, **local_servers()) as client, \
             pytest.raises(SchedulerError, match="failed on a Dask worker .*No module named 'reljac'"):
         capability_map(dual_arm, "left_tool", "right_tool", samples=1000, voxel=0.2, scheduler=client)
     assert kernel.run_chunk is not broken

@@ -16,12 +16,9 @@ from reljac.exceptions import MapError
 from reljac.maps import capability_map, load_map
 from reljac.viz.capability import colormap, cube_mesh, voxel_values
 
+pytestmark = pytest.mark.slow
+
 ARGS = dict(samples=30_000, voxel=0.1, seed=2, part=("vy",))
-
-
-@pytest.fixture(scope="module")
-def planar():
-    return reljac.Robot.bundled("planar_2link")
 
 
 @pytest.fixture(scope="module")

@@ -26,11 +26,7 @@ def within_limits(robot, q):
     return np.all((q >= lo - 1e-12) | ~np.isfinite(lo)) and np.all((q <= hi + 1e-12) | ~np.isfinite(hi))
 
 
-@pytest.fixture(scope="module")
-def dual_arm():
-    return reljac.Robot.bundled("dual_arm")
-
-
+@pytest.mark.slow
 def test_dual_arm_pose_targets_reached_by_both_solvers(dual_arm):
     rng = np.random.default_rng(7)
     for _ in range(3):
@@ -52,6 +48,7 @@ def test_dual_arm_pose_targets_reached_by_both_solvers(dual_arm):
         assert 0 < nlp.iterations <= 500 and nlp.cost < TOL**2
 
 
+@pytest.mark.slow
 def test_dual_arm_relative_pose_target(dual_arm, rng):
     T = reljac.Kinematics(dual_arm, dual_arm.random_configuration(rng)).relative_placement("left_tool", "right_tool")
     result = solve_nlp(dual_arm, middle(dual_arm), pose_cost("right_tool", T, relative_to="left_tool"))
@@ -61,6 +58,7 @@ def test_dual_arm_relative_pose_target(dual_arm, rng):
     assert np.linalg.norm(pin.log3(T.rotation.T @ T_now.rotation)) < TOL
 
 
+@pytest.mark.slow
 def test_hand_fingertip_positions_reached_by_both_solvers(rng):
     hand = reljac.Robot.bundled("hand")
     kin = reljac.Kinematics(hand, hand.random_configuration(rng))
@@ -81,6 +79,7 @@ def test_hand_fingertip_positions_reached_by_both_solvers(rng):
     assert within_limits(hand, nlp.q)
 
 
+@pytest.mark.slow
 def test_floating_base_with_continuous_joints_in_the_tangent_space(rng):
     robot = reljac.Robot.bundled("tree30")
     q_target = robot.random_configuration(rng)
@@ -105,6 +104,7 @@ def test_one_dof_limits_hold_on_a_floating_base(rng):
     assert within_limits(robot, result.q)
 
 
+@pytest.mark.slow
 def test_unreachable_target_returns_the_closest_configuration(dual_arm):
     far = PositionCost("left_tool", [5.0, 0.0, 1.0])
     start = far.errors(reljac.Kinematics(dual_arm, middle(dual_arm)))["position"]
@@ -114,6 +114,7 @@ def test_unreachable_target_returns_the_closest_configuration(dual_arm):
     assert result.errors[far.name]["position"] < start
 
 
+@pytest.mark.slow
 def test_without_bounds_the_limits_may_be_left(dual_arm):
     q0 = middle(dual_arm)
     T = reljac.Kinematics(dual_arm, dual_arm.random_configuration(0)).placement("left_tool")
@@ -121,6 +122,7 @@ def test_without_bounds_the_limits_may_be_left(dual_arm):
     assert result.converged, result.errors
 
 
+@pytest.mark.slow
 def test_bench_rows_compare_both_solvers():
     rows = nlp_bench_rows(n_targets=2, seed=1)
     names = [name for name, _, _ in rows]

@@ -118,6 +118,7 @@ def test_info_json_without_a_robot_lists_the_bundled_robots(capsys):
 
 
 # ---------------------------------------------------------------------------- check
+@pytest.mark.slow
 def test_check_json_equals_the_library_report(capsys):
     doc = run_json(capsys, ["check", "hand", "--samples", "4", "--seed", "5", "--json"])
     report = check_urdf("hand", samples=4, seed=5)
@@ -176,6 +177,7 @@ def test_bench_json_gives_numbers(capsys):
         assert c["time_s"] > 0 and c["ratio_to_baseline"] == pytest.approx(c["time_s"] / cases[0]["time_s"])
 
 
+@pytest.mark.slow
 def test_bench_ik_json_matches_the_solvers_own_bench():
     from reljac.apps import bench
     from reljac.apps.bench_solvers import nlp_bench_rows

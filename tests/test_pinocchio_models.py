@@ -49,6 +49,7 @@ def test_a_robot_wrapper_makes_a_robot_with_its_geometry(hand_wrapper):
         np.testing.assert_array_equal(_frames(robot, q), _frames(hand, q))
 
 
+@pytest.mark.slow
 def test_a_wrapper_is_accepted_wherever_a_robot_is(hand_wrapper, rng):
     hand = reljac.Robot.bundled("hand")
     q, v = hand.random_configuration(rng), rng.normal(size=hand.nv)
@@ -59,7 +60,7 @@ def test_a_wrapper_is_accepted_wherever_a_robot_is(hand_wrapper, rng):
                                reljac.relative_jacobian_time_variation(hand, q, v, a, b), atol=1e-10)
     np.testing.assert_allclose(reljac.Kinematics(hand_wrapper, q).relative_placement(a, b).homogeneous,
                                reljac.relative_placement(hand, q, a, b).homogeneous, atol=1e-12)
-    assert reljac.robots.as_robot(hand_wrapper) is reljac.robots.as_robot(hand_wrapper)  # made once
+    assert reljac.robot.as_robot(hand_wrapper) is reljac.robot.as_robot(hand_wrapper)  # made once
     task = FrameTask("index_tip", gain=10.0)
     task.set_target(reljac.relative_placement(hand, hand.neutral(), "universe", "index_tip"))
     posture = PostureTask(hand_wrapper, gain=1.0)
@@ -77,7 +78,7 @@ def test_a_wrapper_is_accepted_wherever_a_robot_is(hand_wrapper, rng):
     (np.zeros(3), "not ndarray"),
 ])
 def test_other_objects_get_one_clear_error(thing, match):
-    for make in (reljac.Robot, reljac.Robot.from_pinocchio, reljac.robots.as_robot):
+    for make in (reljac.Robot, reljac.Robot.from_pinocchio, reljac.robot.as_robot):
         with pytest.raises(ConfigurationError, match=match):
             make(thing)
     with pytest.raises(ConfigurationError, match=match):
@@ -129,6 +130,7 @@ def test_expand_mimic_is_the_urdf_without_mimic(name, rng):
 
 @settings(max_examples=30, deadline=None)
 @given(text=urdf_trees())
+@pytest.mark.slow
 def test_expand_mimic_on_random_trees(tmp_path_factory, text):
     robot = load_random_tree(tmp_path_factory.mktemp("tree"), text)
     if robot is None:
@@ -165,6 +167,7 @@ def test_a_given_mimic_model_pickles_and_deep_copies(rng, hand_wrapper):
 
 
 @needs_erd
+@pytest.mark.slow
 def test_a_robot_of_another_loader_with_meshes(rng):
     """example-robot-data's URDF through Pinocchio's RobotWrapper (its meshes found by it)."""
     source = robots.resolve("ur5")

@@ -23,6 +23,8 @@ from reljac.apps import bench
 from reljac.apps.check import check_urdf
 from reljac.workspace import workspace_summary
 
+pytestmark = pytest.mark.slow
+
 RELJAC = [sys.executable, "-m", "reljac.apps.cli"]
 
 

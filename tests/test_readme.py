@@ -22,6 +22,8 @@ from pathlib import Path
 import pytest
 from helpers import SideBySide, selected_tests
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.S | re.M)

@@ -7,6 +7,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # Python subprocesses
+
 REPO = Path(__file__).resolve().parents[1]
 
 SCRIPT = textwrap.dedent(

@@ -89,6 +89,7 @@ def numeric_relative_jacobian(robot: ReferenceRobot, q: np.ndarray, a: str, b: s
 METHODS = ("cross", "poe")  # both of the reference's Jacobian methods, each against the same differences
 
 
+@pytest.mark.slow
 def test_frame_jacobians_match_finite_differences(robot):
     rng = np.random.default_rng(11)
     for q in robot.random_configuration(rng, 2):
@@ -114,6 +115,7 @@ def frame_pairs(robot: ReferenceRobot, count: int, seed: int) -> list[tuple[str,
     return pairs
 
 
+@pytest.mark.slow
 def test_relative_jacobians_match_finite_differences(robot):
     rng = np.random.default_rng(12)
     q = robot.random_configuration(rng)

@@ -88,6 +88,7 @@ def naive_placement(robot: ReferenceRobot, q: np.ndarray, body: int) -> np.ndarr
     return pose
 
 
+@pytest.mark.slow
 def test_forward_kinematics_matches_a_naive_product(any_base_robot):
     robot = any_base_robot
     for q in robot.random_configuration(np.random.default_rng(1), 3):

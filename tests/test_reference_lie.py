@@ -38,6 +38,7 @@ def test_skew_is_the_cross_product():
     np.testing.assert_allclose(out.T, np.cross(a, b), atol=1e-15)
 
 
+@pytest.mark.slow
 def test_exponentials_match_scipy(twists):
     np.testing.assert_allclose(lie.exp_se3(twists), np.stack([expm(hat(t)) for t in twists]), atol=1e-13)
     np.testing.assert_allclose(lie.exp_so3(twists[:, 3:]), Rotation.from_rotvec(twists[:, 3:]).as_matrix(), atol=1e-14)

@@ -41,6 +41,7 @@ def pinocchio_configuration(reference: ReferenceRobot, model, q: np.ndarray) -> 
 
 @pytest.mark.parametrize("floating_base", [False, True], ids=["fixed-base", "floating-base"])
 @pytest.mark.parametrize("path", PATHS)
+@pytest.mark.slow
 def test_placements_and_frame_jacobians_match_pinocchio(path, floating_base):
     if not path.exists():
         pytest.skip(f"{path} not written yet")

@@ -5,6 +5,7 @@ match finite differences."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from helpers import urdf_trees
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -22,6 +23,7 @@ def so3_log_small(rotation: np.ndarray) -> np.ndarray:
     return 0.5 * (1 + angle**2 / 6)[..., None] * vee
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=urdf_trees(pinocchio_compatible=False), floating_base=st.booleans(), seed=st.integers(0, 1000))
 def test_random_trees(text, floating_base, seed):

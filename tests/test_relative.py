@@ -116,6 +116,7 @@ def test_every_expressed_in_is_a_rotation_of_the_same_motion(robot, rng):
             np.testing.assert_allclose(got[3:], R_xa @ J[3:], atol=1e-12)
 
 
+@pytest.mark.slow
 def test_matches_finite_differences_on_the_manifold(robot):
     """>= 20 random configurations, many frame pairs, central differences through pin.integrate."""
     rng = np.random.default_rng(7)

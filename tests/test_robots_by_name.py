@@ -36,6 +36,7 @@ def test_bundled_names_come_first_then_the_installed_example_robots():
 
 @needs_erd
 @pytest.mark.parametrize("name", INSTALLED)
+@pytest.mark.slow
 def test_every_installed_name_loads_as_pinocchio_parses_its_urdf(name):
     source = robots.resolve(name)
     robot = reljac.Robot.load(name)
@@ -52,6 +53,7 @@ def test_every_installed_name_loads_as_pinocchio_parses_its_urdf(name):
 
 @needs_erd
 @pytest.mark.parametrize("name", [n for n in INSTALLED if robots.resolve(n).posture])
+@pytest.mark.slow
 def test_reference_postures_equal_pinocchios_reference_configurations(name):
     robot = reljac.Robot.load(name)
     source = robots.resolve(name)
@@ -70,6 +72,7 @@ def test_reference_postures_equal_pinocchios_reference_configurations(name):
 
 @needs_erd
 @pytest.mark.parametrize("name", ["panda", "ur5", "talos"])
+@pytest.mark.slow
 def test_srdf_pairs_are_pinocchios_pairs_without_the_rigid_ones(name):
     """Active pairs = Pinocchio's all pairs minus the SRDF's (removeCollisionPairs), by link, less
     the pairs of links fixed to each other (their distance never changes)."""
@@ -101,6 +104,7 @@ def test_collision_pairs_are_edited_through_the_robots_collision_model():
 
 
 @needs_erd
+@pytest.mark.slow
 def test_named_robots_keep_options_given_and_shared_srdfs_are_restricted():
     fixed = reljac.Robot.load("talos", floating_base=False)
     assert fixed.nq == reljac.Robot.load("talos").nq - 7 and not fixed.floating_base
@@ -157,6 +161,7 @@ def test_reljac_robots_lists_the_names_that_resolve(capsys):
 
 
 @needs_erd
+@pytest.mark.slow
 def test_every_command_line_robot_argument_takes_a_name(capsys):
     assert main(["info", "panda"]) == 0
     out = capsys.readouterr().out

@@ -18,6 +18,8 @@ import reljac.workspace
 from reljac.apps.cli import main
 from reljac.exceptions import ModelTooLarge
 
+pytestmark = pytest.mark.slow
+
 ENV = dict(os.environ)  # subprocesses import the installed reljac (see conftest.py)
 
 

@@ -40,21 +40,6 @@ BACKENDS = ["python", pytest.param("compiled", marks=pytest.mark.skipif(not comp
                                                                         reason="the compiled core is not built"))]
 
 
-@pytest.fixture(scope="module")
-def planar():
-    return reljac.Robot.bundled("planar_2link")
-
-
-@pytest.fixture(scope="module")
-def dual_arm():
-    return reljac.Robot.bundled("dual_arm")
-
-
-@pytest.fixture(scope="module")
-def hand():
-    return reljac.Robot.bundled("hand")
-
-
 def tip_position_task(x: float, y: float) -> RelativePositionTask:
     task = RelativePositionTask("base_link", "tip")
     task.set_target(np.array([x, y, 0.0]))

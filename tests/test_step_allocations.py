@@ -41,6 +41,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 WARM_UP, STEPS = 60, 200
 
@@ -192,5 +194,5 @@ def main(stack: str) -> None:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(HERE))
+    sys.path[:0] = [str(HERE), str(HERE.parent / "benchmarks")]  # helpers; step_measure's stacks
     main(sys.argv[1])

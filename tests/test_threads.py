@@ -54,6 +54,7 @@ def fast_switching():
 
 
 @pytest.mark.parametrize("name", ["dual_arm", "hand", "tree30"])
+@pytest.mark.slow
 def test_one_shot_functions_from_four_threads_match_a_single_thread(name, fast_switching):
     robot = reljac.Robot.bundled(name)
     functions = _one_shots(robot)

@@ -225,6 +225,7 @@ def test_anymal_c_loads_and_its_shared_names_are_ambiguous():
 
 # ----------------------------------------------------------------------------- Pinocchio's order, every example robot
 @pytest.mark.skipif(example_robot_data_dir() is None, reason="example-robot-data is not installed")
+@pytest.mark.slow
 def test_every_example_robot_loads_or_gets_one_named_line(capfd):
     """All of example-robot-data's URDFs: loaded (with reljac's predicted joint order equal to
     Pinocchio's), or refused in one line; nothing printed by C++."""
@@ -351,6 +352,7 @@ def test_an_unreadable_mesh_names_its_link_in_one_line(tmp_path, capfd):
 
 
 # ----------------------------------------------------------------------------- independence of the layers
+@pytest.mark.slow
 def test_urdf_checks_is_stdlib_only_and_independent_of_the_reference():
     source = Path(reljac.__file__).with_name("urdf_checks.py").read_text()
     imported = set()

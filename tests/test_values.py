@@ -16,11 +16,6 @@ from reljac.poses import as_se3
 from reljac.validation import real_array
 
 
-@pytest.fixture(scope="module")
-def planar():
-    return reljac.Robot.bundled("planar_2link")
-
-
 @pytest.mark.parametrize("q", [
     np.array([True, False]), [True, False], [True, 0.5], (np.bool_(True), 0.2), ["0.1", "0.2"],
     np.array(["0.1", "0.2"]), [0.1 + 0j, 0.2], np.array([0.1, 0.2], dtype=complex), np.array([True, 0.3], dtype=object),

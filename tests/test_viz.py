@@ -35,6 +35,8 @@ from reljac import Robot
 from reljac.apps.view import view
 from reljac.viz import Viewer
 
+pytestmark = pytest.mark.slow
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (`chromium` on PATH)")
 
@@ -152,6 +154,18 @@ CHROMIUM_FLAGS = [
 LOADING_SIZE = (80, 60)  # [px] the page's size while its scene loads (Browser.load)
 
 
+# The textures of the page's scene not decoded yet (three.js counts a texture's updates: 0 until
+# its image has loaded); -1 before meshcat's viewer exists.
+PENDING_TEXTURES = """(() => {
+  if (typeof viewer === 'undefined') return -1;
+  let pending = 0;
+  viewer.scene.traverse(o => [].concat(o.material || []).forEach(m => {
+    if (m.map && m.map.version === 0) pending += 1;
+  }));
+  return pending;
+})()"""
+
+
 class Browser:
     """Headless Chromium driven over the DevTools protocol on fds 3/4 (--remote-debugging-pipe)."""
 
@@ -223,6 +237,17 @@ class Browser:
         self.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))",
                       await_promise=True)
 
+    def wait_textures(self, timeout: float = 20.0) -> None:
+        """Wait until the page has decoded every texture of its scene (meshcat decodes a PNG
+        texture, such as a label's or a legend's, after handling its message), and drawn them."""
+        deadline = time.monotonic() + timeout
+        while pending := self.evaluate(PENDING_TEXTURES):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the page has {pending} texture(s) still to decode")
+            time.sleep(0.05)
+        self.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))",
+                      await_promise=True)
+
     def load(self, url: str, count: int, timeout: float = 20.0) -> None:
         """Open the meshcat page at `url` and wait until it has handled and drawn the `count`
         messages of its scene (:func:`scene_messages`).
@@ -259,11 +284,6 @@ class Browser:
 def scene_messages(viewer: Viewer) -> int:
     """How many messages the server replays to a new page (one per object/property/transform)."""
     return viewer.viewer.static_html().count('fetch("data:application/octet-binary')
-
-
-@pytest.fixture(scope="module")
-def dual_arm():
-    return Robot.bundled("dual_arm")
 
 
 @pytest.fixture(scope="module")
@@ -339,11 +359,6 @@ def port_open(port: int) -> bool:
     with socket.socket() as s:
         s.settimeout(1.0)
         return s.connect_ex(("127.0.0.1", port)) == 0
-
-
-@pytest.fixture(scope="module")
-def planar():
-    return Robot.bundled("planar_2link")
 
 
 def test_two_viewers_and_close_frees_the_ports(planar):

@@ -7,8 +7,10 @@ import urllib.request
 
 import pytest
 
-from reljac import ConfigurationError, Robot
+from reljac import ConfigurationError
 from reljac.viz import Viewer
+
+pytestmark = pytest.mark.slow
 
 
 def port_of(url: str) -> int:
@@ -41,11 +43,6 @@ def other_local_addresses() -> list[str]:
         except OSError:
             pass
     return [a for a in dict.fromkeys(found) if a != "127.0.0.1"]
-
-
-@pytest.fixture(scope="module")
-def planar():
-    return Robot.bundled("planar_2link")
 
 
 def test_the_page_is_reachable_on_the_loopback_address_only(planar):

@@ -4,32 +4,21 @@ drawn whole through the voxels, labels stay readable when the camera frames the 
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 from test_viz import arm_colours, colour_mask, needs_chromium, read_png, scene_messages
 
-from reljac import Robot
 from reljac.maps import capability_map
 from reljac.viz import Viewer
 from reljac.viz.camera import ASPECT, FIELD_OF_VIEW, frame_box, leaves_picture, project, view_axes
 from reljac.viz.capability import colormap, legend_png
 
-
-@pytest.fixture(scope="module")
-def hand():
-    return Robot.bundled("hand")
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def dual():
-    return Robot.bundled("dual_arm")
-
-
-@pytest.fixture(scope="module")
-def dual_map(dual):
-    return capability_map(dual, "torso", "left_tool", samples=20_000, voxel=0.1, seed=1)
+def dual_map(dual_arm):
+    return capability_map(dual_arm, "torso", "left_tool", samples=20_000, voxel=0.1, seed=1)
 
 
 def fist(hand):
@@ -84,8 +73,8 @@ def test_the_legend_is_a_colour_bar_from_zero_to_the_largest_value():
         assert np.min(np.abs(row - colour).sum(axis=1)) <= 6, colour
 
 
-def test_the_map_view_frames_voxels_and_robot_with_a_legend_and_readable_labels(dual, dual_map):
-    with Viewer(dual) as viewer:
+def test_the_map_view_frames_voxels_and_robot_with_a_legend_and_readable_labels(dual_arm, dual_map):
+    with Viewer(dual_arm) as viewer:
         viewer.show_frame("left_tool", label="left_tool")
         robot_only_label = viewer._overlays["left_tool"].label.height
         name = viewer.show_capability_map(dual_map)
@@ -102,13 +91,13 @@ def test_the_map_view_frames_voxels_and_robot_with_a_legend_and_readable_labels(
 
 
 @needs_chromium
-def test_the_robot_is_drawn_whole_through_the_voxels_and_the_legend_shows(dual, dual_map, chromium, tmp_path):
+def test_the_robot_is_drawn_whole_through_the_voxels_and_the_legend_shows(dual_arm, dual_map, chromium, tmp_path):
     """Screenshots: the arms' colours cover as many pixels with the voxels as without them."""
     browser = chromium  # 800 x 600
-    with Viewer(dual) as viewer:
+    with Viewer(dual_arm) as viewer:
         name = viewer.show_capability_map(dual_map)
         browser.load(viewer.url, scene_messages(viewer))
-        time.sleep(0.5)  # the legend's texture is a PNG decoded after its message
+        browser.wait_textures()  # the legend's texture is a PNG decoded after its message
 
         def shot():
             browser.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))",
@@ -122,7 +111,7 @@ def test_the_robot_is_drawn_whole_through_the_voxels_and_the_legend_shows(dual, 
         viewer.viewer[viewer.root]["overlays"][name]["voxels"].set_property("visible", False)
         browser.wait_messages(seen + 1)
         without, _ = shot()
-    for side, rgba in arm_colours(dual).items():
+    for side, rgba in arm_colours(dual_arm).items():
         bare = int(colour_mask(without, rgba).sum())
         assert bare > 300, side
         assert int(colour_mask(with_voxels, rgba).sum()) >= 0.95 * bare, side
@@ -132,14 +121,14 @@ def test_the_robot_is_drawn_whole_through_the_voxels_and_the_legend_shows(dual, 
     assert (np.abs(corner - yellow).sum(axis=1) <= 30).sum() > 100
 
 
-def test_the_box_the_camera_follows_moves_the_local_boxes_computed_once(dual):
+def test_the_box_the_camera_follows_moves_the_local_boxes_computed_once(dual_arm):
     """follow measures the robot's box on every display: the mesh boxes are computed once, then
     moved; the result equals a fresh computation."""
     from reljac.viz.bounds import geometry_corners
 
-    with Viewer(dual) as viewer:
+    with Viewer(dual_arm) as viewer:
         for seed in range(3):
-            viewer.display(dual.random_configuration(seed))
+            viewer.display(dual_arm.random_configuration(seed))
             fresh = geometry_corners(viewer.visualizer.visual_model, viewer.visualizer.visual_data)
             lower, upper = viewer.bounding_box()
             np.testing.assert_allclose(lower, fresh.min(axis=0), atol=1e-12)

@@ -22,6 +22,8 @@ from reljac.viz import Viewer
 from reljac.viz.camera import frame_box, overlay_scale
 from reljac.viz.viewer import LABEL_HEIGHT
 
+pytestmark = pytest.mark.slow
+
 SIZE = (800, 600)
 FRAMES = {
     "dual_arm": ["left_tool", "right_tool", "torso"],
@@ -67,8 +69,7 @@ class Page:
     def __init__(self, browser: Browser, viewer: Viewer) -> None:
         self.browser, self.viewer = browser, viewer
         browser.load(viewer.url, scene_messages(viewer))
-        time.sleep(0.5)  # label textures are PNG images decoded after their message
-        self.settle()
+        browser.wait_textures()  # label textures are PNG images decoded after their message
 
     def settle(self) -> None:
         self.browser.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))",

@@ -17,6 +17,8 @@ from test_viz import Browser, needs_chromium, read_png, scene_messages
 from reljac import Robot, robots
 from reljac.viz import Viewer
 
+pytestmark = pytest.mark.slow
+
 needs_erd = pytest.mark.skipif(robots.example_robot_data_dir() is None, reason="example-robot-data is not installed")
 
 

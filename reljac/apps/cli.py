@@ -1,16 +1,7 @@
 """The ``reljac`` command line: argument parsing and printing, no math.
 
-    reljac info ROBOT                      DoF, joints with limits, frames as a tree
-    reljac jacobian ROBOT A B [...]        labelled relative Jacobian J_ab at a configuration
-    reljac check ROBOT [...]               Pinocchio layer vs the in-house reference kinematics
-    reljac bench [jacobian|reference|ik|map|solve] timing tables (--peers: ik beside PlaCo and pink, solve
-                                      beside TRAC-IK)
-    reljac view ROBOT [--frames ...]       show a robot in the browser
-    reljac debug ROBOT [FILE]              debug a task hierarchy live in the browser
-    reljac demo {dual-arm,hand,talos-balance} the IK demos
-    reljac analyze ROBOT A B [--com]       relative manipulability over the workspace; centre of mass
-    reljac map ROBOT A B --samples N ...   capability map of b in a (threads or Dask), saved as .npz
-    reljac robots                          the robot names ROBOT accepts
+The commands and what each does: :data:`SYNOPSIS`, the one list of them (``reljac --help`` shows
+each command's line of it; :func:`synopsis` renders it for the docs, which are checked to show it).
 
 ROBOT is a robot name (``reljac robots``: the bundled ones, and example-robot-data's when it is
 installed) or a path to a URDF file. ``--lock JOINT[=VALUE]`` fixes joints (shell patterns
@@ -77,6 +68,38 @@ from .arguments import (  # noqa: E402
     support_arguments,
 )
 
+#: The command line's synopsis: (a command with its usual arguments, what it does); a line
+#: starting with spaces continues the command above it. ``reljac --help`` lists each command with
+#: its lines' summaries; :func:`synopsis` is the block of the docs' command-line page.
+SYNOPSIS: tuple[tuple[str, str], ...] = (
+    ("reljac info ROBOT", "DoF, joints with limits, frame tree"),
+    ("reljac jacobian ROBOT A B [--q ...|--joint N=V|--seed S] [--expressed-in F] [--precision D]",
+     "labelled relative Jacobian J_ab at a configuration"),
+    ("reljac check ROBOT [--frames A B] [--samples N]",
+     "Pinocchio layer vs the in-house reference (exit 1 on mismatch)"),
+    ("reljac analyze ROBOT A B [--samples N]", "relative manipulability over the workspace"),
+    ("reljac analyze ROBOT [A B] --com [--com-frame F] [--q ...|--q-named N]", "centre of mass and its Jacobian"),
+    ("reljac bench [jacobian|reference|ik|map|solve] [--peers]",
+     "timing tables against Pinocchio (--peers: PlaCo, pink; solve: TRAC-IK)"),
+    ("reljac view ROBOT --frames A B [--seed S]", "show the robot and frames in the browser"),
+    ("reljac view ROBOT --map FILE [--color-by C]", "a capability map as coloured voxels, with the robot"),
+    ("reljac map ROBOT A B --samples N --voxel V --out FILE [--scheduler URL]", "capability map of b in a (.npz)"),
+    ("    [--support F1,F2 [--sole LxW] [--margin M]]", "... keeping only samples whose centre of mass is supported"),
+    ("reljac demo dual-arm|hand|talos-balance [--headless] [--duration S] [--loop]", "the IK demos"),
+    ("reljac debug ROBOT [FILE] [--lock J] [--q-named N]", "debug a task hierarchy live in the browser"),
+    ("reljac robots", "the names ROBOT accepts: bundled, then example-robot-data's"),
+)
+
+
+def synopsis() -> str:
+    """:data:`SYNOPSIS` as a block of text: each command, then its summary from column 49."""
+    return "\n".join(f"{usage:<46}  {summary}" for usage, summary in SYNOPSIS)
+
+
+def summary(command: str) -> str:
+    """What `command` does: the summaries of its lines of :data:`SYNOPSIS`, joined by '; '."""
+    return "; ".join(text for usage, text in SYNOPSIS if usage.split()[:2] == ["reljac", command])
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
@@ -85,13 +108,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("info", help="DoF, joints with limits, frames as a tree")
+    p = sub.add_parser("info", help=summary("info"))
     robot_arguments(p, optional=True)
     p.add_argument("--list", action="store_true", help="list the bundled robots")
     json_argument(p)
     p.set_defaults(func=commands.cmd_info)
 
-    p = sub.add_parser("jacobian", help="labelled relative Jacobian J_ab at a configuration")
+    p = sub.add_parser("jacobian", help=summary("jacobian"))
     robot_arguments(p)
     p.add_argument("frame_a", help="frame a (the one b is measured in), or 'universe' for the world")
     p.add_argument("frame_b", help="frame b")
@@ -102,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     json_argument(p)
     p.set_defaults(func=commands.cmd_jacobian)
 
-    p = sub.add_parser("bench", help="timing tables (median of many runs, ratios to Pinocchio)")
+    p = sub.add_parser("bench", help=summary("bench"))
     p.add_argument("what", nargs="?", default="all", choices=["all", "jacobian", "reference", "ik", "map", "solve"])
     p.add_argument("--quick", action="store_true", help="fewer repetitions (for smoke tests)")
     p.add_argument("--peers", action="store_true",
@@ -113,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     progress_argument(p)
     p.set_defaults(func=commands.cmd_bench)
 
-    p = sub.add_parser("check", help="compare the Pinocchio layer with the in-house reference kinematics")
+    p = sub.add_parser("check", help=summary("check"))
     robot_arguments(p, lock=False)
     p.add_argument("--frames", nargs=2, metavar=("A", "B"), help="check this pair only (default: all pairs)")
     p.add_argument("--samples", type=integer(1, CHECK_SAMPLES), default=50, metavar="N",
@@ -123,8 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     progress_argument(p)
     p.set_defaults(func=commands.cmd_check)
 
-    p = sub.add_parser("analyze", help="relative manipulability of b in a over random configurations; "
-                       "--com: the centre of mass and its Jacobian at a configuration")
+    p = sub.add_parser("analyze", help=summary("analyze"))
     robot_arguments(p)
     p.add_argument("frame_a", nargs="?", help="frame a of the relative task (optional with --com)")
     p.add_argument("frame_b", nargs="?", help="frame b")
@@ -142,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     progress_argument(p)
     p.set_defaults(func=commands.cmd_analyze)
 
-    p = sub.add_parser("map", help="capability map of frame b in frame a over random configurations (.npz)")
+    p = sub.add_parser("map", help=summary("map"))
     robot_arguments(p)
     p.add_argument("frame_a", help="the map's frame (voxels are in a)")
     p.add_argument("frame_b", help="the frame whose origin is binned")
@@ -162,12 +184,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=commands.cmd_map)
 
     p = sub.add_parser("demo", own_extras=True, description=DEMO_DESCRIPTION, epilog=DEMO_EPILOG,
-                       help="IK demos: reljac demo {dual-arm,hand,talos-balance} [--duration S] [--headless] [--loop] "
-                       "[--no-wait] [--exit] [--record FILE] [--plot FILE]")
+                       help=summary("demo"))
     demo_arguments(p)
     p.set_defaults(func=partial(commands.cmd_demo, parser=p))
 
-    p = sub.add_parser("view", help="show a robot in the browser (meshcat) with chosen frames")
+    p = sub.add_parser("view", help=summary("view"))
     robot_arguments(p)
     p.add_argument("--frames", nargs="+", metavar="F", help="frames drawn as triads (segment between the first two)")
     p.add_argument("--no-hold", action="store_true", help="exit right away instead of waiting for Ctrl-C")
@@ -180,13 +201,13 @@ def build_parser() -> argparse.ArgumentParser:
     configuration_arguments(p)
     p.set_defaults(func=commands.cmd_view)
 
-    p = sub.add_parser("debug", help="debug a task hierarchy live in the browser: drag targets, watch every level")
+    p = sub.add_parser("debug", help=summary("debug"))
     robot_arguments(p)
     debug_arguments(p)
     configuration_arguments(p)
     p.set_defaults(func=commands.cmd_debug)
 
-    p = sub.add_parser("robots", help="the robot names ROBOT accepts: bundled, then example-robot-data's")
+    p = sub.add_parser("robots", help=summary("robots"))
     p.set_defaults(func=commands.cmd_robots)
 
     return parser

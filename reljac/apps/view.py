@@ -11,8 +11,7 @@ from pathlib import Path
 
 from numpy.typing import ArrayLike
 
-from ..robot import FrameRef, Robot
-from ..robots import as_robot
+from ..robot import FrameRef, Robot, as_robot
 from ..viz import Viewer
 
 

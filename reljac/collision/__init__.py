@@ -30,10 +30,10 @@ from typing import Any
 from numpy.typing import ArrayLike
 
 from ..exceptions import CollisionError, SRDFError
+from ..srdf import SRDF, DisabledPair, read_srdf
 from .distances import Distances
 from .model import CollisionModel, Obstacle
 from .shapes import box, capsule, cylinder, mesh, sphere
-from .srdf import SRDF, DisabledPair, read_srdf
 
 __all__ = [
     "SRDF",
@@ -64,7 +64,7 @@ def distances(robot_or_model: Any, q: ArrayLike, *, within: float = math.inf, ja
     else:
         import pinocchio as pin
 
-        from ..robots import as_robot
+        from ..robot import as_robot
 
         if not isinstance(getattr(robot_or_model, "model", robot_or_model), pin.Model):
             raise CollisionError(

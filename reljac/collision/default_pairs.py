@@ -9,12 +9,15 @@ Distances are the collision model's (convex hulls by default) [m].
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from .distances import Distances
+
 if TYPE_CHECKING:  # pragma: no cover
-    from .model import CollisionModel
+    from ..robot import Robot
+    from ..srdf import SRDF
 
 TOUCH_TOLERANCE = 1e-9  # [m] added to touching_distance (exactly tangent shapes)
 SAMPLE_SEED = 0  # the always-near rule draws the same configurations every time
@@ -23,14 +26,30 @@ Pair = tuple[str, str]
 Dropped = tuple[str, str, str]
 
 
-def _adjacent(model: CollisionModel, a: str, b: str) -> bool:
+class PairModel(Protocol):
+    """What the rules read and set of a :class:`~reljac.collision.CollisionModel` being built (a
+    protocol: the model imports this module, not the other way round)."""
+
+    robot: Robot
+    links: list[str]  # links with collision geometry, in model order
+    srdf: SRDF | None
+    _pairs: list[Pair]  # the pairs checked
+
+    def _joint(self, name: str) -> int: ...
+
+    def _rebuild(self) -> None: ...
+
+    def distances(self, q: np.ndarray, *, within: float = ..., jacobians: bool = ...) -> Distances: ...
+
+
+def _adjacent(model: PairModel, a: str, b: str) -> bool:
     """Links separated by exactly one joint (counting links fixed to them)."""
     parents = model.robot.model.parents
     ja, jb = model._joint(a), model._joint(b)
     return ja != jb and (parents[ja] == jb or parents[jb] == ja)
 
 
-def structural_pairs(model: CollisionModel) -> tuple[list[Pair], list[Dropped]]:
+def structural_pairs(model: PairModel) -> tuple[list[Pair], list[Dropped]]:
     """(candidate pairs, dropped pairs with their reason) by the robot's structure alone: rigid
     pairs, then the SRDF's disabled pairs or, without an SRDF, adjacent ones."""
     candidates, dropped = [], []
@@ -51,19 +70,19 @@ def structural_pairs(model: CollisionModel) -> tuple[list[Pair], list[Dropped]]:
     return candidates, dropped
 
 
-def _check_only(model: CollisionModel, pairs: list[Pair]) -> None:
+def _check_only(model: PairModel, pairs: list[Pair]) -> None:
     """Make the model check `pairs` (meanwhile: the rules measure their distances)."""
     model._pairs = pairs
     model._rebuild()
 
 
-def _near(model: CollisionModel, q: np.ndarray, within: float) -> dict[Pair, float]:
+def _near(model: PairModel, q: np.ndarray, within: float) -> dict[Pair, float]:
     """{pair: distance [m]} of the pairs checked at most `within` apart at q (nq,)."""
     rows = model.distances(q, within=within + TOUCH_TOLERANCE, jacobians=False)
     return dict(zip(rows.pairs, (float(d) for d in rows.distance), strict=True))
 
 
-def default_pairs(model: CollisionModel, reference_q: np.ndarray, touching_distance: float, samples: int,
+def default_pairs(model: PairModel, reference_q: np.ndarray, touching_distance: float, samples: int,
                   always_near: float) -> tuple[list[Pair], list[Dropped]]:
     """(active pairs, dropped pairs with their reason) by every rule, in the model's link order.
 

@@ -38,11 +38,11 @@ import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from ..exceptions import CollisionError, suggest
+from ..srdf import SRDF, read_srdf
 from ..validation import as_count, as_float
 from . import shapes
 from .default_pairs import default_pairs
 from .distances import Distances, Kernel
-from .srdf import SRDF, read_srdf
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..robot import Robot
@@ -102,7 +102,7 @@ class CollisionModel:
                  geometry: pin.GeometryModel | None = None, reference_q: ArrayLike | None = None,
                  touching_distance: float = TOUCHING_DISTANCE, samples: int = SAMPLES,
                  always_near: float = ALWAYS_NEAR, convex_meshes: bool = True) -> None:
-        from ..robots import as_robot
+        from ..robot import as_robot
 
         self.robot = robot = as_robot(robot)
         self._lock = threading.RLock()

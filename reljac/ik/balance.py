@@ -35,8 +35,7 @@ from numpy.typing import ArrayLike
 from ..exceptions import ConfigurationError, SupportError, TaskError
 from ..mass import total_mass
 from ..relative import Kinematics
-from ..robot import FrameRef, Robot
-from ..robots import as_robot
+from ..robot import FrameRef, Robot, as_robot
 from ..support import SupportContact, SupportPolygon, support_polygon
 from ..validation import as_float, as_vector
 from .description import CoMTaskDescription, SupportRegionDescription, frozen

@@ -37,7 +37,7 @@ from .limits import Limit
 from .tasks import Task
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .controller import Controller
+    from .stepped import SteppedController as Controller  # the controller imports this module
 
 FRAME_KINDS = {"pose": 0, "position": 1, "orientation": 2}
 

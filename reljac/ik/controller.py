@@ -19,8 +19,7 @@ from numpy.typing import ArrayLike
 from ..exceptions import ConfigurationError, ReljacError, TaskError
 from ..joint_space import velocity_labels
 from ..relative import Kinematics
-from ..robot import Robot
-from ..robots import as_robot
+from ..robot import Robot, as_robot
 from ..validation import as_float
 from . import backend as _backend
 from . import compiled as _compiled

@@ -32,8 +32,7 @@ from numpy.typing import ArrayLike
 from ..exceptions import SupportError, TaskError
 from ..footprint import sole_contact
 from ..relative import Kinematics
-from ..robot import FrameRef, Robot
-from ..robots import as_robot
+from ..robot import FrameRef, Robot, as_robot
 from ..support import SupportContact
 from ..validation import as_float
 from .balance import CoMTask, SupportRegion

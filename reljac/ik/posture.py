@@ -10,8 +10,7 @@ import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from ..relative import Kinematics
-from ..robot import Robot
-from ..robots import as_robot
+from ..robot import Robot, as_robot
 from .description import PostureDescription, frozen
 from .task import Task, TaskRows, TaskTerms
 

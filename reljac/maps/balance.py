@@ -40,11 +40,10 @@ import pinocchio as pin
 from ..exceptions import MapError, SupportError
 from ..mass import mass_split, total_mass
 from ..robot import Robot
-from ..support import SupportContact, support_polygon
+from ..support import SupportContact, collinear_tolerance, support_polygon
 from ..validation import as_float
 
 PLANE = "world x-y"
-HULL_TOLERANCE = 1e-9  # [m]: a point within this of a line through two others counts as on it
 _SUB_BATCH = 4096      # samples per vectorised hull test (memory: 28 pairs x 8 points x 8 bytes each)
 
 
@@ -197,20 +196,25 @@ def _lines(P: np.ndarray) -> tuple[np.ndarray, ...]:
     """The lines through two of the points P (m, k, 2), one per pair i < j: unit direction (ux, uy)
     from i to j and offset o, so that w . x - o (w = (-uy, ux)) is x's distance left of the line;
     whether all points are left of it (forward supporting), right of it (backward), and whether the
-    hull has an area. Each (m, pairs), area (m,)."""
+    hull has an area. Each (m, pairs), area (m,). A point counts as on a line as in
+    :func:`reljac.support.convex_hull` (:func:`~reljac.support.collinear_tolerance`: its cross
+    product with the pair within COLLINEAR_TOLERANCE x the points' extent squared); two points
+    nearer than the square root of that are one."""
     k = P.shape[1]
     i, j = np.triu_indices(k, 1)
     px, py = P[..., 0], P[..., 1]
+    tol = collinear_tolerance(np.ptp(P, axis=1).max(axis=1))[:, None]  # (m, 1) [m^2]
     ex, ey = px[:, j] - px[:, i], py[:, j] - py[:, i]
     length = np.hypot(ex, ey)
-    valid = length > HULL_TOLERANCE
+    valid = length * length > tol
     safe = np.where(valid, length, 1.0)
+    slack = tol / safe  # (m, pairs) [m]: the cross-product tolerance as a distance to each line
     ux, uy = ex / safe, ey / safe
     o = ux * py[:, i] - uy * px[:, i]
     left = ux[..., None] * py[:, None, :] - uy[..., None] * px[:, None, :] - o[..., None]  # (m, pairs, k)
     lo, hi = left.min(axis=2), left.max(axis=2)
-    forward, backward = valid & (lo >= -HULL_TOLERANCE), valid & (hi <= HULL_TOLERANCE)
-    area = ((forward & (hi > HULL_TOLERANCE)) | (backward & (lo < -HULL_TOLERANCE))).any(axis=1)
+    forward, backward = valid & (lo >= -slack), valid & (hi <= slack)
+    area = ((forward & (hi > slack)) | (backward & (lo < -slack))).any(axis=1)
     return ux, uy, o, forward, backward, area
 
 
@@ -218,7 +222,7 @@ def inside_hull(c: np.ndarray, P: np.ndarray, margin: float) -> np.ndarray:
     """(N,) bool: c[s] (2,) is at least `margin` [m] inside the convex hull of the points P[s] (k, 2).
 
     The hull is the intersection of the half-planes on the inner side of every supporting line
-    through two of the points (a line with all k points on one side, to HULL_TOLERANCE); a hull
+    through two of the points (a line with all k points on one side, to the hull tolerance); a hull
     without area (collinear points) holds nothing. Vectorised over the N samples; when the points
     are the same for every sample (contacts that do not move: legs locked, base held), the lines
     are found once.

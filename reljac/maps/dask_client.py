@@ -31,7 +31,18 @@ from ..exceptions import SchedulerError
 
 DASK_HINT = "pip install 'reljac[scale]'"
 SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
+LOOPBACK = "127.0.0.1"
 GUARD = 'put the code that runs the map under `if __name__ == "__main__":` (see the README)'
+
+
+def local_servers() -> dict[str, Any]:
+    """The keyword arguments that keep a ``LocalCluster``'s (or a local ``distributed.Client``'s)
+    servers on this machine: its HTTP server (health checks; the dashboard when bokeh is
+    installed) on loopback, on a port the OS picks, without the dashboard. The scheduler itself
+    listens on loopback by default. (``dashboard_address=None`` does not do it with distributed
+    2026.x: the HTTP server still starts, on every interface, at port 8787, or another one with a
+    "Port 8787 is already in use" warning when something holds 8787.)"""
+    return {"dashboard_address": f"{LOOPBACK}:0", "scheduler_kwargs": {"dashboard": False}}
 
 
 def describe(scheduler: Any) -> str:
@@ -182,7 +193,7 @@ def make_client(scheduler: Any, workers: int, connect_timeout: float) -> tuple[A
             # SchedulerError, and the workers' ERROR lines are shutdown races (a heartbeat to the
             # closing scheduler printed a traceback once, at load 3)
             cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                               dashboard_address=None, silence_logs=logging.CRITICAL)
+                                               silence_logs=logging.CRITICAL, **local_servers())
         return distributed.Client(cluster, set_as_default=False), [cluster]
     check_address(scheduler)
     probe(scheduler, connect_timeout)

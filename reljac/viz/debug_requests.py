@@ -16,7 +16,7 @@ from .debug_sliders import q_from_slider
 from .debug_state import restore_targets, set_handle_target
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .debugger import Debugger
+    from .request_target import RequestTarget as Debugger  # the debugger imports this module
 
 
 def handle_request(debugger: Debugger, request: dict) -> bool:

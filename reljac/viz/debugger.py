@@ -37,8 +37,7 @@ from numpy.typing import ArrayLike
 from ..exceptions import ConfigurationError, ReljacError
 from ..ik import Controller
 from ..relative import Kinematics
-from ..robot import Robot
-from ..robots import as_robot
+from ..robot import Robot, as_robot
 from ..validation import as_float
 from .debug_overlays import HANDLE_PARTS, Handle, JointMarks
 from .debug_requests import handle_request

@@ -37,7 +37,8 @@ REPLY_TIMEOUT_MS = 15_000  # [ms] for the meshcat server to acknowledge one comm
 # A server of ours runs this: it exits by itself when the Python process that started it is gone
 # (even after SIGKILL), so no meshcat server outlives its script.
 # Its web page listens on `host` only (meshcat's server calls tornado's listen without an address:
-# every interface).
+# every interface), its ZMQ socket on loopback (meshcat's default), both on ports the OS picks
+# (meshcat tries 7000, 7001, ... and 6000, 6001, ...: a race with any other server starting then).
 _SERVER_BOOTSTRAP = """
 import os, sys, threading, time
 parent, host = int(sys.argv.pop(1)), sys.argv.pop(1)
@@ -46,11 +47,23 @@ def watch():
         time.sleep(0.5)
     os._exit(0)
 threading.Thread(target=watch, daemon=True).start()
-import tornado.web
-listen = tornado.web.Application.listen
-tornado.web.Application.listen = lambda self, port, address=host, **kw: listen(self, port, address, **kw)
-from meshcat.servers.zmqserver import main
-main()
+import tornado.httpserver, tornado.netutil, tornado.web, zmq
+from meshcat.servers import zmqserver
+def listen(self, port, address=host, **kw):
+    sockets = tornado.netutil.bind_sockets(0, address)
+    tornado.httpserver.HTTPServer(self, **kw).add_sockets(sockets)
+    return sockets[0].getsockname()[1]
+tornado.web.Application.listen = listen
+setup_zmq = zmqserver.ZMQWebSocketBridge.setup_zmq
+def setup_on_any_port(self, url):
+    socket, stream, _ = setup_zmq(self, url.rpartition(":")[0] + ":*")
+    return socket, stream, socket.getsockopt(zmq.LAST_ENDPOINT).decode()
+zmqserver.ZMQWebSocketBridge.setup_zmq = setup_on_any_port
+def first_port(bind, default_port, **kw):
+    bound = bind(0, **kw)
+    return bound, bound if isinstance(bound, int) else 0
+zmqserver.find_available_port = first_port
+zmqserver.main()
 """
 LOOPBACK = "127.0.0.1"
 _ANY = ("0.0.0.0", "::", "")  # every interface: the page's address printed is then the loopback one

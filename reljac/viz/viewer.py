@@ -18,8 +18,7 @@ from numpy.typing import ArrayLike
 
 from ..exceptions import ConfigurationError, suggest
 from ..poses import as_se3
-from ..robot import FrameRef, Robot
-from ..robots import as_robot
+from ..robot import FrameRef, Robot, as_robot
 from ..validation import as_count, as_float
 from .bounds import local_corners, robot_box
 from .camera import DEFAULT_DIRECTION, CameraPose, frame_box, leaves_picture, overlay_scale

@@ -1,7 +1,7 @@
 """Measure the debug page on TIAGo dual (collision avoidance on): updates per second and the
 latency from a handle drag to the robot's motion. Not a test (no assertions): run it as
 
-    python tests/debug_measure.py [SECONDS] [--hide-scene] [--quality-full] [--gpu-compositing]
+    python benchmarks/debug_measure.py [SECONDS] [--hide-scene] [--quality-full] [--gpu-compositing]
 
 with headless Chromium on PATH. Headless Chromium has no GPU: it draws WebGL in software
 (SwiftShader), and the page then draws a cheaper scene (no antialiasing, fewer pixels, coarser
@@ -30,8 +30,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the tests' browser and helpers
 import test_viz
-from test_debug_browser import mouse, open_page, wait_for
+from helpers import wait_for
+from test_debug_browser import mouse, open_page
 from test_viz import Browser
 
 from reljac import Robot

@@ -1,14 +1,16 @@
 """Step medians of the compiled and Python controllers on example-robot-data robots.
 
-Run ``python tests/step_measure.py`` (needs example-robot-data): the bundled dual_arm on the bench
+Run ``python benchmarks/step_measure.py`` (needs example-robot-data): the bundled dual_arm on the bench
 protocol's levels, Baxter by name (relative pose >
 left pose > posture, gain 100 [1/s], dt 0.01 s) and TIAGo dual locked as in
 ``examples/tiago_dual_carry.py`` (box > lead > posture), each with and without CollisionAvoidance
 on the default pairs; Talos by name whole body (floating base, legs free: feet held > box > lead
 and CoM > posture, support region) beside its bare upper-body step (issue 20's figures); every median also in units of one ``pin.computeFrameJacobian`` call timed in
-the same run. Not a test: speed is measured, not asserted (issue 17's figures).
+the same run. Not a test: speed is measured, not asserted (issue 17's figures). The Baxter stack is
+also the one ``tests/test_step_allocations.py`` checks allocation-free (pyproject.toml puts this
+folder on the tests' path).
 
-``python tests/step_measure.py compiled [STEPS]``: the compiled backend only, STEPS steps per run
+``python benchmarks/step_measure.py compiled [STEPS]``: the compiled backend only, STEPS steps per run
 (default 300; the first 30 are left out of the median and p99).
 """
 

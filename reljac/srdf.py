@@ -24,8 +24,8 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
-from ..exceptions import SRDFError, suggest
-from ..files import regular_file
+from .exceptions import SRDFError, suggest
+from .files import regular_file
 
 
 @dataclass(frozen=True)
