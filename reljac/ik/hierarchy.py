@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..exceptions import ConfigurationError
+from ..exceptions import ConfigurationError, TaskError
 from ..validation import as_float
 
 RANK_TOLERANCE = 1e-12  # eigenvalues of G below this x max(1, largest) count as zero (sigma < 1e-6)
@@ -37,6 +37,8 @@ BOUND_TOLERANCE = 1e-12  # slack on a bound, relative to max(1, |v|, |delta|), b
 PIVOT_TOLERANCE = 1e-12  # a joint (row) with P_jj (c^T P c) below this cannot move in what is left
 MAX_STALE_SATURATIONS = 2  # stop saturating a level after this many saturations that did not help
 MET_TOLERANCE = 1e-9  # a level is met when |A v - b| <= this x (1 + |b|)
+MAX_DAMPING_VALUE = 1e100  # DampingPolicy's max_damping and step_threshold: their squares stay finite
+OVERFLOW = "the levels' velocities overflow (huge gains or weights): no finite solution"  # the compiled step's words
 
 
 @dataclass
@@ -123,8 +125,11 @@ class DampingPolicy:
 
     def __post_init__(self) -> None:
         for name in ("threshold", "max_damping", "error_damping", "step_threshold"):
-            as_float(getattr(self, name), f"DampingPolicy.{name}", minimum=0.0, valid="a finite number >= 0",
-                     error=ConfigurationError)
+            value = as_float(getattr(self, name), f"DampingPolicy.{name}", minimum=0.0, valid="a finite number >= 0",
+                             error=ConfigurationError)
+            if name in ("max_damping", "step_threshold") and value > MAX_DAMPING_VALUE:  # squared below
+                raise ConfigurationError(f"DampingPolicy.{name} must be a number in [0, {MAX_DAMPING_VALUE:g}] "
+                                         f"(its square must stay finite), got {value:g}")
 
     def error_part(self, step_squared: float) -> float:
         """lambda^2 of a level asking for a displacement of squared norm `step_squared` per step."""
@@ -343,8 +348,24 @@ def solve_hierarchy(
     every task level, within the box and the other rows (recovery): then held, lower levels
     cannot undo them. The result satisfies the constraints: when a level cannot be met it is
     scaled down, never the constraints relaxed.
+
+    Raises:
+        TaskError: the levels' rows overflow float64 (huge gains, weights or targets), as the
+            compiled solver says.
     """
-    policy = policy or DampingPolicy()
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is the TaskError below
+            v, reports = _solve_hierarchy(levels, lo, hi, policy or DampingPolicy(), C, d)
+    except np.linalg.LinAlgError:  # eigh of a Gram matrix with inf or NaN entries
+        raise TaskError(OVERFLOW) from None
+    if not np.isfinite(v).all():
+        raise TaskError(OVERFLOW)
+    return v, reports
+
+
+def _solve_hierarchy(levels: list[Level], lo: np.ndarray, hi: np.ndarray, policy: DampingPolicy,
+                     C: np.ndarray | None, d: np.ndarray | None) -> tuple[np.ndarray, list[LevelReport]]:
+    """solve_hierarchy's work (its docstring)."""
     nv = lo.shape[0]
     cons = Constraints.box(lo, hi) if C is None or d is None else Constraints(lo, hi, C, d)
     v = np.minimum(np.maximum(0.0, lo), hi)  # zero if feasible, else the nearest point of the box
