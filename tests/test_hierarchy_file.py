@@ -16,7 +16,7 @@ from reljac import Robot
 from reljac.apps.cli import main
 from reljac.apps.hierarchy_file import read_hierarchy
 from reljac.exceptions import ConfigurationError
-from reljac.ik import CoMTask, ContactTask, PostureTask, RelativePositionTask, SupportRegion
+from reljac.ik import CollisionAvoidance, CoMTask, ContactTask, PostureTask, RelativePositionTask, SupportRegion
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 FRAME = '[[task]]\ntype = "frame"\nframe = "left_tool"\n'
@@ -81,6 +81,16 @@ BAD = [  # (file text, words the error must contain besides the file's name)
     ('[[task]]\ntype = "com"\naxes = "xq"\n', ["task 1", "axes must be distinct letters"]),
     ('[[task]]\ntype = "com"\naxes = "xy"\nposition = [1, 2, 3, 4]\n', ["position [m]", "3 or 2 finite numbers"]),
     ('[[task]]\ntype = "posture"\nmasked_joints = ["nope"]\n', ["task 1", "nope"]),
+    ('[[obstacle]]\nname = "o"\nshape = "sphere"\nradius = 0.1\n', ["[[obstacle]] needs a [collision] table"]),
+    *[(f'[collision]\n[[obstacle]]\nname = "o"\n{body}\n', ["obstacle 1 ('o')", words]) for body, words in (
+        ('shape = "cone"', "shape must be one of box, sphere, capsule, cylinder"),
+        ('shape = "box"', "a box needs size [m]"),
+        ('shape = "box"\nsize = [1, 2]', "size [m] (x, y, z) must be a list of 3 finite numbers"),
+        ('shape = "sphere"\nradius = -1', "radius [m] must be a finite number > 0"),
+        ('shape = "sphere"\nradius = 1\nsize = [1, 1, 1]', "unknown key 'size'"),
+        ('shape = "capsule"\nradius = 1\nlength = 1\nframe = "torsoo"', "torso"),
+        ('shape = "sphere"\nradius = 0.1\nposition = [0, "0", 0]', "position [m] must be a list of 3"))],
+    ('[collision]\n[[obstacle]]\nshape = "sphere"\n', ["obstacle 1", "name must be a non-empty string"]),
 ]
 
 
@@ -109,6 +119,7 @@ def test_the_name_of_a_task_labels_it_and_default_names_stay(dual_arm, tmp_path)
     path.write_text(f'{FRAME}name = "0 left"\n[[task]]\ntype = "frame"\nframe = "right_tool"\n')
     controller = read_hierarchy(dual_arm, path).controller
     assert [t.name for level in controller.levels for t in level] == ["0 left", "pose of right_tool"]
+    assert controller.dt == 0.01  # no dt in the file: the documented default
 
 
 def test_max_speed_velocity_limits_and_locked_joints(dual_arm, tmp_path):
@@ -165,6 +176,17 @@ def test_the_talos_example_is_the_humanoid_stack_at_its_start(talos):
     for _ in range(5):
         q1 = controller.step(q1)  # runs: the stack is consistent
     assert np.isfinite(q1).all()
+
+
+def test_obstacles_join_the_collision_avoidance(dual_arm, tmp_path):
+    path = tmp_path / "obstacles.toml"
+    path.write_text(f'{FRAME}[collision]\nmin_distance = 0.02\n'
+                    '[[obstacle]]\nname = "table"\nshape = "box"\nsize = [0.5, 0.5, 0.04]\nposition = [0.6, 0, 0.3]\n'
+                    '[[obstacle]]\nname = "ball"\nshape = "sphere"\nradius = 0.05\nframe = "torso"\n')
+    controller = read_hierarchy(dual_arm, path).controller
+    (avoidance,) = [c for c in controller.limits if isinstance(c, CollisionAvoidance)]
+    assert avoidance.min_distance == 0.02 and avoidance.model.obstacles == ["table", "ball"]
+    assert {"table", "ball"} <= {body for pair in avoidance.model.pairs for body in pair}
 
 
 def test_a_com_task_and_a_position_target_from_the_file(dual_arm, tmp_path):

@@ -29,6 +29,12 @@ complete examples; docs/cli.md is the reference)::
     min_distance = 0.01           # [m], and influence_distance, gain, margin as in
                                   # reljac.ik.CollisionAvoidance
 
+    [[obstacle]]                  # optional (with [collision]): a shape the links keep away from
+    name = "table"
+    shape = "box"                 # box (size = [x, y, z]) | sphere (radius) | capsule, cylinder
+    size = [1.0, 1.6, 0.04]       # (radius, length) [m]
+    position = [0.6, 0.0, 0.7]    # [m] and rpy [rad] in the world, or in `frame` (it moves with it)
+
     [support]                     # optional: the centre of mass kept over the contacts
     contacts = ["left_sole_link", "right_sole_link"]   # frames whose soles make the region
     sole = [0.2, 0.1]             # optional (length, width) [m]; default: read from the geometry
@@ -47,7 +53,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pinocchio as pin
 
+from ..collision import CollisionModel, shapes
 from ..exceptions import ConfigurationError, ReljacError
 from ..files import regular_file, shown, unreachable
 from ..footprint import sole_contact
@@ -56,11 +64,13 @@ from ..relative import Kinematics
 from ..robot import Robot
 from ..support import SupportContact
 from .hierarchy_tasks import read_task
-from .hierarchy_values import joint_value, number, numbers, table, texts, unknown_keys, within
+from .hierarchy_values import joint_value, number, numbers, table, text, texts, unknown_keys, within
 
 DEMO_FILE = Path(__file__).resolve().parent / "dual_arm_debug.toml"
-TOP_KEYS = {"dt", "lock", "start", "velocity_limits", "task", "collision", "support"}
+TOP_KEYS = {"dt", "lock", "start", "velocity_limits", "task", "collision", "obstacle", "support"}
 COLLISION_KEYS = {"min_distance", "influence_distance", "gain", "margin"}
+SHAPES = {"box": ("size",), "sphere": ("radius",), "capsule": ("radius", "length"), "cylinder": ("radius", "length")}
+OBSTACLE_KEYS = {"name", "shape", "position", "rpy", "frame", "size", "radius", "length"}
 SUPPORT_KEYS = {"contacts", "sole", "margin", "gain", "frame"}
 MAX_BYTES = 1 << 20  # a hierarchy file is a few hundred lines
 MAX_DEPTH = 32  # brackets and braces nested deeper than any hierarchy needs
@@ -158,12 +168,38 @@ def _velocity_limits(robot: Robot, limits: Any, where: str) -> np.ndarray:
     return out
 
 
-def _collision(robot: Robot, collision: Any, where: str) -> CollisionAvoidance:
-    where = f"{where}, [collision]"
-    options = table(collision, where, "[collision]")
-    unknown_keys(options, COLLISION_KEYS, where)
-    values = {key: number(value, where, f"{key} [m]" if key != "gain" else key) for key, value in options.items()}
-    return within(where, lambda: CollisionAvoidance(robot, **values))
+def _obstacle(model: CollisionModel, spec: Any, where: str) -> None:
+    """Add one [[obstacle]] table to the collision model."""
+    spec = table(spec, where, "an obstacle ([[obstacle]])")
+    name = text(spec.get("name"), where, "name")
+    where = f"{where} ({name!r})"
+    kind = spec.get("shape")
+    if kind not in SHAPES:
+        raise ConfigurationError(f"{where}: shape must be one of {', '.join(SHAPES)}, got {kind!r}")
+    unknown_keys(spec, OBSTACLE_KEYS - set().union(*SHAPES.values()) | set(SHAPES[kind]), where)
+    for key in SHAPES[kind]:
+        if key not in spec:
+            raise ConfigurationError(f"{where}: a {kind} needs {' and '.join(SHAPES[kind])} [m]")
+    sizes = {key: numbers(spec[key], where, "size [m] (x, y, z)", (3,)) if key == "size" else
+             number(spec[key], where, f"{key} [m]", minimum=0.0, strict=True) for key in SHAPES[kind]}
+    shape = getattr(shapes, kind)(*sizes.values())
+    p = numbers(spec["position"], where, "position [m]", (3,)) if "position" in spec else np.zeros(3)
+    R = pin.rpy.rpyToMatrix(*numbers(spec["rpy"], where, "rpy [rad]", (3,))) if "rpy" in spec else np.eye(3)
+    frame = text(spec["frame"], where, "frame") if "frame" in spec else None
+    within(where, lambda: model.add_obstacle(name, shape, pin.SE3(R, p), frame=frame))
+
+
+def _collision(robot: Robot, collision: Any, obstacles: Any, where: str) -> CollisionAvoidance:
+    here = f"{where}, [collision]"
+    options = table(collision, here, "[collision]")
+    unknown_keys(options, COLLISION_KEYS, here)
+    values = {key: number(value, here, f"{key} [m]" if key != "gain" else key) for key, value in options.items()}
+    avoidance = within(here, lambda: CollisionAvoidance(robot, **values))
+    if not isinstance(obstacles, list):
+        raise ConfigurationError(f"{where}: obstacles are [[obstacle]] tables, got {obstacles!r}")
+    for i, spec in enumerate(obstacles):
+        _obstacle(avoidance.model, spec, f"{where}, obstacle {i + 1}")
+    return avoidance  # (the controller, built after, takes the obstacles in)
 
 
 def _support(robot: Robot, support: Any, kin: Kinematics, where: str) -> SupportRegion:
@@ -226,8 +262,11 @@ def read_hierarchy(robot: Robot, path: str | Path, q: np.ndarray | None = None) 
     tasks = [read_task(robot, spec, f"{where}, task {i + 1}", kin) for i, spec in enumerate(specs)]
     _unique_names(tasks, where)
     constraints: list[Any] = []
+    if "obstacle" in doc and "collision" not in doc:
+        raise ConfigurationError(f"{where}: [[obstacle]] needs a [collision] table (min_distance = ...): "
+                                 f"obstacles are kept away by collision avoidance")
     if "collision" in doc:
-        constraints.append(_collision(robot, doc["collision"], where))
+        constraints.append(_collision(robot, doc["collision"], doc.get("obstacle", []), where))
     if "support" in doc:
         constraints.append(_support(robot, doc["support"], kin, where))
     limits = _velocity_limits(robot, doc["velocity_limits"], where) if "velocity_limits" in doc else None
