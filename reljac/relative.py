@@ -320,11 +320,17 @@ def _check_data(robot: Robot, data: object) -> None:
         raise ConfigurationError(f"data must be a pin.Data of robot '{robot.name}' (robot.model.createData()), "
                                  f"not {type(data).__name__}")
     if len(data.oMi) != model.njoints or len(data.oMf) != model.nframes or data.J.size != 6 * model.nvExtended or \
-            [j.shortname()[9:] for j in data.joints] != [j.shortname()[10:] for j in model.joints]:  # JointData*
+            [_kind(j.shortname()) for j in data.joints] != [_kind(j.shortname()) for j in model.joints]:
         raise ConfigurationError(
             f"data is a pin.Data of another model ({len(data.oMi)} joints, {len(data.oMf)} frames, "
             f"{data.J.size // 6} Jacobian columns); robot '{robot.name}' has {model.njoints} joints, "
             f"{model.nframes} frames, {model.nvExtended} columns: pass robot.model.createData()")
+
+
+def _kind(shortname: str) -> str:
+    """A joint's type from its model's or data's short name (JointModelRX, JointDataRX: RX; Pinocchio
+    adds "Tpl" to some data names)."""
+    return shortname.removeprefix("JointModel").removeprefix("JointData").removesuffix("Tpl")
 
 
 def _axes_code(robot: Robot, expressed_in: FrameRef, fa: int, fb: int) -> tuple[int, int]:

@@ -37,7 +37,6 @@ BOUND_TOLERANCE = 1e-12  # slack on a bound, relative to max(1, |v|, |delta|), b
 PIVOT_TOLERANCE = 1e-12  # a joint (row) with P_jj (c^T P c) below this cannot move in what is left
 MAX_STALE_SATURATIONS = 2  # stop saturating a level after this many saturations that did not help
 MET_TOLERANCE = 1e-9  # a level is met when |A v - b| <= this x (1 + |b|)
-MAX_DAMPING_VALUE = 1e100  # DampingPolicy's max_damping and step_threshold: their squares stay finite
 OVERFLOW = "the levels' velocities overflow (huge gains or weights): no finite solution"  # the compiled step's words
 
 
@@ -125,11 +124,8 @@ class DampingPolicy:
 
     def __post_init__(self) -> None:
         for name in ("threshold", "max_damping", "error_damping", "step_threshold"):
-            value = as_float(getattr(self, name), f"DampingPolicy.{name}", minimum=0.0, valid="a finite number >= 0",
-                             error=ConfigurationError)
-            if name in ("max_damping", "step_threshold") and value > MAX_DAMPING_VALUE:  # squared below
-                raise ConfigurationError(f"DampingPolicy.{name} must be a number in [0, {MAX_DAMPING_VALUE:g}] "
-                                         f"(its square must stay finite), got {value:g}")
+            as_float(getattr(self, name), f"DampingPolicy.{name}", minimum=0.0, valid="a finite number >= 0",
+                     error=ConfigurationError)
 
     def error_part(self, step_squared: float) -> float:
         """lambda^2 of a level asking for a displacement of squared norm `step_squared` per step."""
@@ -139,7 +135,8 @@ class DampingPolicy:
         """lambda^2 for a level whose smallest singular value is `smallest`."""
         if smallest >= self.threshold:
             return 0.0
-        return self.max_damping**2 * (1.0 - (smallest / self.threshold) ** 2)
+        ratio = smallest / self.threshold  # products, not **: inf (as in C++), no OverflowError
+        return self.max_damping * self.max_damping * (1.0 - ratio * ratio)
 
 
 @dataclass
