@@ -6,7 +6,8 @@
 Without frame names it picks the first two frames named *tool* or *tip* (else the first and last
 frames). The motion goes from the neutral configuration (clipped into the limits) to the middle of
 the limits in 5 samples; a small smallest singular value means that frame pair is close to a
-relative singularity (the relative motion loses a direction).
+relative singularity (the relative motion loses a direction). It draws nothing: ``--headless``
+(which every example takes) changes nothing.
 """
 
 import sys
@@ -15,9 +16,10 @@ import numpy as np
 
 from reljac import Kinematics, Robot
 
-robot = Robot.load(sys.argv[1]) if len(sys.argv) > 1 else Robot.bundled("dual_arm")
-if len(sys.argv) > 3:
-    frame_a, frame_b = sys.argv[2], sys.argv[3]
+args = [arg for arg in sys.argv[1:] if arg != "--headless"]  # no viewer here: the flag is accepted
+robot = Robot.load(args[0]) if args else Robot.bundled("dual_arm")
+if len(args) > 2:
+    frame_a, frame_b = args[1], args[2]
 else:
     ends = [f for f in robot.frame_names if f.endswith(("tool", "tip"))]
     frame_a, frame_b = ends[:2] if len(ends) >= 2 else (robot.frame_names[1], robot.frame_names[-1])

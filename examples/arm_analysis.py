@@ -10,6 +10,8 @@ the hand's tool frame).
     python examples/arm_analysis.py              # ur5 and panda
     python examples/arm_analysis.py ur10 z1      # other arms: base and tool = first and last link
 
+It draws nothing: ``--headless`` (which every example takes) changes nothing.
+
 Needs example-robot-data: pip install example-robot-data (or ".[robots]" in the reljac folder).
 """
 
@@ -25,8 +27,9 @@ ARMS = {  # name: (base frame, tool frame, joints to lock)
     "panda": ("panda_link0", "panda_hand_tcp", ["panda_finger_joint1"]),
 }
 SAMPLES = 2000
+names = [arg for arg in sys.argv[1:] if arg != "--headless"]  # no viewer here: the flag is accepted
 
-for name in sys.argv[1:] or list(ARMS):
+for name in names or list(ARMS):
     robot = Robot.load(name)
     base, tool, lock = ARMS.get(name, (robot.link_names[0], robot.link_names[-1], []))
     if lock:

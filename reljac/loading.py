@@ -292,6 +292,15 @@ def unwrap(robot: Any) -> tuple[pin.Model, pin.GeometryModel | None, pin.Geometr
                              f"{type(robot).__name__}")
 
 
+def check_mimic(model: pin.Model) -> None:
+    """ConfigurationError for a mimic joint of scaling 0 (as a URDF's multiplier 0 is refused):
+    it never moves, and its axis cannot be recovered to make it independent."""
+    for j in model.mimicking_joints:
+        if model.joints[j].extract().scaling == 0:
+            raise ConfigurationError(f"mimic joint '{model.names[j]}' has scaling 0: it never moves; make it a "
+                                     "fixed joint (reljac refuses mimic joints of scaling 0)")
+
+
 def check_geometry(geometry: Any, model: pin.Model, kind: str) -> pin.GeometryModel | None:
     """A copy of a geometry model of `model` (None stays None); ConfigurationError otherwise."""
     if geometry is None:

@@ -82,7 +82,9 @@ class Kinematics:
         q.flags.writeable = False
         if self.v is not None:
             self.v.flags.writeable = False
-        if data is None:  # one that nothing else holds: given back to the robot when this object goes,
+        if data is not None:
+            _check_data(robot, data)
+        else:  # one that nothing else holds: given back to the robot when this object goes,
             data = robot._borrow_data()  # unless it was handed out (see data)
             self._lender = robot
         self._data = data
@@ -103,6 +105,11 @@ class Kinematics:
         self._jacobian_rates: dict[int, np.ndarray] = {}
 
     _lender: Robot | None = None  # the robot self._data was borrowed from, while it was never handed out
+
+    def __copy__(self) -> Kinematics:
+        """A Kinematics at the same q (and v) with its own data: a shallow copy would share (and
+        give back twice) the data this one borrowed."""
+        return Kinematics(self.robot, self.q, self.v)
 
     @property
     def data(self) -> pin.Data:
@@ -304,11 +311,33 @@ class Kinematics:
         return relative_jacobian_from_frames(self._lwa(fa), J_point, self._oMf(fa), pin.SE3(np.eye(3), c))[:3]
 
 
+def _check_data(robot: Robot, data: object) -> None:
+    """ConfigurationError unless `data` is a ``pin.Data`` of robot's model (its joints, frames
+    and nv): Pinocchio's algorithms crash on another model's data."""
+    model = robot.model
+    if not isinstance(data, pin.Data):
+        raise ConfigurationError(f"data must be a pin.Data of robot '{robot.name}' (robot.model.createData()), "
+                                 f"not {type(data).__name__}")
+    if len(data.oMi) != model.njoints or len(data.oMf) != model.nframes or data.J.size != 6 * model.nvExtended or \
+            [_kind(j.shortname()) for j in data.joints] != [_kind(j.shortname()) for j in model.joints]:
+        raise ConfigurationError(
+            f"data is a pin.Data of another model ({len(data.oMi)} joints, {len(data.oMf)} frames, "
+            f"{data.J.size // 6} Jacobian columns); robot '{robot.name}' has {model.njoints} joints, "
+            f"{model.nframes} frames, {model.nvExtended} columns: pass robot.model.createData()")
+
+
+def _kind(shortname: str) -> str:
+    """A joint's type from its model's or data's short name (JointModelRX, JointDataRX: RX; Pinocchio
+    adds "Tpl" to some data names)."""
+    return shortname.removeprefix("JointModel").removeprefix("JointData").removesuffix("Tpl")
+
+
 def _axes_code(robot: Robot, expressed_in: FrameRef, fa: int, fb: int) -> tuple[int, int]:
     """(code, frame id c) of the compiled core for `expressed_in`: 0 a's axes, 1 b's, 2 the
-    world's, 3 frame c's (the keywords win over frames of the same name)."""
-    if type(expressed_in) is str:
-        code = _AXES.get(expressed_in)
+    world's, 3 frame c's (the keywords win over frames of the same name; a str subclass such as
+    numpy's str_ is text)."""
+    if isinstance(expressed_in, str):
+        code = _AXES.get(str(expressed_in))
         if code is not None:
             return code, 0
     fc = robot.frame_id(expressed_in)

@@ -84,6 +84,7 @@ class Robot(ConfigurationSpace):
         model, collision, visual = loading.unwrap(model)
         if collision is not None or visual is not None:  # a RobotWrapper: its own copies
             model = pin.Model(model)
+        loading.check_mimic(model)
         super().__init__(model)
         self.urdf_path = Path(urdf_path) if urdf_path is not None else None
         self.package_dirs = [os.fsdecode(p) for p in package_dirs]

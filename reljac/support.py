@@ -72,11 +72,26 @@ class SupportPolygon:
     offsets: np.ndarray
 
     def signed_distance(self, x: ArrayLike) -> float:
-        """min_i (h_i - n_i . x) [m]: > 0 inside (the distance to the nearest edge's line), < 0 outside."""
-        return float(np.min(self.offsets - self.normals @ np.asarray(x, dtype=float)[:2]))
+        """min_i (h_i - n_i . x) [m] of the point x ((2,) or (3,) [m], only x-y used): > 0 inside
+        (the distance to the nearest edge's line), < 0 outside.
+
+        Raises:
+            SupportError: x is not 2 or 3 finite real numbers.
+        """
+        p = real_array(x)
+        if p is None or p.shape not in ((2,), (3,)) or not np.isfinite(p).all():
+            raise SupportError(f"a point of the support plane must be 2 or 3 finite numbers [m] (x, y[, z]), "
+                               f"got {short_repr(x)}")
+        return float(np.min(self.offsets - self.normals @ p[:2]))
 
     def contains(self, x: ArrayLike, margin: float = 0.0) -> bool:
-        """Whether the point x ((2,) or (3,), only x-y used) is inside, `margin` [m] from every edge."""
+        """Whether the point x ((2,) or (3,) [m], only x-y used) is inside, `margin` [m] (>= 0)
+        from every edge.
+
+        Raises:
+            SupportError: x is not 2 or 3 finite numbers, or margin is not a finite number >= 0.
+        """
+        margin = as_float(margin, "margin [m]", minimum=0.0, error=SupportError)
         return self.signed_distance(x) >= margin
 
     @property

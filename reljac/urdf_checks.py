@@ -218,7 +218,9 @@ def _check_joint(element: ET.Element, where: str, links: dict[str, ET.Element]) 
         leader = mimic.get("joint")
         if not leader:
             raise URDFError(f"{here} has a <mimic> without a joint attribute")
-        _number(mimic, "multiplier", here, 1.0)
+        if _number(mimic, "multiplier", here, 1.0) == 0:  # -0.0 too
+            raise URDFError(f"{here} has <mimic multiplier={mimic.get('multiplier')!r}>: a mimic joint that follows "
+                            f"its leader times 0 never moves; make it a fixed joint (reljac refuses multiplier 0)")
         _number(mimic, "offset", here, 0.0)
     return Joint(name, kind, ends[0], ends[1], leader)
 

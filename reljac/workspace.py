@@ -32,6 +32,8 @@ QUANTILES = (("min", 0.0), ("5%", 0.05), ("25%", 0.25), ("median", 0.5), ("75%",
 #: with the number of samples beyond 24 bytes per sample for the exact quantiles)
 CHUNK_BYTES = 32 * 2**20
 MAX_SAMPLES = 10_000_000
+#: a singular value below this x the largest one is rounding: that sample's rows have lower rank
+RANK_TOLERANCE = 1e-10
 
 @dataclass(frozen=True)
 class SingularSample:
@@ -62,6 +64,10 @@ class WorkspaceSummary:
         smallest_singular_value: quantiles of sigma_min, keyed alike.
         condition_number: quantiles of the condition number, keyed alike.
         closest_to_singular: the sampled configurations with the smallest sigma_min, closest first.
+        rank: None, or the largest rank the rows had when it is below their number at every sample
+            (structurally singular: b moves in only `rank` directions in a, e.g. UR5's tool0 in
+            forearm_link); then index and sigma_min are 0 and the condition number infinite at
+            every sample, and closest_to_singular is empty (rounding noise is not reported as data).
     """
 
     robot: str
@@ -75,6 +81,7 @@ class WorkspaceSummary:
     smallest_singular_value: dict[str, float] = field(default_factory=dict)
     condition_number: dict[str, float] = field(default_factory=dict)
     closest_to_singular: list[SingularSample] = field(default_factory=list)
+    rank: int | None = None
 
     def to_dict(self) -> dict:
         """What ``reljac analyze --json`` prints: plain Python numbers and lists.
@@ -95,6 +102,7 @@ class WorkspaceSummary:
             "condition_number": self.condition_number,
             "closest_to_singular": [{"q": s.q, "index": s.index, "smallest_singular_value": s.smallest_singular_value,
                                      "condition_number": s.condition_number} for s in self.closest_to_singular],
+            "rank": self.rank,
         })
 
 
@@ -157,6 +165,7 @@ def workspace_summary(robot: Robot, frame_a: FrameRef, frame_b: FrameRef, sample
     index, smallest, condition = (np.empty(samples) for _ in range(3))
     kept = np.empty(0, dtype=int)  # sample numbers of the closest-to-singular so far
     kept_q = np.empty((0, robot.nq))
+    rank = 0  # the largest numerical rank seen
     chunk = max(1, min(samples, CHUNK_BYTES // (8 * (8 * robot.nv + 2 * robot.nq + 64))))
     for start in range(0, samples, chunk):
         n = min(chunk, samples - start)
@@ -170,6 +179,7 @@ def workspace_summary(robot: Robot, frame_a: FrameRef, frame_b: FrameRef, sample
                 J[k] = one_shot_kinematics(robot, q).relative_jacobian(fa, fb)[rows]
         sigma = _batch_singular_values(J, len(rows))
         part_index, part_smallest = yoshikawa_index(sigma), sigma[:, -1]
+        rank = max(rank, int((sigma > RANK_TOLERANCE * sigma[:, :1]).sum(axis=1).max(initial=0)))
         with np.errstate(divide="ignore", over="ignore"):
             part_condition = np.where(part_smallest > 0,
                                       sigma[:, 0] / np.where(part_smallest > 0, part_smallest, 1.0), np.inf)
@@ -184,12 +194,15 @@ def workspace_summary(robot: Robot, frame_a: FrameRef, frame_b: FrameRef, sample
     def quantiles(x: np.ndarray) -> dict[str, float]:
         return {key: _quantile(x, p) for key, p in QUANTILES}
 
+    if rank < len(rows):  # singular at every sample: the values are rounding noise, not data
+        index[:], smallest[:], condition[:], kept, kept_q = 0.0, 0.0, np.inf, kept[:0], kept_q[:0]
     return WorkspaceSummary(
         robot=robot.name, frame_a=a, frame_b=b, part=tuple(rows), samples=int(samples), seed=seed,
         backend="pinocchio" if ref is None else "reference", index=quantiles(index),
         smallest_singular_value=quantiles(smallest), condition_number=quantiles(condition),
         closest_to_singular=[SingularSample(q.copy(), float(index[k]), float(smallest[k]), float(condition[k]),
                                             robot.joint_values(q)) for k, q in zip(kept, kept_q, strict=True)],
+        rank=rank if rank < len(rows) else None,
     )
 
 
@@ -252,6 +265,12 @@ def format_workspace_summary(summary: WorkspaceSummary) -> str:
         "",
         f"{'':<22}" + "".join(f"{k:>11}" for k in keys),
     ]
+    if summary.rank is not None:
+        m = len(summary.part)
+        lines[-1:] = [f"the {_part_label(summary.part)} of J_ab has rank {summary.rank} < {m} at every sample: "
+                      f"{summary.frame_b} moves in only {summary.rank} of these {m} directions in {summary.frame_a} "
+                      f"(structurally singular); index and sigma_min are 0, the condition number infinite"]
+        return "\n".join(lines)
     for label, stats in (("index sqrt(det JJ^T)", summary.index),
                          ("sigma_min", summary.smallest_singular_value),
                          ("condition number", summary.condition_number)):

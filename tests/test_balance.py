@@ -179,10 +179,17 @@ def test_com_task_rows_in_a_frame(talos, rng):
     task = CoMTask(talos, "left_sole_link", axes="zx")
     task.set_target([0.1, 0.2])
     e, J, ff = task.compute(Kinematics(talos, q))
-    c = reljac.center_of_mass(talos, q, "left_sole_link")
-    np.testing.assert_allclose(e, [c[2] - 0.1, c[0] - 0.2], atol=1e-15)
+    data = talos.model.createData()  # c in the sole's frame from Pinocchio itself (every Talos body moves)
+    c_w = pin.centerOfMass(talos.model, data, q)
+    pin.framesForwardKinematics(talos.model, data, q)
+    T = data.oMf[talos.frame_id("left_sole_link")]
+    c = T.rotation.T @ (c_w - T.translation)
+    np.testing.assert_allclose(e, [c[2] - 0.1, c[0] - 0.2], atol=1e-14)
     np.testing.assert_allclose(J, numeric_com_jacobian(talos, q, "left_sole_link")[[2, 0]], atol=1e-7)
     assert not ff.any()
+    task.set_target([0.1, 0.2, 0.3])  # a whole point (x, y, z): the z and x of it, in that order
+    np.testing.assert_array_equal(task.target, [0.3, 0.1])
+    np.testing.assert_allclose(task.compute(Kinematics(talos, q)).error, [c[2] - 0.3, c[0] - 0.1], atol=1e-14)
 
 
 @pytest.mark.parametrize("bad", [dict(axes="xw"), dict(axes="xx"), dict(axes=""), dict(frame="nowhere")])

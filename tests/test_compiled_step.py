@@ -225,12 +225,14 @@ def test_one_shot_kinematics_equal_the_python_formulas():
     for _ in range(5):
         q = robot.random_configuration(rng)
         kin = reljac.Kinematics(robot, q)
+        data = robot.model.createData()  # frame c's rotation from Pinocchio, not from Kinematics' own helper
+        pin.framesForwardKinematics(robot.model, data, q)
         for axes in ("a", "b", "world", "left_tool", "right_tool", robot.model.frames[3].name, 3):
             J = reljac.relative_jacobian(robot, q, "left_tool", "right_tool", expressed_in=axes)
-            fa, fb = robot.frame_id("left_tool"), robot.frame_id("right_tool")
+            rotation = axes if axes in ("a", "b", "world") else data.oMf[robot.frame_id(axes)].rotation
             want = relative.relative_jacobian_from_frames(
                 kin.frame_jacobian("left_tool"), kin.frame_jacobian("right_tool"), kin.placement("left_tool"),
-                kin.placement("right_tool"), expressed_in=kin._expressed(axes, fa, fb))
+                kin.placement("right_tool"), expressed_in=rotation)
             np.testing.assert_allclose(J, want, atol=1e-13)
             np.testing.assert_allclose(kin.relative_jacobian("left_tool", "right_tool", expressed_in=axes), want,
                                        atol=1e-13)

@@ -100,7 +100,7 @@ def test_the_cli_rejects_a_bad_file_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("reljac: error:") and "type must be one of" in err and err.count("\n") == 1
     assert main(["debug", "dual_arm", str(tmp_path / "missing.toml")]) == 2
-    assert "cannot be read" in capsys.readouterr().err
+    assert "does not exist" in capsys.readouterr().err
     assert main(["debug", "dual_arm", "--history", "0", "--no-hold"]) == 2
     assert "history" in capsys.readouterr().err
 

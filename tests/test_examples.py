@@ -45,7 +45,7 @@ def commands(test: str, name: str | None) -> tuple[object, list, dict] | None:
     if test == "test_example_runs_headless":  # headless through the environment
         argv = [sys.executable, str(EXAMPLES / name), *EXPECTED[name][0]]
         return ("env", name), argv, {"env": dict(os.environ, RELJAC_HEADLESS="1"), "timeout": 60}
-    if test == "test_carried_boxes_stay_rigid":  # headless through the flag
+    if test in ("test_carried_boxes_stay_rigid", "test_examples_without_a_viewer_take_the_headless_flag"):
         return ("flag", name), [sys.executable, str(EXAMPLES / name), "--headless"], {"timeout": 60}
     if test == "test_analyze_urdf_takes_a_path":
         urdf = Path(__file__).resolve().parent.parent / "urdf" / "hand.urdf"
@@ -68,13 +68,24 @@ def runs(request):
     started.close()
 
 
+def check_run(runs, key: tuple[str, str]) -> None:
+    """The run `key` (how, example) ended well and printed what its example promises."""
+    if key[1] in NEEDS_ROBOTS and not have_robots():
+        pytest.skip("needs example-robot-data")
+    result = runs.result(key)
+    assert result.returncode == 0, result.stderr
+    assert EXPECTED[key[1]][1] in result.stdout
+
+
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_example_runs_headless(name, runs):
-    if name in NEEDS_ROBOTS and not have_robots():
-        pytest.skip("needs example-robot-data")
-    result = runs.result(("env", name))
-    assert result.returncode == 0, result.stderr
-    assert EXPECTED[name][1] in result.stdout
+    check_run(runs, ("env", name))
+
+
+@pytest.mark.parametrize("name", ["analyze_urdf.py", "arm_analysis.py"])
+def test_examples_without_a_viewer_take_the_headless_flag(name, runs):
+    """The README says every example takes --headless: these two read it as a robot name."""
+    check_run(runs, ("flag", name))
 
 
 def test_analyze_urdf_takes_a_path(runs):

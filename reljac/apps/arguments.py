@@ -232,6 +232,7 @@ def progress_argument(parser: argparse.ArgumentParser) -> None:
 
 
 # ------------------------------------------------------------------ reljac demo
+DEFAULT_CROSSING = 4.0  # [s] of the dual-arm demo's crossing phase
 BROWSER_WAIT = 10.0  # [s] at most that `reljac demo` waits for a browser page, from a terminal
 DEMO_DESCRIPTION = "task-priority IK demos"
 DEMO_EPILOG = ("From an interactive terminal the demo waits for a browser page before moving and keeps "
@@ -246,7 +247,7 @@ def demo_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--duration", type=float, default=None, metavar="S",
                         help="[s] run length, 0 < S <= 3600 (default: 10 for dual-arm, 6 for hand, "
                              "4 for talos-balance); for dual-arm, the carry's length (the crossing comes after it)")
-    parser.add_argument("--crossing", type=float, default=4.0, metavar="S",
+    parser.add_argument("--crossing", type=float, default=None, metavar="S",
                         help="dual-arm only: [s] 0..3600 of crossing the arms with collision avoidance after "
                              "the carry (default 4; 0: none)")
     parser.add_argument("--headless", action="store_true", help="no viewer, no real-time pacing")
@@ -269,8 +270,10 @@ def check_demo_arguments(args: argparse.Namespace, parser: argparse.ArgumentPars
     """The ranges of ``reljac demo``'s numbers; a mistake is reported through `parser`."""
     if args.duration is not None and not (math.isfinite(args.duration) and 0 < args.duration <= 3600):
         parser.error(f"--duration must be in (0, 3600] s, got {args.duration}")
-    if not (math.isfinite(args.crossing) and 0 <= args.crossing <= 3600):
+    if args.crossing is not None and not (math.isfinite(args.crossing) and 0 <= args.crossing <= 3600):
         parser.error(f"--crossing must be in [0, 3600] s, got {args.crossing}")
+    if args.crossing is not None and args.demo != "dual-arm":
+        parser.error("--crossing is for the dual-arm demo only")
     if not (math.isfinite(args.dt) and 1e-4 <= args.dt <= 0.1):
         parser.error(f"--dt must be in [1e-4, 0.1] s, got {args.dt}")
     if args.loop and args.demo != "dual-arm":

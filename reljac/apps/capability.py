@@ -19,6 +19,7 @@ from ..maps.scheduling import describe
 from ..robot import Robot
 from ..support import SupportContact
 from ..validation import PARTS
+from ..workspace import workspace_summary
 from .recording import check_output
 from .report import json_document
 
@@ -39,6 +40,9 @@ def _progress_bar(samples: int, enabled: bool) -> Any:
         bar.update(done - bar.n)
 
     return update, bar.close
+
+
+RANK_SAMPLES = 64  # random configurations that tell a structurally singular pair (all singular)
 
 
 def output_path(out: str | os.PathLike) -> Path:
@@ -91,7 +95,11 @@ def make_map(robot: Robot, frame_a: str, frame_b: str, *, samples: int, voxel: f
     where = describe(scheduler)
     if where == "threads":
         where = f"{workers or default_workers()} threads"
-    summary = map_summary(cmap, path, elapsed, where, part)
+    # a pair whose rows have lower rank everywhere (UR5's tool0 in forearm_link) has only rounding
+    # noise for a manipulability: said as such (RANK_SAMPLES random samples all singular)
+    rank = workspace_summary(robot, frame_a, frame_b, samples=RANK_SAMPLES, seed=seed,
+                             part=tuple(cmap.metadata["rows"])).rank
+    summary = map_summary(cmap, path, elapsed, where, part, rank=rank)
     if as_json:
         print_(json_document(summary))
         return path
@@ -108,20 +116,25 @@ def make_map(robot: Robot, frame_a: str, frame_b: str, *, samples: int, voxel: f
                f"{', '.join(c['frame'] for c in s['contacts'])} (margin {s['margin']:g} m{held})")
     if summary["reached"]:
         coverage, best = summary["coverage_index"], summary["best_manipulability"]
+        manipulability = f"max {best['max']:.4g}, median {best['median']:.4g}" if rank is None else \
+            f"0: rank {rank} < {len(m['rows'])} at every sample ({m['frame_b']} moves in only {rank} of these " \
+            f"directions in {m['frame_a']})"
         print_(f"coverage index (of {len(cmap.directions)} directions): max {coverage['max']:.2f}, "
-               f"median {coverage['median']:.2f}; best manipulability ({part}): max {best['max']:.4g}, "
-               f"median {best['median']:.4g}")
+               f"median {coverage['median']:.2f}; best manipulability ({part}): {manipulability}")
     print_(f"saved to {path}")
     return path
 
 
-def map_summary(cmap: CapabilityMap, path: Path, seconds: float, where: str, part: str) -> dict[str, Any]:
+def map_summary(cmap: CapabilityMap, path: Path, seconds: float, where: str, part: str, *,
+                rank: int | None = None) -> dict[str, Any]:
     """What ``reljac map --json`` prints: ``robot``, ``frame_a``, ``frame_b``, ``samples``,
     ``seed``, ``seconds``, ``samples_per_second``, ``scheduler``, ``backend``, ``part``, ``rows``,
     ``directions``, ``voxel`` [m], ``origin`` [m], ``dims``, ``voxels``, ``reached``, ``outside``,
     ``coverage_index`` and ``best_manipulability`` (``max`` and ``median`` over the reached voxels,
     null when none is), ``path``; ``support`` (null, or the contacts' frames and points [m], ``margin``,
-    ``plane``, ``held`` joints and ``rejected`` samples) and ``rejected_fraction`` (0 for a plain map)."""
+    ``plane``, ``held`` joints and ``rejected`` samples) and ``rejected_fraction`` (0 for a plain map);
+    ``rank``: null, or the rank of the rows at every sample when it is below their number (then
+    ``best_manipulability`` is 0: the map's values are rounding noise)."""
     m = cmap.metadata
     reached = cmap.reached
 
@@ -137,7 +150,7 @@ def map_summary(cmap: CapabilityMap, path: Path, seconds: float, where: str, par
         "directions": len(cmap.directions), "voxel": m["voxel"], "origin": list(m["origin"]), "dims": list(m["dims"]),
         "voxels": int(reached.size), "reached": int(reached.sum()), "outside": m["outside"],
         "coverage_index": stats(cmap.coverage_index()[reached]),
-        "best_manipulability": stats(cmap.best_manipulability[reached]),
+        "best_manipulability": stats(cmap.best_manipulability[reached] * (rank is None)),
         "path": str(path),
-        "support": m.get("support"), "rejected_fraction": cmap.rejected / m["samples"],
+        "support": m.get("support"), "rejected_fraction": cmap.rejected / m["samples"], "rank": rank,
     }

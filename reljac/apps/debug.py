@@ -16,7 +16,7 @@ from typing import Any
 from ..robot import Robot
 from ..viz import Debugger
 from .arguments import configuration
-from .hierarchy_file import DEMO_FILE, load_hierarchy
+from .hierarchy_file import DEMO_FILE, read_hierarchy
 from .recording import RunLog
 from .view import wait_for_interrupt
 
@@ -43,8 +43,8 @@ def start(robot: Robot, args: argparse.Namespace, **kwargs: Any) -> Debugger:
     path = hierarchy_path(args.robot, args.file)
     controller = None
     if path is not None:
-        controller, q_file = load_hierarchy(robot, path, q=q)
-        q = q_file if q is None else q
+        hierarchy = read_hierarchy(robot, path, q=q)  # the file may lock joints: its robot and q
+        robot, controller, q = hierarchy.robot, hierarchy.controller, hierarchy.q
     return Debugger(controller, q, robot=robot, history=args.history, host=args.host, port=args.port,
                     paused=args.paused, new_log=new_run_log, export_dir=args.export_dir, open=args.open,
                     **kwargs)

@@ -48,6 +48,7 @@ from ..relative import Kinematics
 from ..robot import Robot
 from .arguments import (
     BROWSER_WAIT,
+    DEFAULT_CROSSING,
     DEMO_DESCRIPTION,
     DEMO_EPILOG,
     check_demo_arguments,
@@ -344,13 +345,14 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         session.wait = 0.0 if args.no_wait else BROWSER_WAIT
         session.hold = not args.exit
     duration = args.duration or DEFAULT_DURATION[args.demo]
-    crossing = args.crossing if args.demo == "dual-arm" and not args.loop else 0.0
+    given = DEFAULT_CROSSING if args.crossing is None else args.crossing
+    crossing = given if args.demo == "dual-arm" and not args.loop else 0.0
     show = args.headless and progress_wanted(args.progress)
     steps = None if args.loop else round((duration + crossing) / args.dt)
     with progress_bar(steps, f"demo {args.demo}", show=show, unit="step", delay=0.0 if args.progress else 0.5) as bar:
         session.progress, out = (None, print) if bar is None else (bar.update, write_line)
         if args.demo == "dual-arm":
-            summary = run_dual_arm(duration=duration, headless=args.headless, loop=args.loop, crossing=args.crossing,
+            summary = run_dual_arm(duration=duration, headless=args.headless, loop=args.loop, crossing=given,
                                    dt=args.dt, session=session, out=out)
         elif args.demo == "hand":
             summary = run_hand(duration=duration, headless=args.headless, dt=args.dt, session=session, out=out)

@@ -1,61 +1,114 @@
 """A task hierarchy described in a small TOML file, for ``reljac debug ROBOT FILE``.
 
-The format (``reljac/apps/dual_arm_debug.toml`` is a complete example)::
+The format (``reljac/apps/dual_arm_debug.toml`` and ``examples/talos_balance_debug.toml`` are
+complete examples; docs/cli.md is the reference)::
 
-    dt = 0.01                     # [s] control period (default 0.01)
+    dt = 0.01                     # [s] control period, 1e-4..0.1 (default 0.01)
+    lock = ["hand_*"]             # optional: joints fixed (names or shell patterns), or a table
+                                  # {joint = value}; unnamed values from the start configuration
 
     [start]                       # the first configuration: joint values [rad or m]
     left_joint1 = 0.88            # (joints not named: the robot's reference configuration)
 
+    [velocity_limits]             # optional: joint = [rad/s or m/s] (others: the URDF's)
+    left_joint1 = 1.0
+
     [[task]]
     level = 0                     # priority: 0 is the highest; tasks of one level are stacked
-    type = "relative"             # relative | frame | position | orientation | posture
+    type = "relative"             # relative | frame | position | orientation | posture | com | contact
     frame_a = "left_tool"         # relative, position, orientation: frames a and b
-    frame_b = "right_tool"        # frame: `frame` (its pose in the world)
-    name = "relative"             # optional, as the tasks' own defaults otherwise
-    gain = 15.0                   # optional: gain [1/s], weight (a number or one per row)
-    position = [0.0, 0.25, 0.0]   # optional target: position [m] of b in a (world for frame)
+    frame_b = "right_tool"        # frame, contact: `frame`; com: `frame` it is measured in (world)
+    name = "relative"             # optional (the tasks' own defaults otherwise); names are unique
+    gain = 15.0                   # optional: gain [1/s], weight (a number or one per row),
+    max_speed = 0.2               # max_speed [m/s or rad/s] (a number or [linear, angular])
+    position = [0.0, 0.25, 0.0]   # optional target: position [m] of b in a (world for frame; com)
     rpy = [0.0, 0.0, 3.14]        # and roll-pitch-yaw [rad]; default: the pose at the start
+                                  # com: axes = "xy"; posture: masked_joints = ["root_joint"]
 
     [collision]                   # optional: collision avoidance between the robot's links
     min_distance = 0.01           # [m], and influence_distance, gain, margin as in
                                   # reljac.ik.CollisionAvoidance
 
-A posture task's target is the start configuration. Every mistake raises ConfigurationError
-naming the file, the task and what is valid.
+    [[obstacle]]                  # optional (with [collision]): a shape the links keep away from
+    name = "table"
+    shape = "box"                 # box (size = [x, y, z]) | sphere (radius) | capsule, cylinder
+    size = [1.0, 1.6, 0.04]       # (radius, length) [m]
+    position = [0.6, 0.0, 0.7]    # [m] and rpy [rad] in the world, or in `frame` (it moves with it)
+
+    [support]                     # optional: the centre of mass kept over the contacts
+    contacts = ["left_sole_link", "right_sole_link"]   # frames whose soles make the region
+    sole = [0.2, 0.1]             # optional (length, width) [m]; default: read from the geometry
+    margin = 0.02                 # [m], and gain, frame as in reljac.ik.SupportRegion
+
+A posture task's target is the start configuration, a contact holds its frame where it is at the
+start. Every mistake raises a reljac error (ConfigurationError unless a name is unknown) in one
+line naming the file, the task and what is valid.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pinocchio as pin
 
-from ..exceptions import ConfigurationError, ReljacError, suggest
-from ..ik import (
-    CollisionAvoidance,
-    Controller,
-    FrameTask,
-    PostureTask,
-    RelativeFrameTask,
-    RelativeOrientationTask,
-    RelativePositionTask,
-    Task,
-)
+from ..collision import CollisionModel, shapes
+from ..exceptions import ConfigurationError, ReljacError
+from ..files import regular_file, shown, unreachable
+from ..footprint import sole_contact
+from ..ik import CollisionAvoidance, Controller, SupportRegion, Task
 from ..relative import Kinematics
 from ..robot import Robot
+from ..support import SupportContact
+from .hierarchy_tasks import read_task
+from .hierarchy_values import joint_value, number, numbers, table, text, texts, unknown_keys, within
 
 DEMO_FILE = Path(__file__).resolve().parent / "dual_arm_debug.toml"
-TASK_TYPES = ("relative", "frame", "position", "orientation", "posture")
-TASK_KEYS = {"level", "type", "frame_a", "frame_b", "frame", "name", "gain", "weight", "position", "rpy"}
-TOP_KEYS = {"dt", "start", "task", "collision"}
+TOP_KEYS = {"dt", "lock", "start", "velocity_limits", "task", "collision", "obstacle", "support"}
 COLLISION_KEYS = {"min_distance", "influence_distance", "gain", "margin"}
+SHAPES = {"box": ("size",), "sphere": ("radius",), "capsule": ("radius", "length"), "cylinder": ("radius", "length")}
+OBSTACLE_KEYS = {"name", "shape", "position", "rpy", "frame", "size", "radius", "length"}
+SUPPORT_KEYS = {"contacts", "sole", "margin", "gain", "frame"}
+MAX_BYTES = 1 << 20  # a hierarchy file is a few hundred lines
+MAX_DEPTH = 32  # brackets and braces nested deeper than any hierarchy needs
 
 
-def _toml(path: Path) -> dict:
+@dataclass
+class Hierarchy:
+    """What a hierarchy file describes: the robot (with the file's locked joints), the controller
+    (None without tasks: joint sliders) and the start configuration q (robot.nq,)."""
+
+    robot: Robot
+    controller: Controller | None
+    q: np.ndarray
+
+
+def _nesting(text: str) -> int:
+    """The deepest nesting of [ ] and { } outside strings and comments (an upper bound is enough)."""
+    depth = deepest = 0
+    quote = ""
+    comment = False
+    for c in text:
+        if comment:
+            comment = c != "\n"
+        elif quote:
+            quote = "" if c == quote else quote
+        elif c in "\"'":
+            quote = c
+        elif c == "#":
+            comment = True
+        elif c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth = max(depth - 1, 0)
+    return deepest
+
+
+def _toml(path: Path, where: str) -> dict:
     try:
         import tomllib  # type: ignore[import-not-found,unused-ignore]
     except ImportError:  # Python 3.10
@@ -64,106 +117,170 @@ def _toml(path: Path) -> dict:
         except ImportError:
             raise ReljacError("reading a hierarchy file needs Python >= 3.11 (tomllib) "
                               "or `pip install tomli`") from None
+    info = regular_file(path, "hierarchy file", ConfigurationError)  # a FIFO would block the read
+    if info.st_size > MAX_BYTES:
+        raise ConfigurationError(f"{where} has {info.st_size} bytes; a hierarchy file has at most {MAX_BYTES}")
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        data = path.read_bytes()
     except OSError as exc:
-        raise ConfigurationError(f"hierarchy file {str(path)!r} cannot be read ({exc.strerror})") from None
+        raise ConfigurationError(unreachable(path, where, exc)) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigurationError(f"{where} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+                                 f"TOML files are UTF-8: save it as UTF-8") from None
+    if _nesting(text) > MAX_DEPTH:
+        raise ConfigurationError(f"{where} nests arrays or tables more than {MAX_DEPTH} deep; "
+                                 f"the format needs at most 2")
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigurationError(f"hierarchy file {str(path)!r} is not valid TOML: {exc}") from None
+        raise ConfigurationError(f"{where} is not valid TOML: {exc}") from None
+    except RecursionError:  # nesting _nesting did not see: still one line
+        raise ConfigurationError(f"{where} nests values too deep for TOML's reader") from None
 
 
-def _unknown(keys: Any, valid: set[str], where: str) -> None:
-    for key in keys:
-        if key not in valid:
-            raise ConfigurationError(f"{where}: unknown key {key!r}{suggest(str(key), valid)} "
-                                     f"(valid: {', '.join(sorted(valid))})")
+def _start_values(robot: Robot, start: Any, where: str) -> dict[str, Any]:
+    start = table(start, where, "[start] (joint = value [rad or m])")
+    return {name: joint_value(value, f"{where}, [start]", name) for name, value in start.items()}
 
 
-def _vector(value: Any, n: int, what: str) -> np.ndarray:
-    x = np.asarray(value, dtype=float) if isinstance(value, list) else None
-    if x is None or x.shape != (n,) or not np.isfinite(x).all():
-        raise ConfigurationError(f"{what} must be a list of {n} finite numbers, got {value!r}")
-    return x
-
-
-def _task(robot: Robot, spec: Any, where: str, kin: Kinematics) -> tuple[int, Task]:
-    if not isinstance(spec, dict):
-        raise ConfigurationError(f"{where} must be a table ([[task]]), got {spec!r}")
-    _unknown(spec, TASK_KEYS, where)
-    kind = spec.get("type")
-    if kind not in TASK_TYPES:
-        raise ConfigurationError(f"{where}: type must be one of {', '.join(TASK_TYPES)}, got {kind!r}")
-    level = spec.get("level", 0)
-    if not isinstance(level, int) or isinstance(level, bool) or level < 0:
-        raise ConfigurationError(f"{where}: level must be an integer >= 0 (0 is the highest), got {level!r}")
-    options = {k: spec[k] for k in ("name", "gain") if k in spec}
-    if "weight" in spec:
-        options["weight"] = spec["weight"]
-    frames = {"frame": ("frame",), "posture": ()}.get(kind, ("frame_a", "frame_b"))
-    for key in frames:
-        if not isinstance(spec.get(key), str):
-            raise ConfigurationError(f"{where}: a {kind} task needs {key} = \"FRAME NAME\"")
-        robot.frame_id(spec[key])  # FrameNotFound with suggestions
-    task: Task
-    if kind == "posture":
-        task = PostureTask(robot, **options)
-        task.set_target(kin.q)
-        return level, task
-    pair: Any  # a task with frames a and b and a target
-    if kind == "frame":
-        pair = FrameTask(spec["frame"], **options)
-        start = kin.placement(spec["frame"])
+def _locked(robot: Robot, lock: Any, q: np.ndarray, where: str) -> tuple[Robot, np.ndarray]:
+    """The robot with the file's `lock` joints fixed, and q reduced to it."""
+    what = "lock (a list of joint names or patterns, or a table {joint = value})"
+    if isinstance(lock, dict):
+        joints: Any = {name: joint_value(value, f"{where}, lock", name) for name, value in lock.items()}
     else:
-        cls: dict[str, Any] = {"relative": RelativeFrameTask, "position": RelativePositionTask,
-                               "orientation": RelativeOrientationTask}
-        pair = cls[kind](spec["frame_a"], spec["frame_b"], **options)
-        start = kin.relative_placement(spec["frame_a"], spec["frame_b"])
-    p = _vector(spec["position"], 3, f"{where}: position [m]") if "position" in spec else start.translation
-    R = pin.rpy.rpyToMatrix(*_vector(spec["rpy"], 3, f"{where}: rpy [rad]")) if "rpy" in spec else start.rotation
-    target = {"position": p, "orientation": R}.get(kind, pin.SE3(R, p))
-    pair.set_target(target)
-    return level, pair
+        joints = texts(lock, where, what)
+    reduced = within(f"{where}, lock", lambda: robot.locked(joints, q))
+    kept = reduced.joint_values(reduced.neutral())
+    values = {name: value for name, value in robot.joint_values(q).items() if name in kept}
+    return reduced, reduced.q_from_joint_values(values)
 
 
-def load_hierarchy(robot: Robot, path: str | Path, q: np.ndarray | None = None) -> tuple[Controller | None, np.ndarray]:
-    """The controller a hierarchy file describes (None when it has no task: joint sliders) and
-    its start configuration (nq,): `q` if given (the file's [start] is then ignored), else the
-    file's. Default targets are the poses at that configuration.
+def _velocity_limits(robot: Robot, limits: Any, where: str) -> np.ndarray:
+    where = f"{where}, [velocity_limits]"
+    out = robot.velocity_limits.copy()
+    for name, value in table(limits, where, "[velocity_limits] (joint = [rad/s or m/s])").items():
+        joint = robot.model.joints[within(where, lambda n=name: robot.joint_id(n))]  # type: ignore[misc]
+        out[joint.idx_v : joint.idx_v + joint.nv] = number(value, where, f"joint {name!r} [rad/s or m/s]",
+                                                           minimum=0.0, strict=True)
+    return out
+
+
+def _obstacle(model: CollisionModel, spec: Any, where: str) -> None:
+    """Add one [[obstacle]] table to the collision model."""
+    spec = table(spec, where, "an obstacle ([[obstacle]])")
+    name = text(spec.get("name"), where, "name")
+    where = f"{where} ({name!r})"
+    kind = spec.get("shape")
+    if kind not in SHAPES:
+        raise ConfigurationError(f"{where}: shape must be one of {', '.join(SHAPES)}, got {kind!r}")
+    unknown_keys(spec, OBSTACLE_KEYS - set().union(*SHAPES.values()) | set(SHAPES[kind]), where)
+    for key in SHAPES[kind]:
+        if key not in spec:
+            raise ConfigurationError(f"{where}: a {kind} needs {' and '.join(SHAPES[kind])} [m]")
+    sizes = {key: numbers(spec[key], where, "size [m] (x, y, z)", (3,)) if key == "size" else
+             number(spec[key], where, f"{key} [m]", minimum=0.0, strict=True) for key in SHAPES[kind]}
+    shape = getattr(shapes, kind)(*sizes.values())
+    p = numbers(spec["position"], where, "position [m]", (3,)) if "position" in spec else np.zeros(3)
+    R = pin.rpy.rpyToMatrix(*numbers(spec["rpy"], where, "rpy [rad]", (3,))) if "rpy" in spec else np.eye(3)
+    frame = text(spec["frame"], where, "frame") if "frame" in spec else None
+    within(where, lambda: model.add_obstacle(name, shape, pin.SE3(R, p), frame=frame))
+
+
+def _collision(robot: Robot, collision: Any, obstacles: Any, where: str) -> CollisionAvoidance:
+    here = f"{where}, [collision]"
+    options = table(collision, here, "[collision]")
+    unknown_keys(options, COLLISION_KEYS, here)
+    values = {key: number(value, here, f"{key} [m]" if key != "gain" else key) for key, value in options.items()}
+    avoidance = within(here, lambda: CollisionAvoidance(robot, **values))
+    if not isinstance(obstacles, list):
+        raise ConfigurationError(f"{where}: obstacles are [[obstacle]] tables, got {obstacles!r}")
+    for i, spec in enumerate(obstacles):
+        _obstacle(avoidance.model, spec, f"{where}, obstacle {i + 1}")
+    return avoidance  # (the controller, built after, takes the obstacles in)
+
+
+def _support(robot: Robot, support: Any, kin: Kinematics, where: str) -> SupportRegion:
+    where = f"{where}, [support]"
+    options = dict(table(support, where, "[support]"))
+    unknown_keys(options, SUPPORT_KEYS, where)
+    if "contacts" not in options:
+        raise ConfigurationError(f"{where}: contacts = [\"FRAME\", ...] is needed (the frames whose soles "
+                                 f"make the support region)")
+    frames = texts(options.pop("contacts"), where, "contacts")
+    contacts: list[SupportContact]
+    if "sole" in options:
+        length, width = numbers(options.pop("sole"), where, "sole (length, width) [m]", (2,))
+        contacts = within(where, lambda: [SupportContact.rectangle(f, length, width) for f in frames])
+    else:
+        contacts = within(where, lambda: [sole_contact(robot, f) for f in frames])
+    kwargs: dict[str, Any] = {key: number(options[key], where, key) for key in ("margin", "gain") if key in options}
+    if "frame" in options:
+        kwargs["frame"] = texts(options["frame"], where, "frame")[0]
+    region = within(where, lambda: SupportRegion(robot, contacts, **kwargs))
+    within(where, lambda: region.polygon(kin).shrunk(region.margin))  # at the start, not at the first step
+    return region
+
+
+def _unique_names(tasks: list[tuple[int, Task]], where: str) -> None:
+    seen: dict[str, int] = {}
+    for i, (_, task) in enumerate(tasks):
+        if task.name in seen:
+            raise ConfigurationError(f"{where}: tasks {seen[task.name] + 1} and {i + 1} are both named {task.name!r}; "
+                                     f"give each task its own name = \"...\" (names label handles and exports)")
+        seen[task.name] = i
+
+
+def read_hierarchy(robot: Robot, path: str | Path, q: np.ndarray | None = None) -> Hierarchy:
+    """The :class:`Hierarchy` a file describes (module docstring). `q` (robot.nq,), if given,
+    replaces the file's [start]; default targets are the poses at the start configuration.
 
     Raises:
         ConfigurationError: a mistake in the file (its message names the file and the task).
-        FrameNotFound, JointNotFound: an unknown frame or joint name.
+        FrameNotFound, JointNotFound: an unknown frame or joint name (named likewise).
     """
-    path = Path(path)
-    doc = _toml(path)
-    where = f"hierarchy file {path.name!r}"
-    _unknown(doc, TOP_KEYS, where)
+    where = f"hierarchy file '{shown(path)}'"
+    doc = _toml(Path(path), where)
+    unknown_keys(doc, TOP_KEYS, where)
     dt = doc.get("dt", 0.01)
-    if not isinstance(dt, (int, float)) or isinstance(dt, bool) or not (1e-4 <= dt <= 0.1) or math.isnan(dt):
+    if isinstance(dt, bool) or not isinstance(dt, (int, float)) or math.isnan(dt) or not (1e-4 <= dt <= 0.1):
         raise ConfigurationError(f"{where}: dt must be a number of seconds in [1e-4, 0.1], got {dt!r}")
-    start = doc.get("start", {})
-    if not isinstance(start, dict):
-        raise ConfigurationError(f"{where}: [start] must be a table of joint values, got {start!r}")
+    start = _start_values(robot, doc.get("start", {}), where)
     if q is not None:
         q = robot.validate_q(q)
-    elif start:
-        q = robot.q_from_joint_values({**robot.joint_values(robot.reference_configuration()), **start})
     else:
-        q = robot.reference_configuration()
+        base = robot.joint_values(robot.reference_configuration())
+        q = within(f"{where}, [start]", lambda: robot.q_from_joint_values({**base, **start}))
+    if "lock" in doc:
+        robot, q = _locked(robot, doc["lock"], q, where)
     specs = doc.get("task", [])
     if not isinstance(specs, list):
         raise ConfigurationError(f"{where}: tasks are [[task]] tables, got {specs!r}")
     kin = Kinematics(robot, q)
-    tasks = [_task(robot, spec, f"{where}, task {i + 1}", kin) for i, spec in enumerate(specs)]
-    constraints = []
-    collision = doc.get("collision")
-    if collision is not None:
-        if not isinstance(collision, dict):
-            raise ConfigurationError(f"{where}: [collision] must be a table, got {collision!r}")
-        _unknown(collision, COLLISION_KEYS, f"{where}, [collision]")
-        constraints.append(CollisionAvoidance(robot, **collision))
+    tasks = [read_task(robot, spec, f"{where}, task {i + 1}", kin) for i, spec in enumerate(specs)]
+    _unique_names(tasks, where)
+    constraints: list[Any] = []
+    if "obstacle" in doc and "collision" not in doc:
+        raise ConfigurationError(f"{where}: [[obstacle]] needs a [collision] table (min_distance = ...): "
+                                 f"obstacles are kept away by collision avoidance")
+    if "collision" in doc:
+        constraints.append(_collision(robot, doc["collision"], doc.get("obstacle", []), where))
+    if "support" in doc:
+        constraints.append(_support(robot, doc["support"], kin, where))
+    limits = _velocity_limits(robot, doc["velocity_limits"], where) if "velocity_limits" in doc else None
     if not tasks:
-        return None, q
-    numbers = sorted({level for level, _ in tasks})
-    levels = [[task for level, task in tasks if level == n] for n in numbers]
-    return Controller(robot, levels, dt=float(dt), constraints=constraints), q
+        return Hierarchy(robot, None, q)
+    numbers_ = sorted({level for level, _ in tasks})
+    levels = [[task for level, task in tasks if level == n] for n in numbers_]
+    controller = within(where, lambda: Controller(robot, levels, dt=float(dt), constraints=constraints,
+                                                  velocity_limits=limits))
+    return Hierarchy(robot, controller, q)
+
+
+def load_hierarchy(robot: Robot, path: str | Path, q: np.ndarray | None = None) -> tuple[Controller | None, np.ndarray]:
+    """(controller, q) of :func:`read_hierarchy` (its robot is ``controller.robot``; a file with
+    ``lock`` and no task gives sliders of the robot it passed: use read_hierarchy then)."""
+    hierarchy = read_hierarchy(robot, path, q)
+    return hierarchy.controller, hierarchy.q

@@ -118,13 +118,18 @@ def json_document(value: Any) -> str:
     return json.dumps(plain(value), allow_nan=False)
 
 
+def _bound(limit: float) -> float | None:
+    """A limit, or None when it is unbounded (Pinocchio writes +-1.8e308, the largest float, for none)."""
+    return None if not abs(limit) < np.finfo(float).max else float(limit)
+
+
 def robot_dict(robot: Robot) -> dict[str, Any]:
     """What ``reljac info ROBOT --json`` prints (see the command-line docs for every key).
 
     Keys: ``robot``, ``urdf`` (path or None), ``nq``, ``nv``, ``joints`` (q order: name, type,
     q and v index ranges [start, stop), ``lower`` and ``upper`` position limits [rad or m] of
-    one-coordinate joints (None for others and for infinite limits), ``velocity_limits``
-    [rad/s or m/s] (nv_joint,)), ``mimic`` (follower, leader, scaling, offset) and ``frames``
+    one-coordinate joints (None for others and for unbounded limits), ``velocity_limits``
+    [rad/s or m/s] (nv_joint,), None where unbounded), ``mimic`` (follower, leader, scaling, offset) and ``frames``
     (model order: name, type, parent frame (None for the world), parent joint).
     """
     model = robot.model
@@ -137,9 +142,9 @@ def robot_dict(robot: Robot) -> dict[str, Any]:
             "type": joint.shortname().replace("JointModel", ""),
             "q": [joint.idx_q, joint.idx_q + joint.nq],
             "v": [joint.idx_v, joint.idx_v + joint.nv],
-            "lower": model.lowerPositionLimit[joint.idx_q] if one else None,
-            "upper": model.upperPositionLimit[joint.idx_q] if one else None,
-            "velocity_limits": model.velocityLimit[joint.idx_v : joint.idx_v + joint.nv],
+            "lower": _bound(model.lowerPositionLimit[joint.idx_q]) if one else None,
+            "upper": _bound(model.upperPositionLimit[joint.idx_q]) if one else None,
+            "velocity_limits": [_bound(x) for x in model.velocityLimit[joint.idx_v : joint.idx_v + joint.nv]],
         })
     mimic = []
     for follower, leader in zip(model.mimicking_joints, model.mimicked_joints, strict=True):

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..exceptions import ConfigurationError
+from ..exceptions import ConfigurationError, TaskError
 from ..validation import as_float
 
 RANK_TOLERANCE = 1e-12  # eigenvalues of G below this x max(1, largest) count as zero (sigma < 1e-6)
@@ -37,6 +37,7 @@ BOUND_TOLERANCE = 1e-12  # slack on a bound, relative to max(1, |v|, |delta|), b
 PIVOT_TOLERANCE = 1e-12  # a joint (row) with P_jj (c^T P c) below this cannot move in what is left
 MAX_STALE_SATURATIONS = 2  # stop saturating a level after this many saturations that did not help
 MET_TOLERANCE = 1e-9  # a level is met when |A v - b| <= this x (1 + |b|)
+OVERFLOW = "the levels' velocities overflow (huge gains or weights): no finite solution"  # the compiled step's words
 
 
 @dataclass
@@ -135,7 +136,8 @@ class DampingPolicy:
         """lambda^2 for a level whose smallest singular value is `smallest`."""
         if smallest >= self.threshold:
             return 0.0
-        return self.max_damping**2 * (1.0 - (smallest / self.threshold) ** 2)
+        ratio = smallest / self.threshold  # products, not **: inf (as in C++), no OverflowError
+        return self.max_damping * self.max_damping * (1.0 - ratio * ratio)
 
 
 @dataclass
@@ -345,8 +347,24 @@ def solve_hierarchy(
     every task level, within the box and the other rows (recovery): then held, lower levels
     cannot undo them. The result satisfies the constraints: when a level cannot be met it is
     scaled down, never the constraints relaxed.
+
+    Raises:
+        TaskError: the levels' rows overflow float64 (huge gains, weights or targets), as the
+            compiled solver says.
     """
-    policy = policy or DampingPolicy()
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is the TaskError below
+            v, reports = _solve_hierarchy(levels, lo, hi, policy or DampingPolicy(), C, d)
+    except np.linalg.LinAlgError:  # eigh of a Gram matrix with inf or NaN entries
+        raise TaskError(OVERFLOW) from None
+    if not np.isfinite(v).all():
+        raise TaskError(OVERFLOW)
+    return v, reports
+
+
+def _solve_hierarchy(levels: list[Level], lo: np.ndarray, hi: np.ndarray, policy: DampingPolicy,
+                     C: np.ndarray | None, d: np.ndarray | None) -> tuple[np.ndarray, list[LevelReport]]:
+    """solve_hierarchy's work (its docstring)."""
     nv = lo.shape[0]
     cons = Constraints.box(lo, hi) if C is None or d is None else Constraints(lo, hi, C, d)
     v = np.minimum(np.maximum(0.0, lo), hi)  # zero if feasible, else the nearest point of the box

@@ -7,6 +7,7 @@ The built-in tasks are in :mod:`reljac.ik.frame_tasks` and :mod:`reljac.ik.postu
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -139,6 +140,9 @@ class Task(ABC, Observable):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is not None:  # help(cls) shows gain, weight, max_speed, name instead of **kwargs
+            init.__signature__ = _forwarded_signature(init, super(cls, cls).__init__)
         # a subclass that changes how its rows are computed, without describing itself anew,
         # is not what its base's description says: it runs in Python. The built-in tasks (any
         # module of reljac.ik, as for Limit) describe themselves where their rows differ.
@@ -179,6 +183,20 @@ class Task(ABC, Observable):
         """Norms of the (masked) error for reports: e.g. {'position': m, 'orientation': rad}."""
         e = self.compute(kin)[0][self._rows]
         return {"error": float(np.linalg.norm(e))}
+
+
+def _forwarded_signature(init: Any, base_init: Any) -> inspect.Signature:
+    """`init`'s signature with its ``**kwargs`` replaced by the keyword-only parameters of
+    `base_init` (whose own signature was made so in turn) it forwards them to."""
+    sig = inspect.signature(init)
+    own = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    if len(own) == len(sig.parameters):
+        return sig
+    names = {p.name for p in own}
+    forwarded = [p for p in inspect.signature(base_init).parameters.values()
+                 if p.kind is p.KEYWORD_ONLY and p.name not in names]
+    leading = [p for p in own if p.kind is not p.KEYWORD_ONLY]
+    return sig.replace(parameters=[*leading, *(p for p in own if p.kind is p.KEYWORD_ONLY), *forwarded])
 
 
 class TargetedTask(Task):

@@ -86,7 +86,9 @@ class MapSupport:
             return support
         if all(hasattr(support, name) for name in ("contacts", "margin", "frame")):  # a SupportRegion
             frame = support.frame
-            if frame not in ("universe", 0):
+            robot = getattr(support, "robot", None)  # ids, not names: "world" is the universe's too
+            fid = robot.frame_id(frame) if robot is not None else 0 if frame in ("universe", 0) else -1
+            if fid != 0:
                 raise MapError(f"a map's support region must be in the world's x-y plane; this SupportRegion's "
                                f"frame is {frame!r}")
             return cls(tuple(support.contacts), support.margin)

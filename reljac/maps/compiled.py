@@ -92,9 +92,9 @@ def _mimic(model: pin.Model, j: int) -> tuple[int, tuple, float, float, pin.SE3]
         joint.calc(data, q)
         return pin.SE3(data.M), np.asarray(data.S).reshape(6)
 
-    M0, S = motion(0.0)
-    if scaling == 0.0:  # follows nothing: a fixed transform
-        return REVOLUTE, (0.0, 0.0, 1.0), 0.0, 0.0, M0
+    S = motion(0.0)[1]
+    if scaling == 0.0:  # a Robot refuses it (loading.check_mimic): one rule for every part of reljac
+        raise UnsupportedJoint(f"mimic joint '{model.names[j]}' has scaling 0 (reljac refuses such joints)")
     linear, angular = S[:3] / scaling, S[3:] / scaling
     kind, axis = (REVOLUTE, angular) if np.linalg.norm(angular) > 1e-12 else (PRISMATIC, linear)
     if abs(np.linalg.norm(axis) - 1.0) > 1e-9 or (kind == REVOLUTE and np.linalg.norm(linear) > 1e-12):

@@ -1,0 +1,150 @@
+"""One ``[[task]]`` table of a hierarchy file (:mod:`reljac.apps.hierarchy_file`) -> (level, Task).
+
+Each task type takes the keys every task has (level, type, name, gain, weight, max_speed) and its
+own (:data:`TASK_KEYS`); a key another type uses is refused as not used by this one, never
+dropped. Default targets are the poses at the start configuration.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from ..exceptions import ConfigurationError
+from ..ik import (
+    CoMTask,
+    ContactTask,
+    FrameTask,
+    PostureTask,
+    RelativeFrameTask,
+    RelativeOrientationTask,
+    RelativePositionTask,
+    Task,
+)
+from ..relative import Kinematics
+from ..robot import Robot
+from .hierarchy_values import number, number_or_numbers, numbers, table, text, texts, unknown_keys, within
+
+WORLD = "universe"
+COMMON_KEYS = ("level", "type", "name", "gain", "weight", "max_speed")
+TASK_KEYS: dict[str, tuple[str, ...]] = {
+    "relative": ("frame_a", "frame_b", "position", "rpy"),
+    "frame": ("frame", "position", "rpy"),
+    "position": ("frame_a", "frame_b", "position"),
+    "orientation": ("frame_a", "frame_b", "rpy"),
+    "posture": ("masked_joints",),
+    "com": ("frame", "axes", "position"),
+    "contact": ("frame",),
+}
+TASK_TYPES = tuple(TASK_KEYS)
+_PAIRS: dict[str, Any] = {"relative": RelativeFrameTask, "position": RelativePositionTask,
+                          "orientation": RelativeOrientationTask}
+
+
+def _check_keys(spec: dict, kind: str, where: str) -> None:
+    valid = COMMON_KEYS + TASK_KEYS[kind]
+    for key in spec:
+        users = [t for t, keys in TASK_KEYS.items() if key in keys]
+        if key not in valid and users:
+            raise ConfigurationError(f"{where}: key {key!r} is not used by a {kind} task (it is for "
+                                     f"{', '.join(users)} tasks); a {kind} task takes {', '.join(valid)}")
+    unknown_keys(spec, valid, where)
+
+
+def _options(spec: dict, where: str, size: int) -> dict[str, Any]:
+    """gain, weight, max_speed and name, checked, as Task's keyword arguments."""
+    options: dict[str, Any] = {}
+    if "name" in spec:
+        options["name"] = text(spec["name"], where, "name")
+    if "gain" in spec:
+        options["gain"] = number(spec["gain"], where, "gain [1/s]", minimum=0.0)
+    if "weight" in spec:
+        options["weight"] = number_or_numbers(spec["weight"], where, "weight", size)
+    if "max_speed" in spec:
+        value = spec["max_speed"]
+        what = "max_speed [m/s or rad/s] (one number or [linear, angular])"
+        options["max_speed"] = numbers(value, where, what, (2,)) if isinstance(value, list) else \
+            number(value, where, what, minimum=0.0, strict=True)
+        if isinstance(value, list) and not (options["max_speed"] > 0).all():
+            raise ConfigurationError(f"{where}: {what} must be > 0, got {value!r}")
+    return options
+
+
+def _frame(robot: Robot, spec: dict, key: str, where: str, kind: str, default: str | None = None) -> str:
+    if key not in spec and default is not None:
+        return default
+    if key not in spec:
+        raise ConfigurationError(f"{where}: a {kind} task needs {key} = \"FRAME NAME\"")
+    name = text(spec[key], where, key)
+    within(where, lambda: robot.frame_id(name))  # FrameNotFound with suggestions
+    return name
+
+
+def _posture(robot: Robot, spec: dict, where: str, options: dict, kin: Kinematics) -> PostureTask:
+    weight = np.broadcast_to(options.pop("weight", 1.0), (robot.nv,)).copy()
+    for name in texts(spec.get("masked_joints", []), where, "masked_joints") if "masked_joints" in spec else []:
+        joint = robot.model.joints[within(where, lambda n=name: robot.joint_id(n))]  # type: ignore[misc]
+        weight[joint.idx_v : joint.idx_v + joint.nv] = 0.0
+    task = within(where, lambda: PostureTask(robot, weight=weight, **options))
+    task.set_target(kin.q)
+    return task
+
+
+def _com(robot: Robot, spec: dict, where: str, options: dict, kin: Kinematics) -> CoMTask:
+    frame = _frame(robot, spec, "frame", where, "com", default=WORLD)
+    axes = text(spec.get("axes", "xyz"), where, "axes")
+    task = within(where, lambda: CoMTask(robot, frame, axes=axes, **options))
+    if "position" in spec:
+        sizes = (3,) if task.size == 3 else (3, task.size)
+        task.set_target(numbers(spec["position"], where, f"position [m] (in {frame}; all 3 axes or the {axes} ones)",
+                                sizes))
+    else:
+        task.set_target_from_configuration(kin.q)
+    return task
+
+
+def _pose_target(spec: dict, where: str, kind: str, start: pin.SE3) -> Any:
+    p = numbers(spec["position"], where, "position [m]", (3,)) if "position" in spec else start.translation
+    R = pin.rpy.rpyToMatrix(*numbers(spec["rpy"], where, "rpy [rad]", (3,))) if "rpy" in spec else start.rotation
+    return {"position": p, "orientation": R}.get(kind, pin.SE3(R, p))
+
+
+def read_task(robot: Robot, spec: Any, where: str, kin: Kinematics) -> tuple[int, Task]:
+    """(level, task) from one ``[[task]]`` table; `where` names the file and the task, `kin`
+    is the start configuration's kinematics (default targets).
+
+    Raises:
+        ConfigurationError, FrameNotFound, JointNotFound, TaskError, SupportError: a mistake,
+        in one line starting with `where`.
+    """
+    spec = table(spec, where, "a task ([[task]])")
+    if isinstance(spec.get("name"), str) and spec["name"].strip():
+        where = f"{where} ({spec['name']!r})"
+    kind = spec.get("type")
+    if not isinstance(kind, str) or kind not in TASK_KEYS:
+        raise ConfigurationError(f"{where}: type must be one of {', '.join(TASK_TYPES)}, got {kind!r}")
+    _check_keys(spec, kind, where)
+    level = spec.get("level", 0)
+    if not isinstance(level, int) or isinstance(level, bool) or level < 0:
+        raise ConfigurationError(f"{where}: level must be an integer >= 0 (0 is the highest), got {level!r}")
+    if kind == "posture":
+        return level, _posture(robot, spec, where, _options(spec, where, robot.nv), kin)
+    if kind == "com":
+        axes = spec.get("axes", "xyz")
+        return level, _com(robot, spec, where, _options(spec, where, len(axes) if isinstance(axes, str) else 3), kin)
+    options = _options(spec, where, 3 if kind in ("position", "orientation") else 6)
+    if kind == "contact":
+        frame = _frame(robot, spec, "frame", where, kind)
+        return level, within(where, lambda: ContactTask(robot, frame, kin.q, **options))
+    task: Any
+    if kind == "frame":
+        frame = _frame(robot, spec, "frame", where, kind)
+        task, start = within(where, lambda: FrameTask(frame, **options)), kin.placement(frame)
+    else:
+        a, b = (_frame(robot, spec, key, where, kind) for key in ("frame_a", "frame_b"))
+        task, start = within(where, lambda: _PAIRS[kind](a, b, **options)), kin.relative_placement(a, b)
+    target = _pose_target(spec, where, kind, start)
+    within(where, lambda: task.set_target(target))
+    return level, task
