@@ -3,11 +3,10 @@ the transform relay, and the debugger's requests (the browser tests are test_deb
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pinocchio as pin
 import pytest
+from debug_pages import wait_for
 
 from reljac import Robot
 from reljac.apps.cli import main
@@ -26,15 +25,6 @@ MEETING = {"torso_yaw": 0.0, "left_joint1": 0.8808, "left_joint2": 0.9651, "left
            "left_joint4": -2.0366, "left_joint5": 1.1162, "left_joint6": 2.7259, "left_joint7": 1.8842,
            "right_joint1": -1.2333, "right_joint2": 1.2035, "right_joint3": 0.8092, "right_joint4": -2.0059,
            "right_joint5": -1.4909, "right_joint6": 2.3970, "right_joint7": -0.1965}
-
-
-def wait_for(condition, what: str, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while not (value := condition()):
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"waited {timeout} s for {what}")
-        time.sleep(0.01)
-    return value
 
 
 @pytest.fixture(scope="module")
@@ -124,7 +114,9 @@ def test_the_cli_rejects_a_bad_file_in_one_line(tmp_path, capsys):
 def test_the_cli_serves_the_demo_hierarchy_on_loopback(capsys):
     assert main(["debug", "dual_arm", "--no-hold", "--paused"]) == 0
     out = capsys.readouterr().out
-    assert "reljac debug page of robot 'dual_arm': http://127.0.0.1:" in out
+    # one URL, the page's, and the words say to open it (not the meshcat viewer's own page)
+    assert out.count("http://") == 1 and "reljac debug page of robot 'dual_arm': open http://127.0.0.1:" in out
+    assert "/static/" not in out
 
 
 # ---------------------------------------------------------------------------- panel and recording
