@@ -132,6 +132,8 @@ def test_the_panel_reports_the_controllers_levels_and_the_nearest_pairs(dual_arm
         assert level["saturated_joints"] == report.saturated_joints
         assert [t["name"] for t in level["tasks"]] == report.tasks
     assert panel[1]["tasks"][0]["errors"] == errors["left"]
+    # the posture level is a regularization (not expected to be met); the others are not
+    assert [level["posture"] for level in panel] == [False, False, True]
     pairs = nearest_pairs([avoidance], count=50)
     rows = avoidance.model.distances(q, within=avoidance.influence_distance, jacobians=False)
     expected = {}

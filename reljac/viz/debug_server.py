@@ -6,7 +6,7 @@ default, in a thread of the Python process:
 
 | path | what |
 | --- | --- |
-| `/` | the page (`debug_page.html` and `debug_page.js` beside this module) |
+| `/` | the page (`debug_page.html`, and in it `debug_page.js` then `debug_panel.js`, beside this module) |
 | `/static/...` | meshcat's viewer bundle (`main.min.js`), served from the meshcat package |
 | `/scene` | websocket relaying every scene message of the meshcat server unchanged (one scene, the Viewer's) |
 | `/control` | websocket of JSON messages: the page's requests in (drag, pause, step, ...), the debugger's state out |
@@ -62,7 +62,7 @@ class _Guarded(tornado.web.RequestHandler):
 class _Page(_Guarded):
     def get(self) -> None:
         page = (HERE / "debug_page.html").read_text(encoding="utf-8")
-        script = (HERE / "debug_page.js").read_text(encoding="utf-8")
+        script = "\n".join((HERE / name).read_text(encoding="utf-8") for name in ("debug_page.js", "debug_panel.js"))
         self.set_header("Content-Type", "text/html; charset=utf-8")
         self.set_header("Cache-Control", "no-store")
         self.write(page.replace("/*DEBUG_PAGE_JS*/", script))

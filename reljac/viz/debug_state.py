@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from ..ik import CollisionAvoidance, Controller, RelativeFrameTask, RelativePositionTask, Task
+from ..ik import CollisionAvoidance, Controller, PostureTask, RelativeFrameTask, RelativePositionTask, Task
 
 NEAREST_PAIRS = 5  # collision pairs listed in the panel
 PLOT_SECONDS = 10.0  # [s] of samples the plots show
@@ -103,8 +103,9 @@ def level_error(norms: list[dict[str, float]]) -> float:
 
 def levels_panel(controller: Controller, errors: dict[str, dict[str, float]]) -> list[dict]:
     """Per level, highest first: its tasks with their error norms, the scale, met, the residual,
-    the joints and constraints (collision pairs as "link/link") that saturated it, and what
-    limited its scale when it fell short (``LevelReport.limited_by``)."""
+    the joints and constraints (collision pairs as "link/link") that saturated it, what
+    limited its scale when it fell short (``LevelReport.limited_by``), and ``posture``: True
+    for a level of posture tasks only (a regularization, not expected to be met)."""
     reports = controller.last_reports
     panel = []
     for i, tasks in enumerate(controller.levels):
@@ -121,6 +122,7 @@ def levels_panel(controller: Controller, errors: dict[str, dict[str, float]]) ->
             "saturated_joints": [] if report is None else list(report.saturated_joints),
             "saturated_constraints": [] if report is None else list(report.saturated_constraints),
             "limited_by": "" if report is None else report.limited_by,
+            "posture": bool(tasks) and all(isinstance(task, PostureTask) for task in tasks),
         })
     return panel
 

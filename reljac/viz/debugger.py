@@ -122,7 +122,7 @@ class Debugger:
         self.tasks = [] if controller is None else controller.tasks
         self.targets0 = targets_of(self.tasks)
         self.collision = [] if controller is None else collision_limits(controller)
-        self.recording = Recording(history, self.dt)
+        self.recording, self.history = Recording(history, self.dt), history
         if self.recording.bounded:
             print(f"reljac debug: the recording keeps the last {self.recording.seconds:.3g} s "
                   f"(at most {self.recording.frames.maxlen} frames, for memory), not the {history:g} s asked",
@@ -194,6 +194,7 @@ class Debugger:
         recording = self.recording
         return [{"type": "init", "robot": self.robot.name, "dt": self.dt, "history": recording.frames.maxlen,
                  "history_seconds": recording.seconds, "history_bounded": recording.bounded,
+                 "history_asked": self.history,
                  "plot": {"seconds": PLOT_SECONDS, "rate": PLOT_RATE},
                 "handles": [{"name": name, "path": paths[name], "size": handle.size,
                              "kind": "pose" if getattr(task, "size", 6) == 6 else "position", "task": task.name}
