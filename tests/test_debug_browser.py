@@ -22,6 +22,7 @@ from reljac.apps.debug import new_run_log
 from reljac.apps.hierarchy_file import DEMO_FILE, load_hierarchy
 from reljac.ik import Controller, FrameTask, PostureTask, RelativeFrameTask
 from reljac.relative import Kinematics
+from reljac.robots import example_robots
 from reljac.viz.debugger import Debugger
 
 SIZE = (1400, 900)
@@ -319,3 +320,51 @@ def test_names_are_text_and_the_panel_keeps_every_value_on_its_line(dual_arm, br
         assert top != bottom, plots[name]
     assert float(plots["distance"]["labels"][0]) > float(plots["distance"]["labels"][1])
     assert abs(float(plots["distance"]["labels"][0]) - 21.0004) < 1e-4
+
+
+# Each visual geometry of the robot drawn alone, as the page holds it (simplified in software),
+# into a small transparent target framed on it: its pixels drawn.
+LINK_PIXELS = """((root) => {
+  const visuals = viewer.scene_tree.find(['meshcat', root, 'visuals']).children, out = {};
+  const r = viewer.renderer, size = 48, target = new THREE.WebGLRenderTarget(size, size);
+  const clear = r.getClearColor(new THREE.Color()), alpha = r.getClearAlpha(), pixels = new Uint8Array(4 * size * size);
+  viewer.scene.updateMatrixWorld(true);
+  for (const [name, node] of Object.entries(visuals)) {
+    const object = node.children['<object>'] && node.children['<object>'].object;
+    if (!object) { out[name] = -1; continue; }
+    const scene = new THREE.Scene(), copy = object.clone(true);
+    copy.matrixAutoUpdate = false; copy.matrix.copy(object.matrixWorld); copy.visible = true;
+    scene.add(copy, new THREE.AmbientLight(0xffffff, 1));
+    scene.updateMatrixWorld(true);
+    const box = new THREE.Box3().setFromObject(copy), center = box.getCenter(new THREE.Vector3());
+    const radius = Math.max(box.getSize(new THREE.Vector3()).length() / 2, 1e-4);
+    const camera = new THREE.PerspectiveCamera(40, 1, radius / 100, radius * 100);
+    camera.position.copy(center).add(new THREE.Vector3(1, 0.8, 0.6).normalize().multiplyScalar(3 * radius));
+    camera.lookAt(center);
+    r.setRenderTarget(target); r.setClearColor(0x000000, 0); r.clear(); r.render(scene, camera);
+    r.readRenderTargetPixels(target, 0, 0, size, size, pixels);
+    let drawn = 0;
+    for (let k = 3; k < pixels.length; k += 4) drawn += pixels[k] > 0;
+    out[name] = drawn;
+  }
+  r.setRenderTarget(null); r.setClearColor(clear, alpha); target.dispose();
+  return out; })"""
+
+
+@needs_chromium
+@pytest.mark.parametrize("name", ["panda", "baxter", "tiago"])
+def test_a_software_drawn_page_draws_every_link_of_the_robot(name, browser):
+    if name not in example_robots():
+        pytest.skip(f"needs example-robot-data's {name}")
+    robot = Robot.load(name)
+    with Debugger(None, robot=robot) as debugger:
+        open_page(browser, debugger)
+        root = debugger.viewer.root
+        count = f"Object.values(viewer.scene_tree.find(['meshcat', {root!r}, 'visuals']).children)" \
+                ".filter(n => n.children['<object>'] && n.children['<object>'].object).length"
+        wait_for(lambda: browser.evaluate(count) == robot.visual_model.ngeoms, "every visual geometry", timeout=120)
+        assert browser.evaluate("reljacDebug.software") and browser.evaluate("reljacDebug.simplified.before") > 0
+        drawn = browser.evaluate(f"{LINK_PIXELS}({root!r})")
+    assert len(drawn) == robot.visual_model.ngeoms
+    missing = sorted(link for link, pixels in drawn.items() if pixels < 20)  # framed on it: hundreds of pixels
+    assert not missing, f"{len(missing)} of {len(drawn)} visual geometries draw nothing: {missing[:10]}"

@@ -62,34 +62,60 @@ viewer.handle_command = (cmd) => {
 const SOFTWARE_SEGMENTS = {SphereGeometry: [12, 8], CylinderGeometry: [16, 1]};
 const MESH_CELLS = 40, MESH_KEEP = 1000;  // meshes of fewer triangles are kept as they are
 
+// Every attribute but the normals (colours, texture coordinates) is averaged over a cluster like
+// the positions, and the geometry's groups (a mesh of several materials draws one group per
+// material, and nothing of a geometry without groups) are kept, each simplified on its own.
+const component = (a, v, i) => a.isInterleavedBufferAttribute ? a.data.array[v * a.data.stride + a.offset + i]
+  : a.array[v * a.itemSize + i];  // (this three.js has no BufferAttribute.getComponent)
 function simplify(g) {
-  const pos = g.attributes.position.array, index = g.index ? g.index.array : null;
-  const corners = index ? index.length : pos.length / 3;
+  const pos = g.attributes.position, index = g.index ? g.index.array : null;
+  const corners = index ? index.length : pos.count;
   if (corners / 3 < MESH_KEEP) return null;
   g.computeBoundingBox();
   const lo = g.boundingBox.min, size = new THREE.Vector3();
   g.boundingBox.getSize(size);
   const cell = Math.max(size.x, size.y, size.z) / MESH_CELLS || 1, n = MESH_CELLS + 1;
-  const clusters = new Map(), sums = [], of = new Int32Array(pos.length / 3);
-  for (let v = 0; v < pos.length / 3; v++) {
-    const x = pos[3 * v], y = pos[3 * v + 1], z = pos[3 * v + 2];
-    const key = (Math.floor((x - lo.x) / cell) * n + Math.floor((y - lo.y) / cell)) * n + Math.floor((z - lo.z) / cell);
+  const names = Object.keys(g.attributes).filter((name) => name !== "normal");
+  const clusters = new Map(), of = new Int32Array(pos.count), counts = [];
+  const sums = Object.fromEntries(names.map((name) => [name, []]));
+  for (let v = 0; v < pos.count; v++) {
+    const key = (Math.floor((pos.getX(v) - lo.x) / cell) * n + Math.floor((pos.getY(v) - lo.y) / cell)) * n +
+      Math.floor((pos.getZ(v) - lo.z) / cell);
     let c = clusters.get(key);
-    if (c === undefined) { c = sums.length / 4; clusters.set(key, c); sums.push(0, 0, 0, 0); }
-    sums[4 * c] += x; sums[4 * c + 1] += y; sums[4 * c + 2] += z; sums[4 * c + 3]++;
+    if (c === undefined) {
+      c = counts.length; clusters.set(key, c); counts.push(0);
+      for (const name of names) for (let i = 0; i < g.attributes[name].itemSize; i++) sums[name].push(0);
+    }
+    counts[c]++;
+    for (const name of names) {
+      const a = g.attributes[name], k = a.itemSize;
+      for (let i = 0; i < k; i++) sums[name][k * c + i] += component(a, v, i);
+    }
     of[v] = c;
   }
-  const out = [];
-  for (let k = 0; k < corners; k += 3) {
-    const a = of[index ? index[k] : k], b = of[index ? index[k + 1] : k + 1], c = of[index ? index[k + 2] : k + 2];
-    if (a === b || b === c || a === c) continue;
-    for (const i of [a, b, c]) out.push(sums[4 * i] / sums[4 * i + 3], sums[4 * i + 1] / sums[4 * i + 3], sums[4 * i + 2] / sums[4 * i + 3]);
+  const out = Object.fromEntries(names.map((name) => [name, []]));
+  const groups = g.groups.length ? g.groups : [{start: 0, count: corners, materialIndex: 0}], kept = [];
+  for (const group of groups) {
+    const first = out.position.length / 3, end = Math.min(group.start + group.count, corners);
+    for (let k = group.start; k + 2 < end; k += 3) {
+      const a = of[index ? index[k] : k], b = of[index ? index[k + 1] : k + 1], c = of[index ? index[k + 2] : k + 2];
+      if (a === b || b === c || a === c) continue;
+      for (const name of names) {
+        const size = g.attributes[name].itemSize;
+        for (const j of [a, b, c]) for (let i = 0; i < size; i++) out[name].push(sums[name][size * j + i] / counts[j]);
+      }
+    }
+    kept.push({start: first, count: out.position.length / 3 - first, materialIndex: group.materialIndex});
   }
   const simple = new THREE.BufferGeometry();
-  simple.setAttribute("position", new THREE.Float32BufferAttribute(out, 3));
+  for (const name of names) {
+    simple.setAttribute(name, new THREE.Float32BufferAttribute(out[name], g.attributes[name].itemSize,
+                                                               g.attributes[name].normalized));
+  }
+  if (g.groups.length) for (const group of kept) simple.addGroup(group.start, group.count, group.materialIndex);
   simple.computeVertexNormals();  // not indexed: each triangle its own normal (flat)
   D.simplified.before += corners / 3;
-  D.simplified.after += out.length / 9;
+  D.simplified.after += out.position.length / 9;
   return simple;
 }
 function coarsen(root) {
