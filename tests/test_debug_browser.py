@@ -142,6 +142,8 @@ def test_dragging_an_arrow_moves_the_target_along_that_axis_and_the_frame_follow
 
         debugger.resume()
         wait_for(lambda: browser.evaluate("!reljacDebug.state.paused"), "the page to show the run")
+        # the picture shows the rates of a running page (over a whole second of the run: not 1 and 1)
+        wait_for(lambda: browser.evaluate("reljacDebug.rate > 2 && reljacDebug.fps > 2"), "a second of updates")
         png = browser.screenshot()
     image = read_png(png)
     assert image.shape[:2] == (SIZE[1], SIZE[0])
