@@ -246,7 +246,7 @@ def test_a_drag_made_after_scrubbing_back_is_kept_on_resume(dual_arm):
     ({"port": 70000}, "port must be an integer in 0..65535"), ({"host": None}, "host must be"),
     ({"host": ""}, "host must be"), ({"history": 1e308}, r"history must be a number of seconds in \(0, 3600\]"),
     ({"history": float("nan")}, "history must be"), ({"history": 0}, "history must be"),
-    ({"history": "30"}, "history must be"),
+    ({"history": "30"}, "history must be"), ({"export_dir": 5}, "export_dir must be a folder's path"),
 ])
 def test_bad_debugger_arguments_are_one_line_errors(dual_arm, kwargs, words):
     with pytest.raises(ConfigurationError, match=words) as info:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import html
 import math
+import os
 import queue
 import sys
 import threading
@@ -127,6 +128,8 @@ class Debugger:
             print(f"reljac debug: the recording keeps the last {self.recording.seconds:.3g} s "
                   f"(at most {self.recording.frames.maxlen} frames, for memory), not the {history:g} s asked",
                   file=sys.stderr, flush=True)
+        if not isinstance(export_dir, (str, os.PathLike)):
+            raise ConfigurationError(f"export_dir must be a folder's path, got {type(export_dir).__name__}")
         self.new_log, self.export_dir = new_log, Path(export_dir)
         self.paused = bool(paused)
         self.updates_per_second = 0.0
@@ -234,9 +237,9 @@ class Debugger:
             self.recording.write(log, self.tasks)
         try:
             return Path(log.save(path))
+        except ReljacError:
+            raise
         except (OSError, ValueError) as exc:  # a log writer that does not say it in a ReljacError
-            if isinstance(exc, ReljacError):
-                raise
             raise ReljacError(f"cannot write the recording to '{shown(str(path))}': {exc}") from None
 
     def close(self) -> None:
