@@ -134,6 +134,15 @@ def test_every_malformed_message_is_answered_and_the_run_goes_on(dual_arm):
         page.send({"type": "drag", "handle": "handle left", "delta": delta.homogeneous.ravel().tolist()})
         wait_for(lambda: not np.allclose(left.target.translation, T0.translation), "the drag")
         np.testing.assert_allclose(left.target.homogeneous, (T0 * delta).homogeneous, atol=1e-12)
+        # each drag message is the motion since the grab, not since the last message: no compounding
+        half = pin.SE3(pin.rpy.rpyToMatrix(0.1, 0.0, 0.0), np.array([0.0, 0.02, 0.0]))
+        for motion in (half, half, delta):
+            page.send({"type": "drag", "handle": "handle left", "delta": motion.homogeneous.ravel().tolist()})
+        page.send({"type": "release"})
+        page.send({"type": "pause"})
+        page.until(lambda m: m["type"] == "state" and m["paused"], "the pause after the drags")
+        np.testing.assert_allclose(left.target.homogeneous, (T0 * delta).homogeneous, atol=1e-12)
+        page.send({"type": "resume"})
         # a scrub past either end shows the last / first frame
         page.send({"type": "scrub", "index": 10**30})
         state = page.until(lambda m: m["type"] == "state" and m["scrub"] is not None, "the scrub")
