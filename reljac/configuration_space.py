@@ -106,6 +106,14 @@ class ConfigurationSpace(ModelIndex):
         """v (nv,) from {joint name: velocity}; joints not named have zero velocity."""
         return joint_space.v_from_joint_velocities(self, values)
 
+    @property
+    def q_names(self) -> list[str]:
+        """The joint each entry of q belongs to, (nq,) names: a joint of several values (a free
+        flyer's 7, a continuous joint's cos and sin) repeats its name; mimic followers and fixed
+        joints, which have no entry, are not listed (what labels the columns of a recorded q)."""
+        model = self.model
+        return [model.names[j] for j in self._dof_joint_ids for _ in range(model.joints[j].nq)]
+
     # ----------------------------------------------------------------- SRDF and locked joints
     @property
     def configuration_names(self) -> list[str]:

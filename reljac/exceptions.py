@@ -76,6 +76,11 @@ class SupportError(ReljacError, ValueError):
     nothing of the region, or a robot without mass (no centre of mass)."""
 
 
+class RequestError(ReljacError, ValueError):
+    """A message of the debug page (or a request to a ``Debugger``) is malformed: an unknown kind,
+    a field of the wrong type or out of range (answered on the page; the debugger goes on)."""
+
+
 def suggest(name: str, valid: Iterable[str], *, limit: int = 3) -> str:
     """Return a '; did you mean ...?' hint for `name` among `valid` names ('' if none is close)."""
     valid = list(valid)

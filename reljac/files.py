@@ -1,5 +1,6 @@
-"""Files a user names (URDF, SRDF, capability map, mesh): printable paths, and one check that says
-what a path is when it is not a readable regular file (stdlib only).
+"""Files a user names (URDF, SRDF, capability map, mesh, a recording written): printable paths, a
+check that says what a path is when it is not a readable regular file, and a way to open one
+for writing that never blocks on a FIFO (stdlib only).
 
 A FIFO would block a reader forever and a symbolic-link loop reads as "missing" to
 ``Path.is_file()``: :func:`regular_file` looks with ``os.stat`` first and names what it found
@@ -12,7 +13,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from typing import Any
+from typing import Any, BinaryIO
 
 from .exceptions import ReljacError
 
@@ -46,9 +47,7 @@ def regular_file(path: Any, what: str, error: type[ReljacError], *, article: str
     if stat.S_ISDIR(info.st_mode):
         raise error(f"{name} is a directory, not {article} {what}")
     if not stat.S_ISREG(info.st_mode):
-        kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(info.st_mode) else "a socket" if stat.S_ISSOCK(info.st_mode)
-                else "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else "not a regular file")
-        raise error(f"{name} is {kind}; {article} {what} must be a regular file")
+        raise error(f"{name} is {_kind(info.st_mode)}; {article} {what} must be a regular file")
     return info
 
 
@@ -67,3 +66,62 @@ def unreachable(path: Any, name: str, exc: OSError) -> str:
     }
     reason = reasons.get(exc.errno or 0, f"cannot be read: {exc.strerror or exc}")
     return f"{name} {reason}"
+
+
+def open_for_writing(path: Any, what: str, error: type[ReljacError]) -> BinaryIO:
+    """`path` opened to be written from its start (created, or a regular file truncated), or
+    `error` saying why not in one line: a folder, a FIFO, a socket or a device (never opened: a
+    FIFO would block the writer until a reader comes), a name too long, a NUL byte, a missing
+    folder, no permission.
+
+    The file is opened without blocking (``O_NONBLOCK``) and checked to be a regular file once
+    open, so a FIFO put in its place after the look is refused too.
+    """
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise error(f"a {what} path must be a string or a path, not {type(path).__name__}")
+    name = f"{what} '{shown(path)}'"
+    try:
+        info = os.stat(path)
+    except ValueError:
+        raise error(f"{what} path '{shown(path)}' contains a NUL byte; no file has such a name") from None
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise error(unwritable(path, name, exc)) from None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise error(f"{name} is {_kind(info.st_mode)}; it must be a regular file (or not exist yet)")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o666)
+    except OSError as exc:
+        raise error(unwritable(path, name, exc)) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise error(f"{name} is {_kind(info.st_mode)}; it must be a regular file (or not exist yet)")
+        os.ftruncate(fd, 0)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "wb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+
+
+def unwritable(path: Any, name: str, exc: OSError) -> str:
+    """Why `path` (shown as `name`) cannot be written, from the OSError."""
+    reasons = {
+        errno.ENOENT: "cannot be written: its folder does not exist",
+        errno.EISDIR: "is a directory",
+        errno.ENXIO: "is a FIFO (named pipe) or a device without a reader",
+        errno.EROFS: "cannot be written: the file system is read-only",
+        errno.ENOSPC: "cannot be written: no space left on the device",
+    }
+    if exc.errno in reasons:
+        return f"{name} {reasons[exc.errno]}"
+    return unreachable(path, name, exc).replace("cannot be read", "cannot be written")

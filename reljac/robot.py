@@ -50,6 +50,8 @@ class Robot(ConfigurationSpace):
         nq: size of configurations q (more than nv with floating bases and continuous joints).
         nv: size of velocities v.
         joint_names: joints with their own degrees of freedom, in q order (mimic joints excluded).
+        q_names: (nq,) the joint each entry of q belongs to (a joint of several values repeats
+            its name): the labels of a recorded q's columns.
         frame_names: every Pinocchio frame (links, joints, fixed frames), in model order.
         lower_limits: (nq,) lower position limits [rad or m].
         upper_limits: (nq,) upper position limits [rad or m].

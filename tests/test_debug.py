@@ -109,7 +109,9 @@ def test_the_cli_rejects_a_bad_file_in_one_line(tmp_path, capsys):
 def test_the_cli_serves_the_demo_hierarchy_on_loopback(capsys):
     assert main(["debug", "dual_arm", "--no-hold", "--paused"]) == 0
     out = capsys.readouterr().out
-    assert "reljac debug page of robot 'dual_arm': http://127.0.0.1:" in out
+    # one URL, the page's, and the words say to open it (not the meshcat viewer's own page)
+    assert out.count("http://") == 1 and "reljac debug page of robot 'dual_arm': open http://127.0.0.1:" in out
+    assert "/static/" not in out
 
 
 # ---------------------------------------------------------------------------- panel and recording
@@ -125,6 +127,8 @@ def test_the_panel_reports_the_controllers_levels_and_the_nearest_pairs(dual_arm
         assert level["saturated_joints"] == report.saturated_joints
         assert [t["name"] for t in level["tasks"]] == report.tasks
     assert panel[1]["tasks"][0]["errors"] == errors["left"]
+    # the posture level is a regularization (not expected to be met); the others are not
+    assert [level["posture"] for level in panel] == [False, False, True]
     pairs = nearest_pairs([avoidance], count=50)
     rows = avoidance.model.distances(q, within=avoidance.influence_distance, jacobians=False)
     expected = {}

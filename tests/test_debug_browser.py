@@ -22,6 +22,7 @@ from reljac.apps.debug import new_run_log
 from reljac.apps.hierarchy_file import DEMO_FILE, load_hierarchy
 from reljac.ik import Controller, FrameTask, PostureTask, RelativeFrameTask
 from reljac.relative import Kinematics
+from reljac.robots import example_robots
 from reljac.viz.debugger import Debugger
 
 pytestmark = pytest.mark.slow
@@ -129,6 +130,8 @@ def test_dragging_an_arrow_moves_the_target_along_that_axis_and_the_frame_follow
 
         debugger.resume()
         wait_for(lambda: browser.evaluate("!reljacDebug.state.paused"), "the page to show the run")
+        # the picture shows the rates of a running page (over a whole second of the run: not 1 and 1)
+        wait_for(lambda: browser.evaluate("reljacDebug.rate > 2 && reljacDebug.fps > 2"), "a second of updates")
         png = browser.screenshot()
     image = read_png(png)
     assert image.shape[:2] == (SIZE[1], SIZE[0])
@@ -252,3 +255,106 @@ def test_a_software_drawn_page_simplifies_dense_meshes_within_a_cell_of_their_sh
     cell = max(out["size"]) / 40  # the page's MESH_CELLS
     np.testing.assert_allclose(out["lo"][1], out["lo"][0], atol=cell)
     np.testing.assert_allclose(out["hi"][1], out["hi"][0], atol=cell)
+
+
+HOSTILE = "<i id=x>x</i>"  # a task name that is HTML
+
+
+@needs_chromium
+def test_names_are_text_and_the_panel_keeps_every_value_on_its_line(dual_arm, browser):
+    tool = FrameTask("left_tool", name=HOSTILE)
+    q0 = dual_arm.neutral()
+    tool.set_target(position_of(dual_arm, q0, "left_tool"))
+    controller = Controller(dual_arm, [[tool], [PostureTask(dual_arm, weight=0.1, name="posture")]], dt=0.01)
+    with Debugger(controller, q0, paused=True) as debugger:
+        debugger.step()
+        wait_for(lambda: debugger.steps == 1, "a step")
+        open_page(browser, debugger)
+        wait_for(lambda: browser.evaluate("reljacDebug.state.steps") == 1, "the page to show the step")
+        # the name is shown as text, in the panel and beside its handle: never an element
+        assert browser.evaluate("document.getElementById('x') === null && document.querySelectorAll('i').length === 0")
+        assert HOSTILE in browser.evaluate("document.getElementById('levels').textContent")
+        label = browser.evaluate("(() => { const l = document.querySelector('.handle-label'); const r = l.getBoundingClientRect();"
+                                 " return {text: l.textContent, left: r.left, top: r.top, shown: l.style.display}; })()")
+        center = browser.evaluate("reljacDebug.handleScreen(reljacDebug.init.handles[0].name).center")
+        assert label["text"] == HOSTILE and label["shown"] == ""
+        assert 0 <= label["left"] - center[0] <= 40 and 0 <= label["top"] - center[1] <= 40  # just right of and below the ball
+
+        # the status line with a long run: every field visible inside the panel, none cut off
+        status = browser.evaluate("""(() => { onState(Object.assign({}, reljacDebug.state, {t: 123456.789, steps: 12345678, samples: []}));
+          const box = document.getElementById('status'), r = box.getBoundingClientRect();
+          return {fits: box.scrollWidth <= box.clientWidth, text: box.textContent,
+                  inside: [...box.querySelectorAll('.field')].every(f => f.getBoundingClientRect().right <= r.right + 0.5)}; })()""")
+        assert status["fits"] and status["inside"], status
+        assert "t = 123456.79 s" in status["text"] and "frames/s" in status["text"] and "null" not in status["text"]
+
+        # a distance stays on one line beside a long pair name
+        lines = browser.evaluate("""(() => { drawPairs([{pair: 'left_link_with_a_rather_long_name/right_link_7_collision_0', distance: 0.0122}], 0.0122);
+          return [...document.querySelectorAll('#pairs td.num')].map(td => { const r = document.createRange();
+            r.selectNodeContents(td); return [td.textContent, r.getClientRects().length]; }); })()""")
+        assert lines == [["12.2 mm", 1], ["12.2 mm", 1]]
+
+        # a posture level that is not met is not painted as a failure; another level is
+        levels = browser.evaluate("""(() => { drawLevels(reljacDebug.state.levels.map(l => Object.assign({}, l, {met: false})));
+          return [...document.querySelectorAll('#levels .level')].map(d => [d.className, d.textContent]); })()""")
+        assert [("unmet" in c, "posture-level" in c) for c, _ in levels] == [(True, False), (False, True)]
+        assert "not met" in levels[0][1] and "not expected to be met" in levels[1][1]
+
+        # plots: the legend beside the curves, and labels that tell sub-millimetre jitter apart
+        plots = browser.evaluate("""(() => { reljacDebug.samples = Array.from({length: 50}, (_, k) =>
+            [k * 0.1, [1e-3 * (1 + 0.01 * Math.sin(k))], 0.021 + 4e-7 * Math.sin(k)]); drawPlots();
+          return reljacDebug.plots; })()""")
+    for name in ("errors", "distance"):
+        assert plots[name]["legendLeft"] >= plots[name]["plotRight"] > plots[name]["plotLeft"]
+        top, bottom = plots[name]["labels"]
+        assert top != bottom, plots[name]
+    assert float(plots["distance"]["labels"][0]) > float(plots["distance"]["labels"][1])
+    assert abs(float(plots["distance"]["labels"][0]) - 21.0004) < 1e-4
+
+
+# Each visual geometry of the robot drawn alone, as the page holds it (simplified in software),
+# into a small transparent target framed on it: its pixels drawn.
+LINK_PIXELS = """((root) => {
+  const visuals = viewer.scene_tree.find(['meshcat', root, 'visuals']).children, out = {};
+  const r = viewer.renderer, size = 48, target = new THREE.WebGLRenderTarget(size, size);
+  const clear = r.getClearColor(new THREE.Color()), alpha = r.getClearAlpha(), pixels = new Uint8Array(4 * size * size);
+  viewer.scene.updateMatrixWorld(true);
+  for (const [name, node] of Object.entries(visuals)) {
+    const object = node.children['<object>'] && node.children['<object>'].object;
+    if (!object) { out[name] = -1; continue; }
+    const scene = new THREE.Scene(), copy = object.clone(true);
+    copy.matrixAutoUpdate = false; copy.matrix.copy(object.matrixWorld); copy.visible = true;
+    scene.add(copy, new THREE.AmbientLight(0xffffff, 1));
+    scene.updateMatrixWorld(true);
+    const box = new THREE.Box3().setFromObject(copy), center = box.getCenter(new THREE.Vector3());
+    const radius = Math.max(box.getSize(new THREE.Vector3()).length() / 2, 1e-4);
+    const camera = new THREE.PerspectiveCamera(40, 1, radius / 100, radius * 100);
+    camera.position.copy(center).add(new THREE.Vector3(1, 0.8, 0.6).normalize().multiplyScalar(3 * radius));
+    camera.lookAt(center);
+    r.setRenderTarget(target); r.setClearColor(0x000000, 0); r.clear(); r.render(scene, camera);
+    r.readRenderTargetPixels(target, 0, 0, size, size, pixels);
+    let drawn = 0;
+    for (let k = 3; k < pixels.length; k += 4) drawn += pixels[k] > 0;
+    out[name] = drawn;
+  }
+  r.setRenderTarget(null); r.setClearColor(clear, alpha); target.dispose();
+  return out; })"""
+
+
+@needs_chromium
+@pytest.mark.parametrize("name", ["panda", "baxter", "tiago"])
+def test_a_software_drawn_page_draws_every_link_of_the_robot(name, browser):
+    if name not in example_robots():
+        pytest.skip(f"needs example-robot-data's {name}")
+    robot = Robot.load(name)
+    with Debugger(None, robot=robot) as debugger:
+        open_page(browser, debugger)
+        root = debugger.viewer.root
+        count = f"Object.values(viewer.scene_tree.find(['meshcat', {root!r}, 'visuals']).children)" \
+                ".filter(n => n.children['<object>'] && n.children['<object>'].object).length"
+        wait_for(lambda: browser.evaluate(count) == robot.visual_model.ngeoms, "every visual geometry", timeout=120)
+        assert browser.evaluate("reljacDebug.software") and browser.evaluate("reljacDebug.simplified.before") > 0
+        drawn = browser.evaluate(f"{LINK_PIXELS}({root!r})")
+    assert len(drawn) == robot.visual_model.ngeoms
+    missing = sorted(link for link, pixels in drawn.items() if pixels < 20)  # framed on it: hundreds of pixels
+    assert not missing, f"{len(missing)} of {len(drawn)} visual geometries draw nothing: {missing[:10]}"

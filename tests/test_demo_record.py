@@ -87,6 +87,12 @@ def test_record_of_the_hand_marks_inactive_tasks_with_nan(tmp_path):
     assert all(v is not None for v in index[0]) and all(v is None for v in middle[0])  # first half
     assert all(v is not None for v in middle[-1]) and all(v is None for v in index[-1])  # second half
     assert all(v is None for v in doc["orientation_error"]["thumb-index"])  # a position task
+    # the hand's fingers have mimic joints (16 joints, 12 values): one name per column of q,
+    # each naming the joint whose value the column is (read back by joint name)
+    assert len(robot.model.names) - 1 > robot.nq == len(doc["q"][0]) == len(doc["joint_names"])
+    for k in (0, 10, len(doc["q"]) - 1):
+        values = robot.joint_values(np.array(doc["q"][k]))
+        assert [values[name] for name in doc["joint_names"]] == pytest.approx(doc["q"][k], abs=0)
     k = 10  # thumb tip in the index tip, from q with Pinocchio alone
     oMf = placements(robot, np.array(doc["q"][k]))
     p = oMf[robot.frame_id("index_tip")].actInv(oMf[robot.frame_id("thumb_tip")]).translation

@@ -63,6 +63,23 @@ def test_tree30_has_a_floating_base_and_continuous_joints():
     assert any(robot.model.joints[j].shortname().startswith("JointModelRUB") for j in range(robot.model.njoints))
 
 
+@pytest.mark.parametrize("name", ["tree30", "hand"])
+def test_q_names_label_each_entry_of_q_with_its_joint(name, rng):
+    """tree30: a free flyer (7 values) and continuous joints (cos, sin); hand: mimic followers
+    (no entry). Each entry changed alone changes the value of the joint it names, no other."""
+    robot = reljac.Robot.bundled(name)
+    names = robot.q_names
+    assert len(names) == robot.nq and set(names) == set(robot.joint_names)
+    q = robot.random_configuration(rng)
+    before = robot.joint_values(q)
+    for k, joint in enumerate(names):
+        dq = np.zeros(robot.nq)
+        dq[k] = 0.1
+        after = robot.joint_values(robot.normalize(q + dq))  # (unit blocks: only their own joint moves)
+        changed = [j for j in before if not np.allclose(before[j], after[j], rtol=0, atol=1e-12)]
+        assert changed == [joint], (k, joint, changed)
+
+
 def test_floating_base_option_adds_a_free_flyer(tmp_path, mini):
     path = tmp_path / "mini.urdf"
     floating = reljac.Robot.from_urdf(path, floating_base=True)

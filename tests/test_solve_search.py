@@ -12,7 +12,6 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-import reljac
 from reljac.exceptions import ConfigurationError, TaskError
 from reljac.ik import (
     FrameTask,

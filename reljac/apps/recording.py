@@ -3,10 +3,12 @@
 ``reljac demo ... --record FILE`` writes one of two formats, chosen by FILE's suffix:
 
 ``.npz`` (``numpy.load(FILE)``)
-    ``t`` (n,) [s]; ``q`` (n, nq); ``dt`` [s]; ``demo`` (its name); ``joint_names`` (the robot's
-    joints, universe excepted, in Pinocchio's order); and, for each tracked task ``NAME``:
-    ``target/NAME`` ((n, 4, 4) pose or (n, 3) position), ``position_error/NAME`` (n,) [m] and
-    ``orientation_error/NAME`` (n,) [rad] (norms).
+    ``t`` (n,) [s]; ``q`` (n, nq); ``dt`` [s]; ``demo`` (its name); ``joint_names`` (nq,): the
+    joint each column of q belongs to (``Robot.q_names``: mimic followers have no column; a joint
+    of several values repeats its name); and, for each tracked task ``NAME``: ``target/NAME``
+    ((n, 4, 4) pose or (n, 3) position), ``position_error/NAME`` (n,) [m] and
+    ``orientation_error/NAME`` (n,) [rad] (norms), or for a task whose error is neither (a
+    posture task) ``error/NAME`` (n,) (the norm of its error, in its own units) instead.
 ``.json``
     one object with the same keys (``target``, ``position_error`` and ``orientation_error`` are
     objects keyed by task name); numbers as lists, NaN written as null.
@@ -27,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import ReljacError
+from ..files import open_for_writing
 
 RECORD_SUFFIXES = (".npz", ".json")
 PLOT_SUFFIXES = (".png", ".pdf", ".svg")
@@ -67,8 +70,9 @@ class RunLog:
     """The state at every control step of a run (see the module docstring for the layout).
 
     Args:
-        demo: the demo's name; joint_names: the robot's joints; dt: control period [s];
-        tasks: every task that is tracked at some time of the run (names unique).
+        demo: the demo's name; joint_names: the name of each column of q (``Robot.q_names``);
+        dt: control period [s]; tasks: every task that is tracked at some time of the run
+        (names unique).
     """
 
     def __init__(self, demo: str, joint_names: list[str], dt: float, tasks: Any) -> None:
@@ -77,14 +81,19 @@ class RunLog:
         self.t: list[float] = []
         self.q: list[np.ndarray] = []
         self.targets: dict[str, list[np.ndarray | None]] = {name: [] for name in self.task_names}
-        self.errors: dict[str, list[tuple[float, float]]] = {name: [] for name in self.task_names}
-        self._target_shape: dict[str, tuple[int, ...]] = {}
+        self.errors: dict[str, list[tuple[float, float, float]]] = {name: [] for name in self.task_names}
+        self._target_shape: dict[str, tuple[int, ...]] = {  # known before any row where set (an empty run's shape)
+            task.name: _target_array(task.target).shape for task in tasks if getattr(task, "target", None) is not None}
 
     def record(self, t: float, q: np.ndarray, active_tasks: Any, norms: dict[str, dict[str, float]]) -> None:
         """Add the row at time t [s]: q (nq,) before the step, the active tasks' targets and their
         error norms ``{name: {"position": m, "orientation": rad}}``."""
+        q = np.array(q, dtype=float).reshape(-1)
+        if q.size != len(self.joint_names):
+            raise ReljacError(f"a recorded q has {q.size} entries but the log names {len(self.joint_names)} "
+                              "columns (joint_names must be Robot.q_names: one per entry of q)")
         self.t.append(float(t))
-        self.q.append(np.array(q, dtype=float))
+        self.q.append(q)
         active = {task.name: task for task in active_tasks}
         for name in self.task_names:
             if name in active:
@@ -94,29 +103,42 @@ class RunLog:
                 target = None
             self.targets[name].append(target)
             n = norms.get(name, {})
-            self.errors[name].append((n.get("position", math.nan), n.get("orientation", math.nan)))
+            self.errors[name].append((n.get("position", math.nan), n.get("orientation", math.nan),
+                                      n.get("error", math.nan)))
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Every column as an array, keyed as in the .npz file."""
-        out = {"t": np.array(self.t), "q": np.array(self.q).reshape(len(self.t), -1),
-               "dt": np.array(self.dt), "demo": np.array(self.demo), "joint_names": np.array(self.joint_names)}
+        out = {"t": np.array(self.t, dtype=float),
+               "q": np.array(self.q, dtype=float).reshape(len(self.t), len(self.joint_names)),
+               "dt": np.array(self.dt), "demo": np.array(self.demo),
+               "joint_names": np.array(self.joint_names, dtype=str)}
         for name in self.task_names:
             shape = self._target_shape.get(name, (3,))
             rows = [row if row is not None else np.full(shape, math.nan) for row in self.targets[name]]
-            out[f"target/{name}"] = np.array(rows).reshape((len(rows), *shape))
-            errors = np.array(self.errors[name], dtype=float).reshape(-1, 2)
-            out[f"position_error/{name}"] = errors[:, 0]
-            out[f"orientation_error/{name}"] = errors[:, 1]
+            out[f"target/{name}"] = np.array(rows, dtype=float).reshape((len(rows), *shape))
+            errors = np.array(self.errors[name], dtype=float).reshape(-1, 3)
+            generic = np.isfinite(errors[:, 2]).any() and not np.isfinite(errors[:, :2]).any()
+            if generic:  # a posture task: its own error norm, no position or orientation
+                out[f"error/{name}"] = errors[:, 2]
+            else:
+                out[f"position_error/{name}"] = errors[:, 0]
+                out[f"orientation_error/{name}"] = errors[:, 1]
         return out
 
     def save(self, path: str | Path) -> Path:
         """Write the run to `path` (.npz or .json, see the module docstring); returns the path."""
         path = check_output(path, RECORD_SUFFIXES, "--record")
         data = self.arrays()
-        if path.suffix.lower() == ".npz":
-            with open(path, "wb") as f:
+        with open_for_writing(path, "record file", ReljacError) as f:  # a FIFO or folder: refused, never waited on
+            if path.suffix.lower() == ".npz":
                 np.savez_compressed(f, allow_pickle=False, **data)
-            return path
+                return path
+            f.write(json.dumps(self._document(data), allow_nan=False).encode("utf-8"))
+        return path
+
+    @staticmethod
+    def _document(data: dict[str, np.ndarray]) -> dict:
+        """The .json file's object: groups (``target``, ...) as objects keyed by task name."""
         doc: dict = {}
         for key, value in data.items():
             group, _, name = key.partition("/")
@@ -125,8 +147,7 @@ class RunLog:
                 doc.setdefault(group, {})[name] = plain
             else:
                 doc[key] = plain
-        path.write_text(json.dumps(doc, allow_nan=False))
-        return path
+        return doc
 
     def plot(self, path: str | Path) -> Path:
         """Plot the tracking errors over time, position [mm] above, orientation [mrad] below
@@ -137,8 +158,8 @@ class RunLog:
         fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(8, 5.5), constrained_layout=True)
         for name in self.task_names:
             for axes, key, factor in ((top, "position_error", 1e3), (bottom, "orientation_error", 1e3)):
-                values = data[f"{key}/{name}"]
-                if np.any(np.isfinite(values)):
+                values = data.get(f"{key}/{name}")
+                if values is not None and np.any(np.isfinite(values)):
                     axes.plot(data["t"], factor * values, label=name)
         top.set_ylabel("position error [mm]")
         bottom.set_ylabel("orientation error [mrad]")

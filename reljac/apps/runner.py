@@ -170,7 +170,7 @@ def run(name: str, robot: Robot, q: np.ndarray, ctrl_for: ControllerAt, set_targ
     recorder = _Recorder(all_tasks)
     log = None
     if session.record or session.plot:
-        log = RunLog(name, list(robot.model.names)[1:], dt, all_tasks)
+        log = RunLog(name, robot.q_names, dt, all_tasks)
     viewer = None
     try:
         if not headless:

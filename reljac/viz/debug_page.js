@@ -40,6 +40,7 @@ viewer.set_3d_pane_size();
 const meshcatRender = viewer.render.bind(viewer), renders = [];
 viewer.render = () => {
   meshcatRender();
+  if (typeof placeHandleLabels === "function") placeHandleLabels();
   const now = performance.now();
   renders.push(now);
   while (renders.length && now - renders[0] > 1000) renders.shift();
@@ -61,34 +62,60 @@ viewer.handle_command = (cmd) => {
 const SOFTWARE_SEGMENTS = {SphereGeometry: [12, 8], CylinderGeometry: [16, 1]};
 const MESH_CELLS = 40, MESH_KEEP = 1000;  // meshes of fewer triangles are kept as they are
 
+// Every attribute but the normals (colours, texture coordinates) is averaged over a cluster like
+// the positions, and the geometry's groups (a mesh of several materials draws one group per
+// material, and nothing of a geometry without groups) are kept, each simplified on its own.
+const component = (a, v, i) => a.isInterleavedBufferAttribute ? a.data.array[v * a.data.stride + a.offset + i]
+  : a.array[v * a.itemSize + i];  // (this three.js has no BufferAttribute.getComponent)
 function simplify(g) {
-  const pos = g.attributes.position.array, index = g.index ? g.index.array : null;
-  const corners = index ? index.length : pos.length / 3;
+  const pos = g.attributes.position, index = g.index ? g.index.array : null;
+  const corners = index ? index.length : pos.count;
   if (corners / 3 < MESH_KEEP) return null;
   g.computeBoundingBox();
   const lo = g.boundingBox.min, size = new THREE.Vector3();
   g.boundingBox.getSize(size);
   const cell = Math.max(size.x, size.y, size.z) / MESH_CELLS || 1, n = MESH_CELLS + 1;
-  const clusters = new Map(), sums = [], of = new Int32Array(pos.length / 3);
-  for (let v = 0; v < pos.length / 3; v++) {
-    const x = pos[3 * v], y = pos[3 * v + 1], z = pos[3 * v + 2];
-    const key = (Math.floor((x - lo.x) / cell) * n + Math.floor((y - lo.y) / cell)) * n + Math.floor((z - lo.z) / cell);
+  const names = Object.keys(g.attributes).filter((name) => name !== "normal");
+  const clusters = new Map(), of = new Int32Array(pos.count), counts = [];
+  const sums = Object.fromEntries(names.map((name) => [name, []]));
+  for (let v = 0; v < pos.count; v++) {
+    const key = (Math.floor((pos.getX(v) - lo.x) / cell) * n + Math.floor((pos.getY(v) - lo.y) / cell)) * n +
+      Math.floor((pos.getZ(v) - lo.z) / cell);
     let c = clusters.get(key);
-    if (c === undefined) { c = sums.length / 4; clusters.set(key, c); sums.push(0, 0, 0, 0); }
-    sums[4 * c] += x; sums[4 * c + 1] += y; sums[4 * c + 2] += z; sums[4 * c + 3]++;
+    if (c === undefined) {
+      c = counts.length; clusters.set(key, c); counts.push(0);
+      for (const name of names) for (let i = 0; i < g.attributes[name].itemSize; i++) sums[name].push(0);
+    }
+    counts[c]++;
+    for (const name of names) {
+      const a = g.attributes[name], k = a.itemSize;
+      for (let i = 0; i < k; i++) sums[name][k * c + i] += component(a, v, i);
+    }
     of[v] = c;
   }
-  const out = [];
-  for (let k = 0; k < corners; k += 3) {
-    const a = of[index ? index[k] : k], b = of[index ? index[k + 1] : k + 1], c = of[index ? index[k + 2] : k + 2];
-    if (a === b || b === c || a === c) continue;
-    for (const i of [a, b, c]) out.push(sums[4 * i] / sums[4 * i + 3], sums[4 * i + 1] / sums[4 * i + 3], sums[4 * i + 2] / sums[4 * i + 3]);
+  const out = Object.fromEntries(names.map((name) => [name, []]));
+  const groups = g.groups.length ? g.groups : [{start: 0, count: corners, materialIndex: 0}], kept = [];
+  for (const group of groups) {
+    const first = out.position.length / 3, end = Math.min(group.start + group.count, corners);
+    for (let k = group.start; k + 2 < end; k += 3) {
+      const a = of[index ? index[k] : k], b = of[index ? index[k + 1] : k + 1], c = of[index ? index[k + 2] : k + 2];
+      if (a === b || b === c || a === c) continue;
+      for (const name of names) {
+        const size = g.attributes[name].itemSize;
+        for (const j of [a, b, c]) for (let i = 0; i < size; i++) out[name].push(sums[name][size * j + i] / counts[j]);
+      }
+    }
+    kept.push({start: first, count: out.position.length / 3 - first, materialIndex: group.materialIndex});
   }
   const simple = new THREE.BufferGeometry();
-  simple.setAttribute("position", new THREE.Float32BufferAttribute(out, 3));
+  for (const name of names) {
+    simple.setAttribute(name, new THREE.Float32BufferAttribute(out[name], g.attributes[name].itemSize,
+                                                               g.attributes[name].normalized));
+  }
+  if (g.groups.length) for (const group of kept) simple.addGroup(group.start, group.count, group.materialIndex);
   simple.computeVertexNormals();  // not indexed: each triangle its own normal (flat)
   D.simplified.before += corners / 3;
-  D.simplified.after += out.length / 9;
+  D.simplified.after += out.position.length / 9;
   return simple;
 }
 function coarsen(root) {
@@ -111,13 +138,11 @@ function coarsen(root) {
   });
 }
 const D = window.reljacDebug = {software: SOFTWARE, simplified: {before: 0, after: 0}, glRenderer: GL_RENDERER, init: null, state: null, received: 0, sent: 0, drag: null, drags: 0, transforms: 0, arrivals: [], rate: 0, fps: 0,
-                                exported: null, samples: []};
+                                exported: null, samples: [], plots: {}};
 const PICK_PX = 8;  // how near the pointer must be to an arrow or ring [px]
-const PLOT_SECONDS = 10;
-const PLOT_RATE = 30;  // [1/s]
+let PLOT_SECONDS = 10, PLOT_RATE = 30;  // [s], [1/s]: the debugger's (init's "plot")
 const COLORS = ["#1565c0", "#ef6c00", "#2e7d32", "#6a1b9a", "#c62828", "#00838f"];
 const $ = (id) => document.getElementById(id);
-
 const control = new WebSocket("ws://" + location.host + "/control");
 function send(message) {
   if (control.readyState === 1) { control.send(JSON.stringify(message)); D.sent++; }
@@ -158,14 +183,17 @@ D.buttonCenter = (id) => {
 
 function onInit(m) {
   D.init = m;
+  if (m.plot) { PLOT_SECONDS = m.plot.seconds; PLOT_RATE = m.plot.rate; }
   $("levels-box").style.display = m.levels.length ? "" : "none";
   $("sliders-box").style.display = m.sliders.length ? "" : "none";
+  $("history").textContent = m.history_bounded
+    ? `on record: the last ${m.history_seconds.toFixed(1)} s (at most ${m.history} frames, for memory; ${m.history_asked} s asked)`
+    : `on record: the last ${m.history_asked} s`;
+  labelHandles(m.handles);
   const box = $("sliders");
-  box.innerHTML = "";
+  box.replaceChildren();
   for (const s of m.sliders) {
-    const row = document.createElement("div");
-    row.className = "slider" + (s.locked ? " locked" : "");
-    row.innerHTML = `<span class="name" title="${s.name}">${s.name}</span>`;
+    const row = el("div", {class: "slider" + (s.locked ? " locked" : "")}, el("span", {class: "name", title: s.name}, s.name));
     const input = document.createElement("input");
     Object.assign(input, {type: "range", min: s.lower, max: s.upper, step: "any", value: s.value,
                           disabled: s.locked, id: "joint:" + s.name});
@@ -180,10 +208,10 @@ function onInit(m) {
 }
 
 // ------------------------------------------------------------------ state: status, panel, plots
-const fmt = (x, k, unit) => (x === null || x === undefined) ? "-" : (x * k).toFixed(1) + unit;
 
 function onState(s) {
   D.state = s;
+  if (s.restart) D.samples = [];  // a reset or a rewind: the run restarts
   for (const sample of s.samples) {  // at most PLOT_RATE samples a second are kept for the plots
     const last = D.samples[D.samples.length - 1];
     if (last && sample[0] < last[0]) D.samples = [];  // a reset or a rewind: the run restarts
@@ -193,8 +221,11 @@ function onState(s) {
   while (D.samples.length && D.samples[0][0] < newest - PLOT_SECONDS) D.samples.shift();
   $("pause").textContent = s.paused ? "Resume" : "Pause";
   const frame = s.scrub === null ? "live" : `frame ${s.scrub + 1}/${s.frames} (t = ${s.frame_t.toFixed(2)} s)`;
-  $("status").textContent = `t = ${s.t.toFixed(2)} s   steps ${s.steps}   updates/s ${D.rate}   frames/s ${D.fps}\n` +
-    `${s.paused ? "PAUSED" : "running"}   ${frame}`;
+  // one short field per line part: a long t or step count wraps between fields, never cuts one off
+  $("status").replaceChildren(...[`t = ${s.t.toFixed(2)} s`, `steps ${s.steps}`, `updates/s ${D.rate}`, `frames/s ${D.fps}`]
+    .map((text) => el("span", {class: "field"}, text)), el("br"),
+    el("span", {class: "field"}, s.paused ? "PAUSED" : "running"), el("span", {class: "field"}, frame),
+    ...(s.dropped ? [el("span", {class: "field"}, `${s.dropped} older frames dropped`)] : []));
   const timeline = $("timeline");
   timeline.max = Math.max(s.frames - 1, 0);
   if (s.scrub === null) timeline.value = timeline.max;
@@ -203,81 +234,26 @@ function onState(s) {
   drawPlots();
 }
 
-function drawLevels(levels) {
-  const box = $("levels");
-  box.innerHTML = "";
-  for (const level of levels) {
-    const div = document.createElement("div");
-    div.className = "level" + (level.met === false ? " unmet" : "");
-    const scaled = level.scale !== null && level.scale < 1;
-    let html = `<b>Level ${level.level}</b> &nbsp; scale <span class="${scaled ? "scaled" : ""}">` +
-      `${level.scale === null ? "-" : level.scale.toFixed(3)}</span> &nbsp; ` +
-      `<span class="${level.met ? "met" : "sat"}">${level.met ? "met" : "not met"}</span>` +
-      ` &nbsp; residual ${level.residual === null ? "-" : level.residual.toExponential(1)}<table>`;
-    for (const task of level.tasks) {
-      const e = task.errors;
-      const cells = ("position" in e) ? `${fmt(e.position, 1e3, " mm")}</td><td class="num">${fmt(e.orientation, 180 / Math.PI, "°")}`
-        : `${fmt(e.error, 1, "")}</td><td>`;
-      html += `<tr><td>${task.name}</td><td class="num">${cells}</td></tr>`;
-    }
-    html += "</table>";
-    if (level.saturated_joints.length) html += `<div class="sat">joints: ${level.saturated_joints.join(", ")}</div>`;
-    if (level.limited_by) html += `<div class="sat">limited by: ${level.limited_by}</div>`;
-    if (level.saturated_constraints.length) {
-      html += `<div class="sat">constraints: ${level.saturated_constraints.join(", ")}</div>`;
-    }
-    div.innerHTML = html;
-    box.append(div);
-  }
-}
-
-function drawPairs(pairs, minimum) {
-  let html = `<tr><td>smallest</td><td class="num">${fmt(minimum, 1e3, " mm")}</td></tr>`;
-  for (const p of pairs) html += `<tr><td>${p.pair}</td><td class="num">${fmt(p.distance, 1e3, " mm")}</td></tr>`;
-  $("pairs").innerHTML = pairs.length ? html : "<tr><td>no pair within reach</td></tr>";
-}
-
-function plot(canvas, series, transform) {
-  const ctx = canvas.getContext("2d");
-  const w = canvas.width, h = canvas.height;
-  ctx.clearRect(0, 0, w, h);
-  const points = series.flatMap((s) => s.points).filter((p) => p[1] !== null && isFinite(transform(p[1])));
-  if (!points.length) { ctx.fillStyle = "#999"; ctx.fillText("no data", w / 2 - 20, h / 2); return; }
-  const t1 = Math.max(...points.map((p) => p[0])), t0 = t1 - PLOT_SECONDS;
-  let lo = Math.min(...points.map((p) => transform(p[1]))), hi = Math.max(...points.map((p) => transform(p[1])));
-  if (hi - lo < 1e-9) { lo -= 1; hi += 1; }
-  const x = (t) => 30 + (w - 34) * (t - t0) / (t1 - t0), y = (v) => h - 12 - (h - 20) * (transform(v) - lo) / (hi - lo);
-  ctx.fillStyle = "#666";
-  ctx.fillText(series.label(hi), 2, 10);
-  ctx.fillText(series.label(lo), 2, h - 12);
-  series.forEach((s, k) => {
-    ctx.strokeStyle = COLORS[k % COLORS.length];
-    ctx.beginPath();
-    let pen = false;
-    for (const [t, v] of s.points) {
-      if (v === null || !isFinite(transform(v))) { pen = false; continue; }
-      if (pen) ctx.lineTo(x(t), y(v)); else ctx.moveTo(x(t), y(v));
-      pen = true;
-    }
-    ctx.stroke();
-    ctx.fillText(s.name, w - 60, 12 + 11 * k);
-  });
-}
-
-function drawPlots() {
-  const levels = D.init ? D.init.levels.length : 0;
-  const errors = [];
-  for (let k = 0; k < levels; k++) {
-    errors.push({name: "level " + k, points: D.samples.map((s) => [s[0], s[1][k] > 0 ? s[1][k] : null])});
-  }
-  errors.label = (v) => "1e" + Math.round(v);
-  plot($("errors"), errors, (v) => Math.log10(v));
-  const distance = [{name: "min", points: D.samples.map((s) => [s[0], s[2] === null ? null : s[2] * 1e3])}];
-  distance.label = (v) => v.toFixed(0);
-  plot($("distance"), distance, (v) => v);
-}
-
 // ------------------------------------------------------------------ handles: find, pick, drag
+// Each handle's task name, as a text label beside its ball, kept there on every drawing.
+function labelHandles(handles) {
+  const box = $("handle-labels");
+  box.replaceChildren(...handles.map((h) => el("div", {class: "handle-label", "data-handle": h.name}, h.task)));
+  placeHandleLabels();
+}
+function placeHandleLabels() {
+  if (!D.init) return;
+  const r = $("scene-box").getBoundingClientRect();
+  for (const label of $("handle-labels").children) {
+    const h = D.init.handles.find((x) => x.name === label.dataset.handle), node = h && viewer.scene_tree.find(h.path.split("/").filter((x) => x.length));
+    if (!node || !node.object) continue;
+    const c = toScreen(handleMatrix(h), [0, 0, 0]);
+    const shown = c[2] < 1 && c[0] >= r.left && c[0] <= r.right && c[1] >= r.top && c[1] <= r.bottom;
+    label.style.display = shown ? "" : "none";
+    label.style.left = (c[0] - r.left + 10) + "px";
+    label.style.top = (c[1] - r.top + 6) + "px";
+  }
+}
 function handleMatrix(h) {
   viewer.scene.updateMatrixWorld(true);
   return viewer.scene_tree.find(h.path.split("/").filter((x) => x.length)).object.matrixWorld.clone();

@@ -6,10 +6,13 @@ default, in a thread of the Python process:
 
 | path | what |
 | --- | --- |
-| `/` | the page (`debug_page.html` and `debug_page.js` beside this module) |
+| `/` | the page (`debug_page.html`, and in it `debug_page.js` then `debug_panel.js`, beside this module) |
 | `/static/...` | meshcat's viewer bundle (`main.min.js`), served from the meshcat package |
 | `/scene` | websocket relaying every scene message of the meshcat server unchanged (one scene, the Viewer's) |
 | `/control` | websocket of JSON messages: the page's requests in (drag, pause, step, ...), the debugger's state out |
+
+Every path answers only requests whose Host (and a websocket's Origin) name this server
+(:mod:`reljac.viz.debug_access`: no DNS rebinding); anything else gets 403.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ import tornado.web
 import tornado.websocket
 
 from ..exceptions import ReljacError
+from .debug_access import HostPolicy, check_address
+from .debug_state import merge_samples
 
 with warnings.catch_warnings():  # meshcat imports pyzmq's deprecated zmq.eventloop.ioloop
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -40,27 +45,61 @@ HERE = Path(__file__).resolve().parent
 MESHCAT_DIST = Path(meshcat.__file__).resolve().parent / "viewer" / "dist"
 LOOPBACK = "127.0.0.1"
 START_TIMEOUT = 10.0  # [s] for the server thread to listen
+MAX_MESSAGE = 1 << 20  # [bytes] of one message from a page (a drag is ~400 bytes): a larger one closes the socket
 
 
-class _Page(tornado.web.RequestHandler):
+class _Guarded(tornado.web.RequestHandler):
+    """Answers 403 to a request whose Host does not name this server (see debug_access)."""
+
+    def initialize(self, server: DebugServer) -> None:
+        self.server = server
+
+    def prepare(self) -> None:
+        if not self.server.policy.allows_host(self.request.headers.get("Host")):
+            raise tornado.web.HTTPError(403, "Host not allowed")
+
+
+class _Page(_Guarded):
     def get(self) -> None:
         page = (HERE / "debug_page.html").read_text(encoding="utf-8")
-        script = (HERE / "debug_page.js").read_text(encoding="utf-8")
+        script = "\n".join((HERE / name).read_text(encoding="utf-8") for name in ("debug_page.js", "debug_panel.js"))
         self.set_header("Content-Type", "text/html; charset=utf-8")
         self.set_header("Cache-Control", "no-store")
         self.write(page.replace("/*DEBUG_PAGE_JS*/", script))
 
 
-class _NoIcon(tornado.web.RequestHandler):
+class _NoIcon(_Guarded):
     def get(self) -> None:
         self.set_status(204)
 
 
-class _Scene(tornado.websocket.WebSocketHandler):
-    """Relays the meshcat server's websocket: its whole scene on connect, then every command."""
+class _Static(tornado.web.StaticFileHandler):
+    def initialize(self, server: DebugServer, path: str) -> None:  # type: ignore[override]
+        super().initialize(path)
+        self.server = server
+
+    def prepare(self) -> None:
+        _Guarded.prepare(self)  # type: ignore[arg-type]
+
+
+class _Socket(tornado.websocket.WebSocketHandler):
+    """A websocket of this server: Host and Origin checked before the handshake."""
 
     def initialize(self, server: DebugServer) -> None:
         self.server = server
+
+    def prepare(self) -> None:
+        _Guarded.prepare(self)  # type: ignore[arg-type]
+
+    def check_origin(self, origin: str) -> bool:
+        return self.server.policy.allows_origin(origin, self.request.headers.get("Host"))
+
+
+class _Scene(_Socket):
+    """Relays the meshcat server's websocket: its whole scene on connect, then every command."""
+
+    def initialize(self, server: DebugServer) -> None:
+        super().initialize(server)
         self.upstream: Any = None
 
     async def open(self, *args: Any) -> None:
@@ -88,14 +127,16 @@ class _Scene(tornado.websocket.WebSocketHandler):
             self.upstream.close()
 
 
-class _Control(tornado.websocket.WebSocketHandler):
+class _Control(_Socket):
     """One page's control channel, with flow control: a page gets the next update (transforms
     and state) only once it acknowledged the last one (``{"type": "ack"}``); meanwhile updates
-    are merged (the newest transform of each node, the newest state with every plot sample), so
-    a slow page sees the latest state late by one update, never a growing backlog."""
+    are merged (the newest transform of each node, the newest state with the plot samples of
+    the last seconds, thinned: ``debug_state.merge_samples``), so a slow page sees the latest
+    state late by one update, never a growing backlog. A message that is not a JSON object is
+    answered with an error (to this page only)."""
 
     def initialize(self, server: DebugServer) -> None:
-        self.server = server
+        super().initialize(server)
         self.ready = True
         self.transforms: dict[str, Any] = {}
         self.state: dict | None = None
@@ -111,24 +152,33 @@ class _Control(tornado.websocket.WebSocketHandler):
     def on_message(self, message: str | bytes) -> None:
         try:
             request = json.loads(message)
-        except ValueError:
+        except (ValueError, RecursionError) as exc:  # RecursionError: arrays nested thousands deep
+            why = "nested too deep" if isinstance(exc, RecursionError) else "not valid JSON"
+            self.answer({"type": "error", "message": f"a message must be a JSON object; this one is {why}"})
             return
-        if isinstance(request, dict) and request.get("type") == "ack":
+        if not isinstance(request, dict):
+            self.answer({"type": "error", "message": f"a message must be a JSON object, not {type(request).__name__}"})
+        elif request.get("type") == "ack":
             self.ready = True
             self.deliver()
-        elif isinstance(request, dict):
+        else:
             self.server.on_message(request)
+
+    def answer(self, message: dict) -> None:
+        """Send `message` to this page now (answers and errors are not held back)."""
+        with contextlib.suppress(tornado.websocket.WebSocketClosedError):
+            self.write_message(json.dumps(message, allow_nan=False))
 
     def queue(self, message: dict) -> None:
         kind = message.get("type")
         if kind == "transforms":
             self.transforms.update(message["items"])
         elif kind == "state":
-            samples = (self.state or {}).get("samples", []) + message.get("samples", [])
-            self.state = {**message, "samples": samples}
+            held = self.state or {"samples": [], "restart": False}
+            self.state = {**message, "samples": merge_samples(held["samples"], message["samples"], message["restart"]),
+                          "restart": held["restart"] or message["restart"]}
         else:  # answers and errors go at once
-            with contextlib.suppress(tornado.websocket.WebSocketClosedError):
-                self.write_message(json.dumps(message, allow_nan=False))
+            self.answer(message)
             return
         self.deliver()
 
@@ -155,20 +205,29 @@ class DebugServer:
         on_message: called with each JSON object a page sends, in the server's thread.
         on_connect: called when a page connects; the JSON objects it returns are sent to it.
         host: address to listen on (loopback by default: anyone who reaches the page can move
-            the robot's targets).
-        port: port (0: a free one).
+            the robot's targets); requests must name it (or loopback) as their Host.
+        port: port, 0..65535 (0: a free one).
 
     Attributes:
-        url: the page, ``http://HOST:PORT/``.
+        url: the page, ``http://HOST:PORT/`` (on a wildcard host, 0.0.0.0 or ::, the loopback
+            address: the page on this machine).
+
+    Raises:
+        ConfigurationError: a host or port that is not one (:func:`debug_access.check_address`).
+        ReljacError: the address cannot be listened on.
     """
 
     def __init__(self, meshcat_url: str, on_message: Callable[[dict], None],
                  on_connect: Callable[[], list[dict]] = list, *, host: str = LOOPBACK,
                  port: int = 0) -> None:
+        host, port = check_address(host, port)
+        self.policy = HostPolicy(host)
         address = meshcat_url.split("//", 1)[-1].split("/", 1)[0]
         self.meshcat_ws = f"ws://{address}/"
         self.on_message, self.on_connect = on_message, on_connect
         self._pages: set[_Control] = set()
+        self._lock = threading.Lock()
+        self._states_in_flight = 0  # states broadcast that the server's thread has not queued yet
         self._loop: tornado.ioloop.IOLoop | None = None
         self._http: tornado.httpserver.HTTPServer | None = None
         started = threading.Event()
@@ -178,12 +237,12 @@ class DebugServer:
             asyncio.set_event_loop(asyncio.new_event_loop())
             loop = tornado.ioloop.IOLoop.current()
             app = tornado.web.Application([
-                (r"/", _Page),
-                (r"/favicon.ico", _NoIcon),
-                (r"/static/(.*)", tornado.web.StaticFileHandler, {"path": str(MESHCAT_DIST)}),
+                (r"/", _Page, {"server": self}),
+                (r"/favicon.ico", _NoIcon, {"server": self}),
+                (r"/static/(.*)", _Static, {"server": self, "path": str(MESHCAT_DIST)}),
                 (r"/scene", _Scene, {"server": self}),
                 (r"/control", _Control, {"server": self}),
-            ])
+            ], websocket_max_message_size=MAX_MESSAGE)
             try:
                 sockets = tornado.netutil.bind_sockets(port, address=host)
             except OSError as exc:
@@ -209,7 +268,7 @@ class DebugServer:
         if not started.wait(START_TIMEOUT) or failure:
             why = failure[0] if failure else "timed out"
             raise ReljacError(f"the debug page's server could not listen on {host}:{port} ({why})")
-        shown = f"[{host}]" if ":" in host else host
+        shown = LOOPBACK if host in ("0.0.0.0", "::") else f"[{host}]" if ":" in host else host
         self.url = f"http://{shown}:{self.port}/"
 
     @property
@@ -222,7 +281,7 @@ class DebugServer:
         """True when no page is connected or one has acknowledged its last update (it takes
         the next at once)."""
         pages = list(self._pages)
-        return not pages or any(page.ready for page in pages)
+        return not pages or (not self._states_in_flight and any(page.ready for page in pages))
 
     def broadcast(self, message: dict) -> None:
         """Send a JSON object to every page (from any thread; dropped once closed). Transforms
@@ -231,12 +290,26 @@ class DebugServer:
         if loop is None:
             return
 
-        def send() -> None:
-            for page in list(self._pages):
-                page.queue(message)
+        state = message.get("type") == "state"
 
-        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+        def send() -> None:
+            try:
+                for page in list(self._pages):
+                    page.queue(message)
+            finally:
+                if state:
+                    with self._lock:
+                        self._states_in_flight -= 1
+
+        if state:  # until the page has it, the page is not ready for another (no race with `ready`)
+            with self._lock:
+                self._states_in_flight += 1
+        try:
             loop.add_callback(send)
+        except RuntimeError:  # the loop closed meanwhile
+            if state:
+                with self._lock:
+                    self._states_in_flight -= 1
 
     def close(self) -> None:
         """Stop listening and end the thread (idempotent)."""

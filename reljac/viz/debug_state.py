@@ -17,9 +17,13 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from ..ik import CollisionAvoidance, Controller, RelativeFrameTask, RelativePositionTask, Task
+from ..ik import CollisionAvoidance, Controller, PostureTask, RelativeFrameTask, RelativePositionTask, Task
 
 NEAREST_PAIRS = 5  # collision pairs listed in the panel
+PLOT_SECONDS = 10.0  # [s] of samples the plots show
+PLOT_RATE = 30.0  # [1/s] samples kept for the plots, at most
+MAX_HISTORY = 3600.0  # [s] a recording may be asked to keep
+MAX_FRAMES = 36_000  # frames a recording keeps at most (memory: see Recording)
 
 
 def _finite(x: float) -> float | None:
@@ -99,8 +103,9 @@ def level_error(norms: list[dict[str, float]]) -> float:
 
 def levels_panel(controller: Controller, errors: dict[str, dict[str, float]]) -> list[dict]:
     """Per level, highest first: its tasks with their error norms, the scale, met, the residual,
-    the joints and constraints (collision pairs as "link/link") that saturated it, and what
-    limited its scale when it fell short (``LevelReport.limited_by``)."""
+    the joints and constraints (collision pairs as "link/link") that saturated it, what
+    limited its scale when it fell short (``LevelReport.limited_by``), and ``posture``: True
+    for a level of posture tasks only (a regularization, not expected to be met)."""
     reports = controller.last_reports
     panel = []
     for i, tasks in enumerate(controller.levels):
@@ -117,6 +122,7 @@ def levels_panel(controller: Controller, errors: dict[str, dict[str, float]]) ->
             "saturated_joints": [] if report is None else list(report.saturated_joints),
             "saturated_constraints": [] if report is None else list(report.saturated_constraints),
             "limited_by": "" if report is None else report.limited_by,
+            "posture": bool(tasks) and all(isinstance(task, PostureTask) for task in tasks),
         })
     return panel
 
@@ -137,16 +143,37 @@ class Frame:
 
 
 class Recording:
-    """The last `seconds` [s] of a run at one frame per step of `dt` [s] (older frames drop)."""
+    """The last `seconds` [s] of a run at one frame per step of `dt` [s] (older frames drop), and
+    never more than `max_frames` frames: a frame holds q, the targets and the panel (measured:
+    5 kB on dual_arm's demo hierarchy, 3 levels and collision pairs), so MAX_FRAMES bounds the
+    memory to about 200 MB whatever `seconds` and `dt` (``--history 3600`` at ``dt = 1e-4``
+    would be 36 M frames).
 
-    def __init__(self, seconds: float, dt: float) -> None:
+    Attributes:
+        frames: the frames on record, oldest first. asked: frames `seconds` would hold.
+        bounded: True when `max_frames` cut the history short (fewer than `asked` frames kept).
+        dropped: frames that fell off the start of the recording since the last clear.
+    """
+
+    def __init__(self, seconds: float, dt: float, max_frames: int = MAX_FRAMES) -> None:
         self.dt = float(dt)
-        self.frames: deque[Frame] = deque(maxlen=max(math.ceil(seconds / dt), 1))
+        wanted = seconds / self.dt  # may be huge (inf): compared as a float before any int
+        self.asked = math.ceil(wanted) if wanted < 1e15 else None
+        self.frames: deque[Frame] = deque(maxlen=max(math.ceil(min(wanted, max_frames)), 1))
+        self.bounded = wanted > max_frames
+        self.dropped = 0
 
     def __len__(self) -> int:
         return len(self.frames)
 
+    @property
+    def seconds(self) -> float:
+        """[s] of the run the recording can hold (its frames times dt)."""
+        return float(self.frames.maxlen or 0) * self.dt
+
     def add(self, frame: Frame) -> None:
+        if len(self.frames) == self.frames.maxlen:
+            self.dropped += 1
         self.frames.append(frame)
 
     def truncate(self, index: int) -> Frame:
@@ -157,6 +184,7 @@ class Recording:
 
     def clear(self) -> None:
         self.frames.clear()
+        self.dropped = 0
 
     def write(self, log: Any, tasks: list[Task]) -> Any:
         """Feed every frame to `log` (an object with ``record(t, q, active_tasks, norms)``, like
@@ -178,3 +206,27 @@ def restore_targets(tasks: list[Task], targets: dict[str, Any]) -> None:
         target = targets.get(task.name)
         if target is not None:
             task.set_target(target)  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------------------- plot samples
+def merge_samples(held: list[list], new: list[list], restart: bool = False) -> list[list]:
+    """Plot samples ``[t, level errors, distance]`` held for a page, with `new` ones added: the
+    newest PLOT_SECONDS of them at most PLOT_RATE a second (what the page keeps, so at most
+    PLOT_SECONDS * PLOT_RATE + 1 samples however long a page is busy). `restart` (a reset or a
+    rewind since `held`) drops `held`; so does time going back. Returns a new list."""
+    out = [] if restart else list(held)
+    for sample in new:
+        add_sample(out, sample)
+    return out
+
+
+def add_sample(samples: list[list], sample: list) -> None:
+    """Add `sample` to `samples` in place, as :func:`merge_samples` does."""
+    t = sample[0]
+    if samples and t < samples[-1][0]:
+        samples.clear()
+    if samples and t - samples[-1][0] < 1.0 / PLOT_RATE:
+        return
+    samples.append(sample)
+    while samples[0][0] < t - PLOT_SECONDS:
+        del samples[0]

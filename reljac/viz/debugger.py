@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import html
 import math
+import os
 import queue
+import sys
 import threading
 import time
 import webbrowser
@@ -35,17 +37,23 @@ import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from ..exceptions import ConfigurationError, ReljacError
+from ..files import shown
 from ..ik import Controller
 from ..relative import Kinematics
 from ..robot import Robot, as_robot
 from ..validation import as_float
+from .debug_access import check_address
 from .debug_overlays import HANDLE_PARTS, Handle, JointMarks
 from .debug_requests import handle_request
 from .debug_server import LOOPBACK, DebugServer, TransformRelay
 from .debug_sliders import joint_sliders
 from .debug_state import (
+    MAX_HISTORY,
+    PLOT_RATE,
+    PLOT_SECONDS,
     Frame,
     Recording,
+    add_sample,
     collision_limits,
     collision_panel,
     draggable,
@@ -61,6 +69,7 @@ MAX_FPS = 60.0  # [1/s] displays of the scene and states sent to the page, at mo
 PAGE_POLL = 0.005  # [s] between looks at whether a busy page took the last update
 STEP_BUDGET = 0.5 / MAX_FPS  # [s] of catching up on the control clock between two updates of the page
 HANDLE_SIZE = 1.5  # handle axis length, in the viewer's scale
+REQUESTS_PER_PASS = 256  # requests carried out between two looks at the control clock, at most
 
 
 class Debugger:
@@ -70,9 +79,12 @@ class Debugger:
         controller: the hierarchy to debug, or None for joint sliders (then give `robot`).
         q: first configuration (nq,) (default: the robot's reference configuration).
         robot: the robot when there is no controller.
-        history: [s] of the run kept for the timeline and export.
+        history: [s] of the run kept for the timeline and export, in (0, 3600]; the recording
+            keeps at most ``debug_state.MAX_FRAMES`` frames (memory), and says so when that
+            is fewer than `history` asks (a line on stderr, and on the page).
         host: address the page is served on (default loopback: whoever reaches the page can
-            move the robot); port: its port (0: a free one).
+            move the robot; the page answers only requests naming this host or loopback);
+            port: its port, 0..65535 (0: a free one).
         paused: start paused.
         new_log: ``new_log(joint_names, dt, tasks)`` returns an object with ``record(t, q,
             active_tasks, norms)`` and ``save(path)`` (``reljac.apps.recording.RunLog`` fits):
@@ -83,6 +95,9 @@ class Debugger:
     Attributes:
         url: the page. viewer: the :class:`~reljac.viz.Viewer`. steps: control steps taken.
         updates_per_second: scene updates sent in the last second.
+
+    Raises:
+        ConfigurationError: a controller, robot, q, history, host or port that is not one.
     """
 
     def __init__(self, controller: Controller | None, q: ArrayLike | None = None, *, robot: Robot | None = None,
@@ -97,25 +112,35 @@ class Debugger:
         self.robot = robot = controller.robot if controller is not None else as_robot(robot)
         self.controller = controller
         self.dt = controller.dt if controller is not None else 1.0 / 30.0
-        history = as_float(history, "history [s]", minimum=0.0, strict=True, error=ConfigurationError)
+        history = as_float(history, "history", minimum=0.0, strict=True, error=ConfigurationError,
+                           valid=f"a number of seconds in (0, {MAX_HISTORY:g}]")
+        if history > MAX_HISTORY:
+            raise ConfigurationError(f"history must be a number of seconds in (0, {MAX_HISTORY:g}], got {history:g}")
+        host, port = check_address(host, port)
         self.q0 = robot.reference_configuration() if q is None else robot.validate_q(q)
         self.q, self.t, self.steps = self.q0.copy(), 0.0, 0
         self.tasks = [] if controller is None else controller.tasks
         self.targets0 = targets_of(self.tasks)
         self.collision = [] if controller is None else collision_limits(controller)
-        self.recording = Recording(history, self.dt)
+        self.recording, self.history = Recording(history, self.dt), history
+        if self.recording.bounded:
+            print(f"reljac debug: the recording keeps the last {self.recording.seconds:.3g} s "
+                  f"(at most {self.recording.frames.maxlen} frames, for memory), not the {history:g} s asked",
+                  file=sys.stderr, flush=True)
+        if not isinstance(export_dir, (str, os.PathLike)):
+            raise ConfigurationError(f"export_dir must be a folder's path, got {type(export_dir).__name__}")
         self.new_log, self.export_dir = new_log, Path(export_dir)
         self.paused = bool(paused)
         self.updates_per_second = 0.0
         self._requests: queue.Queue[dict] = queue.Queue()
-        self._pending_steps = 0
         self._scrub: int | None = None
         self._grab: tuple[str, pin.SE3] | None = None
         self._samples: list[list] = []
+        self._restart = False  # the run went back (reset, rewind) since the last state
         self._state: dict = {}
         self._stop = threading.Event()
         self._lock = threading.Lock()
-        self.viewer = Viewer(robot, q=self.q0, zmq_url=zmq_url)
+        self.viewer = Viewer(robot, q=self.q0, zmq_url=zmq_url, announce=False)
         self.server: DebugServer | None = None
         try:
             # live transforms go to the page in one message per update (see TransformRelay)
@@ -130,7 +155,8 @@ class Debugger:
         self.url = self.server.url
         self._thread = threading.Thread(target=self._run, name="reljac-debugger", daemon=True)
         self._thread.start()
-        print(f"reljac debug page of robot '{robot.name}': {self.url}", flush=True)
+        print(f"reljac debug page of robot '{robot.name}': open {self.url} in a browser "
+              "(the page to use: scene, handles and panel)", flush=True)
         if open:
             webbrowser.open(self.url, new=2)
 
@@ -167,7 +193,11 @@ class Debugger:
     def _hello(self) -> list[dict]:
         """What a page needs first: the handles, the sliders, the levels; the nodes' transforms."""
         paths = {name: handle.node.path.lower() for name, (_, handle) in self.handles.items()}
-        return [{"type": "init", "robot": self.robot.name, "dt": self.dt, "history": self.recording.frames.maxlen,
+        recording = self.recording
+        return [{"type": "init", "robot": self.robot.name, "dt": self.dt, "history": recording.frames.maxlen,
+                 "history_seconds": recording.seconds, "history_bounded": recording.bounded,
+                 "history_asked": self.history,
+                 "plot": {"seconds": PLOT_SECONDS, "rate": PLOT_RATE},
                 "handles": [{"name": name, "path": paths[name], "size": handle.size,
                              "kind": "pose" if getattr(task, "size", 6) == 6 else "position", "task": task.name}
                             for name, (task, handle) in self.handles.items()],
@@ -202,9 +232,14 @@ class Debugger:
         if self.new_log is None:
             raise ReljacError("this debugger has no log writer (new_log): nothing to export with")
         with self._lock:
-            log = self.new_log(list(self.robot.model.names[1:]), self.dt, self.tasks)
+            log = self.new_log(self.robot.q_names, self.dt, self.tasks)
             self.recording.write(log, self.tasks)
-        return Path(log.save(path))
+        try:
+            return Path(log.save(path))
+        except ReljacError:
+            raise
+        except (OSError, ValueError) as exc:  # a log writer that does not say it in a ReljacError
+            raise ReljacError(f"cannot write the recording to '{shown(str(path))}': {exc}") from None
 
     def close(self) -> None:
         """Stop the loop, the page's server and the viewer (idempotent)."""
@@ -236,6 +271,11 @@ class Debugger:
         """Carry out one request (:func:`~reljac.viz.debug_requests.handle_request`); True if the scene changed."""
         return handle_request(self, request)
 
+    def _tell(self, message: dict) -> None:
+        """Send an answer or an error to the pages (none open: dropped)."""
+        if self.server is not None:
+            self.server.broadcast(message)
+
     def _control_step(self) -> None:
         controller = self.controller
         assert controller is not None
@@ -247,8 +287,8 @@ class Debugger:
         with self._lock:
             self.recording.add(Frame(self.t, self.q.copy(), targets, errors, levels, pairs, distance))
             self.q, self.t, self.steps = q_next, self.t + self.dt, self.steps + 1
-        self._samples.append([self.t, [level["error"] for level in levels],
-                              distance if math.isfinite(distance) else None])
+        add_sample(self._samples, [self.t, [level["error"] for level in levels],
+                                   distance if math.isfinite(distance) else None])  # bounded: see merge_samples
 
     def _run(self) -> None:
         """Steps on the control clock (dt per step, in real time), the scene and the page's state
@@ -267,8 +307,10 @@ class Debugger:
             except queue.Empty:
                 request = None
             try:
-                while request is not None:
-                    dirty |= self._handle(request)
+                for _ in range(REQUESTS_PER_PASS):  # a flood of requests does not stop the clock
+                    if request is None:
+                        break
+                    dirty |= self._carry_out(request)
                     request = self._requests.get_nowait()
             except queue.Empty:
                 pass
@@ -282,10 +324,6 @@ class Debugger:
                         next_tick += self.dt
                         taken += 1
                     next_tick = max(next_tick, time.monotonic() - self.dt)  # behind: the clock slips
-                    if self._pending_steps:
-                        self._pending_steps -= 1
-                        self._control_step()
-                        taken += 1
                     dirty |= taken > 0
                 now = time.monotonic()
                 if dirty and now - last_draw >= 1.0 / MAX_FPS and self._page_ready():
@@ -293,10 +331,17 @@ class Debugger:
                     last_draw, dirty = now, False
                     window = [s for s in window if now - s < 1.0] + [now]
                     self.updates_per_second = float(len(window))
-            except ReljacError as exc:  # e.g. the meshcat server is gone: say so on the page, stop stepping
+            except Exception as exc:  # e.g. the meshcat server is gone: say so on the page, stop stepping
                 self.paused = True
-                if self.server is not None:
-                    self.server.broadcast({"type": "error", "message": str(exc)})
+                self._tell({"type": "error", "message": said(exc) + "; paused"})
+
+    def _carry_out(self, request: dict) -> bool:
+        """:meth:`_handle`, and whatever goes wrong there is said on the page: the loop goes on."""
+        try:
+            return self._handle(request)
+        except Exception as exc:  # a ReljacError (a step that failed), or a reljac bug: the run must not die of it
+            self._tell({"type": "error", "message": said(exc)})
+        return True
 
     def _page_ready(self) -> bool:
         """True unless every open page is still busy with the last update: an update made now
@@ -319,10 +364,11 @@ class Debugger:
             "frame_t": None if frame is None else frame.t,
             "levels": [] if frame is None else frame.levels, "pairs": [] if frame is None else frame.pairs,
             "min_distance": distance if math.isfinite(distance) else None,
-            "samples": self._samples, "targets": self._target_rows(), "q": self.q.tolist(),
+            "samples": self._samples, "restart": self._restart, "targets": self._target_rows(), "q": self.q.tolist(),
+            "dropped": self.recording.dropped,
             "joints": [] if self.controller is not None else joint_sliders(self.robot, self.q),
         }
-        self._samples = []
+        self._samples, self._restart = [], False
         with self._lock:
             self._state = state
         if self.server is not None:
@@ -331,6 +377,12 @@ class Debugger:
     def _target_rows(self) -> dict[str, list]:
         """Each handle's T_wh (4x4, row-major lists) as drawn."""
         return {name: handle.T_wh.homogeneous.tolist() for name, (_, handle) in self.handles.items()}
+
+
+def said(exc: Exception) -> str:
+    """An exception as one line for the page (a non-reljac one is a reljac bug and says so)."""
+    text = " ".join(str(exc).split())
+    return text if isinstance(exc, ReljacError) else f"unexpected {type(exc).__name__} (a reljac bug): {text}"
 
 
 def debug(controller: Controller | None, q: ArrayLike | None = None, **kwargs: Any) -> Debugger:

@@ -58,6 +58,7 @@ class Viewer(Session):
         root: name of the robot's node in the meshcat scene (default: the robot's name).
         follow: frame the camera again (from the same direction) when a :meth:`display` puts
             part of the robot out of the picture (default True).
+        announce: print the page's URL (default True; the debug page prints its own instead).
 
     The camera looks at the centre of the robot's bounding box from the front (+x), a little to
     the left and above, as close as it can with the whole box in the picture
@@ -93,6 +94,7 @@ class Viewer(Session):
         open: bool = False,
         root: str | None = None,
         follow: bool = True,
+        announce: bool = True,
     ) -> None:
         self.robot = robot = as_robot(robot)
         self.root = root or robot.name
@@ -122,7 +124,8 @@ class Viewer(Session):
         except BaseException:
             self.close()
             raise
-        print(f"reljac viewer of robot '{robot.name}': {self.url}", flush=True)
+        if announce:  # (the debug page says its own URL: only the page to open is printed)
+            print(f"reljac viewer of robot '{robot.name}': {self.url}", flush=True)
         if open:
             webbrowser.open(self.url, new=2)
 
