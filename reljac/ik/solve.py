@@ -22,8 +22,7 @@ from numpy.typing import ArrayLike
 
 from ..exceptions import ConfigurationError, TaskError
 from ..relative import Kinematics
-from ..robot import Robot
-from ..robots import as_robot
+from ..robot import Robot, as_robot
 from ..validation import as_count, as_float
 from .controller import Controller, _as_levels
 from .hierarchy import DampingPolicy

@@ -31,7 +31,7 @@ class RequestTarget(Protocol):
         tasks and targets0: the controller's tasks and their first targets, by task name.
         recording: the frames of the run; export_dir: where an export is written by default.
         paused: the run is paused; the private fields are the debugger's state between requests
-        (steps asked for while paused, the frame scrubbed to, the handle grabbed, plot samples).
+        (a restart asked for, the frame scrubbed to, the handle grabbed, plot samples).
     """
 
     robot: Robot
@@ -47,7 +47,7 @@ class RequestTarget(Protocol):
     export_dir: Path
     paused: bool
     handles: dict[str, tuple[Any, Any]]  # handle name -> (task, its Handle overlay)
-    _pending_steps: int
+    _restart: bool
     _scrub: int | None
     _grab: tuple[str, pin.SE3] | None
     _samples: list[list]
@@ -55,6 +55,14 @@ class RequestTarget(Protocol):
 
     def export(self, path: str | Path) -> Path:
         """Write the recording to `path`; the path written."""
+        ...
+
+    def _tell(self, message: dict) -> None:
+        """Send `message` to every page (an error, a reply)."""
+        ...
+
+    def _control_step(self) -> None:
+        """One controller step from q, recorded (the page's Step)."""
         ...
 
 
