@@ -115,10 +115,11 @@ def test_a_missing_peer_is_skipped_with_a_one_line_note(monkeypatch):
 def test_the_peers_section_comes_only_with_the_flag():
     assert bench._names("ik") == ["ik"] and bench._names("ik", peers=True) == ["ik", "peers"]
     assert "peers" not in bench._names("all")
-    assert bench._names("all", peers=True) == ["jacobian", "reference", "ik", "peers", "map"]
+    assert bench._names("all", peers=True) == ["jacobian", "reference", "ik", "peers", "map", "solve+peers"]
+    assert bench._names("solve", peers=True) == ["solve+peers"] and bench._names("solve") == ["solve"]
 
 
 def test_peers_flag_outside_ik_is_a_usage_error(capsys):
     assert main(["bench", "jacobian", "--peers"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and "--peers" in err and "'ik' or 'all'" in err
+    assert err.count("\n") == 0 and "--peers" in err and "'ik', 'solve' or 'all'" in err

@@ -97,8 +97,8 @@ def test_joint_limits_are_held_and_the_level_scaled_within_them(planar, backend)
     tip = Kinematics(planar, result.q).placement("tip").translation
     elbow = L1 * np.array([math.cos(3.1), math.sin(3.1)])
     closest = abs(np.linalg.norm(np.array([-1.8, 0.0]) - elbow) - L2)
-    assert np.linalg.norm(tip[:2] - [-1.8, 0.0]) == pytest.approx(closest, abs=1e-7)
-    assert abs(abs(result.q[0]) - 3.1) < 1e-9
+    assert np.linalg.norm(tip[:2] - [-1.8, 0.0]) == pytest.approx(closest, abs=1e-6)
+    assert abs(abs(result.q[0]) - 3.1) < 1e-6  # (a step covers half the way to a limit: it comes ever closer)
     assert "joint1" in result.message
 
 
@@ -174,15 +174,23 @@ def dual_arm_levels(robot, q_target, q_posture):
 
 @pytest.mark.skipif(not compiled_available(), reason="the compiled core is not built")
 def test_both_backends_find_the_same_configurations_from_the_same_seeds(dual_arm, rng):
-    for trial in range(4):
-        levels, _, _ = dual_arm_levels(dual_arm, dual_arm.random_configuration(rng), dual_arm.neutral())
+    """Seeded restarts, no timeout: the same decisions, iterations and q. Long runs are compared
+    on converging problems; on the three-level stack, runs of up to 80 Newton steps (restarts,
+    both phases): a step accepted on one backend and rejected on the other (costs equal to 1e-12)
+    would send two long runs apart."""
+    right = FrameTask("right_tool", name="right")
+    for trial in range(3):
+        right.set_target(Kinematics(dual_arm, dual_arm.random_configuration(rng)).placement("right_tool"))
         q0 = dual_arm.random_configuration(rng)
-        found = {b: solve(dual_arm, q0, levels, tol=1e-6, restarts=3, seed=trial, backend=b)
-                 for b in ("python", "compiled")}
-        a, b = found["python"], found["compiled"]
-        assert (a.converged, a.reason, a.restarts) == (b.converged, b.reason, b.restarts)
-        assert a.iterations == b.iterations
-        np.testing.assert_allclose(a.q, b.q, atol=1e-8)
+        a, b = (solve(dual_arm, q0, [[right]], tol=1e-8, seed=trial, backend=x) for x in ("python", "compiled"))
+        assert a.converged and b.converged and (a.iterations, a.restarts) == (b.iterations, b.restarts)
+        np.testing.assert_allclose(a.q, b.q, atol=1e-9)
+        levels, _, _ = dual_arm_levels(dual_arm, dual_arm.random_configuration(rng), dual_arm.neutral())
+        a, b = (solve(dual_arm, q0, levels, tol=1e-6, restarts=3, max_iters=10, seed=trial, backend=x)
+                for x in ("python", "compiled"))
+        assert (a.converged, a.reason, a.restarts, a.iterations) == (b.converged, b.reason, b.restarts, b.iterations)
+        np.testing.assert_allclose(a.q, b.q, atol=1e-6)
+        np.testing.assert_allclose(a.level_errors, b.level_errors, rtol=1e-6, atol=1e-9)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -251,3 +259,21 @@ def test_solve_many_refuses_targets_of_unknown_tasks_and_mixed_sets(dual_arm):
     with pytest.raises(ConfigurationError, match="seeds must be"):
         solve_many(dual_arm, np.zeros((2, dual_arm.nq)), [[left]], [pin.SE3.Identity()] * 3)
     assert solve_many(dual_arm, None, [[left]], []) == []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not compiled_available(), reason="the compiled core is not built")
+def test_bench_solve_measures_every_chain_and_problem_it_announces():
+    from reljac.apps import bench
+    from reljac.robots import example_robots
+
+    if not {"ur5", "panda", "kinova", "xarm7", "talos"} <= set(example_robots()):
+        pytest.skip("needs example-robot-data's UR5, Panda, Kinova, xArm7 and Talos (the test extra)")
+
+    done = []
+    r = bench.results("solve", quick=True, progress=done.append)["sections"]["solve"]
+    assert sum(done) == bench.units("solve", quick=True)
+    assert [c["chain"].split()[0] for c in r["chains"]] == ["ur5", "panda", "kinova", "xarm7"]
+    for s in [c["reljac"] for c in r["chains"]] + r["cases"]:
+        assert 0.0 <= s["within_budget"] <= s["at_all"] <= 1.0 and s["median_s"] <= s["p95_s"] <= s["p99_s"]
+    assert r["solve_many"]["problems"] == 64 and r["solve_many"]["speedup"] > 0

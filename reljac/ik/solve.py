@@ -30,6 +30,8 @@ from .limits import JointPositionLimit, Limit
 from .search import CONVERGED, EXHAUSTED, TIMEOUT, PythonSearch, SearchOptions, SearchResult, sampling
 from .task import Task
 
+AT_LIMIT = 1e-6  # [rad or m] a joint this close to a limit is at it (for the messages)
+SEARCH_LIMIT_GAIN = 0.5  # a step may use half the way to a position limit: full steps slam joints onto them
 UNDAMPED = DampingPolicy(threshold=0.0, max_damping=0.0, error_damping=0.0)  # the search's: mu damps
 REASONS = {CONVERGED: "converged", TIMEOUT: "timeout", EXHAUSTED: "unreachable"}
 
@@ -100,7 +102,7 @@ class Solver:
         self.robot = robot = as_robot(robot)
         self._levels = _as_levels(levels)
         self._make = lambda: Controller(
-            robot, self._levels, dt=1.0, velocity_limits=np.full(robot.nv, np.inf), limit_gain=1.0,
+            robot, self._levels, dt=1.0, velocity_limits=np.full(robot.nv, np.inf), limit_gain=SEARCH_LIMIT_GAIN,
             position_margin=position_margin, damping=UNDAMPED if damping is None else damping,
             constraints=constraints, backend=backend, anti_chatter=False)
         first = self._make()
@@ -219,7 +221,7 @@ class Solver:
         kind, lower, upper = self.sample
         model, q = self.robot.model, found.q
         at_limit = [model.names[j.id] for j in model.joints[1:] if j.nq == 1 and kind[j.idx_q] == 0 and
-                    min(q[j.idx_q] - lower[j.idx_q], upper[j.idx_q] - q[j.idx_q]) < 1e-9]
+                    min(q[j.idx_q] - lower[j.idx_q], upper[j.idx_q] - q[j.idx_q]) < AT_LIMIT]
         limits = f"; at their limits there: {', '.join(at_limit)}" if at_limit else ""
         return (f"level {k + 1} ({', '.join(unmet)}) not met within tol={o.tol:g}: {what}; the closest "
                 f"configuration found is returned (level errors {', '.join(f'{e:.3g}' for e in level_errors)})"

@@ -17,7 +17,9 @@ namespace reljac {
 namespace {
 
 constexpr double kTieBand = 1e-12;  // relative difference of two level costs that is a tie
-constexpr double kSlack = 1e-2;     // met levels may rise to this fraction of the active level's cost
+constexpr double kSlack = 1e-2;
+constexpr int kPolishIters = 20;  // Newton iterations of the strict phase after a flat one, at most
+constexpr double kFeasibleTolerance = 1e-9;  // how far below 0 a row's d may be at a converged q     // met levels may rise to this fraction of the active level's cost
 constexpr double kPi = 3.14159265358979323846;
 
 // splitmix64 (Steele, Lea, Flood 2014): the restarts' random stream.
@@ -115,64 +117,93 @@ class Searcher {
   ~Searcher() { s_.levels = strict_; }
 
   SearchResult run(const Vector& q0) {
-    using Clock = std::chrono::steady_clock;
-    const auto start = Clock::now();
-    auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
-    const bool timed = o_.timeout >= 0;
-    SearchResult out;
+    start_ = Clock::now();
     SplitMix64 random{o_.seed};
-    Vector q = q0, q_new(q0.size()), best_q = q0;
-    Vector best_costs = Vector::Constant(static_cast<long>(s_.levels.size()), kInf);
-    Vector costs, new_costs, level_costs, new_level_costs;
-    bool have_best = false;
+    best_q_ = q0;
+    best_costs_ = Vector::Constant(static_cast<long>(strict_.size()), kInf);
+    q_ = q0;
+    q_new_.resize(q0.size());
+    // the flat phase, then the strict one from where it ended (one phase when they are the same)
+    const bool two = flat_.size() != strict_.size();
     while (true) {
-      s_.levels = out.searches % 2 == 0 ? strict_ : flat_;
-      ++out.searches;
-      int failing = evaluate(q, level_costs, costs);
-      if (failing >= 0 && !have_best) out.failing = failing;
-      Vector mu = Vector::Constant(static_cast<long>(s_.levels.size()), o_.mu_initial);
-      int stale = 0, streak = 0;
-      for (int it = 0; failing < 0; ++it) {
-        if (!have_best || lexicographically_lower(level_costs, best_costs, o_.floor).first) {
-          best_q = q;
-          best_costs = level_costs;
-          have_best = true;
-        }
-        if (converged(q)) return finish(out, q, level_costs, true, SearchReason::kConverged, elapsed());
-        if (timed && elapsed() >= o_.timeout) return finish(out, best_q, best_costs, false, SearchReason::kTimeout,
-                                                           elapsed());
-        if (it >= o_.max_iters) break;
-        if (!newton_step(q, mu, q_new)) break;
-        ++out.iterations;
-        failing = evaluate(q_new, new_level_costs, new_costs);
-        int active = 0;
-        const std::vector<char>& counted = out.searches % 2 == 1 ? strict_counted_ : flat_counted_;
-        const Verdict verdict = failing < 0 ? improves(new_costs, costs, o_.floor, counted, active)
-                                            : Verdict{false, 0.0, 0};
-        if (verdict.keep) {
-          q.swap(q_new);
-          costs.swap(new_costs);
-          level_costs.swap(new_level_costs);
-          mu = (mu * o_.mu_shrink).cwiseMax(o_.mu_min);
-          streak = 0;
-          stale = verdict.ratio < o_.stall_ratio ? stale + 1 : 0;
-          if (stale >= o_.stall_iters) break;
-        } else {
-          raise_damping(mu, verdict.culprit, active, ++streak, o_.mu_grow);
-          if (mu.minCoeff() > o_.mu_max) break;
-          failing = evaluate(q, level_costs, costs);  // the rows at q again
-        }
+      ++out_.searches;
+      for (int phase = two ? 0 : 1; phase < 2; ++phase) {
+        const SearchReason status = local(phase == 0 ? flat_ : strict_, phase == 0 ? flat_counted_ : strict_counted_,
+                                          two && phase == 1 ? std::min(o_.max_iters, kPolishIters) : o_.max_iters);
+        if (status != SearchReason::kExhausted) return finish(status);
       }
-      if (o_.restarts >= 0 && out.searches > o_.restarts)
-        return finish(out, best_q, best_costs, false, have_best ? SearchReason::kExhausted : SearchReason::kFailed,
-                      elapsed());
-      if (timed && elapsed() >= o_.timeout)
-        return finish(out, best_q, best_costs, false, SearchReason::kTimeout, elapsed());
-      sample(random, q0, q);
+      if (o_.restarts >= 0 && out_.searches > o_.restarts)
+        return finish(have_best_ ? SearchReason::kExhausted : SearchReason::kFailed);
+      if (timed_out()) return finish(SearchReason::kTimeout);
+      sample(random, q0, q_);
     }
   }
 
  private:
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start_;
+  SearchResult out_;
+  Vector q_, q_new_, best_q_, best_costs_, costs_, new_costs_, level_costs_, new_level_costs_;
+  bool have_best_ = false;
+
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  bool timed_out() const { return o_.timeout >= 0 && elapsed() >= o_.timeout; }
+
+  // search.py's PythonSearch.local: a local search from q_ on `levels`; kConverged (q_ kept as
+  // best), kTimeout, or kExhausted (q_: where it ended).
+  SearchReason local(const std::vector<std::vector<int>>& levels, const std::vector<char>& counted, int max_iters) {
+    s_.levels = levels;
+    int failing = evaluate(q_, level_costs_, costs_);
+    if (failing >= 0 && !have_best_) out_.failing = failing;
+    Vector mu = Vector::Constant(static_cast<long>(levels.size()), o_.mu_initial);
+    int stale = 0, streak = 0;
+    for (int it = 0; failing < 0; ++it) {
+      if (!have_best_ || lexicographically_lower(level_costs_, best_costs_, o_.floor).first) keep_best();
+      s_.constraints(q_, none_);  // (for the step, and the check that q is feasible)
+      if (converged(q_) && feasible()) {
+        keep_best();
+        return SearchReason::kConverged;
+      }
+      if (timed_out()) return SearchReason::kTimeout;
+      if (it >= max_iters) break;
+      if (!newton_step(q_, mu, q_new_)) break;
+      ++out_.iterations;
+      failing = evaluate(q_new_, new_level_costs_, new_costs_);
+      int active = 0;
+      const Verdict verdict = failing < 0 ? improves(new_costs_, costs_, o_.floor, counted, active)
+                                          : Verdict{false, 0.0, 0};
+      if (verdict.keep) {
+        q_.swap(q_new_);
+        costs_.swap(new_costs_);
+        level_costs_.swap(new_level_costs_);
+        mu = (mu * o_.mu_shrink).cwiseMax(o_.mu_min);
+        streak = 0;
+        stale = verdict.ratio < o_.stall_ratio ? stale + 1 : 0;
+        if (stale >= o_.stall_iters) break;
+      } else {
+        raise_damping(mu, verdict.culprit, active, ++streak, o_.mu_grow);
+        if (mu.minCoeff() > o_.mu_max) break;
+        failing = evaluate(q_, level_costs_, costs_);  // the rows at q again
+      }
+    }
+    return SearchReason::kExhausted;
+  }
+
+  void keep_best() {
+    best_q_ = q_;
+    best_costs_ = level_costs_;
+    have_best_ = true;
+  }
+
+  SearchResult finish(SearchReason reason) {
+    out_.q = best_q_;
+    out_.level_costs = best_costs_;
+    out_.converged = reason == SearchReason::kConverged;
+    out_.reason = reason;
+    out_.seconds = elapsed();
+    return out_;
+  }
+
   Step::Impl& s_;
   const SearchOptions& o_;
   const std::vector<std::vector<int>> strict_;  // the step's levels, restored at the end
@@ -227,9 +258,14 @@ class Searcher {
 
   // q_new = integrate(q, v), v the hierarchy's Newton step at q (rows from evaluate(q)) with
   // Levenberg-Marquardt damping mu (one per level); false when v is not finite.
-  bool newton_step(const Vector& q, const Vector& mu, Vector& q_new) {
+  // search.py's feasible: q satisfies the rows of the constraints at v = 0 (constraints() at q done).
+  bool feasible() const {
+    const auto d = s_.cons.used_d();
+    return d.size() == 0 || d.minCoeff() >= -kFeasibleTolerance;
+  }
+
+  bool newton_step(const Vector& q, const Vector& mu, Vector& q_new) {  // constraints() at q done
     for (size_t k = 0; k < s_.level_systems.size(); ++k) s_.level_systems[k].extra_damping = mu(static_cast<long>(k));
-    s_.constraints(q, none_);
     s_.v = solve_hierarchy(s_.level_systems, s_.cons, s_.policy, s_.reports, s_.workspace);
     if (!s_.v.allFinite()) return false;
     s_.advance(q, q_new);
@@ -255,16 +291,6 @@ class Searcher {
           q(i) = seed(i);
       }
     }
-  }
-
-  static SearchResult& finish(SearchResult& out, const Vector& q, const Vector& costs, bool converged,
-                              SearchReason reason, double seconds) {
-    out.q = q;
-    out.level_costs = costs;
-    out.converged = converged;
-    out.reason = reason;
-    out.seconds = seconds;
-    return out;
   }
 };
 
