@@ -277,3 +277,62 @@ def test_bench_solve_measures_every_chain_and_problem_it_announces():
     for s in [c["reljac"] for c in r["chains"]] + r["cases"]:
         assert 0.0 <= s["within_budget"] <= s["at_all"] <= 1.0 and s["median_s"] <= s["p95_s"] <= s["p99_s"]
     assert r["solve_many"]["problems"] == 64 and r["solve_many"]["speedup"] > 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_with_collision_avoidance_the_configuration_returned_keeps_the_minimum_distance(dual_arm, backend):
+    """The right tool held where it is (level 1), the left tool sent into the right arm (the origin
+    of right_link5, inside its collision geometry; level 2): without avoidance it gets there (the
+    arms in contact); with it no pair comes closer than min_distance, the search says the level is
+    unreachable, and the right tool is still held."""
+    from reljac.collision import CollisionModel
+    from reljac.ik import CollisionAvoidance
+
+    model = CollisionModel(dual_arm)
+    rng = np.random.default_rng(2)
+    while True:  # a start with the left tool within 50 cm of right_link5, no pair closer than 2 cm (62 draws)
+        q0 = dual_arm.random_configuration(rng)
+        kin = Kinematics(dual_arm, q0)
+        gap = np.linalg.norm(kin.relative_placement("left_tool", "right_link5").translation)
+        if gap < 0.5 and model.distances(q0, jacobians=False).distance.min() > 0.02:
+            break
+    hold, lead = FrameTask("right_tool", name="hold"), RelativePositionTask("universe", "left_tool", name="lead")
+    hold.set_target(kin.placement("right_tool"))
+    lead.set_target(kin.placement("right_link5").translation)
+    free = solve(dual_arm, q0, [[hold], [lead]], tol=1e-5, restarts=2, backend=backend)
+    assert free.converged and model.distances(free.q, jacobians=False).distance.min() < 0.01
+    avoidance = CollisionAvoidance(dual_arm, model=model, min_distance=0.01)
+    kept = solve(dual_arm, q0, [[hold], [lead]], tol=1e-5, restarts=0, max_iters=60, constraints=[avoidance],
+                 backend=backend)
+    assert not kept.converged and kept.reason == "unreachable" and "level 2 (lead)" in kept.message, kept.message
+    assert model.distances(kept.q, jacobians=False).distance.min() >= 0.01 - 1e-6
+    assert max(kept.errors["hold"].values()) < 1e-5
+
+
+@pytest.mark.parametrize("com_priority", ["none", "high"])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_humanoid_reaches_with_its_feet_held_and_its_centre_of_mass_supported(talos, backend, com_priority):
+    """Talos: feet held (level 1), with com_priority="high" the centre of mass held over where it
+    was (a CoMTask, level 2), the left gripper sent 25 cm forward and 10 cm down (next level), a
+    posture; the support region (2 cm margin) held above every level. The answer: the feet where
+    they were, the gripper there, the centre of mass at least 2 cm inside the feet's hull (and
+    where it was, with the CoMTask)."""
+    from reljac.apps.balance_demo import FEET, LEFT, MARGIN, POSITION
+    from reljac.ik import humanoid_stack
+
+    q0 = talos.reference_configuration()
+    standing = humanoid_stack(talos, q0, feet=FEET, margin=MARGIN, com_priority=com_priority)
+    kin0 = Kinematics(talos, q0)
+    hand = FrameTask(LEFT, weight=POSITION, name="hand")
+    hand.set_target(pin.SE3(np.eye(3), kin0.placement(LEFT).translation + [0.25, 0.0, -0.10]))
+    levels = [list(level) for level in standing.levels]
+    levels.insert(2 if com_priority == "high" else 1, [hand])
+    result = solve(talos, q0, levels, tol=1e-4, restarts=2, constraints=standing.constraints, backend=backend)
+    assert result.converged, result.message
+    kin = Kinematics(talos, result.q)
+    for foot in FEET:
+        assert np.linalg.norm(pin.log6(kin0.placement(foot).actInv(kin.placement(foot))).vector) < 1e-4
+    polygon = standing.support.polygon(kin)
+    assert polygon.contains(kin.center_of_mass(), margin=MARGIN - 1e-6)
+    if com_priority == "high":
+        np.testing.assert_allclose(kin.center_of_mass()[:2], kin0.center_of_mass()[:2], atol=1e-4)

@@ -43,7 +43,8 @@ revolute joint a uniform angle, every other coordinate (floating bases, spherica
 first seed. The random stream is splitmix64 seeded with ``seed``, the same in C++. The search
 ends on convergence, after ``restarts`` restarts (None: no cap, then a timeout is needed), or when
 ``timeout`` seconds of wall clock have passed (checked every iteration); it returns the
-configuration with the lexicographically smallest costs seen.
+configuration with the lexicographically smallest costs seen among those that satisfy the limits'
+rows (any, when none did).
 """
 
 from __future__ import annotations
@@ -328,6 +329,7 @@ class PythonSearch:
         self.start, self.iterations = start, 0
         self.best_q: np.ndarray = q0
         self.best_costs: np.ndarray | None = None
+        self.best_feasible = False
         ids = {id(t) for t in self.counted}
         counted = [[any(id(t) in ids for t in level) for level in levels] for levels in (self.strict, self.flat)]
         phases = [(self.flat, counted[1]), (self.strict, counted[0])] if len(self.flat) != len(self.strict) \
@@ -363,10 +365,12 @@ class PythonSearch:
         kin, level_costs, costs = self.evaluate(q, structure)
         mu, stale, streak, it = np.full(len(structure), o.mu_initial), 0, 0, 0
         while np.isfinite(costs).all():  # (rows that are not finite: no local search from q)
-            if self.best_costs is None or lexicographically_lower(level_costs, self.best_costs, o.floor)[0]:
-                self.best_q, self.best_costs = kin.q, level_costs
             constraints = self.constraints(kin)
-            if self.converged(kin) and feasible(constraints[3]):
+            ok = feasible(constraints[3])
+            if self.best_costs is None or (ok and not self.best_feasible) or (
+                    ok == self.best_feasible and lexicographically_lower(level_costs, self.best_costs, o.floor)[0]):
+                self.best_q, self.best_costs, self.best_feasible = kin.q, level_costs, ok
+            if ok and self.converged(kin):
                 self.best_q, self.best_costs = kin.q, level_costs
                 return CONVERGED, kin.q
             if self.timed_out():

@@ -144,7 +144,7 @@ class Searcher {
   Clock::time_point start_;
   SearchResult out_;
   Vector q_, q_new_, best_q_, best_costs_, costs_, new_costs_, level_costs_, new_level_costs_;
-  bool have_best_ = false;
+  bool have_best_ = false, best_feasible_ = false;
 
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
   bool timed_out() const { return o_.timeout >= 0 && elapsed() >= o_.timeout; }
@@ -158,10 +158,13 @@ class Searcher {
     Vector mu = Vector::Constant(static_cast<long>(levels.size()), o_.mu_initial);
     int stale = 0, streak = 0;
     for (int it = 0; failing < 0; ++it) {
-      if (!have_best_ || lexicographically_lower(level_costs_, best_costs_, o_.floor).first) keep_best();
       s_.constraints(q_, none_);  // (for the step, and the check that q is feasible)
-      if (converged(q_) && feasible()) {
-        keep_best();
+      const bool ok = feasible();
+      if (!have_best_ || (ok && !best_feasible_) ||
+          (ok == best_feasible_ && lexicographically_lower(level_costs_, best_costs_, o_.floor).first))
+        keep_best(ok);
+      if (ok && converged(q_)) {
+        keep_best(true);
         return SearchReason::kConverged;
       }
       if (timed_out()) return SearchReason::kTimeout;
@@ -189,9 +192,10 @@ class Searcher {
     return SearchReason::kExhausted;
   }
 
-  void keep_best() {
+  void keep_best(bool feasible) {
     best_q_ = q_;
     best_costs_ = level_costs_;
+    best_feasible_ = feasible;
     have_best_ = true;
   }
 
