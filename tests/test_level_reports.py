@@ -72,3 +72,35 @@ def test_the_allegro_pinch_from_neutral_names_the_joint_that_stalls_it(backend):
             v = controller.last_velocity[j]
             assert min(abs(v - max(lo[j], -vmax[j])), abs(v - min(hi[j], vmax[j]))) < 1e-12
     assert stalled, "the pinch from neutral should stall against the joint limits"
+
+
+@pytest.mark.parametrize("backend", SOLVERS)
+def test_a_level_out_of_reach_says_so_even_at_full_scale(backend):
+    """The planar arm's tip sent 3 m away (reach 1.8 m): stretched towards it, the level is not met
+    at scale 1 with nothing saturated; the report says out of reach or singular."""
+    robot = Robot.bundled("planar_2link")
+    task = RelativePositionTask("base_link", "tip", gain=50.0)
+    task.set_target([3.0, 0.4, 0.0])
+    controller = Controller(robot, [[task]], dt=0.01, backend=backend)
+    q = np.array([0.3, 0.5])
+    for _ in range(200):
+        q = controller.step(q)
+    (report,) = controller.last_reports
+    assert not report.met and report.scale == 1.0 and report.limit_kind == -1
+    assert report.limited_by.startswith("out of reach or singular")
+
+
+@pytest.mark.parametrize("backend", SOLVERS)
+def test_a_level_held_back_by_a_saturated_joint_names_it_even_at_full_scale(backend):
+    """joint1 limited to 3.1 rad, the tip sent behind the base at full reach (needs q1 = pi):
+    joint1 ends on its bound, saturated for the level, which is met as far as joint2 can."""
+    robot = Robot.bundled("planar_2link")
+    task = RelativePositionTask("base_link", "tip", gain=50.0)
+    task.set_target([-1.8, 0.0, 0.0])
+    controller = Controller(robot, [[task]], dt=0.01, backend=backend)
+    q = np.array([2.5, 0.0])
+    for _ in range(300):
+        q = controller.step(q)
+    (report,) = controller.last_reports
+    assert not report.met
+    assert "joint1" in report.limited_by

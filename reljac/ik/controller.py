@@ -45,6 +45,22 @@ def _as_levels(levels: Any) -> list[list[Task]]:
     return out
 
 
+SINGULAR = 1e-3  # a level whose smallest singular value is below this is called singular in reports
+
+
+def _why_unmet(report: LevelReport) -> str:
+    """Why a level not met at full scale is not met: the joints or rows saturated for it, else
+    a singular level or its target out of reach (the closest point held), else the levels above."""
+    held = report.saturated_joints + report.saturated_constraints
+    if held:
+        return f"{', '.join(held)} at {'its limit' if len(held) == 1 else 'their limits'}"
+    sigma = report.smallest_singular_value
+    if sigma < SINGULAR or report.damping > 0.0:
+        return (f"out of reach or singular (smallest singular value {sigma:.2g}, damping {report.damping:.2g}): "
+                "the closest point is held")
+    return "the levels above (what they leave cannot meet it)"
+
+
 class Controller:
     """Strict-priority differential IK with joint limits, without a QP solver.
 
@@ -205,7 +221,8 @@ class Controller:
             report.saturated_constraints = [row_names[i] for i in report.saturated_rows]
             report.limited_by = (self._labels[report.limit_index] if report.limit_kind == 0 else
                                  row_names[report.limit_index] if report.limit_kind == 1 else
-                                 "the levels above (no freedom left)" if report.limit_kind == 2 else "")
+                                 "the levels above (no freedom left)" if report.limit_kind == 2 else
+                                 _why_unmet(report) if not report.met else "")
         return reports
 
     @property
