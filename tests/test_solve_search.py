@@ -307,6 +307,7 @@ def test_with_collision_avoidance_the_configuration_returned_keeps_the_minimum_d
     assert not kept.converged and kept.reason == "unreachable" and "level 2 (lead)" in kept.message, kept.message
     assert model.distances(kept.q, jacobians=False).distance.min() >= 0.01 - 1e-6
     assert max(kept.errors["hold"].values()) < 1e-5
+    assert kept.levels_met == [True, False] and free.levels_met == [True, True]
 
 
 @pytest.mark.parametrize("com_priority", ["none", "high"])

@@ -59,6 +59,15 @@ class IKResult:
     level_errors: list[float] = field(default_factory=list)
     _errors_at: Callable[[np.ndarray], dict[str, dict[str, float]]] | None = field(default=None, repr=False)
     _errors: dict[str, dict[str, float]] | None = field(default=None, repr=False)
+    _levels: list[list[str]] = field(default_factory=list, repr=False)  # names of the counted tasks per level
+    _tol: float = 0.0
+
+    @property
+    def levels_met(self) -> list[bool | None]:
+        """Per level: its counted tasks all within tol (None: a level of postures alone)."""
+        errors = self.errors
+        return [None if not names else all(max(errors[n].values()) <= self._tol for n in names)
+                for names in self._levels]
 
     @property
     def errors(self) -> dict[str, dict[str, float]]:
@@ -205,8 +214,10 @@ class Solver:
             kin = Kinematics(self.robot, q)
             return {task.name: task.error_norms(kin) for task in tasks}
 
+        counted = set(map(id, self.counted))
+        names = [[t.name for t in level if id(t) in counted] for level in controller.levels]
         return IKResult(found.q, found.converged, found.iterations, REASONS[found.reason], message,
-                        found.searches - 1, found.seconds, level_errors, errors_at)
+                        found.searches - 1, found.seconds, level_errors, errors_at, None, names, self.options.tol)
 
     def _why(self, found: SearchResult, level_errors: list[float]) -> str:
         o, kin = self.options, Kinematics(self.robot, found.q)
