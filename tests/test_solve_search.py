@@ -18,6 +18,7 @@ from reljac.ik import (
     PostureTask,
     RelativeFrameTask,
     RelativePositionTask,
+    Solver,
     compiled_available,
     solve,
     solve_many,
@@ -337,3 +338,28 @@ def test_a_humanoid_reaches_with_its_feet_held_and_its_centre_of_mass_supported(
     assert polygon.contains(kin.center_of_mass(), margin=MARGIN - 1e-6)
     if com_priority == "high":
         np.testing.assert_allclose(kin.center_of_mass()[:2], kin0.center_of_mass()[:2], atol=1e-4)
+
+
+def test_a_solver_shared_by_threads_refuses_instead_of_answering_wrongly(planar):
+    """A second thread's solve while the first runs raises; afterwards the Solver answers again."""
+    import threading
+
+    from reljac.exceptions import ReljacError
+
+    task = tip_position_task(3.0, 0.0)  # unreachable: the first thread searches until its timeout
+    solver = Solver(planar, [[task]], timeout=1.0, backend="python")
+    started = threading.Event()
+    original = solver._solve
+
+    def slow(q, seed):
+        started.set()
+        return original(q, seed)
+
+    solver._solve = slow
+    worker = threading.Thread(target=solver.solve)
+    worker.start()
+    assert started.wait(30)
+    with pytest.raises(ReljacError, match="one Solver per thread"):
+        solver.solve()
+    worker.join()
+    assert solver.solve().reason == "timeout"  # free again (its own budget ended it)

@@ -10,17 +10,19 @@ runs the Python specification, which finds the same configurations from the same
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import os
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..exceptions import ConfigurationError, TaskError
+from ..exceptions import ConfigurationError, ReljacError, TaskError
 from ..relative import Kinematics
 from ..robot import Robot, as_robot
 from ..validation import as_count, as_float
@@ -124,6 +126,7 @@ class Solver:
         kind, lower, upper = self.sample
         self.middle = np.where(kind == 0, 0.5 * (lower + upper), robot.neutral())
         self._core_options: Any = self._to_core(self.options) if self.compiled else None
+        self._lock = threading.Lock()
 
     @property
     def backend(self) -> str:
@@ -136,6 +139,21 @@ class Solver:
         restarts' random stream (the same seed finds the same q on both backends)."""
         q = self.middle if q0 is None else self.robot.validate_q(q0)
         seed = _seed(seed)
+        with self._held():
+            return self._solve(q, seed)
+
+    @contextlib.contextmanager
+    def _held(self) -> Iterator[None]:
+        """The solver held for one call; another thread's call meanwhile raises."""
+        if not self._lock.acquire(blocking=False):
+            raise ReljacError("this Solver is in use by another thread: create one Solver per thread "
+                              "(solve_many spreads problems over threads itself)")
+        try:
+            yield
+        finally:
+            self._lock.release()
+
+    def _solve(self, q: np.ndarray, seed: int) -> IKResult:
         controller = self.controllers[0]
         if not self.compiled:
             found = PythonSearch(controller, self.counted, dataclasses.replace(self.options, seed=seed),
@@ -168,6 +186,11 @@ class Solver:
         seed_rows = self._seed_rows(seeds, len(targets))
         if not targets:
             return []
+        with self._held():
+            return self._solve_many(targets, seed_rows, seed, n_workers, progress)
+
+    def _solve_many(self, targets: Sequence[Any], seed_rows: np.ndarray, seed: int, n_workers: int,
+                    progress: bool | None) -> list[IKResult]:
         tasks = self.controllers[0].tasks
         kept = [(task, getattr(task, "target", None), getattr(task, "target_velocity", None)) for task in tasks
                 if hasattr(task, "set_target")]
