@@ -16,7 +16,10 @@ the left tool in the world at level 2, a posture below: budget 10 ms) and a huma
 
 TRAC-IK (``--peers``): ``solver_type="Speed"``, its default, the same timeout and epsilon 1e-5
 (its own per-axis criterion), the joint limits handed over from Pinocchio (its URDF parser
-misreads some), seeded at the same middle configuration.
+misreads some), seeded at the same middle configuration. pink (``--peers``), what a Pinocchio
+user would otherwise iterate: see :func:`_run_pink`; its "at all" is its within-budget figure.
+ikpy is not run: its chains follow a URDF's first child links and end at UR5's ``ee_link``, not
+``tool0``.
 """
 
 from __future__ import annotations
@@ -102,6 +105,43 @@ def _run_tracik(robot: Robot, name: str, base: str, tip: str, targets: list[pin.
     return _stats(times, ok, ok, budget)
 
 
+def _run_pink(robot: Robot, base: str, tip: str, targets: list[pin.SE3], q0: np.ndarray,
+              budget: float) -> dict[str, Any] | None:
+    """pink iterated to convergence: its RelativeFrameTask (gain 1: full steps, dt = 1, its
+    Levenberg-Marquardt damping 1e-3), its ConfigurationLimit (gain 0.5, as reljac's search), the QP
+    solved by daqp; stopped when its error's position and orientation norms are at most tol or when
+    the budget is spent (checked every step)."""
+    try:
+        import pink
+        from pink.limits import ConfigurationLimit
+        from pink.tasks import RelativeFrameTask as PinkRelativeFrameTask
+    except ImportError:
+        return None
+    model = pin.Model(robot.model)  # pink adds attributes to the model it is given
+    data = model.createData()
+    task = PinkRelativeFrameTask(tip, base, position_cost=1.0, orientation_cost=1.0, lm_damping=1e-3, gain=1.0)
+    limits = [ConfigurationLimit(model, config_limit_gain=0.5)]
+    times, ok = [], []
+    for T in targets:
+        task.set_target(T)
+        start = time.perf_counter()
+        configuration = pink.Configuration(model, data, q0.copy())
+        converged = False
+        while time.perf_counter() - start < budget:
+            e = task.compute_error(configuration)
+            if np.linalg.norm(e[:3]) <= TOL and np.linalg.norm(e[3:]) <= TOL:
+                converged = True
+                break
+            try:
+                v = pink.solve_ik(configuration, [task], 1.0, solver="daqp", limits=limits, safety_break=False)
+            except pink.exceptions.NoSolutionFound:
+                break
+            configuration.integrate_inplace(v, 1.0)
+        times.append(time.perf_counter() - start)
+        ok.append(converged)
+    return _stats(times, ok, ok, budget)
+
+
 def chain_results(name: str, base: str, tip: str, n: int, peers: bool) -> dict[str, Any]:
     robot = Robot.load(name)
     targets = _targets(robot, base, tip, n, seed=2026)
@@ -114,6 +154,7 @@ def chain_results(name: str, base: str, tip: str, n: int, peers: bool) -> dict[s
                            "reljac": _run_reljac(solver, targets, task, q0, BUDGET, patient)}
     if peers:
         out["trac_ik"] = _run_tracik(robot, name, base, tip, targets, q0, BUDGET)
+        out["pink"] = _run_pink(robot, base, tip, targets, q0, BUDGET)
     return out
 
 
@@ -219,7 +260,7 @@ def solve_units(quick: bool = False) -> int:
 def solve_text(r: dict[str, Any]) -> str:
     rows = []
     for c in r["chains"]:
-        for who in ("reljac", "trac_ik"):
+        for who in ("reljac", "trac_ik", "pink"):
             s = c.get(who)
             if s is None:
                 continue
