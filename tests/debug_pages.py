@@ -76,9 +76,15 @@ class ControlPage:
         return [m["message"] for m in self.received if m.get("type") == "error"]
 
     def close(self) -> None:
-        self.ws.close()
-        self.loop.run_until_complete(asyncio.sleep(0.05))  # the close frame goes out
-        self.loop.close()
+        # tornado writes the close frame on the thread's current loop: make it this page's (an
+        # earlier test may have left the main thread without one)
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.ws.close()
+            self.loop.run_until_complete(asyncio.sleep(0.05))  # the close frame goes out
+        finally:
+            asyncio.set_event_loop(None)
+            self.loop.close()
 
     def __enter__(self) -> ControlPage:
         return self

@@ -26,7 +26,8 @@ A local search ends when every task that counts for convergence has its error no
 (:meth:`Task.error_norms`) at most ``tol`` and q satisfies the limits' rows (no collision pair
 closer than its minimum distance, the centre of mass in its support region: :func:`feasible`):
 converged; or after ``max_iters`` iterations, when every ``mu_k`` exceeds ``mu_max``, or after
-``stall_iters`` kept steps in a row that each improved by less than ``stall_ratio`` (relative).
+``stall_iters`` iterations in a row that were rejected or improved by less than ``stall_ratio``
+(relative).
 
 **Two phases** (TRAC-IK runs two local methods as well): a local search first puts every task
 that counts for convergence in one level (postures stay below: the flat phase), then, if that did
@@ -394,7 +395,8 @@ class PythonSearch:
             else:
                 streak += 1
                 raise_damping(mu, culprit, active, streak, o.mu_grow)
-                if mu.min() > o.mu_max:
+                stale += 1
+                if mu.min() > o.mu_max or stale >= o.stall_iters:
                     break
                 kin, level_costs, costs = self.evaluate(kin.q, structure)  # the rows at q again
         return EXHAUSTED, kin.q

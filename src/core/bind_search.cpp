@@ -24,7 +24,7 @@ void bind_search(py::module_& m) {
       .def_readwrite("mu_shrink", &SearchOptions::mu_shrink, "its factor after an accepted step")
       .def_readwrite("mu_min", &SearchOptions::mu_min, "its floor")
       .def_readwrite("mu_max", &SearchOptions::mu_max, "above it a local search ends")
-      .def_readwrite("stall_iters", &SearchOptions::stall_iters, "accepted steps in a row below stall_ratio end it")
+      .def_readwrite("stall_iters", &SearchOptions::stall_iters, "iterations in a row rejected or below stall_ratio end it")
       .def_readwrite("stall_ratio", &SearchOptions::stall_ratio, "relative improvement of a step that counts")
       .def_readwrite("floor", &SearchOptions::floor, "level costs below this tie [m^2, rad^2]")
       .def_readwrite("counted", &SearchOptions::counted, "indices of the tasks that decide convergence")

@@ -185,7 +185,7 @@ class Searcher {
         if (stale >= o_.stall_iters) break;
       } else {
         raise_damping(mu, verdict.culprit, active, ++streak, o_.mu_grow);
-        if (mu.minCoeff() > o_.mu_max) break;
+        if (mu.minCoeff() > o_.mu_max || ++stale >= o_.stall_iters) break;
         failing = evaluate(q_, level_costs_, costs_);  // the rows at q again
       }
     }
