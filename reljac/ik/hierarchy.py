@@ -57,6 +57,17 @@ class Level:
     identity_scale: float | None = None
     mask: np.ndarray | None = None
     extra_damping: float = 0.0
+    # Inequality rows (issue 29), None on an equality level. Otherwise (m,) each: row i asks
+    # lower_i <= A_i v <= upper_i (-inf / +inf: one-sided), an equality row has lower_i = upper_i;
+    # b is not read then. Such levels are solved by reljac.ik.inequality (the backends dispatch),
+    # never by solve_hierarchy.
+    lower: np.ndarray | None = None
+    upper: np.ndarray | None = None
+
+    @property
+    def bounded(self) -> bool:
+        """True when the level has bounds (inequality rows), see ``lower`` / ``upper``."""
+        return self.lower is not None or self.upper is not None
 
     def times(self, x: np.ndarray) -> np.ndarray:
         """A @ x."""
@@ -101,6 +112,22 @@ class LevelReport:
     saturated_joints: list[str] = field(default_factory=list)
     saturated_constraints: list[str] = field(default_factory=list)
     limited_by: str = ""
+    # Levels with inequality rows (reljac.ik.inequality) also fill in: active, the level's rows
+    # (indices in its stacked rows) at a bound or beyond it; margins (m,), how far each row is
+    # inside its interval (an equality row's interval is one point; negative: violated by that
+    # much), like residual at the level's own solution; changes, the active-set changes the
+    # level took; capped, True when it stopped at the cap on them or on a degenerate row (the
+    # best feasible point reached so far is kept); held, (level, row) of the
+    # inequality rows of levels above that this level pushed onto their bound; limit_level, the
+    # level of the row limit_kind 3 points at. The controller names the active rows in
+    # ``active_rows`` ("task name[component]").
+    active: list[int] = field(default_factory=list)
+    margins: np.ndarray | None = None
+    changes: int = 0
+    capped: bool = False
+    held: list[tuple[int, int]] = field(default_factory=list)
+    limit_level: int = -1
+    active_rows: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -350,8 +377,13 @@ def solve_hierarchy(
 
     Raises:
         TaskError: the levels' rows overflow float64 (huge gains, weights or targets), as the
-            compiled solver says.
+            compiled solver says; a level has bounds (inequality rows: solved by
+            ``reljac.ik.inequality.solve_lexicographic``, which the backends call for them).
     """
+    bounded = next((k for k, level in enumerate(levels) if level.bounded), None)
+    if bounded is not None:
+        raise TaskError(f"level {bounded} has bounds (inequality rows): solve_hierarchy takes equality levels only; "
+                        "use reljac.ik.inequality.solve_lexicographic")
     try:
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is the TaskError below
             v, reports = _solve_hierarchy(levels, lo, hi, policy or DampingPolicy(), C, d)
