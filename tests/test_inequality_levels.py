@@ -142,3 +142,25 @@ def test_bad_bounds_are_named(lower, upper, match):
 
 def test_change_cap_grows_with_the_problem():
     assert active_set.change_cap(2, 4, 1) == active_set.CAP_BASE + 14
+
+
+def test_damped_random_hierarchies_keep_the_constraints_and_what_each_level_met():
+    """With the damping on (singular part and extra damping), on random problems (those of the
+    oracle test): v keeps the box and the rows of C the start met, no level reaches the cap,
+    and every inequality row a level left inside its interval is still inside at the end."""
+    qp_cascade = pytest.importorskip("qp_cascade")
+    rng = np.random.default_rng(5)
+    policy = DampingPolicy(threshold=0.5, max_damping=0.1)
+    for n in range(200):
+        problem = qp_cascade.random_problem(rng)
+        levels = [Level(A, np.zeros(A.shape[0]), lower=low, upper=high, extra_damping=float(rng.uniform(0.0, 0.01)))
+                  for A, low, high in problem.levels]
+        v, reports = solve_lexicographic(levels, problem.lo, problem.hi, policy=policy, C=problem.C, d=problem.d)
+        assert (v <= problem.hi + 1e-12).all() and (v >= problem.lo - 1e-12).all(), n
+        met_at_start = problem.C @ np.clip(np.zeros_like(v), problem.lo, problem.hi) <= problem.d + 1e-12
+        assert (problem.C[met_at_start] @ v <= problem.d[met_at_start] + 1e-12).all(), n
+        for (A, low, high), report in zip(problem.levels, reports, strict=True):
+            assert not report.capped, n
+            inside = (report.margins >= 0.0) & (low < high)
+            x = A[inside] @ v
+            assert (x >= low[inside] - 1e-9).all() and (x <= high[inside] + 1e-9).all(), n
