@@ -156,3 +156,25 @@ def test_clearing_the_bounds_gives_back_the_target(planar):
     task.set_bounds(-0.1, 0.1)
     task.set_bounds()
     assert task.bounds is None and task.rows(Kinematics(planar, Q)).lower is None
+
+
+def test_closed_loop_the_tip_enters_its_box_and_rests_there_while_the_band_keeps_the_joints(planar):
+    """Stepping from outside the box (e = (0.25, -0.1), box +-0.05): x comes back at the task's
+    gain to its bound 0.05 (a target would take it to the centre, 0), y ends anywhere inside;
+    then the arm rests (the band below is met, nothing asks for motion), and no joint leaves
+    the centring band the posture level keeps."""
+    q = np.array([0.2, 0.4])
+    box = RelativePositionTask("base_link", "tip", gain=5.0, weight=[1, 1, 0])
+    box.set_target(tip(planar, q) + np.array([-0.25, 0.1, 0.0]))
+    box.set_bounds(-0.05, 0.05)
+    band = PostureTask(planar, gain=5.0)
+    band.set_centring_band(0.6)
+    controller = Controller(planar, [[box], [band]], dt=0.01)
+    for _ in range(300):
+        q = controller.step(q)
+    e = tip(planar, q) - box.target
+    assert e[0] == pytest.approx(0.05, abs=1e-5)  # x came back to its bound, not to the centre
+    assert abs(e[1]) <= 0.05 + 1e-6  # y inside: free (the x row's least-norm motion moves it)
+    assert (np.abs(q) <= 0.6 * 3.1 + 1e-6).all()
+    q_next = controller.step(q)
+    assert np.abs(q_next - q).max() < 1e-6  # at rest inside

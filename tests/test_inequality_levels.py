@@ -144,6 +144,7 @@ def test_change_cap_grows_with_the_problem():
     assert active_set.change_cap(2, 4, 1) == active_set.CAP_BASE + 14
 
 
+@pytest.mark.slow
 def test_damped_random_hierarchies_keep_the_constraints_and_what_each_level_met():
     """With the damping on (singular part and extra damping), on random problems (those of the
     oracle test): v keeps the box and the rows of C the start met, no level reaches the cap,

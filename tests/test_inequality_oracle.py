@@ -42,8 +42,8 @@ def agreement(seed: int, problems: int) -> tuple[float, int, int]:
 
 
 def test_agrees_with_the_qp_cascade_on_random_problems():
-    _worst, compared, failed = agreement(seed=7, problems=120)
-    assert compared >= 115 and failed <= 5
+    _worst, compared, failed = agreement(seed=7, problems=30)
+    assert compared >= 28 and failed <= 2
 
 
 @pytest.mark.slow

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..exceptions import TaskError
 from ..relative import Kinematics
 from ..validation import as_float
 from .task import Task, TaskTerms
@@ -38,7 +39,7 @@ class BallTask(Task):
 
     def __init__(self, task: Task, radius: float, **kwargs: Any) -> None:
         if not isinstance(task, Task):
-            raise TypeError(f"BallTask needs a reljac.ik Task, got {task!r}")
+            raise TaskError(f"BallTask needs a reljac.ik Task whose error it bounds, got {task!r}")
         self.inner = task
         self.robot = getattr(task, "robot", None)
         kwargs.setdefault("name", f"ball of {task.name}")

@@ -57,10 +57,9 @@ class Level:
     identity_scale: float | None = None
     mask: np.ndarray | None = None
     extra_damping: float = 0.0
-    # Inequality rows (issue 29), None on an equality level. Otherwise (m,) each: row i asks
-    # lower_i <= A_i v <= upper_i (-inf / +inf: one-sided), an equality row has lower_i = upper_i;
-    # b is not read then. Such levels are solved by reljac.ik.inequality (the backends dispatch),
-    # never by solve_hierarchy.
+    # Inequality rows (issue 29), None on an equality level, else (m,) each: lower_i <= A_i v <=
+    # upper_i (+-inf: one-sided; lower_i = upper_i: an equality row; b is not read). Solved by
+    # reljac.ik.inequality.solve_lexicographic (the backends dispatch), never by solve_hierarchy.
     lower: np.ndarray | None = None
     upper: np.ndarray | None = None
 
@@ -112,15 +111,9 @@ class LevelReport:
     saturated_joints: list[str] = field(default_factory=list)
     saturated_constraints: list[str] = field(default_factory=list)
     limited_by: str = ""
-    # Levels with inequality rows (reljac.ik.inequality) also fill in: active, the level's rows
-    # (indices in its stacked rows) at a bound or beyond it; margins (m,), how far each row is
-    # inside its interval (an equality row's interval is one point; negative: violated by that
-    # much), like residual at the level's own solution; changes, the active-set changes the
-    # level took; capped, True when it stopped at the cap on them or on a degenerate row (the
-    # best feasible point reached so far is kept); held, (level, row) of the
-    # inequality rows of levels above that this level pushed onto their bound; limit_level, the
-    # level of the row limit_kind 3 points at. The controller names the active rows in
-    # ``active_rows`` ("task name[component]").
+    # Filled in on levels with bounds (reljac.ik.inequality, whose docstring says what they mean):
+    # active rows, margins (m,), active-set changes, capped, held (level, row) rows of levels
+    # above, limit_level (of limit_kind 3, a row of a level above); active_rows (the controller's names).
     active: list[int] = field(default_factory=list)
     margins: np.ndarray | None = None
     changes: int = 0

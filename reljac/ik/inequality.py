@@ -24,7 +24,20 @@ differ on equality levels that do not fit. :func:`solve_lexicographic` is used f
 with at least one bounded level (:mod:`reljac.ik.backend` dispatches); hierarchies of equality
 levels keep :func:`reljac.ik.hierarchy.solve_hierarchy`.
 
-Every level's report names its active rows (:class:`reljac.ik.hierarchy.LevelReport`).
+**Reports** (:class:`reljac.ik.hierarchy.LevelReport`, at the level's own solution as for the
+equality solver): ``residual`` is the level's violation (the norm of its rows' distances to
+their intervals) and ``met`` says it is within 1e-9 (1 + |the nearest rates inside the
+bounds|); ``scale`` is 1 (levels are never scaled here); ``saturated`` / ``saturated_rows`` are
+the joints and rows of C held on their bound when the level ends; ``active`` lists the level's
+inequality rows (indices in its stacked rows) at a bound or beyond it, ``margins`` (m,) how far
+each row is inside its interval (an equality row's is one point; negative: violated by that
+much); ``changes`` counts the level's active-set changes, ``capped`` says it stopped at the cap
+on them (or on a row it could not hold, without freedom along it) at the best feasible point
+reached; ``held`` names the inequality rows of levels above, (level, row), held on their bound;
+``limit_kind`` / ``limit_index`` / ``limit_level`` point at the held row with the largest
+multiplier when the level is not met (0 a joint, 1 a row of C, 3 row limit_index of level
+limit_level), else 2 when the levels above took directions it needs. The controller names the
+active rows in ``active_rows`` ("task name[component]").
 """
 
 from __future__ import annotations
