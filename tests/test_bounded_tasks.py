@@ -178,3 +178,12 @@ def test_closed_loop_the_tip_enters_its_box_and_rests_there_while_the_band_keeps
     assert (np.abs(q) <= 0.6 * 3.1 + 1e-6).all()
     q_next = controller.step(q)
     assert np.abs(q_next - q).max() < 1e-6  # at rest inside
+
+
+@pytest.mark.skipif(not compiled_available(), reason="compiled core not built")
+def test_a_dropped_compiled_controller_no_longer_holds_the_task(planar):
+    task = RelativePositionTask("base_link", "tip")
+    task.set_target(tip(planar, Q))
+    Controller(planar, [[task]], dt=0.01, backend="compiled")  # dropped at once (its step and it form a cycle)
+    task.set_bounds(-0.1, 0.1)
+    assert task.bounds is not None

@@ -165,3 +165,19 @@ def test_damped_random_hierarchies_keep_the_constraints_and_what_each_level_met(
             inside = (report.margins >= 0.0) & (low < high)
             x = A[inside] @ v
             assert (x >= low[inside] - 1e-9).all() and (x <= high[inside] + 1e-9).all(), n
+
+
+def test_a_hierarchy_without_bounds_never_reaches_the_inequality_solver(monkeypatch, planar):
+    """The equality path stays the SNS solver: the inequality solver is not called."""
+    from reljac.ik import Controller, PostureTask
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the inequality solver was called for equality levels")
+
+    monkeypatch.setattr("reljac.ik.backend.solve_lexicographic", refuse)
+    posture = PostureTask(planar)
+    posture.set_target(np.array([0.1, -0.2]))
+    controller = Controller(planar, [[posture]], dt=0.01, backend="python")
+    v = controller.velocity(np.zeros(2))
+    np.testing.assert_allclose(v, [0.1, -0.2], atol=1e-15)  # gain 1: v = q_target - q
+    assert controller.last_reports[0].active == [] and controller.last_reports[0].margins is None

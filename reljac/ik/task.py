@@ -7,6 +7,7 @@ The built-in tasks are in :mod:`reljac.ik.frame_tasks` and :mod:`reljac.ik.postu
 
 from __future__ import annotations
 
+import gc
 import inspect
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -87,12 +88,13 @@ class Task(ABC, Observable):
 
     size = 6
     counts_for_convergence = True
+    _bounds: tuple[np.ndarray, np.ndarray] | None = None  # (lower, upper) on e: see set_bounds
     # which parts of e max_speed caps: (slice of e, index in the (linear, angular) pair)
     speed_parts: tuple[tuple[slice, int], ...] = ((slice(None), 0),)
 
     def __init__(self, *, gain: float = 1.0, weight: ArrayLike = 1.0, max_speed: ArrayLike | None = None,
                  name: str | None = None) -> None:
-        self._bounds: tuple[np.ndarray, np.ndarray] | None = None
+        self._bounds = None
         self.gain = gain
         self.max_speed = max_speed
         self.name = name or type(self).__name__
@@ -163,6 +165,8 @@ class Task(ABC, Observable):
             TaskError: a bound NaN or of the wrong size, a lower bound above its upper bound,
                 or the task in use by a compiled controller step (it does not take bounds yet).
         """
+        if self.__dict__.get("_listeners"):
+            gc.collect()  # a controller dropped but not yet collected (a cycle) no longer counts
         if self.__dict__.get("_listeners"):
             raise TaskError(f"task '{self.name}' is used by a controller's compiled step, which does not take bounds "
                             "yet: set the bounds before building the Controller (it then runs on the Python solver)")
