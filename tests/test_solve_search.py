@@ -363,3 +363,10 @@ def test_a_solver_shared_by_threads_refuses_instead_of_answering_wrongly(planar)
         solver.solve()
     worker.join()
     assert solver.solve().reason == "timeout"  # free again (its own budget ended it)
+
+
+def test_tasks_with_bounds_are_refused_by_the_search_until_it_takes_them(planar):
+    task = tip_position_task(1.0, 0.5)
+    task.set_bounds(lower=[-0.1, -0.1, -0.1], upper=[0.1, 0.1, 0.1])
+    with pytest.raises(ConfigurationError, match="does not take tasks with bounds"):
+        solve(planar, None, [[task]])

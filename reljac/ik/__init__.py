@@ -8,6 +8,7 @@ Saturation in the Null Space. See :class:`Controller` (tracking, a step per cont
 
 from .backend import compiled_available, default_backend
 from .balance import CoMTask, SupportRegion
+from .bounds import BallTask
 from .collision_avoidance import CollisionAvoidance
 from .controller import Controller
 from .hierarchy import DampingPolicy, LevelReport
@@ -27,6 +28,7 @@ from .tasks import (
 )
 
 __all__ = [
+    "BallTask",
     "CoMTask",
     "CollisionAvoidance",
     "ContactTask",

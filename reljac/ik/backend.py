@@ -20,6 +20,7 @@ import pinocchio  # before the core: it loads the Pinocchio, coal and Boost libr
 
 from ..exceptions import ConfigurationError
 from .hierarchy import DampingPolicy, Level, LevelReport, solve_hierarchy
+from .inequality import has_bounds, solve_lexicographic
 
 BACKENDS = ("compiled", "python")
 
@@ -82,13 +83,35 @@ def resolve(name: str | None) -> str:
     return name
 
 
+INEQUALITY_NOTE = ("tasks with bounds (inequality rows) run on the Python hierarchy solver "
+                   "(reljac.ik.inequality): the compiled step does not take them yet")
+_noted = False
+
+
+def for_inequalities(asked: str | None) -> tuple[str, str]:
+    """(backend, note) of a controller whose tasks have bounds, where the compiled backend was
+    resolved: the Python one, said once on stderr; asked for by name, "compiled" is refused."""
+    global _noted
+    if asked == "compiled":
+        raise ConfigurationError(f"backend='compiled' was asked for, but {INEQUALITY_NOTE}; "
+                                 "use backend='python' or leave backend unset")
+    if not _noted:
+        _noted = True
+        print(f"reljac: {INEQUALITY_NOTE}", file=sys.stderr)
+    return "python", INEQUALITY_NOTE
+
+
 def _python(levels: list[Level], lo: np.ndarray, hi: np.ndarray, C: np.ndarray | None, d: np.ndarray | None,
             policy: DampingPolicy) -> tuple[np.ndarray, list[LevelReport]]:
+    if has_bounds(levels):  # inequality rows: the lexicographic active-set solver
+        return solve_lexicographic(levels, lo, hi, policy=policy, C=C, d=d)
     return solve_hierarchy(levels, lo, hi, policy=policy, C=C, d=d)
 
 
 def _compiled(levels: list[Level], lo: np.ndarray, hi: np.ndarray, C: np.ndarray | None, d: np.ndarray | None,
               policy: DampingPolicy) -> tuple[np.ndarray, list[LevelReport]]:
+    if has_bounds(levels):  # not in the compiled solver yet: its Python specification
+        return solve_lexicographic(levels, lo, hi, policy=policy, C=C, d=d)
     nv = lo.shape[0]
     if C is None:
         C, d = np.zeros((0, nv)), np.zeros(0)

@@ -23,6 +23,7 @@ from ..robot import Robot, as_robot
 from ..validation import as_float
 from . import backend as _backend
 from . import compiled as _compiled
+from .bounds import row_labels
 from .hierarchy import DampingPolicy, Level, LevelReport
 from .limits import JointPositionLimit, JointVelocityLimit, Limit, ReversalDamping, intersect
 from .tasks import Task
@@ -129,6 +130,9 @@ class Controller:
         self._limits = tuple(limits_)
         self._damping = damping or DampingPolicy()
         self.backend = _backend.resolve(backend)
+        self.backend_note = ""  # why the backend is not the one asked for ("" when it is)
+        if self.backend == "compiled" and any(task.bounds is not None for task in self.tasks):
+            self.backend, self.backend_note = _backend.for_inequalities(backend)
         self._solve = _backend.solver(self.backend)
         self.data = robot.new_data()
         self._last_q: np.ndarray | None = None  # the q of the last velocity / step (see _stepped_q)
@@ -222,7 +226,12 @@ class Controller:
             report.limited_by = (self._labels[report.limit_index] if report.limit_kind == 0 else
                                  row_names[report.limit_index] if report.limit_kind == 1 else
                                  "the levels above (no freedom left)" if report.limit_kind == 2 else
+                                 row_labels(self._levels[report.limit_level])[report.limit_index]
+                                 if report.limit_kind == 3 else
                                  _why_unmet(report) if not report.met else "")
+            if report.active:  # a level with bounds: its rows at or beyond a bound, by name
+                labels = row_labels(tasks)
+                report.active_rows = [labels[i] for i in report.active]
         return reports
 
     @property
@@ -233,7 +242,7 @@ class Controller:
         rows = [task.rows(kin) for task in tasks]
         if len(rows) == 1 and rows[0].A is None:
             r = rows[0]
-            level = Level(None, r.b, identity_scale=r.identity_scale, mask=r.mask)
+            level = Level(None, r.b, identity_scale=r.identity_scale, mask=r.mask, lower=r.lower, upper=r.upper)
         else:
             for task, r in zip(tasks, rows, strict=True):
                 if not (np.isfinite(r.b).all() and (r.A is None or np.isfinite(r.A).all())):
@@ -245,6 +254,10 @@ class Controller:
                 level = Level(*dense[0])
             else:
                 level = Level(np.vstack([A for A, _ in dense]), np.concatenate([b for _, b in dense]))
+            if any(r.lower is not None for r in rows):  # bounds: inequality rows (equality rows: lower = upper = b)
+                bounds = [r.dense_bounds(self.robot.nv) for r in rows]
+                level.lower = np.concatenate([lo for lo, _ in bounds])
+                level.upper = np.concatenate([hi for _, hi in bounds])
         if self._damping.error_damping and level.identity_scale is None:  # (an identity level: undamped)
             # |b dt|^2 (dt * dt: ** raises on overflow where a product gives inf)
             asked = sum(float(r.feedback @ r.feedback) for r in rows) * (self._dt * self._dt)

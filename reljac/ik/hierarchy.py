@@ -57,6 +57,16 @@ class Level:
     identity_scale: float | None = None
     mask: np.ndarray | None = None
     extra_damping: float = 0.0
+    # Inequality rows (issue 29), None on an equality level, else (m,) each: lower_i <= A_i v <=
+    # upper_i (+-inf: one-sided; lower_i = upper_i: an equality row; b is not read). Solved by
+    # reljac.ik.inequality.solve_lexicographic (the backends dispatch), never by solve_hierarchy.
+    lower: np.ndarray | None = None
+    upper: np.ndarray | None = None
+
+    @property
+    def bounded(self) -> bool:
+        """True when the level has bounds (inequality rows), see ``lower`` / ``upper``."""
+        return self.lower is not None or self.upper is not None
 
     def times(self, x: np.ndarray) -> np.ndarray:
         """A @ x."""
@@ -101,6 +111,16 @@ class LevelReport:
     saturated_joints: list[str] = field(default_factory=list)
     saturated_constraints: list[str] = field(default_factory=list)
     limited_by: str = ""
+    # Filled in on levels with bounds (reljac.ik.inequality, whose docstring says what they mean):
+    # active rows, margins (m,), active-set changes, capped, held (level, row) rows of levels
+    # above, limit_level (of limit_kind 3, a row of a level above); active_rows (the controller's names).
+    active: list[int] = field(default_factory=list)
+    margins: np.ndarray | None = None
+    changes: int = 0
+    capped: bool = False
+    held: list[tuple[int, int]] = field(default_factory=list)
+    limit_level: int = -1
+    active_rows: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -350,8 +370,13 @@ def solve_hierarchy(
 
     Raises:
         TaskError: the levels' rows overflow float64 (huge gains, weights or targets), as the
-            compiled solver says.
+            compiled solver says; a level has bounds (inequality rows: solved by
+            ``reljac.ik.inequality.solve_lexicographic``, which the backends call for them).
     """
+    bounded = next((k for k, level in enumerate(levels) if level.bounded), None)
+    if bounded is not None:
+        raise TaskError(f"level {bounded} has bounds (inequality rows): solve_hierarchy takes equality levels only; "
+                        "use reljac.ik.inequality.solve_lexicographic")
     try:
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is the TaskError below
             v, reports = _solve_hierarchy(levels, lo, hi, policy or DampingPolicy(), C, d)

@@ -9,9 +9,12 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
+from ..exceptions import TaskError
 from ..relative import Kinematics
 from ..robot import Robot, as_robot
+from ..validation import as_float
 from .description import PostureDescription, frozen
+from .limits import _one_dof_joints
 from .task import Task, TaskRows, TaskTerms
 
 
@@ -78,8 +81,33 @@ class PostureTask(Task):
         if c is None:
             return super().rows(kin)
         mask = self.row_mask
+        if self._bounds is not None:  # a band: c times the rates, open on masked rows
+            b, feedback, lower, upper = self.bound_rates(self.error(kin), np.zeros(self.size))
+            kept = mask > 0
+            return TaskRows(None, mask * (c * b), mask * (c * feedback), identity_scale=c, mask=mask,
+                            lower=np.where(kept, c * lower, -np.inf), upper=np.where(kept, c * upper, np.inf))
         feedback = mask * (c * self._feedback(self.error(kin)))
         return TaskRows(None, -feedback, feedback, identity_scale=c, mask=mask)
+
+    def set_centring_band(self, fraction: float) -> None:
+        """A joint-centring band: each 1-DoF joint with finite position limits [lo, hi] stays within
+        ``fraction`` (in [0, 1]) of its half-range around the middle of its range: the target's
+        coordinate goes to (lo + hi) / 2 and the error's bounds to +-fraction (hi - lo) / 2 [rad
+        or m]; other joints' rows get no bound (free). Inside the band the task costs nothing.
+
+        Raises:
+            TaskError: fraction not in [0, 1] (and as :meth:`Task.set_bounds`).
+        """
+        fraction = as_float(fraction, f"centring band fraction of task '{self.name}'", minimum=0.0)
+        if fraction > 1.0:
+            raise TaskError(f"centring band fraction of task '{self.name}' must be in [0, 1], got {fraction}")
+        q_index, v_index, lo, hi = _one_dof_joints(self.robot)
+        target = self.target
+        target[q_index] = 0.5 * (lo + hi)
+        half = np.full(self.size, np.inf)
+        half[v_index] = fraction * 0.5 * (hi - lo)
+        self.set_target(target)
+        self.set_bounds(-half, half)
 
     @property
     def identity_scale(self) -> float | None:

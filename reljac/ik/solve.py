@@ -112,6 +112,10 @@ class Solver:
         self.options = _options(tol, max_iters, restarts, timeout, 0)
         self.robot = robot = as_robot(robot)
         self._levels = _as_levels(levels)
+        bounded = [t.name for level in self._levels for t in level if t.bounds is not None]
+        if bounded:
+            raise ConfigurationError(f"solve does not take tasks with bounds yet ({', '.join(bounded)}): a search "
+                                     "drives every task to its target; use a Controller for bounds")
         self._make = lambda: Controller(
             robot, self._levels, dt=1.0, velocity_limits=np.full(robot.nv, np.inf), limit_gain=SEARCH_LIMIT_GAIN,
             position_margin=position_margin, damping=UNDAMPED if damping is None else damping,

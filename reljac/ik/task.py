@@ -7,6 +7,7 @@ The built-in tasks are in :mod:`reljac.ik.frame_tasks` and :mod:`reljac.ik.postu
 
 from __future__ import annotations
 
+import gc
 import inspect
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from numpy.typing import ArrayLike
 from ..exceptions import TaskError
 from ..relative import Kinematics
 from ..robot import Robot
-from ..validation import as_float, as_vector
+from ..validation import as_float, as_vector, real_array, short_repr
 from .description import Observable, TaskDescription
 
 
@@ -47,6 +48,9 @@ class TaskRows:
     feedback: np.ndarray
     identity_scale: float | None = None
     mask: np.ndarray | None = None
+    # a task with bounds (Task.set_bounds): lower <= A v <= upper, (m,) each [same units as b]
+    lower: np.ndarray | None = None
+    upper: np.ndarray | None = None
 
     def dense(self, nv: int) -> tuple[np.ndarray, np.ndarray]:
         """(A, b) with A explicit, masked rows dropped."""
@@ -55,6 +59,16 @@ class TaskRows:
         kept = np.ones(nv, dtype=bool) if self.mask is None else self.mask > 0
         scale = 1.0 if self.identity_scale is None else self.identity_scale
         return scale * np.eye(nv)[kept], self.b[kept]
+
+    def dense_bounds(self, nv: int) -> tuple[np.ndarray, np.ndarray]:
+        """(lower, upper) of the rows :meth:`dense` gives; (b, b) for a task without bounds."""
+        if self.lower is None or self.upper is None:
+            b = self.dense(nv)[1]
+            return b, b
+        if self.A is not None:
+            return self.lower, self.upper
+        kept = np.ones(nv, dtype=bool) if self.mask is None else self.mask > 0
+        return self.lower[kept], self.upper[kept]
 
 
 class Task(ABC, Observable):
@@ -74,11 +88,13 @@ class Task(ABC, Observable):
 
     size = 6
     counts_for_convergence = True
+    _bounds: tuple[np.ndarray, np.ndarray] | None = None  # (lower, upper) on e: see set_bounds
     # which parts of e max_speed caps: (slice of e, index in the (linear, angular) pair)
     speed_parts: tuple[tuple[slice, int], ...] = ((slice(None), 0),)
 
     def __init__(self, *, gain: float = 1.0, weight: ArrayLike = 1.0, max_speed: ArrayLike | None = None,
                  name: str | None = None) -> None:
+        self._bounds = None
         self.gain = gain
         self.max_speed = max_speed
         self.name = name or type(self).__name__
@@ -133,6 +149,62 @@ class Task(ABC, Observable):
     def weight(self, value: ArrayLike) -> None:
         self.set_weight(value)
 
+    @property
+    def bounds(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(lower, upper) bounds on the error e, (size,) each, or None: the task drives e to 0 (copies)."""
+        return None if self._bounds is None else (self._bounds[0].copy(), self._bounds[1].copy())
+
+    def set_bounds(self, lower: ArrayLike | None = None, upper: ArrayLike | None = None) -> None:
+        """Bounds instead of a target: keep ``lower <= e <= upper`` per component of the error e
+        [units of e], a scalar or (size,) each; None (or -inf / +inf) leaves a side open. Inside
+        with margin the task costs nothing; outside, its rows drive e back to the bound at the
+        task's gain (capped by max_speed). ``set_bounds()`` with no bound clears them. A task
+        with bounds makes inequality rows: its controller runs on the Python solver.
+
+        Raises:
+            TaskError: a bound NaN or of the wrong size, a lower bound above its upper bound,
+                or the task in use by a compiled controller step (it does not take bounds yet).
+        """
+        if self.__dict__.get("_listeners"):
+            gc.collect()  # a controller dropped but not yet collected (a cycle) no longer counts
+        if self.__dict__.get("_listeners"):
+            raise TaskError(f"task '{self.name}' is used by a controller's compiled step, which does not take bounds "
+                            "yet: set the bounds before building the Controller (it then runs on the Python solver)")
+        if lower is None and upper is None:
+            self._bounds = None
+            self._changed()
+            return
+        sides = []
+        for side, given, open_value in (("lower", lower, -np.inf), ("upper", upper, np.inf)):
+            arr = np.full(1, open_value) if given is None else real_array(given)
+            x = None if arr is None else np.broadcast_to(arr.reshape(-1), self.size) if arr.size in (1, self.size) \
+                else None
+            if x is None or np.isnan(x).any():
+                raise TaskError(f"{side} bound of task '{self.name}' must be a number or {self.size} numbers "
+                                f"(+-inf for an open side), got {short_repr(given)}")
+            sides.append(x.astype(float))
+        if (sides[0] > sides[1]).any():
+            i = int(np.flatnonzero(sides[0] > sides[1])[0])
+            raise TaskError(f"task '{self.name}': lower bound {sides[0][i]} above upper bound {sides[1][i]} "
+                            f"(component {i})")
+        self._bounds = (sides[0], sides[1])
+        self._changed()
+
+    def bound_rates(self, e: np.ndarray, ff: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(b, feedback, lower, upper) (size,) each of a task with bounds: the rates [units of e /
+        s] de/dt must keep, ``ff + gain (bound - n) - capped(gain (e - n))`` with n the nearest
+        point of the bounds to e (de/dt in [lower, upper] leaves any rate inside them free, and
+        asks to come back at the gain from outside); b = ff - capped(gain (e - n))."""
+        assert self._bounds is not None  # called for tasks with bounds
+        low, high = self._bounds
+        nearest = np.clip(e, low, high)
+        feedback = self._feedback(e - nearest)
+        b = ff - feedback
+        with np.errstate(invalid="ignore"):  # gain 0 x inf: an open side stays open
+            lower = np.where(np.isfinite(low), b + self._gain * (low - nearest), -np.inf)
+            upper = np.where(np.isfinite(high), b + self._gain * (high - nearest), np.inf)
+        return b, feedback, lower, upper
+
     def description(self, robot: Robot) -> TaskDescription | None:
         """What the compiled step needs to compute this task's rows itself (see
         :mod:`reljac.ik.description`), or None: its rows are computed in Python every step."""
@@ -172,6 +244,11 @@ class Task(ABC, Observable):
     def rows(self, kin: Kinematics) -> TaskRows:
         """The task's rows at kin's configuration: A = W J, b = W (-gain e + feed_forward)."""
         e, J, ff = self.compute(kin)
+        if self._bounds is not None:
+            b, feedback, lower, upper = self.bound_rates(np.asarray(e, dtype=float), np.asarray(ff, dtype=float))
+            w = self.weight[self._rows]
+            return TaskRows(w[:, None] * np.asarray(J)[self._rows], w * b[self._rows], w * feedback[self._rows],
+                            lower=w * lower[self._rows], upper=w * upper[self._rows])
         feedback = self._feedback(e)
         if self._unit_weights:  # the common case: no copies
             return TaskRows(J, ff - feedback, feedback)

@@ -1,0 +1,248 @@
+"""One level of the inequality hierarchy (:mod:`reljac.ik.inequality`): a primal active-set
+search expressed in the structure of Saturation in the Null Space, without a QP solver.
+
+A level has rows ``lower_i <= A_i v <= upper_i`` (an equality row has ``lower_i = upper_i``) and
+must keep the one-sided *hard rows* ``n_j^T v <= h_j`` (the joint box, the rows of C, the
+inequality rows the levels above left inside their bounds), moving only in the affine space
+``v_prev + range(P_in)`` the levels above left (P_in: (nv, nv) orthogonal projector). It finds
+
+    min  sum_i dist(A_i v, [lower_i, upper_i])^2 + lambda^2 |v - v_prev|^2   (lambda^2 >= 0)
+
+over that set: rows inside their interval cost nothing, rows outside cost their squared
+distance (least violation). Two sets steer the search:
+
+* the *working set* W of hard rows held on their bound: each one is a saturation, a rank-one
+  restriction of the projector (as SNS saturates a joint); a hard row is added when the step
+  would cross it (the step stops there), and released when its Lagrange multiplier says the
+  level gains by leaving it (the release SNS lacks);
+* the *soft active set* S of the level's own inequality rows at or beyond a bound: they are
+  least-squares rows aiming at that bound; a row enters S when the step would carry it out of
+  its interval, and leaves it when the step brings it back inside.
+
+Each iteration takes the damped least-squares step of the equality and S rows inside range(P_W)
+(the task-space Gram matrix's eigen-decomposition, as the equality solver); the objective is
+the true one in the region where S and W are right, so it falls at every step, and at a full
+step where every multiplier has the right sign the point is optimal (the objective is convex and
+C^1). With lambda = 0 the step is the minimum-norm one from the current point (a dropped hard row
+is then left, never crossed back: the multiplier argument holds for that step); with lambda > 0
+the objective is anchored at v_prev and strictly convex. The number of changes of W and S per
+level is capped (a bounded worst case); at the cap, or on a degenerate row (one that cannot be
+held: no freedom along it), the search stops at the best feasible point reached.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .hierarchy import BOUND_TOLERANCE, PIVOT_TOLERANCE, RANK_TOLERANCE
+
+MULTIPLIER_TOLERANCE = 1e-9  # a multiplier below -this x max(1, |P g|) (per unit normal) releases its row
+CAP_BASE = 10  # changes of the active sets allowed per level: CAP_BASE + 2 (nv + hard rows + own rows)
+
+
+def change_cap(nv: int, hard_rows: int, rows: int) -> int:
+    """The cap on active-set changes of one level (the worst case stays bounded)."""
+    return CAP_BASE + 2 * (nv + hard_rows + rows)
+
+
+@dataclass
+class HardRows:
+    """One-sided rows every level keeps: ``N v <= h``, N (k, nv), h (k,). ``tags[j]`` says what
+    row j is, (kind, index, level): kind 0 a joint's bound (index: its velocity index), 1 a row
+    of C, 3 row `index` of level `level`."""
+
+    N: np.ndarray
+    h: np.ndarray
+    tags: list[tuple[int, int, int]]
+
+    def extended(self, N: np.ndarray, h: np.ndarray, tags: list[tuple[int, int, int]]) -> HardRows:
+        return HardRows(np.vstack([self.N, N]), np.concatenate([self.h, h]), self.tags + tags)
+
+
+@dataclass
+class LevelRows:
+    """A level's rows: ``lower <= A v <= upper``, A (m, nv); ``equal`` marks the equality rows."""
+
+    A: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    extra_damping: float = 0.0
+
+    @property
+    def equal(self) -> np.ndarray:
+        return self.lower == self.upper
+
+
+@dataclass
+class LevelResult:
+    """What the search of one level ended with: v (nv,), the working set (indices of hard
+    rows), the soft active set (row -> the bound it aims at), the multipliers of the working set
+    at the end (None: not computed there), the changes made, and whether it stopped early."""
+
+    v: np.ndarray
+    working: list[int]
+    soft: dict[int, float]
+    multipliers: np.ndarray | None
+    changes: int
+    capped: bool = False
+
+
+def restrict(P: np.ndarray, n: np.ndarray) -> bool:
+    """P becomes the projector onto {x in range(P): n^T x = 0} (in place); False (P unchanged)
+    when n has no component left in range(P) (a dependent row)."""
+    Pn = P @ n
+    pivot = float(n @ Pn)
+    if pivot < PIVOT_TOLERANCE * max(1.0, float(n @ n)):
+        return False
+    P -= np.outer(Pn, Pn / pivot)
+    return True
+
+
+def face(P_in: np.ndarray, N: np.ndarray, working: list[int]) -> tuple[np.ndarray, list[int]]:
+    """The projector of range(P_in) with the working set's rows held, and the rows kept (a row
+    dependent on those before it is dropped: it is held already)."""
+    P = P_in.copy()
+    kept = [j for j in working if restrict(P, N[j])]
+    return P, kept
+
+
+def eigen(M: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Eigenvalues (descending) and vectors of G = M M^T and its rank (the equality solver's rule)."""
+    values, U = np.linalg.eigh(M @ M.T)
+    values, U = values[::-1], U[:, ::-1]
+    largest = values[0] if values.size else 0.0
+    return values, U, int(np.count_nonzero(values > RANK_TOLERANCE * max(1.0, largest)))
+
+
+def damped_step(M: np.ndarray, c: np.ndarray, lam2: float) -> np.ndarray:
+    """u = argmin |M u - c|^2 + lambda^2 |u|^2, the minimum-norm one when lambda = 0 (nv,)."""
+    if M.shape[0] == 0:
+        return np.zeros(M.shape[1])
+    values, U, rank = eigen(M)
+    U_r = U[:, :rank]
+    return M.T @ (U_r @ ((U_r.T @ c) / (values[:rank] + lam2)))
+
+
+def row_basis(M: np.ndarray) -> np.ndarray:
+    """An orthonormal basis (nv, r) of M's row space."""
+    if M.shape[0] == 0:
+        return np.zeros((M.shape[1], 0))
+    values, U, rank = eigen(M)
+    return M.T @ (U[:, :rank] / np.sqrt(values[:rank]))
+
+
+def smallest_singular_value(M: np.ndarray) -> float:
+    """The smallest singular value of M (m, nv), 0 when M has fewer independent rows than rows."""
+    if M.shape[0] == 0:
+        return float("inf")
+    values, _, rank = eigen(M)
+    return float(np.sqrt(values[rank - 1])) if rank == M.shape[0] else 0.0
+
+
+def _tolerance(*arrays: np.ndarray) -> float:
+    """Rounding allowance on a crossing, grown with the sizes involved (as the equality solver's)."""
+    return BOUND_TOLERANCE * max(1.0, *(float(np.abs(a[np.isfinite(a)]).max(initial=0.0)) for a in arrays))
+
+
+def _first_event(rows: LevelRows, value: np.ndarray, rate: np.ndarray, soft: dict[int, float],
+                 hard: HardRows, hard_value: np.ndarray, hard_rate: np.ndarray, working: list[int],
+                 ) -> tuple[float, str, int, float]:
+    """The first change of the active sets along v + alpha delta, alpha in [0, 1]: (alpha, what,
+    row, bound), what "hard" (a hard row reached), "enter" (an own row leaves its interval),
+    "leave" (a soft row comes back inside) or "" (none: alpha = 1)."""
+    alpha, what, which, bound = 1.0, "", -1, 0.0
+    tol = _tolerance(value, rate, hard_value, hard_rate)
+    end = hard_value + hard_rate
+    held = set(working)
+    for j in np.flatnonzero((hard_rate > tol) & (end > hard.h + tol)).tolist():
+        if j not in held:
+            a = max(0.0, (hard.h[j] - hard_value[j]) / hard_rate[j])
+            if a < alpha:
+                alpha, what, which = a, "hard", j
+    end = value + rate
+    for i in np.flatnonzero(~rows.equal).tolist():
+        low, high, x, dx, x1 = rows.lower[i], rows.upper[i], value[i], rate[i], end[i]
+        if i in soft:  # beyond soft[i]: does the step bring it back inside?
+            aim = soft[i]
+            back = x1 < aim - tol if aim == high else x1 > aim + tol
+            if back and dx != 0.0:
+                a = max(0.0, (aim - x) / dx)
+                if a < alpha:
+                    alpha, what, which, bound = a, "leave", i, aim
+            continue
+        for aim, out in ((high, x1 > high + tol and dx > 0.0), (low, x1 < low - tol and dx < 0.0)):
+            if out:
+                a = max(0.0, (aim - x) / dx)
+                if a < alpha:
+                    alpha, what, which, bound = a, "enter", i, aim
+    return alpha, what, which, bound
+
+
+def _multipliers(P_in: np.ndarray, N: np.ndarray, gradient: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Multipliers mu of the held rows (P_in (g + N^T mu) = 0) per unit normal, and the normals' norms."""
+    normals = P_in @ N.T
+    mu = np.linalg.lstsq(normals, -(P_in @ gradient), rcond=None)[0]
+    norms = np.linalg.norm(normals, axis=0)
+    return mu * norms, norms
+
+
+def solve_level(rows: LevelRows, v_prev: np.ndarray, P_in: np.ndarray, hard: HardRows, lam2: float,
+                cap: int) -> LevelResult:
+    """The least-violation point of one level (see the module docstring); v_prev (nv,) keeps the
+    hard rows (up to rounding) and is in the affine space the levels above left."""
+    v = v_prev.copy()
+    anchored = lam2 > 0.0
+    value = rows.A @ v
+    tol = _tolerance(value, rows.lower, rows.upper)
+    soft = {i: float(rows.upper[i] if value[i] > rows.upper[i] else rows.lower[i])
+            for i in np.flatnonzero(~rows.equal & ((value > rows.upper + tol) | (value < rows.lower - tol))).tolist()}
+    hard_tol = _tolerance(hard.N @ v, hard.h)
+    working = [int(j) for j in np.flatnonzero(hard.N @ v >= hard.h - hard_tol)]
+    changes, capped, mu = 0, False, None
+    equal = np.flatnonzero(rows.equal)
+    while True:
+        P_W, working = face(P_in, hard.N, working)
+        chosen = np.concatenate([equal, np.array(sorted(soft), dtype=int)]).astype(int)
+        J = rows.A[chosen]
+        t = np.array([rows.lower[i] if rows.equal[i] else soft[int(i)] for i in chosen])
+        offset = P_W @ (v - v_prev) if anchored else np.zeros_like(v)
+        M = J @ P_W
+        delta = damped_step(M, t - J @ v + M @ offset, lam2) - offset
+        value, rate = rows.A @ v, rows.A @ delta
+        hard_value, hard_rate = hard.N @ v, hard.N @ delta
+        alpha, what, which, bound = _first_event(rows, value, rate, soft, hard, hard_value, hard_rate, working)
+        if what == "hard" and float(hard.N[which] @ P_W @ hard.N[which]) < PIVOT_TOLERANCE * max(
+                1.0, float(hard.N[which] @ hard.N[which])):
+            v += alpha * delta  # a row with no freedom along it: stop on it
+            capped = True
+            break
+        if not what:
+            v += delta
+            mu = None
+            if not working:
+                break
+            gradient = J.T @ (J @ v - t) + lam2 * (v - v_prev)
+            mu, _ = _multipliers(P_in, hard.N[working], gradient)
+            worst = int(np.argmin(mu))
+            if mu[worst] >= -MULTIPLIER_TOLERANCE * max(1.0, float(np.linalg.norm(P_in @ gradient))):
+                break
+            if changes >= cap:
+                capped = True
+                break
+            working.pop(worst)
+            changes += 1
+            continue
+        v += alpha * delta
+        if what == "hard":
+            working.append(which)
+        elif what == "enter":
+            soft[which] = bound
+        else:
+            del soft[which]
+        changes += 1
+        if changes >= cap:
+            capped = True
+            break
+    return LevelResult(v, working, soft, mu, changes, capped)

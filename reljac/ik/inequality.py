@@ -1,0 +1,223 @@
+"""Strict task hierarchy with inequality rows at any level (issue 29), in plain linear algebra.
+
+The readable specification of the hierarchy whose levels hold bounds: each level's rows ask
+``lower_i <= A_i v <= upper_i`` (one-sided with -inf / +inf; an equality row has lower_i =
+upper_i), under the constraints ``lo <= v <= hi`` and ``C v <= d`` held above every level. The
+levels are met in strict (lexicographic) order of least violation, the meaning of the cascade of
+QPs of Kanoun et al. and OpenSoT's iHQP, with no QP solver at run time:
+
+1. level k minimizes the squared distance of its rows to their intervals (rows inside with
+   margin cost nothing) plus the damping term, among the velocities that keep what the levels
+   above reached (:func:`reljac.ik.active_set.solve_level`, an active-set search in the SNS
+   structure: projector, saturations, damped least squares in task space);
+2. what level k leaves to the levels below: its equality rows and its rows left beyond a bound
+   keep their values (their directions leave the null-space projector, as in the equality
+   solver), and its rows inside their interval or on a bound become one-sided rows the levels
+   below must keep (an inequality a level satisfies is never violated below it); a joint or row
+   of C held on its bound at level k is not frozen: a level below may leave it if it can;
+3. rows of C that the start violates are first met, as far as the box allows, by a level of
+   their own above every task level (recovery), as in the equality solver.
+
+Where the box or C stops a level, the level is met in the least-squares sense (the closest the
+constraints allow), not scaled along its direction as the equality solver's SNS does: the two
+differ on equality levels that do not fit. :func:`solve_lexicographic` is used for a hierarchy
+with at least one bounded level (:mod:`reljac.ik.backend` dispatches); hierarchies of equality
+levels keep :func:`reljac.ik.hierarchy.solve_hierarchy`.
+
+**Reports** (:class:`reljac.ik.hierarchy.LevelReport`, at the level's own solution as for the
+equality solver): ``residual`` is the level's violation (the norm of its rows' distances to
+their intervals) and ``met`` says it is within 1e-9 (1 + |the nearest rates inside the
+bounds|); ``scale`` is 1 (levels are never scaled here); ``saturated`` / ``saturated_rows`` are
+the joints and rows of C held on their bound when the level ends; ``active`` lists the level's
+inequality rows (indices in its stacked rows) at a bound or beyond it, ``margins`` (m,) how far
+each row is inside its interval (an equality row's is one point; negative: violated by that
+much); ``changes`` counts the level's active-set changes, ``capped`` says it stopped at the cap
+on them (or on a row it could not hold, without freedom along it) at the best feasible point
+reached; ``held`` names the inequality rows of levels above, (level, row), held on their bound;
+``limit_kind`` / ``limit_index`` / ``limit_level`` point at the held row with the largest
+multiplier when the level is not met (0 a joint, 1 a row of C, 3 row limit_index of level
+limit_level), else 2 when the levels above took directions it needs. The controller names the
+active rows in ``active_rows`` ("task name[component]").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..exceptions import TaskError
+from .active_set import (
+    HardRows,
+    LevelResult,
+    LevelRows,
+    change_cap,
+    eigen,
+    row_basis,
+    smallest_singular_value,
+    solve_level,
+)
+from .hierarchy import MET_TOLERANCE, OVERFLOW, Constraints, DampingPolicy, Level, LevelReport, _violated_rows
+
+JOINT, ROW, NO_FREEDOM, LEVEL_ROW = 0, 1, 2, 3  # LevelReport.limit_kind
+
+
+def has_bounds(levels: list[Level]) -> bool:
+    """True when a level holds inequality rows (then :func:`solve_lexicographic` solves them)."""
+    return any(level.bounded for level in levels)
+
+
+def level_rows(level: Level, nv: int, index: int) -> LevelRows:
+    """A level's rows made explicit: an identity level's kept rows as c times rows of the
+    identity, an equality level's rows as lower = upper = b.
+
+    Raises:
+        TaskError: bounds of the wrong shape, NaN, or a lower bound above its upper bound.
+    """
+    m = level.rows
+    if level.A is None:
+        kept = np.ones(nv, dtype=bool) if level.mask is None else level.mask > 0
+        scale = 1.0 if level.identity_scale is None else level.identity_scale
+        A = scale * np.eye(nv)[kept]
+    else:
+        kept, A = np.ones(m, dtype=bool), np.asarray(level.A, dtype=float)
+    bounds = []
+    for name, given, default in (("lower", level.lower, -np.inf), ("upper", level.upper, np.inf)):
+        if not level.bounded:
+            bounds.append(np.asarray(level.b, dtype=float))
+            continue
+        x = np.full(m, default) if given is None else np.asarray(given, dtype=float)
+        if x.shape != (m,) or np.isnan(x).any():
+            raise TaskError(f"level {index}: {name} must be ({m},) numbers (+-inf allowed), got {given!r}")
+        bounds.append(x)
+    lower, upper = bounds[0][kept], bounds[1][kept]
+    if (lower > upper).any():
+        i = int(np.flatnonzero(lower > upper)[0])
+        raise TaskError(f"level {index}: row {i} has lower bound {lower[i]} above its upper bound {upper[i]}")
+    return LevelRows(A, lower, upper, level.extra_damping)
+
+
+def _distances(rows: LevelRows, v: np.ndarray) -> np.ndarray:
+    """How far each row's A_i v is outside its interval (0 inside)."""
+    x = rows.A @ v
+    return np.maximum(x - rows.upper, 0.0) + np.maximum(rows.lower - x, 0.0)
+
+
+def violation(rows: LevelRows, v: np.ndarray) -> float:
+    """The level's violation at v: the norm of its rows' distances to their intervals."""
+    return float(np.linalg.norm(_distances(rows, v)))
+
+
+def solve_lexicographic(
+    levels: list[Level],
+    lo: np.ndarray,
+    hi: np.ndarray,
+    *,
+    policy: DampingPolicy | None = None,
+    C: np.ndarray | None = None,
+    d: np.ndarray | None = None,
+) -> tuple[np.ndarray, list[LevelReport]]:
+    """Joint velocity v (nv,) for prioritized levels with inequality rows, inside ``lo <= v <=
+    hi`` (lo <= hi) and ``C v <= d``: see the module docstring. Levels without bounds are
+    equality levels (``A v = b``). The result keeps the box and the rows of C (up to rounding).
+
+    Raises:
+        TaskError: bad bounds on a level (:func:`level_rows`), or the levels' rows overflow
+            float64 (huge gains, weights or targets).
+    """
+    nv = lo.shape[0]
+    rows = [level_rows(level, nv, k) for k, level in enumerate(levels)]
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is the TaskError below
+            v, reports = _solve(rows, lo, hi, policy or DampingPolicy(), C, d)
+    except np.linalg.LinAlgError:  # a Gram matrix with inf or NaN entries
+        raise TaskError(OVERFLOW) from None
+    if not np.isfinite(v).all():
+        raise TaskError(OVERFLOW)
+    return v, reports
+
+
+def _hard_rows(lo: np.ndarray, hi: np.ndarray, C: np.ndarray, d: np.ndarray, skip: list[int]) -> HardRows:
+    """The box (finite bounds: v_j <= hi_j as e_j, -v_j <= -lo_j as -e_j) and the rows of C not in `skip`."""
+    nv = lo.shape[0]
+    eye = np.eye(nv)
+    up, down = np.flatnonzero(np.isfinite(hi)), np.flatnonzero(np.isfinite(lo))
+    kept = [j for j in range(C.shape[0]) if j not in skip]
+    return HardRows(np.vstack([eye[up], -eye[down], C[kept].reshape(len(kept), nv)]),
+                    np.concatenate([hi[up], -lo[down], d[kept]]),
+                    [(JOINT, int(j), -1) for j in up] + [(JOINT, int(j), -1) for j in down] +
+                    [(ROW, j, -1) for j in kept])
+
+
+def _solve(rows: list[LevelRows], lo: np.ndarray, hi: np.ndarray, policy: DampingPolicy,
+           C: np.ndarray | None, d: np.ndarray | None) -> tuple[np.ndarray, list[LevelReport]]:
+    nv = lo.shape[0]
+    C = np.zeros((0, nv)) if C is None or d is None else C
+    d = np.zeros(0) if C.shape[0] == 0 or d is None else d
+    v = np.minimum(np.maximum(0.0, lo), hi)  # zero if feasible, else the nearest point of the box
+    P = np.eye(nv)
+    violated = _violated_rows(Constraints(lo, hi, C, d), v)
+    hard = _hard_rows(lo, hi, C, d, violated)
+    if violated:  # recovery: C_j v <= d_j for the rows the start violates, as a level above all
+        recovery = LevelRows(C[violated], np.full(len(violated), -np.inf), d[violated])
+        tags = [(ROW, j, -1) for j in violated]
+        v, P, hard, _ = _level(recovery, tags, v, P, hard, policy, -1)
+    reports = []
+    for k, level in enumerate(rows):
+        if level.A.shape[0] == 0:  # every row masked out: nothing asked
+            reports.append(LevelReport(scale=1.0))
+            continue
+        tags = [(LEVEL_ROW, i, k) for i in range(level.A.shape[0])]
+        v, P, hard, report = _level(level, tags, v, P, hard, policy, k)
+        reports.append(report)
+    return v, reports
+
+
+def _level(rows: LevelRows, tags: list[tuple[int, int, int]], v: np.ndarray, P: np.ndarray, hard: HardRows,
+           policy: DampingPolicy, index: int) -> tuple[np.ndarray, np.ndarray, HardRows, LevelReport]:
+    """One level: (v, the projector and hard rows left for the levels below, its report)."""
+    smallest = smallest_singular_value(rows.A @ P)
+    lam2 = policy.damping(smallest) + rows.extra_damping
+    cap = change_cap(v.shape[0], hard.N.shape[0], rows.A.shape[0])
+    result = solve_level(rows, v, P, hard, lam2, cap)
+    v = result.v
+    distance = _distances(rows, v)
+    scale = float(np.linalg.norm(np.clip(rows.A @ v, rows.lower, rows.upper)))
+    tol = MET_TOLERANCE * (1.0 + scale)
+    fixed = rows.equal | (distance > tol)  # their values stay: out of the null space below
+    P_next = P - (W := row_basis(rows.A[fixed] @ P)) @ W.T
+    inside = ~fixed  # inequality rows inside or on their bounds: kept by the levels below
+    new_N, new_h, new_tags = [], [], []
+    for i in np.flatnonzero(inside).tolist():
+        if np.isfinite(rows.upper[i]):
+            new_N.append(rows.A[i])
+            new_h.append(rows.upper[i])
+            new_tags.append(tags[i])
+        if np.isfinite(rows.lower[i]):
+            new_N.append(-rows.A[i])
+            new_h.append(-rows.lower[i])
+            new_tags.append(tags[i])
+    hard_next = hard.extended(np.array(new_N), np.array(new_h), new_tags) if new_N else hard
+    return v, P_next, hard_next, _report(rows, result, hard, P, v, distance, tol, lam2, smallest, index)
+
+
+def _report(rows: LevelRows, result: LevelResult, hard: HardRows, P: np.ndarray, v: np.ndarray,
+            distance: np.ndarray, tol: float, lam2: float, smallest: float, index: int) -> LevelReport:
+    residual = float(np.linalg.norm(distance))
+    met = residual <= tol
+    x = rows.A @ v
+    margins = np.minimum(x - rows.lower, rows.upper - x)
+    tags = [hard.tags[j] for j in result.working]
+    report = LevelReport(
+        scale=1.0, damping=lam2, smallest_singular_value=smallest, residual=residual, met=met,
+        saturated=sorted({i for kind, i, _ in tags if kind == JOINT}),
+        saturated_rows=sorted({i for kind, i, _ in tags if kind == ROW}),
+        active=[int(i) for i in np.flatnonzero(~rows.equal & (margins <= tol))],
+        margins=margins, changes=result.changes, capped=result.capped,
+        held=sorted({(level, i) for kind, i, level in tags if kind == LEVEL_ROW}))
+    if not met:
+        if tags:
+            mu = result.multipliers
+            kind, i, level = tags[int(np.argmax(mu))] if mu is not None and mu.size == len(tags) else tags[0]
+            report.limit_kind, report.limit_index, report.limit_level = kind, i, level
+        elif eigen(rows.A @ P)[2] < eigen(rows.A)[2]:
+            report.limit_kind = NO_FREEDOM
+    return report
