@@ -370,3 +370,11 @@ def test_tasks_with_bounds_are_refused_by_the_search_until_it_takes_them(planar)
     task.set_bounds(lower=[-0.1, -0.1, -0.1], upper=[0.1, 0.1, 0.1])
     with pytest.raises(ConfigurationError, match="does not take tasks with bounds"):
         solve(planar, None, [[task]])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_target_whose_error_overflows_is_a_task_error_on_both_backends(planar, backend):
+    """A target 1e155 m away: |e|^2 overflows at every configuration: no search can start."""
+    task = tip_position_task(1e155, 0.0)
+    with pytest.raises(TaskError, match="not finite"):
+        solve(planar, None, [[task]], restarts=2, backend=backend)

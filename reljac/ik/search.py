@@ -286,6 +286,7 @@ class PythonSearch:
         self.strict = [list(level) for level in controller.levels]
         self.flat = flat_levels(self.strict, counted)
         self.levels: list[Level] = []
+        self.failing = -1
 
     def evaluate(self, q: np.ndarray, structure: list[list[Task]]) -> tuple[Kinematics, np.ndarray, np.ndarray]:
         """The kinematics at q, the search-mode rows of `structure`'s levels (kept for the step),
@@ -293,10 +294,15 @@ class PythonSearch:
         (for the steps)."""
         kin = Kinematics(self.robot, q, data=self.controller.data)
         rows = {id(task): newton_rows(task, kin) for task in self.controller.tasks}
+        with np.errstate(over="ignore"):  # |W e|^2 may overflow: inf, no local search from q
+            squared = {id(task): float(rows[id(task)][1] @ rows[id(task)][1]) for task in self.controller.tasks}
+        for i, task in enumerate(self.controller.tasks):  # the first that overflows: the core's failing task
+            if not np.isfinite(squared[id(task)]) and self.failing < 0:
+                self.failing = i
         self.levels = [level_of([rows[id(t)] for t in level], self.robot.nv) for level in structure]
 
         def costs(levels: list[list[Task]]) -> np.ndarray:
-            return np.array([sum(float(rows[id(t)][1] @ rows[id(t)][1]) for t in level) for level in levels])
+            return np.array([sum(squared[id(t)] for t in level) for level in levels])
 
         return kin, costs(self.strict), costs(structure)
 
@@ -331,6 +337,7 @@ class PythonSearch:
         self.best_q: np.ndarray = q0
         self.best_costs: np.ndarray | None = None
         self.best_feasible = False
+        self.failing = -1  # the first task whose rows were not finite (FAILED), as the core's
         ids = {id(t) for t in self.counted}
         counted = [[any(id(t) in ids for t in level) for level in levels] for levels in (self.strict, self.flat)]
         phases = [(self.flat, counted[1]), (self.strict, counted[0])] if len(self.flat) != len(self.strict) \
@@ -356,7 +363,7 @@ class PythonSearch:
         """The search's result: the converged q (kept as best) or the best found."""
         costs = np.full(len(self.strict), np.inf) if self.best_costs is None else self.best_costs
         return SearchResult(self.best_q.copy(), reason == CONVERGED, reason, self.iterations, searches, costs,
-                            time.perf_counter() - self.start)
+                            time.perf_counter() - self.start, self.failing if self.best_costs is None else -1)
 
     def local(self, q: np.ndarray, structure: list[list[Task]], counts: list[bool],
               max_iters: int) -> tuple[int, np.ndarray]:

@@ -234,6 +234,9 @@ class Searcher {
     };
     sum(strict_, level_costs);
     sum(s_.levels, costs);
+    if (!costs.allFinite())  // |W e|^2 overflows (search.py: no local search from q): name the task
+      for (size_t i = 0; i < s_.rows.size(); ++i)
+        if (!std::isfinite(s_.rows[i].b.squaredNorm())) return static_cast<int>(i);
     return -1;
   }
 
