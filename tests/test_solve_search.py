@@ -378,3 +378,16 @@ def test_a_target_whose_error_overflows_is_a_task_error_on_both_backends(planar,
     task = tip_position_task(1e155, 0.0)
     with pytest.raises(TaskError, match="not finite"):
         solve(planar, None, [[task]], restarts=2, backend=backend)
+
+
+def test_bare_pose_targets_checked_at_once_give_what_one_by_one_set_targets_give(dual_arm, rng):
+    task = FrameTask("right_tool", name="right")
+    task.set_target(pin.SE3.Identity())
+    poses = [Kinematics(dual_arm, dual_arm.random_configuration(rng)).placement("right_tool") for _ in range(4)]
+    at_once = solve_many(dual_arm, None, [[task]], poses, tol=1e-6, restarts=1, workers=1)
+    one_by_one = solve_many(dual_arm, None, [[task]], [{"right": T} for T in poses], tol=1e-6, restarts=1, workers=1)
+    for a, b in zip(at_once, one_by_one, strict=True):
+        np.testing.assert_array_equal(a.q, b.q)
+    skewed = pin.SE3(np.diag([1.0, 1.0, 1.001]), np.zeros(3))  # not a rotation: said as set_target says it
+    with pytest.raises(TaskError, match="not a rotation"):
+        solve_many(dual_arm, None, [[task]], [*poses, skewed])

@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from ..exceptions import ConfigurationError, ReljacError, TaskError
 from ..relative import Kinematics
 from ..robot import Robot, as_robot
-from ..validation import as_count, as_float
+from ..validation import ROTATION_TOLERANCE, as_count, as_float
 from .controller import Controller, _as_levels
 from .hierarchy import DampingPolicy
 from .limits import JointPositionLimit, Limit
@@ -276,8 +277,11 @@ class Solver:
 
     def _target_values(self, targets: Sequence[Any]) -> tuple[list[Task], np.ndarray]:
         """The tasks whose targets change and, per problem, their core target values in a row
-        (each target checked by its task's set_target)."""
+        (each target checked by its task's set_target, or as it checks, all at once: below)."""
         tasks = self.controllers[0].tasks
+        fast = _poses_at_once(tasks[0], targets)
+        if fast is not None:
+            return [tasks[0]], fast
         by_name = {t.name: t for t in tasks}
         changed: list[Task] = []
         rows = []
@@ -400,6 +404,20 @@ def _options(tol: Any, max_iters: Any, restarts: Any, timeout: Any, seed: Any) -
 def _from_core(raw: Any) -> SearchResult:
     return SearchResult(np.array(raw.q), raw.converged, raw.reason, raw.iterations, raw.searches,
                         np.array(raw.level_costs), raw.seconds, raw.failing)
+
+
+def _poses_at_once(task: Task, targets: Sequence[Any]) -> np.ndarray | None:
+    """(n, 16): the homogeneous matrices of bare pin.SE3 targets of a pose task, checked at once
+    as set_target checks each (finite, a rotation within ROTATION_TOLERANCE, right-handed); None
+    for any other kind of target or task, or when one fails (set_target then says why)."""
+    if getattr(task, "kind", None) != "pose" or not all(isinstance(T, pin.SE3) for T in targets):
+        return None
+    H = np.array([T.homogeneous for T in targets])
+    R = H[:, :3, :3]
+    off = np.abs(np.einsum("nji,njk->nik", R, R) - np.eye(3)).max(axis=(1, 2))
+    if not (np.isfinite(H).all() and (off <= ROTATION_TOLERANCE).all() and (np.linalg.det(R) >= 0).all()):
+        return None
+    return H.reshape(len(targets), 16)
 
 
 def _core_target(task: Task, robot: Robot) -> np.ndarray:
