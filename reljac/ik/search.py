@@ -87,9 +87,9 @@ class SearchOptions:
     restarts: int | None = 20
     timeout: float | None = None
     seed: int = 0
-    mu_initial: float = 1e-4
+    mu_initial: float = 1e-2
     mu_grow: float = 10.0
-    mu_shrink: float = 0.3
+    mu_shrink: float = 0.5
     mu_min: float = 1e-12
     mu_max: float = 1e4
     stall_iters: int = 10

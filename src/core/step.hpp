@@ -78,7 +78,7 @@ struct SearchOptions {
   int restarts = 20;              // local searches after the first (< 0: no cap, the timeout ends it)
   double timeout = -1;            // wall-clock budget [s] (< 0: none)
   unsigned long long seed = 0;    // of the restarts' random configurations (splitmix64)
-  double mu_initial = 1e-4, mu_grow = 10, mu_shrink = 0.3, mu_min = 1e-12, mu_max = 1e4;
+  double mu_initial = 1e-2, mu_grow = 10, mu_shrink = 0.5, mu_min = 1e-12, mu_max = 1e4;
   int stall_iters = 10;           // iterations in a row rejected or improving by less than stall_ratio end a search
   double stall_ratio = 1e-3;
   double floor = 1e-8;            // level costs below this tie, a level under it is met (tol^2) [m^2, rad^2]
