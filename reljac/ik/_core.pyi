@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['CapabilityReduction', 'KinematicModel', 'Step', 'StepFailure', 'SupportFailure', 'accumulate', 'built_with', 'configuration_ok', 'configurations_from_uniforms', 'merge_partials', 'relative_jacobian', 'relative_jacobian_in', 'relative_jacobians_in', 'relative_placement', 'relative_placement_in', 'solve_hierarchy']
+__all__: list[str] = ['CapabilityReduction', 'KinematicModel', 'SearchOptions', 'SearchResult', 'Step', 'StepFailure', 'SupportFailure', 'accumulate', 'built_with', 'configuration_ok', 'configurations_from_uniforms', 'merge_partials', 'relative_jacobian', 'relative_jacobian_in', 'relative_jacobians_in', 'relative_placement', 'relative_placement_in', 'search_many', 'solve_hierarchy']
 class KinematicModel:
     """
     A joint tree exported from a pin.Model (see reljac/maps/compiled.py)
@@ -78,6 +78,10 @@ class Step:
         ...
     def run(self, q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n: typing.SupportsInt | typing.SupportsIndex, tasks: list = [], limits: list = []) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         ...
+    def search(self, q0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], options: SearchOptions) -> SearchResult:
+        """
+        A search from q0 (reljac.ik.search); built-in tasks and limits only.
+        """
     def set_collision(self, arg0: typing.SupportsInt | typing.SupportsIndex, arg1: typing.Any, arg2: typing.SupportsFloat | typing.SupportsIndex, arg3: typing.SupportsFloat | typing.SupportsIndex, arg4: typing.SupportsFloat | typing.SupportsIndex, arg5: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     def set_com_task(self, arg0: typing.SupportsInt | typing.SupportsIndex, arg1: typing.SupportsInt | typing.SupportsIndex, arg2: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"], arg3: typing.SupportsFloat | typing.SupportsIndex, arg4: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg5: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None, arg6: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg7: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]) -> None:
@@ -96,8 +100,16 @@ class Step:
         ...
     def set_reversal(self, arg0: typing.SupportsInt | typing.SupportsIndex, arg1: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg2: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg3: typing.SupportsFloat | typing.SupportsIndex, arg4: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
+    def set_search_mode(self, on: bool, lm: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        """
+        Rows with gain 1, no speed cap nor feed-forward, and lm added to every level's damping.
+        """
     def set_support_region(self, arg0: typing.SupportsInt | typing.SupportsIndex, arg1: typing.SupportsInt | typing.SupportsIndex, arg2: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"], arg3: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, n]"]], arg4: typing.SupportsFloat | typing.SupportsIndex, arg5: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
+    def set_task_target(self, index: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]) -> None:
+        """
+        A frame task's target (16 values of T_ab, row-major), a CoM task's (size) or a posture's (nq).
+        """
     def set_velocity_box(self, arg0: typing.SupportsInt | typing.SupportsIndex, arg1: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg2: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]) -> None:
         ...
     def step(self, arg0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
@@ -120,6 +132,190 @@ class Step:
     @property
     def nv(self) -> int:
         ...
+class SearchOptions:
+    """
+    How a search runs (reljac.ik.search.SearchOptions documents each field).
+    """
+    def __init__(self) -> None:
+        ...
+    @property
+    def counted(self) -> list[int]:
+        """
+        indices of the tasks that decide convergence
+        """
+    @counted.setter
+    def counted(self, arg0: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None:
+        ...
+    @property
+    def floor(self) -> float:
+        """
+        level costs below this tie [m^2, rad^2]
+        """
+    @floor.setter
+    def floor(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def lower(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (nq) lower bounds of the uniform coordinates
+        """
+    @lower.setter
+    def lower(self, arg0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]) -> None:
+        ...
+    @property
+    def max_iters(self) -> int:
+        """
+        Newton iterations of one local search
+        """
+    @max_iters.setter
+    def max_iters(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def mu_grow(self) -> float:
+        """
+        its factor after a rejected step
+        """
+    @mu_grow.setter
+    def mu_grow(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def mu_initial(self) -> float:
+        """
+        Levenberg-Marquardt damping at a search's start
+        """
+    @mu_initial.setter
+    def mu_initial(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def mu_max(self) -> float:
+        """
+        above it a local search ends
+        """
+    @mu_max.setter
+    def mu_max(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def mu_min(self) -> float:
+        """
+        its floor
+        """
+    @mu_min.setter
+    def mu_min(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def mu_shrink(self) -> float:
+        """
+        its factor after an accepted step
+        """
+    @mu_shrink.setter
+    def mu_shrink(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def restarts(self) -> int:
+        """
+        local searches after the first (< 0: no cap)
+        """
+    @restarts.setter
+    def restarts(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def sample_kind(self) -> typing.Annotated[numpy.typing.NDArray[numpy.int32], "[m, 1]"]:
+        """
+        (nq) 0 uniform, 1 the seed's, 2 an angle pair
+        """
+    @sample_kind.setter
+    def sample_kind(self, arg0: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"]) -> None:
+        ...
+    @property
+    def seed(self) -> int:
+        """
+        seed of the restarts' random stream (splitmix64)
+        """
+    @seed.setter
+    def seed(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def stall_iters(self) -> int:
+        """
+        accepted steps in a row below stall_ratio end it
+        """
+    @stall_iters.setter
+    def stall_iters(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def stall_ratio(self) -> float:
+        """
+        relative improvement of a step that counts
+        """
+    @stall_ratio.setter
+    def stall_ratio(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def timeout(self) -> float:
+        """
+        wall-clock budget [s] (< 0: none)
+        """
+    @timeout.setter
+    def timeout(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def tol(self) -> float:
+        """
+        every counted task's error norms at most this [m, rad]
+        """
+    @tol.setter
+    def tol(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def upper(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (nq) upper bounds of the uniform coordinates
+        """
+    @upper.setter
+    def upper(self, arg0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]) -> None:
+        ...
+class SearchResult:
+    """
+    What a search found (reljac.ik.search).
+    """
+    @property
+    def converged(self) -> bool:
+        ...
+    @property
+    def failing(self) -> int:
+        """
+        the task whose rows were not finite, or -1
+        """
+    @property
+    def iterations(self) -> int:
+        """
+        Newton iterations in all
+        """
+    @property
+    def level_costs(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        |W e|^2 per level at q
+        """
+    @property
+    def q(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (nq) the converged configuration or the best found
+        """
+    @property
+    def reason(self) -> int:
+        """
+        0 converged, 1 timeout, 2 restarts exhausted, 3 no finite rows
+        """
+    @property
+    def searches(self) -> int:
+        """
+        local searches (1 + restarts)
+        """
+    @property
+    def seconds(self) -> float:
+        """
+        wall-clock time [s]
+        """
 def accumulate(count: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], coverage: typing.Annotated[numpy.typing.ArrayLike, numpy.uint64], best: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], best_index: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], voxel: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], part_count: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], part_coverage: typing.Annotated[numpy.typing.ArrayLike, numpy.uint64], part_best: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], part_best_index: typing.Annotated[numpy.typing.ArrayLike, numpy.int64]) -> None:
     ...
 def built_with() -> tuple[str, str]:
@@ -152,5 +348,9 @@ def relative_placement(arg0: typing.Any, arg1: typing.Any, arg2: typing.Any, arg
     """
 def relative_placement_in(arg0: typing.Any, arg1: typing.Any, arg2: typing.SupportsInt | typing.SupportsIndex, arg3: typing.SupportsInt | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[4, 4]"]:
     ...
+def search_many(steps: collections.abc.Sequence[Step], target_tasks: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], target_sizes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], targets: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, n]"], seeds: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, n]"], options: SearchOptions) -> list[SearchResult]:
+    """
+    One search per row of targets, on one thread per step (reljac.ik.search.solve_many).
+    """
 def solve_hierarchy(As: list, bs: list, identity_scales: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], masks: list, extra_damping: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], lo: typing.Any, hi: typing.Any, C: typing.Any, d: typing.Any, threshold: typing.SupportsFloat | typing.SupportsIndex, max_damping: typing.SupportsFloat | typing.SupportsIndex) -> tuple:
     ...
