@@ -237,7 +237,7 @@ class SearchOptions:
     @property
     def stall_iters(self) -> int:
         """
-        accepted steps in a row below stall_ratio end it
+        iterations in a row rejected or below stall_ratio end it
         """
     @stall_iters.setter
     def stall_iters(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
