@@ -23,16 +23,8 @@ from reljac.ik import (
     solve,
     solve_many,
 )
-from reljac.ik.search import (
-    SplitMix64,
-    active_level,
-    flat_levels,
-    improves,
-    lexicographically_lower,
-    raise_damping,
-    random_configuration,
-    sampling,
-)
+from reljac.ik.search import SplitMix64, flat_levels, random_configuration, sampling
+from reljac.ik.search_order import active_level, improves, lexicographically_lower, raise_damping
 from reljac.relative import Kinematics
 
 L1, L2 = 1.0, 0.8  # urdf/planar_2link.urdf

@@ -11,7 +11,8 @@ their rows, and no velocity limit nor reversal damping applies. Each level k has
 Levenberg-Marquardt damping ``mu_k``, added to its ``lambda^2`` (the damping policy's singular
 part, none unless a policy is given: ``mu_k`` damps near singularities).
 
-A step is kept only if it lowers the levels' costs ``c_k = |W e|^2`` in lexicographic order from
+A step is kept (:mod:`reljac.ik.search_order`) only if it lowers the levels' costs
+``c_k = |W e|^2`` in lexicographic order from
 the first level not met (the active level: its cost above ``floor = tol^2`` and above 0.01 times
 the largest cost of a level below it that counts for convergence; the first level whose cost
 differs decides; costs under ``floor`` tie, as does a relative difference under 1e-12), while the
@@ -62,13 +63,12 @@ from ..robot import Robot
 from .controller import Controller
 from .hierarchy import Level
 from .limits import JointPositionLimit, intersect
+from .search_order import improves, lexicographically_lower, raise_damping
 from .task import Task
 
 CONVERGED, TIMEOUT, EXHAUSTED, FAILED = 0, 1, 2, 3  # SearchResult.reason, as the core's
-TIE_BAND = 1e-12  # relative difference of two level costs that is a tie
 FEASIBLE_TOLERANCE = 1e-9  # how far below 0 a row's d may be at a converged q [units of d]
 POLISH_ITERS = 20  # Newton iterations of the strict phase after a flat one, at most
-SLACK = 1e-2  # met levels may rise to this fraction of the first unmet level's cost in a kept step
 MASK64 = (1 << 64) - 1
 
 
@@ -169,65 +169,6 @@ def random_configuration(random: SplitMix64, seed: np.ndarray, kind: np.ndarray,
             i += 1
         i += 1
     return q
-
-
-def lexicographically_lower(a: np.ndarray, b: np.ndarray, floor: float) -> tuple[bool, float]:
-    """(better, ratio): costs `a` below `b` in lexicographic order (costs under `floor` tie), and
-    the relative improvement at the first level that differs."""
-    for x, y in zip(a, b, strict=True):
-        x, y = max(float(x), floor), max(float(y), floor)
-        if x < y * (1.0 - TIE_BAND):
-            return True, (y - x) / y
-        if x > y * (1.0 + TIE_BAND):
-            return False, 0.0
-    return False, 0.0
-
-
-def active_level(costs: np.ndarray, floor: float, counted: list[bool]) -> int:
-    """The first level not met: its cost above `floor` and above SLACK times the largest cost of a
-    counted level below it (a level that small next to what is left below is met for now: the
-    Newton steps bring it back as the levels below converge). len(costs) when all are met."""
-    below = 0.0  # the largest cost of a counted level below k
-    bounds = [0.0] * len(costs)
-    for k in range(len(costs) - 1, -1, -1):
-        bounds[k] = below
-        if counted[k]:
-            below = max(below, float(costs[k]))
-    return next((k for k, c in enumerate(costs) if c > max(floor, SLACK * bounds[k])), len(costs))
-
-
-def improves(new: np.ndarray, old: np.ndarray, floor: float, counted: list[bool]) -> tuple[bool, float, int, int]:
-    """(keep, ratio, culprit, active): whether a step from costs `old` to `new` is kept. The levels
-    above the active one (:func:`active_level` of `old`) are met; they may rise to
-    ``max(floor, SLACK * old[active])``, and from the active level on the costs must be
-    lexicographically lower (:func:`lexicographically_lower`). ratio: the relative improvement at
-    the level that decided; culprit: the level that got worse (-1 when kept or all tied)."""
-    active = active_level(old, floor, counted)
-    if active < len(old):
-        slack = max(floor, SLACK * float(old[active]))
-        for k in range(active):
-            if float(new[k]) > slack:
-                return False, 0.0, k, active
-    for k in range(active, len(old)):
-        x, y = max(float(new[k]), floor), max(float(old[k]), floor)
-        if x < y * (1.0 - TIE_BAND):
-            return True, (y - x) / y, -1, active
-        if x > y * (1.0 + TIE_BAND) or x != x:  # (NaN: worse)
-            return False, 0.0, k, active
-    return False, 0.0, -1, active
-
-
-def raise_damping(mu: np.ndarray, culprit: int, active: int, streak: int, grow: float) -> None:
-    """After a rejected step (the `streak`-th in a row, from 1), in place: more damping (x grow)
-    for the levels below the level that got worse, when it was met (active > culprit: their motion
-    moved it) or on the odd rejections of a streak (it may be their motion); on the even ones,
-    and when it is the last level, for it too (its own step may overshoot). Every level when
-    they all tied."""
-    if culprit < 0:
-        mu *= grow
-        return
-    blame_below = (culprit < active or streak % 2 == 1) and culprit + 1 < len(mu)
-    mu[culprit + 1 if blame_below else culprit:] *= grow
 
 
 def feasible(d: np.ndarray | None) -> bool:

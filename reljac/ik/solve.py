@@ -11,7 +11,6 @@ runs the Python specification, which finds the same configurations from the same
 from __future__ import annotations
 
 import contextlib
-import copy
 import dataclasses
 import os
 import threading
@@ -20,16 +19,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from ..exceptions import ConfigurationError, ReljacError, TaskError
 from ..relative import Kinematics
 from ..robot import Robot, as_robot
-from ..validation import ROTATION_TOLERANCE, as_count, as_float
+from ..validation import as_count, as_float
 from .controller import Controller, _as_levels
 from .hierarchy import DampingPolicy
 from .limits import JointPositionLimit, Limit
+from .many_targets import core_target, own_copy, set_from_core, target_values
 from .search import CONVERGED, EXHAUSTED, TIMEOUT, PythonSearch, SearchOptions, SearchResult, sampling
 from .task import Task
 
@@ -200,7 +199,7 @@ class Solver:
         kept = [(task, getattr(task, "target", None), getattr(task, "target_velocity", None)) for task in tasks
                 if hasattr(task, "set_target")]
         try:
-            changed, values = self._target_values(targets)
+            changed, values = target_values(self.controllers[0].tasks, self.robot, targets)
             if self.compiled:
                 while len(self.controllers) < min(n_workers, len(targets)):
                     self.controllers.append(self._make())
@@ -275,45 +274,12 @@ class Solver:
                                      f"one per target; got {len(rows)} rows")
         return np.array([self.robot.validate_q(q) for q in rows])
 
-    def _target_values(self, targets: Sequence[Any]) -> tuple[list[Task], np.ndarray]:
-        """The tasks whose targets change and, per problem, their core target values in a row
-        (each target checked by its task's set_target, or as it checks, all at once: below)."""
-        tasks = self.controllers[0].tasks
-        fast = _poses_at_once(tasks[0], targets)
-        if fast is not None:
-            return [tasks[0]], fast
-        by_name = {t.name: t for t in tasks}
-        changed: list[Task] = []
-        rows = []
-        for i, entry in enumerate(targets):
-            pairs = entry.items() if isinstance(entry, Mapping) else [(tasks[0], entry)]
-            row: dict[int, np.ndarray] = {}
-            for key, target in pairs:
-                task = by_name.get(key) if isinstance(key, str) else key
-                if task is None or not any(task is t for t in tasks):
-                    raise ConfigurationError(f"targets[{i}] names task {key!r}, not one of the levels' "
-                                             f"({', '.join(repr(t.name) for t in tasks)})")
-                if not hasattr(task, "set_target"):
-                    raise ConfigurationError(f"task '{task.name}' takes no target")
-                task.set_target(target)  # type: ignore[union-attr]
-                if not any(task is t for t in changed):
-                    if i > 0:
-                        raise ConfigurationError(f"targets[{i}] sets task '{task.name}', which targets[0] does not: "
-                                                 "every problem must set the same tasks")
-                    changed.append(task)
-                row[id(task)] = _core_target(task, self.robot)
-            if len(row) != len(changed):
-                raise ConfigurationError(f"targets[{i}] does not set every task targets[0] sets "
-                                         f"({', '.join(t.name for t in changed)})")
-            rows.append(np.concatenate([row[id(t)] for t in changed]))
-        return changed, np.array(rows)
-
     def _run_many(self, changed: list[Task], values: np.ndarray, seed_rows: np.ndarray, seed: int, show: bool,
                   workers: int) -> list[IKResult]:
         from tqdm.auto import tqdm
 
         n = len(values)
-        sizes = [len(_core_target(t, self.robot)) for t in changed]
+        sizes = [len(core_target(t, self.robot)) for t in changed]
         results: list[IKResult] = []
         chunk = max(64, 32 * workers)
         with tqdm(total=n, disable=not show, unit="pose", desc="solve_many") as bar:
@@ -332,7 +298,7 @@ class Solver:
             for i, row in enumerate(values):
                 at = 0
                 for task, size in zip(changed, sizes, strict=True):
-                    _set_from_core(task, row[at:at + size])
+                    set_from_core(task, row[at:at + size])
                     at += size
                 options = dataclasses.replace(self.options, seed=seed + i)
                 q = seeds[0 if len(seeds) == 1 else i]
@@ -372,17 +338,10 @@ def solve_many(robot: Robot, seeds: ArrayLike | None, levels: Any, targets: Sequ
                position_margin: float = 0.0, backend: str | None = None) -> list[IKResult]:
     """:meth:`Solver.solve_many` on copies of the levels' tasks (the caller's are not touched):
     one :class:`IKResult` per target, on every core (see :class:`Solver` for the arguments)."""
-    copies = [[_own_copy(task) for task in level] for level in _as_levels(levels)]
+    copies = [[own_copy(task) for task in level] for level in _as_levels(levels)]
     solver = Solver(robot, copies, tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout,
                     constraints=constraints, damping=damping, position_margin=position_margin, backend=backend)
     return solver.solve_many(seeds, targets, seed=seed, workers=workers, progress=progress)
-
-
-def _own_copy(task: Task) -> Task:
-    """A shallow copy of a task that no controller listens to (its targets are the copy's)."""
-    twin = copy.copy(task)
-    twin.__dict__.pop("_listeners", None)
-    return twin
 
 
 def _seed(seed: Any) -> int:
@@ -404,33 +363,3 @@ def _options(tol: Any, max_iters: Any, restarts: Any, timeout: Any, seed: Any) -
 def _from_core(raw: Any) -> SearchResult:
     return SearchResult(np.array(raw.q), raw.converged, raw.reason, raw.iterations, raw.searches,
                         np.array(raw.level_costs), raw.seconds, raw.failing)
-
-
-def _poses_at_once(task: Task, targets: Sequence[Any]) -> np.ndarray | None:
-    """(n, 16): the homogeneous matrices of bare pin.SE3 targets of a pose task, checked at once
-    as set_target checks each (finite, a rotation within ROTATION_TOLERANCE, right-handed); None
-    for any other kind of target or task, or when one fails (set_target then says why)."""
-    if getattr(task, "kind", None) != "pose" or not all(isinstance(T, pin.SE3) for T in targets):
-        return None
-    H = np.array([T.homogeneous for T in targets])
-    R = H[:, :3, :3]
-    off = np.abs(np.einsum("nji,njk->nik", R, R) - np.eye(3)).max(axis=(1, 2))
-    if not (np.isfinite(H).all() and (off <= ROTATION_TOLERANCE).all() and (np.linalg.det(R) >= 0).all()):
-        return None
-    return H.reshape(len(targets), 16)
-
-
-def _core_target(task: Task, robot: Robot) -> np.ndarray:
-    """The task's current target as the core holds it (Step.set_task_target's values)."""
-    d: Any = task.description(robot)
-    return np.asarray(d.target, dtype=float).reshape(-1)
-
-
-def _set_from_core(task: Task, values: np.ndarray) -> None:
-    """The inverse of :func:`_core_target` on the Python task."""
-    if len(values) == 16:
-        T = values.reshape(4, 4)
-        kind = getattr(task, "kind", "pose")
-        task.set_target(T if kind == "pose" else T[:3, 3] if kind == "position" else T[:3, :3])  # type: ignore[attr-defined]
-    else:
-        task.set_target(values)  # type: ignore[attr-defined]

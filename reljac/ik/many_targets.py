@@ -1,0 +1,87 @@
+"""The targets of many problems (:meth:`reljac.ik.solve.Solver.solve_many`): each problem's targets
+checked as the tasks check them and written as the compiled core holds them, and back."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from ..exceptions import ConfigurationError
+from ..robot import Robot
+from ..validation import ROTATION_TOLERANCE
+from .task import Task
+
+
+def target_values(tasks: list[Task], robot: Robot, targets: Sequence[Any]) -> tuple[list[Task], np.ndarray]:
+    """The tasks whose targets change and, per problem, their core target values in a row
+    (each target checked by its task's set_target, or as it checks, all at once:
+    :func:`_poses_at_once`). `targets`: :meth:`~reljac.ik.solve.Solver.solve_many`'s."""
+    fast = _poses_at_once(tasks[0], targets)
+    if fast is not None:
+        return [tasks[0]], fast
+    by_name = {t.name: t for t in tasks}
+    changed: list[Task] = []
+    rows = []
+    for i, entry in enumerate(targets):
+        pairs = entry.items() if isinstance(entry, Mapping) else [(tasks[0], entry)]
+        row: dict[int, np.ndarray] = {}
+        for key, target in pairs:
+            task = by_name.get(key) if isinstance(key, str) else key
+            if task is None or not any(task is t for t in tasks):
+                raise ConfigurationError(f"targets[{i}] names task {key!r}, not one of the levels' "
+                                         f"({', '.join(repr(t.name) for t in tasks)})")
+            if not hasattr(task, "set_target"):
+                raise ConfigurationError(f"task '{task.name}' takes no target")
+            task.set_target(target)  # type: ignore[union-attr]
+            if not any(task is t for t in changed):
+                if i > 0:
+                    raise ConfigurationError(f"targets[{i}] sets task '{task.name}', which targets[0] does not: "
+                                             "every problem must set the same tasks")
+                changed.append(task)
+            row[id(task)] = core_target(task, robot)
+        if len(row) != len(changed):
+            raise ConfigurationError(f"targets[{i}] does not set every task targets[0] sets "
+                                     f"({', '.join(t.name for t in changed)})")
+        rows.append(np.concatenate([row[id(t)] for t in changed]))
+    return changed, np.array(rows)
+
+
+def own_copy(task: Task) -> Task:
+    """A shallow copy of a task that no controller listens to (its targets are the copy's)."""
+    twin = copy.copy(task)
+    twin.__dict__.pop("_listeners", None)
+    return twin
+
+
+def _poses_at_once(task: Task, targets: Sequence[Any]) -> np.ndarray | None:
+    """(n, 16): the homogeneous matrices of bare pin.SE3 targets of a pose task, checked at once
+    as set_target checks each (finite, a rotation within ROTATION_TOLERANCE, right-handed); None
+    for any other kind of target or task, or when one fails (set_target then says why)."""
+    if getattr(task, "kind", None) != "pose" or not all(isinstance(T, pin.SE3) for T in targets):
+        return None
+    H = np.array([T.homogeneous for T in targets])
+    R = H[:, :3, :3]
+    off = np.abs(np.einsum("nji,njk->nik", R, R) - np.eye(3)).max(axis=(1, 2))
+    if not (np.isfinite(H).all() and (off <= ROTATION_TOLERANCE).all() and (np.linalg.det(R) >= 0).all()):
+        return None
+    return H.reshape(len(targets), 16)
+
+
+def core_target(task: Task, robot: Robot) -> np.ndarray:
+    """The task's current target as the core holds it (Step.set_task_target's values)."""
+    d: Any = task.description(robot)
+    return np.asarray(d.target, dtype=float).reshape(-1)
+
+
+def set_from_core(task: Task, values: np.ndarray) -> None:
+    """The inverse of :func:`core_target` on the Python task."""
+    if len(values) == 16:
+        T = values.reshape(4, 4)
+        kind = getattr(task, "kind", "pose")
+        task.set_target(T if kind == "pose" else T[:3, 3] if kind == "position" else T[:3, :3])  # type: ignore[attr-defined]
+    else:
+        task.set_target(values)  # type: ignore[attr-defined]
