@@ -89,12 +89,16 @@ class Solver:
             the caller's: a target changed between two calls is used by the next.
         tol: every counted task's error norms at most this [m, rad].
         max_iters: Newton iterations of one local search.
-        restarts: local searches after the first, each from a random configuration inside the
-            limits (None: 20 without a timeout, no cap with one).
+        restarts: local searches after the first (None: 20 without a timeout, no cap with one),
+            each from where the last one ended with the joints at a limit drawn anew inside
+            their limits, every third from a random configuration inside them.
         timeout: wall-clock budget of one search [s] (None: none); the best configuration is
             returned when it runs out.
         constraints: :class:`~reljac.ik.limits.Limit` objects held above every level (collision
-            avoidance, a support region), as in the controller.
+            avoidance, a support region), as in the controller. A configuration converges only
+            where their rows hold at v = 0: no pair closer than its minimum distance, the centre
+            of mass inside its shrunk support region up to the 0.1 mm overshoot the region holds
+            (:mod:`reljac.ik.balance`).
         damping: a singular damping policy added to the search's own damping (default: none;
             its error-dependent part does not apply).
         position_margin: distance kept from every position limit [rad or m].

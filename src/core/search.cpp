@@ -19,6 +19,11 @@ namespace {
 constexpr double kTieBand = 1e-12;  // relative difference of two level costs that is a tie
 constexpr double kSlack = 1e-2;
 constexpr int kPolishIters = 20;  // Newton iterations of the strict phase after a flat one, at most
+constexpr int kStallWindow = 5;   // a flat phase ends when its counted cost has not halved over this many iterations
+constexpr int kStallWindowFrom = 8;  // ... from this iteration on
+constexpr double kStallWindowRatio = 0.5;
+constexpr double kPartialBand = 0.01;  // a bounded coordinate this close to a limit (fraction of its range) is at it
+constexpr int kFreshEvery = 3;         // every third restart draws every coordinate
 constexpr double kFeasibleTolerance = 1e-9;  // how far below 0 a row's d may be at a converged q     // met levels may rise to this fraction of the active level's cost
 constexpr double kPi = 3.14159265358979323846;
 
@@ -125,17 +130,26 @@ class Searcher {
     q_new_.resize(q0.size());
     // the flat phase, then the strict one from where it ended (one phase when they are the same)
     const bool two = flat_.size() != strict_.size();
+    bool have_best_flat = false;
+    Vector best_flat, ended_flat;
     while (true) {
       ++out_.searches;
       for (int phase = two ? 0 : 1; phase < 2; ++phase) {
+        if (two && phase == 1) {  // the strict phase only after a flat one that ended lower than every one before
+          counted_part(costs_, flat_counted_, ended_flat);
+          if (have_best_flat && !lexicographically_lower(ended_flat, best_flat, o_.floor).first) continue;
+          best_flat = ended_flat;
+          have_best_flat = true;
+        }
         const SearchReason status = local(phase == 0 ? flat_ : strict_, phase == 0 ? flat_counted_ : strict_counted_,
-                                          two && phase == 1 ? std::min(o_.max_iters, kPolishIters) : o_.max_iters);
+                                          two && phase == 1 ? std::min(o_.max_iters, kPolishIters) : o_.max_iters,
+                                          two && phase == 0);
         if (status != SearchReason::kExhausted) return finish(status);
       }
       if (o_.restarts >= 0 && out_.searches > o_.restarts)
         return finish(have_best_ ? SearchReason::kExhausted : SearchReason::kFailed);
       if (timed_out()) return finish(SearchReason::kTimeout);
-      sample(random, q0, q_);
+      restart(random, q0, out_.searches, q_);
     }
   }
 
@@ -144,6 +158,7 @@ class Searcher {
   Clock::time_point start_;
   SearchResult out_;
   Vector q_, q_new_, best_q_, best_costs_, costs_, new_costs_, level_costs_, new_level_costs_;
+  std::vector<double> history_;
   bool have_best_ = false, best_feasible_ = false;
 
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
@@ -151,12 +166,18 @@ class Searcher {
 
   // search.py's PythonSearch.local: a local search from q_ on `levels`; kConverged (q_ kept as
   // best), kTimeout, or kExhausted (q_: where it ended).
-  SearchReason local(const std::vector<std::vector<int>>& levels, const std::vector<char>& counted, int max_iters) {
+  // window: also end when the counted cost has not halved over the last kStallWindow iterations.
+  // costs_ holds the costs where it ended.
+  SearchReason local(const std::vector<std::vector<int>>& levels, const std::vector<char>& counted, int max_iters,
+                     bool window) {
     s_.levels = levels;
     int failing = evaluate(q_, level_costs_, costs_);
     if (failing >= 0 && !have_best_) out_.failing = failing;
     Vector mu = Vector::Constant(static_cast<long>(levels.size()), o_.mu_initial);
     int stale = 0, streak = 0;
+    history_.clear();  // the counted cost after each iteration
+    history_.reserve(static_cast<size_t>(max_iters) + 2);
+    history_.push_back(counted_sum(costs_, counted));
     for (int it = 0; failing < 0; ++it) {
       s_.constraints(q_, none_);  // (for the step, and the check that q is feasible)
       const bool ok = feasible();
@@ -169,6 +190,9 @@ class Searcher {
       }
       if (timed_out()) return SearchReason::kTimeout;
       if (it >= max_iters) break;
+      if (window && it >= kStallWindowFrom &&
+          history_.back() > std::max(o_.floor, kStallWindowRatio * history_[history_.size() - 1 - kStallWindow]))
+        break;
       if (!newton_step(q_, mu, q_new_)) break;
       ++out_.iterations;
       failing = evaluate(q_new_, new_level_costs_, new_costs_);
@@ -188,8 +212,26 @@ class Searcher {
         if (mu.minCoeff() > o_.mu_max || ++stale >= o_.stall_iters) break;
         failing = evaluate(q_, level_costs_, costs_);  // the rows at q again
       }
+      history_.push_back(counted_sum(costs_, counted));
     }
     return SearchReason::kExhausted;
+  }
+
+  static double counted_sum(const Vector& costs, const std::vector<char>& counted) {
+    double sum = 0.0;
+    for (long k = 0; k < costs.size(); ++k)
+      if (counted[static_cast<size_t>(k)]) sum += costs(k);
+    return sum;
+  }
+
+  // The costs of the counted levels, in order.
+  static void counted_part(const Vector& costs, const std::vector<char>& counted, Vector& out) {
+    long n = 0;
+    for (char c : counted) n += c ? 1 : 0;
+    out.resize(n);
+    n = 0;
+    for (long k = 0; k < costs.size(); ++k)
+      if (counted[static_cast<size_t>(k)]) out(n++) = costs(k);
   }
 
   void keep_best(bool feasible) {
@@ -277,6 +319,25 @@ class Searcher {
     if (!s_.v.allFinite()) return false;
     s_.advance(q, q_new);
     return q_new.allFinite();
+  }
+
+  // search.py's restart_configuration: from where the last local search ended (q), the bounded
+  // coordinates at a limit drawn anew, the others kept; every kFreshEvery-th restart, and when none
+  // is at a limit, sample().
+  void restart(SplitMix64& random, const Vector& seed, int restart, Vector& q) const {
+    if (restart % kFreshEvery) {
+      bool any = false;
+      for (long i = 0; i < q.size(); ++i) {
+        if (o_.sample_kind(i) != 0) continue;
+        const double band = kPartialBand * (o_.upper(i) - o_.lower(i));
+        if (q(i) - o_.lower(i) <= band || o_.upper(i) - q(i) <= band) {
+          q(i) = o_.lower(i) + random.uniform() * (o_.upper(i) - o_.lower(i));
+          any = true;
+        }
+      }
+      if (any) return;
+    }
+    sample(random, seed, q);
   }
 
   // A random configuration inside the limits (SearchOptions.sample_kind), else the seed's values.
