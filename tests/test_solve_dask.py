@@ -183,8 +183,9 @@ def test_a_chunk_failing_on_a_worker_is_one_scheduler_error(thread_client, dual_
 @pytest.mark.slow
 def test_chunks_in_flight_stay_bounded_and_progress_reaches_every_problem(thread_client, dual_arm, rng, monkeypatch,
                                                                           capfd):
-    submitted, in_flight = [], []
-    real_submit = thread_client.submit
+    """Also: the worker builds its Solver once for the call's four chunks."""
+    submitted, in_flight, built = [], [], []
+    real_submit, real_build = thread_client.submit, solve_dask.Recipe.solver
 
     def counting(*args, **kwargs):
         in_flight.append(sum(not f.done() for f in submitted))  # an overestimate: a done future may lag
@@ -192,9 +193,11 @@ def test_chunks_in_flight_stay_bounded_and_progress_reaches_every_problem(thread
         return submitted[-1]
 
     monkeypatch.setattr(thread_client, "submit", counting)
+    monkeypatch.setattr(solve_dask.Recipe, "solver", lambda made: built.append(made.key) or real_build(made))
     task, targets = right_tool_problem(dual_arm, rng, 200)
     results = solve_many(dual_arm, None, [[task]], targets, restarts=0, max_iters=5, scheduler=thread_client,
                          progress=True)
     assert len(results) == 200 and len(submitted) == -(-200 // solve_dask.chunk_size(200, 1)) > 2
     assert max(in_flight) < 2  # one worker: at most two chunks out, so one unfinished at the next submit
     assert "200/200" in capfd.readouterr().err
+    assert len(built) == 1

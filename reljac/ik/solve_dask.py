@@ -60,7 +60,7 @@ class SolverParts(Protocol):
 
 CONNECT_TIMEOUT = 10.0  # [s] for a scheduler address to answer (as the capability maps' default)
 CHUNK_MIN, CHUNK_MAX = 16, 256  # problems per chunk: enough to hide a task's overhead, few for progress
-KEPT_SOLVERS = 4  # Solvers a worker keeps (per thread), the most recently used
+KEPT_RECIPES = 2  # a worker keeps the Solvers (one per thread) of the recipes it used last
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,23 +135,21 @@ def recipe(solver: SolverParts, changed: list[Task]) -> Recipe:
 
 
 # ---------------------------------------------------------------------------- on a worker
-_SOLVERS: collections.OrderedDict[tuple[str, int], SolverParts] = collections.OrderedDict()
+_SOLVERS: collections.OrderedDict[str, dict[int, SolverParts]] = collections.OrderedDict()  # recipe -> thread ->
 _SOLVERS_LOCK = threading.Lock()
 
 
 def worker_solver(made: Recipe) -> SolverParts:
     """This thread's Solver of the recipe, built on its first chunk and kept for the next."""
-    key = (made.key, threading.get_ident())
+    thread = threading.get_ident()
     with _SOLVERS_LOCK:
-        solver = _SOLVERS.get(key)
-        if solver is not None:
-            _SOLVERS.move_to_end(key)
-            return solver
-    solver = made.solver()
-    with _SOLVERS_LOCK:
-        _SOLVERS[key] = solver
-        while len(_SOLVERS) > KEPT_SOLVERS:
+        solvers = _SOLVERS.setdefault(made.key, {})
+        _SOLVERS.move_to_end(made.key)
+        while len(_SOLVERS) > KEPT_RECIPES:
             _SOLVERS.popitem(last=False)
+        solver = solvers.get(thread)
+    if solver is None:
+        solver = solvers[thread] = made.solver()
     return solver
 
 
