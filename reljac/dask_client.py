@@ -36,7 +36,7 @@ from .exceptions import ReljacError, SchedulerError
 DASK_HINT = "pip install 'reljac[scale]'"
 SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
 LOOPBACK = "127.0.0.1"
-GUARD = 'put the code that runs the map under `if __name__ == "__main__":` (see the README)'
+GUARD = 'put the code that runs the {what} under `if __name__ == "__main__":` (see the README)'
 
 
 def local_servers() -> dict[str, Any]:
@@ -118,9 +118,9 @@ def unguarded_main_line() -> tuple[str, int] | None:
     return path, line
 
 
-def check_main_guard(what: str = "this map") -> None:
-    """SchedulerError when a LocalCluster's spawned workers would run this script's call (`what`,
-    as the message names it) again."""
+def check_main_guard(what: str = "map") -> None:
+    """SchedulerError when a LocalCluster's spawned workers would run this script's call (a `what`:
+    "map", "solve_many") again."""
     import dask
 
     if dask.config.get("distributed.worker.multiprocessing-method", "spawn") == "fork":
@@ -129,7 +129,7 @@ def check_main_guard(what: str = "this map") -> None:
     if found is not None:
         path, line = found
         raise SchedulerError(f"scheduler='local' starts worker processes that import {path} again and would "
-                             f"run its line {line} ({what}) in each of them: {GUARD}")
+                             f"run its line {line} (this {what}) in each of them: {GUARD.format(what=what)}")
 
 
 def check_address(address: str) -> None:
@@ -199,9 +199,9 @@ def _workers_ignore_ctrl_c() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def make_client(scheduler: Any, workers: int, connect_timeout: float, what: str = "this map") -> tuple[Any, list]:
+def make_client(scheduler: Any, workers: int, connect_timeout: float, what: str = "map") -> tuple[Any, list]:
     """(client, things to close): a Client for the scheduler, and what this call created; `what`
-    names the call in the message of :func:`check_main_guard`.
+    names the call in the message of :func:`check_main_guard` ("map", "solve_many").
 
     Raises:
         SchedulerError: Dask is not installed, a LocalCluster from an unguarded script, a bad

@@ -201,3 +201,23 @@ def test_chunks_in_flight_stay_bounded_and_progress_reaches_every_problem(thread
     assert max(in_flight) < 2  # one worker: at most two chunks out, so one unfinished at the next submit
     assert "200/200" in capfd.readouterr().err
     assert len(built) == 1
+
+
+@pytest.mark.slow
+def test_a_local_cluster_from_an_unguarded_script_is_refused_before_any_worker_starts(tmp_path):
+    script = tmp_path / "unguarded.py"
+    script.write_text(textwrap.dedent("""\
+        import pinocchio as pin
+        import reljac
+        from reljac.ik import FrameTask, solve_many
+        task = FrameTask("right_tool")
+        task.set_target(pin.SE3.Identity())
+        try:
+            solve_many(reljac.Robot.bundled("dual_arm"), None, [[task]], [pin.SE3.Identity()], scheduler="local")
+        except reljac.exceptions.SchedulerError as error:
+            print(error)
+    """))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == (f"scheduler='local' starts worker processes that import {script} again and would run "
+                                  "its line 7 (this solve_many) in each of them: put the code that runs the solve_many "
+                                  'under `if __name__ == "__main__":` (see the README)')

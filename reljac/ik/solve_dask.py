@@ -176,7 +176,7 @@ def run_many(solver: SolverParts, scheduler: Any, changed: list[Task], values: n
 
     check_scheduler(scheduler, ConfigurationError)
     made = recipe(solver, changed)
-    client, created = make_client(scheduler, workers, CONNECT_TIMEOUT, what="this solve_many")  # SchedulerError
+    client, created = make_client(scheduler, workers, CONNECT_TIMEOUT, what="solve_many")  # SchedulerError
     n = len(values)
     try:
         with tqdm(total=n, disable=not show, unit="pose", desc=f"solve_many on {describe(scheduler)}") as bar:
