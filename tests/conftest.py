@@ -50,6 +50,29 @@ def talos():
     return reljac.Robot.load("talos")
 
 
+@pytest.fixture(scope="module")
+def process_client():
+    """A Dask LocalCluster of two single-threaded worker processes, its servers on loopback at ports
+    the OS picks (``reljac.dask_client.local_servers``); skipped without Dask."""
+    distributed = pytest.importorskip("distributed")
+    from reljac.dask_client import local_servers
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, **local_servers()) as cluster, \
+            distributed.Client(cluster, set_as_default=False) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def thread_client():
+    """A one-worker Dask cluster in this process (a monkeypatched function runs there too), for the
+    tests of how a failing map or solve_many ends; skipped without Dask."""
+    distributed = pytest.importorskip("distributed")
+    from reljac.dask_client import local_servers
+
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=1, **local_servers()) as client:
+        yield client
+
+
 @pytest.fixture(scope="session")
 def chromium():
     """One headless Chromium (test_viz.Browser, 800 x 600) for the browser tests of every module:

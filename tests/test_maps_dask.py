@@ -24,7 +24,6 @@ import pytest
 import reljac
 from reljac.exceptions import SchedulerError
 from reljac.maps import capability_map, kernel
-from reljac.maps.dask_client import local_servers
 
 pytestmark = pytest.mark.slow
 
@@ -52,20 +51,6 @@ def robot(name: str) -> reljac.Robot:
 
 def case(name: str) -> tuple[reljac.Robot, str, str]:
     return robot(name), ROBOTS[name][1], ROBOTS[name][2]
-
-
-@pytest.fixture(scope="module")
-def process_client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, **local_servers()) as cluster, \
-            distributed.Client(cluster, set_as_default=False) as client:
-        yield client
-
-
-@pytest.fixture(scope="module")
-def thread_client():
-    """A one-worker cluster in this process, for the tests of how a failing map ends."""
-    with distributed.Client(processes=False, n_workers=1, threads_per_worker=1, **local_servers()) as client:
-        yield client
 
 
 def test_an_unpickled_model_with_mimic_joints_is_what_crashed_the_workers():
@@ -247,10 +232,10 @@ def test_a_local_cluster_from_an_unguarded_script_says_what_to_do_in_one_line(tm
 
 
 def test_a_call_under_the_guard_or_in_a_function_it_calls_is_not_refused(tmp_path):
-    from reljac.maps.dask_client import unguarded_main_line
+    from reljac.dask_client import unguarded_main_line
 
     found = run_as_main(tmp_path / "guarded.py", """\
-        from reljac.maps.dask_client import unguarded_main_line
+        from reljac.dask_client import unguarded_main_line
         top = unguarded_main_line()
         def main():
             return unguarded_main_line()

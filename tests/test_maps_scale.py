@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import reljac
+from reljac.dask_client import local_servers
 from reljac.exceptions import MapError, SchedulerError
 from reljac.maps import MAX_SAMPLES, capability_map, scheduling
-from reljac.maps.dask_client import local_servers
 
 pytestmark = pytest.mark.slow
 

@@ -1,5 +1,5 @@
 """``reljac bench solve``: IK that finds a pose, on TRAC-IK's protocol (its README), with ``--peers``
-beside TRAC-IK itself (``pytracik``) on the same targets in the same run.
+beside TRAC-IK itself (``pytracik``), pink and ikpy on the same targets in the same run.
 
 Protocol: targets are the placements of random configurations inside the joint limits (so every
 target is reachable), the full pose at tol = 1e-5 [m, rad], every query seeded at the middle of
@@ -14,12 +14,13 @@ the left tool in the world at level 2, a posture below: budget 10 ms) and a huma
 (Talos: feet held, the centre of mass inside the support polygon, a hand reaching: budget 20 ms).
 ``solve_many`` on every core is timed against one core on the first chain.
 
-TRAC-IK (``--peers``): ``solver_type="Speed"``, its default, the same timeout and epsilon 1e-5
-(its own per-axis criterion), the joint limits handed over from Pinocchio (its URDF parser
-misreads some), seeded at the same middle configuration. pink (``--peers``), what a Pinocchio
-user would otherwise iterate: see :func:`_run_pink`; its "at all" is its within-budget figure.
-ikpy is not run: its chains follow a URDF's first child links and end at UR5's ``ee_link``, not
-``tool0``.
+The peers (``--peers``, :mod:`reljac.apps.bench_solve_peers`, each seeded at the same middle
+configuration; how each is configured is printed under the table): TRAC-IK,
+``solver_type="Speed"``, its default, the same timeout and epsilon 1e-5 (its own per-axis
+criterion), the joint limits handed over from Pinocchio (its URDF parser misreads some); pink,
+what a Pinocchio user would otherwise iterate, its "at all" its within-budget figure; ikpy, its
+chain built along the URDF's links from base to tip and checked against Pinocchio's forward
+kinematics, run without a time limit (it has none), its success checked by reljac at 1e-5.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ import pinocchio as pin
 from ..ik import FrameTask, PostureTask, RelativeFrameTask, Solver
 from ..relative import Kinematics
 from ..robot import Robot
-from ..robots import resolve
 from .bench_common import PAIR, Progress, done
+from .bench_solve_peers import CONFIGURED, chain_joints, run_ikpy, run_pink, run_tracik, stats
 from .report import format_table
 
 TOL, BUDGET = 1e-5, 0.005
@@ -49,14 +50,6 @@ def _targets(robot: Robot, base: str, tip: str, n: int, seed: int) -> list[pin.S
     return [Kinematics(robot, robot.random_configuration(rng)).relative_placement(base, tip) for _ in range(n)]
 
 
-def _stats(times: list[float], ok: list[bool], at_all: list[bool], budget: float) -> dict[str, Any]:
-    t = np.array(times)
-    within = [o and s <= budget for o, s in zip(ok, t, strict=True)]
-    return {"queries": len(times), "within_budget": float(np.mean(within)),
-            "at_all": float(np.mean(at_all)), "mean_s": float(t.mean()), "median_s": float(np.median(t)),
-            "p95_s": float(np.percentile(t, 95)), "p99_s": float(np.percentile(t, 99))}
-
-
 def _run_reljac(solver: Solver, targets: list[Any], task: Any, q0: np.ndarray, budget: float,
                 patient: Solver) -> dict[str, Any]:
     times, ok, at_all = [], [], []
@@ -67,79 +60,7 @@ def _run_reljac(solver: Solver, targets: list[Any], task: Any, q0: np.ndarray, b
         times.append(time.perf_counter() - start)
         ok.append(result.converged)
         at_all.append(result.converged or patient.solve(q0, seed=i).converged)
-    return _stats(times, ok, at_all, budget)
-
-
-def _chain_joints(robot: Robot, base: str, tip: str) -> list[tuple[int, int]]:
-    """(q index, nq) of the moving joints between frames base and tip (base to tip), as TRAC-IK's
-    chain: nq 1 (revolute, prismatic) or 2 (continuous: cos, sin)."""
-    model = robot.model
-    below = set(model.supports[model.frames[robot.frame_id(base)].parentJoint])
-    chain = [j for j in model.supports[model.frames[robot.frame_id(tip)].parentJoint] if j not in below]
-    return [(model.joints[j].idx_q, model.joints[j].nq) for j in chain if model.joints[j].nv == 1]
-
-
-def _run_tracik(robot: Robot, name: str, base: str, tip: str, targets: list[pin.SE3], q0: np.ndarray,
-                budget: float) -> dict[str, Any] | None:
-    try:
-        import pytracik
-    except ImportError:
-        return None
-    solver = pytracik.TRAC_IK(base, tip, resolve(name).urdf.read_text(), budget, TOL, pytracik.SolveType.Speed)
-    joints = _chain_joints(robot, base, tip)
-    if pytracik.get_num_joints(solver) != len(joints):
-        return {"error": f"its chain has {pytracik.get_num_joints(solver)} joints, Pinocchio's {len(joints)}"}
-    # continuous joints: an angle in [-pi, pi] (every orientation); the others: Pinocchio's limits
-    lower = [float(robot.lower_limits[i]) if n == 1 else -np.pi for i, n in joints]
-    upper = [float(robot.upper_limits[i]) if n == 1 else np.pi for i, n in joints]
-    pytracik.set_joint_limits(solver, lower, upper)
-    seed = np.array([q0[i] if n == 1 else np.arctan2(q0[i + 1], q0[i]) for i, n in joints])
-    times, ok = [], []
-    for T in targets:
-        x, y, z = T.translation
-        qx, qy, qz, qw = pin.Quaternion(T.rotation).coeffs()
-        start = time.perf_counter()
-        r = pytracik.ik(solver, seed, x, y, z, qx, qy, qz, qw)
-        times.append(time.perf_counter() - start)
-        ok.append(bool(r[0] >= 0))
-    return _stats(times, ok, ok, budget)
-
-
-def _run_pink(robot: Robot, base: str, tip: str, targets: list[pin.SE3], q0: np.ndarray,
-              budget: float) -> dict[str, Any] | None:
-    """pink iterated to convergence: its RelativeFrameTask (gain 1: full steps, dt = 1, its
-    Levenberg-Marquardt damping 1e-3), its ConfigurationLimit (gain 0.5, as reljac's search), the QP
-    solved by daqp; stopped when its error's position and orientation norms are at most tol or when
-    the budget is spent (checked every step)."""
-    try:
-        import pink
-        from pink.limits import ConfigurationLimit
-        from pink.tasks import RelativeFrameTask as PinkRelativeFrameTask
-    except ImportError:
-        return None
-    model = pin.Model(robot.model)  # pink adds attributes to the model it is given
-    data = model.createData()
-    task = PinkRelativeFrameTask(tip, base, position_cost=1.0, orientation_cost=1.0, lm_damping=1e-3, gain=1.0)
-    limits = [ConfigurationLimit(model, config_limit_gain=0.5)]
-    times, ok = [], []
-    for T in targets:
-        task.set_target(T)
-        start = time.perf_counter()
-        configuration = pink.Configuration(model, data, q0.copy())
-        converged = False
-        while time.perf_counter() - start < budget:
-            e = task.compute_error(configuration)
-            if np.linalg.norm(e[:3]) <= TOL and np.linalg.norm(e[3:]) <= TOL:
-                converged = True
-                break
-            try:
-                v = pink.solve_ik(configuration, [task], 1.0, solver="daqp", limits=limits, safety_break=False)
-            except pink.exceptions.NoSolutionFound:
-                break
-            configuration.integrate_inplace(v, 1.0)
-        times.append(time.perf_counter() - start)
-        ok.append(converged)
-    return _stats(times, ok, ok, budget)
+    return stats(times, ok, at_all, budget)
 
 
 def chain_results(name: str, base: str, tip: str, n: int, peers: bool) -> dict[str, Any]:
@@ -150,11 +71,12 @@ def chain_results(name: str, base: str, tip: str, n: int, peers: bool) -> dict[s
     solver = Solver(robot, [[task]], tol=TOL, timeout=BUDGET)
     patient = Solver(robot, [[task]], tol=TOL, restarts=50)
     q0 = solver.middle
-    out: dict[str, Any] = {"chain": f"{name} {base}->{tip}", "dof": len(_chain_joints(robot, base, tip)),
+    out: dict[str, Any] = {"chain": f"{name} {base}->{tip}", "dof": len(chain_joints(robot, base, tip)),
                            "reljac": _run_reljac(solver, targets, task, q0, BUDGET, patient)}
     if peers:
-        out["trac_ik"] = _run_tracik(robot, name, base, tip, targets, q0, BUDGET)
-        out["pink"] = _run_pink(robot, base, tip, targets, q0, BUDGET)
+        out["trac_ik"] = run_tracik(robot, name, base, tip, targets, q0, BUDGET)
+        out["pink"] = run_pink(robot, base, tip, targets, q0, BUDGET)
+        out["ikpy"] = run_ikpy(robot, name, base, tip, targets, q0, BUDGET)
     return out
 
 
@@ -182,7 +104,7 @@ def dual_arm_results(n: int, budget: float = 0.010) -> dict[str, Any]:
         ok.append(result.converged)
         at_all.append(result.converged or patient.solve(solver.middle, seed=i).converged)
     return {"case": "dual_arm: relative pose > left pose > posture", "budget_s": budget,
-            **_stats(times, ok, at_all, budget)}
+            **stats(times, ok, at_all, budget)}
 
 
 def humanoid_results(n: int, budget: float = 0.020) -> dict[str, Any]:
@@ -216,7 +138,7 @@ def humanoid_results(n: int, budget: float = 0.020) -> dict[str, Any]:
         balanced = standing.support.polygon(kin).contains(kin.center_of_mass(), margin=MARGIN - 1e-3)
         ok.append(result.converged and balanced)
     return {"case": "Talos: feet > left gripper position > posture, support region held", "budget_s": budget,
-            **_stats(times, ok, ok, budget)}
+            **stats(times, ok, ok, budget)}
 
 
 def many_results(n: int) -> dict[str, Any]:
@@ -250,7 +172,9 @@ def solve_results(*, quick: bool = False, progress: Progress = None, peers: bool
     done(progress)
     many = many_results(64 if quick else 1000)
     done(progress)
-    return {"tol": TOL, "budget_s": BUDGET, "chains": chains, "cases": cases, "solve_many": many}
+    configured = {who: CONFIGURED[who] for who in CONFIGURED if any(c.get(who) is not None for c in chains)}
+    return {"tol": TOL, "budget_s": BUDGET, "chains": chains, "cases": cases, "solve_many": many,
+            "peers": configured}
 
 
 def solve_units(quick: bool = False) -> int:
@@ -258,12 +182,14 @@ def solve_units(quick: bool = False) -> int:
 
 
 def solve_text(r: dict[str, Any]) -> str:
-    rows = []
+    rows, notes = [], []
     for c in r["chains"]:
-        for who in ("reljac", "trac_ik", "pink"):
+        for who in ("reljac", "trac_ik", "pink", "ikpy"):
             s = c.get(who)
             if s is None:
                 continue
+            if "note" in s:
+                notes.append(f"  {who} on {c['chain']}: {s['note']}")
             if "error" in s:
                 rows.append([c["chain"], c["dof"], who, s["error"], "", "", "", "", ""])
                 continue
@@ -283,4 +209,6 @@ def solve_text(r: dict[str, Any]) -> str:
         "",
         f"solve_many, {m['problems']} problems: {m['one_core_per_s']:.0f}/s on one core, "
         f"{m['all_cores_per_s']:.0f}/s on {m['cores']} ({m['speedup']:.2f}x)",
+        *(["", "peers, as configured:", *(f"  {text}" for text in r.get("peers", {}).values()), *notes]
+          if r.get("peers") else []),
     ])

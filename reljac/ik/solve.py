@@ -114,6 +114,8 @@ class Solver:
                  damping: DampingPolicy | None = None, position_margin: float = 0.0,
                  backend: str | None = None) -> None:
         self.options = _options(tol, max_iters, restarts, timeout, 0)
+        self._settings = dict(tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout, constraints=constraints,
+                              damping=damping, position_margin=position_margin, backend=backend)  # solve_dask's
         self.robot = robot = as_robot(robot)
         self._levels = _as_levels(levels)
         bounded = [t.name for level in self._levels for t in level if t.bounds is not None]
@@ -174,7 +176,8 @@ class Solver:
         return self.result(_from_core(step.search(q, core_options)))
 
     def solve_many(self, seeds: ArrayLike | None, targets: Sequence[Any], *, seed: int = 0,
-                   workers: int | None = None, progress: bool | None = None) -> list[IKResult]:
+                   workers: int | None = None, progress: bool | None = None,
+                   scheduler: Any = None) -> list[IKResult]:
         """:meth:`solve` for each of `targets`, on `workers` threads (default: every core).
 
         seeds: None (every problem from the middle of the limits), one q (nq,) for all, or
@@ -183,7 +186,11 @@ class Solver:
         first level. Problem i uses the seed ``seed + i``: its result equals ``solve(seeds[i],
         seed=seed + i)`` with its targets set (without a timeout, whose results depend on the
         machine's speed). The tasks' targets are as before when it returns. progress: a progress
-        bar on standard error (None: for 1,000 problems or more).
+        bar on standard error (None: for 1,000 problems or more). scheduler: None or "threads"
+        (C++ threads here), "local" (a Dask LocalCluster of `workers` processes), a Dask address
+        ("tcp://HOST:8786") or a distributed.Client: the same results, computed on the cluster's
+        workers (:mod:`reljac.ik.solve_dask`; Dask is the extra ``reljac[scale]``; a failure of
+        the cluster is a SchedulerError).
         """
         n_workers = (os.cpu_count() or 1) if workers is None else as_count(workers, "workers", minimum=1,
                                                                              error=ConfigurationError)
@@ -195,19 +202,24 @@ class Solver:
         if not targets:
             return []
         with self._held():
-            return self._solve_many(targets, seed_rows, seed, n_workers, progress)
+            return self._solve_many(targets, seed_rows, seed, n_workers, progress, scheduler)
 
     def _solve_many(self, targets: Sequence[Any], seed_rows: np.ndarray, seed: int, n_workers: int,
-                    progress: bool | None) -> list[IKResult]:
+                    progress: bool | None, scheduler: Any = None) -> list[IKResult]:
         tasks = self.controllers[0].tasks
         kept = [(task, getattr(task, "target", None), getattr(task, "target_velocity", None)) for task in tasks
                 if hasattr(task, "set_target")]
         try:
             changed, values = target_values(self.controllers[0].tasks, self.robot, targets)
-            if self.compiled:
+            threads = scheduler is None or scheduler == "threads"
+            if self.compiled and threads:
                 while len(self.controllers) < min(n_workers, len(targets)):
                     self.controllers.append(self._make())
             show = len(targets) >= 1000 if progress is None else bool(progress)
+            if not threads:
+                from .solve_dask import run_many
+
+                return run_many(self, scheduler, changed, values, seed_rows, seed, show, n_workers)
             return self._run_many(changed, values, seed_rows, seed, show, min(n_workers, len(targets)))
         finally:
             for task, target, velocity in kept:
@@ -339,13 +351,14 @@ def solve_many(robot: Robot, seeds: ArrayLike | None, levels: Any, targets: Sequ
                workers: int | None = None, progress: bool | None = None, tol: float = 1e-4, max_iters: int = 100,
                restarts: int | None = None, timeout: float | None = None, seed: int = 0,
                constraints: Sequence[Limit] = (), damping: DampingPolicy | None = None,
-               position_margin: float = 0.0, backend: str | None = None) -> list[IKResult]:
+               position_margin: float = 0.0, backend: str | None = None, scheduler: Any = None) -> list[IKResult]:
     """:meth:`Solver.solve_many` on copies of the levels' tasks (the caller's are not touched):
-    one :class:`IKResult` per target, on every core (see :class:`Solver` for the arguments)."""
+    one :class:`IKResult` per target, on every core or on a Dask cluster (`scheduler`: see
+    :meth:`Solver.solve_many`; :class:`Solver` for the other arguments)."""
     copies = [[own_copy(task) for task in level] for level in _as_levels(levels)]
     solver = Solver(robot, copies, tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout,
                     constraints=constraints, damping=damping, position_margin=position_margin, backend=backend)
-    return solver.solve_many(seeds, targets, seed=seed, workers=workers, progress=progress)
+    return solver.solve_many(seeds, targets, seed=seed, workers=workers, progress=progress, scheduler=scheduler)
 
 
 def _seed(seed: Any) -> int:

@@ -12,7 +12,7 @@ configuration that gets it there, from millions of samples on threads or a Dask 
 Modules: ``compiled`` (a pin.Model exported to the C++ batched kinematics; the Pinocchio-layer loop
 it is tested against), ``sampling`` (reproducible per-sample configurations), ``grid`` (voxels,
 directions, rated rows), ``kernel`` (one chunk's reduction and the order-independent merge),
-``scheduling`` (threads or Dask), ``dask_client`` (a bounded connection to Dask), ``capability``
+``scheduling`` (threads or Dask; the bounded connection to Dask is ``reljac.dask_client``), ``capability``
 (the driver), ``balance`` (rejecting samples whose centre of mass leaves a support region),
 ``result`` (the map and its file), ``mapfile`` (reading a file that may be
 corrupted or hostile), ``seeding`` (IK seeds).

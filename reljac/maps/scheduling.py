@@ -15,7 +15,7 @@ workers and are merged there pairwise as they finish (a tree reduction: the merg
 order-independent), so the client receives one partial result at the end, not one per chunk.
 A failure of the cluster (a worker that dies, a scheduler that goes away) is one
 :class:`~reljac.exceptions.SchedulerError`, never a raw Dask exception; connecting is
-:mod:`reljac.maps.dask_client`.
+:mod:`reljac.dask_client`.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ import concurrent.futures as cf
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..dask_client import check_scheduler as check_any_scheduler
+from ..dask_client import describe, make_client, raise_task_error
 from ..exceptions import MapError, ReljacError, SchedulerError
-from .dask_client import describe, make_client
 from .kernel import Job, Partial, merge_partials, run_chunk
 
 __all__ = ["check_scheduler", "describe", "run"]
@@ -50,13 +51,8 @@ def _passing(callback: Callable) -> Callable:
 
 
 def check_scheduler(scheduler: Any) -> None:
-    """Reject a scheduler that is neither None, 'threads', 'local', an address nor a Client."""
-    if scheduler is None or (isinstance(scheduler, str) and scheduler.strip()):
-        return
-    if type(scheduler).__name__ == "Client" and type(scheduler).__module__.startswith("distributed"):
-        return
-    raise MapError(f"scheduler must be None, 'threads', 'local', a Dask address such as 'tcp://HOST:8786' "
-                   f"or a distributed.Client, not {scheduler!r}")
+    """MapError for a scheduler that is neither None, 'threads', 'local', an address nor a Client."""
+    check_any_scheduler(scheduler, MapError)
 
 
 def run(job: Job, chunks: Iterable[tuple[int, int]], on_result: Callable[[Partial], None],
@@ -92,15 +88,6 @@ def _run_threads(job: Job, chunks: Iterable[tuple[int, int]], on_result: Callabl
             for future in pending:
                 future.cancel()
             raise
-
-
-def _raise_task_error(future: Any) -> None:
-    """Raise a failed task's exception: reljac's own as it is, anything else as a SchedulerError."""
-    exc = future.exception()
-    if isinstance(exc, ReljacError):
-        raise exc
-    raise SchedulerError(f"a map task failed on a Dask worker ({type(exc).__name__}: {exc}); the workers need "
-                         "reljac installed, with the same version as here") from None
 
 
 def _run_dask(job: Job, chunks: Iterable[tuple[int, int]], on_result: Callable[[Partial], None], on_progress: Any,
@@ -146,7 +133,7 @@ def _stream(client: Any, job: Job, chunks: Iterable[tuple[int, int]], on_result:
         finished = []  # results on the workers, not merged yet
         for future in stream:
             if future.status == "error":
-                _raise_task_error(future)
+                raise_task_error(future, "a map task")
             if future.key in sizes:
                 on_progress(sizes.pop(future.key))
                 nxt = next(todo, None)

@@ -1,4 +1,8 @@
-"""A Dask client for a capability map, with every wait on the scheduler bounded.
+"""A Dask client for work spread over a cluster (capability maps, ``solve_many``), with every wait
+on the scheduler bounded.
+
+* ``None`` or ``"threads"``: no Dask at all (the caller's own threads); :func:`check_scheduler`
+  refuses anything that is neither that, ``"local"``, an address nor a ``distributed.Client``.
 
 * ``"local"``: a ``LocalCluster`` of single-threaded worker processes. Dask starts them with
   multiprocessing's *spawn*, which imports the ``__main__`` script again in each worker: a script
@@ -27,12 +31,12 @@ import types
 from collections.abc import Iterator
 from typing import Any
 
-from ..exceptions import SchedulerError
+from .exceptions import ReljacError, SchedulerError
 
 DASK_HINT = "pip install 'reljac[scale]'"
 SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
 LOOPBACK = "127.0.0.1"
-GUARD = 'put the code that runs the map under `if __name__ == "__main__":` (see the README)'
+GUARD = 'put the code that runs the {what} under `if __name__ == "__main__":` (see the README)'
 
 
 def local_servers() -> dict[str, Any]:
@@ -43,6 +47,27 @@ def local_servers() -> dict[str, Any]:
     2026.x: the HTTP server still starts, on every interface, at port 8787, or another one with a
     "Port 8787 is already in use" warning when something holds 8787.)"""
     return {"dashboard_address": f"{LOOPBACK}:0", "scheduler_kwargs": {"dashboard": False}}
+
+
+def check_scheduler(scheduler: Any, error: type[ReljacError]) -> None:
+    """Raise `error` unless the scheduler is None, 'threads', 'local', an address or a Client
+    (without importing Dask)."""
+    if scheduler is None or (isinstance(scheduler, str) and scheduler.strip()):
+        return
+    if type(scheduler).__name__ == "Client" and type(scheduler).__module__.startswith("distributed"):
+        return
+    raise error(f"scheduler must be None, 'threads', 'local', a Dask address such as 'tcp://HOST:8786' "
+                f"or a distributed.Client, not {scheduler!r}")
+
+
+def raise_task_error(future: Any, what: str) -> None:
+    """Raise a failed Dask task's exception: reljac's own as it is, anything else as a
+    SchedulerError naming `what` failed ("a map task")."""
+    exc = future.exception()
+    if isinstance(exc, ReljacError):
+        raise exc
+    raise SchedulerError(f"{what} failed on a Dask worker ({type(exc).__name__}: {exc}); the workers need "
+                         "reljac installed, with the same version as here") from None
 
 
 def describe(scheduler: Any) -> str:
@@ -93,8 +118,9 @@ def unguarded_main_line() -> tuple[str, int] | None:
     return path, line
 
 
-def check_main_guard() -> None:
-    """SchedulerError when a LocalCluster's spawned workers would run this script's map again."""
+def check_main_guard(what: str = "map") -> None:
+    """SchedulerError when a LocalCluster's spawned workers would run this script's call (a `what`:
+    "map", "solve_many") again."""
     import dask
 
     if dask.config.get("distributed.worker.multiprocessing-method", "spawn") == "fork":
@@ -103,7 +129,7 @@ def check_main_guard() -> None:
     if found is not None:
         path, line = found
         raise SchedulerError(f"scheduler='local' starts worker processes that import {path} again and would "
-                             f"run its line {line} (this map) in each of them: {GUARD}")
+                             f"run its line {line} (this {what}) in each of them: {GUARD.format(what=what)}")
 
 
 def check_address(address: str) -> None:
@@ -173,8 +199,9 @@ def _workers_ignore_ctrl_c() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def make_client(scheduler: Any, workers: int, connect_timeout: float) -> tuple[Any, list]:
-    """(client, things to close): a Client for the scheduler, and what this call created.
+def make_client(scheduler: Any, workers: int, connect_timeout: float, what: str = "map") -> tuple[Any, list]:
+    """(client, things to close): a Client for the scheduler, and what this call created; `what`
+    names the call in the message of :func:`check_main_guard` ("map", "solve_many").
 
     Raises:
         SchedulerError: Dask is not installed, a LocalCluster from an unguarded script, a bad
@@ -187,9 +214,9 @@ def make_client(scheduler: Any, workers: int, connect_timeout: float) -> tuple[A
     if isinstance(scheduler, distributed.Client):
         return scheduler, []
     if scheduler == "local":
-        check_main_guard()
+        check_main_guard(what)
         with _workers_ignore_ctrl_c():
-            # its processes log nothing below CRITICAL: a failed map reaches the caller as one
+            # its processes log nothing below CRITICAL: a failed map (or solve_many) reaches the caller as one
             # SchedulerError, and the workers' ERROR lines are shutdown races (a heartbeat to the
             # closing scheduler printed a traceback once, at load 3)
             cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
