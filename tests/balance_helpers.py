@@ -68,16 +68,17 @@ L, R = "gripper_left_base_link", "gripper_right_base_link"
 
 def reaching_run(robot, talos, backend: str, reach, steps: int, **options):
     """Talos (`robot`: Talos or Talos carrying) in humanoid_stack(feet, hands=(L, R), 0.2 x 0.1 m
-    soles, **options) with the left gripper's position sent by `reach` (3,) [m] from where it is
-    at the reference posture, at most 0.3 m/s, below the hands: (q's from the reference posture
-    on, stack)."""
+    soles unless `options` give another sole, **options) with the left gripper's position sent by
+    `reach` (3,) [m] from where it is at the reference posture, at most 0.3 m/s, below the hands:
+    (q's from the reference posture on, stack)."""
     from reljac import Kinematics
     from reljac.ik import FrameTask, humanoid_stack
 
     q0 = talos.reference_configuration()
     lead = FrameTask(L, gain=5.0, weight=[1, 1, 1, 0, 0, 0], max_speed=0.3)
     lead.set_target(pin.SE3(np.eye(3), Kinematics(talos, q0).placement(L).translation + np.asarray(reach)))
-    stack = humanoid_stack(robot, q0, feet=FEET, hands=(L, R), sole=(0.2, 0.1), tasks=[lead], **options)
+    options = {"sole": (0.2, 0.1), **options}
+    stack = humanoid_stack(robot, q0, feet=FEET, hands=(L, R), tasks=[lead], **options)
     controller = stack.controller(0.01, backend=backend)
     qs = [q0]
     for _ in range(steps):
