@@ -25,10 +25,12 @@ import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from . import joint_space, loading, robots
+from . import payload as payloads
 from .configuration_space import ConfigurationSpace
 from .exceptions import URDFError
 from .loading import LoadedUrdf, MimicFree
 from .model_index import FrameRef
+from .payload import Payload
 from .robots import bundled_robots
 from .srdf import SRDF, read_srdf
 from .urdf_files import exists_on_disk
@@ -61,6 +63,8 @@ class Robot(ConfigurationSpace):
         reference_posture: the name of its reference configuration (an SRDF state), or None; see
             :meth:`reference_configuration`.
         locked_joints: {joint name: value} of the joints :meth:`locked` fixed (empty if none).
+        payloads: the :class:`~reljac.payload.Payload` objects :meth:`with_payload` added to
+            the model, oldest first (empty if none).
 
     ``Robot(model)`` takes a ``pin.Model`` as it is (no copy) or a ``pin.RobotWrapper`` (its
     model and geometry, copied): see :meth:`from_pinocchio`. Frame names: a name that two
@@ -97,6 +101,7 @@ class Robot(ConfigurationSpace):
         self._given_geometry = {"collision": loading.check_geometry(collision, model, "collision"),
                                 "visual": loading.check_geometry(visual, model, "visual")}
         self.reference_posture: str | None = None
+        self.payloads: tuple[Payload, ...] = ()
         self._collision_state = None
         for key in _LAZY_PARTS:
             setattr(self, key, None)
@@ -120,6 +125,10 @@ class Robot(ConfigurationSpace):
             setattr(self, key, None)
         self.model = loading.restored_model(state["model"], self._loaded, floating_base=self.floating_base,
                                             mimic=self.mimic)
+        self.payloads = tuple(state.get("payloads", ()))
+        if state["model"] is None:  # rebuilt from its URDF text: the payloads added again
+            for load in self.payloads:
+                payloads.attach(self.model, load)
 
     @classmethod
     def from_urdf(cls, path: str | Path, *, package_dirs: Sequence[str | Path] | None = None,
@@ -311,7 +320,54 @@ class Robot(ConfigurationSpace):
                         mimic=self.mimic, srdf=self.srdf, _reduced=(self, lock, q))
         reduced.reference_posture = self.reference_posture
         reduced.locked_joints = {**self.locked_joints, **values}
+        reduced.payloads = tuple(payloads.renumbered(load, self.model, model) for load in self.payloads)
         return reduced
+
+    def with_payload(self, mass: float, frame: FrameRef, offset: ArrayLike = (0.0, 0.0, 0.0),
+                     inertia: ArrayLike | None = None) -> Robot:
+        """This robot carrying a rigid payload (a box between the hands, a tool): a new Robot whose
+        model has the payload's inertia added to the body that carries `frame`; this one is unchanged.
+
+        Args:
+            mass: [kg] the payload's mass, in (0, 1e9].
+            frame: the frame it is rigidly held in (name or id), e.g. a hand's tool frame.
+            offset: (3,) [m] its centre of mass from `frame`'s origin, in `frame`'s axes (within 1 km).
+            inertia: (3, 3) [kg m^2] its rotational inertia about its centre of mass, in `frame`'s
+                axes, symmetric positive semi-definite (default None: a point mass).
+
+        The centre of mass, its Jacobian (:meth:`reljac.Kinematics.center_of_mass_jacobian`), the
+        CoMTask and the SupportRegion limit count the payload on both backends, as does the mass
+        matrix (:mod:`reljac.payload`). A box held by two hands is attached to one of them (the
+        hands' relative pose held rigid, as :func:`reljac.ik.humanoid_stack` does with `hands`).
+        The new robot keeps the frames, ids, limits, geometry, SRDF, reference posture, locked
+        joints and collision edits; :attr:`payloads` lists what it carries. Payloads add up:
+        ``robot.with_payload(...).with_payload(...)``. A copy or pickle keeps them;
+        :attr:`urdf_text` is still the URDF's, without the payload.
+
+        Raises:
+            ConfigurationError: a bad mass, offset or inertia (one line naming it).
+            FrameNotFound: an unknown frame.
+        """
+        load = payloads.payload(self, mass, frame, offset, inertia)
+        model = pin.Model(self.model)
+        payloads.attach(model, load)
+        carrying = Robot(model, urdf_path=self.urdf_path, package_dirs=self.package_dirs,
+                         floating_base=self.floating_base, mimic=self.mimic, srdf=self.srdf, _loaded=self._loaded,
+                         _reduced=self._reduced)
+        carrying._given_geometry = dict(self._given_geometry)
+        for kind in ("visual", "collision"):  # geometry already loaded: the same joints and frames
+            loaded = getattr(self, f"_{kind}_model")
+            if loaded is not None:
+                setattr(carrying, f"_{kind}_model", loaded.copy())
+        carrying.reference_posture = self.reference_posture
+        carrying.locked_joints = dict(self.locked_joints)
+        carrying.payloads = (*self.payloads, load)
+        if self._collisions is not None or self._collision_state is not None:  # robot.collisions' edits
+            from .collision.state import collision_state
+
+            carrying._collision_state = (collision_state(self._collisions) if self._collisions is not None
+                                         else self._collision_state)
+        return carrying
 
     def __repr__(self) -> str:
         locked = f", locked={len(self.locked_joints)}" if self.locked_joints else ""

@@ -552,7 +552,7 @@ def test_manipulability_ellipsoid_has_the_singular_values_of_the_planar_arm(view
 
 # ---------------------------------------------------------------------------- sizes, camera, trails, notebook
 def test_viewer_fits_its_sizes_and_camera_to_the_robot_at_q(planar):
-    from reljac.viz.camera import frame_box, overlay_scale
+    from reljac.viz.camera import frame_points, overlay_scale
     from reljac.viz.viewer import LABEL_HEIGHT
 
     q = np.array([0.7, -1.2])
@@ -564,7 +564,9 @@ def test_viewer_fits_its_sizes_and_camera_to_the_robot_at_q(planar):
         reach = np.ptp(origins, axis=0)
         assert np.all(upper - lower >= reach - 1e-9) and np.linalg.norm(upper - lower) < 1.8 + 0.5
         assert viewer.scale == pytest.approx(overlay_scale(lower, upper))
-        np.testing.assert_allclose(viewer.camera.position, frame_box(lower, upper).position)
+        points = viewer.robot_points()  # every geometry's box corners, as displayed
+        np.testing.assert_allclose([points.min(axis=0), points.max(axis=0)], [lower, upper])
+        np.testing.assert_allclose(viewer.camera.position, frame_points(points).position)
         viewer.show_frame("tip", label="the tip")
         label = viewer._overlays["the tip"].label
         assert label.height == pytest.approx(LABEL_HEIGHT * viewer.scale) and 1.5 < label.width / label.height < 4

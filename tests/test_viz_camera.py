@@ -13,7 +13,18 @@ import numpy as np
 import pytest
 
 from reljac import ReljacError
-from reljac.viz.camera import FIELD_OF_VIEW, FILL, box_corners, frame_box, grid_cell, overlay_scale, project, view_axes
+from reljac.viz.camera import (
+    FIELD_OF_VIEW,
+    FILL,
+    box_corners,
+    frame_box,
+    frame_points,
+    grid_cell,
+    overlay_scale,
+    points_leave_picture,
+    project,
+    view_axes,
+)
 from reljac.viz.labels import place_labels
 
 BOXES = [  # (lower, upper) [m]: a hand, a humanoid, an arm spread sideways, a thin plate
@@ -66,6 +77,61 @@ def test_frame_box_is_the_closest_camera_that_sees_the_whole_box(box, direction)
     xy = project(corners, camera, aspect=aspect)
     assert np.all(np.abs(xy) <= FILL + 1e-9)
     assert np.max(np.abs(xy)) == pytest.approx(FILL, rel=1e-9)
+
+
+def scattered(seed: int, n: int = 40) -> np.ndarray:
+    """n points (n, 3) [m]: a cloud stretched along one random axis (an arm held out)."""
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, 3)) * rng.uniform(0.05, 1.0, size=3) + rng.normal(size=3)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("direction", DIRECTIONS)
+def test_frame_points_is_the_closest_camera_that_sees_every_point(seed, direction):
+    """Oracle: scipy's linear programme over the camera's lateral offset (a, b) and distance D
+    (minimize D; every point's lateral coordinates within fill tan(fov/2) of its depth ahead),
+    and the angle test written here."""
+    from scipy.optimize import linprog
+
+    points, aspect = scattered(seed), 4.0 / 3.0
+    camera = frame_points(points, direction, aspect=aspect)
+    u = np.array(direction) / np.linalg.norm(direction)
+    np.testing.assert_allclose(camera.direction, u, atol=1e-12)
+    right, up, back = view_axes(direction)
+    tan_v = FILL * np.tan(np.radians(FIELD_OF_VIEW / 2))
+    x, y, z = points @ right, points @ up, points @ back
+    rows, bounds = [], []  # (a, b, D): +-(x - a) <= t (D - z), the same for y with b
+    for lateral, column, t in ((x, 0, aspect * tan_v), (y, 1, tan_v)):
+        for sign in (1.0, -1.0):
+            for value, depth in zip(lateral, z, strict=True):
+                row = np.zeros(3)
+                row[column], row[2] = -sign, -t
+                rows.append(row)
+                bounds.append(-sign * value - t * depth)
+    best = linprog([0.0, 0.0, 1.0], A_ub=np.array(rows), b_ub=np.array(bounds), bounds=[(None, None)] * 3)
+    assert best.status == 0
+    assert camera.position @ back == pytest.approx(best.x[2], rel=1e-9, abs=1e-9)  # the least distance
+    half_v, half_h = np.arctan(tan_v), np.arctan(aspect * tan_v)
+    assert visible(camera.position, camera.target, points, half_v, half_h)
+    xy = project(points, camera, aspect=aspect)
+    assert np.all(np.abs(xy) <= FILL + 1e-9)
+    span = np.ptp(xy, axis=0)  # on one axis the picture's filled part, from edge to edge: centred
+    assert np.max(span) == pytest.approx(2 * FILL, rel=1e-9)
+    axis = int(np.argmax(span))
+    assert xy[:, axis].max() == pytest.approx(FILL, rel=1e-9) and xy[:, axis].min() == pytest.approx(-FILL, rel=1e-9)
+    assert not points_leave_picture(points, camera, aspect=aspect)
+    assert points_leave_picture(np.vstack([points, camera.position + 0.1 * u]), camera, aspect=aspect)
+
+
+def test_frame_points_frames_a_point_as_its_padded_box_and_refuses_bad_points():
+    p = np.array([1.0, 2.0, 3.0])
+    one = frame_points([p])  # a millimetre cube around it (MIN_SIZE), seen whole from a few mm
+    assert 0.0 < one.distance < 0.01 and np.all(np.isfinite(one.position))
+    assert not points_leave_picture(box_corners(p - 5e-4, p + 5e-4), one)
+    assert points_leave_picture(box_corners(p - 2e-3, p + 2e-3), one)
+    for bad in ([], [[0.0, 0.0]], [[0.0, np.nan, 0.0]], "points", [[0.0, 0.0, 1e400]]):
+        with pytest.raises(ReljacError, match="points must be"):
+            frame_points(bad)
 
 
 def test_frame_box_moves_with_the_box_and_scales_with_it():

@@ -10,7 +10,17 @@ from test_viz import arm_colours, colour_mask, needs_chromium, read_png, scene_m
 
 from reljac.maps import capability_map
 from reljac.viz import Viewer
-from reljac.viz.camera import ASPECT, FIELD_OF_VIEW, frame_box, leaves_picture, project, view_axes
+from reljac.viz.camera import (
+    ASPECT,
+    FIELD_OF_VIEW,
+    box_corners,
+    frame_box,
+    frame_points,
+    leaves_picture,
+    points_leave_picture,
+    project,
+    view_axes,
+)
 from reljac.viz.capability import colormap, legend_png
 
 pytestmark = pytest.mark.slow
@@ -46,12 +56,18 @@ def test_the_camera_follows_a_hand_whose_fingers_straighten_out_of_the_picture(h
     with Viewer(hand, q=fist(hand)) as viewer:
         first = viewer.camera
         viewer.display(hand.neutral())  # the straight fingers reach out of the first picture
-        assert leaves_picture(*viewer.bounding_box(), first)
-        expected = frame_box(*viewer.bounding_box(), first.direction)
+        assert points_leave_picture(viewer.robot_points(), first)
+        expected = frame_points(viewer.robot_points(), first.direction)
         np.testing.assert_allclose(viewer.camera.position, expected.position, atol=1e-12)
-        assert not leaves_picture(*viewer.bounding_box(), viewer.camera)
-        viewer.display(fist(hand))  # back inside the picture: the camera stays
+        assert not points_leave_picture(viewer.robot_points(), viewer.camera)
+        bent = hand.q_from_joint_values({"index_mcp": 0.1})  # still inside the picture: the camera stays
+        viewer.display(bent)
+        assert not points_leave_picture(viewer.robot_points(), expected)
         np.testing.assert_allclose(viewer.camera.position, expected.position, atol=1e-12)
+        viewer.display(fist(hand))  # the fist's fingers curl below the straight hand's picture: framed again
+        assert points_leave_picture(viewer.robot_points(), expected)
+        np.testing.assert_allclose(viewer.camera.position,
+                                   frame_points(viewer.robot_points(), first.direction).position, atol=1e-12)
     with Viewer(hand, q=fist(hand), follow=False) as viewer:
         first = viewer.camera
         viewer.display(hand.neutral())
@@ -80,8 +96,7 @@ def test_the_map_view_frames_voxels_and_robot_with_a_legend_and_readable_labels(
         name = viewer.show_capability_map(dual_map)
         overlay = viewer._overlays[name]
         lower, upper = overlay.world_box()
-        assert not leaves_picture(np.minimum(lower, viewer.bounding_box()[0]),
-                                  np.maximum(upper, viewer.bounding_box()[1]), viewer.camera)
+        assert not points_leave_picture(np.vstack([box_corners(lower, upper), viewer.robot_points()]), viewer.camera)
         picture = 2 * viewer.camera.distance * np.tan(np.radians(FIELD_OF_VIEW) / 2)
         label = viewer._overlays["left_tool"].label.height
         assert label >= 0.03 * picture - 1e-12 and label > robot_only_label  # the camera is farther: bigger

@@ -19,7 +19,7 @@ from test_viz import Browser, arm_colours, colour_mask, needs_chromium, read_png
 
 from reljac import Robot
 from reljac.viz import Viewer
-from reljac.viz.camera import frame_box, overlay_scale
+from reljac.viz.camera import frame_points, overlay_scale
 from reljac.viz.viewer import LABEL_HEIGHT
 
 pytestmark = pytest.mark.slow
@@ -145,7 +145,7 @@ def test_robot_is_framed_and_every_label_reads_apart(name, browser, tmp_path):
         # the page's own state is what the pure functions computed
         lower, upper = viewer.bounding_box()
         assert viewer.scale == pytest.approx(overlay_scale(lower, upper))
-        camera = frame_box(lower, upper)
+        camera = frame_points(viewer.robot_points())
         np.testing.assert_allclose(viewer.camera.position, camera.position)
         in_page = page.js("viewer.scene.worldToLocal(viewer.camera.position.clone()"  # in the z-up scene
                           ".setFromMatrixPosition(viewer.camera.matrixWorld)).toArray()")  # shifted by -target

@@ -17,11 +17,29 @@ with s_i = h_i - margin - n_i . c_xy the distance to the shrunk edge and delta =
 min(OVERSHOOT, margin) (0.1 mm). A velocity damper: to first order the centre of mass covers at
 most a fraction `gain` of its distance to the shrunk edge in one step and never crosses it. The
 rows are linear in v dt, so the true motion may cross the shrunk edge by O(|v dt|^2) (micrometres
-at control rates); such an overshoot is held (no further out), not pushed back: rows violated at
-v = 0 are met above every level, contacts included, and a micrometre must not move the feet.
+at control rates); such an overshoot is not pushed back while it is within delta: rows violated
+at v = 0 are met above every level, contacts included, and a micrometre must not move the feet.
 A centre of mass farther out (contacts changed under it) is driven back to within delta of the
-shrunk edge. The region is the hull of the contact points where they are at each step (contacts held by a top-level task
-do not move), so adding or removing a contact changes it from the next step on.
+shrunk edge.
+
+How near the edge it comes: while a level below presses the centre of mass on an edge (a hand
+reaching, ``humanoid_stack(..., com_priority="none")``), each step's second-order part adds up
+in the band, step after step, until delta; past delta the row takes back a fraction `gain` of the
+excess per step. With eps the largest second-order part of one step's centre-of-mass motion,
+|c(q + v dt) - c(q) - J_c v dt| (x-y), the distance to every edge of the region stays at least
+
+    margin - delta - eps / gain          (margin - 0.1 mm - 2 eps at the default gain 0.5)
+
+and no tighter bound holds: the margin is kept to within delta + eps / gain, not 1 um. Talos
+reaching 1 m forward at 0.3 m/s, 10 ms steps: eps = 2.5 um, the centre of mass 19.898 mm from the
+edge of a 20 mm margin after 1.5 s on it (``tests/test_support_bound.py`` pins the bound on both
+backends). It is what a long press can reach, not what every run does: ``reljac demo
+talos-balance`` (0.15 m/s, the pelvis held over the feet) comes to 19.9991 mm. Holding the margin
+to within 1 um would take a smaller OVERSHOOT (a constant of the compiled core too, kOvershoot)
+or a second-order correction of d_i.
+
+The region is the hull of the contact points where they are at each step (contacts held by a
+top-level task do not move), so adding or removing a contact changes it from the next step on.
 """
 
 from __future__ import annotations

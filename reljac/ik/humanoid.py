@@ -10,6 +10,7 @@ configuration, at a high gain. It is described to the compiled step like any fra
     > balance: horizontal centre of mass at its place (CoMTask "xy", world), under the
       SupportRegion limit over the soles, shrunk by `margin`, held above every level
     > the pose of one hand in the other (RelativeFrameTask: a carried box stays rigid)
+    > the pelvis height, if asked (`pelvis`: the world z of a frame, x-y left free)
     > the caller's own levels (`tasks`, e.g. where one hand goes)
     > posture: the robot's reference posture (its SRDF's, ``robot.reference_configuration()``),
       floating base masked
@@ -18,6 +19,9 @@ configuration, at a high gain. It is described to the compiled step like any fra
 centre of mass with what the levels above leave free); ``"none"`` leaves it out: the hands may then
 carry the centre of mass anywhere inside the support region, and the region's edge is what stops
 them (the level it stops is told in its report's ``saturated_constraints``).
+
+A carried payload counts in the centre of mass when the robot carries it in its model:
+``humanoid_stack(robot.with_payload(mass, hand, offset), ...)`` (:meth:`reljac.Robot.with_payload`).
 """
 
 from __future__ import annotations
@@ -35,14 +39,15 @@ from ..relative import Kinematics
 from ..robot import FrameRef, Robot, as_robot
 from ..support import SupportContact
 from ..validation import as_float
-from .balance import CoMTask, SupportRegion
+from .balance import WORLD, CoMTask, SupportRegion
 from .controller import Controller, _as_levels
 from .limits import Limit
-from .tasks import FrameTask, PostureTask, RelativeFrameTask, Task
+from .tasks import FrameTask, PostureTask, RelativeFrameTask, RelativePositionTask, Task
 
 CONTACT_GAIN = 100.0  # [1/s]: a contact's error removed in one step at dt = 10 ms
 HANDS_GAIN = 100.0  # [1/s]: as a contact (a carried box stays rigid)
 COM_GAIN = 2.0  # [1/s]
+PELVIS_GAIN = 10.0  # [1/s]
 POSTURE_GAIN = 1.0  # [1/s]
 COM_PRIORITIES = ("high", "low", "none")
 
@@ -90,10 +95,13 @@ class HumanoidStack:
         com: the horizontal CoMTask (target: the centre of mass at q, world x-y [m]).
         hands: the RelativeFrameTask of the second hand in the first (None without hands).
         posture: the PostureTask toward the reference posture, floating base masked.
+        pelvis: the pelvis height task (None unless asked): a RelativePositionTask of the pelvis
+            frame in the world weighted (0, 0, 1), so only its height z [m] counts.
         levels: highest first, for :class:`~reljac.ik.Controller`; constraints: its limits.
 
     Targets are set on the tasks (``stack.hands.set_target(T_ab)``, ``stack.com.set_target(p)``,
-    ``stack.feet[0].hold(q)``); a controller built from the stack hears of every change.
+    ``stack.feet[0].hold(q)``, ``stack.pelvis.set_target([0, 0, z])``: x and y unused); a
+    controller built from the stack hears of every change.
     """
 
     robot: Robot
@@ -105,6 +113,7 @@ class HumanoidStack:
     posture: PostureTask
     levels: list[list[Task]] = field(default_factory=list)
     constraints: list[Limit] = field(default_factory=list)
+    pelvis: RelativePositionTask | None = None
 
     def controller(self, dt: float, **options: Any) -> Controller:
         """A :class:`~reljac.ik.Controller` of these levels and limits (`options`: its keyword
@@ -118,7 +127,7 @@ def _frames(robot: Robot, frames: Any, what: str, count: int | None = None) -> l
     if isinstance(frames, (str, int, np.integer)):
         frames = [frames]
     if not isinstance(frames, (list, tuple)) or not frames or (count is not None and len(frames) != count):
-        size = f"{count} frames" if count is not None else "one frame or more"
+        size = "one frame or more" if count is None else "one frame" if count == 1 else f"{count} frames"
         raise TaskError(f"{what} must be {size} (names or ids), got {frames!r}")
     ids = [robot.frame_id(f) for f in frames]
     if len(set(ids)) != len(ids):
@@ -156,13 +165,25 @@ def _posture(robot: Robot, gain: float) -> PostureTask:
     return posture
 
 
+def _pelvis(robot: Robot, q: np.ndarray, frame: FrameRef, height: float | None, gain: float) -> RelativePositionTask:
+    """The pelvis height task: p_wf's z held at `height` [m] (default: its value at q)."""
+    task = RelativePositionTask(WORLD, frame, gain=gain, weight=(0.0, 0.0, 1.0),
+                                name=f"pelvis height ({robot.model.frames[robot.frame_id(frame)].name})")
+    where = Kinematics(robot, q).placement(frame).translation
+    if height is not None:
+        where[2] = as_float(height, "pelvis_height [m]", error=TaskError)
+    task.set_target(where)
+    return task
+
+
 def humanoid_stack(robot: Robot, q: ArrayLike | None = None, *, feet: Sequence[FrameRef],
                    hands: Sequence[FrameRef] | None = None, sole: Any = None, margin: float = 0.02,
                    tasks: Sequence[Any] = (), com_priority: str = "high", contact_gain: float = CONTACT_GAIN,
                    hands_gain: float = HANDS_GAIN, com_gain: float = COM_GAIN,
-                   posture_gain: float = POSTURE_GAIN) -> HumanoidStack:
+                   posture_gain: float = POSTURE_GAIN, pelvis: FrameRef | None = None,
+                   pelvis_height: float | None = None, pelvis_gain: float = PELVIS_GAIN) -> HumanoidStack:
     """The usual humanoid stack at configuration q (module docstring): feet held > balance >
-    one hand in the other > `tasks` > posture, under the support region.
+    one hand in the other > pelvis height > `tasks` > posture, under the support region.
 
     Args:
         robot: the robot (usually with a floating base).
@@ -183,12 +204,19 @@ def humanoid_stack(robot: Robot, q: ArrayLike | None = None, *, feet: Sequence[F
         hands_gain: [1/s] of the hands' RelativeFrameTask.
         com_gain: [1/s] of the CoMTask.
         posture_gain: [1/s] of the PostureTask.
+        pelvis: a frame (name or id; Talos: ``"base_link"``) whose height above the world's x-y
+            plane is held, below the hands and above `tasks` (None: no such task). Its x-y and
+            orientation are left to the other levels.
+        pelvis_height: [m] the height held, world z of the frame's origin (default: where it
+            is at q).
+        pelvis_gain: [1/s] of the pelvis height task.
 
     Raises:
         FrameNotFound: an unknown foot, hand or contact frame.
         SupportError: a sole size <= 0, no sole geometry to read, contacts spanning no area, or
             a margin that leaves nothing of the region.
-        TaskError: feet or hands not frames (hands: two), a bad com_priority or gain.
+        TaskError: feet or hands not frames (hands: two), a bad com_priority, gain or
+            pelvis_height.
     """
     robot = as_robot(robot)
     q = robot.reference_configuration() if q is None else robot.validate_q(q)
@@ -206,6 +234,8 @@ def humanoid_stack(robot: Robot, q: ArrayLike | None = None, *, feet: Sequence[F
         a, b = _frames(robot, hands, "hands", count=2)
         relative = RelativeFrameTask(a, b, gain=hands_gain)
         relative.set_target_from_configuration(robot, q)
+    height = None if pelvis is None else _pelvis(robot, q, _frames(robot, pelvis, "pelvis", count=1)[0],
+                                                 pelvis_height, pelvis_gain)
     posture = _posture(robot, posture_gain)
     extra = _as_levels(list(tasks)) if len(tasks) else []
     levels: list[list[Task]] = [list(held)]
@@ -213,11 +243,13 @@ def humanoid_stack(robot: Robot, q: ArrayLike | None = None, *, feet: Sequence[F
         levels.append([com])
     if relative is not None:
         levels.append([relative])
+    if height is not None:
+        levels.append([height])
     levels += extra
     if com_priority == "low":
         levels.append([com])
     levels.append([posture])
-    return HumanoidStack(robot, held, contacts, support, com, relative, posture, levels, [support])
+    return HumanoidStack(robot, held, contacts, support, com, relative, posture, levels, [support], height)
 
 
-__all__ = ["COM_PRIORITIES", "ContactTask", "HumanoidStack", "humanoid_stack"]
+__all__ = ["COM_PRIORITIES", "PELVIS_GAIN", "ContactTask", "HumanoidStack", "humanoid_stack"]

@@ -43,11 +43,18 @@ def geometry_corners(visual_model: Any, visual_data: Any, local: np.ndarray | No
     return (np.einsum("kij,kcj->kci", R, local) + p[:, None, :]).reshape(-1, 3)
 
 
-def robot_box(visual_model: Any, visual_data: Any, oMf: Any, local: np.ndarray | None = None
-              ) -> tuple[np.ndarray, np.ndarray]:
-    """(lower, upper) corners (3,) of the box around the robot's visual geometry in w; around its
-    frames' origins (the universe excepted) when it has no visual geometry."""
+def robot_points(visual_model: Any, visual_data: Any, oMf: Any, local: np.ndarray | None = None) -> np.ndarray:
+    """Points (n, 3) in w [m] around the robot as displayed: the corners of its visual geometries'
+    local boxes (:func:`geometry_corners`), or its frames' origins (the universe excepted) when it
+    has no visual geometry. What the viewer's camera frames."""
     points = geometry_corners(visual_model, visual_data, local)
     if points.shape[0] == 0:
         points = np.array([M.translation for M in list(oMf)[1:]] or [np.zeros(3)])
+    return points
+
+
+def robot_box(visual_model: Any, visual_data: Any, oMf: Any, local: np.ndarray | None = None
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) corners (3,) of the box around :func:`robot_points` in w [m]."""
+    points = robot_points(visual_model, visual_data, oMf, local)
     return points.min(axis=0), points.max(axis=0)

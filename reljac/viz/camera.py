@@ -5,9 +5,9 @@ pose is a position and a target (the point it looks at); ``direction`` always po
 target toward the camera. Image coordinates (:func:`project`) are x to the right and y up, both
 in [-1, 1] across the picture.
 
-The viewer calls :func:`frame_box` on the robot's axis-aligned bounding box at the displayed
-configuration and :func:`overlay_scale` for the size of triads and labels; nothing here needs a
-server or a browser, so the framing is tested on its own.
+The viewer calls :func:`frame_points` on the corners of its geometries' own boxes at the displayed
+configuration (:func:`frame_box` frames a given box) and :func:`overlay_scale` for the size of
+triads and labels; nothing here needs a server or a browser, so the framing is tested on its own.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..exceptions import ConfigurationError
-from ..validation import as_vector
+from ..validation import as_vector, real_array, short_repr
 
 FIELD_OF_VIEW = 75.0  # [deg] vertical field of view of meshcat's camera
 ASPECT = 4.0 / 3.0  # width / height assumed for the browser window (a wider one only adds room)
@@ -104,6 +104,11 @@ def overlay_scale(lower: ArrayLike, upper: ArrayLike) -> float:
     return OVERLAY_FRACTION * float(np.linalg.norm(hi - lo))
 
 
+def _check_lens(fov: float, aspect: float, fill: float) -> None:
+    if not (0.0 < fov < 180.0 and aspect > 0.0 and 0.0 < fill <= 1.0):
+        raise ConfigurationError(f"need 0 < fov < 180 deg, aspect > 0 and 0 < fill <= 1; got {fov}, {aspect}, {fill}")
+
+
 def frame_box(
     lower: ArrayLike,
     upper: ArrayLike,
@@ -126,8 +131,7 @@ def frame_box(
     Returns:
         the :class:`CameraPose`, target at the box's centre.
     """
-    if not (0.0 < fov < 180.0 and aspect > 0.0 and 0.0 < fill <= 1.0):
-        raise ConfigurationError(f"need 0 < fov < 180 deg, aspect > 0 and 0 < fill <= 1; got {fov}, {aspect}, {fill}")
+    _check_lens(fov, aspect, fill)
     right, up, back = view_axes(direction)
     lo, hi = _padded(lower, upper)
     target = 0.5 * (lo + hi)
@@ -138,6 +142,58 @@ def frame_box(
     # a corner at depth a is inside when (D - a) tan >= |lateral|, i.e. D >= a + |lateral| / tan
     distance = float(np.max(depth + np.maximum(np.abs(x) / tan_h, np.abs(y) / tan_v)))
     return CameraPose(target + distance * back, target)
+
+
+def frame_points(points: ArrayLike, direction: ArrayLike = DEFAULT_DIRECTION, *, fov: float = FIELD_OF_VIEW,
+                 aspect: float = ASPECT, fill: float = FILL) -> CameraPose:
+    """The closest camera looking along -`direction` that sees every point, centred on them.
+
+    Framing the points themselves (a robot's geometry corners) rather than their axis-aligned box
+    keeps a robot seen obliquely from taking a small part of the picture: the box's corners, which
+    no geometry reaches, would set the distance.
+
+    Args:
+        points: (n, 3) in w [m], n >= 1 (points within MIN_SIZE of each other frame that box).
+        direction: (3,) from the target toward the camera (any length).
+        fov: vertical field of view [deg]; aspect: picture width / height.
+        fill: every point projects inside this fraction of the picture's half-width and
+            half-height (:func:`project`), and the extreme points on both sides of the picture
+            along one of its axes exactly on it (the closest such camera).
+
+    Returns:
+        the :class:`CameraPose`: its target is on the view axis through the middle of the points'
+        projections, at the depth of their bounding box's centre. In closed form: with x_i, y_i,
+        z_i a point's coordinates along right, up and back from the box's centre, and
+        t = fill tan(fov / 2) (times aspect across), the camera at distance D sees the point when
+        |x_i - a| <= t_x (D - z_i) and |y_i - b| <= t_y (D - z_i); the least D is
+        max over the two axes of (max(x + t z) - min(x - t z)) / (2 t), and a, b the middles.
+    """
+    _check_lens(fov, aspect, fill)
+    p = real_array(points)
+    if p is None or p.ndim != 2 or p.shape[0] == 0 or p.shape[1] != 3 or not np.isfinite(p).all():
+        raise ConfigurationError(f"points must be (n, 3) finite numbers [m] with n >= 1, got {short_repr(points)}")
+    if np.ptp(p, axis=0).max() < MIN_SIZE:  # a point, or nearly: its padded box
+        p = box_corners(*_padded(p.min(axis=0), p.max(axis=0)))
+    right, up, back = view_axes(direction)
+    centre = 0.5 * (p.min(axis=0) + p.max(axis=0))
+    rel = p - centre
+    depth = rel @ back
+    tan_v = fill * np.tan(np.radians(fov) / 2.0)
+    distance, offsets = -np.inf, []
+    for lateral, tan in ((rel @ right, aspect * tan_v), (rel @ up, tan_v)):
+        high, low = float(np.max(lateral + tan * depth)), float(np.min(lateral - tan * depth))
+        distance = max(distance, (high - low) / (2.0 * tan))
+        offsets.append(0.5 * (high + low))
+    target = centre + offsets[0] * right + offsets[1] * up
+    return CameraPose(target + distance * back, target)
+
+
+def points_leave_picture(points: ArrayLike, camera: CameraPose, *, fov: float = FIELD_OF_VIEW,
+                         aspect: float = ASPECT) -> bool:
+    """Whether one of the points (n, 3) in w [m] lies out of the picture `camera` takes
+    (projected beyond [-1, 1], or behind the camera)."""
+    xy = project(points, camera, fov=fov, aspect=aspect)
+    return bool(not np.all(np.abs(xy) <= 1.0))  # NaN (behind) is out
 
 
 def project(points: ArrayLike, camera: CameraPose, *, fov: float = FIELD_OF_VIEW,
@@ -158,5 +214,4 @@ def leaves_picture(lower: ArrayLike, upper: ArrayLike, camera: CameraPose, *, fo
                    aspect: float = ASPECT) -> bool:
     """Whether part of the box [lower, upper] (corners (3,) in w [m]) lies out of the picture
     `camera` takes (a corner projected beyond [-1, 1], or behind the camera)."""
-    xy = project(box_corners(*_padded(lower, upper)), camera, fov=fov, aspect=aspect)
-    return bool(not np.all(np.abs(xy) <= 1.0))  # NaN (behind) is out
+    return points_leave_picture(box_corners(*_padded(lower, upper)), camera, fov=fov, aspect=aspect)

@@ -7,7 +7,6 @@ mouse orbits around it. Everything in w [m]; the pure geometry is in :mod:`relja
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -39,12 +38,3 @@ def label_height(scale: float, camera: CameraPose) -> float:
     the camera's target (labels stay readable when the camera frames more than the robot)."""
     picture = 2.0 * camera.distance * np.tan(np.radians(FIELD_OF_VIEW) / 2.0)
     return max(LABEL_HEIGHT * scale, LABEL_MIN_FRACTION * picture)
-
-
-def union_box(lower: np.ndarray, upper: np.ndarray,
-              boxes: Iterable[tuple[np.ndarray, np.ndarray] | None]) -> tuple[np.ndarray, np.ndarray]:
-    """The box [lower, upper] grown to hold every box of `boxes` (None: nothing)."""
-    for box in boxes:
-        if box is not None:
-            lower, upper = np.minimum(lower, box[0]), np.maximum(upper, box[1])
-    return lower, upper

@@ -20,9 +20,17 @@ from ..exceptions import ConfigurationError, suggest
 from ..poses import as_se3
 from ..robot import FrameRef, Robot, as_robot
 from ..validation import as_count, as_float
-from .bounds import local_corners, robot_box
-from .camera import DEFAULT_DIRECTION, CameraPose, frame_box, leaves_picture, overlay_scale
-from .framing import LABEL_HEIGHT, label_height, show_camera, union_box
+from .bounds import local_corners, robot_points
+from .camera import (
+    DEFAULT_DIRECTION,
+    CameraPose,
+    box_corners,
+    frame_box,
+    frame_points,
+    overlay_scale,
+    points_leave_picture,
+)
+from .framing import LABEL_HEIGHT, label_height, show_camera
 from .overlays import Ellipsoid, FrameLabel, FrameTriad, LabelLayer, Overlay, Segment, Target, Trail
 from .session import Session
 from .shapes import SEGMENT_RADIUS
@@ -60,9 +68,9 @@ class Viewer(Session):
             part of the robot out of the picture (default True).
         announce: print the page's URL (default True; the debug page prints its own instead).
 
-    The camera looks at the centre of the robot's bounding box from the front (+x), a little to
-    the left and above, as close as it can with the whole box in the picture
-    (:func:`reljac.viz.camera.frame_box`); :meth:`frame_camera` frames it again, as does a
+    The camera looks at the robot from the front (+x), a little to the left and above, centred on
+    it and as close as it can with every corner of its geometries' own boxes in 90 % of the
+    picture (:func:`reljac.viz.camera.frame_points`); :meth:`frame_camera` frames it again, as does a
     :meth:`display` that puts part of the robot out of the picture (`follow`). The page is on a
     light grey background. Use as a context manager, or call :meth:`close`, to stop the server;
     it also stops when the Python process exits (even if killed). In Jupyter, a Viewer at the end
@@ -150,23 +158,38 @@ class Viewer(Session):
     # ------------------------------------------------------------------ camera
     def bounding_box(self) -> tuple[np.ndarray, np.ndarray]:
         """(lower, upper) corners (3,) in w [m] of the robot's visual geometry as displayed."""
+        points = self.robot_points()
+        return points.min(axis=0), points.max(axis=0)
+
+    def robot_points(self) -> np.ndarray:
+        """(n, 3) in w [m]: the corners of each visual geometry's own box as displayed (the
+        frames' origins without visual geometry), what the camera frames
+        (:func:`reljac.viz.bounds.robot_points`)."""
         if self._local_boxes is None:  # mesh boxes are slow to compute: once
             self._local_boxes = local_corners(self.visualizer.visual_model)
-        return robot_box(self.visualizer.visual_model, self.visualizer.visual_data, self.visualizer.data.oMf,
-                         self._local_boxes)
+        return robot_points(self.visualizer.visual_model, self.visualizer.visual_data, self.visualizer.data.oMf,
+                            self._local_boxes)
 
     def frame_camera(self, direction: ArrayLike | None = None, *,
                      box: tuple[ArrayLike, ArrayLike] | None = None) -> CameraPose:
         """Point the camera at the robot as displayed, from `direction` (3,) in w (default: front,
-        a little left, above), as close as the whole bounding box allows; returns the pose set.
-        `box`: (lower, upper) corners in w [m] to frame instead of the robot's box.
+        a little left, above), centred on it and as close as every corner of its geometries' boxes
+        allows (:meth:`robot_points`, :func:`~reljac.viz.camera.frame_points`); returns the pose
+        set. `box`: (lower, upper) corners in w [m] to frame instead (the whole box, centred on it:
+        :func:`~reljac.viz.camera.frame_box`).
 
-        The box holds the overlays that have one (a capability map's voxels) too; the scene is
-        shifted so that the mouse orbits the box's centre (:mod:`reljac.viz.framing`); labels are
-        redrawn at least 3 % of the picture's height.
+        The overlays that have a box (a capability map's voxels) are framed too; the scene is
+        shifted so that the mouse orbits the camera's target (:mod:`reljac.viz.framing`); labels
+        are redrawn at least 3 % of the picture's height.
         """
-        lower, upper = self._scene_box() if box is None else (np.asarray(box[0], float), np.asarray(box[1], float))
-        self.camera = frame_box(lower, upper, DEFAULT_DIRECTION if direction is None else direction)
+        direction = DEFAULT_DIRECTION if direction is None else direction
+        if box is None:
+            points = self._scene_points()
+            lower, upper = points.min(axis=0), points.max(axis=0)
+            self.camera = frame_points(points, direction)
+        else:
+            lower, upper = np.asarray(box[0], float), np.asarray(box[1], float)
+            self.camera = frame_box(lower, upper, direction)
         height = label_height(self.scale, self.camera)
         self._layer.gap = 0.25 * height
         with self._talking():
@@ -178,9 +201,10 @@ class Viewer(Session):
         self._update_labels()
         return self.camera
 
-    def _scene_box(self) -> tuple[np.ndarray, np.ndarray]:
-        """(lower, upper) corners in w [m] of the robot and of the overlays that have a box."""
-        return union_box(*self.bounding_box(), (overlay.world_box() for overlay in self._overlays.values()))
+    def _scene_points(self) -> np.ndarray:
+        """(n, 3) in w [m]: :meth:`robot_points` and the corners of the overlays that have a box."""
+        boxes = [box_corners(*box) for box in (o.world_box() for o in self._overlays.values()) if box is not None]
+        return np.vstack([self.robot_points(), *boxes])
 
     # ------------------------------------------------------------------ robot
     def display(self, q: ArrayLike) -> None:
@@ -196,7 +220,7 @@ class Viewer(Session):
             self.q = q
             for overlay in self._overlays.values():
                 overlay.update(self.visualizer.data.oMf)
-            if self.follow and hasattr(self, "camera") and leaves_picture(*self.bounding_box(), self.camera):
+            if self.follow and hasattr(self, "camera") and points_leave_picture(self.robot_points(), self.camera):
                 self.frame_camera(self.camera.direction)  # lays the labels out too
             else:
                 self._update_labels()
