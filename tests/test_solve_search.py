@@ -72,6 +72,20 @@ def test_an_unreachable_target_ends_at_the_closest_configuration(planar, backend
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_solve_many_reports_each_problem_against_its_own_target(planar, backend):
+    """Problem 0 at (3, 0): 1.2 m out of reach, its errors and message say so (closed form), not
+    what the task's target is when they are read; problem 1 reachable: its errors are near 0."""
+    task = tip_position_task(1.0, 1.0)
+    solver = Solver(planar, [[task]], restarts=3, backend=backend)
+    far, near = solver.solve_many(None, [np.array([3.0, 0.0, 0.0]), np.array([0.5, 1.2, 0.0])])
+    assert far.reason == "unreachable" and near.converged
+    assert far.errors[task.name]["position"] == pytest.approx(1.2, abs=1e-6)
+    assert near.errors[task.name]["position"] < 1e-4 and far.levels_met == [False] and near.levels_met == [True]
+    assert f"level 1 ({task.name}) not met" in far.message
+    np.testing.assert_allclose(task.target, [1.0, 1.0, 0.0])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_timeout_ends_the_search_with_the_best_found(planar, backend):
     result = solve(planar, None, [[tip_position_task(3.0, 0.0)]], timeout=0.02, backend=backend)
     assert not result.converged and result.reason == "timeout" and "time budget of 0.02 s" in result.message

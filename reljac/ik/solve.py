@@ -242,32 +242,35 @@ class Solver:
         o.sample_kind, o.lower, o.upper = self.sample
         return o
 
-    def result(self, found: SearchResult) -> IKResult:
-        """The IKResult of a search (a TaskError when no configuration had finite rows)."""
+    def result(self, found: SearchResult, problem: Problem | None = None) -> IKResult:
+        """The IKResult of a search (a TaskError when no configuration had finite rows). problem:
+        one of solve_many's, (changed tasks, their core targets' sizes, its row of core targets):
+        its errors and message are for its own targets, not the tasks' targets of the moment."""
         controller = self.controllers[0]
+        posed = _posed(problem)
         if found.reason not in REASONS:  # FAILED
             task = controller.tasks[found.failing].name if found.failing >= 0 else "a task"
             raise TaskError(f"task '{task}' has rows that are not finite at every configuration searched "
                             "(its weights or target overflow)")
         level_errors = [float(np.sqrt(c)) for c in found.level_costs]
-        message = "converged" if found.converged else self._why(found, level_errors)
+        message = "converged" if found.converged else self._why(found, level_errors, posed)
         tasks = controller.tasks
 
         def errors_at(q: np.ndarray) -> dict[str, dict[str, float]]:
             kin = Kinematics(self.robot, q)
-            return {task.name: task.error_norms(kin) for task in tasks}
+            return {task.name: posed(task).error_norms(kin) for task in tasks}
 
         counted = set(map(id, self.counted))
         names = [[t.name for t in level if id(t) in counted] for level in controller.levels]
         return IKResult(found.q, found.converged, found.iterations, REASONS[found.reason], message,
                         found.searches - 1, found.seconds, level_errors, errors_at, None, names, self.options.tol)
 
-    def _why(self, found: SearchResult, level_errors: list[float]) -> str:
+    def _why(self, found: SearchResult, level_errors: list[float], posed: Callable[[Task], Task]) -> str:
         o, kin = self.options, Kinematics(self.robot, found.q)
         counted = set(map(id, self.counted))
         k, unmet = 0, []
         for k, tasks in enumerate(self.controllers[0].levels):  # noqa: B007 - k names the level after
-            unmet = [t.name for t in tasks if id(t) in counted and max(t.error_norms(kin).values()) > o.tol]
+            unmet = [t.name for t in tasks if id(t) in counted and max(posed(t).error_norms(kin).values()) > o.tol]
             if unmet:
                 break
         what = (f"the time budget of {o.timeout:g} s ran out" if found.reason == TIMEOUT else
@@ -303,7 +306,7 @@ class Solver:
                 stop = min(n, start + chunk)
                 seeds = seed_rows if len(seed_rows) == 1 else seed_rows[start:stop]
                 found = self._chunk(changed, sizes, values[start:stop], seeds, seed + start, workers)
-                results.extend(self.result(f) for f in found)
+                results.extend(self.result(f, (changed, sizes, values[start + i])) for i, f in enumerate(found))
                 bar.update(stop - start)
         return results
 
@@ -328,6 +331,30 @@ class Solver:
         core_options.seed = seed
         found = core().search_many(steps, [index[id(t)] for t in changed], sizes, values, seeds, core_options)
         return [_from_core(r) for r in found]
+
+
+Problem = tuple[list[Task], list[int], np.ndarray]  # solve_many's: changed tasks, sizes, core targets
+
+
+def _posed(problem: Problem | None) -> Callable[[Task], Task]:
+    """task -> the task with the problem's targets (a copy of it, made when first asked for; the
+    task itself when the problem does not change its target, or without a problem)."""
+    if problem is None:
+        return lambda task: task
+    twins: dict[int, Task] = {}
+
+    def posed(task: Task) -> Task:
+        if not twins:
+            changed, sizes, row = problem
+            at = 0
+            for changing, size in zip(changed, sizes, strict=True):
+                twin = own_copy(changing)
+                set_from_core(twin, row[at:at + size])
+                twins[id(changing)] = twin
+                at += size
+        return twins.get(id(task), task)
+
+    return posed
 
 
 def solve(robot: Robot, q0: ArrayLike | None, levels: Any, *, tol: float = 1e-4, max_iters: int = 100,

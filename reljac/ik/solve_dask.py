@@ -51,7 +51,7 @@ class SolverParts(Protocol):
     @property
     def backend(self) -> str: ...
 
-    def result(self, found: SearchResult) -> Any: ...
+    def result(self, found: SearchResult, problem: Any = None) -> Any: ...
 
     def _held(self) -> AbstractContextManager[None]: ...
 
@@ -193,7 +193,8 @@ def run_many(solver: SolverParts, scheduler: Any, changed: list[Task], values: n
             client.close()
         for thing in created:
             thing.close()
-    return [solver.result(f) for f in found]
+    sizes = [len(core_target(t, solver.robot)) for t in changed]
+    return [solver.result(f, (changed, sizes, values[i])) for i, f in enumerate(found)]
 
 
 def _stream(client: Any, made: Recipe, values: np.ndarray, seed_rows: np.ndarray, seed: int, workers: int,
