@@ -8,7 +8,7 @@ command, the load average before and after, the cores, the commit and the versio
 Pinocchio and numpy. ``python benchmarks/performance_page.py render`` rewrites the part of
 docs/performance.md between the two ``generated`` markers from the newest stored run of each
 section, formatted by ``reljac bench``'s own table formatters; ``check`` exits 1 when the page is
-not what ``render`` would write (``tests/test_performance_page.py`` runs it). The rest of the page
+not what ``render`` would write (``tests/test_performance_page.py`` checks the same). The rest of the page
 (the journal of figures measured by other means, each with its date) is written by hand.
 """
 
@@ -30,6 +30,8 @@ START = "<!-- generated:start (python benchmarks/performance_page.py render; do 
 END = "<!-- generated:end -->"
 #: the sections of ``reljac bench``'s document, in the page's order
 ORDER = ["jacobian", "reference", "ik", "peers", "map", "solve"]
+#: what ``reljac bench`` measures (its WHAT argument)
+WHATS = ("all", "jacobian", "reference", "ik", "map", "solve")
 
 
 def _load_average() -> list[float]:
@@ -51,7 +53,9 @@ def record(what: str, *, peers: bool = False) -> Path:
     command = ["reljac", "bench", what, "--json", "--no-progress", *(["--peers"] if peers else [])]
     before, started = _load_average(), datetime.datetime.now(datetime.timezone.utc)
     run = subprocess.run([sys.executable, "-m", "reljac.apps.cli", *command[1:]], cwd=ROOT,
-                         capture_output=True, text=True, check=True)
+                         capture_output=True, text=True)
+    if run.returncode != 0:
+        raise SystemExit(f"performance_page: {' '.join(command)} failed (exit {run.returncode}): {run.stderr.strip()}")
     seconds = (datetime.datetime.now(datetime.timezone.utc) - started).total_seconds()
     entry = {"date": started.strftime("%Y-%m-%d"), "started_utc": started.strftime("%Y-%m-%d %H:%M"),
              "command": " ".join(command), "wall_s": round(seconds, 1), "load_average_before": before,
@@ -106,8 +110,11 @@ def rendered(page: str) -> str:
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["record"] and len(argv) > 1:
-        peers = "--peers" in argv
-        for what in [a for a in argv[1:] if a != "--peers"]:
+        peers, whats = "--peers" in argv, [a for a in argv[1:] if a != "--peers"]
+        if unknown := [w for w in whats if w not in WHATS]:
+            print(f"performance_page: error: unknown WHAT {unknown[0]!r}; valid: {', '.join(WHATS)}", file=sys.stderr)
+            return 2
+        for what in whats:
             print(record(what, peers=peers))
         return 0
     if argv == ["render"]:
