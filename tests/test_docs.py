@@ -82,7 +82,8 @@ def test_the_maps_page_documents_the_maps_api(site):
 def test_install_commands_name_what_pip_can_install():
     """Issue 18: reljac is not on PyPI: `pip install "reljac[scale]"` fails; ".[scale]" (in the
     reljac folder) or the dependency's own name works."""
-    files = [ROOT / "README.md", *ROOT.glob("examples/*.py"), *(ROOT / "reljac").rglob("*.py")]
+    files = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md"), *ROOT.glob("examples/*.py"),
+             *(ROOT / "reljac").rglob("*.py")]
     for path in files:
         if "maps" in path.parts or path.name == "bench_map.py":
             continue  # the map code is another change's

@@ -1,4 +1,4 @@
-"""Every Python snippet of docs/balance.md runs as written, in order, in one namespace."""
+"""Every Python snippet of docs/guide/carrying.md runs as written, in order, in one namespace."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from reljac import robots
 
-PAGE = Path(__file__).resolve().parent.parent / "docs" / "balance.md"
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "guide" / "carrying.md"
 
 
 @pytest.mark.skipif(robots.example_robot_data_dir() is None, reason="example-robot-data is not installed")

@@ -101,7 +101,7 @@ def test_without_dask_a_scheduler_says_how_to_install_it(dual_arm, monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_dask)
-    with pytest.raises(SchedulerError, match=r"needs Dask: pip install 'reljac\[scale\]'"):
+    with pytest.raises(SchedulerError, match=r"needs Dask: pip install '\.\[scale\]'"):
         capability_map(dual_arm, "left_tool", "right_tool", samples=100, voxel=0.2, scheduler="tcp://127.0.0.1:9")
     local = capability_map(dual_arm, "left_tool", "right_tool", samples=100, voxel=0.2)  # threads need no Dask
     assert local.counts.sum() == 100

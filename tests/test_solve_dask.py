@@ -154,7 +154,7 @@ def test_without_dask_a_scheduler_says_how_to_install_it(dual_arm, rng, monkeypa
 
     task, targets = right_tool_problem(dual_arm, rng, 2)
     monkeypatch.setattr(builtins, "__import__", no_dask)
-    with pytest.raises(SchedulerError, match=r"needs Dask: pip install 'reljac\[scale\]'"):
+    with pytest.raises(SchedulerError, match=r"needs Dask: pip install '\.\[scale\]'"):
         solve_many(dual_arm, None, [[task]], targets, scheduler="tcp://127.0.0.1:9", restarts=0)
 
 

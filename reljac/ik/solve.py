@@ -189,7 +189,7 @@ class Solver:
         bar on standard error (None: for 1,000 problems or more). scheduler: None or "threads"
         (C++ threads here), "local" (a Dask LocalCluster of `workers` processes), a Dask address
         ("tcp://HOST:8786") or a distributed.Client: the same results, computed on the cluster's
-        workers (:mod:`reljac.ik.solve_dask`; Dask is the extra ``reljac[scale]``; a failure of
+        workers (:mod:`reljac.ik.solve_dask`; Dask is the extra ``.[scale]``; a failure of
         the cluster is a SchedulerError).
         """
         n_workers = (os.cpu_count() or 1) if workers is None else as_count(workers, "workers", minimum=1,
