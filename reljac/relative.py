@@ -18,6 +18,7 @@ frame-pair queries; :mod:`reljac.one_shot` holds the one-shot functions (``relja
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import Iterable
 
 import numpy as np
@@ -311,9 +312,17 @@ class Kinematics:
         return relative_jacobian_from_frames(self._lwa(fa), J_point, self._oMf(fa), pin.SE3(np.eye(3), c))[:3]
 
 
+_CHECKED: weakref.WeakKeyDictionary[Robot, list[object]] = weakref.WeakKeyDictionary()
+_CHECKED_KEPT = 4  # the last data objects found to be a robot's, held (so their ids stay theirs)
+
+
 def _check_data(robot: Robot, data: object) -> None:
     """ConfigurationError unless `data` is a ``pin.Data`` of robot's model (its joints, frames
-    and nv): Pinocchio's algorithms crash on another model's data."""
+    and nv): Pinocchio's algorithms crash on another model's data. The last few data objects
+    found to be the robot's are not checked again (a controller passes its own on every step)."""
+    checked = _CHECKED.setdefault(robot, [])
+    if any(known is data for known in checked):
+        return
     model = robot.model
     if not isinstance(data, pin.Data):
         raise ConfigurationError(f"data must be a pin.Data of robot '{robot.name}' (robot.model.createData()), "
@@ -324,6 +333,8 @@ def _check_data(robot: Robot, data: object) -> None:
             f"data is a pin.Data of another model ({len(data.oMi)} joints, {len(data.oMf)} frames, "
             f"{data.J.size // 6} Jacobian columns); robot '{robot.name}' has {model.njoints} joints, "
             f"{model.nframes} frames, {model.nvExtended} columns: pass robot.model.createData()")
+    checked.append(data)
+    del checked[:-_CHECKED_KEPT]
 
 
 def _kind(shortname: str) -> str:
