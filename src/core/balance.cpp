@@ -22,7 +22,8 @@ double cross(const Point& o, const Point& a, const Point& b) {
   return (a.x() - o.x()) * (b.y() - o.y()) - (a.y() - o.y()) * (b.x() - o.x());
 }
 
-// reljac.support.convex_hull: Andrew's monotone chain, counter-clockwise, collinear points dropped.
+// reljac.support.convex_hull: Andrew's monotone chain, counter-clockwise, collinear points dropped; x
+// values within sqrt(kCollinearTolerance) x extent of their run's first sorted as equal (by y).
 // sorted, lower, upper: scratch buffers. (std::sort: points equal in x and y are the same point,
 // so their order among themselves, which std::stable_sort would keep, does not show.)
 void convex_hull(const std::vector<Point>& points, std::vector<Point>& p, std::vector<Point>& lower,
@@ -42,6 +43,14 @@ void convex_hull(const std::vector<Point>& points, std::vector<Point>& p, std::v
     }
   }
   const double tol = kCollinearTolerance * std::max(scale * scale, std::numeric_limits<double>::min());
+  const double same_x = std::sqrt(kCollinearTolerance) * scale;  // runs of equal x, each sorted by y
+  for (size_t start = 0, i = 1; i <= p.size(); ++i) {
+    if (i == p.size() || p[i].x() - p[start].x() > same_x) {
+      std::sort(p.begin() + static_cast<long>(start), p.begin() + static_cast<long>(i),  // (no buffer: by y, then x)
+                [](const Point& a, const Point& b) { return a.y() < b.y() || (a.y() == b.y() && a.x() < b.x()); });
+      start = i;
+    }
+  }
   auto chain = [&](auto begin, auto end, std::vector<Point>& out) {
     out.clear();
     for (auto it = begin; it != end; ++it) {

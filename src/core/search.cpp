@@ -19,9 +19,9 @@ namespace {
 constexpr double kTieBand = 1e-12;  // relative difference of two level costs that is a tie
 constexpr double kSlack = 1e-2;
 constexpr int kPolishIters = 20;  // Newton iterations of the strict phase after a flat one, at most
-constexpr int kStallWindow = 5;   // a flat phase ends when its counted cost has not halved over this many iterations
-constexpr int kStallWindowFrom = 8;  // ... from this iteration on
-constexpr double kStallWindowRatio = 0.5;
+constexpr int kStallWindow = 8;  // a flat phase ends when its counted cost has not fallen by 30 % over this many
+constexpr int kStallWindowFrom = 8;       // iterations, from this iteration on
+constexpr double kStallWindowRatio = 0.7;
 constexpr double kPartialBand = 0.01;  // a bounded coordinate this close to a limit (fraction of its range) is at it
 constexpr int kFreshEvery = 3;         // every third restart draws every coordinate
 constexpr double kFeasibleTolerance = 1e-9;  // how far below 0 a row's d may be at a converged q     // met levels may rise to this fraction of the active level's cost
@@ -166,7 +166,8 @@ class Searcher {
 
   // search.py's PythonSearch.local: a local search from q_ on `levels`; kConverged (q_ kept as
   // best), kTimeout, or kExhausted (q_: where it ended).
-  // window: also end when the counted cost has not halved over the last kStallWindow iterations.
+  // window: also end when the counted cost has not fallen below kStallWindowRatio times itself
+  // kStallWindow iterations before.
   // costs_ holds the costs where it ended.
   SearchReason local(const std::vector<std::vector<int>>& levels, const std::vector<char>& counted, int max_iters,
                      bool window) {
