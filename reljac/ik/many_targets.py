@@ -1,10 +1,11 @@
 """The targets of many problems (:meth:`reljac.ik.solve.Solver.solve_many`): each problem's targets
-checked as the tasks check them and written as the compiled core holds them, and back."""
+checked as the tasks check them and written as the compiled core holds them, and back; the tasks
+as one problem had them (its results' errors are read against those)."""
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -85,3 +86,27 @@ def set_from_core(task: Task, values: np.ndarray) -> None:
         task.set_target(T if kind == "pose" else T[:3, 3] if kind == "position" else T[:3, :3])  # type: ignore[attr-defined]
     else:
         task.set_target(values)  # type: ignore[attr-defined]
+
+
+Problem = tuple[list[Task], list[int], np.ndarray]  # solve_many's: changed tasks, sizes, core targets
+
+
+def posed_by(problem: Problem | None) -> Callable[[Task], Task]:
+    """task -> the task with the problem's targets (a copy of it, made when first asked for; the
+    task itself when the problem does not change its target, or without a problem)."""
+    if problem is None:
+        return lambda task: task
+    twins: dict[int, Task] = {}
+
+    def posed(task: Task) -> Task:
+        if not twins:
+            changed, sizes, row = problem
+            at = 0
+            for changing, size in zip(changed, sizes, strict=True):
+                twin = own_copy(changing)
+                set_from_core(twin, row[at:at + size])
+                twins[id(changing)] = twin
+                at += size
+        return twins.get(id(task), task)
+
+    return posed

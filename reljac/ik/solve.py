@@ -28,7 +28,7 @@ from ..validation import as_count, as_float
 from .controller import Controller, _as_levels
 from .hierarchy import DampingPolicy
 from .limits import JointPositionLimit, Limit
-from .many_targets import core_target, own_copy, set_from_core, target_values
+from .many_targets import Problem, core_target, own_copy, posed_by, set_from_core, target_values
 from .search import CONVERGED, EXHAUSTED, TIMEOUT, PythonSearch, SearchOptions, SearchResult, sampling
 from .task import Task
 
@@ -247,7 +247,7 @@ class Solver:
         one of solve_many's, (changed tasks, their core targets' sizes, its row of core targets):
         its errors and message are for its own targets, not the tasks' targets of the moment."""
         controller = self.controllers[0]
-        posed = _posed(problem)
+        posed = posed_by(problem)
         if found.reason not in REASONS:  # FAILED
             task = controller.tasks[found.failing].name if found.failing >= 0 else "a task"
             raise TaskError(f"task '{task}' has rows that are not finite at every configuration searched "
@@ -331,30 +331,6 @@ class Solver:
         core_options.seed = seed
         found = core().search_many(steps, [index[id(t)] for t in changed], sizes, values, seeds, core_options)
         return [_from_core(r) for r in found]
-
-
-Problem = tuple[list[Task], list[int], np.ndarray]  # solve_many's: changed tasks, sizes, core targets
-
-
-def _posed(problem: Problem | None) -> Callable[[Task], Task]:
-    """task -> the task with the problem's targets (a copy of it, made when first asked for; the
-    task itself when the problem does not change its target, or without a problem)."""
-    if problem is None:
-        return lambda task: task
-    twins: dict[int, Task] = {}
-
-    def posed(task: Task) -> Task:
-        if not twins:
-            changed, sizes, row = problem
-            at = 0
-            for changing, size in zip(changed, sizes, strict=True):
-                twin = own_copy(changing)
-                set_from_core(twin, row[at:at + size])
-                twins[id(changing)] = twin
-                at += size
-        return twins.get(id(task), task)
-
-    return posed
 
 
 def solve(robot: Robot, q0: ArrayLike | None, levels: Any, *, tol: float = 1e-4, max_iters: int = 100,

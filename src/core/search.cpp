@@ -10,21 +10,22 @@
 #include <functional>
 #include <thread>
 
+#include "search_order.hpp"
 #include "step_impl.hpp"
 
 namespace reljac {
 
 namespace {
 
-constexpr double kTieBand = 1e-12;  // relative difference of two level costs that is a tie
-constexpr double kSlack = 1e-2;
+using namespace search_order;  // NOLINT: the search's order (search_order.hpp)
+
 constexpr int kPolishIters = 20;  // Newton iterations of the strict phase after a flat one, at most
 constexpr int kStallWindow = 8;  // a flat phase ends when its counted cost has not fallen by 30 % over this many
 constexpr int kStallWindowFrom = 8;       // iterations, from this iteration on
 constexpr double kStallWindowRatio = 0.7;
 constexpr double kPartialBand = 0.01;  // a bounded coordinate this close to a limit (fraction of its range) is at it
 constexpr int kFreshEvery = 3;         // every third restart draws every coordinate
-constexpr double kFeasibleTolerance = 1e-9;  // how far below 0 a row's d may be at a converged q     // met levels may rise to this fraction of the active level's cost
+constexpr double kFeasibleTolerance = 1e-9;  // how far below 0 a row's d may be at a converged q
 constexpr double kPi = 3.14159265358979323846;
 
 // splitmix64 (Steele, Lea, Flood 2014): the restarts' random stream.
@@ -38,67 +39,6 @@ struct SplitMix64 {
   }
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
 };
-
-// (better, ratio): `a` below `b` in lexicographic order (costs under `floor` tie), and by how much
-// (relative) at the first level that differs.
-std::pair<bool, double> lexicographically_lower(const Vector& a, const Vector& b, double floor, int from = 0) {
-  for (int k = from; k < a.size(); ++k) {
-    const double x = std::max(a(k), floor), y = std::max(b(k), floor);
-    if (x < y * (1.0 - kTieBand)) return {true, (y - x) / y};
-    if (x > y * (1.0 + kTieBand)) return {false, 0.0};
-  }
-  return {false, 0.0};
-}
-
-// (keep, ratio, culprit) of a step from costs `old` to `fresh` (search.py's improves): the levels
-// above the first one above floor (the active one) may rise to max(floor, kSlack old[active]); from
-// the active level on, the costs must be lexicographically lower. culprit: the level that got worse.
-struct Verdict {
-  bool keep = false;
-  double ratio = 0.0;
-  int culprit = -1;
-};
-
-// search.py's active_level: the first level whose cost is above floor and above kSlack times the
-// largest cost of a counted level below it.
-int active_level(const Vector& costs, double floor, const std::vector<char>& counted) {
-  const int n = static_cast<int>(costs.size());
-  int active = n;
-  double below = 0.0;
-  for (int k = n - 1; k >= 0; --k) {
-    if (costs(k) > std::max(floor, kSlack * below)) active = k;
-    if (counted[k]) below = std::max(below, costs(k));
-  }
-  return active;
-}
-
-Verdict improves(const Vector& fresh, const Vector& old, double floor, const std::vector<char>& counted,
-                 int& active) {
-  active = active_level(old, floor, counted);
-  if (active < old.size()) {
-    const double slack = std::max(floor, kSlack * old(active));
-    for (int k = 0; k < active; ++k)
-      if (fresh(k) > slack) return {false, 0.0, k};
-  }
-  for (int k = active; k < old.size(); ++k) {
-    const double x = std::max(fresh(k), floor), y = std::max(old(k), floor);
-    if (x < y * (1.0 - kTieBand)) return {true, (y - x) / y, -1};
-    if (x > y * (1.0 + kTieBand) || x != x) return {false, 0.0, k};
-  }
-  return {false, 0.0, -1};
-}
-
-// search.py's raise_damping: after the streak-th rejection in a row, more damping for the levels
-// below the culprit (when it was met, or on odd rejections), else for it and those below.
-void raise_damping(Vector& mu, int culprit, int active, int streak, double grow) {
-  const int n = static_cast<int>(mu.size());
-  if (culprit < 0) {
-    mu *= grow;
-    return;
-  }
-  const bool blame_below = (culprit < active || streak % 2 == 1) && culprit + 1 < n;
-  mu.tail(n - (blame_below ? culprit + 1 : culprit)) *= grow;
-}
 
 }  // namespace
 
