@@ -12,27 +12,43 @@ class KinematicModel:
     A joint tree exported from a pin.Model (see reljac/maps/compiled.py)
     """
     def __init__(self, nq: typing.SupportsInt | typing.SupportsIndex, nv: typing.SupportsInt | typing.SupportsIndex, parents: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], kinds: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], axes: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rotations: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], translations: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], idx_q: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], idx_v: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], scaling: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], offset: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], frame_joints: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], frame_rotations: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], frame_translations: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
-        ...
+        """
+        The tree's arrays, as reljac/maps/compiled.py exports them from a pin.Model.
+        """
     def manipulability(self, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, Q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rows: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> numpy.typing.NDArray[numpy.float64]:
-        ...
+        """
+        Manipulability of rows `rows` of J_ab at each configuration of Q (N, nq): (N,).
+        """
     def relative(self, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, Q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple:
-        ...
+        """
+        (T_ab (N, 4, 4), J_ab (N, 6, nv)) for configurations Q (N, nq).
+        """
     @property
     def nq(self) -> int:
-        ...
+        """
+        the tree's nq
+        """
     @property
     def nv(self) -> int:
-        ...
+        """
+        the tree's nv
+        """
 class CapabilityReduction:
     """
     One chunk's reduction of a capability map (reljac/maps/kernel.py)
     """
     def __init__(self, model: KinematicModel, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, origin: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], voxel: typing.SupportsFloat | typing.SupportsIndex, dims: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], directions: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], axis: typing.SupportsInt | typing.SupportsIndex, rows: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None:
-        ...
+        """
+        A reduction over the voxels of a map's grid (reljac/maps/kernel.py).
+        """
     def add(self, Q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], first_index: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
+        """
+        Reduce the samples Q (n, nq), numbered from first_index.
+        """
     def result(self) -> tuple:
-        ...
+        """
+        The chunk's result: per-voxel arrays (reljac/maps/kernel.py).
+        """
 class TaskDescription:
     """
     What a task gives the compiled step (one subclass per kind).
@@ -774,37 +790,45 @@ class SearchResult:
         wall-clock time [s]
         """
 def accumulate(count: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], coverage: typing.Annotated[numpy.typing.ArrayLike, numpy.uint64], best: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], best_index: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], voxel: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], part_count: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], part_coverage: typing.Annotated[numpy.typing.ArrayLike, numpy.uint64], part_best: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], part_best_index: typing.Annotated[numpy.typing.ArrayLike, numpy.int64]) -> None:
-    ...
+    """
+    Merge a partial result into a map's dense per-voxel arrays, in place.
+    """
 def built_with() -> tuple[str, str]:
     """
     (Pinocchio, coal) versions the core was compiled against
     """
-def configuration_ok(arg0: typing.Any, arg1: typing.Any) -> bool:
+def configuration_ok(model: typing.Any, q: typing.Any) -> bool:
     """
     True when q is a float64 (nq,) array passing ConfigurationSpace.validate_q's checks (else let it say why)
     """
 def configurations_from_uniforms(kinds: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], q_idx: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], u_idx: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], lo: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], hi: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], neutral: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], U: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
-    ...
+    """
+    Q (n, nq) from uniforms U (n, k) by a sampling plan (reljac/maps/sampling.py).
+    """
 def merge_partials(voxels: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.int64]], counts: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.int64]], coverages: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.uint64]], bests: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.float64]], best_indices: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.int64]]) -> tuple:
-    ...
-def relative_jacobian(arg0: typing.Any, arg1: typing.Any, arg2: typing.Any, arg3: typing.SupportsInt | typing.SupportsIndex, arg4: typing.SupportsInt | typing.SupportsIndex, arg5: typing.SupportsInt | typing.SupportsIndex, arg6: typing.SupportsInt | typing.SupportsIndex, arg7: bool) -> typing.Any:
+    """
+    Partial results (lists of per-voxel arrays) merged into one.
+    """
+def relative_jacobian(model: typing.Any, data: typing.Any, q: typing.Any, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, axes: typing.SupportsInt | typing.SupportsIndex, frame_c: typing.SupportsInt | typing.SupportsIndex, check: bool) -> typing.Any:
     """
     J_ab (6, nv) at q, or None when q is not a valid configuration (with check)
     """
-def relative_jacobian_in(arg0: typing.Any, arg1: typing.Any, arg2: typing.SupportsInt | typing.SupportsIndex, arg3: typing.SupportsInt | typing.SupportsIndex, arg4: typing.SupportsInt | typing.SupportsIndex, arg5: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+def relative_jacobian_in(model: typing.Any, data: typing.Any, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, axes: typing.SupportsInt | typing.SupportsIndex, frame_c: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
     """
-    J_ab (6, nv) in the given axes from the kinematics in data
+    J_ab (6, nv) in the given axes (0 a, 1 b, 2 world, 3 frame_c) from the kinematics in data
     """
-def relative_jacobians_in(arg0: typing.Any, arg1: typing.Any, arg2: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], arg3: typing.SupportsInt | typing.SupportsIndex, arg4: typing.SupportsInt | typing.SupportsIndex, arg5: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+def relative_jacobians_in(model: typing.Any, data: typing.Any, frames: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], axes: typing.SupportsInt | typing.SupportsIndex, frame_c: typing.SupportsInt | typing.SupportsIndex, nv: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
     """
     J_ab (k, 6, nv) of k pairs [a0, b0, a1, b1, ...] in the same axes, from the kinematics in data
     """
-def relative_placement(arg0: typing.Any, arg1: typing.Any, arg2: typing.Any, arg3: typing.SupportsInt | typing.SupportsIndex, arg4: typing.SupportsInt | typing.SupportsIndex, arg5: bool) -> typing.Any:
+def relative_placement(model: typing.Any, data: typing.Any, q: typing.Any, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, check: bool) -> typing.Any:
     """
     T_ab (4, 4) at q, or None when q is not a valid configuration (with check)
     """
-def relative_placement_in(arg0: typing.Any, arg1: typing.Any, arg2: typing.SupportsInt | typing.SupportsIndex, arg3: typing.SupportsInt | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[4, 4]"]:
-    ...
+def relative_placement_in(model: typing.Any, data: typing.Any, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[4, 4]"]:
+    """
+    T_ab (4, 4) from the kinematics in data (the frames' placements updated)
+    """
 def search_many(steps: collections.abc.Sequence[Step], target_tasks: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], target_sizes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], targets: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, n]"], seeds: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, n]"], options: SearchOptions) -> list[SearchResult]:
     """
     One search per row of targets, on one thread per step (reljac.ik.search.solve_many).
