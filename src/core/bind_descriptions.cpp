@@ -1,7 +1,7 @@
 // Python bindings of the descriptions the compiled step takes (step.hpp): one class per task and
 // limit kind, built from named arguments, its fields readable. Their names and fields are those of
 // reljac/ik/description.py's records (tests/test_core_schema.py checks it field by field), so the
-// compiled step hands a record over as core.<its class name>(**its fields). Names and shapes only.
+// compiled step hands a record over as core.<its class name>(*its fields, in order). Names and shapes only.
 #include <pybind11/eigen.h>
 #include <pybind11/stl.h>
 
