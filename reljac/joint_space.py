@@ -34,6 +34,7 @@ Value = float | tuple[float, ...]
 #: Largest |entry| of q and v [rad, m, rad/s, m/s]: products of three such numbers stay finite.
 MAX_COORDINATE = 1e100
 MAX_SQUARE = MAX_COORDINATE**2  # x @ x below this: every entry is finite and within the bound
+UNIT_TOLERANCE = 1e-6  # a quaternion or (cos, sin) block of q has unit norm within this
 
 
 class JointSpace(Protocol):
@@ -137,11 +138,12 @@ def as_vector(robot: JointSpace, x: ArrayLike, size: int, name: str, *, tangent:
 
 
 def check_unit_blocks(robot: JointSpace, q: np.ndarray, name: str) -> None:
-    """ConfigurationError unless every quaternion and (cos, sin) block of q has unit norm (1e-6)."""
+    """ConfigurationError unless every quaternion and (cos, sin) block of q has unit norm (within
+    UNIT_TOLERANCE)."""
     for j, block in robot._unit_blocks:
         unit = q[block]
         norm = math.sqrt(float(unit @ unit))
-        if abs(norm - 1.0) > 1e-6:
+        if abs(norm - 1.0) > UNIT_TOLERANCE:
             raise ConfigurationError(
                 f"{name}[{block.start}:{block.stop}] of joint '{robot.model.names[j]}' must have "
                 f"unit norm (it is a quaternion or a (cos, sin) pair); its norm is {norm:.6g}. "

@@ -329,6 +329,19 @@ class CollisionModel:
         self._data = self.robot.model.createData()
 
     # ------------------------------------------------------------------ queries
+    def distances_of_pairs(self, pairs: Sequence[int], distance: ArrayLike, point1: ArrayLike, point2: ArrayLike,
+                           normal: ArrayLike, jacobian: ArrayLike) -> Distances:
+        """:class:`Distances` of rows computed elsewhere (the compiled step's), one per geometry pair:
+        `pairs` indexes ``geometry_model.collisionPairs``; distance (m,) [m]; point1, point2, normal
+        (m, 3) in the world frame; jacobian (m, nv)."""
+        kernel = self._kernel
+        return Distances(
+            pairs=tuple(kernel.body_pairs[kernel.rows_of[k][0]] for k in pairs),
+            geometries=tuple((kernel.names[kernel.rows_of[k][1]], kernel.names[kernel.rows_of[k][2]]) for k in pairs),
+            distance=np.array(distance), point1=np.array(point1).reshape(-1, 3),
+            point2=np.array(point2).reshape(-1, 3), normal=np.array(normal).reshape(-1, 3),
+            jacobian=np.array(jacobian).reshape(len(pairs), self.robot.nv))
+
     def compute(self, data: pin.Data, *, within: float = math.inf, jacobians: bool = True,
                 per_geometry: bool = False) -> Distances:
         """Distances of the active pairs nearer than `within` [m], from kinematics already done.

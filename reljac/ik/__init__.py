@@ -11,6 +11,7 @@ from .balance import CoMTask, SupportRegion
 from .bounds import BallTask
 from .collision_avoidance import CollisionAvoidance
 from .controller import Controller
+from .distance import DistanceTask
 from .hierarchy import DampingPolicy, LevelReport
 from .humanoid import ContactTask, HumanoidStack, humanoid_stack
 from .limits import JointPositionLimit, JointVelocityLimit, Limit, VelocityConstraint
@@ -34,6 +35,7 @@ __all__ = [
     "ContactTask",
     "Controller",
     "DampingPolicy",
+    "DistanceTask",
     "FrameTask",
     "HumanoidStack",
     "IKResult",

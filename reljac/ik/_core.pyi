@@ -6,132 +6,605 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['CapabilityReduction', 'KinematicModel', 'SearchOptions', 'SearchResult', 'Step', 'StepFailure', 'SupportFailure', 'accumulate', 'built_with', 'configuration_ok', 'configurations_from_uniforms', 'merge_partials', 'relative_jacobian', 'relative_jacobian_in', 'relative_jacobians_in', 'relative_placement', 'relative_placement_in', 'search_many', 'solve_hierarchy']
+__all__: list[str] = ['BOUND_TOLERANCE', 'COLLINEAR_TOLERANCE', 'CapabilityReduction', 'CoMTaskDescription', 'CollisionAvoidanceDescription', 'CollisionRows', 'DistanceTaskDescription', 'ExternalLimitDescription', 'ExternalTaskDescription', 'FAILED', 'FrameTaskDescription', 'GJK_TOLERANCE', 'KinematicModel', 'LevelReport', 'LimitDescription', 'MAX_SQUARE', 'MAX_STALE_SATURATIONS', 'MET_TOLERANCE', 'OVERSHOOT', 'PIVOT_TOLERANCE', 'PendingTaskDescription', 'PositionLimitDescription', 'PostureDescription', 'RANK_TOLERANCE', 'ReversalDampingDescription', 'RowSource', 'SearchOptions', 'SearchResult', 'Step', 'StepFailure', 'SupportFailure', 'SupportRegionDescription', 'TaskDescription', 'UNIT_TOLERANCE', 'VelocityBoxDescription', 'accumulate', 'built_with', 'configuration_ok', 'configurations_from_uniforms', 'merge_partials', 'relative_jacobian', 'relative_jacobian_in', 'relative_jacobians_in', 'relative_placement', 'relative_placement_in', 'search_many', 'solve_hierarchy']
 class KinematicModel:
     """
     A joint tree exported from a pin.Model (see reljac/maps/compiled.py)
     """
     def __init__(self, nq: typing.SupportsInt | typing.SupportsIndex, nv: typing.SupportsInt | typing.SupportsIndex, parents: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], kinds: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], axes: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rotations: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], translations: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], idx_q: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], idx_v: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], scaling: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], offset: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], frame_joints: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], frame_rotations: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], frame_translations: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
-        ...
+        """
+        The tree's arrays, as reljac/maps/compiled.py exports them from a pin.Model.
+        """
     def manipulability(self, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, Q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rows: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> numpy.typing.NDArray[numpy.float64]:
-        ...
+        """
+        Manipulability of rows `rows` of J_ab at each configuration of Q (N, nq): (N,).
+        """
     def relative(self, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, Q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple:
-        ...
+        """
+        (T_ab (N, 4, 4), J_ab (N, 6, nv)) for configurations Q (N, nq).
+        """
     @property
     def nq(self) -> int:
-        ...
+        """
+        the tree's nq
+        """
     @property
     def nv(self) -> int:
-        ...
+        """
+        the tree's nv
+        """
 class CapabilityReduction:
     """
     One chunk's reduction of a capability map (reljac/maps/kernel.py)
     """
     def __init__(self, model: KinematicModel, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, origin: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], voxel: typing.SupportsFloat | typing.SupportsIndex, dims: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], directions: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], axis: typing.SupportsInt | typing.SupportsIndex, rows: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None:
-        ...
+        """
+        A reduction over the voxels of a map's grid (reljac/maps/kernel.py).
+        """
     def add(self, Q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], first_index: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
+        """
+        Reduce the samples Q (n, nq), numbered from first_index.
+        """
     def result(self) -> tuple:
+        """
+        The chunk's result: per-voxel arrays (reljac/maps/kernel.py).
+        """
+class TaskDescription:
+    """
+    What a task gives the compiled step (one subclass per kind).
+    """
+class LimitDescription:
+    """
+    What a limit gives the compiled step (one subclass per kind).
+    """
+class FrameTaskDescription(TaskDescription):
+    """
+    The motion of frame b measured in frame a (reljac.ik.description.FrameTaskDescription).
+    """
+    def __init__(self, kind: str, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, gain: typing.SupportsFloat | typing.SupportsIndex, weight: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], max_speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None, target: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[4, 4]"], target_velocity: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]) -> None:
         ...
+    @property
+    def frame_a(self) -> int:
+        """
+        Pinocchio frame id of a
+        """
+    @property
+    def frame_b(self) -> int:
+        """
+        Pinocchio frame id of b
+        """
+    @property
+    def gain(self) -> float:
+        """
+        gain [1/s]
+        """
+    @property
+    def kind(self) -> str:
+        """
+        'pose' (6 rows), 'position' or 'orientation' (3 rows)
+        """
+    @property
+    def max_speed(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
+        """
+        (linear, angular) caps on |gain e| [m/s, rad/s], or None
+        """
+    @property
+    def target(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[4, 4]"]:
+        """
+        (4, 4) homogeneous T_ab target
+        """
+    @property
+    def target_velocity(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (size,) target velocity [m/s, rad/s]
+        """
+    @property
+    def weight(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (size,) row weights
+        """
+class PostureDescription(TaskDescription):
+    """
+    A joint posture: e = difference(target, q) (reljac.ik.description.PostureDescription).
+    """
+    def __init__(self, gain: typing.SupportsFloat | typing.SupportsIndex, weight: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], max_speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None, target: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]) -> None:
+        ...
+    @property
+    def gain(self) -> float:
+        """
+        gain [1/s]
+        """
+    @property
+    def max_speed(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
+        """
+        (linear, angular) caps on |gain e| [m/s, rad/s], or None
+        """
+    @property
+    def target(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (nq,) target configuration
+        """
+    @property
+    def weight(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (size,) row weights
+        """
+class CoMTaskDescription(TaskDescription):
+    """
+    The centre of mass measured in frame a (reljac.ik.description.CoMTaskDescription).
+    """
+    def __init__(self, frame: typing.SupportsInt | typing.SupportsIndex, axes: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"], gain: typing.SupportsFloat | typing.SupportsIndex, weight: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], max_speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None, target: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], target_velocity: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]) -> None:
+        ...
+    @property
+    def axes(self) -> typing.Annotated[numpy.typing.NDArray[numpy.int32], "[m, 1]"]:
+        """
+        (size,) indices among x, y, z
+        """
+    @property
+    def frame(self) -> int:
+        """
+        Pinocchio frame id of a (0: the world)
+        """
+    @property
+    def gain(self) -> float:
+        """
+        gain [1/s]
+        """
+    @property
+    def max_speed(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
+        """
+        (linear, angular) caps on |gain e| [m/s, rad/s], or None
+        """
+    @property
+    def target(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (size,) target [m]
+        """
+    @property
+    def target_velocity(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (size,) target velocity [m/s]
+        """
+    @property
+    def weight(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (size,) row weights
+        """
+class ExternalTaskDescription(TaskDescription):
+    """
+    A task whose rows Python computes each step (passed to Step.velocity).
+    """
+    def __init__(self, size: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def size(self) -> int:
+        """
+        rows of its error
+        """
+class PendingTaskDescription(TaskDescription):
+    """
+    A task described at its first step (no target yet): its rows until then.
+    """
+    def __init__(self, size: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def size(self) -> int:
+        """
+        rows of its error
+        """
+class VelocityBoxDescription(LimitDescription):
+    """
+    A constant box lo <= v <= hi (reljac.ik.description.VelocityBoxDescription).
+    """
+    def __init__(self, lo: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], hi: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]) -> None:
+        ...
+    @property
+    def hi(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (nv,) [rad/s, m/s]
+        """
+    @property
+    def lo(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (nv,) [rad/s, m/s]
+        """
+class PositionLimitDescription(LimitDescription):
+    """
+    Position limits as velocity bounds (reljac.ik.description.PositionLimitDescription).
+    """
+    def __init__(self, q_index: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"], v_index: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"], q_min: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], q_max: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], urdf_min: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], urdf_max: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], limit_gain: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def limit_gain(self) -> float:
+        """
+        gamma in (0, 1]
+        """
+    @property
+    def q_index(self) -> typing.Annotated[numpy.typing.NDArray[numpy.int32], "[m, 1]"]:
+        """
+        (k,) q indices of the limited joints
+        """
+    @property
+    def q_max(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (k,) limits kept
+        """
+    @property
+    def q_min(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (k,) limits kept
+        """
+    @property
+    def urdf_max(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (k,) the URDF's limits
+        """
+    @property
+    def urdf_min(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (k,) the URDF's limits
+        """
+    @property
+    def v_index(self) -> typing.Annotated[numpy.typing.NDArray[numpy.int32], "[m, 1]"]:
+        """
+        (k,) their v indices
+        """
+class ReversalDampingDescription(LimitDescription):
+    """
+    Rprop's step-size control (reljac.ik.description.ReversalDampingDescription).
+    """
+    def __init__(self, velocity_limits: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], floor: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], shrink: typing.SupportsFloat | typing.SupportsIndex, grow: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def floor(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (nv,) speeds below which a reversal does not count
+        """
+    @property
+    def grow(self) -> float:
+        """
+        factor by which a cap grows back per step
+        """
+    @property
+    def shrink(self) -> float:
+        """
+        factor on the last speed after a reversal
+        """
+    @property
+    def velocity_limits(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (nv,) [rad/s, m/s]
+        """
+class CollisionAvoidanceDescription(LimitDescription):
+    """
+    Velocity dampers on a geometry model's pairs (reljac.ik.description.CollisionAvoidanceDescription).
+    """
+    def __init__(self, geometry: typing.Any, min_distance: typing.SupportsFloat | typing.SupportsIndex, influence_distance: typing.SupportsFloat | typing.SupportsIndex, gain: typing.SupportsFloat | typing.SupportsIndex, margin: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def gain(self) -> float:
+        """
+        the dampers' gain
+        """
+    @property
+    def geometry(self) -> typing.Any:
+        """
+        the pin.GeometryModel whose collisionPairs are kept apart
+        """
+    @property
+    def influence_distance(self) -> float:
+        """
+        [m]
+        """
+    @property
+    def margin(self) -> float:
+        """
+        [m]
+        """
+    @property
+    def min_distance(self) -> float:
+        """
+        [m]
+        """
+class SupportRegionDescription(LimitDescription):
+    """
+    The horizontal centre of mass inside the contacts' hull (reljac.ik.description.SupportRegionDescription).
+    """
+    def __init__(self, frame: typing.SupportsInt | typing.SupportsIndex, contact_frames: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"], contact_points: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, n]"]], margin: typing.SupportsFloat | typing.SupportsIndex, gain: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def contact_frames(self) -> typing.Annotated[numpy.typing.NDArray[numpy.int32], "[m, 1]"]:
+        """
+        (k,) frame ids
+        """
+    @property
+    def contact_points(self) -> list[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
+        """
+        k arrays (p_j, 3) in their frames [m]
+        """
+    @property
+    def frame(self) -> int:
+        """
+        Pinocchio frame id of the region's plane
+        """
+    @property
+    def gain(self) -> float:
+        """
+        the dampers' gain
+        """
+    @property
+    def margin(self) -> float:
+        """
+        [m]
+        """
+class ExternalLimitDescription(LimitDescription):
+    """
+    A limit whose box or rows Python computes each step (passed to Step.velocity).
+    """
+    def __init__(self) -> None:
+        ...
+class DistanceTaskDescription(TaskDescription):
+    """
+    The distance between two frames' origins (reljac.ik.distance.DistanceTaskDescription).
+    """
+    def __init__(self, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, gain: typing.SupportsFloat | typing.SupportsIndex, weight: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], max_speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None, target: typing.SupportsFloat | typing.SupportsIndex, target_velocity: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def frame_a(self) -> int:
+        """
+        Pinocchio frame id of a
+        """
+    @property
+    def frame_b(self) -> int:
+        """
+        Pinocchio frame id of b
+        """
+    @property
+    def gain(self) -> float:
+        """
+        gain [1/s]
+        """
+    @property
+    def max_speed(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
+        """
+        (linear, angular) caps on |gain e| [m/s, rad/s], or None
+        """
+    @property
+    def target(self) -> float:
+        """
+        target distance [m]
+        """
+    @property
+    def target_velocity(self) -> float:
+        """
+        its rate [m/s]
+        """
+    @property
+    def weight(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (size,) row weights
+        """
 class StepFailure(Exception):
     pass
 class SupportFailure(ValueError):
     pass
+class LevelReport:
+    """
+    What happened to one level (reljac.ik.hierarchy.LevelReport: the same fields).
+    """
+    @property
+    def damping(self) -> float:
+        """
+        lambda^2 used
+        """
+    @property
+    def limit_index(self) -> int:
+        """
+        its velocity index or row of C
+        """
+    @property
+    def limit_kind(self) -> int:
+        """
+        what stopped it: 0 a joint's bound, 1 a row of C, 2 no freedom left, -1 nothing
+        """
+    @property
+    def met(self) -> bool:
+        """
+        residual <= MET_TOLERANCE (1 + |b|)
+        """
+    @property
+    def residual(self) -> float:
+        """
+        |A v - b| at the solution
+        """
+    @property
+    def saturated(self) -> list[int]:
+        """
+        velocity indices of the joints saturated for it
+        """
+    @property
+    def saturated_rows(self) -> list[int]:
+        """
+        rows of C saturated for it
+        """
+    @property
+    def scale(self) -> float:
+        """
+        factor s in [0, 1] applied to the level's correction
+        """
+    @property
+    def smallest_singular_value(self) -> float:
+        """
+        of the level inside the null space it got
+        """
+class RowSource:
+    """
+    Where a row of C comes from.
+    """
+    @property
+    def index(self) -> int:
+        """
+        the row among that limit's rows
+        """
+    @property
+    def limit(self) -> int:
+        """
+        the limit's index among the step's limits
+        """
+class CollisionRows:
+    """
+    The last rows of a collision limit, one per geometry pair in reach.
+    """
+    @property
+    def distance(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (m,) [m]
+        """
+    @property
+    def jacobian(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        (m, nv) d distance / dv
+        """
+    @property
+    def normal(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        (m, 3) unit normals from the first to the second
+        """
+    @property
+    def pair(self) -> list[int]:
+        """
+        (m,) geometry pair indices in collisionPairs
+        """
+    @property
+    def point1(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        (m, 3) closest points on the first geometry, world [m]
+        """
+    @property
+    def point2(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        (m, 3) closest points on the second geometry, world [m]
+        """
 class Step:
+    """
+    A controller's whole step in one call, on Pinocchio and coal (reljac/ik/compiled.py).
+    """
     def __init__(self, model: typing.Any, data: typing.Any) -> None:
-        ...
-    def add_collision(self, arg0: typing.Any, arg1: typing.SupportsFloat | typing.SupportsIndex, arg2: typing.SupportsFloat | typing.SupportsIndex, arg3: typing.SupportsFloat | typing.SupportsIndex, arg4: typing.SupportsFloat | typing.SupportsIndex) -> int:
-        ...
-    def add_com_task(self, arg0: typing.SupportsInt | typing.SupportsIndex, arg1: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"], arg2: typing.SupportsFloat | typing.SupportsIndex, arg3: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg4: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None, arg5: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg6: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]) -> int:
-        ...
-    def add_external_limit(self) -> int:
-        ...
-    def add_external_task(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> int:
-        ...
-    def add_frame_task(self, arg0: typing.SupportsInt | typing.SupportsIndex, arg1: typing.SupportsInt | typing.SupportsIndex, arg2: typing.SupportsInt | typing.SupportsIndex, arg3: typing.SupportsFloat | typing.SupportsIndex, arg4: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg5: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None, arg6: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[4, 4]"], arg7: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]) -> int:
-        ...
-    def add_position_limit(self, arg0: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"], arg1: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"], arg2: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg3: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg4: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg5: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg6: typing.SupportsFloat | typing.SupportsIndex) -> int:
-        ...
-    def add_posture(self, arg0: typing.SupportsFloat | typing.SupportsIndex, arg1: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg2: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None, arg3: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]) -> int:
-        ...
-    def add_reversal(self, arg0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg1: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg2: typing.SupportsFloat | typing.SupportsIndex, arg3: typing.SupportsFloat | typing.SupportsIndex) -> int:
-        ...
-    def add_support_region(self, arg0: typing.SupportsInt | typing.SupportsIndex, arg1: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"], arg2: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, n]"]], arg3: typing.SupportsFloat | typing.SupportsIndex, arg4: typing.SupportsFloat | typing.SupportsIndex) -> int:
-        ...
-    def add_velocity_box(self, arg0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg1: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]) -> int:
-        ...
-    def collision_rows(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> tuple[list[int], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
-        ...
-    def guard(self, arg0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], arg1: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        ...
-    def integrate(self, arg0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        ...
-    def kinematics(self, arg0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
-        ...
-    def reports(self) -> list:
-        ...
+        """
+        A step on Python's pin.Model and a pin.Data of it (both kept alive).
+        """
+    @typing.overload
+    def add(self, description: TaskDescription) -> int:
+        """
+        A task of the kind its description names: its index among the tasks.
+        """
+    @typing.overload
+    def add(self, description: LimitDescription) -> int:
+        """
+        A limit of the kind its description names: its index among the limits.
+        """
+    def collision_rows(self, limit: typing.SupportsInt | typing.SupportsIndex) -> CollisionRows:
+        """
+        The last CollisionRows of collision limit `limit`.
+        """
+    def guard(self, q_next: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        q_next corrected by the position limits' guard, from q.
+        """
+    def integrate(self, q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        integrate(q, v dt) with the last velocity, guarded by the position limits.
+        """
+    def kinematics(self, q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+        """
+        The kinematics pass at q (nq,) into the step's pin.Data (for the Python tasks' rows).
+        """
+    def reports(self) -> list[LevelReport]:
+        """
+        A LevelReport per level of the last step.
+        """
     def reset(self) -> None:
-        ...
-    def reversal_cap(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        ...
-    def row_sources(self) -> list:
-        ...
+        """
+        Forget the limits' state of earlier steps.
+        """
+    def reversal_cap(self, limit: typing.SupportsInt | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (nv,) the speed caps of reversal damping `limit` for the next step (inf: none).
+        """
+    def row_sources(self) -> list[RowSource]:
+        """
+        A RowSource per row of C of the last step.
+        """
     def run(self, q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n: typing.SupportsInt | typing.SupportsIndex, tasks: list = [], limits: list = []) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        ...
+        """
+        n whole steps from q in C++, the same Python rows at each (tests/test_step_allocations.py): the last q.
+        """
     def search(self, q0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], options: SearchOptions) -> SearchResult:
         """
         A search from q0 (reljac.ik.search); built-in tasks and limits only.
         """
-    def set_collision(self, arg0: typing.SupportsInt | typing.SupportsIndex, arg1: typing.Any, arg2: typing.SupportsFloat | typing.SupportsIndex, arg3: typing.SupportsFloat | typing.SupportsIndex, arg4: typing.SupportsFloat | typing.SupportsIndex, arg5: typing.SupportsFloat | typing.SupportsIndex) -> None:
-        ...
-    def set_com_task(self, arg0: typing.SupportsInt | typing.SupportsIndex, arg1: typing.SupportsInt | typing.SupportsIndex, arg2: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"], arg3: typing.SupportsFloat | typing.SupportsIndex, arg4: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg5: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None, arg6: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg7: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]) -> None:
-        ...
-    def set_dt(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
-        ...
-    def set_frame_task(self, arg0: typing.SupportsInt | typing.SupportsIndex, arg1: typing.SupportsInt | typing.SupportsIndex, arg2: typing.SupportsInt | typing.SupportsIndex, arg3: typing.SupportsInt | typing.SupportsIndex, arg4: typing.SupportsFloat | typing.SupportsIndex, arg5: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg6: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None, arg7: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[4, 4]"], arg8: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]) -> None:
-        ...
-    def set_levels(self, arg0: collections.abc.Sequence[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]]) -> None:
-        ...
-    def set_policy(self, arg0: typing.SupportsFloat | typing.SupportsIndex, arg1: typing.SupportsFloat | typing.SupportsIndex, arg2: typing.SupportsFloat | typing.SupportsIndex, arg3: typing.SupportsFloat | typing.SupportsIndex) -> None:
-        ...
-    def set_position_limit(self, arg0: typing.SupportsInt | typing.SupportsIndex, arg1: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"], arg2: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"], arg3: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg4: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg5: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg6: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg7: typing.SupportsFloat | typing.SupportsIndex) -> None:
-        ...
-    def set_posture(self, arg0: typing.SupportsInt | typing.SupportsIndex, arg1: typing.SupportsFloat | typing.SupportsIndex, arg2: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg3: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None, arg4: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]) -> None:
-        ...
-    def set_reversal(self, arg0: typing.SupportsInt | typing.SupportsIndex, arg1: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg2: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg3: typing.SupportsFloat | typing.SupportsIndex, arg4: typing.SupportsFloat | typing.SupportsIndex) -> None:
-        ...
-    def set_search_mode(self, on: bool, lm: typing.SupportsFloat | typing.SupportsIndex) -> None:
+    def set_dt(self, dt: typing.SupportsFloat | typing.SupportsIndex) -> None:
         """
-        Rows with gain 1, no speed cap nor feed-forward, and lm added to every level's damping.
+        The control period [s].
         """
-    def set_support_region(self, arg0: typing.SupportsInt | typing.SupportsIndex, arg1: typing.SupportsInt | typing.SupportsIndex, arg2: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"], arg3: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, n]"]], arg4: typing.SupportsFloat | typing.SupportsIndex, arg5: typing.SupportsFloat | typing.SupportsIndex) -> None:
-        ...
+    def set_levels(self, levels: collections.abc.Sequence[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]]) -> None:
+        """
+        The priority levels: task indices, highest first.
+        """
+    def set_policy(self, threshold: typing.SupportsFloat | typing.SupportsIndex, max_damping: typing.SupportsFloat | typing.SupportsIndex, error_damping: typing.SupportsFloat | typing.SupportsIndex, step_threshold: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        """
+        The damping policy (reljac.ik.hierarchy.DampingPolicy's fields).
+        """
     def set_task_target(self, index: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]) -> None:
         """
         A frame task's target (16 values of T_ab, row-major), a CoM task's (size) or a posture's (nq).
         """
-    def set_velocity_box(self, arg0: typing.SupportsInt | typing.SupportsIndex, arg1: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], arg2: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]) -> None:
-        ...
-    def step(self, arg0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        ...
-    def step_checked(self, arg0: typing.Any, arg1: typing.Any) -> typing.Any:
-        ...
-    def system(self, arg0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[list, typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"], int]:
-        ...
+    def step(self, q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        q_next (nq,) from a validated q: the whole step of a controller of built-in parts.
+        """
+    def step_checked(self, model: typing.Any, q: typing.Any) -> typing.Any:
+        """
+        step(q) when q is a float64 (nq,) array passing validate_q's checks (in C++), else None.
+        """
+    def system(self, q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[list, typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"], int]:
+        """
+        (levels, lo, hi, failing) the step would solve at q, per level (A or None, b, identity scale, mask or None, extra damping); built-in parts only, for tests.
+        """
+    @typing.overload
+    def update(self, index: typing.SupportsInt | typing.SupportsIndex, description: TaskDescription) -> None:
+        """
+        A new description of task `index`, of its kind (a pending task takes its first).
+        """
+    @typing.overload
+    def update(self, index: typing.SupportsInt | typing.SupportsIndex, description: LimitDescription) -> None:
+        """
+        A new description of limit `index`, of its kind.
+        """
     def velocity(self, q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], kinematics_done: bool, tasks: list, limits: list) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        ...
+        """
+        v (nv,) at q; tasks: (A, b, feedback) per Python task, limits: (lo or None, hi or None, C, d) per Python limit; kinematics_done: kinematics(q) was called. StepFailure names a task whose rows overflow.
+        """
     @property
     def last_q(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        ...
+        """
+        the q of the last step or step_checked (a copy)
+        """
     @property
     def last_velocity(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        ...
+        """
+        (nv,) the velocity of the last step
+        """
     @property
     def nq(self) -> int:
-        ...
+        """
+        the model's nq
+        """
     @property
     def nv(self) -> int:
-        ...
+        """
+        the model's nv
+        """
 class SearchOptions:
     """
     How a search runs (reljac.ik.search.SearchOptions documents each field).
@@ -317,40 +790,59 @@ class SearchResult:
         wall-clock time [s]
         """
 def accumulate(count: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], coverage: typing.Annotated[numpy.typing.ArrayLike, numpy.uint64], best: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], best_index: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], voxel: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], part_count: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], part_coverage: typing.Annotated[numpy.typing.ArrayLike, numpy.uint64], part_best: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], part_best_index: typing.Annotated[numpy.typing.ArrayLike, numpy.int64]) -> None:
-    ...
+    """
+    Merge a partial result into a map's dense per-voxel arrays, in place.
+    """
 def built_with() -> tuple[str, str]:
     """
     (Pinocchio, coal) versions the core was compiled against
     """
-def configuration_ok(arg0: typing.Any, arg1: typing.Any) -> bool:
+def configuration_ok(model: typing.Any, q: typing.Any) -> bool:
     """
     True when q is a float64 (nq,) array passing ConfigurationSpace.validate_q's checks (else let it say why)
     """
 def configurations_from_uniforms(kinds: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], q_idx: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], u_idx: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], lo: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], hi: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], neutral: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], U: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
-    ...
+    """
+    Q (n, nq) from uniforms U (n, k) by a sampling plan (reljac/maps/sampling.py).
+    """
 def merge_partials(voxels: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.int64]], counts: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.int64]], coverages: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.uint64]], bests: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.float64]], best_indices: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.int64]]) -> tuple:
-    ...
-def relative_jacobian(arg0: typing.Any, arg1: typing.Any, arg2: typing.Any, arg3: typing.SupportsInt | typing.SupportsIndex, arg4: typing.SupportsInt | typing.SupportsIndex, arg5: typing.SupportsInt | typing.SupportsIndex, arg6: typing.SupportsInt | typing.SupportsIndex, arg7: bool) -> typing.Any:
+    """
+    Partial results (lists of per-voxel arrays) merged into one.
+    """
+def relative_jacobian(model: typing.Any, data: typing.Any, q: typing.Any, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, axes: typing.SupportsInt | typing.SupportsIndex, frame_c: typing.SupportsInt | typing.SupportsIndex, check: bool) -> typing.Any:
     """
     J_ab (6, nv) at q, or None when q is not a valid configuration (with check)
     """
-def relative_jacobian_in(arg0: typing.Any, arg1: typing.Any, arg2: typing.SupportsInt | typing.SupportsIndex, arg3: typing.SupportsInt | typing.SupportsIndex, arg4: typing.SupportsInt | typing.SupportsIndex, arg5: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+def relative_jacobian_in(model: typing.Any, data: typing.Any, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, axes: typing.SupportsInt | typing.SupportsIndex, frame_c: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
     """
-    J_ab (6, nv) in the given axes from the kinematics in data
+    J_ab (6, nv) in the given axes (0 a, 1 b, 2 world, 3 frame_c) from the kinematics in data
     """
-def relative_jacobians_in(arg0: typing.Any, arg1: typing.Any, arg2: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], arg3: typing.SupportsInt | typing.SupportsIndex, arg4: typing.SupportsInt | typing.SupportsIndex, arg5: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+def relative_jacobians_in(model: typing.Any, data: typing.Any, frames: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], axes: typing.SupportsInt | typing.SupportsIndex, frame_c: typing.SupportsInt | typing.SupportsIndex, nv: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
     """
     J_ab (k, 6, nv) of k pairs [a0, b0, a1, b1, ...] in the same axes, from the kinematics in data
     """
-def relative_placement(arg0: typing.Any, arg1: typing.Any, arg2: typing.Any, arg3: typing.SupportsInt | typing.SupportsIndex, arg4: typing.SupportsInt | typing.SupportsIndex, arg5: bool) -> typing.Any:
+def relative_placement(model: typing.Any, data: typing.Any, q: typing.Any, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, check: bool) -> typing.Any:
     """
     T_ab (4, 4) at q, or None when q is not a valid configuration (with check)
     """
-def relative_placement_in(arg0: typing.Any, arg1: typing.Any, arg2: typing.SupportsInt | typing.SupportsIndex, arg3: typing.SupportsInt | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[4, 4]"]:
-    ...
+def relative_placement_in(model: typing.Any, data: typing.Any, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[4, 4]"]:
+    """
+    T_ab (4, 4) from the kinematics in data (the frames' placements updated)
+    """
 def search_many(steps: collections.abc.Sequence[Step], target_tasks: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], target_sizes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], targets: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, n]"], seeds: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, n]"], options: SearchOptions) -> list[SearchResult]:
     """
     One search per row of targets, on one thread per step (reljac.ik.search.solve_many).
     """
 def solve_hierarchy(As: list, bs: list, identity_scales: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], masks: list, extra_damping: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], lo: typing.Any, hi: typing.Any, C: typing.Any, d: typing.Any, threshold: typing.SupportsFloat | typing.SupportsIndex, max_damping: typing.SupportsFloat | typing.SupportsIndex) -> tuple:
     ...
+BOUND_TOLERANCE: float = 1e-12
+COLLINEAR_TOLERANCE: float = 1e-12
+FAILED: float = 10000000000.0
+GJK_TOLERANCE: float = 1e-10
+MAX_SQUARE: float = 1e+200
+MAX_STALE_SATURATIONS: int = 2
+MET_TOLERANCE: float = 1e-09
+OVERSHOOT: float = 0.0001
+PIVOT_TOLERANCE: float = 1e-12
+RANK_TOLERANCE: float = 1e-12
+UNIT_TOLERANCE: float = 1e-06

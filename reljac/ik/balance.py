@@ -233,8 +233,11 @@ class SupportRegion(Limit):
         to_shrunk = region.offsets - self._margin - region.normals @ c  # s_i [m]
         delta = min(OVERSHOOT, self._margin)
         d = self._gain * np.where(to_shrunk >= 0, to_shrunk, np.minimum(to_shrunk + delta, 0.0)) / dt
-        return VelocityConstraint(C=region.normals @ J, d=d,
-                                  row_names=tuple(f"support region (edge {i + 1} of {n})" for i in range(n)))
+        return VelocityConstraint(C=region.normals @ J, d=d, row_names=tuple(self.held_row_names(n)))
+
+    def held_row_names(self, count: int) -> list[str]:
+        """One name per hull edge: 'support region (edge i of count)'."""
+        return [f"{self.name} (edge {i + 1} of {count})" for i in range(count)]
 
     def description(self, robot: Robot) -> SupportRegionDescription:
         return SupportRegionDescription(robot.frame_id(self._frame), frozen(self._frame_ids),

@@ -72,7 +72,7 @@ class CollisionAvoidance(Limit):
             raise ConfigurationError(f"model must be a reljac.collision.CollisionModel, got {type(model).__name__}")
         self._model = model
         self._last = None
-        self._source: tuple | None = None  # (compiled step, index) that computed the last rows, if any
+        self._described: Any = None  # the geometry model of the last description
         self.reset()
 
     def _set(self, min_distance: float, influence_distance: float, gain: float, margin: float) -> None:
@@ -135,6 +135,7 @@ class CollisionAvoidance(Limit):
         self._set(self._min_distance, self._influence_distance, self._gain, value)
 
     def description(self, robot: Robot) -> CollisionAvoidanceDescription:
+        self._described = self._model.geometry_model
         return CollisionAvoidanceDescription(self._model.geometry_model, self._min_distance,
                                              self._influence_distance, self._gain, self._margin)
 
@@ -142,8 +143,8 @@ class CollisionAvoidance(Limit):
     def last(self) -> Any:
         """The distances of the last step's constrained pairs (:class:`reljac.collision.Distances`),
         None before the first step."""
-        if self._source is not None:
-            step, index = self._source
+        if self.held_by is not None:
+            step, index = self.held_by
             return step.collision_distances(index, self._model)
         return self._last
 
@@ -154,7 +155,21 @@ class CollisionAvoidance(Limit):
         self._dt = 0.0
         self._started = False  # the first step of a motion checks the start (a warning)
 
-    def _check_start(self, rows: Any) -> None:
+    def refresh(self) -> None:
+        """Pairs or obstacles edited on the collision model (a new geometry model): a change."""
+        if self._described is not None and self._model.geometry_model is not self._described:
+            self._changed()
+
+    def stepped(self) -> None:
+        """The first step of a motion on a compiled step checks the start (:meth:`_check_start`)."""
+        if not self._started:
+            self._check_start(self.last, stacklevel=5)  # (the frame a compiled step warned at before)
+
+    def held_row_names(self, count: int) -> list[str]:
+        """The body pairs ('link/link') of the last rows."""
+        return ["/".join(pair) for pair in self.last.pairs]
+
+    def _check_start(self, rows: Any, stacklevel: int = 4) -> None:
         """At the first step of a motion: warn, naming them, when pairs start nearer than
         min_distance (they are pushed apart first, and the task levels may be scaled meanwhile)."""
         if self._started:
@@ -173,7 +188,7 @@ class CollisionAvoidance(Limit):
             f"collision avoidance starts with {len(below)} pair(s) nearer than its minimum of "
             f"{self._min_distance * 1e3:g} mm: {named}{more}; they are pushed apart first and the task levels "
             "may be scaled until they are: remove pairs the robot cannot keep apart "
-            "(model.remove_pairs) or lower min_distance", ReljacWarning, stacklevel=4)
+            "(model.remove_pairs) or lower min_distance", ReljacWarning, stacklevel=stacklevel)
 
     @property
     def pairs(self) -> list[tuple[str, str]]:
@@ -182,7 +197,7 @@ class CollisionAvoidance(Limit):
 
     def constraint(self, kin: Kinematics, dt: float) -> VelocityConstraint:
         rows = self._model.compute(kin.data, within=self._influence_distance, per_geometry=True)
-        self._last, self._dt, self._source = rows, dt, None
+        self._last, self._dt, self.held_by = rows, dt, None
         self._check_start(rows)
         margins = np.zeros(len(rows))
         for i, (key, distance) in enumerate(zip(rows.geometries, rows.distance, strict=True)):

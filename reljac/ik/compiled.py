@@ -14,6 +14,7 @@ The Python classes remain the specification: the tests replay runs through both 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,24 +23,32 @@ from numpy.typing import ArrayLike
 from ..collision.distances import Distances
 from ..exceptions import CollisionError, ConfigurationError, SupportError, TaskError
 from ..relative import Kinematics
-from .balance import CoMTask
-from .description import (
-    CollisionAvoidanceDescription,
-    CoMTaskDescription,
-    FrameTaskDescription,
-    PositionLimitDescription,
-    PostureDescription,
-    ReversalDampingDescription,
-    SupportRegionDescription,
-    VelocityBoxDescription,
-)
+from .hierarchy import LevelReport
 from .limits import Limit
 from .tasks import Task
 
 if TYPE_CHECKING:  # pragma: no cover
     from .stepped import SteppedController as Controller  # the controller imports this module
 
-FRAME_KINDS = {"pose": 0, "position": 1, "orientation": 2}
+_FIELDS: dict[type, tuple[str, ...]] = {}  # the field names of each description record, read once
+
+
+def core_description(core: Any, description: Any) -> Any:
+    """The core's record of a description (:mod:`reljac.ik.description`): the core's class of the
+    same name, built from the record's fields. They are the class's named arguments in the same
+    order (``tests/test_core_schema.py`` checks each record against its class), so they are passed
+    in that order (pybind11 matches keywords ~3.5 us slower per record)."""
+    kind = type(description)
+    names = _FIELDS.get(kind)
+    if names is None:
+        if not dataclasses.is_dataclass(description) or not hasattr(core, kind.__name__):
+            raise ConfigurationError(f"the compiled core has no description {kind.__name__}")
+        names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(description))
+    return getattr(core, kind.__name__)(*[getattr(description, name) for name in names])
+
+
+def _overrides(limit: Limit, *methods: str) -> bool:
+    return any(getattr(type(limit), m) is not getattr(Limit, m) for m in methods)
 
 
 class CompiledStep:
@@ -48,10 +57,12 @@ class CompiledStep:
     def __init__(self, controller: Controller, core: Any) -> None:
         self.controller = controller
         self.robot = robot = controller.robot
+        self.core_module = core
         self.core = core.Step(robot.model, controller.data)
-        self.failure = core.StepFailure
-        self.support_failure = getattr(core, "SupportFailure", self.failure)
-        self._failures = (self.failure, self.support_failure, RuntimeError)
+        self._failures = (core.StepFailure, core.SupportFailure, RuntimeError)
+        # the fields of a LevelReport the core fills in (the others, names and bounds, are Python's)
+        self._report_fields = tuple(f.name for f in dataclasses.fields(LevelReport)
+                                    if hasattr(core.LevelReport, f.name))
         self.python_tasks: list[Task] = []
         self.python_limits: list[Limit] = []
         self._tasks: list[tuple[Task, int]] = []  # (task, index in the core)
@@ -67,71 +78,38 @@ class CompiledStep:
                 task._listen(self)
             levels.append(indices)
         self.core.set_levels(levels)
-        self.collisions: list[tuple[Any, int]] = []  # (CollisionAvoidance, index)
-        self._geometry_in_use: dict[int, Any] = {}  # index -> the pin.GeometryModel the core holds
-        self.supports: set[int] = set()  # indices of the support regions
+        self.watched: list[tuple[Limit, int]] = []  # described limits told before and after each step
         for limit in controller.limits:
-            self._limits.append((limit, self._add_limit(limit)))
+            index = self._add_limit(limit)
+            self._limits.append((limit, index))
             limit._listen(self)
+            if limit not in self.python_limits:
+                limit.held_by = (self, index)
+                if _overrides(limit, "refresh", "stepped"):
+                    self.watched.append((limit, index))
         self.row_names: list[str] = []
         self._python_row_names: list[tuple[str, ...]] = []
         self.set_parameters()
 
     # ------------------------------------------------------------------ building
     def _add_task(self, task: Task) -> int:
+        core = self.core_module
         try:
             d = task.description(self.robot)
         except TaskError:  # no target yet: described again (or the error raised) at the first step
             self._heard(task)
-            if isinstance(task, CoMTask):
-                if not hasattr(self.core, "add_com_task"):
-                    self.python_tasks.append(task)
-                    return self.core.add_external_task(task.size)
-                return self.core.add_com_task(0, np.arange(task.size, dtype=np.int32), 1.0, np.ones(task.size),
-                                              None, np.zeros(task.size), np.zeros(task.size))
-            fa, fb = self.robot.frame_id(task.frame_a), self.robot.frame_id(task.frame_b)  # type: ignore[attr-defined]
-            size = task.size
-            return self.core.add_frame_task(FRAME_KINDS[task.kind], fa, fb, 1.0, np.ones(size), None,  # type: ignore[attr-defined]
-                                            np.eye(4), np.zeros(size))
-        if isinstance(d, FrameTaskDescription):
-            return self.core.add_frame_task(FRAME_KINDS[d.kind], *self._frame_arguments(d))
-        if isinstance(d, PostureDescription):
-            return self.core.add_posture(d.gain, d.weight, d.max_speed, d.target)
-        if isinstance(d, CoMTaskDescription) and hasattr(self.core, "add_com_task"):
-            return self.core.add_com_task(*_com_arguments(d))
-        if d is not None and not isinstance(d, CoMTaskDescription):
-            raise ConfigurationError(f"task '{task.name}' gave an unknown description {type(d).__name__}")
-        self.python_tasks.append(task)
-        return self.core.add_external_task(task.size)
-
-    @staticmethod
-    def _frame_arguments(d: FrameTaskDescription) -> tuple:
-        return d.frame_a, d.frame_b, d.gain, d.weight, d.max_speed, d.target, d.target_velocity
+            return self.core.add(core.PendingTaskDescription(task.size))
+        if d is None:
+            self.python_tasks.append(task)
+            return self.core.add(core.ExternalTaskDescription(task.size))
+        return self.core.add(core_description(core, d))
 
     def _add_limit(self, limit: Limit) -> int:
         d = limit.description(self.robot)
-        core = self.core
-        if isinstance(d, VelocityBoxDescription):
-            return core.add_velocity_box(d.lo, d.hi)
-        if isinstance(d, PositionLimitDescription):
-            return core.add_position_limit(*_position_arguments(d))
-        if isinstance(d, ReversalDampingDescription):
-            index = core.add_reversal(d.velocity_limits, d.floor, d.shrink, d.grow)
-            limit._source = (self, index)  # type: ignore[attr-defined]
-            return index
-        if isinstance(d, CollisionAvoidanceDescription):
-            index = core.add_collision(d.geometry, d.min_distance, d.influence_distance, d.gain, d.margin)
-            self.collisions.append((limit, index))
-            self._geometry_in_use[index] = d.geometry
-            return index
-        if isinstance(d, SupportRegionDescription) and hasattr(core, "add_support_region"):
-            index = core.add_support_region(*_support_arguments(d))
-            self.supports.add(index)
-            return index
-        if d is not None and not isinstance(d, SupportRegionDescription):
-            raise ConfigurationError(f"limit {limit!r} gave an unknown description {type(d).__name__}")
-        self.python_limits.append(limit)
-        return core.add_external_limit()
+        if d is None:
+            self.python_limits.append(limit)
+            return self.core.add(self.core_module.ExternalLimitDescription())
+        return self.core.add(core_description(self.core_module, d))
 
     def set_parameters(self) -> None:
         """The controller's dt and damping policy, into the core."""
@@ -146,38 +124,13 @@ class CompiledStep:
     def _sync(self) -> None:
         """Push the descriptions of the tasks and limits changed since the last step."""
         changed, self._dirty = self._dirty, {}
-        core, robot = self.core, self.robot
-        for task, index in self._tasks:
-            if id(task) not in changed or task in self.python_tasks:
-                continue
-            d = task.description(robot)
-            if isinstance(d, FrameTaskDescription):
-                core.set_frame_task(index, FRAME_KINDS[d.kind], *self._frame_arguments(d))
-            elif isinstance(d, PostureDescription):
-                core.set_posture(index, d.gain, d.weight, d.max_speed, d.target)
-            elif isinstance(d, CoMTaskDescription):
-                core.set_com_task(index, *_com_arguments(d))
+        core, robot = self.core_module, self.robot
+        for part, index in self._tasks:
+            if id(part) in changed and part not in self.python_tasks:
+                self.core.update(index, core_description(core, part.description(robot)))
         for limit, index in self._limits:
-            if id(limit) not in changed or limit in self.python_limits:
-                continue
-            limit_d = limit.description(robot)
-            if isinstance(limit_d, VelocityBoxDescription):
-                core.set_velocity_box(index, limit_d.lo, limit_d.hi)
-            elif isinstance(limit_d, PositionLimitDescription):
-                core.set_position_limit(index, *_position_arguments(limit_d))
-            elif isinstance(limit_d, ReversalDampingDescription):
-                core.set_reversal(index, limit_d.velocity_limits, limit_d.floor, limit_d.shrink, limit_d.grow)
-            elif isinstance(limit_d, CollisionAvoidanceDescription):
-                core.set_collision(index, limit_d.geometry, limit_d.min_distance, limit_d.influence_distance,
-                                   limit_d.gain, limit_d.margin)
-            elif isinstance(limit_d, SupportRegionDescription):
-                core.set_support_region(index, *_support_arguments(limit_d))
-
-    def _check_geometry(self) -> None:
-        for limit, index in self.collisions:  # pairs or obstacles edited: a new geometry model
-            if limit.model.geometry_model is not self._geometry_in_use.get(index):
-                self._heard(limit)
-                self._geometry_in_use[index] = limit.model.geometry_model
+            if id(limit) in changed and limit not in self.python_limits:
+                self.core.update(index, core_description(core, limit.description(robot)))
 
     # ------------------------------------------------------------------ the step
     def velocity(self, q: np.ndarray) -> np.ndarray:
@@ -185,13 +138,13 @@ class CompiledStep:
         self._prepare()
         if not (self.python_tasks or self.python_limits):
             v = self._run(lambda: self.core.velocity(q, False, [], []))
-            self._started()
+            self._stepped()
             return v
         tasks, limits = self.python_rows(q)
         v = self._run(lambda: self.core.velocity(q, True, tasks, limits))
         for limit in self.python_limits:
             limit.observe(v)
-        self._started()
+        self._stepped()
         return v
 
     def python_rows(self, q: np.ndarray) -> tuple[list[tuple], list[tuple]]:
@@ -223,7 +176,7 @@ class CompiledStep:
         """q_next (nq,) from q (nq,): the whole step in one call (built-in parts only). q is
         checked in C++ when it is a float64 (nq,) array (ConfigurationSpace.validate_q's checks),
         else by validate_q, which names what is wrong; the core keeps a copy (:meth:`last_q`)."""
-        if self.collisions or self._dirty:
+        if self.watched or self._dirty:
             self._prepare()
         try:
             q_next = self.core.step_checked(self.robot.model, q)
@@ -234,22 +187,21 @@ class CompiledStep:
                     q_next = self.core.step(q)
         except self._failures as error:
             raise self._translated(error) from None
-        if self.collisions:
-            self._started()
+        if self.watched:
+            self._stepped()
         return q_next
 
     def _prepare(self) -> None:
-        if self.collisions:
-            self._check_geometry()
+        for limit, _ in self.watched:
+            limit.refresh()
         if self._dirty:
             self._sync()
-        for limit, index in self.collisions:
-            limit._source = (self, index)
+        for limit, index in self.watched:
+            limit.held_by = (self, index)
 
-    def _started(self) -> None:
-        for limit, index in self.collisions:
-            if not limit._started:
-                limit._check_start(self.collision_distances(index, limit.model))
+    def _stepped(self) -> None:
+        for limit, _ in self.watched:
+            limit.stepped()
 
     def _run(self, call: Any) -> Any:
         try:
@@ -261,9 +213,9 @@ class CompiledStep:
         """The reljac error for a failure of the core: a task's rows or the solution overflow
         (StepFailure), a support region cannot be formed (SupportFailure), or coal could not compute
         a distance (RuntimeError)."""
-        if isinstance(error, self.support_failure) and self.support_failure is not self.failure:
+        if isinstance(error, self.core_module.SupportFailure):
             return SupportError(str(error))
-        if not isinstance(error, self.failure):
+        if not isinstance(error, self.core_module.StepFailure):
             return CollisionError(str(error))
         index = int(str(error))
         if index == -2:
@@ -308,66 +260,37 @@ class CompiledStep:
     def last_velocity(self) -> np.ndarray:
         return np.array(self.core.last_velocity)
 
-    def reports(self) -> list[tuple]:
-        return self.core.reports()
+    def reports(self) -> list[LevelReport]:
+        """A :class:`~reljac.ik.hierarchy.LevelReport` per level of the last step, from the core's
+        (its fields by name)."""
+        names = self._report_fields
+        return [LevelReport(**{name: getattr(r, name) for name in names}) for r in self.core.reports()]
 
     def constraint_names(self) -> list[str]:
         """The names of the rows of C of the last step (collision pairs 'link/link', ...)."""
         python = {index: k for k, index in enumerate(
             index for limit, index in self._limits if limit in self.python_limits)}
-        collision_pairs: dict[int, list[str]] = {}  # limit index -> its rows' body pairs, fetched once
         sources = self.core.row_sources()
-        rows_of: dict[int, int] = {}  # support region index -> its rows this step
-        names = []
-        for limit_index, row in sources:
-            if limit_index in python:
-                names.append(self._python_row_names[python[limit_index]][row])
-                continue
-            if limit_index in self.supports:  # SupportRegion.constraint's names
-                edges = rows_of.get(limit_index)
-                if edges is None:  # counted once per report
-                    edges = rows_of[limit_index] = sum(1 for i, _ in sources if i == limit_index)
-                names.append(f"{self._limits[limit_index][0].name} (edge {row + 1} of {edges})")
-                continue
-            pairs = collision_pairs.get(limit_index)
-            if pairs is None:
-                kernel = self._limits[limit_index][0].model._kernel
-                pairs = collision_pairs[limit_index] = [
-                    "/".join(kernel.body_pairs[kernel.rows_of[k][0]]) for k in self.core.collision_rows(limit_index)[0]]
-            names.append(pairs[row])
-        return names
+        counts: dict[int, int] = {}
+        for source in sources:
+            counts[source.limit] = counts.get(source.limit, 0) + 1
+        held = {index: self._limits[index][0].held_row_names(count) for index, count in counts.items()
+                if index not in python}
+        return [self._python_row_names[python[s.limit]][s.index] if s.limit in python else held[s.limit][s.index]
+                for s in sources]
 
     def collision_distances(self, index: int, model: Any) -> Distances:
-        """The last rows of collision limit `index` as :class:`~reljac.collision.Distances`."""
-        pairs, distance, p1, p2, n, J = self.core.collision_rows(index)
-        kernel = model._kernel
-        return Distances(
-            pairs=tuple(kernel.body_pairs[kernel.rows_of[k][0]] for k in pairs),
-            geometries=tuple((kernel.names[kernel.rows_of[k][1]], kernel.names[kernel.rows_of[k][2]]) for k in pairs),
-            distance=np.array(distance), point1=np.array(p1).reshape(-1, 3), point2=np.array(p2).reshape(-1, 3),
-            normal=np.array(n).reshape(-1, 3), jacobian=np.array(J).reshape(len(pairs), self.robot.nv))
+        """The last rows of collision limit `index` as :class:`~reljac.collision.Distances`
+        (`model`: its :class:`~reljac.collision.CollisionModel`)."""
+        r = self.core.collision_rows(index)
+        return model.distances_of_pairs(r.pair, r.distance, r.point1, r.point2, r.normal, r.jacobian)
 
     def reversal_cap(self, index: int) -> np.ndarray:
         return self.core.reversal_cap(index)
 
     def reset(self) -> None:
+        """Forget the limits' state of earlier steps (the controller resets the limits too)."""
         self.core.reset()
-        for limit, _ in self.collisions:
-            limit._started = False
-
-
-def _position_arguments(d: PositionLimitDescription) -> tuple:
-    return (np.asarray(d.q_index, dtype=np.int32), np.asarray(d.v_index, dtype=np.int32), d.q_min, d.q_max,
-            d.urdf_min, d.urdf_max, d.limit_gain)
-
-
-def _com_arguments(d: CoMTaskDescription) -> tuple:
-    return (d.frame, np.asarray(d.axes, dtype=np.int32), d.gain, d.weight, d.max_speed, d.target,
-            d.target_velocity)
-
-
-def _support_arguments(d: SupportRegionDescription) -> tuple:
-    return (d.frame, np.asarray(d.contact_frames, dtype=np.int32), list(d.contact_points), d.margin, d.gain)
 
 
 def _overflow(task: Task) -> TaskError:
@@ -377,9 +300,9 @@ def _overflow(task: Task) -> TaskError:
 
 def build(controller: Controller, core: Any) -> CompiledStep | None:
     """The compiled step of `controller` (None without the compiled core)."""
-    if core is None or not hasattr(core, "Step"):
+    if core is None:
         return None
     return CompiledStep(controller, core)
 
 
-__all__ = ["CompiledStep", "build"]
+__all__ = ["CompiledStep", "build", "core_description"]

@@ -212,7 +212,7 @@ class Controller:
         """Per level, what the last velocity / step did (see :class:`LevelReport`)."""
         with self._held():
             if self._compiled_reports and self._step is not None:
-                self._reports = self._named([LevelReport(*fields) for fields in self._step.reports()],
+                self._reports = self._named(self._step.reports(),
                                             self._step.constraint_names())
                 self._compiled_reports = False
             return self._reports

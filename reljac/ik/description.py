@@ -47,7 +47,20 @@ def frozen(array: Any) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class FrameTaskDescription:
+class TaskDescription:
+    """What a task gives the compiled step: one subclass per compiled task kind (a frozen dataclass)
+    whose fields are, in order, the named arguments of the core's class of the same name
+    (``reljac.ik._core``; ``tests/test_core_schema.py`` checks it)."""
+
+
+@dataclass(frozen=True)
+class LimitDescription:
+    """What a limit gives the compiled step: one subclass per compiled limit kind, as
+    :class:`TaskDescription`."""
+
+
+@dataclass(frozen=True)
+class FrameTaskDescription(TaskDescription):
     """A task on the motion of frame b measured in frame a (RelativeFrameTask and its kin).
 
     kind: "pose" (e = log6(T_t^-1 T_ab), 6 rows), "position" (e = p_ab - p_t, 3 rows) or
@@ -67,7 +80,7 @@ class FrameTaskDescription:
 
 
 @dataclass(frozen=True)
-class PostureDescription:
+class PostureDescription(TaskDescription):
     """A joint posture task: e = difference(target, q) (nv rows); target (nq,)."""
 
     gain: float
@@ -77,7 +90,7 @@ class PostureDescription:
 
 
 @dataclass(frozen=True)
-class CoMTaskDescription:
+class CoMTaskDescription(TaskDescription):
     """The centre of mass measured in frame a (CoMTask): e = p_ac[axes] - target [m].
 
     frame: Pinocchio frame id of a (0: the world); axes: indices among (x, y, z) controlled;
@@ -95,7 +108,7 @@ class CoMTaskDescription:
 
 
 @dataclass(frozen=True)
-class VelocityBoxDescription:
+class VelocityBoxDescription(LimitDescription):
     """A constant box lo <= v <= hi, (nv,) each [rad/s, m/s]."""
 
     lo: np.ndarray
@@ -103,7 +116,7 @@ class VelocityBoxDescription:
 
 
 @dataclass(frozen=True)
-class PositionLimitDescription:
+class PositionLimitDescription(LimitDescription):
     """Position limits as velocity bounds (JointPositionLimit): the limited joints' q and v
     indices, the limits kept (q_min, q_max) and the URDF's (urdf_min, urdf_max), and gamma."""
 
@@ -117,7 +130,7 @@ class PositionLimitDescription:
 
 
 @dataclass(frozen=True)
-class ReversalDampingDescription:
+class ReversalDampingDescription(LimitDescription):
     """Rprop's step-size control (ReversalDamping): velocity limits and floors (nv,) and factors."""
 
     velocity_limits: np.ndarray
@@ -127,7 +140,7 @@ class ReversalDampingDescription:
 
 
 @dataclass(frozen=True)
-class CollisionAvoidanceDescription:
+class CollisionAvoidanceDescription(LimitDescription):
     """Velocity dampers on the geometry pairs of `geometry` (its collisionPairs) [m]."""
 
     geometry: Any  # pin.GeometryModel
@@ -138,7 +151,7 @@ class CollisionAvoidanceDescription:
 
 
 @dataclass(frozen=True)
-class SupportRegionDescription:
+class SupportRegionDescription(LimitDescription):
     """The horizontal centre of mass inside the contacts' hull (SupportRegion): rows
     n_i . J_xy v <= d_i per hull edge (d_i: SupportRegion's damper, 0 in the margin), in the x-y plane of frame
     `frame` (id); contact frames (ids, (k,)) and their points (one (p_j, 3) array each) [m]."""
@@ -150,6 +163,3 @@ class SupportRegionDescription:
     gain: float
 
 
-TaskDescription = FrameTaskDescription | PostureDescription | CoMTaskDescription
-LimitDescription = (VelocityBoxDescription | PositionLimitDescription | ReversalDampingDescription
-                    | CollisionAvoidanceDescription | SupportRegionDescription)

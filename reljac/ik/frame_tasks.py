@@ -17,7 +17,7 @@ from ..poses import as_rotation, as_se3
 from ..relative import Kinematics
 from ..robot import FrameRef, Robot
 from ..validation import as_vector
-from .description import FrameTaskDescription, frozen
+from .description import FrameTaskDescription, TaskDescription, frozen
 from .task import TargetedTask, TaskTerms
 
 WORLD = "universe"
@@ -56,7 +56,7 @@ class _FramePairTask(TargetedTask):
         self._frame_b = frame
         self._changed()
 
-    def description(self, robot: Robot) -> FrameTaskDescription:
+    def description(self, robot: Robot) -> TaskDescription:
         """The task for the compiled step (frames resolved on `robot`)."""
         target = self._require_target()
         T = np.eye(4)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -61,6 +61,10 @@ class Limit(ABC, Observable):
     """
 
     name = "limit"
+    held_by: tuple[Any, int] | None = None
+    """(compiled step, index) that keeps this limit's state between steps, set by that step (None:
+    the limit keeps it); what the limit reports of its state (``ReversalDamping.cap``,
+    ``CollisionAvoidance.last``), it reads there."""
 
     def description(self, robot: Robot) -> LimitDescription | None:
         """What the compiled step needs to apply this limit itself (see
@@ -87,6 +91,18 @@ class Limit(ABC, Observable):
 
     def reset(self) -> None:
         """Forget any state kept between steps (default: none)."""
+
+    def refresh(self) -> None:
+        """Before each step of a compiled step that holds this limit: announce (``_changed``) a change
+        no setter of the limit saw, e.g. its collision model edited (default: none)."""
+
+    def stepped(self) -> None:
+        """After each step of a compiled step that holds this limit (default: nothing)."""
+
+    def held_row_names(self, count: int) -> list[str]:
+        """The names of the `count` rows C v <= d the compiled step holding this limit gave it in its
+        last step, as :meth:`constraint` names them."""
+        return [f"{self.name} (row {i + 1} of {count})" for i in range(count)]
 
 
 def step_fraction(value: float, what: str) -> float:
@@ -287,7 +303,6 @@ class ReversalDamping(Limit):
         self.nv = robot.nv
         self.velocity_limits = JointVelocityLimit(robot, velocity_limits).velocity_limits  # read-only
         self.floor = frozen(threshold * np.where(np.isfinite(self.velocity_limits), self.velocity_limits, 1.0))
-        self._source: tuple | None = None  # (compiled step, index) keeping the state, if any
         self.reset()
 
     @property
@@ -306,8 +321,8 @@ class ReversalDamping(Limit):
     @property
     def cap(self) -> np.ndarray:
         """(nv,) the speed caps for the next step [rad/s, m/s] (inf: none); a copy."""
-        if self._source is not None:
-            step, index = self._source
+        if self.held_by is not None:
+            step, index = self.held_by
             return np.array(step.reversal_cap(index))
         return self._cap.copy()
 
@@ -317,7 +332,7 @@ class ReversalDamping(Limit):
         self._cap = np.full(self.nv, np.inf)
 
     def constraint(self, kin: Kinematics, dt: float) -> VelocityConstraint:
-        self._source = None
+        self.held_by = None
         return VelocityConstraint(lo=-self._cap, hi=self._cap.copy())
 
     def observe(self, v: np.ndarray) -> None:

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "pinocchio/algorithm/center-of-mass.hpp"
+#include "relative.hpp"
 
 namespace reljac {
 
@@ -15,8 +16,6 @@ namespace {
 
 using Point = Eigen::Vector2d;
 
-constexpr double kCollinearTolerance = 1e-12;  // reljac.support.COLLINEAR_TOLERANCE
-constexpr double kOvershoot = 1e-4;            // reljac.ik.balance.OVERSHOOT [m]
 
 double cross(const Point& o, const Point& a, const Point& b) {
   return (a.x() - o.x()) * (b.y() - o.y()) - (a.y() - o.y()) * (b.x() - o.x());
@@ -115,13 +114,13 @@ void center_of_mass_in(const PinData& data, const Eigen::Vector3d& c, const Matr
     return;
   }
   const pinocchio::SE3& T_wa = data.oMf[frame];
-  const Eigen::Matrix3d R_aw = T_wa.rotation().transpose();
-  p = R_aw * (c - T_wa.translation());
+  const Eigen::Matrix3d& R_wa = T_wa.rotation();
+  p = R_wa.transpose() * (c - T_wa.translation());
   const long nv = J_c.cols();
   J.resize(3, nv);
-  for (long k = 0; k < nv; ++k) {  // WORLD J_a: [v of the point at the world origin; w]
+  for (long k = 0; k < nv; ++k) {  // WORLD J_a: [v of the point at the world origin; w]: D = (J_c - v_a, -w_a)
     const Eigen::Vector3d w = J_a.col(k).tail<3>();
-    J.col(k) = R_aw * (Eigen::Vector3d(J_c.col(k)) - Eigen::Vector3d(J_a.col(k).head<3>()) + c.cross(w));
+    J.col(k) = relative_linear_velocity(R_wa, c, Eigen::Vector3d(J_c.col(k)) - Eigen::Vector3d(J_a.col(k).head<3>()), -w);
   }
 }
 

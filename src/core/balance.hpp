@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "constants.hpp"
 #include "pinocchio_objects.hpp"
 #include "step.hpp"
 

@@ -291,24 +291,29 @@ void bind_kinematics(py::module_& m) {
                     const Array&>(),
            py::arg("nq"), py::arg("nv"), py::arg("parents"), py::arg("kinds"), py::arg("axes"), py::arg("rotations"),
            py::arg("translations"), py::arg("idx_q"), py::arg("idx_v"), py::arg("scaling"), py::arg("offset"),
-           py::arg("frame_joints"), py::arg("frame_rotations"), py::arg("frame_translations"))
-      .def("relative", &KinematicModel::relative, py::arg("frame_a"), py::arg("frame_b"), py::arg("Q"))
+           py::arg("frame_joints"), py::arg("frame_rotations"), py::arg("frame_translations"),
+           "The tree's arrays, as reljac/maps/compiled.py exports them from a pin.Model.")
+      .def("relative", &KinematicModel::relative, py::arg("frame_a"), py::arg("frame_b"), py::arg("Q"),
+           "(T_ab (N, 4, 4), J_ab (N, 6, nv)) for configurations Q (N, nq).")
       .def("manipulability", &KinematicModel::manipulability, py::arg("frame_a"), py::arg("frame_b"), py::arg("Q"),
-           py::arg("rows"))
-      .def_property_readonly("nq", &KinematicModel::nq)
-      .def_property_readonly("nv", &KinematicModel::nv);
+           py::arg("rows"), "Manipulability of rows `rows` of J_ab at each configuration of Q (N, nq): (N,).")
+      .def_property_readonly("nq", &KinematicModel::nq, "the tree's nq")
+      .def_property_readonly("nv", &KinematicModel::nv, "the tree's nv");
   py::class_<Reduction>(m, "CapabilityReduction", "One chunk's reduction of a capability map (reljac/maps/kernel.py)")
       .def(py::init<std::shared_ptr<KinematicModel>, int, int, const Array&, double, const IntArray&, const Array&, int,
                     const std::vector<int>&>(),
            py::arg("model"), py::arg("frame_a"), py::arg("frame_b"), py::arg("origin"), py::arg("voxel"),
-           py::arg("dims"), py::arg("directions"), py::arg("axis"), py::arg("rows"))
-      .def("add", &Reduction::add, py::arg("Q"), py::arg("first_index"))
-      .def("result", &Reduction::result);
+           py::arg("dims"), py::arg("directions"), py::arg("axis"), py::arg("rows"),
+           "A reduction over the voxels of a map's grid (reljac/maps/kernel.py).")
+      .def("add", &Reduction::add, py::arg("Q"), py::arg("first_index"),
+           "Reduce the samples Q (n, nq), numbered from first_index.")
+      .def("result", &Reduction::result, "The chunk's result: per-voxel arrays (reljac/maps/kernel.py).");
   m.def("accumulate", &accumulate, py::arg("count"), py::arg("coverage"), py::arg("best"), py::arg("best_index"),
         py::arg("voxel"), py::arg("part_count"), py::arg("part_coverage"), py::arg("part_best"),
-        py::arg("part_best_index"));
+        py::arg("part_best_index"), "Merge a partial result into a map's dense per-voxel arrays, in place.");
   m.def("merge_partials", &merge_partials, py::arg("voxels"), py::arg("counts"), py::arg("coverages"),
-        py::arg("bests"), py::arg("best_indices"));
+        py::arg("bests"), py::arg("best_indices"), "Partial results (lists of per-voxel arrays) merged into one.");
   m.def("configurations_from_uniforms", &configurations_from_uniforms, py::arg("kinds"), py::arg("q_idx"),
-        py::arg("u_idx"), py::arg("lo"), py::arg("hi"), py::arg("neutral"), py::arg("U"));
+        py::arg("u_idx"), py::arg("lo"), py::arg("hi"), py::arg("neutral"), py::arg("U"),
+        "Q (n, nq) from uniforms U (n, k) by a sampling plan (reljac/maps/sampling.py).");
 }

@@ -42,9 +42,7 @@ void bind_search(py::module_& m) {
       .def_readonly("seconds", &SearchResult::seconds, "wall-clock time [s]")
       .def_readonly("failing", &SearchResult::failing, "the task whose rows were not finite, or -1");
   auto step = py::reinterpret_borrow<py::class_<Step>>(m.attr("Step"));
-  step.def("set_search_mode", &Step::set_search_mode, py::arg("on"), py::arg("lm"),
-           "Rows with gain 1, no speed cap nor feed-forward, and lm added to every level's damping.")
-      .def("set_task_target", &Step::set_task_target, py::arg("index"), py::arg("values"),
+  step.def("set_task_target", &Step::set_task_target, py::arg("index"), py::arg("values"),
            "A frame task's target (16 values of T_ab, row-major), a CoM task's (size) or a posture's (nq).")
       .def("search", &Step::search, py::arg("q0"), py::arg("options"), py::call_guard<py::gil_scoped_release>(),
            "A search from q0 (reljac.ik.search); built-in tasks and limits only.");

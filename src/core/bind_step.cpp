@@ -21,55 +21,6 @@ struct StepFailure : std::exception {
   const char* what() const noexcept override { return "step failure"; }
 };
 
-reljac::TaskParameters parameters(double gain, const Vector& weight, const std::optional<Vector>& max_speed) {
-  reljac::TaskParameters p;
-  p.gain = gain;
-  p.weight = weight;
-  p.has_max_speed = max_speed.has_value();
-  if (max_speed) {
-    if (max_speed->size() != 2) throw py::value_error("max_speed must be (linear, angular)");
-    p.max_speed[0] = (*max_speed)(0);
-    p.max_speed[1] = (*max_speed)(1);
-  }
-  return p;
-}
-
-reljac::FrameTaskDescription frame_task(int kind, int frame_a, int frame_b, double gain, const Vector& weight,
-                                        const std::optional<Vector>& max_speed, const Eigen::Matrix4d& target,
-                                        const Vector& velocity) {
-  if (kind < 0 || kind > 2) throw py::value_error("kind must be 0 (pose), 1 (position) or 2 (orientation)");
-  reljac::FrameTaskDescription d;
-  d.kind = static_cast<reljac::TaskKind>(kind);
-  d.frame_a = frame_a;
-  d.frame_b = frame_b;
-  d.parameters = parameters(gain, weight, max_speed);
-  d.target = target;
-  d.velocity = velocity;
-  return d;
-}
-
-reljac::PostureDescription posture(double gain, const Vector& weight, const std::optional<Vector>& max_speed,
-                                   const Vector& target) {
-  return reljac::PostureDescription{parameters(gain, weight, max_speed), target};
-}
-
-reljac::CoMTaskDescription com_task(int frame, const Eigen::VectorXi& axes, double gain, const Vector& weight,
-                                    const std::optional<Vector>& max_speed, const Vector& target, const Vector& velocity) {
-  return reljac::CoMTaskDescription{frame, axes, parameters(gain, weight, max_speed), target, velocity};
-}
-
-reljac::SupportRegionDescription support_region(int frame, const Eigen::VectorXi& contact_frames,
-                                                const std::vector<reljac::RowMatrix>& points, double margin,
-                                                double gain) {
-  return reljac::SupportRegionDescription{frame, contact_frames, points, margin, gain};
-}
-
-reljac::PositionLimitDescription position_limit(const Eigen::VectorXi& q_index, const Eigen::VectorXi& v_index,
-                                                const Vector& q_min, const Vector& q_max, const Vector& urdf_min,
-                                                const Vector& urdf_max, double gain) {
-  return reljac::PositionLimitDescription{q_index, v_index, q_min, q_max, urdf_min, urdf_max, gain};
-}
-
 const double* data_of(const Array& a, long rows, long cols, const char* what) {
   if (a.ndim() != (cols < 0 ? 1 : 2) || a.shape(0) != rows || (cols >= 0 && rows && a.shape(1) != cols))
     throw py::value_error(std::string(what) + " has the wrong shape");
@@ -161,14 +112,6 @@ const Vector& run(Step& step, const Array& q, int n, const py::list& tasks, cons
                    });
 }
 
-py::list reports(const Step& step) {
-  py::list out;
-  for (const auto& r : step.reports())
-    out.append(py::make_tuple(r.scale, r.saturated, r.saturated_rows, r.damping, r.smallest, r.residual, r.met,
-                              r.limit_kind, r.limit_index));
-  return out;
-}
-
 }  // namespace
 
 void bind_step(py::module_& m) {
@@ -181,76 +124,59 @@ void bind_step(py::module_& m) {
       failure(std::to_string(e.task).c_str());
     }
   });
-  py::class_<Step>(m, "Step")
+  py::class_<reljac::LevelReport>(m, "LevelReport",
+                                  "What happened to one level (reljac.ik.hierarchy.LevelReport: the same fields).")
+      .def_readonly("scale", &reljac::LevelReport::scale, "factor s in [0, 1] applied to the level's correction")
+      .def_readonly("saturated", &reljac::LevelReport::saturated, "velocity indices of the joints saturated for it")
+      .def_readonly("saturated_rows", &reljac::LevelReport::saturated_rows, "rows of C saturated for it")
+      .def_readonly("damping", &reljac::LevelReport::damping, "lambda^2 used")
+      .def_readonly("smallest_singular_value", &reljac::LevelReport::smallest,
+                    "of the level inside the null space it got")
+      .def_readonly("residual", &reljac::LevelReport::residual, "|A v - b| at the solution")
+      .def_readonly("met", &reljac::LevelReport::met, "residual <= MET_TOLERANCE (1 + |b|)")
+      .def_readonly("limit_kind", &reljac::LevelReport::limit_kind,
+                    "what stopped it: 0 a joint's bound, 1 a row of C, 2 no freedom left, -1 nothing")
+      .def_readonly("limit_index", &reljac::LevelReport::limit_index, "its velocity index or row of C");
+  py::class_<reljac::RowSource>(m, "RowSource", "Where a row of C comes from.")
+      .def_readonly("limit", &reljac::RowSource::limit, "the limit's index among the step's limits")
+      .def_readonly("index", &reljac::RowSource::index, "the row among that limit's rows");
+  py::class_<reljac::CollisionRows>(m, "CollisionRows", "The last rows of a collision limit, one per geometry pair in reach.")
+      .def_readonly("pair", &reljac::CollisionRows::pair, "(m,) geometry pair indices in collisionPairs")
+      .def_readonly("distance", &reljac::CollisionRows::distance, "(m,) [m]")
+      .def_readonly("point1", &reljac::CollisionRows::point1, "(m, 3) closest points on the first geometry, world [m]")
+      .def_readonly("point2", &reljac::CollisionRows::point2, "(m, 3) closest points on the second geometry, world [m]")
+      .def_readonly("normal", &reljac::CollisionRows::normal, "(m, 3) unit normals from the first to the second")
+      .def_readonly("jacobian", &reljac::CollisionRows::jacobian, "(m, nv) d distance / dv");
+
+  py::class_<Step>(m, "Step", "A controller's whole step in one call, on Pinocchio and coal (reljac/ik/compiled.py).")
       .def(py::init([](const py::object& model, const py::object& data) {
              return std::make_unique<Step>(model.ptr(), data.ptr());
            }),
-           py::arg("model"), py::arg("data"), py::keep_alive<1, 2>(), py::keep_alive<1, 3>())
-      .def_property_readonly("nq", &Step::nq)
-      .def_property_readonly("nv", &Step::nv)
-      .def("add_frame_task", [](Step& s, int kind, int a, int b, double gain, const Vector& w,
-                                const std::optional<Vector>& ms, const Eigen::Matrix4d& T, const Vector& vel) {
-        return s.add_frame_task(frame_task(kind, a, b, gain, w, ms, T, vel));
-      })
-      .def("set_frame_task", [](Step& s, int index, int kind, int a, int b, double gain, const Vector& w,
-                                const std::optional<Vector>& ms, const Eigen::Matrix4d& T, const Vector& vel) {
-        s.set_frame_task(index, frame_task(kind, a, b, gain, w, ms, T, vel));
-      })
-      .def("add_posture", [](Step& s, double gain, const Vector& w, const std::optional<Vector>& ms,
-                             const Vector& target) { return s.add_posture(posture(gain, w, ms, target)); })
-      .def("set_posture", [](Step& s, int index, double gain, const Vector& w, const std::optional<Vector>& ms,
-                             const Vector& target) { s.set_posture(index, posture(gain, w, ms, target)); })
-      .def("add_com_task", [](Step& s, int frame, const Eigen::VectorXi& axes, double gain, const Vector& w,
-                              const std::optional<Vector>& ms, const Vector& target, const Vector& vel) {
-        return s.add_com_task(com_task(frame, axes, gain, w, ms, target, vel));
-      })
-      .def("set_com_task", [](Step& s, int index, int frame, const Eigen::VectorXi& axes, double gain, const Vector& w,
-                              const std::optional<Vector>& ms, const Vector& target, const Vector& vel) {
-        s.set_com_task(index, com_task(frame, axes, gain, w, ms, target, vel));
-      })
-      .def("add_external_task", &Step::add_external_task)
-      .def("set_levels", &Step::set_levels)
-      .def("add_velocity_box", &Step::add_velocity_box)
-      .def("set_velocity_box", &Step::set_velocity_box)
-      .def("add_position_limit", [](Step& s, const Eigen::VectorXi& qi, const Eigen::VectorXi& vi, const Vector& q_min,
-                                    const Vector& q_max, const Vector& u_min, const Vector& u_max, double gain) {
-        return s.add_position_limit(position_limit(qi, vi, q_min, q_max, u_min, u_max, gain));
-      })
-      .def("set_position_limit", [](Step& s, int index, const Eigen::VectorXi& qi, const Eigen::VectorXi& vi,
-                                    const Vector& q_min, const Vector& q_max, const Vector& u_min, const Vector& u_max,
-                                    double gain) {
-        s.set_position_limit(index, position_limit(qi, vi, q_min, q_max, u_min, u_max, gain));
-      })
-      .def("add_reversal", [](Step& s, const Vector& vmax, const Vector& floor, double shrink, double grow) {
-        return s.add_reversal(reljac::ReversalDescription{vmax, floor, shrink, grow});
-      })
-      .def("set_reversal", [](Step& s, int index, const Vector& vmax, const Vector& floor, double shrink,
-                              double grow) { s.set_reversal(index, reljac::ReversalDescription{vmax, floor, shrink, grow}); })
-      .def("add_collision", [](Step& s, const py::object& geometry, double min_distance, double influence, double gain,
-                               double margin) {
-        return s.add_collision(geometry.ptr(), reljac::CollisionDescription{min_distance, influence, gain, margin});
-      })
-      .def("set_collision", [](Step& s, int index, const py::object& geometry, double min_distance, double influence,
-                               double gain, double margin) {
-        s.set_collision(index, geometry.ptr(), reljac::CollisionDescription{min_distance, influence, gain, margin});
-      })
-      .def("add_support_region", [](Step& s, int frame, const Eigen::VectorXi& frames,
-                                    const std::vector<reljac::RowMatrix>& points, double margin, double gain) {
-        return s.add_support_region(support_region(frame, frames, points, margin, gain));
-      })
-      .def("set_support_region", [](Step& s, int index, int frame, const Eigen::VectorXi& frames,
-                                    const std::vector<reljac::RowMatrix>& points, double margin, double gain) {
-        s.set_support_region(index, support_region(frame, frames, points, margin, gain));
-      })
-      .def("add_external_limit", &Step::add_external_limit)
-      .def("set_dt", &Step::set_dt)
-      .def("set_policy", &Step::set_policy)
-      .def("kinematics", [](Step& s, const Array& q) { s.kinematics(as_q(s, q)); })
-      .def("velocity", &velocity, py::arg("q"), py::arg("kinematics_done"), py::arg("tasks"), py::arg("limits"))
+           py::arg("model"), py::arg("data"), py::keep_alive<1, 2>(), py::keep_alive<1, 3>(),
+           "A step on Python's pin.Model and a pin.Data of it (both kept alive).")
+      .def_property_readonly("nq", &Step::nq, "the model's nq")
+      .def_property_readonly("nv", &Step::nv, "the model's nv")
+      .def("add", py::overload_cast<const reljac::TaskDescription&>(&Step::add), py::arg("description"),
+           "A task of the kind its description names: its index among the tasks.")
+      .def("add", py::overload_cast<const reljac::LimitDescription&>(&Step::add), py::arg("description"),
+           "A limit of the kind its description names: its index among the limits.")
+      .def("update", py::overload_cast<int, const reljac::TaskDescription&>(&Step::update), py::arg("index"),
+           py::arg("description"), "A new description of task `index`, of its kind (a pending task takes its first).")
+      .def("update", py::overload_cast<int, const reljac::LimitDescription&>(&Step::update), py::arg("index"),
+           py::arg("description"), "A new description of limit `index`, of its kind.")
+      .def("set_levels", &Step::set_levels, py::arg("levels"), "The priority levels: task indices, highest first.")
+      .def("set_dt", &Step::set_dt, py::arg("dt"), "The control period [s].")
+      .def("set_policy", &Step::set_policy, py::arg("threshold"), py::arg("max_damping"), py::arg("error_damping"),
+           py::arg("step_threshold"), "The damping policy (reljac.ik.hierarchy.DampingPolicy's fields).")
+      .def("kinematics", [](Step& s, const Array& q) { s.kinematics(as_q(s, q)); }, py::arg("q"),
+           "The kinematics pass at q (nq,) into the step's pin.Data (for the Python tasks' rows).")
+      .def("velocity", &velocity, py::arg("q"), py::arg("kinematics_done"), py::arg("tasks"), py::arg("limits"),
+           "v (nv,) at q; tasks: (A, b, feedback) per Python task, limits: (lo or None, hi or None, C, d) per "
+           "Python limit; kinematics_done: kinematics(q) was called. StepFailure names a task whose rows overflow.")
       .def("step", [](Step& s, const Array& q_array) {  // the whole step of a controller of built-in parts
         s.next_q = as_q(s, q_array);  // q validated by the caller
         return whole_step(s);
-      })
+      }, py::arg("q"), "q_next (nq,) from a validated q: the whole step of a controller of built-in parts.")
       .def("step_checked", [](Step& s, const py::object& model, py::handle q_object) -> py::object {
         // step() for a q that passes ConfigurationSpace.validate_q's checks as it is (a float64
         // (nq,) array, checked in C++); None for any other q, which the caller then validates
@@ -260,13 +186,17 @@ void bind_step(py::module_& m) {
           return py::none();
         s.next_q = Eigen::Map<const Vector>(values, size);  // (the caller may change its array later)
         return py::cast(whole_step(s));
-      })
-      .def_property_readonly("last_q", [](const Step& s) { return Vector(s.last_q); })
-      .def("run", &run, py::arg("q"), py::arg("n"), py::arg("tasks") = py::list(), py::arg("limits") = py::list())
-      .def("integrate", [](const Step& s, const Array& q) { return s.integrate(as_q(s, q)); })
+      }, py::arg("model"), py::arg("q"),
+         "step(q) when q is a float64 (nq,) array passing validate_q's checks (in C++), else None.")
+      .def_property_readonly("last_q", [](const Step& s) { return Vector(s.last_q); },
+                             "the q of the last step or step_checked (a copy)")
+      .def("run", &run, py::arg("q"), py::arg("n"), py::arg("tasks") = py::list(), py::arg("limits") = py::list(),
+           "n whole steps from q in C++, the same Python rows at each (tests/test_step_allocations.py): the last q.")
+      .def("integrate", [](const Step& s, const Array& q) { return s.integrate(as_q(s, q)); }, py::arg("q"),
+           "integrate(q, v dt) with the last velocity, guarded by the position limits.")
       .def("guard", [](const Step& s, const Array& q_next, const Array& q) {
         return s.guard(as_q(s, q_next), as_q(s, q));
-      })
+      }, py::arg("q_next"), py::arg("q"), "q_next corrected by the position limits' guard, from q.")
       .def("system", [](Step& s, const Array& q) {  // (levels, lo, hi, failing) for tests
         const std::vector<reljac::RowMatrix>* storage = nullptr;
         Vector lo, hi;
@@ -281,18 +211,14 @@ void bind_step(py::module_& m) {
           out.append(py::make_tuple(A, py::cast(Vector(level.b)), level.identity_scale, mask, level.extra_damping));
         }
         return py::make_tuple(out, lo, hi, failing);
-      })
-      .def("reset", &Step::reset)
-      .def("reports", &reports)
-      .def("row_sources", [](const Step& s) {
-        py::list out;
-        for (const auto& r : s.row_sources()) out.append(py::make_tuple(r.limit, r.index));
-        return out;
-      })
-      .def("collision_rows", [](const Step& s, int limit) {
-        const auto& r = s.collision_rows(limit);
-        return py::make_tuple(r.pair, r.distance, r.point1, r.point2, r.normal, r.jacobian);
-      })
-      .def("reversal_cap", &Step::reversal_cap)
-      .def_property_readonly("last_velocity", &Step::last_velocity);
+      }, py::arg("q"),
+         "(levels, lo, hi, failing) the step would solve at q, per level (A or None, b, identity scale, mask or "
+         "None, extra damping); built-in parts only, for tests.")
+      .def("reset", &Step::reset, "Forget the limits' state of earlier steps.")
+      .def("reports", [](const Step& s) { return s.reports(); }, "A LevelReport per level of the last step.")
+      .def("row_sources", &Step::row_sources, "A RowSource per row of C of the last step.")
+      .def("collision_rows", &Step::collision_rows, py::arg("limit"), "The last CollisionRows of collision limit `limit`.")
+      .def("reversal_cap", &Step::reversal_cap, py::arg("limit"),
+           "(nv,) the speed caps of reversal damping `limit` for the next step (inf: none).")
+      .def_property_readonly("last_velocity", &Step::last_velocity, "(nv,) the velocity of the last step");
 }

@@ -12,8 +12,6 @@
 namespace reljac {
 
 namespace {
-constexpr double kGjkTolerance = 1e-10;  // distances.GJK_TOLERANCE
-constexpr double kFailed = 1e10;         // distances.FAILED
 
 // distances._fallback_normal: a unit normal where coal gives none.
 Eigen::Vector3d fallback_normal(const Eigen::Vector3d& p1, const Eigen::Vector3d& p2, double d,
@@ -30,8 +28,9 @@ Eigen::Vector3d fallback_normal(const Eigen::Vector3d& p1, const Eigen::Vector3d
 }
 }  // namespace
 
-CollisionLimit::CollisionLimit(const PinModel& model, PyObject* geometry, const CollisionDescription& d)
+CollisionLimit::CollisionLimit(const PinModel& model, PyObject* geometry, const CollisionAvoidanceDescription& d)
     : model_(model), desc_(d) {
+  desc_.geometry = PyRef();  // (the geometry's reference is geometry_object_)
   bind(geometry);
 }
 
@@ -43,8 +42,9 @@ CollisionLimit::~CollisionLimit() {
   }
 }
 
-void CollisionLimit::set(PyObject* geometry, const CollisionDescription& d) {
+void CollisionLimit::set(PyObject* geometry, const CollisionAvoidanceDescription& d) {
   desc_ = d;
+  desc_.geometry = PyRef();
   if (geometry != geometry_object_) bind(geometry);
 }
 

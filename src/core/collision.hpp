@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "constants.hpp"
 #include "pinocchio_objects.hpp"
 #include "step.hpp"
 
@@ -13,10 +14,10 @@ namespace reljac {
 
 class CollisionLimit {
  public:
-  CollisionLimit(const PinModel& model, PyObject* geometry, const CollisionDescription& d);
+  CollisionLimit(const PinModel& model, PyObject* geometry, const CollisionAvoidanceDescription& d);
   ~CollisionLimit();
   // New parameters; a new geometry model (pairs or obstacles changed) resets the predictions.
-  void set(PyObject* geometry, const CollisionDescription& d);
+  void set(PyObject* geometry, const CollisionAvoidanceDescription& d);
   // The rows C v <= d at the kinematics in `data` (joint placements and WORLD joint Jacobians).
   void compute(const PinData& data, double dt);
   // Predict each row's distance after the step v (nv) just commanded.
@@ -40,7 +41,7 @@ class CollisionLimit {
   PyObject* geometry_object_ = nullptr;  // a reference held on Python's pin.GeometryModel
   pinocchio::GeometryModel* geometry_ = nullptr;
   std::unique_ptr<pinocchio::GeometryData> gdata_;
-  CollisionDescription desc_;
+  CollisionAvoidanceDescription desc_;
   std::vector<double> radius_;              // bounding sphere of each geometry (broad phase)
   std::vector<Eigen::Vector3d> centre_;     // its centre in the geometry's frame
   std::vector<Eigen::Vector3d> box_centre_, box_half_;  // its local AABB (second broad phase)

@@ -61,7 +61,12 @@ inline void world_column(const Eigen::MatrixXd& Ja, const Eigen::MatrixXd& Jb, c
                          const Eigen::Vector3d& p_wb, double* J, long nv, long k) {
   const double *a = Ja.data() + 6 * k, *b = Jb.data() + 6 * k;
   const Eigen::Vector3d w(b[3] - a[3], b[4] - a[4], b[5] - a[5]);
-  put_column(R_wc, Eigen::Vector3d(b[0] - a[0], b[1] - a[1], b[2] - a[2]) - p_wb.cross(w), w, J, nv, k);
+  const Eigen::Vector3d l = relative_linear_velocity(R_wc, p_wb, Eigen::Vector3d(b[0] - a[0], b[1] - a[1], b[2] - a[2]), w);
+  const Eigen::Vector3d angular = R_wc.transpose() * w;
+  for (int r = 0; r < 3; ++r) {
+    J[r * nv + k] = l[r];
+    J[(r + 3) * nv + k] = angular[r];
+  }
 }
 
 // Every column of J_ab that way (those neither frame moves with are zero).
@@ -161,14 +166,13 @@ const std::vector<std::pair<int, int>>& unit_blocks(PyObject* object, const PinM
 }  // namespace
 
 bool configuration_ok(PyObject* model, const double* q, long size) {
-  constexpr double kMaxSquare = 1e200;            // joint_space.MAX_SQUARE (MAX_COORDINATE = 1e100)
-  constexpr double kUnitTolerance = 1e-6 * (1 - 1e-9);  // joint_space.check_unit_blocks's 1e-6, a hair less
+  constexpr double kUnitBelow = kUnitTolerance * (1 - 1e-9);  // a hair less: the Python check decides the borderline
   const PinModel& m = pinocchio_object<PinModel>(model, "pin.Model");
   if (size != m.nq) return false;
   const Eigen::Map<const Eigen::VectorXd> x(q, size);
   if (!(x.squaredNorm() < kMaxSquare)) return false;  // false for NaN too
   for (const auto& [start, stop] : unit_blocks(model, m))
-    if (!(std::abs(x.segment(start, stop - start).norm() - 1.0) <= kUnitTolerance)) return false;
+    if (!(std::abs(x.segment(start, stop - start).norm() - 1.0) <= kUnitBelow)) return false;
   return true;
 }
 

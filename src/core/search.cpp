@@ -226,22 +226,10 @@ class Searcher {
   // The largest error norm of a counted task (Task.error_norms) is at most tol, for every one.
   bool converged(const Vector& q) const {
     for (int index : o_.counted) {
-      const Task& t = s_.tasks[index];
-      const Vector& e = s_.rows[index].e;
-      const Vector& w = t.parameters().weight;
-      double first = 0.0, second = 0.0;  // squared norms: (position, orientation) of a pose, else (error, -)
-      if (t.kind == TaskKind::kPose) {
-        const pinocchio::SE3 T_err = t.target.actInv(s_.data.oMf[t.frame.frame_a].actInv(s_.data.oMf[t.frame.frame_b]));
-        for (int i = 0; i < 3; ++i) {
-          if (w(i) > 0) first += T_err.translation()(i) * T_err.translation()(i);
-          if (w(3 + i) > 0) second += e(3 + i) * e(3 + i);
-        }
-      } else {
-        for (int i = 0; i < e.size(); ++i)
-          if (w(i) > 0) first += e(i) * e(i);
-      }
+      double first = 0.0, second = 0.0;  // (position, orientation) of a pose, else (error, -)
+      s_.tasks[index]->error_norms(s_, s_.rows[index].e, first, second);
       (void)q;
-      if (std::sqrt(first) > o_.tol || std::sqrt(second) > o_.tol) return false;
+      if (first > o_.tol || second > o_.tol) return false;
     }
     return true;
   }
@@ -316,34 +304,8 @@ SearchResult Step::search(const Vector& q0, const SearchOptions& options) {
   return Searcher(s, options).run(q0);
 }
 
-void Step::set_search_mode(bool on, double lm) {
-  impl_->newton = on;
-  impl_->lm = lm;
-}
-
 void Step::set_task_target(int index, const Vector& values) {
-  Task& t = impl_->tasks.at(index);
-  switch (t.kind) {
-    case TaskKind::kPose:
-    case TaskKind::kPosition:
-    case TaskKind::kOrientation: {
-      check_size(values, 16, "frame target (4 x 4)");
-      t.frame.target = Eigen::Map<const Eigen::Matrix<double, 4, 4, Eigen::RowMajor>>(values.data());
-      t.target = pinocchio::SE3(Matrix3(t.frame.target.topLeftCorner<3, 3>()),
-                                Vector3(t.frame.target.topRightCorner<3, 1>()));
-      break;
-    }
-    case TaskKind::kCoM:
-      check_size(values, t.size, "CoM target");
-      t.com.target = values;
-      break;
-    case TaskKind::kPosture:
-      check_size(values, nq(), "posture target");
-      t.posture.target = values;
-      break;
-    default:
-      throw std::invalid_argument("this task has no target the core holds");
-  }
+  impl_->tasks.at(index)->set_target(*impl_, values);
 }
 
 std::vector<SearchResult> search_many(const std::vector<Step*>& steps, const std::vector<int>& target_tasks,

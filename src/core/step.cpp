@@ -26,6 +26,15 @@ void Step::Impl::use_frame(int frame) {
   if (frame != 0 && std::find(frames.begin(), frames.end(), frame) == frames.end()) frames.push_back(frame);
 }
 
+void Step::Impl::use_placement(int frame) {
+  if (frame < 0 || frame >= model.nframes) throw std::invalid_argument("frame id out of range");
+  if (std::find(placed.begin(), placed.end(), frame) == placed.end()) placed.push_back(frame);
+}
+
+void Step::Impl::center_of_mass(int frame) {
+  center_of_mass_in(data, com_world, com_J_world, frame, jacobian(frame), com_p, com_J);
+}
+
 void Step::Impl::kinematics(const Vector& q, bool all_frames) {
   pinocchio::computeJointJacobians(model, data, q);
   if (all_frames) pinocchio::updateFramePlacements(model, data);
@@ -53,53 +62,37 @@ Step::~Step() = default;
 int Step::nq() const { return impl_->model.nq; }
 int Step::nv() const { return impl_->model.nv; }
 
-int Step::add_frame_task(const FrameTaskDescription& d) {
-  Task t;
-  impl_->set_frame(t, d);
-  impl_->tasks.push_back(t);
+int Step::add(const TaskDescription& d) {
+  std::unique_ptr<CompiledTask> task = d.make();
+  task->update(*impl_, d);
+  impl_->tasks.push_back(std::move(task));
   return static_cast<int>(impl_->tasks.size()) - 1;
 }
 
-int Step::add_posture(const PostureDescription& d) {
-  Task t;
-  impl_->set_posture(t, d);
-  impl_->tasks.push_back(t);
-  return static_cast<int>(impl_->tasks.size()) - 1;
+int Step::add(const LimitDescription& d) {
+  std::unique_ptr<CompiledLimit> limit = d.make();
+  limit->update(*impl_, d);
+  impl_->limits.push_back(std::move(limit));
+  return static_cast<int>(impl_->limits.size()) - 1;
 }
 
-int Step::add_com_task(const CoMTaskDescription& d) {
-  Task t;
-  impl_->set_com(t, d);
-  impl_->tasks.push_back(t);
-  return static_cast<int>(impl_->tasks.size()) - 1;
+void Step::update(int index, const TaskDescription& d) {
+  if (index < 0 || index >= static_cast<int>(impl_->tasks.size())) throw std::out_of_range("no such task");
+  std::unique_ptr<CompiledTask>& task = impl_->tasks[index];
+  if (dynamic_cast<const PendingTaskDescription*>(&d) != nullptr) throw std::invalid_argument("a task cannot become pending");
+  if (task->pending()) {  // its first description
+    std::unique_ptr<CompiledTask> described = d.make();
+    if (described->external()) throw std::invalid_argument("a pending task cannot become a Python task");
+    described->update(*impl_, d);
+    task = std::move(described);
+    return;
+  }
+  task->update(*impl_, d);
 }
 
-void Step::set_com_task(int index, const CoMTaskDescription& d) {
-  Task& t = impl_->tasks.at(index);
-  if (t.kind != TaskKind::kCoM) throw std::invalid_argument("not a CoM task");
-  impl_->set_com(t, d);
-}
-
-int Step::add_external_task(int size) {
-  Task t;
-  t.kind = TaskKind::kExternal;
-  t.size = size;
-  t.external = impl_->external_tasks++;
-  impl_->tasks.push_back(t);
-  return static_cast<int>(impl_->tasks.size()) - 1;
-}
-
-void Step::set_frame_task(int index, const FrameTaskDescription& d) {
-  Task& t = impl_->tasks.at(index);
-  if (t.kind == TaskKind::kPosture || t.kind == TaskKind::kExternal || t.kind == TaskKind::kCoM)
-    throw std::invalid_argument("not a frame task");
-  impl_->set_frame(t, d);
-}
-
-void Step::set_posture(int index, const PostureDescription& d) {
-  Task& t = impl_->tasks.at(index);
-  if (t.kind != TaskKind::kPosture) throw std::invalid_argument("not a posture task");
-  impl_->set_posture(t, d);
+void Step::update(int index, const LimitDescription& d) {
+  if (index < 0 || index >= static_cast<int>(impl_->limits.size())) throw std::out_of_range("no such limit");
+  impl_->limits[index]->update(*impl_, d);
 }
 
 void Step::set_levels(const std::vector<std::vector<int>>& levels) {
@@ -107,94 +100,6 @@ void Step::set_levels(const std::vector<std::vector<int>>& levels) {
     for (int index : level)
       if (index < 0 || index >= static_cast<int>(impl_->tasks.size())) throw std::invalid_argument("no such task");
   impl_->levels = levels;
-}
-
-int Step::add_velocity_box(const Vector& lo, const Vector& hi) {
-  impl_->limits.emplace_back();
-  set_velocity_box(static_cast<int>(impl_->limits.size()) - 1, lo, hi);
-  return static_cast<int>(impl_->limits.size()) - 1;
-}
-
-void Step::set_velocity_box(int index, const Vector& lo, const Vector& hi) {
-  check_size(lo, nv(), "lo");
-  check_size(hi, nv(), "hi");
-  Limit& limit = impl_->limits.at(index);
-  limit.type = LimitType::kBox;
-  limit.lo = lo;
-  limit.hi = hi;
-}
-
-int Step::add_position_limit(const PositionLimitDescription& d) {
-  impl_->limits.emplace_back();
-  set_position_limit(static_cast<int>(impl_->limits.size()) - 1, d);
-  return static_cast<int>(impl_->limits.size()) - 1;
-}
-
-void Step::set_position_limit(int index, const PositionLimitDescription& d) {
-  const long n = d.q_index.size();
-  if (d.v_index.size() != n || d.q_min.size() != n || d.q_max.size() != n || d.urdf_min.size() != n ||
-      d.urdf_max.size() != n)
-    throw std::invalid_argument("position limit arrays must have the same size");
-  for (long k = 0; k < n; ++k)
-    if (d.q_index(k) < 0 || d.q_index(k) >= nq() || d.v_index(k) < 0 || d.v_index(k) >= nv())
-      throw std::invalid_argument("position limit index out of range");
-  Limit& limit = impl_->limits.at(index);
-  limit.type = LimitType::kPosition;
-  limit.position = d;
-}
-
-int Step::add_reversal(const ReversalDescription& d) {
-  impl_->limits.emplace_back();
-  const int index = static_cast<int>(impl_->limits.size()) - 1;
-  Limit& limit = impl_->limits.back();
-  limit.type = LimitType::kReversal;
-  limit.cap = Vector::Constant(nv(), kInf);
-  set_reversal(index, d);
-  return index;
-}
-
-void Step::set_reversal(int index, const ReversalDescription& d) {
-  check_size(d.velocity_limits, nv(), "velocity limits");
-  check_size(d.floor, nv(), "floor");
-  Limit& limit = impl_->limits.at(index);
-  if (limit.type != LimitType::kReversal) throw std::invalid_argument("not a reversal damping");
-  limit.reversal = d;
-}
-
-int Step::add_collision(PyObject* geometry, const CollisionDescription& d) {
-  impl_->limits.emplace_back();
-  Limit& limit = impl_->limits.back();
-  limit.type = LimitType::kCollision;
-  limit.collision = std::make_unique<CollisionLimit>(impl_->model, geometry, d);
-  return static_cast<int>(impl_->limits.size()) - 1;
-}
-
-void Step::set_collision(int index, PyObject* geometry, const CollisionDescription& d) {
-  Limit& limit = impl_->limits.at(index);
-  if (limit.type != LimitType::kCollision) throw std::invalid_argument("not a collision limit");
-  limit.collision->set(geometry, d);
-}
-
-int Step::add_support_region(const SupportRegionDescription& d) {
-  Limit limit;
-  limit.type = LimitType::kSupport;
-  impl_->set_support(limit, d);
-  impl_->limits.push_back(std::move(limit));
-  return static_cast<int>(impl_->limits.size()) - 1;
-}
-
-void Step::set_support_region(int index, const SupportRegionDescription& d) {
-  Limit& limit = impl_->limits.at(index);
-  if (limit.type != LimitType::kSupport) throw std::invalid_argument("not a support region");
-  impl_->set_support(limit, d);
-}
-
-int Step::add_external_limit() {
-  impl_->limits.emplace_back();
-  Limit& limit = impl_->limits.back();
-  limit.type = LimitType::kExternal;
-  limit.external = impl_->external_limits++;
-  return static_cast<int>(impl_->limits.size()) - 1;
 }
 
 void Step::set_dt(double dt) { impl_->dt = dt; }
@@ -236,21 +141,6 @@ void Step::Impl::advance(const Vector& q, Vector& out) {
   out.resize(model.nq);
   pinocchio::integrate(model, q, v_dt, out);
   guard(q, out);
-}
-
-void Step::Impl::guard(const Vector& q, Vector& out) const {
-  for (const Limit& limit : limits) {  // JointPositionLimit.guard
-    if (limit.type != LimitType::kPosition) continue;
-    const PositionLimitDescription& p = limit.position;
-    for (int pass = 0; pass < 2; ++pass) {
-      const Vector& low = pass == 0 ? p.q_min : p.urdf_min;
-      const Vector& high = pass == 0 ? p.q_max : p.urdf_max;
-      for (int k = 0; k < p.q_index.size(); ++k) {
-        const int i = p.q_index(k);
-        if (q(i) >= low(k) && q(i) <= high(k)) out(i) = std::min(std::max(out(i), low(k)), high(k));
-      }
-    }
-  }
 }
 
 Vector Step::integrate(const Vector& q) const {
@@ -299,14 +189,7 @@ const std::vector<Level>& Step::system(const Vector& q, const std::vector<RowMat
 }
 
 void Step::reset() {
-  for (Limit& limit : impl_->limits) {
-    if (limit.type == LimitType::kReversal) {
-      limit.cap.setConstant(kInf);
-      limit.has_last = false;
-    } else if (limit.type == LimitType::kCollision) {
-      limit.collision->reset();
-    }
-  }
+  for (const auto& limit : impl_->limits) limit->reset();
   impl_->reports.clear();
 }
 
@@ -318,15 +201,15 @@ const std::vector<RowSource>& Step::row_sources() const { return impl_->sources;
 const Vector& Step::last_velocity() const { return impl_->v; }
 
 CollisionRows Step::collision_rows(int limit) const {
-  const Limit& l = impl_->limits.at(limit);
-  if (l.type != LimitType::kCollision) throw std::invalid_argument("not a collision limit");
-  return l.collision->rows();
+  const auto* part = dynamic_cast<const CollisionPart*>(impl_->limits.at(limit).get());
+  if (part == nullptr) throw std::invalid_argument("not a collision limit");
+  return part->rows();
 }
 
 const Vector& Step::reversal_cap(int limit) const {
-  const Limit& l = impl_->limits.at(limit);
-  if (l.type != LimitType::kReversal) throw std::invalid_argument("not a reversal damping");
-  return l.cap;
+  const auto* part = dynamic_cast<const ReversalLimit*>(impl_->limits.at(limit).get());
+  if (part == nullptr) throw std::invalid_argument("not a reversal damping");
+  return part->cap();
 }
 
 }  // namespace reljac

@@ -28,7 +28,42 @@
 
 namespace reljac {
 
-enum class TaskKind { kPose = 0, kPosition = 1, kOrientation = 2, kPosture = 3, kExternal = 4, kCoM = 5 };
+class CompiledTask;   // a task kind's rows (step_impl.hpp)
+class CompiledLimit;  // a limit kind's box and rows (step_impl.hpp)
+
+// What a task gives the step: one description per task kind, each bound to Python with named
+// fields (bind_descriptions.cpp) whose names are the fields of reljac/ik/description.py's record
+// of the same name (tests/test_core_schema.py). make() builds the kind's CompiledTask; the step
+// hands it every new description of the task (CompiledTask::update).
+struct TaskDescription {
+  virtual ~TaskDescription() = default;
+  virtual std::unique_ptr<CompiledTask> make() const = 0;
+};
+
+// What a limit gives the step, the same way (CompiledLimit).
+struct LimitDescription {
+  virtual ~LimitDescription() = default;
+  virtual std::unique_ptr<CompiledLimit> make() const = 0;
+};
+
+// A reference held on a Python object (taken and dropped with the GIL held, as descriptions are).
+class PyRef {
+ public:
+  PyRef() = default;
+  explicit PyRef(PyObject* object) : object_(object) { Py_XINCREF(object_); }
+  PyRef(const PyRef& other) : PyRef(other.object_) {}
+  PyRef& operator=(const PyRef& other) {
+    Py_XINCREF(other.object_);
+    Py_XDECREF(object_);
+    object_ = other.object_;
+    return *this;
+  }
+  ~PyRef() { Py_XDECREF(object_); }
+  PyObject* get() const { return object_; }
+
+ private:
+  PyObject* object_ = nullptr;
+};
 
 // What every task kind shares: rows W (-gain e + feed-forward) with W = diag(weight).
 struct TaskParameters {
@@ -38,34 +73,54 @@ struct TaskParameters {
   double max_speed[2] = {0, 0};  // (linear, angular) caps on |gain e|
 };
 
-struct FrameTaskDescription {
-  TaskKind kind = TaskKind::kPose;  // kPose, kPosition or kOrientation
-  int frame_a = 0, frame_b = 0;     // Pinocchio frame ids (0: the universe)
+enum class FrameKind { kPose = 0, kPosition = 1, kOrientation = 2 };
+
+// RelativeFrameTask (kPose), RelativePositionTask, RelativeOrientationTask.
+struct FrameTaskDescription : TaskDescription {
+  FrameKind kind = FrameKind::kPose;
+  int frame_a = 0, frame_b = 0;  // Pinocchio frame ids (0: the universe)
   TaskParameters parameters;
   Eigen::Matrix4d target = Eigen::Matrix4d::Identity();  // homogeneous T_ab target (parts unused by the kind: identity)
   Vector velocity;                                       // (size) target velocity for feed-forward
+  std::unique_ptr<CompiledTask> make() const override;
 };
 
-struct PostureDescription {
+// PostureTask: e = difference(target, q).
+struct PostureDescription : TaskDescription {
   TaskParameters parameters;
   Vector target;  // (nq)
+  std::unique_ptr<CompiledTask> make() const override;
 };
 
 // CoMTask: e = p_ac[axes] - target, the centre of mass measured and expressed in frame a.
-struct CoMTaskDescription {
+struct CoMTaskDescription : TaskDescription {
   int frame = 0;          // Pinocchio frame id of a (0: the world)
   Eigen::VectorXi axes;   // (size) indices among x, y, z
   TaskParameters parameters;
   Vector target, velocity;  // (size) [m, m/s]
+  std::unique_ptr<CompiledTask> make() const override;
+};
+
+// A task whose rows Python computes each step (ExternalRows), of `size` rows.
+struct ExternalTaskDescription : TaskDescription {
+  int size = 0;
+  std::unique_ptr<CompiledTask> make() const override;
+};
+
+// A task not described yet (its first description comes before the first step): `size` rows.
+struct PendingTaskDescription : TaskDescription {
+  int size = 0;
+  std::unique_ptr<CompiledTask> make() const override;
 };
 
 // SupportRegion: the horizontal centre of mass inside the hull of the contact points, shrunk by
 // margin, as rows n_i . J_xy v <= d_i in frame `frame`'s x-y plane (d_i: SupportRegion's damper).
-struct SupportRegionDescription {
+struct SupportRegionDescription : LimitDescription {
   int frame = 0;
   Eigen::VectorXi contact_frames;  // (k) frame ids
   std::vector<RowMatrix> points;   // k arrays (p_j x 3), in their frames [m]
   double margin = 0.02, gain = 0.5;
+  std::unique_ptr<CompiledLimit> make() const override;
 };
 
 // A search for a configuration (src/core/search.cpp; its specification is reljac/ik/search.py):
@@ -104,19 +159,38 @@ struct SupportFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-struct PositionLimitDescription {
+// A constant box lo <= v <= hi (JointVelocityLimit and other VelocityBox limits).
+struct VelocityBoxDescription : LimitDescription {
+  Vector lo, hi;  // (nv)
+  std::unique_ptr<CompiledLimit> make() const override;
+};
+
+// JointPositionLimit: velocity bounds that keep q inside [q_min, q_max], and its guard.
+struct PositionLimitDescription : LimitDescription {
   Eigen::VectorXi q_index, v_index;
   Vector q_min, q_max, urdf_min, urdf_max;
   double gain = 0.5;
+  std::unique_ptr<CompiledLimit> make() const override;
 };
 
-struct ReversalDescription {
+// ReversalDamping: Rprop's step-size control on each velocity.
+struct ReversalDampingDescription : LimitDescription {
   Vector velocity_limits, floor;
   double shrink = 0.5, grow = 1.2;
+  std::unique_ptr<CompiledLimit> make() const override;
 };
 
-struct CollisionDescription {
+// CollisionAvoidance: velocity dampers on the pairs of `geometry` (Python's pin.GeometryModel,
+// whose collisionPairs are the pairs kept apart).
+struct CollisionAvoidanceDescription : LimitDescription {
+  PyRef geometry;
   double min_distance = 0.01, influence_distance = 0.05, gain = 0.3, margin = 0.001;
+  std::unique_ptr<CompiledLimit> make() const override;
+};
+
+// A limit whose box or rows Python computes each step (ExternalRows).
+struct ExternalLimitDescription : LimitDescription {
+  std::unique_ptr<CompiledLimit> make() const override;
 };
 
 // Rows a Python task or limit computed for this step (row-major arrays owned by the caller).
@@ -155,36 +229,20 @@ class Step {
   Vector last_q;  // the q of the last step made by the bindings' step or step_checked (sized once)
   Vector next_q;  // the q of the step under way: it becomes last_q when the step succeeds
 
-  int add_frame_task(const FrameTaskDescription& d);
-  int add_posture(const PostureDescription& d);
-  int add_com_task(const CoMTaskDescription& d);
-  int add_external_task(int size);
-  void set_frame_task(int index, const FrameTaskDescription& d);
-  void set_posture(int index, const PostureDescription& d);
-  void set_com_task(int index, const CoMTaskDescription& d);
+  // A task or limit of the kind its description names: its index among the tasks (or limits).
+  int add(const TaskDescription& d);
+  int add(const LimitDescription& d);
+  // A new description of task (limit) `index`, of its kind (a pending task takes its first).
+  void update(int index, const TaskDescription& d);
+  void update(int index, const LimitDescription& d);
   void set_levels(const std::vector<std::vector<int>>& levels);
 
-  int add_velocity_box(const Vector& lo, const Vector& hi);
-  int add_position_limit(const PositionLimitDescription& d);
-  int add_reversal(const ReversalDescription& d);
-  // geometry: Python's pin.GeometryModel whose collisionPairs are the pairs kept apart.
-  int add_collision(PyObject* geometry, const CollisionDescription& d);
-  int add_support_region(const SupportRegionDescription& d);
-  int add_external_limit();
-  void set_velocity_box(int index, const Vector& lo, const Vector& hi);
-  void set_position_limit(int index, const PositionLimitDescription& d);
-  void set_reversal(int index, const ReversalDescription& d);
-  void set_collision(int index, PyObject* geometry, const CollisionDescription& d);
-  void set_support_region(int index, const SupportRegionDescription& d);
-
   void set_dt(double dt);
-  // Search mode: task rows with gain 1, no speed cap and no feed-forward, and `lm` added to every
-  // level's damping (lambda^2) instead of the error-dependent damping.
-  void set_search_mode(bool on, double lm);
-  // The target of task `index` from `values`: a frame task's (4 x 4, row-major), a CoM task's
-  // (size) or a posture's (nq).
+  // The target of task `index` from `values` (CompiledTask::set_target): a frame task's (4 x 4,
+  // row-major), a CoM task's (size) or a posture's (nq).
   void set_task_target(int index, const Vector& values);
-  // A search from q0 (search.cpp); built-in tasks and limits only. Leaves search mode on.
+  // A search from q0 (search.cpp); built-in tasks and limits only. Leaves search mode on: task
+  // rows with gain 1, no speed cap and no feed-forward, the search's damping per level.
   SearchResult search(const Vector& q0, const SearchOptions& options);
   void set_policy(double threshold, double max_damping, double error_damping, double step_threshold);
 

@@ -24,24 +24,6 @@ using Vector3 = Eigen::Vector3d;
 using Matrix6 = Eigen::Matrix<double, 6, 6>;
 using Vector6 = Eigen::Matrix<double, 6, 1>;
 
-struct Task {
-  TaskKind kind = TaskKind::kPose;
-  int size = 6;
-  FrameTaskDescription frame;
-  PostureDescription posture;
-  CoMTaskDescription com;
-  pinocchio::SE3 target;
-  std::vector<int> kept;        // rows with weight > 0
-  bool unit_weights = true;     // every weight is 1
-  double identity_scale = 0.0;  // posture: c when A = c diag(mask) (0: dense rows)
-  Vector mask;                  // posture: (nv) 1 kept, 0 masked
-  bool moving_target = false;   // a non-zero target velocity
-  int external = -1;            // index among the external tasks
-  const TaskParameters& parameters() const {
-    return kind == TaskKind::kPosture ? posture.parameters : kind == TaskKind::kCoM ? com.parameters : frame.parameters;
-  }
-};
-
 struct Rows {  // TaskRows
   Matrix A;    // (m x nv); empty for the identity form
   Vector b, feedback;
@@ -51,25 +33,104 @@ struct Rows {  // TaskRows
   Vector e, f, ff;   // (size) error, gain e capped, feed-forward
 };
 
-enum class LimitType { kBox, kPosition, kReversal, kCollision, kSupport, kExternal };
+// One task kind in the compiled step (PlaCo's Task::update, reljac.ik.Task.compute): built from
+// its description (TaskDescription::make), it keeps what it needs between steps and gives its
+// rows. A new kind is a description, a class and the description's binding (tests/core_example_task.cpp).
+class CompiledTask {
+ public:
+  virtual ~CompiledTask() = default;
+  // A new description of this task (throws std::invalid_argument for another kind's or bad sizes);
+  // its frames registered with s.use_frame.
+  virtual void update(Step::Impl& s, const TaskDescription& d) = 0;
+  // This step's terms at q, after the kinematics pass: the error out.e, the unweighted Jacobian
+  // out.J and the feed-forward out.ff, all sized `size` (true: the step then weights them, as
+  // Task.rows does), or the whole rows out.A, out.b, out.feedback (false: the identity form of a
+  // posture, or rows computed in Python).
+  virtual bool compute(Step::Impl& s, const Vector& q, Rows& out) = 0;
+  // Task._feedback's cap on gain e (f, in place): by default |f| <= max_speed[0].
+  virtual void cap(Vector& f) const;
+  // The target from `values` (Step::set_task_target); by default the task has none the core holds.
+  virtual void set_target(const Step::Impl& s, const Vector& values);
+  // Task.error_norms at the last rows (out.e): (first, second) norms of the rows kept by the
+  // weights; by default (|e|, 0).
+  virtual void error_norms(const Step::Impl& s, const Vector& e, double& first, double& second) const;
+  virtual bool external() const { return false; }  // rows from Python (ExternalRows)
+  virtual bool pending() const { return false; }   // not described yet (PendingTaskDescription)
 
-struct Limit {
-  LimitType type = LimitType::kBox;
-  Vector lo, hi;
-  PositionLimitDescription position;
-  ReversalDescription reversal;
-  Vector cap, last;  // reversal state
-  bool has_last = false;
-  std::unique_ptr<CollisionLimit> collision;
-  std::unique_ptr<SupportLimit> support;
-  int external = -1;
+  int size = 0;               // rows of e
+  TaskParameters parameters;
+  std::vector<int> kept;      // rows with weight > 0
+  bool unit_weights = true;   // every weight is 1
+  double identity_scale = 0;  // the identity form: A = identity_scale diag(mask) (0: dense rows)
+  Vector mask;                // (nv) 1 kept, 0 masked, for the identity form
+
+ protected:
+  // Task.set_weight: the parameters of a task of `rows` rows (weight checked).
+  void set_parameters(const TaskParameters& p, int rows);
+};
+
+// One limit kind in the compiled step (PlaCo's Constraint, reljac.ik.Limit.constraint): a
+// velocity box, rows C v <= d, or both, and its state between steps.
+class CompiledLimit {
+ public:
+  virtual ~CompiledLimit() = default;
+  virtual void update(Step::Impl& s, const LimitDescription& d) = 0;  // as CompiledTask::update
+  // This step's constraint at q after the kinematics pass: true with its box in lo, hi (sized
+  // nv), false without one; its rows are computed here (count()).
+  virtual bool constrain(Step::Impl& s, const Vector& q, Vector& lo, Vector& hi) = 0;
+  virtual int count() const { return 0; }  // rows C v <= d this step
+  virtual int room() const { return count(); }  // the most rows a step can give (buffers' size)
+  // This step's rows into C's rows [at, at + count()) and d's.
+  virtual void copy_rows(Matrix& C, Vector& d, int at) const {
+    (void)C, (void)d, (void)at;
+  }
+  virtual void observe(const Vector& v) { (void)v; }  // Limit.observe: the velocity commanded
+  virtual void reset() {}                               // forget the state of earlier steps
+  // JointPositionLimit.guard on q_next (in place), from q.
+  virtual void guard(const Vector& q, Vector& q_next) const { (void)q, (void)q_next; }
+  virtual bool external() const { return false; }  // box and rows from Python (ExternalRows)
+};
+
+// The description a part was given, as its kind's (std::invalid_argument naming `kind` else).
+template <typename Description, typename Base>
+const Description& described_as(const Base& d, const char* kind) {
+  const auto* mine = dynamic_cast<const Description*>(&d);
+  if (mine == nullptr) throw std::invalid_argument(std::string("not a ") + kind);
+  return *mine;
+}
+
+// The state-keeping kinds whose state the bindings read (step_limits.cpp).
+class ReversalLimit : public CompiledLimit {
+ public:
+  void update(Step::Impl& s, const LimitDescription& d) override;
+  bool constrain(Step::Impl& s, const Vector& q, Vector& lo, Vector& hi) override;
+  void observe(const Vector& v) override;
+  void reset() override;
+  const Vector& cap() const { return cap_; }
+
+ private:
+  ReversalDampingDescription desc_;
+  Vector cap_, last_;
+  bool has_last_ = false;
+};
+
+class CollisionPart : public CompiledLimit {
+ public:
+  void update(Step::Impl& s, const LimitDescription& d) override;
+  bool constrain(Step::Impl& s, const Vector& q, Vector& lo, Vector& hi) override;
+  int count() const override { return limit_->count(); }
+  int room() const override { return limit_->room(); }
+  void copy_rows(Matrix& C, Vector& d, int at) const override;
+  void observe(const Vector& v) override { limit_->observe(v); }
+  void reset() override { limit_->reset(); }
+  CollisionRows rows() const { return limit_->rows(); }
+
+ private:
+  std::unique_ptr<CollisionLimit> limit_;
 };
 
 // The size check of every description's arrays (std::invalid_argument naming `what`).
 void check_size(const Vector& x, long size, const char* what);
-// Task._feedback: gain e, each part capped by max_speed (into f).
-// In search mode (`newton`): e itself.
-void feedback_of(const Task& t, const Vector& e, Vector& f, bool newton);
 
 struct Step::Impl {
   PinModel& model;
@@ -77,17 +138,19 @@ struct Step::Impl {
   double dt = 0.01;
   Policy policy;
   double error_damping = 1.0, step_threshold = 0.01;
-  bool newton = false;  // search mode (Step::set_search_mode)
-  double lm = 0.0;      // its Levenberg-Marquardt damping, added to every level's lambda^2
-  std::vector<Task> tasks;
+  bool newton = false;  // search mode (Step::search)
+  std::vector<std::unique_ptr<CompiledTask>> tasks;
   std::vector<std::vector<int>> levels;
-  std::vector<Limit> limits;
+  std::vector<std::unique_ptr<CompiledLimit>> limits;
   std::vector<int> frames;                 // frame ids the tasks read (placements and Jacobians)
   std::vector<int> placed;                 // frame ids whose placements only are read (contacts)
   bool needs_com = false;                  // a CoM task or support region: jacobianCenterOfMass per step
   std::vector<char> curved;                // (nv) rows of joints with nv > 1 (posture: not identity)
   bool euclidean = true;
   int external_tasks = 0, external_limits = 0;
+  // this step's rows of the Python tasks and limits (set by velocity() and the search)
+  const std::vector<ExternalRows>* external_task_rows = nullptr;
+  const std::vector<ExternalRows>* external_limit_rows = nullptr;
   // per step
   std::vector<Matrix> frame_jacobians;     // by frame id: WORLD (6 x nv), for frames in `frames`
   std::vector<Rows> rows;                  // per task
@@ -107,19 +170,16 @@ struct Step::Impl {
   Eigen::Vector3d com_p, com_world;       // the centre of mass in that frame, and in the world
 
   Impl(PinModel& m, PinData& d);
-  void use_frame(int frame);
+  void use_frame(int frame);   // a frame whose placement and WORLD Jacobian the tasks read
+  void use_placement(int frame);  // a frame whose placement only they read
   // The WORLD Jacobian of frame f (zero for the universe).
   const Matrix& jacobian(int f) { return frame_jacobians[f]; }
-  void set_parameters(Task& t, const TaskParameters& p);  // Task.set_weight
-  void set_frame(Task& t, const FrameTaskDescription& d);
-  void set_com(Task& t, const CoMTaskDescription& d);  // CoMTask
-  void set_support(Limit& limit, const SupportRegionDescription& d);
-  void set_posture(Task& t, const PostureDescription& d);  // PostureTask.set_weight
-  // Ad((R_wc, p_wb)^-1) D: the relative motion at b's origin in c's axes (Kinematics.relative_jacobian).
-  void move(const Matrix3& R_wc, const Vector3& p_wb, const Matrix& Dm, Matrix& out) const;
-  // Task.rows with the built-in tasks' compute (RelativeFrameTask, RelativePositionTask,
-  // RelativeOrientationTask, PostureTask).
-  void task_rows(const Task& t, const Vector& q, Rows& out);
+  // The centre of mass in frame `frame` into com_p, com_J (center_of_mass_in, balance.hpp).
+  void center_of_mass(int frame);
+  // Task._feedback: gain e, capped (CompiledTask::cap), into f; in search mode e itself.
+  void feedback(const CompiledTask& t, const Vector& e, Vector& f) const;
+  // Task.rows: the task's terms weighted (rows[i] for task i).
+  void task_rows(CompiledTask& t, const Vector& q, Rows& out);
   void kinematics(const Vector& q, bool all_frames);
   // Controller._level for every level; failing: a task whose rows are not finite.
   void assemble(const Vector& q, const std::vector<ExternalRows>& external, int& failing);

@@ -1,29 +1,206 @@
-// The limits of the compiled step: their box and rows (intersect), and the state they keep
-// between steps; see step_impl.hpp. Each function names the Python it mirrors.
+// The limit kinds of the compiled step (one CompiledLimit class each), their intersection and
+// the state they keep between steps; see step_impl.hpp. Each class names the Python limit it
+// mirrors, its specification and oracle.
 #include "step_impl.hpp"
 
 namespace reljac {
 
-void Step::Impl::set_support(Limit& limit, const SupportRegionDescription& d) {
-  if (static_cast<size_t>(d.contact_frames.size()) != d.points.size() || d.points.empty())
-    throw std::invalid_argument("one points array per contact frame");
-  for (long j = 0; j < d.contact_frames.size(); ++j) {
-    const int f = d.contact_frames(j);
-    if (f < 0 || f >= model.nframes) throw std::invalid_argument("frame id out of range");
-    if (d.points[j].cols() != 3 || d.points[j].rows() < 1) throw std::invalid_argument("contact points must be (k x 3)");
-    if (std::find(placed.begin(), placed.end(), f) == placed.end()) placed.push_back(f);
+namespace {
+
+// A constant box (JointVelocityLimit and the other VelocityBox limits).
+class VelocityBox : public CompiledLimit {
+ public:
+  void update(Step::Impl& s, const LimitDescription& description) override {
+    const auto& d = described_as<VelocityBoxDescription>(description, "velocity box");
+    check_size(d.lo, s.model.nv, "lo");
+    check_size(d.hi, s.model.nv, "hi");
+    lo_ = d.lo;
+    hi_ = d.hi;
   }
-  use_frame(d.frame);
-  needs_com = true;
-  if (limit.support)
-    limit.support->set(d);
+  bool constrain(Step::Impl&, const Vector&, Vector& lo, Vector& hi) override {
+    lo = lo_;
+    hi = hi_;
+    return true;
+  }
+
+ private:
+  Vector lo_, hi_;
+};
+
+// JointPositionLimit: joint_bounds as a box, and the guard after the integration.
+class PositionLimit : public CompiledLimit {
+ public:
+  void update(Step::Impl& s, const LimitDescription& description) override {
+    const auto& d = described_as<PositionLimitDescription>(description, "position limit");
+    const long n = d.q_index.size();
+    if (d.v_index.size() != n || d.q_min.size() != n || d.q_max.size() != n || d.urdf_min.size() != n ||
+        d.urdf_max.size() != n)
+      throw std::invalid_argument("position limit arrays must have the same size");
+    for (long k = 0; k < n; ++k)
+      if (d.q_index(k) < 0 || d.q_index(k) >= s.model.nq || d.v_index(k) < 0 || d.v_index(k) >= s.model.nv)
+        throw std::invalid_argument("position limit index out of range");
+    p_ = d;
+  }
+
+  bool constrain(Step::Impl& s, const Vector& q, Vector& l, Vector& h) override {  // JointPositionLimit.joint_bounds
+    l.setConstant(-kInf);
+    h.setConstant(kInf);
+    const double g = p_.gain, dt = s.dt;
+    for (int k = 0; k < p_.q_index.size(); ++k) {
+      const double qj = q(p_.q_index(k));
+      const double to_min = (p_.q_min(k) - qj) / dt, to_max = (p_.q_max(k) - qj) / dt;
+      const bool below = to_min > 0, above = to_max < 0;
+      const int j = p_.v_index(k);
+      l(j) = below ? to_min : (above ? std::min(g * to_min, to_max) : g * to_min);
+      h(j) = above ? to_max : (below ? std::max(g * to_max, to_min) : g * to_max);
+    }
+    return true;
+  }
+
+  void guard(const Vector& q, Vector& out) const override {  // JointPositionLimit.guard
+    for (int pass = 0; pass < 2; ++pass) {
+      const Vector& low = pass == 0 ? p_.q_min : p_.urdf_min;
+      const Vector& high = pass == 0 ? p_.q_max : p_.urdf_max;
+      for (int k = 0; k < p_.q_index.size(); ++k) {
+        const int i = p_.q_index(k);
+        if (q(i) >= low(k) && q(i) <= high(k)) out(i) = std::min(std::max(out(i), low(k)), high(k));
+      }
+    }
+  }
+
+ private:
+  PositionLimitDescription p_;
+};
+
+// SupportRegion: the centre of mass inside the contacts' hull (balance.hpp's SupportLimit).
+class SupportPart : public CompiledLimit {
+ public:
+  void update(Step::Impl& s, const LimitDescription& description) override {
+    const auto& d = described_as<SupportRegionDescription>(description, "support region");
+    if (static_cast<size_t>(d.contact_frames.size()) != d.points.size() || d.points.empty())
+      throw std::invalid_argument("one points array per contact frame");
+    for (long j = 0; j < d.contact_frames.size(); ++j) {
+      if (d.points[j].cols() != 3 || d.points[j].rows() < 1) throw std::invalid_argument("contact points must be (k x 3)");
+      s.use_placement(d.contact_frames(j));
+    }
+    s.use_frame(d.frame);
+    s.needs_com = true;
+    if (limit_)
+      limit_->set(d);
+    else
+      limit_ = std::make_unique<SupportLimit>(d);
+  }
+  bool constrain(Step::Impl& s, const Vector&, Vector&, Vector&) override {
+    const int frame = limit_->description().frame;
+    s.center_of_mass(frame);
+    limit_->compute(s.data, s.com_p, s.com_J, s.dt);
+    return false;
+  }
+  int count() const override { return limit_->count(); }
+  int room() const override { return limit_->room(); }
+  void copy_rows(Matrix& C, Vector& d, int at) const override {
+    C.middleRows(at, count()) = limit_->C();
+    d.segment(at, count()) = limit_->d();
+  }
+
+ private:
+  std::unique_ptr<SupportLimit> limit_;
+};
+
+// A Python limit: its box and rows, computed in Python this step (ExternalRows).
+class ExternalLimit : public CompiledLimit {
+ public:
+  void update(Step::Impl& s, const LimitDescription& description) override {
+    described_as<ExternalLimitDescription>(description, "Python limit");
+    if (index_ < 0) index_ = s.external_limits++;
+  }
+  bool constrain(Step::Impl& s, const Vector&, Vector& lo, Vector& hi) override {
+    x_ = &s.external_limit_rows->at(index_);
+    if (x_->lo == nullptr) return false;
+    lo = Eigen::Map<const Vector>(x_->lo, s.model.nv);
+    hi = Eigen::Map<const Vector>(x_->hi, s.model.nv);
+    return true;
+  }
+  int count() const override { return x_ == nullptr ? 0 : x_->rows; }
+  void copy_rows(Matrix& C, Vector& d, int at) const override {
+    const int m = count();
+    if (m == 0) return;
+    C.middleRows(at, m) = Eigen::Map<const RowMatrix>(x_->A, m, C.cols());
+    d.segment(at, m) = Eigen::Map<const Vector>(x_->b, m);
+  }
+  bool external() const override { return true; }
+
+ private:
+  int index_ = -1;                   // among the external limits
+  const ExternalRows* x_ = nullptr;  // this step's
+};
+
+}  // namespace
+
+std::unique_ptr<CompiledLimit> VelocityBoxDescription::make() const { return std::make_unique<VelocityBox>(); }
+std::unique_ptr<CompiledLimit> PositionLimitDescription::make() const { return std::make_unique<PositionLimit>(); }
+std::unique_ptr<CompiledLimit> ReversalDampingDescription::make() const { return std::make_unique<ReversalLimit>(); }
+std::unique_ptr<CompiledLimit> CollisionAvoidanceDescription::make() const { return std::make_unique<CollisionPart>(); }
+std::unique_ptr<CompiledLimit> SupportRegionDescription::make() const { return std::make_unique<SupportPart>(); }
+std::unique_ptr<CompiledLimit> ExternalLimitDescription::make() const { return std::make_unique<ExternalLimit>(); }
+
+// ReversalDamping: its caps as a box, updated by each velocity commanded.
+void ReversalLimit::update(Step::Impl& s, const LimitDescription& description) {
+  const auto& d = described_as<ReversalDampingDescription>(description, "reversal damping");
+  check_size(d.velocity_limits, s.model.nv, "velocity limits");
+  check_size(d.floor, s.model.nv, "floor");
+  if (cap_.size() != s.model.nv) cap_ = Vector::Constant(s.model.nv, kInf);
+  desc_ = d;
+}
+
+bool ReversalLimit::constrain(Step::Impl&, const Vector&, Vector& lo, Vector& hi) {
+  lo = -cap_;
+  hi = cap_;
+  return true;
+}
+
+void ReversalLimit::observe(const Vector& velocity) {  // ReversalDamping.observe
+  const ReversalDampingDescription& r = desc_;
+  if (has_last_) {
+    for (int j = 0; j < velocity.size(); ++j) {
+      const bool reversed = std::abs(velocity(j)) > r.floor(j) && std::abs(last_(j)) > r.floor(j) &&
+                            velocity(j) * last_(j) < 0;
+      cap_(j) = reversed ? r.shrink * std::abs(velocity(j)) : cap_(j) * r.grow;
+      if (cap_(j) > r.velocity_limits(j)) cap_(j) = kInf;
+    }
+  }
+  last_ = velocity;
+  has_last_ = true;
+}
+
+void ReversalLimit::reset() {
+  cap_.setConstant(kInf);
+  has_last_ = false;
+}
+
+// CollisionAvoidance: its rows (collision.hpp's CollisionLimit).
+void CollisionPart::update(Step::Impl& s, const LimitDescription& description) {
+  const auto& d = described_as<CollisionAvoidanceDescription>(description, "collision limit");
+  if (limit_)
+    limit_->set(d.geometry.get(), d);
   else
-    limit.support = std::make_unique<SupportLimit>(d);
+    limit_ = std::make_unique<CollisionLimit>(s.model, d.geometry.get(), d);
+}
+
+bool CollisionPart::constrain(Step::Impl& s, const Vector&, Vector&, Vector&) {
+  limit_->compute(s.data, s.dt);
+  return false;
+}
+
+void CollisionPart::copy_rows(Matrix& C, Vector& d, int at) const {
+  C.middleRows(at, count()) = limit_->C();
+  d.segment(at, count()) = limit_->d();
 }
 
 // intersect() over the limits' constraints, in order (earlier limits win), and their rows.
 void Step::Impl::constraints(const Vector& q, const std::vector<ExternalRows>& external) {
   const int nv = model.nv;
+  external_limit_rows = &external;
   cons.lo.setConstant(nv, -kInf);
   cons.hi.setConstant(nv, kInf);
   Vector& l = box_lo;
@@ -31,57 +208,9 @@ void Step::Impl::constraints(const Vector& q, const std::vector<ExternalRows>& e
   l.resize(nv);
   h.resize(nv);
   int total = 0;
-  for (size_t i = 0; i < limits.size(); ++i) {
-    Limit& limit = limits[i];
-    bool has_box = true;
-    switch (limit.type) {
-      case LimitType::kBox:
-        l = limit.lo;
-        h = limit.hi;
-        break;
-      case LimitType::kPosition: {  // JointPositionLimit.joint_bounds
-        const PositionLimitDescription& p = limit.position;
-        l.setConstant(-kInf);
-        h.setConstant(kInf);
-        const double g = p.gain;
-        for (int k = 0; k < p.q_index.size(); ++k) {
-          const double qj = q(p.q_index(k));
-          const double to_min = (p.q_min(k) - qj) / dt, to_max = (p.q_max(k) - qj) / dt;
-          const bool below = to_min > 0, above = to_max < 0;
-          const int j = p.v_index(k);
-          l(j) = below ? to_min : (above ? std::min(g * to_min, to_max) : g * to_min);
-          h(j) = above ? to_max : (below ? std::max(g * to_max, to_min) : g * to_max);
-        }
-        break;
-      }
-      case LimitType::kReversal:
-        l = -limit.cap;
-        h = limit.cap;
-        break;
-      case LimitType::kCollision:
-        has_box = false;
-        limit.collision->compute(data, dt);
-        total += limit.collision->count();
-        break;
-      case LimitType::kSupport: {
-        has_box = false;
-        const int frame = limit.support->description().frame;
-        center_of_mass_in(data, com_world, com_J_world, frame, jacobian(frame), com_p, com_J);
-        limit.support->compute(data, com_p, com_J, dt);
-        total += limit.support->count();
-        break;
-      }
-      case LimitType::kExternal: {
-        const ExternalRows& x = external.at(limit.external);
-        has_box = x.lo != nullptr;
-        if (has_box) {
-          l = Eigen::Map<const Vector>(x.lo, nv);
-          h = Eigen::Map<const Vector>(x.hi, nv);
-        }
-        total += x.rows;
-        break;
-      }
-    }
+  for (const auto& limit : limits) {
+    const bool has_box = limit->constrain(*this, q, l, h);
+    total += limit->count();
     if (has_box) {
       clipped_lo = l.cwiseMax(cons.lo).cwiseMin(cons.hi);  // np.clip(c.lo, lo, hi)
       cons.hi = h.cwiseMax(cons.lo).cwiseMin(cons.hi);
@@ -89,11 +218,8 @@ void Step::Impl::constraints(const Vector& q, const std::vector<ExternalRows>& e
     }
   }
   if (cons.C.rows() < total || cons.C.cols() != nv) {  // room for every row the limits can give
-    int room = total;
-    for (const Limit& limit : limits) {
-      if (limit.type == LimitType::kCollision) room += limit.collision->room() - limit.collision->count();
-      if (limit.type == LimitType::kSupport) room += limit.support->room() - limit.support->count();
-    }
+    int room = 0;
+    for (const auto& limit : limits) room += limit->room();
     cons.C.resize(room, nv);
     cons.d.resize(room);
     sources.reserve(room);
@@ -102,48 +228,19 @@ void Step::Impl::constraints(const Vector& q, const std::vector<ExternalRows>& e
   sources.clear();
   int at = 0;
   for (size_t i = 0; i < limits.size(); ++i) {
-    const Limit& limit = limits[i];
-    int m = 0;
-    if (limit.type == LimitType::kCollision) {
-      m = limit.collision->count();
-      cons.C.middleRows(at, m) = limit.collision->C();
-      cons.d.segment(at, m) = limit.collision->d();
-    } else if (limit.type == LimitType::kSupport) {
-      m = limit.support->count();
-      cons.C.middleRows(at, m) = limit.support->C();
-      cons.d.segment(at, m) = limit.support->d();
-    } else if (limit.type == LimitType::kExternal) {
-      const ExternalRows& x = external.at(limit.external);
-      m = x.rows;
-      if (m) {
-        cons.C.middleRows(at, m) = Eigen::Map<const RowMatrix>(x.A, m, nv);
-        cons.d.segment(at, m) = Eigen::Map<const Vector>(x.b, m);
-      }
-    }
+    const int m = limits[i]->count();
+    if (m) limits[i]->copy_rows(cons.C, cons.d, at);
     for (int r = 0; r < m; ++r) sources.push_back({static_cast<int>(i), r});
     at += m;
   }
 }
 
-void Step::Impl::observe(const Vector& velocity) {  // Limit.observe of ReversalDamping and CollisionAvoidance
-  for (Limit& limit : limits) {
-    if (limit.type == LimitType::kCollision) {
-      limit.collision->observe(velocity);
-      continue;
-    }
-    if (limit.type != LimitType::kReversal) continue;
-    const ReversalDescription& r = limit.reversal;
-    if (limit.has_last) {
-      for (int j = 0; j < model.nv; ++j) {
-        const bool reversed = std::abs(velocity(j)) > r.floor(j) && std::abs(limit.last(j)) > r.floor(j) &&
-                              velocity(j) * limit.last(j) < 0;
-        limit.cap(j) = reversed ? r.shrink * std::abs(velocity(j)) : limit.cap(j) * r.grow;
-        if (limit.cap(j) > r.velocity_limits(j)) limit.cap(j) = kInf;
-      }
-    }
-    limit.last = velocity;
-    limit.has_last = true;
-  }
+void Step::Impl::observe(const Vector& velocity) {  // Limit.observe of the limits that keep state
+  for (const auto& limit : limits) limit->observe(velocity);
+}
+
+void Step::Impl::guard(const Vector& q, Vector& out) const {
+  for (const auto& limit : limits) limit->guard(q, out);
 }
 
 }  // namespace reljac

@@ -1,6 +1,7 @@
-// The tasks' rows and each level's system of the compiled step; see step_impl.hpp. Each function
-// names the Python it mirrors.
+// The task kinds of the compiled step (one CompiledTask class each) and each level's system; see
+// step_impl.hpp. Each class names the Python task it mirrors, its specification and oracle.
 #include "pinocchio/algorithm/joint-configuration.hpp"
+#include "relative.hpp"
 #include "step_impl.hpp"
 
 namespace reljac {
@@ -9,162 +10,291 @@ void check_size(const Vector& x, long size, const char* what) {
   if (x.size() != size) throw std::invalid_argument(std::string(what) + " has the wrong size");
 }
 
-// Task._feedback: gain e, each part capped by max_speed (search mode: e).
-void feedback_of(const Task& t, const Vector& e, Vector& f, bool newton) {
-  const TaskParameters& p = t.parameters();
-  if (newton) {
-    f = e;
-    return;
-  }
-  f = p.gain * e;
-  if (!p.has_max_speed) return;
-  auto cap_part = [&](int start, int length, double cap) {
-    const double norm = f.segment(start, length).norm();
-    if (norm > cap) f.segment(start, length) *= cap / norm;
-  };
-  switch (t.kind) {
-    case TaskKind::kPose:
-      cap_part(0, 3, p.max_speed[0]);
-      cap_part(3, 3, p.max_speed[1]);
-      break;
-    case TaskKind::kOrientation:
-      cap_part(0, static_cast<int>(f.size()), p.max_speed[1]);
-      break;
-    default:
-      cap_part(0, static_cast<int>(f.size()), p.max_speed[0]);
-  }
+namespace {
+
+// f.segment(start, length) scaled down to norm `cap` when longer (Task._feedback).
+void cap_part(Vector& f, int start, int length, double cap) {
+  const double norm = f.segment(start, length).norm();
+  if (norm > cap) f.segment(start, length) *= cap / norm;
 }
 
-void Step::Impl::set_parameters(Task& t, const TaskParameters& p) {  // Task.set_weight
-  check_size(p.weight, t.size, "weight");
-  t.kept.clear();
-  t.unit_weights = true;
+}  // namespace
+
+void CompiledTask::set_parameters(const TaskParameters& p, int rows) {  // Task.set_weight
+  check_size(p.weight, rows, "weight");
+  size = rows;
+  parameters = p;
+  kept.clear();
+  unit_weights = true;
   for (int i = 0; i < p.weight.size(); ++i) {
-    if (p.weight(i) > 0) t.kept.push_back(i);
-    if (p.weight(i) != 1.0) t.unit_weights = false;
+    if (p.weight(i) > 0) kept.push_back(i);
+    if (p.weight(i) != 1.0) unit_weights = false;
   }
 }
 
-void Step::Impl::set_frame(Task& t, const FrameTaskDescription& d) {
-  t.kind = d.kind;
-  t.size = d.kind == TaskKind::kPose ? 6 : 3;
-  set_parameters(t, d.parameters);
-  check_size(d.velocity, t.size, "target velocity");
-  use_frame(d.frame_a);
-  use_frame(d.frame_b);
-  t.frame = d;
-  t.target = pinocchio::SE3(Matrix3(d.target.topLeftCorner<3, 3>()), Vector3(d.target.topRightCorner<3, 1>()));
-  t.moving_target = d.velocity.cwiseAbs().maxCoeff() > 0;
+void CompiledTask::cap(Vector& f) const { cap_part(f, 0, static_cast<int>(f.size()), parameters.max_speed[0]); }
+
+void CompiledTask::set_target(const Step::Impl&, const Vector&) {
+  throw std::invalid_argument("this task has no target the core holds");
 }
 
-void Step::Impl::set_com(Task& t, const CoMTaskDescription& d) {  // CoMTask
-  t.kind = TaskKind::kCoM;
-  t.size = static_cast<int>(d.axes.size());
-  if (t.size < 1 || t.size > 3 || (d.axes.array() < 0).any() || (d.axes.array() > 2).any())
-    throw std::invalid_argument("CoM axes must be 1 to 3 indices among 0, 1, 2");
-  set_parameters(t, d.parameters);
-  check_size(d.target, t.size, "CoM target");
-  check_size(d.velocity, t.size, "CoM target velocity");
-  use_frame(d.frame);
-  t.com = d;
-  needs_com = true;
+void CompiledTask::error_norms(const Step::Impl&, const Vector& e, double& first, double& second) const {
+  first = second = 0.0;  // squared, then their roots
+  for (int i = 0; i < e.size(); ++i)
+    if (parameters.weight(i) > 0) first += e(i) * e(i);
+  first = std::sqrt(first);
 }
 
-void Step::Impl::set_posture(Task& t, const PostureDescription& d) {  // PostureTask.set_weight
-  t.kind = TaskKind::kPosture;
-  t.size = model.nv;
-  set_parameters(t, d.parameters);
-  check_size(d.target, model.nq, "posture target");
-  t.posture = d;
-  t.mask = (d.parameters.weight.array() > 0).cast<double>();
-  t.identity_scale = 0.0;
-  bool uniform = !t.kept.empty(), curved_kept = false;
-  for (int i : t.kept) {
-    uniform = uniform && d.parameters.weight(i) == d.parameters.weight(t.kept[0]);
-    curved_kept = curved_kept || curved[i];
+namespace {
+
+// RelativeFrameTask (pose), RelativePositionTask, RelativeOrientationTask: the motion of frame b
+// measured in frame a.
+class FrameTask : public CompiledTask {
+ public:
+  void update(Step::Impl& s, const TaskDescription& description) override {
+    const auto& d = described_as<FrameTaskDescription>(description, "frame task");
+    set_parameters(d.parameters, d.kind == FrameKind::kPose ? 6 : 3);
+    check_size(d.velocity, size, "target velocity");
+    s.use_frame(d.frame_a);
+    s.use_frame(d.frame_b);
+    d_ = d;
+    set_target_matrix(d.target);
+    moving_target_ = d.velocity.cwiseAbs().maxCoeff() > 0;
   }
-  if (uniform && !curved_kept) t.identity_scale = d.parameters.weight(t.kept[0]);
-}
 
-// Ad((R_wc, p_wb)^-1) D: the relative motion at b's origin in c's axes (Kinematics.relative_jacobian).
-void Step::Impl::move(const Matrix3& R_wc, const Vector3& p_wb, const Matrix& Dm, Matrix& out) const {
-  const int nv = static_cast<int>(Dm.cols());
-  out.resize(6, nv);
-  for (int k = 0; k < nv; ++k) {
-    const Vector3 w = Dm.col(k).tail<3>();
-    out.col(k).head<3>() = R_wc.transpose() * (Vector3(Dm.col(k).head<3>()) - p_wb.cross(w));
-    out.col(k).tail<3>() = R_wc.transpose() * w;
-  }
-}
-
-// Task.rows with the built-in tasks' compute (RelativeFrameTask, RelativePositionTask,
-// RelativeOrientationTask, PostureTask).
-void Step::Impl::task_rows(const Task& t, const Vector& q, Rows& out) {
-  const int nv = model.nv;
-  Matrix& J = out.J;
-  Vector &e = out.e, &f = out.f, &ff = out.ff;
-  if (t.kind == TaskKind::kPosture) {
-    e.resize(nv);
-    pinocchio::difference(model, t.posture.target, q, e);
-    if (t.identity_scale != 0.0) {  // PostureTask.rows, identity form
-      feedback_of(t, e, f, newton);
-      out.feedback = t.mask.cwiseProduct(t.identity_scale * f);
-      out.b = -out.feedback;
-      out.identity = true;
-      return;
-    }
-    if (euclidean) {
-      J = Matrix::Identity(nv, nv);
-    } else {
-      J.setZero(nv, nv);
-      pinocchio::dDifference(model, t.posture.target, q, J, pinocchio::ARG1);
-    }
-    ff = Vector::Zero(nv);
-  } else if (t.kind == TaskKind::kCoM) {  // CoMTask.compute
-    center_of_mass_in(data, com_world, com_J_world, t.com.frame, jacobian(t.com.frame), com_p, com_J);
-    e.resize(t.size);
-    J.resize(t.size, nv);
-    for (int i = 0; i < t.size; ++i) {
-      e(i) = com_p(t.com.axes(i)) - t.com.target(i);
-      J.row(i) = com_J.row(t.com.axes(i));
-    }
-    ff = t.com.velocity;
-  } else {
-    const int a = t.frame.frame_a, b = t.frame.frame_b;
-    const pinocchio::SE3& T_wa = data.oMf[a];
-    const pinocchio::SE3& T_wb = data.oMf[b];
+  bool compute(Step::Impl& s, const Vector&, Rows& out) override {
+    Vector &e = out.e, &ff = out.ff;
+    const int a = d_.frame_a, b = d_.frame_b;
+    const pinocchio::SE3& T_wa = s.data.oMf[a];
+    const pinocchio::SE3& T_wb = s.data.oMf[b];
     const pinocchio::SE3 T_ab = T_wa.actInv(T_wb);
-    D = jacobian(b) - jacobian(a);
-    if (t.kind == TaskKind::kPose) {  // RelativeFrameTask.compute
-      const pinocchio::SE3 T_err = t.target.actInv(T_ab);
+    s.D = s.jacobian(b) - s.jacobian(a);
+    if (d_.kind == FrameKind::kPose) {  // RelativeFrameTask.compute
+      const pinocchio::SE3 T_err = target_.actInv(T_ab);
       e = pinocchio::log6(T_err).toVector();
       Matrix6 Jlog;
       pinocchio::Jlog6(T_err, Jlog);
-      move(T_wb.rotation(), T_wb.translation(), D, moved);
-      product6.noalias() = Jlog * moved;  // J = Jlog moved, through Eigen's temporary's type
-      J = product6;
+      move(T_wb.rotation(), T_wb.translation(), s.D, s.moved);
+      s.product6.noalias() = Jlog * s.moved;  // J = Jlog moved, through Eigen's temporary's type
+      out.J = s.product6;
       ff = Vector::Zero(6);
-      if (t.moving_target) ff = Jlog * (T_err.inverse().toActionMatrix() * Vector6(t.frame.velocity));
-    } else if (t.kind == TaskKind::kPosition) {  // RelativePositionTask.compute
-      e = T_ab.translation() - t.target.translation();
-      move(T_wa.rotation(), T_wb.translation(), D, moved);
-      J = moved.topRows<3>();
-      ff = t.frame.velocity;
+      if (moving_target_) ff = Jlog * (T_err.inverse().toActionMatrix() * Vector6(d_.velocity));
+    } else if (d_.kind == FrameKind::kPosition) {  // RelativePositionTask.compute
+      e = T_ab.translation() - target_.translation();
+      move(T_wa.rotation(), T_wb.translation(), s.D, s.moved);
+      out.J = s.moved.topRows<3>();
+      ff = d_.velocity;
     } else {  // RelativeOrientationTask.compute
-      const Matrix3 R_err = t.target.rotation().transpose() * T_ab.rotation();
+      const Matrix3 R_err = target_.rotation().transpose() * T_ab.rotation();
       double theta;
       const Vector3 w = pinocchio::log3(R_err, theta);
       Matrix3 Jlog;
       pinocchio::Jlog3(theta, w, Jlog);
-      rotated3.noalias() = T_wb.rotation().transpose() * D.bottomRows<3>();
-      product3.noalias() = Jlog * rotated3;  // J = Jlog (R_wb^T D_w), through Eigen's temporaries' types
-      J = product3;
-      ff = Jlog * (R_err.transpose() * Vector3(t.frame.velocity));
+      s.rotated3.noalias() = T_wb.rotation().transpose() * s.D.bottomRows<3>();
+      s.product3.noalias() = Jlog * s.rotated3;  // J = Jlog (R_wb^T D_w), through Eigen's temporaries' types
+      out.J = s.product3;
+      ff = Jlog * (R_err.transpose() * Vector3(d_.velocity));
       e = w;
     }
+    return true;
   }
+
+  void cap(Vector& f) const override {
+    if (d_.kind == FrameKind::kPose) {
+      cap_part(f, 0, 3, parameters.max_speed[0]);
+      cap_part(f, 3, 3, parameters.max_speed[1]);
+    } else {
+      cap_part(f, 0, static_cast<int>(f.size()), parameters.max_speed[d_.kind == FrameKind::kOrientation ? 1 : 0]);
+    }
+  }
+
+  void set_target(const Step::Impl&, const Vector& values) override {
+    check_size(values, 16, "frame target (4 x 4)");
+    d_.target = Eigen::Map<const Eigen::Matrix<double, 4, 4, Eigen::RowMajor>>(values.data());
+    set_target_matrix(d_.target);
+  }
+
+  // A pose's (position, orientation) norms: |p_err| of T_err = T_t^-1 T_ab and |log3(R_err)|.
+  void error_norms(const Step::Impl& s, const Vector& e, double& first, double& second) const override {
+    if (d_.kind != FrameKind::kPose) return CompiledTask::error_norms(s, e, first, second);
+    const Vector& w = parameters.weight;
+    const pinocchio::SE3 T_err = target_.actInv(s.data.oMf[d_.frame_a].actInv(s.data.oMf[d_.frame_b]));
+    first = second = 0.0;
+    for (int i = 0; i < 3; ++i) {
+      if (w(i) > 0) first += T_err.translation()(i) * T_err.translation()(i);
+      if (w(3 + i) > 0) second += e(3 + i) * e(3 + i);
+    }
+    first = std::sqrt(first);
+    second = std::sqrt(second);
+  }
+
+ private:
+  void set_target_matrix(const Eigen::Matrix4d& T) {
+    target_ = pinocchio::SE3(Matrix3(T.topLeftCorner<3, 3>()), Vector3(T.topRightCorner<3, 1>()));
+  }
+
+  // J_ab at b's origin in c's axes from D = J_b - J_a (Kinematics.relative_jacobian).
+  static void move(const Matrix3& R_wc, const Vector3& p_wb, const Matrix& D, Matrix& out) {
+    const int nv = static_cast<int>(D.cols());
+    out.resize(6, nv);
+    for (int k = 0; k < nv; ++k) {
+      const Vector3 w = D.col(k).tail<3>();
+      out.col(k).head<3>() = relative_linear_velocity(R_wc, p_wb, Vector3(D.col(k).head<3>()), w);
+      out.col(k).tail<3>() = R_wc.transpose() * w;
+    }
+  }
+
+  FrameTaskDescription d_;
+  pinocchio::SE3 target_;
+  bool moving_target_ = false;  // a non-zero target velocity
+};
+
+// PostureTask: e = difference(target, q), nv rows; the identity form A = c diag(mask) when its
+// kept rows have one weight c and no joint of more than one velocity.
+class PostureTask : public CompiledTask {
+ public:
+  void update(Step::Impl& s, const TaskDescription& description) override {  // PostureTask.set_weight
+    const auto& d = described_as<PostureDescription>(description, "posture task");
+    set_parameters(d.parameters, s.model.nv);
+    check_size(d.target, s.model.nq, "posture target");
+    target_ = d.target;
+    mask = (d.parameters.weight.array() > 0).cast<double>();
+    identity_scale = 0.0;
+    bool uniform = !kept.empty(), curved_kept = false;
+    for (int i : kept) {
+      uniform = uniform && d.parameters.weight(i) == d.parameters.weight(kept[0]);
+      curved_kept = curved_kept || s.curved[i];
+    }
+    if (uniform && !curved_kept) identity_scale = d.parameters.weight(kept[0]);
+  }
+
+  bool compute(Step::Impl& s, const Vector& q, Rows& out) override {
+    const int nv = s.model.nv;
+    Vector& e = out.e;
+    e.resize(nv);
+    pinocchio::difference(s.model, target_, q, e);
+    if (identity_scale != 0.0) {  // PostureTask.rows, identity form
+      s.feedback(*this, e, out.f);
+      out.feedback = mask.cwiseProduct(identity_scale * out.f);
+      out.b = -out.feedback;
+      out.identity = true;
+      return false;
+    }
+    if (s.euclidean) {
+      out.J = Matrix::Identity(nv, nv);
+    } else {
+      out.J.setZero(nv, nv);
+      pinocchio::dDifference(s.model, target_, q, out.J, pinocchio::ARG1);
+    }
+    out.ff = Vector::Zero(nv);
+    return true;
+  }
+
+  void set_target(const Step::Impl& s, const Vector& values) override {
+    check_size(values, s.model.nq, "posture target");
+    target_ = values;
+  }
+
+ private:
+  Vector target_;  // (nq)
+};
+
+// CoMTask: e = p_ac[axes] - target, the centre of mass measured and expressed in frame a.
+class CoMTask : public CompiledTask {
+ public:
+  void update(Step::Impl& s, const TaskDescription& description) override {
+    const auto& d = described_as<CoMTaskDescription>(description, "CoM task");
+    const int rows = static_cast<int>(d.axes.size());
+    if (rows < 1 || rows > 3 || (d.axes.array() < 0).any() || (d.axes.array() > 2).any())
+      throw std::invalid_argument("CoM axes must be 1 to 3 indices among 0, 1, 2");
+    set_parameters(d.parameters, rows);
+    check_size(d.target, size, "CoM target");
+    check_size(d.velocity, size, "CoM target velocity");
+    s.use_frame(d.frame);
+    d_ = d;
+    s.needs_com = true;
+  }
+
+  bool compute(Step::Impl& s, const Vector&, Rows& out) override {  // CoMTask.compute
+    s.center_of_mass(d_.frame);
+    out.e.resize(size);
+    out.J.resize(size, s.model.nv);
+    for (int i = 0; i < size; ++i) {
+      out.e(i) = s.com_p(d_.axes(i)) - d_.target(i);
+      out.J.row(i) = s.com_J.row(d_.axes(i));
+    }
+    out.ff = d_.velocity;
+    return true;
+  }
+
+  void set_target(const Step::Impl&, const Vector& values) override {
+    check_size(values, size, "CoM target");
+    d_.target = values;
+  }
+
+ private:
+  CoMTaskDescription d_;
+};
+
+// A Python task: its rows, computed in Python this step (ExternalRows).
+class ExternalTask : public CompiledTask {
+ public:
+  void update(Step::Impl& s, const TaskDescription& description) override {
+    size = described_as<ExternalTaskDescription>(description, "Python task").size;
+    if (index_ < 0) index_ = s.external_tasks++;
+  }
+  bool compute(Step::Impl& s, const Vector&, Rows& out) override {
+    const ExternalRows& x = s.external_task_rows->at(index_);
+    out.identity = false;
+    out.A = Eigen::Map<const RowMatrix>(x.A, x.rows, s.model.nv);
+    out.b = Eigen::Map<const Vector>(x.b, x.rows);
+    out.feedback = Eigen::Map<const Vector>(x.feedback, x.rows);
+    return false;
+  }
+  bool external() const override { return true; }
+
+ private:
+  int index_ = -1;  // among the external tasks
+};
+
+// A task whose first description has not come yet (it comes before the first step).
+class PendingTask : public CompiledTask {
+ public:
+  void update(Step::Impl&, const TaskDescription& description) override {
+    size = described_as<PendingTaskDescription>(description, "pending task").size;
+  }
+  bool compute(Step::Impl&, const Vector&, Rows&) override {
+    throw std::logic_error("a task was not described before the step");
+  }
+  bool pending() const override { return true; }
+};
+
+}  // namespace
+
+std::unique_ptr<CompiledTask> FrameTaskDescription::make() const { return std::make_unique<FrameTask>(); }
+std::unique_ptr<CompiledTask> PostureDescription::make() const { return std::make_unique<PostureTask>(); }
+std::unique_ptr<CompiledTask> CoMTaskDescription::make() const { return std::make_unique<CoMTask>(); }
+std::unique_ptr<CompiledTask> ExternalTaskDescription::make() const { return std::make_unique<ExternalTask>(); }
+std::unique_ptr<CompiledTask> PendingTaskDescription::make() const { return std::make_unique<PendingTask>(); }
+
+// Task._feedback: gain e, each part capped by max_speed (search mode: e).
+void Step::Impl::feedback(const CompiledTask& t, const Vector& e, Vector& f) const {
+  if (newton) {
+    f = e;
+    return;
+  }
+  f = t.parameters.gain * e;
+  if (t.parameters.has_max_speed) t.cap(f);
+}
+
+// Task.rows: the task's terms, weighted (search mode: no feed-forward).
+void Step::Impl::task_rows(CompiledTask& t, const Vector& q, Rows& out) {
+  if (!t.compute(*this, q, out)) return;
+  const int nv = model.nv;
+  const Matrix& J = out.J;
+  Vector &f = out.f, &ff = out.ff;
   if (newton) ff.setZero();
-  feedback_of(t, e, f, newton);
+  feedback(t, out.e, f);
   out.identity = false;
   if (t.unit_weights) {
     out.A = J;
@@ -172,7 +302,7 @@ void Step::Impl::task_rows(const Task& t, const Vector& q, Rows& out) {
     out.feedback = f;
     return;
   }
-  const Vector& weight = t.parameters().weight;
+  const Vector& weight = t.parameters.weight;
   const int m = static_cast<int>(t.kept.size());
   out.A.resize(m, nv);
   out.b.resize(m);
@@ -188,20 +318,9 @@ void Step::Impl::task_rows(const Task& t, const Vector& q, Rows& out) {
 // Controller._level for every level; failing: a task whose rows are not finite.
 void Step::Impl::assemble(const Vector& q, const std::vector<ExternalRows>& external, int& failing) {
   const int nv = model.nv;
+  external_task_rows = &external;
   rows.resize(tasks.size());
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    const Task& t = tasks[i];
-    if (t.kind != TaskKind::kExternal) {
-      task_rows(t, q, rows[i]);
-      continue;
-    }
-    const ExternalRows& x = external.at(t.external);
-    Rows& r = rows[i];
-    r.identity = false;
-    r.A = Eigen::Map<const RowMatrix>(x.A, x.rows, nv);
-    r.b = Eigen::Map<const Vector>(x.b, x.rows);
-    r.feedback = Eigen::Map<const Vector>(x.feedback, x.rows);
-  }
+  for (size_t i = 0; i < tasks.size(); ++i) task_rows(*tasks[i], q, rows[i]);
   level_systems.resize(levels.size());  // kept from step to step: their vectors keep their memory
   level_storage.resize(levels.size());
   for (size_t k = 0; k < levels.size(); ++k) {
@@ -210,7 +329,7 @@ void Step::Impl::assemble(const Vector& q, const std::vector<ExternalRows>& exte
     level.identity_scale = level.extra_damping = 0.0;
     const std::vector<int>& members = levels[k];
     if (members.size() == 1 && rows[members[0]].identity) {
-      const Task& t = tasks[members[0]];
+      const CompiledTask& t = *tasks[members[0]];
       level.b = rows[members[0]].b;
       level.identity_scale = t.identity_scale;
       level.mask = t.mask;
@@ -223,7 +342,7 @@ void Step::Impl::assemble(const Vector& q, const std::vector<ExternalRows>& exte
           failing = index;
           return;
         }
-        m += r.identity ? static_cast<int>(tasks[index].kept.size()) : static_cast<int>(r.b.size());
+        m += r.identity ? static_cast<int>(tasks[index]->kept.size()) : static_cast<int>(r.b.size());
       }
       RowMatrix& A = level_storage[k];
       A.resize(m, nv);
@@ -231,10 +350,11 @@ void Step::Impl::assemble(const Vector& q, const std::vector<ExternalRows>& exte
       int at = 0;
       for (int index : members) {  // TaskRows.dense, stacked
         const Rows& r = rows[index];
+        const CompiledTask& t = *tasks[index];
         if (r.identity) {
-          for (int row : tasks[index].kept) {
+          for (int row : t.kept) {
             A.row(at).setZero();
-            A(at, row) = tasks[index].identity_scale;
+            A(at, row) = t.identity_scale;
             level.b(at++) = r.b(row);
           }
         } else {
@@ -245,9 +365,7 @@ void Step::Impl::assemble(const Vector& q, const std::vector<ExternalRows>& exte
       }
       level.A = A.data();
     }
-    if (newton) {
-      level.extra_damping = lm;
-    } else if (error_damping > 0 && level.A != nullptr) {  // (an identity level: undamped)
+    if (!newton && error_damping > 0 && level.A != nullptr) {  // (an identity level: undamped; a search: its own)
       double asked = 0.0;
       for (int index : members) asked += rows[index].feedback.squaredNorm();
       asked *= dt * dt;

@@ -1,0 +1,73 @@
+"""The distance between two frames' origins as a task (one row), compiled by the core's
+``DistanceTaskDescription`` (``src/core/task_distance.cpp``): a new compiled task kind is this
+module, that C++ file and their test (``tests/test_distance_task.py``).
+
+e = |p_ab| - d [m], p_ab the position of b's origin measured and expressed in a; its Jacobian is
+u^T J_ab^v with u = p_ab / |p_ab| (a zero row where the origins coincide, where the distance has
+no derivative) and J_ab^v the linear rows of J_ab in a's axes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ..relative import Kinematics
+from ..robot import Robot
+from ..validation import as_float
+from .description import TaskDescription, frozen
+from .frame_tasks import _FramePairTask
+from .task import TaskTerms
+
+
+@dataclass(frozen=True)
+class DistanceTaskDescription(TaskDescription):
+    """The distance between two frames' origins (DistanceTask): frame_a, frame_b (Pinocchio
+    frame ids); gain [1/s]; weight (1,); max_speed (linear, angular) [m/s] (the linear one caps
+    |gain e|) or None; target [m] and target_velocity [m/s]."""
+
+    frame_a: int
+    frame_b: int
+    gain: float
+    weight: np.ndarray
+    max_speed: np.ndarray | None
+    target: float
+    target_velocity: float
+
+
+class DistanceTask(_FramePairTask):
+    """Distance between the origins of frames a and b: e = |p_ab| - d [m] (1 row).
+
+    ``set_target(distance, velocity=None)``: the distance d >= 0 [m] and its rate [m/s] for
+    feed-forward.
+    """
+
+    size = 1
+    quantity = "distance"
+    kind = "distance"
+
+    def set_target(self, distance: Any, velocity: ArrayLike | None = None) -> None:
+        self._target = np.array([as_float(distance, f"target distance of task '{self.name}' [m]", minimum=0.0)])
+        self._set_target_velocity(None if velocity is None else np.reshape(velocity, -1))
+        self._changed()
+
+    def compute(self, kin: Kinematics) -> TaskTerms:
+        target = self._require_target()
+        p_ab = kin.relative_placement(self.frame_a, self.frame_b).translation
+        distance = float(np.linalg.norm(p_ab))
+        u = p_ab / distance if distance > 0 else np.zeros(3)
+        J = u @ kin.relative_jacobian(self.frame_a, self.frame_b)[:3]
+        return TaskTerms(np.array([distance]) - target, J[None, :], self._target_velocity.copy())
+
+    def description(self, robot: Robot) -> DistanceTaskDescription:
+        """The task for the compiled step (frames resolved on `robot`)."""
+        target = self._require_target()
+        return DistanceTaskDescription(robot.frame_id(self.frame_a), robot.frame_id(self.frame_b), self._gain,
+                                       frozen(self._weight), None if self._max_speed is None else
+                                       frozen(self._max_speed), float(target[0]), float(self._target_velocity[0]))
+
+
+__all__ = ["DistanceTask", "DistanceTaskDescription"]
