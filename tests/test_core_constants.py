@@ -10,13 +10,14 @@ import pytest
 
 from reljac.ik import compiled_available
 
-hierarchy, joint_space, support, balance, distances = (importlib.import_module(f"reljac.{name}") for name in (
-    "ik.hierarchy", "joint_space", "support", "ik.balance", "collision.distances"))
+hierarchy, saturation, joint_space, support, balance, distances = (
+    importlib.import_module(f"reljac.{name}") for name in (
+        "ik.hierarchy", "ik.saturation", "joint_space", "support", "ik.balance", "collision.distances"))
 
 pytestmark = pytest.mark.skipif(not compiled_available(), reason="the compiled core is not built")
 
 TWINS = {
-    "RANK_TOLERANCE": hierarchy, "BOUND_TOLERANCE": hierarchy, "PIVOT_TOLERANCE": hierarchy,
+    "RANK_TOLERANCE": hierarchy, "BOUND_TOLERANCE": saturation, "PIVOT_TOLERANCE": saturation,
     "MAX_STALE_SATURATIONS": hierarchy, "MET_TOLERANCE": hierarchy,
     "UNIT_TOLERANCE": joint_space, "MAX_SQUARE": joint_space,
     "COLLINEAR_TOLERANCE": support, "OVERSHOOT": balance,

@@ -833,8 +833,25 @@ def search_many(steps: collections.abc.Sequence[Step], target_tasks: collections
     """
     One search per row of targets, on one thread per step (reljac.ik.search.solve_many).
     """
-def solve_hierarchy(As: list, bs: list, identity_scales: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], masks: list, extra_damping: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], lo: typing.Any, hi: typing.Any, C: typing.Any, d: typing.Any, threshold: typing.SupportsFloat | typing.SupportsIndex, max_damping: typing.SupportsFloat | typing.SupportsIndex) -> tuple:
-    ...
+def solve_hierarchy(As: list, bs: list, identity_scales: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], masks: list, extra_damping: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], lo: typing.Any, hi: typing.Any, C: typing.Any, d: typing.Any, threshold: typing.SupportsFloat | typing.SupportsIndex, max_damping: typing.SupportsFloat | typing.SupportsIndex, lowers: typing.Any = None, uppers: typing.Any = None, change_cap: typing.SupportsInt | typing.SupportsIndex = -1, repeat: typing.SupportsInt | typing.SupportsIndex = 1) -> tuple:
+    """
+    Joint velocity v (nv,) for prioritized levels inside lo <= v <= hi and C v <= d, and one report per level.
+    
+    Level k: A v = b with As[k] (m, nv) and bs[k] (m,), or As[k] None: A = identity_scales[k] diag(masks[k])
+    (masks[k] (nv,) 1 kept / 0 masked, or None), bs[k] (nv,); extra_damping[k] is added to lambda^2.
+    lowers[k], uppers[k]: None (an equality level) or (m,) bounds, lower <= A v <= upper (+-inf one-sided;
+    one of the two None: unbounded on that side); a hierarchy with a bounded level is solved in strict
+    least violation (reljac/ik/inequality.py, the specification), else by Saturation in the Null Space
+    (reljac/ik/hierarchy.py). threshold, max_damping: the singular damping (DampingPolicy).
+    change_cap: active-set changes allowed per bounded level (-1: the rule of reljac.ik.active_set.change_cap);
+    a level that reaches it stops at its best feasible point and reports capped. repeat: solves in a row
+    with one workspace, the last one returned (for timing and the allocation test; the first sizes the buffers).
+    Each report: (scale, saturated, saturated_rows, damping, smallest_singular_value, residual, met,
+    limit_kind, limit_index, active, margins (m,) or None, changes, capped, held [(level, row)], limit_level),
+    the fields of reljac.ik.hierarchy.LevelReport.
+    
+    Raises ValueError: arrays of the wrong shape, NaN bounds, a lower bound above its upper bound.
+    """
 BOUND_TOLERANCE: float = 1e-12
 COLLINEAR_TOLERANCE: float = 1e-12
 FAILED: float = 10000000000.0

@@ -36,7 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .hierarchy import BOUND_TOLERANCE, PIVOT_TOLERANCE, RANK_TOLERANCE
+from .hierarchy import RANK_TOLERANCE
+from .saturation import BOUND_TOLERANCE, PIVOT_TOLERANCE
 
 MULTIPLIER_TOLERANCE = 1e-9  # a multiplier below -this x max(1, |P g|) (per unit normal) releases its row
 CAP_BASE = 10  # changes of the active sets allowed per level: CAP_BASE + 2 (nv + hard rows + own rows)

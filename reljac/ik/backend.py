@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pinocchio  # before the core: it loads the Pinocchio, coal and Boost libraries the core links
 
-from ..exceptions import ConfigurationError
-from .hierarchy import DampingPolicy, Level, LevelReport, solve_hierarchy
+from ..exceptions import ConfigurationError, TaskError
+from .hierarchy import OVERFLOW, DampingPolicy, Level, LevelReport, solve_hierarchy
 from .inequality import has_bounds, solve_lexicographic
 
 BACKENDS = ("compiled", "python")
@@ -110,17 +110,32 @@ def _python(levels: list[Level], lo: np.ndarray, hi: np.ndarray, C: np.ndarray |
 
 def _compiled(levels: list[Level], lo: np.ndarray, hi: np.ndarray, C: np.ndarray | None, d: np.ndarray | None,
               policy: DampingPolicy) -> tuple[np.ndarray, list[LevelReport]]:
-    if has_bounds(levels):  # not in the compiled solver yet: its Python specification
-        return solve_lexicographic(levels, lo, hi, policy=policy, C=C, d=d)
     nv = lo.shape[0]
     if C is None:
         C, d = np.zeros((0, nv)), np.zeros(0)
-    v, raw = _core.solve_hierarchy(
-        [level.A for level in levels], [level.b for level in levels],
-        [level.identity_scale if level.identity_scale is not None else 0.0 for level in levels],
-        [level.mask for level in levels], [level.extra_damping for level in levels],
-        lo, hi, C, d, policy.threshold, policy.max_damping)
-    return v, [LevelReport(*fields) for fields in raw]
+    bounded = has_bounds(levels)  # inequality rows: the compiled twin of solve_lexicographic
+    bounds = {"lowers": [lv.lower for lv in levels], "uppers": [lv.upper for lv in levels]} if bounded else {}
+    try:
+        v, raw = _core.solve_hierarchy(
+            [level.A for level in levels], [level.b for level in levels],
+            [level.identity_scale if level.identity_scale is not None else 0.0 for level in levels],
+            [level.mask for level in levels], [level.extra_damping for level in levels],
+            lo, hi, C, d, policy.threshold, policy.max_damping, **bounds)
+    except ValueError as error:  # the bounds, checked with level_rows' words
+        if bounded and str(error).startswith("level "):
+            raise TaskError(str(error)) from None
+        raise
+    if bounded and not np.isfinite(v).all():
+        raise TaskError(OVERFLOW)
+    return v, [_report(fields) for fields in raw]
+
+
+def _report(fields: tuple) -> LevelReport:
+    """A LevelReport from the core's tuple (its order: the binding's docstring)."""
+    report = LevelReport(*fields[:9])
+    report.active, report.margins, report.changes, report.capped = fields[9], fields[10], fields[11], fields[12]
+    report.held, report.limit_level = [tuple(pair) for pair in fields[13]], fields[14]
+    return report
 
 
 def solver(name: str) -> Callable[..., tuple[np.ndarray, list[LevelReport]]]:

@@ -31,10 +31,9 @@ import numpy as np
 
 from ..exceptions import ConfigurationError, TaskError
 from ..validation import as_float
+from .saturation import Constraints, max_scale, saturate, violated_rows
 
 RANK_TOLERANCE = 1e-12  # eigenvalues of G below this x max(1, largest) count as zero (sigma < 1e-6)
-BOUND_TOLERANCE = 1e-12  # slack on a bound, relative to max(1, |v|, |delta|), before it counts as crossed
-PIVOT_TOLERANCE = 1e-12  # a joint (row) with P_jj (c^T P c) below this cannot move in what is left
 MAX_STALE_SATURATIONS = 2  # stop saturating a level after this many saturations that did not help
 MET_TOLERANCE = 1e-9  # a level is met when |A v - b| <= this x (1 + |b|)
 OVERFLOW = "the levels' velocities overflow (huge gains or weights): no finite solution"  # the compiled step's words
@@ -161,20 +160,6 @@ class DampingPolicy:
 
 
 @dataclass
-class Constraints:
-    """lo <= v <= hi and C v <= d: lo, hi (nv,) with lo <= hi; C (k, nv), d (k,) (k may be 0)."""
-
-    lo: np.ndarray
-    hi: np.ndarray
-    C: np.ndarray
-    d: np.ndarray
-
-    @classmethod
-    def box(cls, lo: np.ndarray, hi: np.ndarray) -> Constraints:
-        return cls(lo, hi, np.zeros((0, lo.shape[0])), np.zeros(0))
-
-
-@dataclass
 class _Step:
     """A level's correction inside the free null space: v = base + s delta."""
 
@@ -204,68 +189,6 @@ def _correction(level: Level, M: np.ndarray | None, P: np.ndarray, residual: np.
     delta = M.T @ (U_r @ ((U_r.T @ residual) / (e + lam2)))
     W = M.T @ (U_r / np.sqrt(e))  # M^T U_r Sigma_r^-1: the level's row space inside range(P)
     return _Step(delta, level.times(delta), W, lam2, smallest)
-
-
-def _max_scale(base: np.ndarray, delta: np.ndarray, cons: Constraints, held: list[int]) -> tuple[float, int, int]:
-    """Largest s in [0, 1] keeping base + s delta inside the constraints, and what limits it.
-
-    Rows of C in `held` are skipped: they are saturated (their direction is out of the null
-    space, so c^T delta is 0 up to rounding that must not count as a crossing).
-    Returns (s, kind, index): kind 0 a joint (index: its velocity index), 1 a row of C, -1
-    nothing (s = 1). s = -1 when base itself violates a constraint (index: the worst one).
-    """
-    s, kind, limiting, worst, worst_kind, worst_violation = 1.0, -1, -1, -1, -1, 0.0
-    items = [(0, base, delta, cons.lo, cons.hi)]
-    if cons.C.shape[0]:
-        free_d = cons.d.copy()
-        free_d[held] = np.inf
-        items.append((1, cons.C @ base, cons.C @ delta, np.full(cons.d.shape, -np.inf), free_d))
-    for which, x, dx, low, high in items:
-        # rounding in x and dx grows with their size: a crossing smaller than that does not count
-        tol = BOUND_TOLERANCE * max(1.0, float(np.abs(x).max(initial=0.0)), float(np.abs(dx).max(initial=0.0)))
-        for j, (b, d, lj, hj) in enumerate(zip(x.tolist(), dx.tolist(), low.tolist(), high.tolist(), strict=True)):
-            violation = b - hj if b > hj else lj - b
-            if violation > tol:
-                if violation - tol > worst_violation:
-                    worst, worst_kind, worst_violation = j, which, violation - tol
-                continue
-            end = b + d
-            if end > hj + tol:
-                ratio = (hj - b) / d
-            elif end < lj - tol:
-                ratio = (lj - b) / d
-            else:
-                continue
-            if ratio < s:
-                s, kind, limiting = ratio, which, j
-    if worst >= 0:
-        return -1.0, worst_kind, worst
-    return (1.0, -1, -1) if kind < 0 else (max(s, 0.0), kind, limiting)
-
-
-def _saturate(P: np.ndarray, M: np.ndarray | None, base: np.ndarray, c: np.ndarray | None, j: int,
-              target: float) -> bool:
-    """Fix c^T v = target (c None: v_j = target) inside range(P); in place. False if it cannot move.
-
-    base moves along P c onto the bound (levels above are untouched: P c is in their null
-    space); P becomes the projector onto {x in range(P): c^T x = 0}, M = A P with it.
-    """
-    Pc = P[:, j].copy() if c is None else P @ c
-    pivot = float(Pc[j]) if c is None else float(c @ Pc)
-    if pivot < PIVOT_TOLERANCE:
-        return False
-    value = base[j] if c is None else float(c @ base)
-    base += Pc * ((target - value) / pivot)
-    P -= np.outer(Pc, Pc / pivot)
-    if M is not None:
-        M -= np.outer(M[:, j] if c is None else M @ c, Pc / pivot)
-    if c is None:  # exactly: a saturated joint never moves again
-        base[j] = target
-        P[j, :] = 0.0
-        P[:, j] = 0.0
-        if M is not None:
-            M[:, j] = 0.0
-    return True
 
 
 @dataclass
@@ -302,7 +225,7 @@ def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, held
     for _ in range(v_prev.shape[0] + cons.C.shape[0] + 1):
         residual = level.b - level.times(base)
         step = _correction(level, M, P_free, residual, policy)
-        s, kind, j = _max_scale(base, step.delta, cons, held + saturated_rows)
+        s, kind, j = max_scale(base, step.delta, cons, held + saturated_rows)
         if s < 0:  # freezing the last one pushed another out: keep the best so far
             break
         remaining = float(np.linalg.norm(s * step.A_delta - residual))
@@ -316,11 +239,11 @@ def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, held
             break
         if kind == 0:  # the joint goes onto the bound it was about to cross
             target = cons.hi[j] if step.delta[j] > 0 else cons.lo[j]
-            if not _saturate(P_free, M, base, None, j, target):
+            if not saturate(P_free, M, base, None, j, target):
                 break
             saturated.append(j)
         else:
-            if not _saturate(P_free, M, base, cons.C[j], j, float(cons.d[j])):
+            if not saturate(P_free, M, base, cons.C[j], j, float(cons.d[j])):
                 break
             saturated_rows.append(j)
         free -= 1
@@ -340,15 +263,6 @@ def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, held
     met = residual <= MET_TOLERANCE * (1.0 + float(np.linalg.norm(level.b)))
     return v, P_next, dim_next, LevelReport(best.scale, best.saturated, best.saturated_rows, step.damping,
                                             step.smallest, residual, met, *best.limit)
-
-
-def _violated_rows(cons: Constraints, v: np.ndarray) -> list[int]:
-    """Rows j of C with C_j v > d_j (beyond rounding)."""
-    if cons.C.shape[0] == 0:
-        return []
-    Cv = cons.C @ v
-    tol = BOUND_TOLERANCE * max(1.0, float(np.abs(Cv).max()))
-    return [int(j) for j in np.flatnonzero(Cv - cons.d > tol)]
 
 
 def solve_hierarchy(
@@ -395,7 +309,7 @@ def _solve_hierarchy(levels: list[Level], lo: np.ndarray, hi: np.ndarray, policy
     v = np.minimum(np.maximum(0.0, lo), hi)  # zero if feasible, else the nearest point of the box
     P, dim = np.eye(nv), nv
     held: list[int] = []  # rows of C saturated so far: their direction is out of P
-    violated = _violated_rows(cons, v)
+    violated = violated_rows(cons, v)
     if violated:  # recovery: C_j v = d_j for the violated rows, as the first level
         held.extend(violated)
         recovery = Level(cons.C[violated], cons.d[violated])

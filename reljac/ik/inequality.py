@@ -55,7 +55,8 @@ from .active_set import (
     smallest_singular_value,
     solve_level,
 )
-from .hierarchy import MET_TOLERANCE, OVERFLOW, Constraints, DampingPolicy, Level, LevelReport, _violated_rows
+from .hierarchy import MET_TOLERANCE, OVERFLOW, DampingPolicy, Level, LevelReport
+from .saturation import Constraints, violated_rows
 
 JOINT, ROW, NO_FREEDOM, LEVEL_ROW = 0, 1, 2, 3  # LevelReport.limit_kind
 
@@ -154,7 +155,7 @@ def _solve(rows: list[LevelRows], lo: np.ndarray, hi: np.ndarray, policy: Dampin
     d = np.zeros(0) if C.shape[0] == 0 or d is None else d
     v = np.minimum(np.maximum(0.0, lo), hi)  # zero if feasible, else the nearest point of the box
     P = np.eye(nv)
-    violated = _violated_rows(Constraints(lo, hi, C, d), v)
+    violated = violated_rows(Constraints(lo, hi, C, d), v)
     hard = _hard_rows(lo, hi, C, d, violated)
     if violated:  # recovery: C_j v <= d_j for the rows the start violates, as a level above all
         recovery = LevelRows(C[violated], np.full(len(violated), -np.inf), d[violated])

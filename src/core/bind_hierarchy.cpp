@@ -2,6 +2,11 @@
 #include <pybind11/eigen.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
 #include "bindings.hpp"
 #include "hierarchy.hpp"
 
@@ -22,11 +27,42 @@ reljac::Vector as_vector(const py::handle& obj, const char* what) {
   return Eigen::Map<const reljac::Vector>(a.data(), a.shape(0));
 }
 
+// Level k's bounds (lowers[k], uppers[k]: None or (rows) arrays, +-inf allowed; one of them None:
+// one-sided), checked as reljac.ik.inequality.level_rows checks them, with its messages.
+void set_bounds(reljac::Level& level, size_t k, const py::handle& lower, const py::handle& upper) {
+  if (lower.is_none() && upper.is_none()) return;
+  const long m = level.b.size();
+  const char* names[2] = {"lower", "upper"};
+  const py::handle given[2] = {lower, upper};
+  reljac::Vector* out[2] = {&level.lower, &level.upper};
+  for (int side = 0; side < 2; ++side) {
+    const double fill = side == 0 ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+    if (given[side].is_none()) {
+      *out[side] = reljac::Vector::Constant(m, fill);
+      continue;
+    }
+    const Array a = Array::ensure(given[side]);
+    if (!a || a.ndim() != 1 || a.shape(0) != m || std::any_of(a.data(), a.data() + m, [](double x) { return std::isnan(x); }))
+      throw py::value_error("level " + std::to_string(k) + ": " + names[side] + " must be (" + std::to_string(m) +
+                            ",) numbers (+-inf allowed), got " + std::string(py::repr(given[side])));
+    *out[side] = Eigen::Map<const reljac::Vector>(a.data(), m);
+  }
+  for (long j = 0, row = 0; j < m; ++j) {
+    if (!level.A && level.mask.size() && !(level.mask(j) > 0)) continue;  // an identity level's masked row
+    if (level.lower(j) > level.upper(j))
+      throw py::value_error("level " + std::to_string(k) + ": row " + std::to_string(row) + " has lower bound " +
+                            std::string(py::repr(py::float_(level.lower(j)))) + " above its upper bound " +
+                            std::string(py::repr(py::float_(level.upper(j)))));
+    ++row;
+  }
+}
+
 // (v, reports) for levels given as parallel lists; see reljac/ik/backend.py.
 py::tuple solve_hierarchy(const py::list& As, const py::list& bs, const std::vector<double>& identity_scales,
                           const py::list& masks, const std::vector<double>& extra_damping, const py::handle& lo,
                           const py::handle& hi, const py::handle& C, const py::handle& d, double threshold,
-                          double max_damping) {
+                          double max_damping, const py::object& lowers, const py::object& uppers, int change_cap, int repeat) {
+  if (repeat < 1) throw py::value_error("repeat must be >= 1");
   reljac::Constraints cons;
   cons.lo = as_vector(lo, "lo");
   cons.hi = as_vector(hi, "hi");
@@ -62,17 +98,29 @@ py::tuple solve_hierarchy(const py::list& As, const py::list& bs, const std::vec
       level.A = A.data();
     }
   }
-  reljac::Policy policy{threshold, max_damping};
+  if (!lowers.is_none() || !uppers.is_none()) {
+    const py::list lower_list = lowers.is_none() ? py::list(n) : py::list(lowers);
+    const py::list upper_list = uppers.is_none() ? py::list(n) : py::list(uppers);
+    if (lower_list.size() != n || upper_list.size() != n) throw py::value_error("lowers and uppers need one entry per level");
+    for (size_t k = 0; k < n; ++k) set_bounds(levels[k], k, lower_list[k], upper_list[k]);
+  }
+  reljac::Policy policy{threshold, max_damping, change_cap};
   std::vector<reljac::LevelReport> reports;
   reljac::Vector v;
   {
     py::gil_scoped_release release;
-    v = reljac::solve_hierarchy(levels, cons, policy, reports);
+    reljac::Workspace workspace;
+    for (int i = 0; i < repeat; ++i) v = reljac::solve_hierarchy(levels, cons, policy, reports, workspace);
+    reljac::finish_reports(reports, workspace);
   }
   py::list out;
-  for (const auto& r : reports)
+  for (const auto& r : reports) {
+    const py::object margins = r.margins.size() ? py::object(py::array_t<double>(r.margins.size(), r.margins.data()))
+                                                : py::object(py::none());
     out.append(py::make_tuple(r.scale, r.saturated, r.saturated_rows, r.damping, r.smallest, r.residual, r.met,
-                              r.limit_kind, r.limit_index));
+                              r.limit_kind, r.limit_index, r.active, margins, r.changes, r.capped, r.held,
+                              r.limit_level));
+  }
   return py::make_tuple(py::array_t<double>(v.size(), v.data()), out);
 }
 
@@ -81,5 +129,22 @@ py::tuple solve_hierarchy(const py::list& As, const py::list& bs, const std::vec
 void bind_hierarchy(py::module_& m) {
   m.def("solve_hierarchy", &solve_hierarchy, py::arg("As"), py::arg("bs"), py::arg("identity_scales"),
         py::arg("masks"), py::arg("extra_damping"), py::arg("lo"), py::arg("hi"), py::arg("C"), py::arg("d"),
-        py::arg("threshold"), py::arg("max_damping"));
+        py::arg("threshold"), py::arg("max_damping"), py::arg("lowers") = py::none(), py::arg("uppers") = py::none(),
+        py::arg("change_cap") = -1, py::arg("repeat") = 1,
+        R"doc(Joint velocity v (nv,) for prioritized levels inside lo <= v <= hi and C v <= d, and one report per level.
+
+Level k: A v = b with As[k] (m, nv) and bs[k] (m,), or As[k] None: A = identity_scales[k] diag(masks[k])
+(masks[k] (nv,) 1 kept / 0 masked, or None), bs[k] (nv,); extra_damping[k] is added to lambda^2.
+lowers[k], uppers[k]: None (an equality level) or (m,) bounds, lower <= A v <= upper (+-inf one-sided;
+one of the two None: unbounded on that side); a hierarchy with a bounded level is solved in strict
+least violation (reljac/ik/inequality.py, the specification), else by Saturation in the Null Space
+(reljac/ik/hierarchy.py). threshold, max_damping: the singular damping (DampingPolicy).
+change_cap: active-set changes allowed per bounded level (-1: the rule of reljac.ik.active_set.change_cap);
+a level that reaches it stops at its best feasible point and reports capped. repeat: solves in a row
+with one workspace, the last one returned (for timing and the allocation test; the first sizes the buffers).
+Each report: (scale, saturated, saturated_rows, damping, smallest_singular_value, residual, met,
+limit_kind, limit_index, active, margins (m,) or None, changes, capped, held [(level, row)], limit_level),
+the fields of reljac.ik.hierarchy.LevelReport.
+
+Raises ValueError: arrays of the wrong shape, NaN bounds, a lower bound above its upper bound.)doc");
 }

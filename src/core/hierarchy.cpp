@@ -1,6 +1,7 @@
 // The compiled SNS solver; see hierarchy.hpp and reljac/ik/hierarchy.py (its specification).
 #include "hierarchy.hpp"
 #include "hierarchy_factor.hpp"
+#include "active_set.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -29,6 +30,7 @@ struct Workspace::Buffers {
   std::vector<std::unique_ptr<Recovery>> recoveries;  // by the recovery level's rows - 1 (see solve_hierarchy)
   LevelReport recovery_report;
   std::vector<LevelSpace> levels;
+  std::unique_ptr<lex::Space> lex;  // solve_lexicographic's (inequality.cpp), made when first needed
 };
 
 Workspace::Workspace() = default;
@@ -38,6 +40,12 @@ Workspace& Workspace::operator=(Workspace&&) noexcept = default;
 Workspace::Buffers& Workspace::buffers() {
   if (!buffers_) buffers_ = std::make_unique<Buffers>();
   return *buffers_;
+}
+
+lex::Space& lex::lex_space(Workspace& workspace) {
+  Workspace::Buffers& ws = workspace.buffers();
+  if (!ws.lex) ws.lex = std::make_unique<lex::Space>();
+  return *ws.lex;
 }
 
 namespace {
@@ -299,6 +307,9 @@ void violated_rows(const Constraints& cons, const Vector& v, Buffers& ws) {
 const Vector& solve_hierarchy(const std::vector<Level>& levels, const Constraints& cons, const Policy& policy,
                               std::vector<LevelReport>& reports, Workspace& workspace) {
   Buffers& ws = workspace.buffers();
+  ws.pending.clear();
+  for (const Level& level : levels)  // inequality rows: the lexicographic solver (inequality.cpp)
+    if (level.bounded()) return solve_lexicographic(levels, cons, policy, reports, workspace);
   const int nv = static_cast<int>(cons.lo.size());
   const int k = cons.rows();
   const int room = static_cast<int>(cons.C.rows());  // C's rows: k now, as many as it has room for later

@@ -11,6 +11,7 @@
 #include <Eigen/Dense>
 #include <limits>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace reljac {
@@ -32,6 +33,12 @@ struct Level {
   double identity_scale = 0;  // used when A == nullptr
   Vector mask;                // (nv) 1 kept / 0 masked, or empty: all kept (identity levels only)
   double extra_damping = 0;   // added to lambda^2
+  // Inequality rows (issue 29): empty on an equality level, else (rows) each, lower_i <= A_i v <=
+  // upper_i (+-inf: one-sided; lower_i = upper_i: an equality row; b is not read). A hierarchy
+  // with a bounded level is solved by solve_lexicographic (inequality.cpp), to which
+  // solve_hierarchy hands it.
+  Vector lower, upper;
+  bool bounded() const { return lower.size() > 0; }
   int rows() const { return static_cast<int>(b.size()); }
 };
 
@@ -48,6 +55,7 @@ struct Constraints {
 struct Policy {
   double threshold = 0.02;    // sigma_min below which the singular damping starts
   double max_damping = 0.05;  // lambda_max
+  int change_cap = -1;  // active-set changes per bounded level: -1 the rule (active_set.hpp), else this
   double singular_damping(double smallest) const;
 };
 
@@ -61,6 +69,17 @@ struct LevelReport {
   bool met = true;
   int limit_kind = -1;   // what limited the scale: 0 a joint, 1 a row of C, 2 no freedom left, -1 none
   int limit_index = -1;  // its velocity index or row
+  // Filled in on the levels of a hierarchy with bounds (reljac/ik/inequality.py says what they
+  // mean): the level's inequality rows at or beyond a bound, each row's margin to its interval,
+  // active-set changes, whether the cap on them stopped the search, the (level, row) inequality
+  // rows of levels above held on their bound, and limit_level (limit_kind 3: row limit_index of
+  // level limit_level).
+  std::vector<int> active;
+  Vector margins;
+  int changes = 0;
+  bool capped = false;
+  std::vector<std::pair<int, int>> held;
+  int limit_level = -1;
 };
 
 // The buffers of solve_hierarchy (null-space projectors, level matrices, candidates, factors),
@@ -90,6 +109,12 @@ class Workspace {
 // finish_reports(reports, workspace), called before the reports are read and before the next solve.
 const Vector& solve_hierarchy(const std::vector<Level>& levels, const Constraints& cons, const Policy& policy,
                               std::vector<LevelReport>& reports, Workspace& workspace);
+
+// The same for a hierarchy with bounded levels (strict least violation, level by level: see
+// inequality.cpp and reljac/ik/inequality.py); solve_hierarchy calls it when a level is bounded.
+// Sized as solve_hierarchy's buffers (levels of at most 12 rows allocate nothing after the first solve).
+const Vector& solve_lexicographic(const std::vector<Level>& levels, const Constraints& cons, const Policy& policy,
+                                  std::vector<LevelReport>& reports, Workspace& workspace);
 
 // Fills in the smallest singular values the last solve with `workspace` deferred (idempotent).
 void finish_reports(std::vector<LevelReport>& reports, Workspace& workspace);

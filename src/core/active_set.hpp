@@ -1,0 +1,86 @@
+// The buffers and the one-level search of the compiled inequality hierarchy: the twin of
+// reljac/ik/active_set.py (its specification: read its docstring first), private to
+// inequality.cpp and active_set.cpp. Same constants, same order of decisions: the working set of
+// hard rows held on their bound (saturations as projector restrictions, released by their
+// multipliers), the soft active set of the level's own inequality rows, damped least squares in
+// task space through the eigen-decomposition of the Gram matrix.
+#pragma once
+
+#include <vector>
+
+#include "hierarchy.hpp"
+#include "hierarchy_factor.hpp"
+
+namespace reljac {
+namespace lex {
+
+constexpr double kMultiplierTolerance = 1e-9;  // a multiplier below -this x max(1, |P g|) releases its row
+constexpr int kCapBase = 10;                   // active-set changes per level: this + 2 (nv + hard rows + rows)
+enum Kind { kJoint = 0, kRow = 1, kNoFreedom = 2, kLevelRow = 3 };  // LevelReport::limit_kind
+
+inline int change_cap(int nv, int hard_rows, int rows) { return kCapBase + 2 * (nv + hard_rows + rows); }
+
+struct Tag {  // what a hard row is: a joint's bound (index: velocity index), a row of C, row `index` of `level`
+  int kind, index, level;
+};
+
+// A level's rows made explicit: lower_i <= A_i v <= upper_i, A (m x nv) row-major.
+struct Rows {
+  const double* A = nullptr;
+  int m = 0;
+  const double* lower = nullptr;
+  const double* upper = nullptr;
+  double extra_damping = 0.0;
+  bool equal(int i) const { return lower[i] == upper[i]; }
+};
+
+// Every buffer of solve_lexicographic, sized by the structure (nv, the levels' rows, C's room).
+struct Space {
+  int nv = -1, m_max = -1, room = -1, c_room = -1;
+  // hard rows N v <= h (the box, C, the inequality rows levels above left inside their bounds)
+  RowMatrix N;
+  Vector h;
+  std::vector<Tag> tags;
+  int hard = 0;
+  Vector v, v_prev, delta, offset, gradient, Pn, Pg, rhs, mu, norms;
+  Matrix P, P_W, normals;  // (nv x nv)
+  RowMatrix J, M;          // (m_max x nv)
+  Vector value, rate, aim, t, c, coefficients, eig_values, distance, x;  // (m_max)
+  Matrix G, eig_vectors;   // (m_max x m_max)
+  Vector Wt_room;          // (m_max x nv) row-major
+  Vector hard_value, hard_rate;  // (room)
+  std::vector<char> soft, fixed;
+  std::vector<int> chosen, working, kept, violated;
+  bool overflow = false;  // a Gram matrix with inf or NaN entries (the spec's LinAlgError): v is made NaN
+  int mu_size = -1;  // -1: no multipliers computed (Python's None); kept stale as the spec keeps them
+  Eigen::SelfAdjointEigenSolver<Matrix> big;  // levels of more than factor::kSmallLevel rows
+  // explicit rows of identity levels and of the recovery level
+  std::vector<RowMatrix> identity_A;
+  std::vector<Vector> identity_lower, identity_upper;
+  RowMatrix recovery_A;
+  Vector recovery_lower, recovery_upper;
+
+  void size(const std::vector<Level>& levels, const Constraints& cons);
+  void push_hard(const double* n, double sign, double bound, Tag tag);
+};
+
+// The workspace's Space (made on first use; hierarchy.cpp owns it beside the SNS buffers).
+Space& lex_space(Workspace& workspace);
+
+// Eigen-decomposition of G = M M^T (M: r x nv row-major, r <= m_max) into s.eig_values
+// (ascending) and s.eig_vectors; returns the rank (the equality solver's rule).
+int eigen(const double* M, int r, int nv, Space& s);
+
+// P -= W W^T, W an orthonormal basis of the row space of M (r x nv) (Python's row_basis).
+void subtract_row_space(const double* M, int r, Matrix& P, Space& s);
+
+// The smallest singular value of M (r x nv), 0 when rank-deficient, inf when r = 0; and its rank.
+double smallest_singular_value(const double* M, int r, int nv, Space& s, int& rank);
+
+// The level's search (active_set.solve_level): v (in s.v, from v_prev) at the least violation,
+// s.working the working set at the end, s.mu its multipliers (s.mu_size); returns the changes,
+// `capped` when the cap (or a row with no freedom along it) stopped it.
+int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Space& s, bool& capped);
+
+}  // namespace lex
+}  // namespace reljac
