@@ -189,7 +189,9 @@ class Browser:
         n = self.evaluate("typeof viewer === 'undefined' ? -1 : viewer.num_messages_received")
         return -1 if n is None else int(n)
 
-    def wait_messages(self, count: int, timeout: float = 20.0) -> None:
+    # The timeouts bound a hang; they say nothing about speed. 20 s was once too short for panda's
+    # scene with two test workers each drawing in its own Chromium on a loaded machine.
+    def wait_messages(self, count: int, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
         while self.messages() < count:
             if time.monotonic() > deadline:
@@ -199,7 +201,7 @@ class Browser:
         self.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))",
                       await_promise=True)
 
-    def wait_textures(self, timeout: float = 20.0) -> None:
+    def wait_textures(self, timeout: float = 60.0) -> None:
         """Wait until the page has decoded every texture of its scene (meshcat decodes a PNG
         texture, such as a label's or a legend's, after handling its message), and drawn them."""
         deadline = time.monotonic() + timeout
@@ -210,7 +212,7 @@ class Browser:
         self.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))",
                       await_promise=True)
 
-    def load(self, url: str, count: int, timeout: float = 20.0) -> None:
+    def load(self, url: str, count: int, timeout: float = 60.0) -> None:
         """Open the meshcat page at `url` and wait until it has handled and drawn the `count`
         messages of its scene (:func:`scene_messages`).
 
