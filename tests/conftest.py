@@ -86,11 +86,25 @@ def chromium():
     browser.close()
 
 
+def pytest_addoption(parser, pluginmanager):
+    """pyproject.toml's addopts ask pytest-xdist for a worker per core (--numprocesses=auto
+    --dist=loadfile); without it (`-p no:xdist`, to debug in this process, or not installed) the two
+    options are accepted and the tests run here, one after the other."""
+    if not pluginmanager.has_plugin("xdist"):
+        group = parser.getgroup("xdist", "pytest-xdist is not active: the tests run in this process")
+        group.addoption("--numprocesses", dest="numprocesses", metavar="N", help="ignored")
+        group.addoption("--dist", dest="dist", default="no", metavar="MODE", help="ignored")
+
+
 REQUIRE_COMPILED = os.environ.get("RELJAC_REQUIRE_COMPILED") == "1"
+
+
+_STARTED: list[float] = []  # the 1-minute load average when the session started
 
 
 def pytest_sessionstart(session):
     """With RELJAC_REQUIRE_COMPILED=1 (CI), a missing compiled core fails the run at once."""
+    _STARTED[:] = [os.getloadavg()[0]]
     if REQUIRE_COMPILED:
         from reljac.ik import compiled_available
 
@@ -99,10 +113,14 @@ def pytest_sessionstart(session):
 
 
 def pytest_collection_modifyitems(config, items):
-    """A test that uses the `chromium` fixture (directly or through another fixture) is a
-    `browser` test: `pytest -m "not slow and not browser"` leaves it out."""
+    """A test that uses the `chromium` fixture or a module's own `browser` (directly or through
+    another fixture) is a `browser` test: `pytest -m "not slow and not browser"` leaves it out.
+
+    The files keep their usual order: running the files with browser tests first made both
+    workers draw in Chromium at once (software WebGL on every core), and the suite no faster."""
     for item in items:
-        if "chromium" in getattr(item, "fixturenames", ()):
+        uses = getattr(item, "fixturenames", ())
+        if "chromium" in uses or "browser" in uses:
             item.add_marker(pytest.mark.browser)
 
 
@@ -114,3 +132,14 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     if REQUIRE_COMPILED and report.skipped and "not built" in str(report.longrepr):
         report.outcome = "failed"
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Where the tests ran and the machine's load beside pytest's wall time (its last line): a time
+    means little without them (docs/testing.md: the whole suite stays under 5 minutes on 2 idle cores)."""
+    if not _STARTED:
+        return
+    workers = len(getattr(config.option, "tx", None) or []) if getattr(config.option, "dist", "no") != "no" else 0
+    where = f"on {workers} pytest-xdist workers" if workers else "in one process"
+    terminalreporter.write_line(f"ran {where}; load average {_STARTED[0]:.1f} at the start, "
+                                f"{os.getloadavg()[0]:.1f} at the end")
