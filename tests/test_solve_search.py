@@ -379,6 +379,32 @@ def test_a_humanoid_reaches_with_its_feet_held_and_its_centre_of_mass_supported(
         np.testing.assert_allclose(kin.center_of_mass()[:2], kin0.center_of_mass()[:2], atol=1e-4)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_local_search_that_leaves_no_support_region_ends_and_the_search_goes_on(talos, backend):
+    """reljac bench solve's humanoid problem 6 (rng 5: the left arm's first four joints drawn in
+    their limits, the gripper's position the target): a local search passes where the soles'
+    hull shrunk by its margin is empty; seen: a SupportError ended the whole search. That local
+    search ends, the next one converges (seed 6: after 3 restarts) with the CoM supported."""
+    from reljac.apps.balance_demo import FEET, LEFT, MARGIN, POSITION
+    from reljac.ik import humanoid_stack
+
+    q0 = talos.reference_configuration()
+    standing = humanoid_stack(talos, q0, feet=FEET, margin=MARGIN, com_priority="none")
+    arm = [talos.model.joints[talos.model.getJointId(f"arm_left_{k}_joint")].idx_q for k in range(1, 5)]
+    rng = np.random.default_rng(5)
+    for _ in range(7):
+        q = q0.copy()
+        q[arm] = rng.uniform(talos.lower_limits[arm], talos.upper_limits[arm])
+    hand = FrameTask(LEFT, weight=POSITION, name="hand")
+    hand.set_target(Kinematics(talos, q).placement(LEFT))
+    levels = [standing.levels[0], [hand], *standing.levels[1:]]
+    result = solve(talos, q0, levels, tol=1e-4, restarts=30, seed=6, constraints=standing.constraints,
+                   backend=backend)
+    assert result.converged and result.restarts >= 1, result.message
+    kin = Kinematics(talos, result.q)
+    assert standing.support.polygon(kin).contains(kin.center_of_mass(), margin=MARGIN - 1e-4 - 1e-9)
+
+
 def test_a_solver_shared_by_threads_refuses_instead_of_answering_wrongly(planar):
     """A second thread's solve while the first runs raises; afterwards the Solver answers again."""
     import threading

@@ -72,6 +72,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
+from ..exceptions import SupportError
 from ..relative import Kinematics
 from ..robot import Robot
 from .controller import Controller
@@ -360,7 +361,13 @@ class PythonSearch:
         mask = np.asarray(counts, dtype=bool)
         history = [float(costs[mask].sum())]  # the counted cost after each iteration
         while np.isfinite(costs).all():  # (rows that are not finite: no local search from q)
-            constraints = self.constraints(kin)
+            try:
+                constraints = self.constraints(kin)
+            except SupportError:  # no support region left at q (a restart's legs anywhere)
+                if self.best_costs is None:
+                    raise  # the seed itself: the caller's contacts give no region to hold
+                costs = np.full_like(costs, np.inf)  # not a candidate: ends this local search
+                break
             ok = feasible(constraints[3])
             if self.best_costs is None or (ok and not self.best_feasible) or (
                     ok == self.best_feasible and lexicographically_lower(level_costs, self.best_costs, o.floor)[0]):

@@ -120,7 +120,13 @@ class Searcher {
     history_.reserve(static_cast<size_t>(max_iters) + 2);
     history_.push_back(counted_sum(costs_, counted));
     for (int it = 0; failing < 0; ++it) {
-      s_.constraints(q_, none_);  // (for the step, and the check that q is feasible)
+      try {
+        s_.constraints(q_, none_);  // (for the step, and the check that q is feasible)
+      } catch (const SupportFailure&) {  // no support region left at q (a restart's legs anywhere)
+        if (!have_best_) throw;          // the seed itself: the caller's contacts give no region to hold
+        costs_.setConstant(kInf);        // not a candidate: ends this local search
+        break;
+      }
       const bool ok = feasible();
       if (!have_best_ || (ok && !best_feasible_) ||
           (ok == best_feasible_ && lexicographically_lower(level_costs_, best_costs_, o_.floor).first))
