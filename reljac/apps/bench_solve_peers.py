@@ -14,9 +14,13 @@ shows in place of figures.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 import time
 import warnings
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -79,13 +83,27 @@ def with_angles(q0: np.ndarray, joints: list[tuple[int, int]], angles: np.ndarra
     return q
 
 
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """C-level writes to file descriptor 1 go to 2 meanwhile (Python's own stdout flushed first)."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def run_tracik(robot: Robot, name: str, base: str, tip: str, targets: list[pin.SE3], q0: np.ndarray,
                budget: float) -> dict[str, Any] | None:
     try:
         import pytracik
     except ImportError:
         return None
-    solver = pytracik.TRAC_IK(base, tip, resolve(name).urdf.read_text(), budget, TOL, pytracik.SolveType.Speed)
+    with _stdout_to_stderr():  # KDL's parser prints its warnings to C's stdout (it would break --json)
+        solver = pytracik.TRAC_IK(base, tip, resolve(name).urdf.read_text(), budget, TOL, pytracik.SolveType.Speed)
     joints = chain_joints(robot, base, tip)
     if pytracik.get_num_joints(solver) != len(joints):
         return {"error": f"its chain has {pytracik.get_num_joints(solver)} joints, Pinocchio's {len(joints)}"}
