@@ -126,17 +126,22 @@ def test_rows_that_overflow_are_a_task_error_on_both_backends(dual_arm, backend,
         controller.step(q)
 
 
-@pytest.mark.parametrize("options", [{"threshold": 1e300, "max_damping": 1e200}, {"threshold": 1e300, "max_damping": 1e155}])
-def test_a_damping_whose_square_overflows_steps_as_on_the_compiled_backend(dual_arm, options):
-    """lambda^2 = inf: the damped level moves nothing (v = 0 for it), on both backends alike."""
+@pytest.mark.parametrize("max_damping", [1e200, 1e155, 2e150])
+def test_a_damping_whose_square_overflows_is_refused_with_what_is_valid(max_damping):
+    """Issue 28: DampingPolicy(threshold=1e300, max_damping=1e200) gave an OverflowError; lambda_max^2
+    must be finite: max_damping at most 1e150, refused by the policy both backends take."""
+    with pytest.raises(ConfigurationError, match=r"max_damping must be at most 1e\+150 .*got"):
+        DampingPolicy(threshold=1e300, max_damping=max_damping)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_largest_damping_allowed_damps_a_singular_level_to_nothing(dual_arm, backend):
+    """max_damping = 1e150 (lambda^2 = 1e300) under threshold 1e300: every level is below the
+    threshold, so its step is b / (sigma^2 + 1e300) times sigma: zero to double precision."""
     q = dual_arm.reference_configuration()
-    steps = {}
-    for backend in ("python", *(["compiled"] if compiled_available() else [])):
-        controller = Controller(dual_arm, [[far_task(dual_arm, q, offset=0.05)]], dt=0.01,
-                                damping=DampingPolicy(**options), backend=backend)
-        steps[backend] = controller.velocity(q)
-    for v in steps.values():
-        np.testing.assert_array_equal(v, np.zeros(dual_arm.nv))
+    controller = Controller(dual_arm, [[far_task(dual_arm, q, offset=0.05)]], dt=0.01,
+                            damping=DampingPolicy(threshold=1e300, max_damping=1e150), backend=backend)
+    np.testing.assert_allclose(controller.velocity(q), np.zeros(dual_arm.nv), atol=1e-200)
 
 
 # ---------------------------------------------------------------------------- support polygons

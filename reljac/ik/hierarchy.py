@@ -122,6 +122,9 @@ class LevelReport:
     active_rows: list[str] = field(default_factory=list)
 
 
+MAX_DAMPING = 1e150  # the largest DampingPolicy.max_damping: its square stays finite
+
+
 @dataclass(frozen=True)
 class DampingPolicy:
     """Damping of each level's least squares: lambda^2 = singular part + error part.
@@ -146,6 +149,9 @@ class DampingPolicy:
         for name in ("threshold", "max_damping", "error_damping", "step_threshold"):
             as_float(getattr(self, name), f"DampingPolicy.{name}", minimum=0.0, valid="a finite number >= 0",
                      error=ConfigurationError)
+        if float(self.max_damping) > MAX_DAMPING:  # lambda_max^2 would overflow to inf
+            raise ConfigurationError(f"DampingPolicy.max_damping must be at most {MAX_DAMPING:g} (its square is "
+                                     f"lambda^2), got {float(self.max_damping):g}")
 
     def error_part(self, step_squared: float) -> float:
         """lambda^2 of a level asking for a displacement of squared norm `step_squared` per step."""
