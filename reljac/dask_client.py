@@ -36,7 +36,7 @@ from .exceptions import ReljacError, SchedulerError
 DASK_HINT = "pip install '.[scale]' in the reljac folder, or pip install 'dask[distributed]'"
 SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
 LOOPBACK = "127.0.0.1"
-GUARD = 'put the code that runs the {what} under `if __name__ == "__main__":` (see the README)'
+GUARD = 'put the code that runs the {what} under `if __name__ == "__main__":` (see docs/guide/maps.md)'
 
 
 def local_servers() -> dict[str, Any]:

@@ -228,7 +228,7 @@ def test_a_local_cluster_from_an_unguarded_script_says_what_to_do_in_one_line(tm
     message = _bounded(call)  # the old code started workers that ran the script again, and hung
     assert message == (f"scheduler='local' starts worker processes that import {script} again and would run its "
                        'line 2 (this map) in each of them: put the code that runs the map under `if __name__ == '
-                       '"__main__":` (see the README)')
+                       '"__main__":` (see docs/guide/maps.md)')
 
 
 def test_a_call_under_the_guard_or_in_a_function_it_calls_is_not_refused(tmp_path):

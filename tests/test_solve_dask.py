@@ -223,4 +223,4 @@ def test_a_local_cluster_from_an_unguarded_script_is_refused_before_any_worker_s
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == (f"scheduler='local' starts worker processes that import {script} again and would run "
                                   "its line 7 (this solve_many) in each of them: put the code that runs the solve_many "
-                                  'under `if __name__ == "__main__":` (see the README)')
+                                  'under `if __name__ == "__main__":` (see docs/guide/maps.md)')

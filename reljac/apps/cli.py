@@ -80,7 +80,7 @@ SYNOPSIS: tuple[tuple[str, str], ...] = (
     ("reljac analyze ROBOT A B [--samples N]", "relative manipulability over the workspace"),
     ("reljac analyze ROBOT [A B] --com [--com-frame F] [--q ...|--q-named N]", "centre of mass and its Jacobian"),
     ("reljac bench [jacobian|reference|ik|map|solve] [--peers]",
-     "timing tables against Pinocchio (--peers: PlaCo, pink; solve: TRAC-IK)"),
+     "timing tables against Pinocchio (--peers: PlaCo, pink; solve: TRAC-IK, pink, ikpy)"),
     ("reljac view ROBOT --frames A B [--seed S]", "show the robot and frames in the browser"),
     ("reljac view ROBOT --map FILE [--color-by C]", "a capability map as coloured voxels, with the robot"),
     ("reljac map ROBOT A B --samples N --voxel V --out FILE [--scheduler URL]", "capability map of b in a (.npz)"),
@@ -129,8 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("what", nargs="?", default="all", choices=["all", "jacobian", "reference", "ik", "map", "solve"])
     p.add_argument("--quick", action="store_true", help="fewer repetitions (for smoke tests)")
     p.add_argument("--peers", action="store_true",
-                   help="ik, solve (or all): also compare with PlaCo and pink (ik), TRAC-IK (solve) on the same "
-                        "targets, when installed (pip install \".[peers]\" in a clone of reljac; PlaCo by hand: its "
+                   help="ik, solve (or all): also compare with PlaCo and pink (ik), TRAC-IK, pink and ikpy (solve) "
+                        "on the same targets, when installed (pip install \".[peers]\" in a clone of reljac; PlaCo by hand: its "
                         "wheels need pin 3.8, so build it from source on pin 4.1)")
     json_argument(p)
     progress_argument(p)
