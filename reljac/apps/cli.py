@@ -130,8 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="fewer repetitions (for smoke tests)")
     p.add_argument("--peers", action="store_true",
                    help="ik, solve (or all): also compare with PlaCo and pink (ik), TRAC-IK, pink and ikpy (solve) "
-                        "on the same targets, when installed (pip install \".[peers]\" in a clone of reljac; PlaCo by hand: its "
-                        "wheels need pin 3.8, so build it from source on pin 4.1)")
+                        "on the same targets, when installed (pip install \".[peers]\" in a clone of reljac; PlaCo "
+                        "by hand: its wheels need pin 3.8, so build it from source on pin 4.1)")
     json_argument(p)
     progress_argument(p)
     p.set_defaults(func=commands.cmd_bench)
