@@ -29,7 +29,7 @@ try:  # the compiled core (C++ in src/core/), typed Any: pybind11 modules carry 
 except ImportError:  # not built: no C++ compiler when reljac was installed
     _core = None
 MISMATCH = ""
-if _core is not None and hasattr(_core, "built_with"):
+if _core is not None:
     import coal
 
     built = _core.built_with()

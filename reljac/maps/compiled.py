@@ -39,15 +39,11 @@ SUPPORTED = ("JointModelRX/RY/RZ, JointModelRevoluteUnaligned, JointModelPX/PY/P
              "JointModelRUBX/RUBY/RUBZ, JointModelRevoluteUnboundedUnaligned, JointModelFreeFlyer, "
              "JointModelSpherical, JointModelPlanar, JointModelMimic (of a revolute or prismatic joint)")
 
-try:  # the compiled core, typed Any: pybind11 modules carry no annotations
-    _core: Any = importlib.import_module("reljac.ik._core")
-except ImportError as error:  # the extension was not built (no compiler at install time)
-    _core = None
-    IMPORT_ERROR = str(error)
-else:
-    IMPORT_ERROR = ""
-    if not hasattr(_core, "KinematicModel"):  # an extension built before the kinematics existed
-        _core, IMPORT_ERROR = None, "the compiled core has no KinematicModel: rebuild reljac"
+# the compiled core as reljac.ik.backend loads it (None when not built, or built for another
+# Pinocchio: its MISMATCH says so), typed Any: pybind11 modules carry no annotations
+_backend = importlib.import_module("reljac.ik.backend")
+_core: Any = _backend.core()
+IMPORT_ERROR = "" if _core is not None else (_backend.MISMATCH or "no C++ compiler when reljac was installed")
 
 _exported: weakref.WeakKeyDictionary[Robot, object] = weakref.WeakKeyDictionary()
 
