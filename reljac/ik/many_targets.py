@@ -88,6 +88,15 @@ def set_from_core(task: Task, values: np.ndarray) -> None:
         task.set_target(values)  # type: ignore[attr-defined]
 
 
+def set_row(tasks: list[Task], sizes: list[int], row: np.ndarray) -> None:
+    """Set each task's target from its segment of one problem's row of core targets (its size,
+    in order): :func:`set_from_core` for each."""
+    at = 0
+    for task, size in zip(tasks, sizes, strict=True):
+        set_from_core(task, row[at:at + size])
+        at += size
+
+
 Problem = tuple[list[Task], list[int], np.ndarray]  # solve_many's: changed tasks, sizes, core targets
 
 
@@ -101,12 +110,9 @@ def posed_by(problem: Problem | None) -> Callable[[Task], Task]:
     def posed(task: Task) -> Task:
         if not twins:
             changed, sizes, row = problem
-            at = 0
-            for changing, size in zip(changed, sizes, strict=True):
-                twin = own_copy(changing)
-                set_from_core(twin, row[at:at + size])
-                twins[id(changing)] = twin
-                at += size
+            copies = [own_copy(changing) for changing in changed]
+            set_row(copies, sizes, row)
+            twins.update((id(changing), twin) for changing, twin in zip(changed, copies, strict=True))
         return twins.get(id(task), task)
 
     return posed

@@ -28,8 +28,9 @@ from ..validation import as_count, as_float
 from .controller import Controller, _as_levels
 from .hierarchy import DampingPolicy
 from .limits import JointPositionLimit, Limit
-from .many_targets import Problem, core_target, own_copy, posed_by, set_from_core, target_values
-from .search import CONVERGED, EXHAUSTED, TIMEOUT, PythonSearch, SearchOptions, SearchResult, sampling
+from .many_targets import Problem, core_target, own_copy, posed_by, set_row, target_values
+from .search import CONVERGED, EXHAUSTED, TIMEOUT, PythonSearch, SearchOptions, SearchResult
+from .search_restarts import sampling
 from .task import Task
 
 AT_LIMIT = 1e-6  # [rad or m] a joint this close to a limit is at it (for the messages)
@@ -315,10 +316,7 @@ class Solver:
         if not self.compiled:
             out = []
             for i, row in enumerate(values):
-                at = 0
-                for task, size in zip(changed, sizes, strict=True):
-                    set_from_core(task, row[at:at + size])
-                    at += size
+                set_row(changed, sizes, row)
                 options = dataclasses.replace(self.options, seed=seed + i)
                 q = seeds[0 if len(seeds) == 1 else i]
                 out.append(PythonSearch(self.controllers[0], self.counted, options, self.sample).run(q))
