@@ -23,8 +23,9 @@ from reljac.ik import (
     solve,
     solve_many,
 )
-from reljac.ik.search import PythonSearch, SplitMix64, flat_levels, random_configuration, sampling
+from reljac.ik.search import PythonSearch, flat_levels
 from reljac.ik.search_order import active_level, improves, lexicographically_lower, raise_damping
+from reljac.ik.search_restarts import SplitMix64, random_configuration, sampling
 from reljac.relative import Kinematics
 
 L1, L2 = 1.0, 0.8  # urdf/planar_2link.urdf

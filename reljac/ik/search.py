@@ -48,24 +48,23 @@ is cheaper than its tail (dual arm, 100 targets, Newton steps per solve: mean 78
 percentile 423 -> 193; a window of 5 and a ratio of 0.5, 0.7 or 0.85 did less). With a single level
 there is one phase, which ends only as said above.
 
-**Restarts**: a local search that ends without converging is followed by another, from where it
-ended with every bounded coordinate that lies within ``PARTIAL_BAND`` (1 %) of its range from a
-limit drawn anew, uniform inside its limits, the others kept: the joints at their limits are what
-stopped it, the others hold progress (on the dual arm: 99th percentile of Newton steps per solve
-457 -> 258, single chains' 92-134 from 105-196). Every ``FRESH_EVERY``-th (third) restart, and
-whenever no coordinate is at a limit, starts from a random configuration: each coordinate of a
-joint with finite limits uniform inside them, each unbounded revolute joint a uniform angle, every
-other coordinate (floating bases, spherical joints) as in the first seed. The random stream is
-splitmix64 seeded with ``seed``, the same in C++. The search ends on convergence, after
-``restarts`` restarts (None: no cap, then a timeout is needed), or when ``timeout`` seconds of wall
-clock have passed (checked every iteration); it returns the configuration with the
-lexicographically smallest costs seen among those that satisfy the limits' rows (any, when none
-did).
+**Restarts** (:mod:`reljac.ik.search_restarts`): a local search that ends without converging is
+followed by another, from where it ended with every bounded coordinate that lies within
+``PARTIAL_BAND`` (1 %) of its range from a limit drawn anew, uniform inside its limits, the others
+kept: the joints at their limits are what stopped it, the others hold progress (on the dual arm:
+99th percentile of Newton steps per solve 457 -> 258, single chains' 92-134 from 105-196). Every
+``FRESH_EVERY``-th (third) restart, and whenever no coordinate is at a limit, starts from a random
+configuration: each coordinate of a joint with finite limits uniform inside them, each unbounded
+revolute joint a uniform angle, every other coordinate (floating bases, spherical joints) as in the
+first seed. The random stream is splitmix64 seeded with ``seed``, the same in C++. The search ends
+on convergence, after ``restarts`` restarts (None: no cap, then a timeout is needed), or when
+``timeout`` seconds of wall clock have passed (checked every iteration); it returns the
+configuration with the lexicographically smallest costs seen among those that satisfy the limits'
+rows (any, when none did).
 """
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 
@@ -74,11 +73,11 @@ import pinocchio as pin
 
 from ..exceptions import SupportError
 from ..relative import Kinematics
-from ..robot import Robot
 from .controller import Controller
 from .hierarchy import Level
-from .limits import JointPositionLimit, intersect
+from .limits import intersect
 from .search_order import improves, lexicographically_lower, raise_damping
+from .search_restarts import SplitMix64, restart_configuration
 from .task import Task
 
 CONVERGED, TIMEOUT, EXHAUSTED, FAILED = 0, 1, 2, 3  # SearchResult.reason, as the core's
@@ -87,9 +86,6 @@ POLISH_ITERS = 20  # Newton iterations of the strict phase after a flat one, at 
 STALL_WINDOW = 8  # a flat phase ends when its counted cost has not fallen by 30 % over this many iterations
 STALL_WINDOW_FROM = 8  # ... from this iteration on
 STALL_WINDOW_RATIO = 0.7
-PARTIAL_BAND = 0.01  # a bounded coordinate this close to a limit (fraction of its range) is at it
-FRESH_EVERY = 3  # every third restart draws every coordinate
-MASK64 = (1 << 64) - 1
 
 
 @dataclass
@@ -135,77 +131,6 @@ class SearchResult:
     level_costs: np.ndarray
     seconds: float
     failing: int = -1
-
-
-class SplitMix64:
-    """splitmix64 (Steele, Lea and Flood, 2014), as the core draws it."""
-
-    def __init__(self, seed: int) -> None:
-        self.state = seed & MASK64
-
-    def next(self) -> int:
-        self.state = (self.state + 0x9E3779B97F4A7C15) & MASK64
-        z = self.state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-        return z ^ (z >> 31)
-
-    def uniform(self) -> float:
-        """A double in [0, 1)."""
-        return (self.next() >> 11) * 2.0 ** -53
-
-
-def sampling(robot: Robot, position_limit: JointPositionLimit) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(kind, lower, upper), each (nq,): how a restart draws each coordinate of q: 0 uniform in
-    [lower, upper] (a joint with finite limits, as the position limit keeps them), 2 an unbounded
-    revolute joint's (cos, sin) pair from a uniform angle (its second entry: 3), 1 the seed's."""
-    model = robot.model
-    kind = np.ones(model.nq, dtype=np.int32)
-    lower, upper = np.zeros(model.nq), np.zeros(model.nq)
-    d = position_limit.description(robot)
-    bounded = {int(i): (lo, hi) for i, lo, hi in zip(d.q_index, d.q_min, d.q_max, strict=True)
-               if np.isfinite(lo) and np.isfinite(hi)}
-    for joint in model.joints[1:]:
-        i = joint.idx_q
-        if joint.nq == 1 and joint.nv == 1 and i in bounded:
-            kind[i] = 0
-            lower[i], upper[i] = bounded[i]
-        elif joint.nq == 2 and joint.nv == 1:
-            kind[i], kind[i + 1] = 2, 3
-    return kind, lower, upper
-
-
-def random_configuration(random: SplitMix64, seed: np.ndarray, kind: np.ndarray, lower: np.ndarray,
-                         upper: np.ndarray) -> np.ndarray:
-    """A restart's configuration (:func:`sampling`'s kinds), drawn in q's order."""
-    q = seed.copy()
-    i = 0
-    while i < len(q):
-        if kind[i] == 0:
-            q[i] = lower[i] + random.uniform() * (upper[i] - lower[i])
-        elif kind[i] == 2:
-            angle = -math.pi + 2.0 * math.pi * random.uniform()
-            q[i], q[i + 1] = math.cos(angle), math.sin(angle)
-            i += 1
-        i += 1
-    return q
-
-
-def restart_configuration(random: SplitMix64, seed: np.ndarray, ended: np.ndarray, restart: int, kind: np.ndarray,
-                          lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    """The start of restart `restart` (1, 2, ...): where the last local search ended, with its
-    bounded coordinates at a limit (within PARTIAL_BAND of their range) drawn anew in q's order,
-    the others kept (the joints at their limits are what stopped it); every FRESH_EVERY-th
-    restart, and when no coordinate is at a limit, :func:`random_configuration`."""
-    if restart % FRESH_EVERY:
-        band = PARTIAL_BAND * (upper - lower)
-        at = np.flatnonzero((kind == 0) & ((ended - lower <= band) | (upper - ended <= band)))
-        if len(at):
-            q = ended.copy()
-            for i in at:
-                q[i] = lower[i] + random.uniform() * (upper[i] - lower[i])
-            return q
-    return random_configuration(random, seed, kind, lower, upper)
 
 
 def feasible(d: np.ndarray | None) -> bool:

@@ -38,6 +38,7 @@ struct SplitMix64 {
     return z ^ (z >> 31);
   }
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
+  double between(double lower, double upper) { return lower + uniform() * (upper - lower); }  // [lower, upper)
 };
 
 }  // namespace
@@ -266,7 +267,7 @@ class Searcher {
         if (o_.sample_kind(i) != 0) continue;
         const double band = kPartialBand * (o_.upper(i) - o_.lower(i));
         if (q(i) - o_.lower(i) <= band || o_.upper(i) - q(i) <= band) {
-          q(i) = o_.lower(i) + random.uniform() * (o_.upper(i) - o_.lower(i));
+          q(i) = random.between(o_.lower(i), o_.upper(i));
           any = true;
         }
       }
@@ -281,7 +282,7 @@ class Searcher {
     for (int i = 0; i < nq; ++i) {
       switch (o_.sample_kind(i)) {
         case 0:
-          q(i) = o_.lower(i) + random.uniform() * (o_.upper(i) - o_.lower(i));
+          q(i) = random.between(o_.lower(i), o_.upper(i));
           break;
         case 2: {
           const double angle = -kPi + 2.0 * kPi * random.uniform();
