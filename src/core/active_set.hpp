@@ -59,6 +59,7 @@ struct Space {
   std::vector<Vector> identity_lower, identity_upper;
   RowMatrix recovery_A;
   Vector recovery_lower, recovery_upper;
+  Vector Cv;  // (C's room): C v for violated_rows
 
   void size(const std::vector<Level>& levels, const Constraints& cons);
   void push_hard(const double* n, double sign, double bound, Tag tag);

@@ -289,20 +289,19 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
   report.met = is_met(report.residual, level);
 }
 
-// ws.violated: rows j of C with C_j v > d_j (beyond rounding).
-void violated_rows(const Constraints& cons, const Vector& v, Buffers& ws) {
-  ws.violated.clear();
+}  // namespace
+
+void violated_rows(const Constraints& cons, const Vector& v, Vector& Cv_room, std::vector<int>& out) {
+  out.clear();
   const int k = cons.rows();
   if (!k) return;
-  if (ws.Cv.size() < cons.C.rows()) ws.Cv.resize(cons.C.rows());  // room for all of C's rows
-  auto Cv = ws.Cv.head(k);
+  if (Cv_room.size() < cons.C.rows()) Cv_room.resize(cons.C.rows());  // room for all of C's rows
+  auto Cv = Cv_room.head(k);
   Cv.noalias() = cons.used_C() * v;
   const double tol = kBoundTolerance * std::max(1.0, Cv.cwiseAbs().maxCoeff());
   for (int j = 0; j < k; ++j)
-    if (Cv(j) - cons.d(j) > tol) ws.violated.push_back(j);
+    if (Cv(j) - cons.d(j) > tol) out.push_back(j);
 }
-
-}  // namespace
 
 const Vector& solve_hierarchy(const std::vector<Level>& levels, const Constraints& cons, const Policy& policy,
                               std::vector<LevelReport>& reports, Workspace& workspace) {
@@ -352,7 +351,7 @@ const Vector& solve_hierarchy(const std::vector<Level>& levels, const Constraint
       recovery->space.reserve(rows, nv);
     }
   }
-  violated_rows(cons, v, ws);
+  violated_rows(cons, v, ws.Cv, ws.violated);
   if (!ws.violated.empty()) {  // recovery: C_j v = d_j for the violated rows, as the first level
     const int n = static_cast<int>(ws.violated.size());
     auto& recovery = ws.recoveries[n - 1];  // more than kSmallLevel rows: made when first needed

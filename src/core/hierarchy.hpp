@@ -116,6 +116,10 @@ const Vector& solve_hierarchy(const std::vector<Level>& levels, const Constraint
 const Vector& solve_lexicographic(const std::vector<Level>& levels, const Constraints& cons, const Policy& policy,
                                   std::vector<LevelReport>& reports, Workspace& workspace);
 
+// Rows j of C with C_j v > d_j beyond rounding (reljac/ik/saturation.py's violated_rows), into `out`;
+// Cv_room: a buffer, grown to C's rows when smaller (no allocation once it has them).
+void violated_rows(const Constraints& cons, const Vector& v, Vector& Cv_room, std::vector<int>& out);
+
 // Fills in the smallest singular values the last solve with `workspace` deferred (idempotent).
 void finish_reports(std::vector<LevelReport>& reports, Workspace& workspace);
 

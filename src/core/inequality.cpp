@@ -207,6 +207,7 @@ void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
   recovery_A.resize(c_room, nv);
   recovery_lower = Vector::Constant(c_room, -kInf);
   recovery_upper.resize(c_room);
+  Cv.resize(c_room);
 }
 
 }  // namespace lex
@@ -221,14 +222,7 @@ const Vector& solve_lexicographic(const std::vector<Level>& levels, const Constr
   v = Vector::Zero(nv).cwiseMax(cons.lo).cwiseMin(cons.hi);  // zero if feasible, else the box's nearest point
   Matrix& P = s.P;
   P.setIdentity();
-  // rows of C violated at v (beyond rounding)
-  s.violated.clear();
-  if (k) {
-    double size = 1.0;
-    for (int j = 0; j < k; ++j) size = std::max(size, std::abs(cons.C.row(j).dot(v)));
-    for (int j = 0; j < k; ++j)
-      if (cons.C.row(j).dot(v) - cons.d(j) > kBoundTolerance * size) s.violated.push_back(j);
-  }
+  violated_rows(cons, v, s.Cv, s.violated);  // rows of C violated at v (beyond rounding)
   // the hard rows: the box's finite bounds (upper ones first), then the rows of C not violated
   s.hard = 0;
   for (int j = 0; j < nv; ++j)
