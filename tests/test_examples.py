@@ -22,12 +22,13 @@ EXPECTED = {  # example -> (extra arguments, text its output must contain)
     "analyze_urdf.py": ([], "singular values of J_ab"),
     "self_check.py": ([], "all checks passed"),
     "tiago_dual_carry.py": ([], "with 84 joints locked: nv = 17"),
+    "tiago_dual_bounded_carry.py": ([], "level 0 (grip): met; rows on a bound: grip[0]"),
     "talos_carry.py": ([], "reference posture 'half_sitting' from talos.srdf"),
     "allegro_pinch.py": ([], "ring: pinched"),
     "arm_analysis.py": ([], "panda_joint1: "),
     "talos_balance.py": ([], "reach limited by: support region (edge"),
 }
-NEEDS_ROBOTS = {"tiago_dual_carry.py", "talos_carry.py", "allegro_pinch.py", "arm_analysis.py", "talos_balance.py"}
+NEEDS_ROBOTS = {"tiago_dual_carry.py", "tiago_dual_bounded_carry.py", "talos_carry.py", "allegro_pinch.py", "arm_analysis.py", "talos_balance.py"}
 
 
 def test_every_example_is_tested():
