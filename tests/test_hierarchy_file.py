@@ -94,7 +94,33 @@ BAD = [  # (file text, words the error must contain besides the file's name)
 ]
 
 
-@pytest.mark.parametrize("text, words", BAD)
+HANDS = '[[task]]\ntype = "relative"\nframe_a = "left_tool"\nframe_b = "right_tool"\nname = "hands"\n'
+BALL = '[[task]]\ntype = "ball"\nframe_a = "torso"\nframe_b = "left_tool"\n'
+SIX = "must be one number or a list of 6, each a finite number or"
+BOUND_BAD = [  # bounds and ball tasks (their good files: tests/test_hierarchy_bounds.py)
+    (f'{HANDS}lower = "0.1"\n', ["task 1 ('hands')", "lower [m, m, m, rad, rad, rad]", SIX, "-inf (TOML's"]),
+    (f'{HANDS}lower = [0, 0, 0]\n', ["task 1 ('hands')", SIX]),
+    (f'{HANDS}upper = [0.1, 0.1, 0.1, 0.1, 0.1, nan]\n', ["upper [m, m, m, rad, rad, rad]", SIX, "inf (TOML's"]),
+    (f'{HANDS}upper = -inf\n', ["upper", "for an open side"]),
+    (f'{HANDS}lower = inf\n', ["lower", "-inf (TOML's, without quotes)"]),
+    (f'{HANDS}lower = ["-inf", 0, 0, 0, 0, 0]\n', ["lower", "without quotes"]),
+    (f'{HANDS}lower = [true, 0, 0, 0, 0, 0]\n', ["lower", SIX]),
+    (f'{HANDS}lower = 0.1\nupper = -0.1\n', ["task 1 ('hands')", "lower bound 0.1 above upper bound -0.1 (component 0)"]),
+    ('[[task]]\ntype = "position"\nframe_a = "left_tool"\nframe_b = "right_tool"\nupper = [1, 2]\n',
+     ["upper [m] (on the task's error, from its target) must be one number or a list of 3"]),
+    ('[[task]]\ntype = "posture"\nlower = [0, 0]\n', ["lower [rad or m]", "a list of 15 (one per velocity)"]),
+    (BALL, ["task 1", "a ball task needs radius = [m]"]),
+    (f'{BALL}radius = -0.1\n', ["radius [m] must be a finite number >= 0"]),
+    (f'{BALL}radius = "10 cm"\n', ["radius [m] must be a finite number >= 0"]),
+    (f'{BALL}radius = 0.1\nlower = 0\n', ["'lower' is not used by a ball task", "takes level, type"]),
+    (f'{BALL}radius = 0.1\nrpy = [0, 0, 0]\n', ["'rpy' is not used by a ball task"]),
+    (f'{HANDS}radius = 0.1\n', ["'radius' is not used by a relative task (it is for ball tasks)"]),
+    ('[[task]]\ntype = "bal"\n', ["type must be one of", "ball"]),
+]
+
+
+
+@pytest.mark.parametrize("text, words", BAD + BOUND_BAD)
 def test_every_mistake_is_one_error_line_naming_the_file_and_what_is_valid(capsys, tmp_path, text, words):
     path = tmp_path / "bad file.toml"
     path.write_text(text, encoding="utf-8")

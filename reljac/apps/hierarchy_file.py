@@ -15,7 +15,7 @@ complete examples; docs/cli.md is the reference)::
 
     [[task]]
     level = 0                     # priority: 0 is the highest; tasks of one level are stacked
-    type = "relative"             # relative | frame | position | orientation | posture | com | contact
+    type = "relative"             # relative | frame | position | orientation | posture | com | contact | ball
     frame_a = "left_tool"         # relative, position, orientation: frames a and b
     frame_b = "right_tool"        # frame, contact: `frame`; com: `frame` it is measured in (world)
     name = "relative"             # optional (the tasks' own defaults otherwise); names are unique
@@ -24,6 +24,8 @@ complete examples; docs/cli.md is the reference)::
     position = [0.0, 0.25, 0.0]   # optional target: position [m] of b in a (world for frame; com)
     rpy = [0.0, 0.0, 3.14]        # and roll-pitch-yaw [rad]; default: the pose at the start
                                   # com: axes = "xy"; posture: masked_joints = ["root_joint"]
+    lower = [-0.05, -0.05, -inf, -0.1, -0.1, -0.1]  # optional bounds on the error e (from the
+    upper = 0.05                  # target): lower <= e <= upper; ball: radius [m] about position
 
     [collision]                   # optional: collision avoidance between the robot's links
     min_distance = 0.01           # [m], and influence_distance, gain, margin as in

@@ -3,6 +3,11 @@
 Each task type takes the keys every task has (level, type, name, gain, weight, max_speed) and its
 own (:data:`TASK_KEYS`); a key another type uses is refused as not used by this one, never
 dropped. Default targets are the poses at the start configuration.
+
+Bounds: ``lower`` / ``upper`` (every type but ball) bound the task's error e per component
+(``Task.set_bounds``: e is measured from the target, so the box is centred on the target, or
+offset from it, and follows it when the target moves); a ball task keeps b's origin within
+``radius`` of its ``position`` in a (``BallTask`` on a ``RelativePositionTask``).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import pinocchio as pin
 
 from ..exceptions import ConfigurationError
 from ..ik import (
+    BallTask,
     CoMTask,
     ContactTask,
     FrameTask,
@@ -25,19 +31,24 @@ from ..ik import (
 )
 from ..relative import Kinematics
 from ..robot import Robot
-from .hierarchy_values import number, number_or_numbers, numbers, table, text, texts, unknown_keys, within
+from .hierarchy_values import bound, number, number_or_numbers, numbers, table, text, texts, unknown_keys, within
 
 WORLD = "universe"
 COMMON_KEYS = ("level", "type", "name", "gain", "weight", "max_speed")
+BOUNDS = ("lower", "upper")
 TASK_KEYS: dict[str, tuple[str, ...]] = {
-    "relative": ("frame_a", "frame_b", "position", "rpy"),
-    "frame": ("frame", "position", "rpy"),
-    "position": ("frame_a", "frame_b", "position"),
-    "orientation": ("frame_a", "frame_b", "rpy"),
-    "posture": ("masked_joints",),
-    "com": ("frame", "axes", "position"),
-    "contact": ("frame",),
+    "relative": ("frame_a", "frame_b", "position", "rpy", *BOUNDS),
+    "frame": ("frame", "position", "rpy", *BOUNDS),
+    "position": ("frame_a", "frame_b", "position", *BOUNDS),
+    "orientation": ("frame_a", "frame_b", "rpy", *BOUNDS),
+    "posture": ("masked_joints", *BOUNDS),
+    "com": ("frame", "axes", "position", *BOUNDS),
+    "contact": ("frame", *BOUNDS),
+    "ball": ("frame_a", "frame_b", "position", "radius"),
 }
+POSE_UNITS = "[m, m, m, rad, rad, rad]"
+ERROR_UNITS = {"relative": POSE_UNITS, "frame": POSE_UNITS, "contact": POSE_UNITS, "position": "[m]",
+               "orientation": "[rad]", "com": "[m]", "posture": "[rad or m]"}  # of each type's error e
 TASK_TYPES = tuple(TASK_KEYS)
 _PAIRS: dict[str, Any] = {"relative": RelativeFrameTask, "position": RelativePositionTask,
                           "orientation": RelativeOrientationTask}
@@ -111,6 +122,31 @@ def _pose_target(spec: dict, where: str, kind: str, start: pin.SE3) -> Any:
     return {"position": p, "orientation": R}.get(kind, pin.SE3(R, p))
 
 
+def _bounds(task: Task, spec: dict, where: str, kind: str) -> None:
+    """The task's ``lower`` / ``upper`` bounds on its error (an omitted side is open)."""
+    if not any(key in spec for key in BOUNDS):
+        return
+    what = f"{ERROR_UNITS[kind]} (on the task's error, from its target)"
+    count = f"{task.size} (one per velocity)" if kind == "posture" else str(task.size)
+    lower, upper = (bound(spec[side], where, what, task.size, side, count) if side in spec else None
+                    for side in BOUNDS)
+    within(where, lambda: task.set_bounds(lower, upper))
+
+
+def _ball(robot: Robot, spec: dict, where: str, kin: Kinematics) -> BallTask:
+    """b's origin within `radius` [m] of `position` in a (default: where it is at the start)."""
+    if "radius" not in spec:
+        raise ConfigurationError(f"{where}: a ball task needs radius = [m] (b's origin is kept within it "
+                                 "of position in a)")
+    radius = number(spec["radius"], where, "radius [m]", minimum=0.0)
+    a, b = (_frame(robot, spec, key, where, "ball") for key in ("frame_a", "frame_b"))
+    centre = numbers(spec["position"], where, "position [m]", (3,)) if "position" in spec else \
+        kin.relative_placement(a, b).translation
+    inner = within(where, lambda: RelativePositionTask(a, b))
+    inner.set_target(centre)
+    return within(where, lambda: BallTask(inner, radius, **_options(spec, where, 1)))
+
+
 def read_task(robot: Robot, spec: Any, where: str, kin: Kinematics) -> tuple[int, Task]:
     """(level, task) from one ``[[task]]`` table; `where` names the file and the task, `kin`
     is the start configuration's kinematics (default targets).
@@ -129,15 +165,24 @@ def read_task(robot: Robot, spec: Any, where: str, kin: Kinematics) -> tuple[int
     level = spec.get("level", 0)
     if not isinstance(level, int) or isinstance(level, bool) or level < 0:
         raise ConfigurationError(f"{where}: level must be an integer >= 0 (0 is the highest), got {level!r}")
+    if kind == "ball":
+        return level, _ball(robot, spec, where, kin)
+    task = _task(robot, spec, where, kind, kin)
+    _bounds(task, spec, where, kind)
+    return level, task
+
+
+def _task(robot: Robot, spec: dict, where: str, kind: str, kin: Kinematics) -> Task:
+    """The task of a [[task]] table of any type but ball (its keys checked), with its target."""
     if kind == "posture":
-        return level, _posture(robot, spec, where, _options(spec, where, robot.nv), kin)
+        return _posture(robot, spec, where, _options(spec, where, robot.nv), kin)
     if kind == "com":
         axes = spec.get("axes", "xyz")
-        return level, _com(robot, spec, where, _options(spec, where, len(axes) if isinstance(axes, str) else 3), kin)
+        return _com(robot, spec, where, _options(spec, where, len(axes) if isinstance(axes, str) else 3), kin)
     options = _options(spec, where, 3 if kind in ("position", "orientation") else 6)
     if kind == "contact":
         frame = _frame(robot, spec, "frame", where, kind)
-        return level, within(where, lambda: ContactTask(robot, frame, kin.q, **options))
+        return within(where, lambda: ContactTask(robot, frame, kin.q, **options))
     task: Any
     if kind == "frame":
         frame = _frame(robot, spec, "frame", where, kind)
@@ -147,4 +192,4 @@ def read_task(robot: Robot, spec: Any, where: str, kin: Kinematics) -> tuple[int
         task, start = within(where, lambda: _PAIRS[kind](a, b, **options)), kin.relative_placement(a, b)
     target = _pose_target(spec, where, kind, start)
     within(where, lambda: task.set_target(target))
-    return level, task
+    return task

@@ -73,6 +73,24 @@ def number_or_numbers(value: Any, where: str, what: str, size: int, *, minimum: 
     return number(value, where, f"{what} (one number or a list of {size})", minimum=minimum, strict=strict)
 
 
+def bound(value: Any, where: str, what: str, size: int, side: str, count: str = "") -> np.ndarray:
+    """A `side` ("lower" or "upper") bound on a task's error: one number or a list of `size`,
+    each a real number or TOML's ``-inf`` (lower) / ``inf`` (upper), which leaves that side of
+    the component open; never NaN, text or a boolean. Returns (size,). `count` says the size
+    in the message (default: the number)."""
+    open_side = -np.inf if side == "lower" else np.inf
+    valid = (f"{side} {what} must be one number or a list of {count or size}, each a finite number or "
+             f"{'-inf' if side == 'lower' else 'inf'} (TOML's, without quotes) for an open side")
+
+    def entry(x: Any) -> bool:
+        return _finite(x) or (isinstance(x, float) and x == open_side)
+
+    values = value if isinstance(value, list) else [value] * size
+    if len(values) != size or not all(entry(x) for x in values):
+        raise ConfigurationError(f"{where}: {valid}, got {short_repr(value)}")
+    return np.array(values, dtype=float)
+
+
 def text(value: Any, where: str, what: str) -> str:
     """A non-empty string."""
     if not isinstance(value, str) or not value.strip():
