@@ -10,7 +10,9 @@ handle's frame and drawn over the robot: an RGB triad (drag an arrow: move along
 three rings of radius ``RING_RADIUS`` times the handle's size, each around one axis (drag a ring:
 turn about that axis), and a white ball at its origin (drag it: move in the plane facing the
 camera). The page finds the parts by this geometry (``debug_page.js``), so the two agree on
-HANDLE_PARTS below.
+HANDLE_PARTS below. The handle of a task with bounds also draws them, in the handle's frame (the
+bounds are on the error from the target, so they move with it): the edges of the box of e's
+position part, or three great circles of a ball; they are not parts to drag.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ RING_POINTS = 64
 HANDLE_COLOR = 0xFFFFFF
 MARK_COLOR = 0xE53935  # a saturated joint
 MARK_RADIUS = 0.35  # of a saturated joint's ball, as a fraction of the viewer's scale
+BOUNDS_COLOR = 0xFB8C00  # the edges of a task's bounds
+BOX_EDGES = [(0, 1), (2, 3), (4, 5), (6, 7), (0, 2), (1, 3), (4, 6), (5, 7), (0, 4), (1, 5), (2, 6), (3, 7)]
 HANDLE_PARTS = {"ring_radius": RING_RADIUS, "ball_radius": BALL_RADIUS}
 
 
@@ -41,6 +45,20 @@ def ring_points(radius: float, axis: int, n: int = RING_POINTS) -> np.ndarray:
     return points
 
 
+def region_lines(region: tuple) -> np.ndarray:
+    """(3, 2k) float32 end points of the k segments drawing a region of bounds: a box's 12 edges
+    (``("box", lower (3,), upper (3,))``) or three circles of a ball (``("ball", radius)``)."""
+    if region[0] == "box":
+        lo, hi = region[1], region[2]
+        corners = np.array([[(hi if i & 4 else lo)[0], (hi if i & 2 else lo)[1], (hi if i & 1 else lo)[2]]
+                            for i in range(8)])
+        points = np.array([corners[k] for edge in BOX_EDGES for k in edge]).T
+    else:
+        loops = [ring_points(region[1], axis) for axis in range(3)]
+        points = np.hstack([np.repeat(loop, 2, axis=1)[:, np.r_[1:2 * RING_POINTS, 0]] for loop in loops])
+    return points.astype(np.float32)
+
+
 class Handle(Overlay):
     """A drag handle of `size` [m] at T_wa(q) T_ah, a the frame id `frame_a` (None: the world).
 
@@ -48,9 +66,11 @@ class Handle(Overlay):
     last drawn.
     """
 
-    def __init__(self, node: Any, frame_a: int | None, T_ah: pin.SE3, size: float, draw: bool = True) -> None:
+    def __init__(self, node: Any, frame_a: int | None, T_ah: pin.SE3, size: float, draw: bool = True,
+                 region: tuple | None = None) -> None:
         super().__init__(node)
         self.frame_a, self.T_ah, self.size = frame_a, T_ah.copy(), size
+        self.region = region  # debug_state.bounds_region's: ("box", lower, upper), ("ball", radius) or None
         self.T_wh = pin.SE3.Identity()
         if draw:
             self.attach(node)
@@ -64,6 +84,9 @@ class Handle(Overlay):
             node["rings"][axis].set_object(mg.LineLoop(mg.PointsGeometry(loop), mg.LineBasicMaterial(
                 color=AXIS_COLORS[axis], depthTest=False, linewidth=2)))
         node["ball"].set_object(OnTop(mg.Sphere(BALL_RADIUS * self.size), material(HANDLE_COLOR, on_top=True)))
+        if self.region is not None:
+            lines = mg.LineBasicMaterial(color=BOUNDS_COLOR, depthTest=False, linewidth=2)  # over the robot
+            node["bounds"].set_object(mg.LineSegments(mg.PointsGeometry(region_lines(self.region)), lines))
         return self
 
     def move(self, T_ah: pin.SE3, oMf: Any) -> None:

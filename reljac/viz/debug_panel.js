@@ -12,7 +12,24 @@ function el(tag, attributes, ...children) {
   return e;
 }
 
-const fmt = (x, k, unit) => (x === null || x === undefined) ? "-" : (x * k).toFixed(1) + unit;
+const fmt = (x, k, unit) => (x === null || x === undefined) ? "-" : (x * k).toFixed(1).replace(/^-(0\.0)$/, "$1") + unit;
+// A distance to a bound in its row's unit (the error's: m shown in mm, rad in degrees).
+const fmtBound = (x, unit) => unit === "m" ? fmt(x, 1e3, " mm") : unit === "rad" ? fmt(x, 180 / Math.PI, "°")
+  : (x === null || x === undefined) ? "-" : x.toPrecision(3);
+
+// A level's inequality rows: name, active (on a bound at the last step) or slack, distance of the
+// error to its nearest bound (negative: beyond it).
+function boundRows(rows) {
+  const table = el("table", {class: "values bounds"});
+  table.append(el("tr", {}, el("th", {class: "name"}, "inequality row"), el("th", {}, "state"),
+                  el("th", {class: "num"}, "to bound")));
+  for (const r of rows) {
+    table.append(el("tr", {class: r.active ? "active-row" : "slack-row"}, el("td", {class: "name", title: r.name}, r.name),
+                    el("td", {class: r.active ? "active" : "slack"}, r.active ? "active" : "slack"),
+                    el("td", {class: "num"}, fmtBound(r.distance, r.unit))));
+  }
+  return table;
+}
 
 function drawLevels(levels) {
   const rows = [];
@@ -32,6 +49,7 @@ function drawLevels(levels) {
                       ...cells.map((c) => el("td", {class: "num"}, c))));
     }
     const div = el("div", {class: "level" + (unmet ? " unmet" : "") + (level.posture ? " posture-level" : "")}, head, table);
+    if (level.rows && level.rows.length) div.append(boundRows(level.rows));
     if (level.saturated_joints.length) div.append(el("div", {class: "sat"}, "joints: " + level.saturated_joints.join(", ")));
     if (level.limited_by) div.append(el("div", {class: "sat"}, "limited by: " + level.limited_by));
     if (level.saturated_constraints.length) div.append(el("div", {class: "sat"}, "constraints: " + level.saturated_constraints.join(", ")));

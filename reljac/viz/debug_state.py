@@ -2,8 +2,13 @@
 recording behind the timeline, and the targets the handles drag. No server, no meshcat.
 
 Only the controller's public API is read: ``levels``, ``limits``, ``last_reports``, ``errors()``,
-the tasks' ``name``, ``target``, ``frame_a``, ``set_target``, and ``CollisionAvoidance.last``.
-Units: positions [m], angles [rad], times [s].
+``last_kinematics``, the tasks' ``name``, ``target``, ``frame_a``, ``set_target``, ``weight``,
+``bounds`` and ``compute``, and ``CollisionAvoidance.last``. Units: positions [m], angles [rad],
+times [s].
+
+A task with bounds (``Task.set_bounds``, ``BallTask``) bounds its error e, which is measured
+from its target: its handle moves the target, and the bounds (the box drawn around the handle)
+move with it. A ``BallTask``'s handle moves the target of the task whose error it bounds.
 """
 
 from __future__ import annotations
@@ -17,7 +22,19 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from ..ik import CollisionAvoidance, Controller, PostureTask, RelativeFrameTask, RelativePositionTask, Task
+from ..ik import (
+    BallTask,
+    CollisionAvoidance,
+    CoMTask,
+    Controller,
+    LevelReport,
+    PostureTask,
+    RelativeFrameTask,
+    RelativeOrientationTask,
+    RelativePositionTask,
+    Task,
+)
+from ..relative import Kinematics
 
 NEAREST_PAIRS = 5  # collision pairs listed in the panel
 PLOT_SECONDS = 10.0  # [s] of samples the plots show
@@ -32,14 +49,20 @@ def _finite(x: float) -> float | None:
 
 
 # ---------------------------------------------------------------------------- targets
+def targeted(task: Task) -> Any:
+    """The task whose target stands for `task`'s: a BallTask's inner task, else the task itself."""
+    return task.inner if isinstance(task, BallTask) else task
+
+
 def draggable(task: Task) -> bool:
-    """True for a task whose target a 6-DoF handle can move: a pose or a position of b in a."""
-    return isinstance(task, (RelativeFrameTask, RelativePositionTask))
+    """True for a task whose target a 6-DoF handle can move: a pose or a position of b in a
+    (or a ball about one)."""
+    return isinstance(targeted(task), (RelativeFrameTask, RelativePositionTask))
 
 
 def handle_pose(task: Task) -> pin.SE3 | None:
     """The target as a pose T_ah in frame a (a position target gets a's axes); None if unset."""
-    target = task.target  # type: ignore[attr-defined]
+    target = targeted(task).target
     if target is None:
         return None
     if isinstance(target, pin.SE3):
@@ -51,6 +74,7 @@ def set_handle_target(task: Task, T_ah: pin.SE3) -> pin.SE3:
     """Set the task's target from a handle pose T_ah (a position task keeps only the
     translation); returns the handle pose the target now stands for. The target's velocity is
     set to zero (a dragged target has no feed-forward)."""
+    task = targeted(task)
     if isinstance(task, RelativePositionTask):
         task.set_target(T_ah.translation.copy())
         return pin.SE3(np.eye(3), T_ah.translation.copy())
@@ -60,13 +84,13 @@ def set_handle_target(task: Task, T_ah: pin.SE3) -> pin.SE3:
 
 def parent_frame(robot: Any, task: Task) -> int | None:
     """Frame id of the task's frame a, None for the world."""
-    frame_a = task.frame_a  # type: ignore[attr-defined]
+    frame_a = targeted(task).frame_a
     if isinstance(frame_a, pin.ReferenceFrame) or (isinstance(frame_a, str) and frame_a in ("world", "universe")):
         return None
     return int(robot.frame_id(frame_a))
 
 
-# ---------------------------------------------------------------------------- the panel
+# ---------------------------------------------------------------------------- the collision panel
 def collision_limits(controller: Controller) -> list[CollisionAvoidance]:
     return [limit for limit in controller.limits if isinstance(limit, CollisionAvoidance)]
 
@@ -101,12 +125,79 @@ def level_error(norms: list[dict[str, float]]) -> float:
     return math.sqrt(sum(value**2 for n in norms for value in n.values() if math.isfinite(value)))
 
 
+# ---------------------------------------------------------------------------- inequality rows
+def error_units(task: Task) -> list[str]:
+    """The unit of each component of the task's error e (size,): "m", "rad", or "" (a posture's
+    joints, a ball of mixed units)."""
+    if isinstance(task, BallTask):
+        inner = [u for u, w in zip(error_units(task.inner), task.inner.weight, strict=True) if w > 0]
+        return [inner[0] if inner and len(set(inner)) == 1 else ""]
+    if isinstance(task, RelativeFrameTask):
+        return ["m"] * 3 + ["rad"] * 3
+    if isinstance(task, (RelativePositionTask, CoMTask)):
+        return ["m"] * task.size
+    if isinstance(task, RelativeOrientationTask):
+        return ["rad"] * 3
+    return [""] * task.size
+
+
+def on_bound(reports: list[LevelReport], level: int) -> set[int]:
+    """The inequality rows of `level` (indices in its stacked rows) on a bound or beyond it at
+    the last step: active at their own level's solution (``LevelReport.active``), or held on
+    their bound by a level below it (``LevelReport.held``)."""
+    own = set(reports[level].active) if level < len(reports) else set()
+    return own | {i for report in reports[level + 1:] for k, i in report.held if k == level}
+
+
+def bound_rows(tasks: tuple[Task, ...], reports: list[LevelReport], level: int,
+               kin: Kinematics | None) -> list[dict]:
+    """The level's inequality rows (its tasks with bounds, kept components), in its stacked
+    order: ``name`` ("task name[component]", as ``LevelReport.active_rows``), ``active`` (on a
+    bound at the last step: :func:`on_bound`), ``distance`` of e to the nearest bound at kin
+    [units of e; negative: beyond it by that much; None: both sides open or no step yet] and
+    its ``unit`` (:func:`error_units`)."""
+    active = on_bound(reports, level)
+    rows, offset = [], 0
+    for task in tasks:
+        kept = np.flatnonzero(task.weight > 0)
+        bounds = task.bounds
+        if bounds is not None:
+            e = None if kin is None else np.asarray(task.compute(kin)[0], dtype=float)
+            units = error_units(task)
+            for j, i in enumerate(kept.tolist()):
+                distance = None if e is None else _finite(min(e[i] - bounds[0][i], bounds[1][i] - e[i]))
+                rows.append({"name": f"{task.name}[{i}]", "active": offset + j in active, "distance": distance,
+                             "unit": units[i]})
+        offset += len(kept)
+    return rows
+
+
+def bounds_region(task: Task, size: float) -> tuple[str, np.ndarray, np.ndarray] | tuple[str, float] | None:
+    """What the handle of a task with bounds draws around its target, in the handle's frame [m]:
+    ``("box", lower (3,), upper (3,))``, the bounds of e's position part (a RelativeFrameTask's
+    or a RelativePositionTask's; an open side drawn `size` out), ``("ball", radius)`` for a
+    BallTask about a RelativePositionTask, else None (no bounds on the position)."""
+    if isinstance(task, BallTask):
+        return ("ball", task.radius) if isinstance(task.inner, RelativePositionTask) else None
+    bounds = task.bounds
+    if bounds is None or not isinstance(task, (RelativeFrameTask, RelativePositionTask)):
+        return None
+    low, high = bounds[0][:3], bounds[1][:3]
+    if not (np.isfinite(low).any() or np.isfinite(high).any()):
+        return None
+    return "box", np.where(np.isfinite(low), low, -size), np.where(np.isfinite(high), high, size)
+
+
+# ---------------------------------------------------------------------------- the panel
 def levels_panel(controller: Controller, errors: dict[str, dict[str, float]]) -> list[dict]:
     """Per level, highest first: its tasks with their error norms, the scale, met, the residual,
     the joints and constraints (collision pairs as "link/link") that saturated it, what
-    limited its scale when it fell short (``LevelReport.limited_by``), and ``posture``: True
-    for a level of posture tasks only (a regularization, not expected to be met)."""
+    limited its scale when it fell short (``LevelReport.limited_by``), ``posture``: True
+    for a level of posture tasks only (a regularization, not expected to be met), and ``rows``:
+    its inequality rows, active or slack, and their distances to the bounds (:func:`bound_rows`,
+    at the q of the last step)."""
     reports = controller.last_reports
+    kin = controller.last_kinematics if any(t.bounds is not None for t in controller.tasks) else None
     panel = []
     for i, tasks in enumerate(controller.levels):
         report = reports[i] if i < len(reports) else None
@@ -123,6 +214,7 @@ def levels_panel(controller: Controller, errors: dict[str, dict[str, float]]) ->
             "saturated_constraints": [] if report is None else list(report.saturated_constraints),
             "limited_by": "" if report is None else report.limited_by,
             "posture": bool(tasks) and all(isinstance(task, PostureTask) for task in tasks),
+            "rows": bound_rows(tasks, reports, i, kin) if kin is not None else [],
         })
     return panel
 
@@ -196,8 +288,8 @@ class Recording:
 
 
 def targets_of(tasks: list[Task]) -> dict[str, Any]:
-    """Each task's target (a copy; None if unset), by task name."""
-    return {task.name: getattr(task, "target", None) for task in tasks}
+    """Each task's target (a copy; None if unset; a BallTask's: its inner task's), by task name."""
+    return {task.name: getattr(targeted(task), "target", None) for task in tasks}
 
 
 def restore_targets(tasks: list[Task], targets: dict[str, Any]) -> None:
@@ -205,7 +297,7 @@ def restore_targets(tasks: list[Task], targets: dict[str, Any]) -> None:
     for task in tasks:
         target = targets.get(task.name)
         if target is not None:
-            task.set_target(target)  # type: ignore[attr-defined]
+            targeted(task).set_target(target)
 
 
 # ---------------------------------------------------------------------------- plot samples

@@ -9,7 +9,9 @@
 * joint sliders instead when there is no controller (names and limits from the robot, locked
   joints shown locked);
 * per level: its tasks and their errors, the scale, met, the joints and constraints (collision
-  pairs by link names) that saturated it; the nearest collision pairs and their distances;
+  pairs by link names) that saturated it, its inequality rows (a task with bounds: active or
+  slack, and the distance of its error to the bound; the bounds' box drawn at the task's
+  handle, moving with it); the nearest collision pairs and their distances;
   saturated joints marked red on the robot, near pairs drawn by the collision overlay;
 * plots of the levels' errors and of the smallest collision distance;
 * pause, single step, reset; a timeline over the last `history` seconds (configurations and
@@ -54,6 +56,7 @@ from .debug_state import (
     Frame,
     Recording,
     add_sample,
+    bounds_region,
     collision_limits,
     collision_panel,
     draggable,
@@ -61,6 +64,7 @@ from .debug_state import (
     levels_panel,
     parent_frame,
     set_handle_target,
+    targeted,
     targets_of,
 )
 from .viewer import Viewer
@@ -167,14 +171,15 @@ class Debugger:
         for task in self.tasks:
             if not draggable(task):
                 continue
-            viewer.show_frame(task.frame_b, label=None)  # type: ignore[attr-defined]
+            viewer.show_frame(targeted(task).frame_b, label=None)
             T_ah = handle_pose(task)
             if T_ah is None:  # no target yet: the frame where it is now
                 T_ah = self._relative(task)
                 set_handle_target(task, T_ah)
             name = "handle " + task.name.replace("/", "|")
             frame_a = parent_frame(self.robot, task)
-            handle = Handle(None, frame_a, T_ah, HANDLE_SIZE * viewer.scale, draw=False)
+            size = HANDLE_SIZE * viewer.scale
+            handle = Handle(None, frame_a, T_ah, size, draw=False, region=bounds_region(task, size))
             viewer._add(name, handle.attach)
             self.handles[name] = (task, handle)
         self.targets0 = targets_of(self.tasks)
@@ -187,7 +192,7 @@ class Debugger:
     def _relative(self, task: Any) -> pin.SE3:
         kin = Kinematics(self.robot, self.q)
         frame_a = parent_frame(self.robot, task)
-        T_wb = kin.placement(task.frame_b)
+        T_wb = kin.placement(targeted(task).frame_b)
         return T_wb if frame_a is None else kin.placement(frame_a).actInv(T_wb)
 
     def _hello(self) -> list[dict]:
