@@ -6,6 +6,11 @@ gain of one per step (gain = 1/dt, so the velocity limits bind on nearly every s
 the middle of the joint limits. Every time is also given as a multiple of one
 ``pin.computeFrameJacobian`` call timed in the same run.
 
+Chatter (:func:`chatter_fraction`): over the last 100 of 300 steps, the steps in which some
+joint's velocity changes sign at more than half its limit, on unreachable relative targets;
+:func:`bounded_chatter` measures it with inequality rows on their bounds at rest (the relative
+pose in a box, a lower level pulling out of it), on the backend the controller picks.
+
 :func:`ik_results` measures every table into a dict of numbers (the ``--json`` form, times in
 seconds), :func:`ik_text` formats it; `progress` hooks are called with the units of work just
 done (:func:`ik_units` counts them: one per target, episode, pinch or NLP target).
@@ -14,12 +19,13 @@ done (:func:`ik_units` counts them: one per target, episode, pinch or NLP target
 from __future__ import annotations
 
 import time
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
 import pinocchio as pin
 
-from ..ik import Controller, DampingPolicy, RelativeFrameTask, compiled_available
+from ..ik import Controller, DampingPolicy, RelativeFrameTask, RelativePositionTask, compiled_available
 from ..one_shot import relative_jacobian
 from ..relative import Kinematics
 from ..robot import Robot
@@ -100,6 +106,33 @@ def run_targets(robot: Robot, targets: Any, *, backend: str, dt: float, max_step
             "times": np.array(times), "crossings": limits.crossings}
 
 
+def _flips(velocities: list[np.ndarray], vmax: np.ndarray) -> float:
+    """Over the last 100 steps of `velocities` ((nv,) each), the fraction of steps in which some
+    joint's velocity changes sign at more than half its limit `vmax` (nv,)."""
+    v = np.array(velocities[-101:])
+    fast = np.abs(v) > 0.5 * vmax
+    return float((fast[1:] & fast[:-1] & (v[1:] * v[:-1] < 0)).any(axis=1).mean())
+
+
+def _velocities(robot: Robot, controller: Controller, q: np.ndarray, steps: int,
+                rows: list[frozenset[int]] | None = None) -> list[np.ndarray]:
+    """The joint velocities (nv,) of `steps` steps from q; with `rows`, the rows of level 0 on a
+    bound after each step are appended to it (:func:`_on_bound`)."""
+    velocities = []
+    for _ in range(steps):
+        q_next = controller.step(q)
+        velocities.append(pin.difference(robot.model, q, q_next) / controller.dt)
+        q = q_next
+        if rows is not None:
+            rows.append(_on_bound(controller.last_reports))
+    return velocities
+
+
+def _on_bound(reports: list[Any]) -> frozenset[int]:
+    """Level 0's inequality rows on a bound: active at its solution, or held by a level below."""
+    return frozenset(reports[0].active) | {i for r in reports[1:] for k, i in r.held if k == 0}
+
+
 def chatter_fraction(robot: Robot, episodes: int, *, dt: float, steps: int = 300,
                      progress: Progress = None, **options: Any) -> float:
     """Unreachable relative targets with one-step gains: over the last 100 steps of each episode,
@@ -114,16 +147,47 @@ def chatter_fraction(robot: Robot, episodes: int, *, dt: float, steps: int = 300
         assert isinstance(relative, RelativeFrameTask)  # dual_arm_levels' top level
         relative.set_target(far)  # the hands cannot be 2.5 m apart
         controller = Controller(robot, levels, dt=dt, **options)
-        q, velocities = q_mid, []
-        for _ in range(steps):
-            q_next = controller.step(q)
-            velocities.append(pin.difference(robot.model, q, q_next) / dt)
-            q = q_next
-        v = np.array(velocities[-101:])
-        fast = np.abs(v) > 0.5 * vmax
-        flips.append((fast[1:] & fast[:-1] & (v[1:] * v[:-1] < 0)).any(axis=1).mean())
+        flips.append(_flips(_velocities(robot, controller, q_mid, steps), vmax))
         done(progress)
     return float(np.mean(flips))
+
+
+BOUNDED_BOX = np.array([0.05, 0.05, 0.05, 0.1, 0.1, 0.1])  # [m, m, m, rad, rad, rad] half-widths
+BOUNDED_PULL = 0.15  # [m] the scale of the pull's offset out of the box (a normal draw per axis)
+
+
+def bounded_chatter(robot: Robot, episodes: int, *, dt: float, steps: int = 300, progress: Progress = None,
+                    **options: Any) -> dict[str, Any]:
+    """Chatter with inequality rows active at rest: the protocol's levels (one-step gains), the
+    relative pose kept in a box of BOUNDED_BOX about a reachable target instead of held at it,
+    and below the left tool's level a pull on the right tool's position in the left's frame,
+    BOUNDED_PULL times a normal draw per axis out of the box's centre, which holds rows of the
+    box on their bounds. Returns {``chatter``: :func:`chatter_fraction`'s measure over the
+    last 100 of `steps` steps, ``row_changes``: the fraction of those steps in which the set of
+    the box's rows on a bound (``LevelReport.active`` of its level, or ``held`` by a level
+    below) changed, ``active_rows``: the mean count of them at the end, ``backend``: the
+    controllers' (tasks with bounds run where the controller puts them)}."""
+    rng = np.random.default_rng(11)
+    q_mid, vmax = middle(robot), robot.velocity_limits
+    flips, changes, counts, backend = [], [], [], ""
+    for _ in range(episodes):
+        levels = dual_arm_levels(robot, robot.random_configuration(rng), 1.0 / dt, q_mid)
+        box = levels[0][0]
+        assert isinstance(box, RelativeFrameTask)  # dual_arm_levels' top level
+        box.set_bounds(-BOUNDED_BOX, BOUNDED_BOX)
+        T = box.target
+        pull = RelativePositionTask(*PAIR, gain=1.0 / dt, name="pull")
+        pull.set_target(T.translation + T.rotation @ (BOUNDED_PULL * rng.normal(size=3)))
+        controller = Controller(robot, [levels[0], levels[1], [pull], levels[2]], dt=dt, **options)
+        backend = controller.backend
+        rows: list[frozenset[int]] = []
+        flips.append(_flips(_velocities(robot, controller, q_mid, steps, rows), vmax))
+        last = rows[-101:]
+        changes.append(float(np.mean([a != b for a, b in pairwise(last)])))
+        counts.append(len(rows[-1]))
+        done(progress)
+    return {"chatter": float(np.mean(flips)), "row_changes": float(np.mean(changes)),
+            "active_rows": float(np.mean(counts)), "backend": backend}
 
 
 def _protocol_sizes(quick: bool) -> tuple[int, int]:
@@ -140,6 +204,7 @@ def protocol_results(*, quick: bool = False, progress: Progress = None) -> dict[
     ``top_level_met`` and ``second_met`` (fractions of targets), ``steps_median``, ``steps_p95``,
     ``step_median_s``, ``step_p95_s``, ``step_median_units``, ``step_p95_units``,
     ``steps_crossing_a_limit``, ``chatter`` (fraction of steps)}], ``chatter_without_anti_chatter``,
+    ``bounded`` (:func:`bounded_chatter`: ``chatter``, ``row_changes``, ``active_rows``, ``backend``),
     ``compiled_speedup`` (Python step / compiled step, None without the compiled core)}."""
     robot = Robot.bundled("dual_arm")
     (n, episodes), dt, max_steps = _protocol_sizes(quick), 0.01, 500
@@ -157,9 +222,10 @@ def protocol_results(*, quick: bool = False, progress: Progress = None) -> dict[
                         "step_p95_units": p95 / unit, "steps_crossing_a_limit": r["crossings"], "chatter": chatter})
     old = chatter_fraction(robot, episodes, dt=dt, anti_chatter=False, damping=DampingPolicy(error_damping=0.0),
                            progress=progress)
+    bounded = bounded_chatter(robot, episodes, dt=dt, progress=progress)
     medians = {s["solver"]: s["step_median_s"] for s in solvers}
     return {"robot": robot.name, "nv": robot.nv, "targets": n, "dt": dt, "gain": 1 / dt, "max_steps": max_steps,
-            "unit_s": unit, "solvers": solvers, "chatter_without_anti_chatter": old,
+            "unit_s": unit, "solvers": solvers, "chatter_without_anti_chatter": old, "bounded": bounded,
             "compiled_speedup": medians["python"] / medians["compiled"] if len(medians) == 2 else None}
 
 
@@ -171,6 +237,9 @@ def protocol_text(r: dict[str, Any]) -> str:
              s["steps_crossing_a_limit"], f"{100 * s['chatter']:.1f} %") for s in r["solvers"]]
     rows.append(("(no anti-chatter, no error damping)", "", "", "", "", "", "",
                  f"{100 * r['chatter_without_anti_chatter']:.1f} %"))
+    bounded = r["bounded"]
+    rows.append((f"(relative pose in a box, pulled out of it: {bounded['backend']})", "", "", "", "", "", "",
+                 f"{100 * bounded['chatter']:.1f} %"))
     title = (f"IK on {r['robot']} (nv={r['nv']}): {r['targets']} reachable targets, levels relative pose > "
              f"left_tool pose > posture, gain = 1/dt = {r['gain']:.0f} [1/s], start mid-limits, <= {r['max_steps']} "
              f"steps; success: error < 1 mm and 1e-2 rad; unit: one pin.computeFrameJacobian = "
@@ -179,6 +248,9 @@ def protocol_text(r: dict[str, Any]) -> str:
                           "step / unit med / p95", "steps crossing a limit", "chatter"], rows)
     if r["compiled_speedup"] is not None:
         table += f"\ncompiled step {r['compiled_speedup']:.1f}x faster than the Python solver's"
+    table += (f"\nbox: the relative pose within +-{1e3 * BOUNDED_BOX[0]:.0f} mm, +-{BOUNDED_BOX[3]:g} rad of a "
+              f"reachable target, a level below pulling the right tool out of it; at rest {bounded['active_rows']:.1f} "
+              f"of its 6 rows on a bound (mean), their set changing in {100 * bounded['row_changes']:.1f} % of steps")
     return title + "\n" + table
 
 
@@ -218,11 +290,11 @@ def relative_table() -> str:
 
 def ik_units(*, quick: bool = False) -> int:
     """Units of work :func:`ik_results` reports: targets and chatter episodes per solver, the
-    episodes without anti-chatter, collision episodes (off and on, per robot), the relative
+    episodes without anti-chatter and with bounds, collision episodes (off and on, per robot), the relative
     table, the pinches and the NLP targets."""
     targets, episodes = _protocol_sizes(quick)
     collision = 2 * collision_episodes(quick) * (1 + (panda_files() is not None))
-    return (len(_backends()) * (targets + episodes) + episodes + collision + 1 + hand_pinches(quick)
+    return (len(_backends()) * (targets + episodes) + 2 * episodes + collision + 1 + hand_pinches(quick)
             + nlp_targets(quick))
 
 
