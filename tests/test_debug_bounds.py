@@ -58,6 +58,7 @@ def at_rest(dual_arm):
     return controller, q_last
 
 
+@pytest.mark.slow
 def test_the_panel_lists_each_row_active_on_its_bound_and_slack_with_its_distance(dual_arm, at_rest):
     controller, q = at_rest  # q: where the last step started (the panel's configuration)
     box = controller.levels[0][0]
