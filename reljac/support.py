@@ -146,9 +146,11 @@ def collinear_tolerance(scale: float | np.ndarray) -> np.ndarray:
 def convex_hull(points: ArrayLike) -> np.ndarray:
     """The convex hull of points (k, 2) (or (k, 3): x-y used) as counter-clockwise vertices (n, 2),
     collinear and repeated points dropped (Andrew's monotone chain, sorted by x then y; x values
-    within sqrt(COLLINEAR_TOLERANCE) x extent of the run's first count as equal, so that a run
+    within sqrt(COLLINEAR_TOLERANCE) x extent of the previous one count as equal, so that a run
     along a line x = const, the front corners of two feet side by side, is sorted by y: sorted by
-    rounding noise in x, the chain's collinear test would drop an end of the run)."""
+    rounding noise in x, the chain's collinear test would drop an end of the run. The run grows
+    from point to point: measured from its first point, a run of noisy x could end between two
+    points of one line, which then went out of order, and the chain out of convexity)."""
     p = np.asarray(points, dtype=float)[:, :2]
     p = p[np.lexsort((p[:, 1], p[:, 0]))]
     extent = np.ptp(p, axis=0).max() if len(p) else 0.0
@@ -156,7 +158,7 @@ def convex_hull(points: ArrayLike) -> np.ndarray:
     same_x = float(np.sqrt(COLLINEAR_TOLERANCE) * extent)
     start = 0
     for i in range(1, len(p) + 1):  # runs of equal x (within same_x of their first), each sorted by y
-        if i == len(p) or p[i, 0] - p[start, 0] > same_x:
+        if i == len(p) or p[i, 0] - p[i - 1, 0] > same_x:
             p[start:i] = p[start:i][np.argsort(p[start:i, 1], kind="stable")]
             start = i
 

@@ -314,3 +314,26 @@ def test_bad_support_settings_are_refused(talos):
     wide = SupportRegion(talos, contacts[:1], margin=0.06)  # a 0.11 m wide sole has no 6 cm margin
     with pytest.raises(SupportError, match="leaves nothing"):
         Controller(talos, [[PostureTask(talos)]], dt=0.01, constraints=[wide]).step(talos.reference_configuration())
+
+
+def test_a_run_of_noisy_x_split_in_two_keeps_the_hull_convex():
+    """Both Talos soles (26 points of their rounded outlines) after a reach at level 3 moved the
+    feet by rounding: the left edge's points have x within 3.3e-7 m (the tolerance is 3e-7 m), a
+    run that, measured from its first point, ended between two points of the line and left the
+    hull non-convex (a margin of 2 cm then 'left nothing'). Every point is inside the hull's
+    half-planes, the hull is convex, its area is the shoelace area of qhull's."""
+    points = np.array([
+        [-0.11978812, 0.07172923], [-0.11836307, 0.04389509], [-0.11714253, 0.02651239], [-0.11149697, 0.02281668],
+        [0.08250303, 0.02281663], [0.08769558, 0.02621682], [0.09112164, 0.03626771], [0.09135618, 0.09088982],
+        [0.08927549, 0.14083356], [0.08325456, 0.1469555], [-0.10595158, 0.14686804], [-0.11658442, 0.14369918],
+        [-0.11836336, 0.13014793], [-0.11978809, -0.07209685], [-0.11836336, -0.13051555], [-0.11658443, -0.14406681],
+        [-0.10595158, -0.14723567], [0.08325455, -0.14732323], [0.08927549, -0.14120129], [0.0913562, -0.09125755],
+        [0.09112169, -0.03663544], [0.08769564, -0.02658455], [0.08250309, -0.02318436], [-0.11149691, -0.02318431],
+        [-0.11714247, -0.02688002], [-0.11836303, -0.04426271]])
+    polygon = support_polygon(points)
+    edges = np.roll(polygon.vertices, -1, axis=0) - polygon.vertices
+    turns = edges[:, 0] * np.roll(edges, -1, axis=0)[:, 1] - edges[:, 1] * np.roll(edges, -1, axis=0)[:, 0]
+    assert (turns > 0).all()  # counter-clockwise and convex at every vertex
+    assert (polygon.normals @ points.T <= polygon.offsets[:, None] + 1e-12).all()
+    assert polygon.area == pytest.approx(ConvexHull(points).volume, rel=1e-9)
+    assert polygon.shrunk(0.02).area > 0.03
