@@ -7,15 +7,16 @@ Saturation in the Null Space. See :class:`Controller` (tracking, a step per cont
 """
 
 from .backend import compiled_available, default_backend
-from .balance import CoMTask, SupportRegion
+from .balance import CoMTask, SupportRegion, SupportRegionTask
 from .bounds import BallTask
-from .collision_avoidance import CollisionAvoidance
+from .collision_avoidance import CollisionAvoidance, CollisionAvoidanceTask
 from .controller import Controller
 from .distance import DistanceTask
 from .hierarchy import DampingPolicy, LevelReport
 from .humanoid import ContactTask, HumanoidStack, humanoid_stack
 from .limits import JointPositionLimit, JointVelocityLimit, Limit, VelocityConstraint
 from .nlp import NLPResult, solve_nlp
+from .regions import ConeTask, HalfSpaceTask
 from .solve import IKResult, Solver, solve, solve_many
 from .tasks import (
     FrameTask,
@@ -32,11 +33,14 @@ __all__ = [
     "BallTask",
     "CoMTask",
     "CollisionAvoidance",
+    "CollisionAvoidanceTask",
+    "ConeTask",
     "ContactTask",
     "Controller",
     "DampingPolicy",
     "DistanceTask",
     "FrameTask",
+    "HalfSpaceTask",
     "HumanoidStack",
     "IKResult",
     "JointPositionLimit",
@@ -50,6 +54,7 @@ __all__ = [
     "RelativePositionTask",
     "Solver",
     "SupportRegion",
+    "SupportRegionTask",
     "Task",
     "TaskRows",
     "TaskTerms",

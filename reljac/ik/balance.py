@@ -40,6 +40,11 @@ or a second-order correction of d_i.
 
 The region is the hull of the contact points where they are at each step (contacts held by a
 top-level task do not move), so adding or removing a contact changes it from the next step on.
+
+**As a level** (issue 29): the region put in a level of a :class:`~reljac.ik.Controller` (or
+``region.as_task(gain=...)``) becomes a :class:`SupportRegionTask`: the same edges as one-sided
+rows of that level, below the levels above it (the feet held) and above the levels below it (a
+hand reaching stops where the centre of mass meets the shrunk edge), at a gain [1/s].
 """
 
 from __future__ import annotations
@@ -58,9 +63,11 @@ from ..support import SupportContact, SupportPolygon, support_polygon
 from ..validation import as_float, as_vector
 from .description import CoMTaskDescription, SupportRegionDescription, frozen
 from .limits import Limit, VelocityConstraint, step_fraction
+from .regions import RegionRowsTask
 from .task import TargetedTask, TaskTerms
 
 WORLD = "universe"
+REGION_TASK_GAIN = 20.0  # [1/s]: SupportRegionTask's default gain
 OVERSHOOT = 1e-4  # [m] overshoot of the shrunk edge held rather than pushed back (module docstring)
 _AXIS_INDEX = {"x": 0, "y": 1, "z": 2}
 
@@ -224,16 +231,30 @@ class SupportRegion(Limit):
         """The support region at kin's configuration, not shrunk (x-y of the reference frame)."""
         return support_polygon(self.points(kin))
 
-    def constraint(self, kin: Kinematics, dt: float) -> VelocityConstraint:
+    def edges(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray]:
+        """(s, C) at kin's configuration: s (k,) [m] the centre of mass's distance to each edge of
+        the shrunk region (>= 0 inside), C (k, nv) = n_i . J_xy, with d s_i / dt = -C_i v.
+
+        Raises:
+            SupportError: the contact points span no area, or the margin leaves nothing of it.
+        """
         region = self.polygon(kin)
         region.shrunk(self._margin)  # SupportError when nothing is left
         c = kin.center_of_mass(self._frame)[:2]
         J = kin.center_of_mass_jacobian(self._frame)[:2]
-        n = len(region.offsets)
-        to_shrunk = region.offsets - self._margin - region.normals @ c  # s_i [m]
+        return region.offsets - self._margin - region.normals @ c, region.normals @ J
+
+    def constraint(self, kin: Kinematics, dt: float) -> VelocityConstraint:
+        to_shrunk, C = self.edges(kin)  # s_i [m]
         delta = min(OVERSHOOT, self._margin)
         d = self._gain * np.where(to_shrunk >= 0, to_shrunk, np.minimum(to_shrunk + delta, 0.0)) / dt
-        return VelocityConstraint(C=region.normals @ J, d=d, row_names=tuple(self.held_row_names(n)))
+        return VelocityConstraint(C=C, d=d, row_names=tuple(self.held_row_names(len(to_shrunk))))
+
+    def as_task(self, **kwargs: Any) -> SupportRegionTask:
+        """This region as a level's rows (:class:`SupportRegionTask`): put the region itself in a
+        level of a :class:`~reljac.ik.Controller` for the default gain, or this task for others
+        (`kwargs`: gain [1/s], weight, max_speed, name)."""
+        return SupportRegionTask(self, **kwargs)
 
     def held_row_names(self, count: int) -> list[str]:
         """One name per hull edge: 'support region (edge i of count)'."""
@@ -244,4 +265,37 @@ class SupportRegion(Limit):
                                         tuple(c.points for c in self._contacts), self._margin, self._gain)
 
 
-__all__ = ["CoMTask", "SupportError", "SupportRegion"]
+class SupportRegionTask(RegionRowsTask):
+    """A :class:`SupportRegion` as one level's rows, below the levels above it (the feet) and
+    above those below (the hands), instead of above every level.
+
+    One row per edge i of the region shrunk by the region's margin: e_i = -s_i = n_i . c_xy -
+    (h_i - margin) [m] <= 0 (c_xy: the centre of mass in the region's frame, x-y), J_i = n_i .
+    J_xy (1, nv). Inside with margin the rows cost nothing; on or past an edge the centre of mass
+    may approach it at most at gain x its distance, d s_i / dt >= -gain s_i, and comes back from
+    past it at the gain: a velocity damper in continuous time (keep gain dt < 1). No overshoot
+    band as for the limit: a level below the feet never moves them to recover a micrometre.
+
+    The region's contacts and margin are read at every step (change them on the region); its
+    own ``gain`` (a fraction per step) is the limit's, not used here: this task's gain is [1/s].
+    Rows are named "support region[i]" in a level's report, edge i of the hull (``row_names``).
+
+    Args:
+        region: the :class:`SupportRegion`.
+        gain: [1/s] (default 20: a fifth of the distance to the edge per 10 ms step).
+        **kwargs: weight (one number), max_speed [m/s], name (default: the region's).
+    """
+
+    def __init__(self, region: SupportRegion, *, gain: float = REGION_TASK_GAIN, **kwargs: Any) -> None:
+        if not isinstance(region, SupportRegion):
+            raise TaskError(f"SupportRegionTask needs a reljac.ik.SupportRegion, got {region!r}")
+        self.region = region
+        kwargs.setdefault("name", region.name)
+        super().__init__(region.robot, gain=gain, **kwargs)
+
+    def measure(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        to_shrunk, C = self.region.edges(kin)
+        return -to_shrunk, C, self.region.held_row_names(len(to_shrunk))
+
+
+__all__ = ["CoMTask", "SupportError", "SupportRegion", "SupportRegionTask"]

@@ -29,12 +29,15 @@ from typing import Any
 
 import numpy as np
 
-from ..exceptions import ConfigurationError, ReljacWarning
+from ..exceptions import ConfigurationError, ReljacWarning, TaskError
 from ..relative import Kinematics
 from ..robot import Robot
 from ..validation import as_float
 from .description import CollisionAvoidanceDescription
 from .limits import Limit, VelocityConstraint
+from .regions import RegionRowsTask
+
+AVOIDANCE_TASK_GAIN = 20.0  # [1/s]: CollisionAvoidanceTask's default gain
 
 
 class CollisionAvoidance(Limit):
@@ -195,9 +198,23 @@ class CollisionAvoidance(Limit):
         """The pairs kept apart (link or obstacle names)."""
         return self._model.pairs
 
-    def constraint(self, kin: Kinematics, dt: float) -> VelocityConstraint:
+    def distances(self, kin: Kinematics) -> Any:
+        """The geometry pairs nearer than the influence distance at kin's configuration, with
+        their distance Jacobians (:class:`reljac.collision.Distances`, one row per geometry
+        pair); kept as :attr:`last`."""
         rows = self._model.compute(kin.data, within=self._influence_distance, per_geometry=True)
-        self._last, self._dt, self.held_by = rows, dt, None
+        self._last, self.held_by = rows, None
+        return rows
+
+    def as_task(self, **kwargs: Any) -> CollisionAvoidanceTask:
+        """These pairs as a level's rows (:class:`CollisionAvoidanceTask`): put the limit itself
+        in a level of a :class:`~reljac.ik.Controller` for the default gain, or this task for
+        others (`kwargs`: gain [1/s], weight, max_speed, name)."""
+        return CollisionAvoidanceTask(self, **kwargs)
+
+    def constraint(self, kin: Kinematics, dt: float) -> VelocityConstraint:
+        rows = self.distances(kin)
+        self._dt = dt
         self._check_start(rows)
         margins = np.zeros(len(rows))
         for i, (key, distance) in enumerate(zip(rows.geometries, rows.distance, strict=True)):
@@ -226,3 +243,40 @@ class CollisionAvoidance(Limit):
         if last is None or len(last) == 0:
             return math.inf
         return float(np.min(last.distance))
+
+
+class CollisionAvoidanceTask(RegionRowsTask):
+    """A :class:`CollisionAvoidance` as one level's rows (issue 29): its pairs kept apart below
+    the levels above it (a humanoid's feet) and above those below, instead of above every level.
+
+    One row per geometry pair nearer than the limit's influence distance d_i: e = d - d_s -
+    margin [m] >= 0 (d the signed distance, d_s the limit's min_distance), J = J_d (1, nv) (the
+    distance Jacobian, d_dot = J_d v). Inside with margin the rows cost nothing; a pair may close
+    at most at gain x its gap, d_dot >= -gain (d - d_s - margin), and a pair nearer than that is
+    pushed apart at the gain, as far as the levels above allow (keep gain dt < 1). The limit's
+    learnt margins (its predictions between steps) are not used here: only its fixed margin.
+
+    The limit's pairs (its model), distances and margin are read at every step; its own gain (a
+    fraction per step) is not used: this task's gain is [1/s]. ``row_names`` names the rows'
+    body pairs ('link/link'); ``limit.last`` holds the last step's distances.
+
+    Args:
+        limit: the :class:`CollisionAvoidance`.
+        gain: [1/s] (default 20: a fifth of the gap per 10 ms step).
+        **kwargs: weight (one number), max_speed [m/s], name (default: the limit's).
+    """
+
+    side = "lower"
+
+    def __init__(self, limit: CollisionAvoidance, *, gain: float = AVOIDANCE_TASK_GAIN, **kwargs: Any) -> None:
+        if not isinstance(limit, CollisionAvoidance):
+            raise TaskError(f"CollisionAvoidanceTask needs a reljac.ik.CollisionAvoidance, got {limit!r}")
+        self.limit = limit
+        kwargs.setdefault("name", limit.name)
+        super().__init__(limit.model.robot, gain=gain, **kwargs)
+
+    def measure(self, kin: Kinematics) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        rows = self.limit.distances(kin)
+        nv = kin.model.nv
+        J = np.zeros((0, nv)) if len(rows) == 0 else rows.jacobian
+        return rows.distance - self.limit.min_distance - self.limit.margin, J, [f"{a}/{b}" for a, b in rows.pairs]

@@ -29,15 +29,30 @@ from .limits import JointPositionLimit, JointVelocityLimit, Limit, ReversalDampi
 from .tasks import Task
 
 
+def _as_task(item: Any, i: int) -> Any:
+    """A level's item: a Task as it is, a Limit that can be a level's rows (``as_task()``:
+    SupportRegion, CollisionAvoidance) as its task; anything else as it is (refused by the caller)."""
+    if isinstance(item, Limit):
+        as_task = getattr(item, "as_task", None)
+        if not callable(as_task):
+            raise TaskError(f"level {i}: limit '{item.name}' cannot be a level's rows (a limit with as_task(), "
+                            "e.g. SupportRegion or CollisionAvoidance, can): pass it in constraints=")
+        return as_task()
+    return item
+
+
 def _as_levels(levels: Any) -> list[list[Task]]:
-    """Normalize ``levels``: a list of levels, each a task or a list of tasks."""
-    if isinstance(levels, Task):
+    """Normalize ``levels``: a list of levels, each a task or a list of tasks (a limit with
+    ``as_task()`` in a level stands for its task: its rows at that level)."""
+    if isinstance(levels, (Task, Limit)):
         levels = [[levels]]
     if not isinstance(levels, (list, tuple)):
         raise TaskError(f"levels must be a list of levels (lists of tasks), got {type(levels).__name__}")
-    out = []
+    out: list[list[Task]] = []
     for i, level in enumerate(levels):
-        tasks = [level] if isinstance(level, Task) else list(level) if isinstance(level, (list, tuple)) else None
+        items = [level] if isinstance(level, (Task, Limit)) else list(level) if isinstance(level, (list, tuple)) \
+            else []
+        tasks = [_as_task(item, i) for item in items]
         if not tasks or not all(isinstance(t, Task) for t in tasks):
             raise TaskError(f"level {i} must be a Task or a non-empty list of Tasks, got {level!r}")
         out.append(tasks)
@@ -68,7 +83,8 @@ class Controller:
     Args:
         robot: the robot.
         levels: list of levels, highest priority first; each a list of tasks stacked with their
-            weights (a single Task is accepted as a one-task level).
+            weights (a single Task is accepted as a one-task level). A SupportRegion or
+            CollisionAvoidance in a level stands for its ``as_task()``: its rows at that level.
         dt: control period [s].
         velocity_limits: (nv,) override of the URDF's velocity limits [rad/s or m/s].
         limit_gain: fraction of the distance to a position limit allowed in one step, (0, 1].
