@@ -27,8 +27,10 @@ EXPECTED = {  # example -> (extra arguments, text its output must contain)
     "allegro_pinch.py": ([], "ring: pinched"),
     "arm_analysis.py": ([], "panda_joint1: "),
     "talos_balance.py": ([], "reach limited by: support region (edge"),
+    "talos_bounded_levels.py": ([], "closest collision pair"),
 }
-NEEDS_ROBOTS = {"tiago_dual_carry.py", "tiago_dual_bounded_carry.py", "talos_carry.py", "allegro_pinch.py", "arm_analysis.py", "talos_balance.py"}
+NEEDS_ROBOTS = {"tiago_dual_carry.py", "tiago_dual_bounded_carry.py", "talos_carry.py", "allegro_pinch.py",
+                "arm_analysis.py", "talos_balance.py", "talos_bounded_levels.py"}
 
 
 def test_every_example_is_tested():
