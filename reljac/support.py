@@ -145,33 +145,49 @@ def collinear_tolerance(scale: float | np.ndarray) -> np.ndarray:
 
 def convex_hull(points: ArrayLike) -> np.ndarray:
     """The convex hull of points (k, 2) (or (k, 3): x-y used) as counter-clockwise vertices (n, 2),
-    collinear and repeated points dropped (Andrew's monotone chain, sorted by x then y; x values
-    within sqrt(COLLINEAR_TOLERANCE) x extent of the previous one count as equal, so that a run
-    along a line x = const, the front corners of two feet side by side, is sorted by y: sorted by
-    rounding noise in x, the chain's collinear test would drop an end of the run. The run grows
-    from point to point: measured from its first point, a run of noisy x could end between two
-    points of one line, which then went out of order, and the chain out of convexity)."""
+    collinear and repeated points dropped.
+
+    Two passes: Andrew's monotone chain on the points sorted by x then y with the exact turn test
+    (a point leaves the chain on any turn that is not strictly to the left), which is correct for
+    any order of the sort however close the x values are; then every vertex where the hull turns
+    by at most the collinear tolerance (:func:`collinear_tolerance` of the points' extent) is
+    dropped, one at a time, until none is left (dropping a vertex of a convex polygon leaves it
+    convex). A tolerance inside the chain's test instead dropped true corners, or kept a chain out
+    of convexity, where rounding noise in x ordered points of one line x = const (the front corners
+    of two feet side by side) by that noise."""
     p = np.asarray(points, dtype=float)[:, :2]
     p = p[np.lexsort((p[:, 1], p[:, 0]))]
     extent = np.ptp(p, axis=0).max() if len(p) else 0.0
     tol = float(collinear_tolerance(extent))
-    same_x = float(np.sqrt(COLLINEAR_TOLERANCE) * extent)
-    start = 0
-    for i in range(1, len(p) + 1):  # runs of equal x (within same_x of their first), each sorted by y
-        if i == len(p) or p[i, 0] - p[i - 1, 0] > same_x:
-            p[start:i] = p[start:i][np.argsort(p[start:i, 1], kind="stable")]
-            start = i
 
     def chain(ordered: np.ndarray) -> list[np.ndarray]:
         out: list[np.ndarray] = []
         for x in ordered:
-            while len(out) >= 2 and _cross(out[-2], out[-1], x) <= tol:
+            while len(out) >= 2 and _cross(out[-2], out[-1], x) <= 0.0:
                 out.pop()
             out.append(x)
         return out
 
     lower, upper = chain(p), chain(p[::-1])
-    return np.array(lower[:-1] + upper[:-1]).reshape(-1, 2)
+    return np.array(drop_collinear(lower[:-1] + upper[:-1], tol)).reshape(-1, 2)
+
+
+def drop_collinear(hull: list[np.ndarray], tol: float) -> list[np.ndarray]:
+    """The vertices of a closed polygon (counter-clockwise) without those where it turns by at most
+    `tol` (cross product [m^2]), each checked against its neighbours as they are once the others
+    were dropped; fewer than three points come back as they are."""
+    out = list(hull)
+    changed = True
+    while changed and len(out) >= 3:
+        changed = False
+        i = 0
+        while i < len(out) and len(out) >= 3:
+            if _cross(out[i - 1], out[i], out[(i + 1) % len(out)]) <= tol:
+                del out[i]
+                changed = True
+            else:
+                i += 1
+    return out
 
 
 def _cross(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:

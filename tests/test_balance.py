@@ -120,6 +120,18 @@ def test_hull_matches_qhull_and_its_half_planes_hold_every_point(rng):
         np.testing.assert_allclose(np.linalg.norm(polygon.normals, axis=1), 1.0)
 
 
+@pytest.mark.parametrize("n", [1_000, 20_000])
+def test_the_hull_of_many_points_is_qhulls(rng, n):
+    """Dense clouds (a sole read from a mesh has hundreds of vertices): consecutive x values closer
+    than any tolerance on x. The vertices are qhull's, the hull convex and holding every point."""
+    points = rng.normal(size=(n, 2))
+    polygon = support_polygon(points)
+    hull = ConvexHull(points)
+    assert len(polygon.vertices) == len(hull.vertices)
+    np.testing.assert_allclose(polygon.area, hull.volume, rtol=1e-12)
+    assert (polygon.normals @ points.T <= polygon.offsets[:, None] + 1e-12).all()
+
+
 def test_shrunk_square_and_signed_distance_are_closed_forms():
     square = support_polygon([[0, 0], [2, 0], [2, 1], [0, 1], [1, 0.5]])
     assert square.area == pytest.approx(2.0)

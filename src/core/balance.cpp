@@ -21,10 +21,26 @@ double cross(const Point& o, const Point& a, const Point& b) {
   return (a.x() - o.x()) * (b.y() - o.y()) - (a.y() - o.y()) * (b.x() - o.x());
 }
 
-// reljac.support.convex_hull: Andrew's monotone chain, counter-clockwise, collinear points dropped; x
-// values within sqrt(kCollinearTolerance) x extent of their run's first sorted as equal (by y).
-// sorted, lower, upper: scratch buffers. (std::sort: points equal in x and y are the same point,
-// so their order among themselves, which std::stable_sort would keep, does not show.)
+// reljac.support.drop_collinear: the closed polygon's vertices where it turns by at most tol dropped,
+// one at a time, until none is left (in place, no allocation).
+void drop_collinear(std::vector<Point>& hull, double tol) {
+  for (bool changed = true; changed && hull.size() >= 3;) {
+    changed = false;
+    for (size_t i = 0; i < hull.size() && hull.size() >= 3;) {
+      const Point& before = hull[i == 0 ? hull.size() - 1 : i - 1];
+      if (cross(before, hull[i], hull[(i + 1) % hull.size()]) <= tol) {
+        hull.erase(hull.begin() + static_cast<long>(i));
+        changed = true;
+      } else {
+        ++i;
+      }
+    }
+  }
+}
+
+// reljac.support.convex_hull: Andrew's monotone chain, counter-clockwise, with the exact turn test,
+// then the vertices where the hull turns by at most kCollinearTolerance x extent^2 dropped.
+// sorted, lower, upper: scratch buffers.
 void convex_hull(const std::vector<Point>& points, std::vector<Point>& p, std::vector<Point>& lower,
                  std::vector<Point>& upper, std::vector<Point>& hull) {
   p.assign(points.begin(), points.end());
@@ -42,18 +58,10 @@ void convex_hull(const std::vector<Point>& points, std::vector<Point>& p, std::v
     }
   }
   const double tol = kCollinearTolerance * std::max(scale * scale, std::numeric_limits<double>::min());
-  const double same_x = std::sqrt(kCollinearTolerance) * scale;  // runs of equal x, each sorted by y
-  for (size_t start = 0, i = 1; i <= p.size(); ++i) {
-    if (i == p.size() || p[i].x() - p[start].x() > same_x) {
-      std::sort(p.begin() + static_cast<long>(start), p.begin() + static_cast<long>(i),  // (no buffer: by y, then x)
-                [](const Point& a, const Point& b) { return a.y() < b.y() || (a.y() == b.y() && a.x() < b.x()); });
-      start = i;
-    }
-  }
   auto chain = [&](auto begin, auto end, std::vector<Point>& out) {
     out.clear();
     for (auto it = begin; it != end; ++it) {
-      while (out.size() >= 2 && cross(out[out.size() - 2], out.back(), *it) <= tol) out.pop_back();
+      while (out.size() >= 2 && cross(out[out.size() - 2], out.back(), *it) <= 0.0) out.pop_back();
       out.push_back(*it);
     }
   };
@@ -61,6 +69,7 @@ void convex_hull(const std::vector<Point>& points, std::vector<Point>& p, std::v
   chain(p.rbegin(), p.rend(), upper);
   hull.assign(lower.begin(), lower.end() - (lower.empty() ? 0 : 1));
   hull.insert(hull.end(), upper.begin(), upper.end() - (upper.empty() ? 0 : 1));
+  drop_collinear(hull, tol);
 }
 
 // reljac.support._clip: the convex polygon cut by the half-plane n . x <= h, into out (inside:
