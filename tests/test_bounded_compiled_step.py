@@ -45,7 +45,7 @@ def planar_box(planar, q):
 
 
 def planar_ball(planar, q):
-    """A ball (its rows from Python: BallTask has no compiled description) over a weighted posture."""
+    """A ball (compiled: BallTask's description holds its inner task's) over a weighted posture."""
     inner = RelativePositionTask("base_link", "tip", weight=[1, 1, 0])
     inner.set_target(tip(planar, q) + np.array([0.2, -0.1, 0.0]))
     return [[BallTask(inner, 0.05, gain=2.0)], [PostureTask(planar, gain=1.0, weight=0.5)]]
@@ -252,3 +252,38 @@ def test_the_bound_solver_binding_returns_named_reports():
     np.testing.assert_allclose(v, [0.5, 0.0], atol=1e-15)  # row 0 on its lower bound, row 1 free inside
     assert report.active == [0] and report.met and not report.capped and report.held == []
     np.testing.assert_allclose(report.margins, [0.0, 0.2], atol=1e-15)
+
+
+def test_a_ball_runs_in_cpp_and_hears_of_its_inner_task(planar):
+    """BallTask on a position task: compiled (no Python rows); its radius and its inner task's
+    target changed between steps reach the step (the same v as the Python backend's, which reads
+    them every step). On a posture it gives its rows from Python, with the same v."""
+    q = np.array([0.2, 0.4])
+    made = {}
+    for backend in ("python", "compiled"):
+        inner = RelativePositionTask("base_link", "tip", weight=[1, 1, 0])
+        inner.set_target(tip(planar, q) + np.array([0.2, -0.1, 0.0]))
+        ball = BallTask(inner, 0.05, gain=2.0)
+        posture = PostureTask(planar, gain=1.0, weight=0.5)
+        made[backend] = Controller(planar, [[ball], [posture]], dt=0.01, backend=backend), inner, ball
+    assert not made["compiled"][0]._step.has_python_parts
+    changes = [lambda i, b: None, lambda i, b: i.set_target(tip(planar, q) + np.array([-0.1, 0.3, 0.0])),
+               lambda i, b: setattr(b, "radius", 0.2), lambda i, b: i.set_weight([1, 0, 0])]
+    steps: dict[str, list] = {backend: [] for backend in made}
+    for change in changes:
+        for backend, (controller, inner, ball) in made.items():
+            change(inner, ball)
+            steps[backend].append(controller.velocity(q))
+    py, c = np.array(steps["python"]), np.array(steps["compiled"])
+    np.testing.assert_allclose(c, py, rtol=0, atol=TOL)
+    assert min(np.abs(py[k + 1] - py[k]).max() for k in range(3)) > 1e-3  # each change changed the step
+
+    def on_posture(robot, q0):
+        inner = PostureTask(robot, gain=1.0)
+        inner.set_target(q0 + np.array([0.3, -0.2]))
+        return [[BallTask(inner, 0.1, gain=3.0)]]
+
+    controller = Controller(planar, on_posture(planar, q), dt=0.01, backend="compiled")
+    assert controller._step.has_python_parts  # the ball of a posture: rows from Python
+    out = closed_loop(planar, on_posture, q, 60)
+    np.testing.assert_allclose(out["compiled"][0], out["python"][0], rtol=0, atol=TOL)

@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['BOUND_TOLERANCE', 'COLLINEAR_TOLERANCE', 'CapabilityReduction', 'CoMTaskDescription', 'CollisionAvoidanceDescription', 'CollisionRows', 'DistanceTaskDescription', 'ExternalLimitDescription', 'ExternalTaskDescription', 'FAILED', 'FrameTaskDescription', 'GJK_TOLERANCE', 'KinematicModel', 'LevelReport', 'LimitDescription', 'MAX_SQUARE', 'MAX_STALE_SATURATIONS', 'MET_TOLERANCE', 'OVERSHOOT', 'PIVOT_TOLERANCE', 'PendingTaskDescription', 'PositionLimitDescription', 'PostureDescription', 'RANK_TOLERANCE', 'ReversalDampingDescription', 'RowSource', 'SearchOptions', 'SearchResult', 'Step', 'StepFailure', 'SupportFailure', 'SupportRegionDescription', 'TaskDescription', 'UNIT_TOLERANCE', 'VelocityBoxDescription', 'accumulate', 'built_with', 'configuration_ok', 'configurations_from_uniforms', 'merge_partials', 'relative_jacobian', 'relative_jacobian_in', 'relative_jacobians_in', 'relative_placement', 'relative_placement_in', 'search_many', 'solve_hierarchy']
+__all__: list[str] = ['BOUND_TOLERANCE', 'BallTaskDescription', 'COLLINEAR_TOLERANCE', 'CapabilityReduction', 'CoMTaskDescription', 'CollisionAvoidanceDescription', 'CollisionRows', 'DistanceTaskDescription', 'ExternalLimitDescription', 'ExternalTaskDescription', 'FAILED', 'FrameTaskDescription', 'GJK_TOLERANCE', 'KinematicModel', 'LevelReport', 'LimitDescription', 'MAX_SQUARE', 'MAX_STALE_SATURATIONS', 'MET_TOLERANCE', 'OVERSHOOT', 'PIVOT_TOLERANCE', 'PendingTaskDescription', 'PositionLimitDescription', 'PostureDescription', 'RANK_TOLERANCE', 'ReversalDampingDescription', 'RowSource', 'SearchOptions', 'SearchResult', 'Step', 'StepFailure', 'SupportFailure', 'SupportRegionDescription', 'TaskDescription', 'UNIT_TOLERANCE', 'VelocityBoxDescription', 'accumulate', 'built_with', 'configuration_ok', 'configurations_from_uniforms', 'merge_partials', 'relative_jacobian', 'relative_jacobian_in', 'relative_jacobians_in', 'relative_placement', 'relative_placement_in', 'search_many', 'solve_hierarchy']
 class KinematicModel:
     """
     A joint tree exported from a pin.Model (see reljac/maps/compiled.py)
@@ -373,6 +373,42 @@ class ExternalLimitDescription(LimitDescription):
     """
     def __init__(self) -> None:
         ...
+class BallTaskDescription(TaskDescription):
+    """
+    The norm of another task's error (reljac.ik.bounds.BallTaskDescription).
+    """
+    def __init__(self, inner: typing.Any, gain: typing.SupportsFloat | typing.SupportsIndex, weight: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], max_speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None, lower: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None = None, upper: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None = None) -> None:
+        ...
+    @property
+    def gain(self) -> float:
+        """
+        gain [1/s]
+        """
+    @property
+    def inner(self) -> typing.Any:
+        """
+        the inner task's description (a core description object)
+        """
+    @property
+    def lower(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
+        """
+        (size,) lower bounds on e (-inf: open), or None: no bounds
+        """
+    @property
+    def max_speed(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
+        """
+        (linear, angular) caps on |gain e| [m/s, rad/s], or None
+        """
+    @property
+    def upper(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
+        """
+        (size,) upper bounds on e (inf: open), or None: no bounds
+        """
+    @property
+    def weight(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (size,) row weights
+        """
 class DistanceTaskDescription(TaskDescription):
     """
     The distance between two frames' origins (reljac.ik.distance.DistanceTaskDescription).

@@ -24,6 +24,7 @@ from ..collision.distances import Distances
 from ..exceptions import CollisionError, ConfigurationError, SupportError, TaskError
 from ..relative import Kinematics
 from .backend import core_report
+from .description import TaskDescription
 from .hierarchy import LevelReport
 from .limits import Limit
 from .tasks import Task
@@ -45,7 +46,9 @@ def core_description(core: Any, description: Any) -> Any:
         if not dataclasses.is_dataclass(description) or not hasattr(core, kind.__name__):
             raise ConfigurationError(f"the compiled core has no description {kind.__name__}")
         names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(description))
-    return getattr(core, kind.__name__)(*[getattr(description, name) for name in names])
+    values = [getattr(description, name) for name in names]
+    return getattr(core, kind.__name__)(*[core_description(core, v) if isinstance(v, TaskDescription) else v
+                                          for v in values])  # a description within (BallTask's inner task)
 
 
 def _overrides(limit: Limit, *methods: str) -> bool:
