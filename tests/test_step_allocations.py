@@ -25,7 +25,8 @@ same with CollisionAvoidance on the bundled dual_arm, Baxter with avoidance on i
 Talos whole body with a CoMTask and a SupportRegion, the dual-arm stack with a custom Python
 task beside the compiled ones (its rows, computed once in Python, handed to every step), and the
 dual-arm stack with bounds (the relative pose in a box, the posture a centring band: levels solved
-by the bounded solver, its 14-row identity band level included).
+by the bounded solver, its 14-row identity band level included; xfail while the bounded solver
+itself allocates on its systems) and a planar stack with bounds on every level (box, ball, band).
 Skipped only where no C compiler is found, or off Linux (the counter wraps glibc's __libc_malloc).
 """
 
@@ -87,7 +88,7 @@ BOUNDED_SOLVER_ALLOCATES = pytest.mark.xfail(
 
 
 @pytest.mark.parametrize("stack", ["dual_arm", "dual_arm_avoidance", "baxter_avoidance", "talos_balance",
-                                   "dual_arm_custom_task",
+                                   "dual_arm_custom_task", "planar_bounded",
                                    pytest.param("dual_arm_bounded", marks=BOUNDED_SOLVER_ALLOCATES)])
 def test_a_compiled_step_allocates_nothing_after_warm_up(counter, stack):
     _requires(stack)
@@ -143,6 +144,27 @@ def _crossing(robot, q0):
     return [[left, right], [PostureTask(robot, gain=1.0, weight=0.1)]]
 
 
+def _planar_bounded():
+    """The two-link arm with bounds on both levels: a box the tip starts outside of, then a ball
+    (compiled BallTask) and a centring band (an identity level with bounds) below it."""
+    import reljac
+    from reljac.ik import Controller, PostureTask, RelativePositionTask
+    from reljac.ik.bounds import BallTask
+
+    robot = reljac.Robot.bundled("planar_2link")
+    q0 = np.array([0.2, 0.4])
+    p = reljac.Kinematics(robot, q0).relative_placement("base_link", "tip").translation
+    box = RelativePositionTask("base_link", "tip", gain=5.0, weight=[1, 1, 0])
+    box.set_target(p + np.array([-0.25, 0.1, 0.0]))
+    box.set_bounds(-0.05, 0.05)
+    inner = RelativePositionTask("base_link", "tip", weight=[1, 1, 0])
+    inner.set_target(p + np.array([0.1, -0.3, 0.0]))
+    band = PostureTask(robot, gain=5.0)
+    band.set_centring_band(0.6)
+    levels = [[box], [BallTask(inner, 0.05, gain=2.0)], [band]]
+    return Controller(robot, levels, dt=0.01, backend="compiled"), q0
+
+
 def _baxter():
     import step_measure
 
@@ -178,7 +200,7 @@ def main(stack: str) -> None:
     makers = {"dual_arm": _dual_arm, "dual_arm_avoidance": lambda: _dual_arm(avoid=True),
               "baxter_avoidance": _baxter, "talos_balance": _talos,
               "dual_arm_custom_task": lambda: _dual_arm(False, custom=True),
-              "dual_arm_bounded": lambda: _dual_arm(bounded=True)}
+              "dual_arm_bounded": lambda: _dual_arm(bounded=True), "planar_bounded": _planar_bounded}
     controller, q0 = makers[stack]()
     step = controller._step
     q = controller.step(q0)  # the descriptions reach the core
