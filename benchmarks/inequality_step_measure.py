@@ -5,7 +5,8 @@ through ``Controller.step`` on each backend, each from the same q0 on its own tr
 
 Run ``python benchmarks/inequality_step_measure.py [STEPS] [REPEATS]`` (needs example-robot-data):
 each backend makes STEPS steps (default 100; the first 5 left out: warm-up), the run repeated
-REPEATS times (default 3); printed: the median and the 90th percentile of one step's wall time over
+REPEATS times (default 3), and the compiled step of the same stack without bounds (the box a
+target, the posture plain: the equality solver) for reference; printed: the median and the 90th percentile of one step's wall time over
 all of them [us], and the load average (a shared 2-core machine: figures move with it). Not a test.
 """
 
@@ -25,18 +26,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from step_measure import talos_whole_body
 
 
-def talos_bounded():
+def talos_bounded(bounded: bool = True):
+    """The stack; `bounded` False: the same without bounds (the box a target, the posture plain)."""
     robot, (feet, (box,), lead_com, _), q0, _frame, limits = talos_whole_body("talos")
     target = box.target
     box.set_target(pin.SE3(target.rotation, target.translation + np.array([0.05, 0.0, 0.0])))  # off by 5 cm
-    box.set_bounds(np.r_[np.full(3, -0.03), np.full(3, -0.1)], np.r_[np.full(3, 0.03), np.full(3, 0.1)])
     posture = PostureTask(robot, gain=1.0, weight=np.r_[np.zeros(6), np.full(robot.nv - 6, 0.1)])
-    posture.set_centring_band(0.5)
+    if bounded:
+        box.set_bounds(np.r_[np.full(3, -0.03), np.full(3, -0.1)], np.r_[np.full(3, 0.03), np.full(3, 0.1)])
+        posture.set_centring_band(0.5)
     return robot, [feet, [box], lead_com, [posture]], q0, limits
 
 
-def step_times(backend: str, steps: int) -> list[float]:
-    robot, levels, q, limits = talos_bounded()
+def step_times(backend: str, steps: int, bounded: bool = True) -> list[float]:
+    robot, levels, q, limits = talos_bounded(bounded)
     controller = Controller(robot, levels, dt=0.01, constraints=limits, backend=backend)
     assert controller.compiled_step == (backend == "compiled")
     times = []
@@ -54,8 +57,10 @@ def main(steps: int = 100, repeats: int = 3) -> None:
     for backend in ("compiled", "python"):
         times = [t for _ in range(repeats) for t in step_times(backend, steps if backend == "compiled" else steps // 2)]
         results[backend] = 1e6 * np.array(times)
+    results["compiled, no bounds"] = 1e6 * np.array(
+        [t for _ in range(repeats) for t in step_times("compiled", steps, bounded=False)])
     for backend, us in results.items():
-        print(f"  {backend:8s} step median {np.median(us):9.1f} us, p90 {np.percentile(us, 90):9.1f} us")
+        print(f"  {backend:19s} step median {np.median(us):9.1f} us, p90 {np.percentile(us, 90):9.1f} us")
     print(f"  compiled / python: {np.median(results['python']) / np.median(results['compiled']):.1f}x faster")
     end = os.getloadavg()
     print(f"load average {load[0]:.2f} at the start, {end[0]:.2f} at the end (2 cores)")
