@@ -1,7 +1,8 @@
 """Tasks with bounds instead of a target (issue 29): a RelativePositionTask in a box, a ball
 (BallTask), a joint-centring band on PostureTask; their rows pinned on the two-link planar arm,
-the ball's Jacobian against finite differences, and the controller: it runs them on the Python
-hierarchy solver (the compiled step does not take bounds yet) and names the active rows."""
+the ball's Jacobian against finite differences, and the controller: it runs them on either
+backend (the compiled step takes them: tests/test_bounded_compiled_step.py compares the two) and
+names the active rows."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from reljac import ConfigurationError
 from reljac.exceptions import TaskError
 from reljac.ik import Controller, PostureTask, RelativePositionTask, compiled_available
 from reljac.ik.bounds import BallTask
@@ -114,27 +114,15 @@ def test_posture_centring_band(planar):
         band.set_centring_band(1.5)
 
 
-def test_bounded_tasks_resolve_to_the_python_solver_with_a_note(planar, capfd):
+@pytest.mark.skipif(not compiled_available(), reason="compiled core not built")
+def test_bounded_tasks_run_on_the_compiled_step_without_a_note(planar):
     task = RelativePositionTask("base_link", "tip")
     task.set_target(tip(planar, Q))
     task.set_bounds(-0.1, 0.1)
-    controller = Controller(planar, [[task]], dt=0.01)
-    assert controller.backend == "python" and not controller.compiled_step
-    if compiled_available():
-        assert "compiled step does not take them yet" in controller.backend_note
-        with pytest.raises(ConfigurationError, match="backend='compiled' was asked for"):
-            Controller(planar, [[task]], dt=0.01, backend="compiled")
-
-
-@pytest.mark.skipif(not compiled_available(), reason="compiled core not built")
-def test_bounds_on_a_task_a_compiled_step_holds_are_refused(planar):
-    task = RelativePositionTask("base_link", "tip")
-    task.set_target(tip(planar, Q))
-    controller = Controller(planar, [[task]], dt=0.01, backend="compiled")
-    assert controller.compiled_step
-    with pytest.raises(TaskError, match="compiled step, which does not take bounds yet"):
-        task.set_bounds(-0.1, 0.1)
-    assert task.bounds is None
+    for backend in (None, "compiled"):
+        controller = Controller(planar, [[task]], dt=0.01, backend=backend)
+        assert controller.backend == "compiled" and controller.compiled_step and controller.backend_note == ""
+        assert not controller._step.has_python_parts  # the box's rows are computed in C++
 
 
 @pytest.mark.parametrize("lower, upper, match", [

@@ -1,7 +1,8 @@
 """One schema across the compiled boundary: every description record a task or limit gives
-(reljac/ik/description.py, and DistanceTaskDescription beside its task) has a class of the same name
-in the core, built from the same field names in the same order (its __init__'s named arguments), and
-a record handed over by ``core_description`` reads back field by field from the core's object."""
+(reljac/ik/description.py, and DistanceTaskDescription and BallTaskDescription beside their
+tasks) has a class of the same name in the core, built from the same field names in the same
+order (its __init__'s named arguments), and a record handed over by ``core_description`` reads
+back field by field from the core's object (a description within one, field by field too)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from reljac.ik import (
     compiled_available,
     description,
 )
+from reljac.ik.bounds import BallTask, BallTaskDescription
 from reljac.ik.compiled import core_description
 from reljac.ik.distance import DistanceTaskDescription
 from reljac.ik.limits import ReversalDamping
@@ -35,7 +37,8 @@ pytestmark = pytest.mark.skipif(not compiled_available(), reason="the compiled c
 
 BASES = (description.TaskDescription, description.LimitDescription)
 RECORDS = [obj for obj in vars(description).values()
-           if isinstance(obj, type) and issubclass(obj, BASES) and obj not in BASES] + [DistanceTaskDescription]
+           if isinstance(obj, type) and issubclass(obj, BASES) and obj not in BASES] + [DistanceTaskDescription,
+                                                                                BallTaskDescription]
 
 
 def _init_arguments(cls) -> list[str]:
@@ -61,6 +64,7 @@ def _samples():
     pose.set_target(kin.relative_placement("left_tool", "right_tool"), velocity=np.arange(6) * 0.1)
     position = RelativePositionTask("left_tool", "right_tool")
     position.set_target([0.1, 0.2, 0.3])
+    position.set_bounds(-0.1, [0.1, 0.2, np.inf])  # lower and upper read back too
     orientation = RelativeOrientationTask("universe", "left_tool")
     orientation.set_target(np.eye(3))
     distance = DistanceTask("left_tool", "right_tool", gain=2.0)
@@ -69,7 +73,9 @@ def _samples():
         warnings.simplefilter("ignore")  # pairs starting near each other
         limits = [JointVelocityLimit(robot), JointPositionLimit(robot), ReversalDamping(robot),
                   CollisionAvoidance(robot)]
-    parts = [(robot, p) for p in (pose, position, orientation, distance, PostureTask(robot, weight=0.3), *limits)]
+    ball = BallTask(pose, 0.05, gain=2.0)  # a description holding another (the pose's)
+    parts = [(robot, p) for p in (pose, position, orientation, distance, PostureTask(robot, weight=0.3), ball,
+                                  *limits)]
     com = CoMTask(robot, axes="xy", gain=2.0)
     com.set_target([0.1, 0.0])
     parts.append((robot, com))
@@ -79,6 +85,8 @@ def _samples():
 
 
 def _same(core_value, value) -> bool:
+    if isinstance(value, description.TaskDescription):  # a description within: field by field
+        return all(_same(getattr(core_value, f.name), getattr(value, f.name)) for f in dataclasses.fields(value))
     if value is None or isinstance(value, str):
         return core_value == value
     if isinstance(value, tuple) and value and isinstance(value[0], np.ndarray):

@@ -96,8 +96,8 @@ def test_the_problems_have_active_inequality_rows_and_a_recovery():
         call = problem(seed)
         assert (call["C"] @ np.clip(0.0, call["lo"], call["hi"]) > call["d"])[2]
         _v, reports = core().solve_hierarchy(**call)
-        active += sum(len(r[9]) for r in reports)
-        held += sum(len(r[13]) + len(r[1]) for r in reports)
+        active += sum(len(r.active) for r in reports)
+        held += sum(len(r.held) + len(r.saturated) for r in reports)
     assert active > 0 and held > 0
 
 

@@ -188,7 +188,7 @@ def test_compiled_step_builds_the_system_of_the_python_tasks_and_limits(episodes
             want, lo_p, hi_p = _python_system(oracle, kin)
             np.testing.assert_allclose(lo_c, lo_p, rtol=1e-12, atol=1e-12)
             np.testing.assert_allclose(hi_c, hi_p, rtol=1e-12, atol=1e-12)
-            for (A, b, _c, _mask, extra), level in zip(got, want, strict=True):
+            for (A, b, _c, _mask, extra, *_bounds), level in zip(got, want, strict=True):
                 assert (A is None) == (level.A is None)
                 scale = 1.0 + np.abs(level.b).max()
                 if A is not None:

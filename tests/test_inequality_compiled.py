@@ -147,7 +147,7 @@ def test_the_cap_on_active_set_changes_is_reported(monkeypatch):
                                     0.0, 0.0, lowers=[level.lower], uppers=[level.upper], change_cap=1)
     monkeypatch.setattr("reljac.ik.inequality.change_cap", lambda nv, hard, rows: 1)
     v_py, (report,) = solve_lexicographic([level], lo, hi, policy=UNDAMPED)
-    changes, capped = raw[0][11], raw[0][12]
+    changes, capped = raw[0].changes, raw[0].capped
     assert capped and changes == 1 and report.capped
     np.testing.assert_allclose(v, v_py, atol=1e-15)
     assert (np.abs(v) <= 1.0 + 1e-15).all()

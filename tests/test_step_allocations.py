@@ -22,8 +22,11 @@ shapes). Everything else, reljac's, Eigen's, Pinocchio's and the rest of coal's,
 
 The stacks: the dual-arm protocol (relative pose > pose > posture with the default limits), the
 same with CollisionAvoidance on the bundled dual_arm, Baxter with avoidance on its SRDF pairs,
-Talos whole body with a CoMTask and a SupportRegion, and the dual-arm stack with a custom Python
-task beside the compiled ones (its rows, computed once in Python, handed to every step).
+Talos whole body with a CoMTask and a SupportRegion, the dual-arm stack with a custom Python
+task beside the compiled ones (its rows, computed once in Python, handed to every step), and the
+dual-arm stack with bounds (the relative pose in a box, the posture a centring band: levels solved
+by the bounded solver, its 14-row identity band level included; xfail while the bounded solver
+itself allocates on its systems) and a planar stack with bounds on every level (box, ball, band).
 Skipped only where no C compiler is found, or off Linux (the counter wraps glibc's __libc_malloc).
 """
 
@@ -79,8 +82,14 @@ def _requires(stack: str) -> None:
             pytest.skip("example-robot-data is not installed")
 
 
+BOUNDED_SOLVER_ALLOCATES = pytest.mark.xfail(
+    strict=False, reason="the bounded solver itself (inequality.cpp / active_set.cpp) allocates on this stack's "
+    "systems: 1 to 5 allocations per solve through _core.solve_hierarchy(repeat=n) alone (issue 29, ineq-step report)")
+
+
 @pytest.mark.parametrize("stack", ["dual_arm", "dual_arm_avoidance", "baxter_avoidance", "talos_balance",
-                                   "dual_arm_custom_task"])
+                                   "dual_arm_custom_task", "planar_bounded",
+                                   pytest.param("dual_arm_bounded", marks=BOUNDED_SOLVER_ALLOCATES)])
 def test_a_compiled_step_allocates_nothing_after_warm_up(counter, stack):
     _requires(stack)
     result = count_in_subprocess(counter, stack)
@@ -96,9 +105,10 @@ def test_a_compiled_step_allocates_nothing_after_warm_up(counter, stack):
 
 
 # ----------------------------------------------------------------------------- the subprocess
-def _dual_arm(avoid: bool = False, custom: bool = False):
+def _dual_arm(avoid: bool = False, custom: bool = False, bounded: bool = False):
     """The bench protocol's levels on dual_arm; with avoidance, each tool sent where the other is
-    (the arms meet); with a custom task, a Python task in the second level."""
+    (the arms meet); with a custom task, a Python task in the second level; bounded, the relative
+    pose in a +-2 cm / +-0.05 rad box and the posture a centring band (levels with bounds)."""
     import reljac
     from reljac.apps.bench_common import dual_arm_levels, middle
     from reljac.ik import CollisionAvoidance, Controller, RelativePositionTask
@@ -116,6 +126,9 @@ def _dual_arm(avoid: bool = False, custom: bool = False):
         task = HalfPosition("left_tool", "right_tool", gain=30.0)
         task.set_target([0.0, 0.4, 0.1])
         levels[1].insert(0, task)
+    if bounded:
+        levels[0][0].set_bounds(np.r_[np.full(3, -0.02), np.full(3, -0.05)], np.r_[np.full(3, 0.02), np.full(3, 0.05)])
+        levels[2][0].set_centring_band(0.6)
     constraints = [CollisionAvoidance(robot)] if avoid else []
     return Controller(robot, levels, dt=0.01, constraints=constraints, backend="compiled"), q0
 
@@ -129,6 +142,27 @@ def _crossing(robot, q0):
     left.set_target(kin.placement("right_tool"))
     right.set_target(kin.placement("left_tool"))
     return [[left, right], [PostureTask(robot, gain=1.0, weight=0.1)]]
+
+
+def _planar_bounded():
+    """The two-link arm with bounds on both levels: a box the tip starts outside of, then a ball
+    (compiled BallTask) and a centring band (an identity level with bounds) below it."""
+    import reljac
+    from reljac.ik import Controller, PostureTask, RelativePositionTask
+    from reljac.ik.bounds import BallTask
+
+    robot = reljac.Robot.bundled("planar_2link")
+    q0 = np.array([0.2, 0.4])
+    p = reljac.Kinematics(robot, q0).relative_placement("base_link", "tip").translation
+    box = RelativePositionTask("base_link", "tip", gain=5.0, weight=[1, 1, 0])
+    box.set_target(p + np.array([-0.25, 0.1, 0.0]))
+    box.set_bounds(-0.05, 0.05)
+    inner = RelativePositionTask("base_link", "tip", weight=[1, 1, 0])
+    inner.set_target(p + np.array([0.1, -0.3, 0.0]))
+    band = PostureTask(robot, gain=5.0)
+    band.set_centring_band(0.6)
+    levels = [[box], [BallTask(inner, 0.05, gain=2.0)], [band]]
+    return Controller(robot, levels, dt=0.01, backend="compiled"), q0
 
 
 def _baxter():
@@ -165,7 +199,8 @@ def main(stack: str) -> None:
     warnings.simplefilter("ignore")  # start-below-minimum warnings of the default pairs
     makers = {"dual_arm": _dual_arm, "dual_arm_avoidance": lambda: _dual_arm(avoid=True),
               "baxter_avoidance": _baxter, "talos_balance": _talos,
-              "dual_arm_custom_task": lambda: _dual_arm(False, custom=True)}
+              "dual_arm_custom_task": lambda: _dual_arm(False, custom=True),
+              "dual_arm_bounded": lambda: _dual_arm(bounded=True), "planar_bounded": _planar_bounded}
     controller, q0 = makers[stack]()
     step = controller._step
     q = controller.step(q0)  # the descriptions reach the core

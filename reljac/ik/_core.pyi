@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['BOUND_TOLERANCE', 'COLLINEAR_TOLERANCE', 'CapabilityReduction', 'CoMTaskDescription', 'CollisionAvoidanceDescription', 'CollisionRows', 'DistanceTaskDescription', 'ExternalLimitDescription', 'ExternalTaskDescription', 'FAILED', 'FrameTaskDescription', 'GJK_TOLERANCE', 'KinematicModel', 'LevelReport', 'LimitDescription', 'MAX_SQUARE', 'MAX_STALE_SATURATIONS', 'MET_TOLERANCE', 'OVERSHOOT', 'PIVOT_TOLERANCE', 'PendingTaskDescription', 'PositionLimitDescription', 'PostureDescription', 'RANK_TOLERANCE', 'ReversalDampingDescription', 'RowSource', 'SearchOptions', 'SearchResult', 'Step', 'StepFailure', 'SupportFailure', 'SupportRegionDescription', 'TaskDescription', 'UNIT_TOLERANCE', 'VelocityBoxDescription', 'accumulate', 'built_with', 'configuration_ok', 'configurations_from_uniforms', 'merge_partials', 'relative_jacobian', 'relative_jacobian_in', 'relative_jacobians_in', 'relative_placement', 'relative_placement_in', 'search_many', 'solve_hierarchy']
+__all__: list[str] = ['BOUND_TOLERANCE', 'BallTaskDescription', 'COLLINEAR_TOLERANCE', 'CapabilityReduction', 'CoMTaskDescription', 'CollisionAvoidanceDescription', 'CollisionRows', 'DistanceTaskDescription', 'ExternalLimitDescription', 'ExternalTaskDescription', 'FAILED', 'FrameTaskDescription', 'GJK_TOLERANCE', 'KinematicModel', 'LevelReport', 'LimitDescription', 'MAX_SQUARE', 'MAX_STALE_SATURATIONS', 'MET_TOLERANCE', 'OVERSHOOT', 'PIVOT_TOLERANCE', 'PendingTaskDescription', 'PositionLimitDescription', 'PostureDescription', 'RANK_TOLERANCE', 'ReversalDampingDescription', 'RowSource', 'SearchOptions', 'SearchResult', 'Step', 'StepFailure', 'SupportFailure', 'SupportRegionDescription', 'TaskDescription', 'UNIT_TOLERANCE', 'VelocityBoxDescription', 'accumulate', 'built_with', 'configuration_ok', 'configurations_from_uniforms', 'merge_partials', 'relative_jacobian', 'relative_jacobian_in', 'relative_jacobians_in', 'relative_placement', 'relative_placement_in', 'search_many', 'solve_hierarchy']
 class KinematicModel:
     """
     A joint tree exported from a pin.Model (see reljac/maps/compiled.py)
@@ -61,7 +61,7 @@ class FrameTaskDescription(TaskDescription):
     """
     The motion of frame b measured in frame a (reljac.ik.description.FrameTaskDescription).
     """
-    def __init__(self, kind: str, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, gain: typing.SupportsFloat | typing.SupportsIndex, weight: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], max_speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None, target: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[4, 4]"], target_velocity: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]) -> None:
+    def __init__(self, kind: str, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, gain: typing.SupportsFloat | typing.SupportsIndex, weight: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], max_speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None, target: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[4, 4]"], target_velocity: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], lower: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None = None, upper: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None = None) -> None:
         ...
     @property
     def frame_a(self) -> int:
@@ -84,6 +84,11 @@ class FrameTaskDescription(TaskDescription):
         'pose' (6 rows), 'position' or 'orientation' (3 rows)
         """
     @property
+    def lower(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
+        """
+        (size,) lower bounds on e (-inf: open), or None: no bounds
+        """
+    @property
     def max_speed(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
         """
         (linear, angular) caps on |gain e| [m/s, rad/s], or None
@@ -99,6 +104,11 @@ class FrameTaskDescription(TaskDescription):
         (size,) target velocity [m/s, rad/s]
         """
     @property
+    def upper(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
+        """
+        (size,) upper bounds on e (inf: open), or None: no bounds
+        """
+    @property
     def weight(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         """
         (size,) row weights
@@ -107,12 +117,17 @@ class PostureDescription(TaskDescription):
     """
     A joint posture: e = difference(target, q) (reljac.ik.description.PostureDescription).
     """
-    def __init__(self, gain: typing.SupportsFloat | typing.SupportsIndex, weight: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], max_speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None, target: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]) -> None:
+    def __init__(self, gain: typing.SupportsFloat | typing.SupportsIndex, weight: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], max_speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None, target: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], lower: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None = None, upper: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None = None) -> None:
         ...
     @property
     def gain(self) -> float:
         """
         gain [1/s]
+        """
+    @property
+    def lower(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
+        """
+        (size,) lower bounds on e (-inf: open), or None: no bounds
         """
     @property
     def max_speed(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
@@ -125,6 +140,11 @@ class PostureDescription(TaskDescription):
         (nq,) target configuration
         """
     @property
+    def upper(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
+        """
+        (size,) upper bounds on e (inf: open), or None: no bounds
+        """
+    @property
     def weight(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         """
         (size,) row weights
@@ -133,7 +153,7 @@ class CoMTaskDescription(TaskDescription):
     """
     The centre of mass measured in frame a (reljac.ik.description.CoMTaskDescription).
     """
-    def __init__(self, frame: typing.SupportsInt | typing.SupportsIndex, axes: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"], gain: typing.SupportsFloat | typing.SupportsIndex, weight: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], max_speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None, target: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], target_velocity: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]) -> None:
+    def __init__(self, frame: typing.SupportsInt | typing.SupportsIndex, axes: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"], gain: typing.SupportsFloat | typing.SupportsIndex, weight: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], max_speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None, target: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], target_velocity: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], lower: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None = None, upper: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None = None) -> None:
         ...
     @property
     def axes(self) -> typing.Annotated[numpy.typing.NDArray[numpy.int32], "[m, 1]"]:
@@ -151,6 +171,11 @@ class CoMTaskDescription(TaskDescription):
         gain [1/s]
         """
     @property
+    def lower(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
+        """
+        (size,) lower bounds on e (-inf: open), or None: no bounds
+        """
+    @property
     def max_speed(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
         """
         (linear, angular) caps on |gain e| [m/s, rad/s], or None
@@ -164,6 +189,11 @@ class CoMTaskDescription(TaskDescription):
     def target_velocity(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         """
         (size,) target velocity [m/s]
+        """
+    @property
+    def upper(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
+        """
+        (size,) upper bounds on e (inf: open), or None: no bounds
         """
     @property
     def weight(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
@@ -343,11 +373,47 @@ class ExternalLimitDescription(LimitDescription):
     """
     def __init__(self) -> None:
         ...
+class BallTaskDescription(TaskDescription):
+    """
+    The norm of another task's error (reljac.ik.bounds.BallTaskDescription).
+    """
+    def __init__(self, inner: typing.Any, gain: typing.SupportsFloat | typing.SupportsIndex, weight: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], max_speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None, lower: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None = None, upper: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None = None) -> None:
+        ...
+    @property
+    def gain(self) -> float:
+        """
+        gain [1/s]
+        """
+    @property
+    def inner(self) -> typing.Any:
+        """
+        the inner task's description (a core description object)
+        """
+    @property
+    def lower(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
+        """
+        (size,) lower bounds on e (-inf: open), or None: no bounds
+        """
+    @property
+    def max_speed(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
+        """
+        (linear, angular) caps on |gain e| [m/s, rad/s], or None
+        """
+    @property
+    def upper(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
+        """
+        (size,) upper bounds on e (inf: open), or None: no bounds
+        """
+    @property
+    def weight(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (size,) row weights
+        """
 class DistanceTaskDescription(TaskDescription):
     """
     The distance between two frames' origins (reljac.ik.distance.DistanceTaskDescription).
     """
-    def __init__(self, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, gain: typing.SupportsFloat | typing.SupportsIndex, weight: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], max_speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None, target: typing.SupportsFloat | typing.SupportsIndex, target_velocity: typing.SupportsFloat | typing.SupportsIndex) -> None:
+    def __init__(self, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, gain: typing.SupportsFloat | typing.SupportsIndex, weight: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], max_speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None, target: typing.SupportsFloat | typing.SupportsIndex, target_velocity: typing.SupportsFloat | typing.SupportsIndex, lower: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None = None, upper: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None = None) -> None:
         ...
     @property
     def frame_a(self) -> int:
@@ -365,6 +431,11 @@ class DistanceTaskDescription(TaskDescription):
         gain [1/s]
         """
     @property
+    def lower(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
+        """
+        (size,) lower bounds on e (-inf: open), or None: no bounds
+        """
+    @property
     def max_speed(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
         """
         (linear, angular) caps on |gain e| [m/s, rad/s], or None
@@ -380,6 +451,11 @@ class DistanceTaskDescription(TaskDescription):
         its rate [m/s]
         """
     @property
+    def upper(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
+        """
+        (size,) upper bounds on e (inf: open), or None: no bounds
+        """
+    @property
     def weight(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         """
         (size,) row weights
@@ -393,19 +469,49 @@ class LevelReport:
     What happened to one level (reljac.ik.hierarchy.LevelReport: the same fields).
     """
     @property
+    def active(self) -> list[int]:
+        """
+        the level's inequality rows at or beyond a bound
+        """
+    @property
+    def capped(self) -> bool:
+        """
+        the cap on active-set changes stopped it
+        """
+    @property
+    def changes(self) -> int:
+        """
+        active-set changes
+        """
+    @property
     def damping(self) -> float:
         """
         lambda^2 used
         """
     @property
+    def held(self) -> list[tuple[int, int]]:
+        """
+        (level, row) inequality rows of levels above held on their bound
+        """
+    @property
     def limit_index(self) -> int:
         """
-        its velocity index or row of C
+        its velocity index or row of C (or of a level)
         """
     @property
     def limit_kind(self) -> int:
         """
         what stopped it: 0 a joint's bound, 1 a row of C, 2 no freedom left, -1 nothing
+        """
+    @property
+    def limit_level(self) -> int:
+        """
+        the level of limit_kind 3's row
+        """
+    @property
+    def margins(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
+        """
+        (m,) each row's margin to its interval (negative: violated), or None (an equality hierarchy)
         """
     @property
     def met(self) -> bool:
@@ -569,7 +675,7 @@ class Step:
         """
     def system(self, q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[list, typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"], int]:
         """
-        (levels, lo, hi, failing) the step would solve at q, per level (A or None, b, identity scale, mask or None, extra damping); built-in parts only, for tests.
+        (levels, lo, hi, failing) the step would solve at q, per level (A or None, b, identity scale, mask or None, extra damping, lower or None, upper or None); built-in parts only, for tests.
         """
     @typing.overload
     def update(self, index: typing.SupportsInt | typing.SupportsIndex, description: TaskDescription) -> None:
@@ -583,7 +689,7 @@ class Step:
         """
     def velocity(self, q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], kinematics_done: bool, tasks: list, limits: list) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         """
-        v (nv,) at q; tasks: (A, b, feedback) per Python task, limits: (lo or None, hi or None, C, d) per Python limit; kinematics_done: kinematics(q) was called. StepFailure names a task whose rows overflow.
+        v (nv,) at q; tasks: (A, b, feedback), or (A, b, feedback, lower, upper) for a task with bounds, per Python task; limits: (lo or None, hi or None, C, d) per Python limit; kinematics_done: kinematics(q) was called. StepFailure names a task whose rows overflow.
         """
     @property
     def last_q(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
@@ -846,9 +952,8 @@ def solve_hierarchy(As: list, bs: list, identity_scales: collections.abc.Sequenc
     change_cap: active-set changes allowed per bounded level (-1: the rule of reljac.ik.active_set.change_cap);
     a level that reaches it stops at its best feasible point and reports capped. repeat: solves in a row
     with one workspace, the last one returned (for timing and the allocation test; the first sizes the buffers).
-    Each report: (scale, saturated, saturated_rows, damping, smallest_singular_value, residual, met,
-    limit_kind, limit_index, active, margins (m,) or None, changes, capped, held [(level, row)], limit_level),
-    the fields of reljac.ik.hierarchy.LevelReport.
+    Each report: a LevelReport (the core's, bound with named fields: those of reljac.ik.hierarchy.LevelReport
+    it fills in, margins None on an equality hierarchy).
     
     Raises ValueError: arrays of the wrong shape, NaN bounds, a lower bound above its upper bound.
     """

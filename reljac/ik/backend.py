@@ -9,6 +9,7 @@ compiler at install time), reljac says so once and runs on the Python solver.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 import sys
@@ -83,24 +84,6 @@ def resolve(name: str | None) -> str:
     return name
 
 
-INEQUALITY_NOTE = ("tasks with bounds (inequality rows) run on the Python hierarchy solver "
-                   "(reljac.ik.inequality): the compiled step does not take them yet")
-_noted = False
-
-
-def for_inequalities(asked: str | None) -> tuple[str, str]:
-    """(backend, note) of a controller whose tasks have bounds, where the compiled backend was
-    resolved: the Python one, said once on stderr; asked for by name, "compiled" is refused."""
-    global _noted
-    if asked == "compiled":
-        raise ConfigurationError(f"backend='compiled' was asked for, but {INEQUALITY_NOTE}; "
-                                 "use backend='python' or leave backend unset")
-    if not _noted:
-        _noted = True
-        print(f"reljac: {INEQUALITY_NOTE}", file=sys.stderr)
-    return "python", INEQUALITY_NOTE
-
-
 def _python(levels: list[Level], lo: np.ndarray, hi: np.ndarray, C: np.ndarray | None, d: np.ndarray | None,
             policy: DampingPolicy) -> tuple[np.ndarray, list[LevelReport]]:
     if has_bounds(levels):  # inequality rows: the lexicographic active-set solver
@@ -127,15 +110,19 @@ def _compiled(levels: list[Level], lo: np.ndarray, hi: np.ndarray, C: np.ndarray
         raise
     if bounded and not np.isfinite(v).all():
         raise TaskError(OVERFLOW)
-    return v, [_report(fields) for fields in raw]
+    return v, [core_report(r) for r in raw]
 
 
-def _report(fields: tuple) -> LevelReport:
-    """A LevelReport from the core's tuple (its order: the binding's docstring)."""
-    report = LevelReport(*fields[:9])
-    report.active, report.margins, report.changes, report.capped = fields[9], fields[10], fields[11], fields[12]
-    report.held, report.limit_level = [tuple(pair) for pair in fields[13]], fields[14]
-    return report
+_CORE_FIELDS: tuple[str, ...] = ()  # the fields of a LevelReport the core's fills in (read once)
+
+
+def core_report(raw: Any) -> LevelReport:
+    """A :class:`LevelReport` from the core's (``_core.LevelReport``, its fields by name; the
+    others, the names the controller gives, keep their defaults)."""
+    global _CORE_FIELDS
+    if not _CORE_FIELDS:
+        _CORE_FIELDS = tuple(f.name for f in dataclasses.fields(LevelReport) if hasattr(type(raw), f.name))
+    return LevelReport(**{name: getattr(raw, name) for name in _CORE_FIELDS})
 
 
 def solver(name: str) -> Callable[..., tuple[np.ndarray, list[LevelReport]]]:

@@ -147,7 +147,8 @@ class CoMTask(TargetedTask):
         """The task for the compiled step."""
         return CoMTaskDescription(robot.frame_id(self._frame), self._axes, self._gain, frozen(self._weight),
                                   None if self._max_speed is None else frozen(self._max_speed),
-                                  frozen(self._require_target()), frozen(self._target_velocity))
+                                  frozen(self._require_target()), frozen(self._target_velocity),
+                                  **self.described_bounds())
 
 
 class SupportRegion(Limit):

@@ -10,16 +10,33 @@ with such tasks solves its hierarchy with :func:`reljac.ik.inequality.solve_lexi
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..exceptions import TaskError
 from ..relative import Kinematics
+from ..robot import Robot
 from ..validation import as_float
+from .description import PostureDescription, TaskDescription, frozen
 from .task import Task, TaskTerms
 
 TINY_NORM = 1e-12  # below this |e| [units of e] the ball task's direction is undefined: its row is zero
+
+
+@dataclass(frozen=True)
+class BallTaskDescription(TaskDescription):
+    """The norm of another task's error (BallTask): inner, that task's description (any compiled
+    kind but a posture); gain [1/s], weight (1,), max_speed or None, and the ball's bounds on |e|
+    (lower -inf, upper the radius) [units of e]."""
+
+    inner: TaskDescription
+    gain: float
+    weight: np.ndarray
+    max_speed: np.ndarray | None
+    lower: np.ndarray | None = None
+    upper: np.ndarray | None = None
 
 
 class BallTask(Task):
@@ -31,7 +48,8 @@ class BallTask(Task):
     Its error is the scalar |e| (size 1), its Jacobian u^T J with u = e / |e|: the constraint
     linearized as one row along e (at |e| = 0 the row is zero: the ball's centre is inside
     with margin). The other task gives e, J and its feed-forward; its own gain and weights are
-    not used (this task has its own). ``radius`` can be changed between steps.
+    not used (this task has its own). ``radius`` can be changed between steps, and so can the
+    other task (its target): a controller using the ball hears of both.
     """
 
     size = 1
@@ -45,6 +63,19 @@ class BallTask(Task):
         kwargs.setdefault("name", f"ball of {task.name}")
         super().__init__(**kwargs)
         self.radius = radius
+        task._listen(self)  # the inner task's changes are this one's (its compiled description holds them)
+
+    def _heard(self, task: Any) -> None:
+        self._changed()
+
+    def description(self, robot: Robot) -> BallTaskDescription | None:
+        """The task for the compiled step, or None (its rows from Python) when the other task has
+        no compiled description, or is a posture (whose compiled rows may skip its Jacobian)."""
+        inner = self.inner.description(robot)
+        if inner is None or isinstance(inner, PostureDescription):
+            return None
+        return BallTaskDescription(inner, self._gain, frozen(self._weight), None if self._max_speed is None else
+                                   frozen(self._max_speed), **self.described_bounds())
 
     @property
     def radius(self) -> float:

@@ -23,6 +23,8 @@ from numpy.typing import ArrayLike
 from ..collision.distances import Distances
 from ..exceptions import CollisionError, ConfigurationError, SupportError, TaskError
 from ..relative import Kinematics
+from .backend import core_report
+from .description import TaskDescription
 from .hierarchy import LevelReport
 from .limits import Limit
 from .tasks import Task
@@ -44,7 +46,9 @@ def core_description(core: Any, description: Any) -> Any:
         if not dataclasses.is_dataclass(description) or not hasattr(core, kind.__name__):
             raise ConfigurationError(f"the compiled core has no description {kind.__name__}")
         names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(description))
-    return getattr(core, kind.__name__)(*[getattr(description, name) for name in names])
+    values = [getattr(description, name) for name in names]
+    return getattr(core, kind.__name__)(*[core_description(core, v) if isinstance(v, TaskDescription) else v
+                                          for v in values])  # a description within (BallTask's inner task)
 
 
 def _overrides(limit: Limit, *methods: str) -> bool:
@@ -60,9 +64,6 @@ class CompiledStep:
         self.core_module = core
         self.core = core.Step(robot.model, controller.data)
         self._failures = (core.StepFailure, core.SupportFailure, RuntimeError)
-        # the fields of a LevelReport the core fills in (the others, names and bounds, are Python's)
-        self._report_fields = tuple(f.name for f in dataclasses.fields(LevelReport)
-                                    if hasattr(core.LevelReport, f.name))
         self.python_tasks: list[Task] = []
         self.python_limits: list[Limit] = []
         self._tasks: list[tuple[Task, int]] = []  # (task, index in the core)
@@ -148,11 +149,12 @@ class CompiledStep:
         return v
 
     def python_rows(self, q: np.ndarray) -> tuple[list[tuple], list[tuple]]:
-        """The rows of the Python tasks, (A, b, feedback), and limits, (lo, hi, C, d), at q (nq,),
-        after the core's kinematics pass at q: the arguments of the core's velocity and run."""
+        """The rows of the Python tasks, (A, b, feedback) (with bounds: (A, b, feedback, lower,
+        upper)), and limits, (lo, hi, C, d), at q (nq,), after the core's kinematics pass at q: the
+        arguments of the core's velocity and run."""
         self.core.kinematics(q)
         kin = Kinematics._from_data(self.robot, q, self.controller.data)
-        tasks = []
+        tasks: list[tuple] = []
         for task in self.python_tasks:
             r = task.rows(kin)
             A, b = r.dense(self.robot.nv)
@@ -160,7 +162,10 @@ class CompiledStep:
                 raise _overflow(task)
             feedback = r.feedback if r.A is not None else r.feedback[(r.mask if r.mask is not None else
                                                                        np.ones(len(r.b))) > 0]
-            tasks.append((A, b, feedback))
+            if r.lower is not None:  # a task with bounds: its rows' intervals too
+                tasks.append((A, b, feedback, *r.dense_bounds(self.robot.nv)))
+            else:
+                tasks.append((A, b, feedback))
         limits = []
         self._python_row_names = []
         for limit in self.python_limits:
@@ -246,7 +251,8 @@ class CompiledStep:
 
     def system(self, q: np.ndarray) -> tuple[list[tuple], np.ndarray, np.ndarray]:
         """(levels, lo, hi) the step would solve at q: per level (A or None, b, identity scale,
-        mask or None, extra damping). Built-in parts only; for tests against the Python oracle."""
+        mask or None, extra damping, lower or None, upper or None: the bounds of a level with
+        bounds). Built-in parts only; for tests against the Python oracle."""
         self._prepare()
         levels, lo, hi, failing = self.core.system(q)
         if failing != -1:
@@ -262,9 +268,8 @@ class CompiledStep:
 
     def reports(self) -> list[LevelReport]:
         """A :class:`~reljac.ik.hierarchy.LevelReport` per level of the last step, from the core's
-        (its fields by name)."""
-        names = self._report_fields
-        return [LevelReport(**{name: getattr(r, name) for name in names}) for r in self.core.reports()]
+        (its fields by name, those of a bounded hierarchy's levels included)."""
+        return [core_report(r) for r in self.core.reports()]
 
     def constraint_names(self) -> list[str]:
         """The names of the rows of C of the last step (collision pairs 'link/link', ...)."""

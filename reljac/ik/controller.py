@@ -147,8 +147,6 @@ class Controller:
         self._damping = damping or DampingPolicy()
         self.backend = _backend.resolve(backend)
         self.backend_note = ""  # why the backend is not the one asked for ("" when it is)
-        if self.backend == "compiled" and any(task.bounds is not None for task in self.tasks):
-            self.backend, self.backend_note = _backend.for_inequalities(backend)
         self._solve = _backend.solver(self.backend)
         self.data = robot.new_data()
         self._last_q: np.ndarray | None = None  # the q of the last velocity / step (see _stepped_q)

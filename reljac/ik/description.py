@@ -50,7 +50,9 @@ def frozen(array: Any) -> np.ndarray:
 class TaskDescription:
     """What a task gives the compiled step: one subclass per compiled task kind (a frozen dataclass)
     whose fields are, in order, the named arguments of the core's class of the same name
-    (``reljac.ik._core``; ``tests/test_core_schema.py`` checks it)."""
+    (``reljac.ik._core``; ``tests/test_core_schema.py`` checks it). Each kind's last two fields,
+    ``lower`` and ``upper``, are the bounds of a task with bounds (:meth:`reljac.ik.task.Task.set_bounds`,
+    (size,) each [units of e], +-inf for an open side), or None: the task drives e to 0."""
 
 
 @dataclass(frozen=True)
@@ -77,16 +79,21 @@ class FrameTaskDescription(TaskDescription):
     max_speed: np.ndarray | None
     target: np.ndarray
     target_velocity: np.ndarray
+    lower: np.ndarray | None = None  # (size,) bounds on e of a task with bounds (+-inf: open), or None
+    upper: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
 class PostureDescription(TaskDescription):
-    """A joint posture task: e = difference(target, q) (nv rows); target (nq,)."""
+    """A joint posture task: e = difference(target, q) (nv rows); target (nq,); lower, upper (nv,)
+    the bounds of a centring band (or any bounds on e), or None."""
 
     gain: float
     weight: np.ndarray
     max_speed: np.ndarray | None
     target: np.ndarray
+    lower: np.ndarray | None = None  # (size,) bounds on e of a task with bounds (+-inf: open), or None
+    upper: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -105,6 +112,8 @@ class CoMTaskDescription(TaskDescription):
     max_speed: np.ndarray | None
     target: np.ndarray
     target_velocity: np.ndarray
+    lower: np.ndarray | None = None  # (size,) bounds on e of a task with bounds (+-inf: open), or None
+    upper: np.ndarray | None = None
 
 
 @dataclass(frozen=True)

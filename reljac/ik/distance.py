@@ -36,6 +36,8 @@ class DistanceTaskDescription(TaskDescription):
     max_speed: np.ndarray | None
     target: float
     target_velocity: float
+    lower: np.ndarray | None = None  # (1,) bounds on e of a task with bounds (+-inf: open), or None
+    upper: np.ndarray | None = None
 
 
 class DistanceTask(_FramePairTask):
@@ -67,7 +69,8 @@ class DistanceTask(_FramePairTask):
         target = self._require_target()
         return DistanceTaskDescription(robot.frame_id(self.frame_a), robot.frame_id(self.frame_b), self._gain,
                                        frozen(self._weight), None if self._max_speed is None else
-                                       frozen(self._max_speed), float(target[0]), float(self._target_velocity[0]))
+                                       frozen(self._max_speed), float(target[0]), float(self._target_velocity[0]),
+                                       **self.described_bounds())
 
 
 __all__ = ["DistanceTask", "DistanceTaskDescription"]

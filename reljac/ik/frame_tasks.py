@@ -68,7 +68,8 @@ class _FramePairTask(TargetedTask):
             T[:3, :3] = target
         return FrameTaskDescription(self.kind, robot.frame_id(self._frame_a), robot.frame_id(self._frame_b),  # type: ignore[arg-type]
                                     self._gain, frozen(self._weight), None if self._max_speed is None else
-                                    frozen(self._max_speed), frozen(T), frozen(self._target_velocity))
+                                    frozen(self._max_speed), frozen(T), frozen(self._target_velocity),
+                                    **self.described_bounds())
 
 
 class RelativeFrameTask(_FramePairTask):

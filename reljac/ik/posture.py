@@ -63,7 +63,7 @@ class PostureTask(Task):
     def description(self, robot: Robot) -> PostureDescription:
         """The task for the compiled step."""
         return PostureDescription(self._gain, frozen(self._weight), None if self._max_speed is None else
-                                  frozen(self._max_speed), frozen(self._target))
+                                  frozen(self._max_speed), frozen(self._target), **self.described_bounds())
 
     def compute(self, kin: Kinematics) -> TaskTerms:
         model = self.robot.model

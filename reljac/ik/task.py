@@ -7,7 +7,6 @@ The built-in tasks are in :mod:`reljac.ik.frame_tasks` and :mod:`reljac.ik.postu
 
 from __future__ import annotations
 
-import gc
 import inspect
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from ..exceptions import TaskError
 from ..relative import Kinematics
 from ..robot import Robot
 from ..validation import as_float, as_vector, real_array, short_repr
-from .description import Observable, TaskDescription
+from .description import Observable, TaskDescription, frozen
 
 
 class TaskTerms(NamedTuple):
@@ -159,17 +158,12 @@ class Task(ABC, Observable):
         [units of e], a scalar or (size,) each; None (or -inf / +inf) leaves a side open. Inside
         with margin the task costs nothing; outside, its rows drive e back to the bound at the
         task's gain (capped by max_speed). ``set_bounds()`` with no bound clears them. A task
-        with bounds makes inequality rows: its controller runs on the Python solver.
+        with bounds makes inequality rows (:mod:`reljac.ik.inequality`), on either backend; they
+        can be set, changed or cleared between steps of a controller using the task.
 
         Raises:
-            TaskError: a bound NaN or of the wrong size, a lower bound above its upper bound,
-                or the task in use by a compiled controller step (it does not take bounds yet).
+            TaskError: a bound NaN or of the wrong size, a lower bound above its upper bound.
         """
-        if self.__dict__.get("_listeners"):
-            gc.collect()  # a controller dropped but not yet collected (a cycle) no longer counts
-        if self.__dict__.get("_listeners"):
-            raise TaskError(f"task '{self.name}' is used by a controller's compiled step, which does not take bounds "
-                            "yet: set the bounds before building the Controller (it then runs on the Python solver)")
         if lower is None and upper is None:
             self._bounds = None
             self._changed()
@@ -204,6 +198,13 @@ class Task(ABC, Observable):
             lower = np.where(np.isfinite(low), b + self._gain * (low - nearest), -np.inf)
             upper = np.where(np.isfinite(high), b + self._gain * (high - nearest), np.inf)
         return b, feedback, lower, upper
+
+    def described_bounds(self) -> dict[str, np.ndarray]:
+        """The ``lower`` and ``upper`` fields of this task's description (read-only copies), or no
+        field (None: no bounds)."""
+        if self._bounds is None:
+            return {}
+        return {"lower": frozen(self._bounds[0]), "upper": frozen(self._bounds[1])}
 
     def description(self, robot: Robot) -> TaskDescription | None:
         """What the compiled step needs to compute this task's rows itself (see

@@ -31,18 +31,19 @@ void bind_descriptions(py::module_& m) {
       m, "FrameTaskDescription", "The motion of frame b measured in frame a (reljac.ik.description.FrameTaskDescription).");
   frame
       .def(py::init([](const std::string& kind, int frame_a, int frame_b, double gain, const Vector& weight,
-                       const std::optional<Vector>& max_speed, const Eigen::Matrix4d& target, const Vector& velocity) {
+                       const std::optional<Vector>& max_speed, const Eigen::Matrix4d& target, const Vector& velocity,
+                       const std::optional<Vector>& lower, const std::optional<Vector>& upper) {
              FrameTaskDescription d;
              d.kind = frame_kind(kind);
              d.frame_a = frame_a;
              d.frame_b = frame_b;
-             d.parameters = parameters(gain, weight, max_speed);
+             d.parameters = parameters(gain, weight, max_speed, lower, upper);
              d.target = target;
              d.velocity = velocity;
              return d;
            }),
            py::arg("kind"), py::arg("frame_a"), py::arg("frame_b"), py::arg("gain"), py::arg("weight"),
-           py::arg("max_speed"), py::arg("target"), py::arg("target_velocity"))
+           py::arg("max_speed"), py::arg("target"), py::arg("target_velocity"), py::arg("lower") = py::none(), py::arg("upper") = py::none())
       .def_property_readonly("kind", [](const FrameTaskDescription& d) { return kFrameKinds[static_cast<int>(d.kind)]; },
                              "'pose' (6 rows), 'position' or 'orientation' (3 rows)")
       .def_readonly("frame_a", &FrameTaskDescription::frame_a, "Pinocchio frame id of a")
@@ -54,30 +55,32 @@ void bind_descriptions(py::module_& m) {
   py::class_<PostureDescription, TaskDescription> posture(
       m, "PostureDescription", "A joint posture: e = difference(target, q) (reljac.ik.description.PostureDescription).");
   posture
-      .def(py::init([](double gain, const Vector& weight, const std::optional<Vector>& max_speed, const Vector& target) {
+      .def(py::init([](double gain, const Vector& weight, const std::optional<Vector>& max_speed, const Vector& target,
+                       const std::optional<Vector>& lower, const std::optional<Vector>& upper) {
              PostureDescription d;
-             d.parameters = parameters(gain, weight, max_speed);
+             d.parameters = parameters(gain, weight, max_speed, lower, upper);
              d.target = target;
              return d;
            }),
-           py::arg("gain"), py::arg("weight"), py::arg("max_speed"), py::arg("target"))
+           py::arg("gain"), py::arg("weight"), py::arg("max_speed"), py::arg("target"), py::arg("lower") = py::none(), py::arg("upper") = py::none())
       .def_readonly("target", &PostureDescription::target, "(nq,) target configuration");
   parameter_fields(posture);
 
   py::class_<CoMTaskDescription, TaskDescription> com(
       m, "CoMTaskDescription", "The centre of mass measured in frame a (reljac.ik.description.CoMTaskDescription).");
   com.def(py::init([](int frame, const Eigen::VectorXi& axes, double gain, const Vector& weight,
-                      const std::optional<Vector>& max_speed, const Vector& target, const Vector& velocity) {
+                      const std::optional<Vector>& max_speed, const Vector& target, const Vector& velocity,
+                      const std::optional<Vector>& lower, const std::optional<Vector>& upper) {
             CoMTaskDescription d;
             d.frame = frame;
             d.axes = axes;
-            d.parameters = parameters(gain, weight, max_speed);
+            d.parameters = parameters(gain, weight, max_speed, lower, upper);
             d.target = target;
             d.velocity = velocity;
             return d;
           }),
           py::arg("frame"), py::arg("axes"), py::arg("gain"), py::arg("weight"), py::arg("max_speed"),
-          py::arg("target"), py::arg("target_velocity"))
+          py::arg("target"), py::arg("target_velocity"), py::arg("lower") = py::none(), py::arg("upper") = py::none())
       .def_readonly("frame", &CoMTaskDescription::frame, "Pinocchio frame id of a (0: the world)")
       .def_readonly("axes", &CoMTaskDescription::axes, "(size,) indices among x, y, z")
       .def_readonly("target", &CoMTaskDescription::target, "(size,) target [m]")

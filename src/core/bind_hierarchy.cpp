@@ -113,15 +113,7 @@ py::tuple solve_hierarchy(const py::list& As, const py::list& bs, const std::vec
     for (int i = 0; i < repeat; ++i) v = reljac::solve_hierarchy(levels, cons, policy, reports, workspace);
     reljac::finish_reports(reports, workspace);
   }
-  py::list out;
-  for (const auto& r : reports) {
-    const py::object margins = r.margins.size() ? py::object(py::array_t<double>(r.margins.size(), r.margins.data()))
-                                                : py::object(py::none());
-    out.append(py::make_tuple(r.scale, r.saturated, r.saturated_rows, r.damping, r.smallest, r.residual, r.met,
-                              r.limit_kind, r.limit_index, r.active, margins, r.changes, r.capped, r.held,
-                              r.limit_level));
-  }
-  return py::make_tuple(py::array_t<double>(v.size(), v.data()), out);
+  return py::make_tuple(py::array_t<double>(v.size(), v.data()), py::cast(reports));
 }
 
 }  // namespace
@@ -142,9 +134,8 @@ least violation (reljac/ik/inequality.py, the specification), else by Saturation
 change_cap: active-set changes allowed per bounded level (-1: the rule of reljac.ik.active_set.change_cap);
 a level that reaches it stops at its best feasible point and reports capped. repeat: solves in a row
 with one workspace, the last one returned (for timing and the allocation test; the first sizes the buffers).
-Each report: (scale, saturated, saturated_rows, damping, smallest_singular_value, residual, met,
-limit_kind, limit_index, active, margins (m,) or None, changes, capped, held [(level, row)], limit_level),
-the fields of reljac.ik.hierarchy.LevelReport.
+Each report: a LevelReport (the core's, bound with named fields: those of reljac.ik.hierarchy.LevelReport
+it fills in, margins None on an equality hierarchy).
 
 Raises ValueError: arrays of the wrong shape, NaN bounds, a lower bound above its upper bound.)doc");
 }

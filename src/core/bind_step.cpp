@@ -4,6 +4,8 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <optional>
+
 #include "bindings.hpp"
 #include "relative.hpp"
 #include "step.hpp"
@@ -27,13 +29,13 @@ const double* data_of(const Array& a, long rows, long cols, const char* what) {
   return a.data();
 }
 
-// Rows of the Python tasks (A, b, feedback) and limits (lo or None, hi or None, C, d); `keep`
+// Rows of the Python tasks (A, b, feedback[, lower, upper]: a task with bounds) and limits (lo or None, hi or None, C, d); `keep`
 // holds the arrays they point into during the call.
 void external_rows(const Step& step, const py::list& tasks, const py::list& limits,
                    std::vector<reljac::ExternalRows>& task_rows, std::vector<reljac::ExternalRows>& limit_rows,
                    std::vector<Array>& keep) {
   const long nv = step.nv();
-  keep.reserve(3 * tasks.size() + 4 * limits.size());
+  keep.reserve(5 * tasks.size() + 4 * limits.size());
   auto array = [&](const py::handle& h) -> const Array& {
     keep.push_back(Array::ensure(h));
     if (!keep.back()) throw py::value_error("rows must be arrays of floats");
@@ -47,6 +49,10 @@ void external_rows(const Step& step, const py::list& tasks, const py::list& limi
     x.b = data_of(b, x.rows, -1, "b");
     x.A = data_of(array(t[0]), x.rows, nv, "A");
     x.feedback = data_of(array(t[2]), x.rows, -1, "feedback");
+    if (t.size() == 5) {
+      x.lower = data_of(array(t[3]), x.rows, -1, "lower");
+      x.upper = data_of(array(t[4]), x.rows, -1, "upper");
+    }
     task_rows.push_back(x);
   }
   for (const auto& item : limits) {
@@ -136,7 +142,17 @@ void bind_step(py::module_& m) {
       .def_readonly("met", &reljac::LevelReport::met, "residual <= MET_TOLERANCE (1 + |b|)")
       .def_readonly("limit_kind", &reljac::LevelReport::limit_kind,
                     "what stopped it: 0 a joint's bound, 1 a row of C, 2 no freedom left, -1 nothing")
-      .def_readonly("limit_index", &reljac::LevelReport::limit_index, "its velocity index or row of C");
+      .def_readonly("limit_index", &reljac::LevelReport::limit_index, "its velocity index or row of C (or of a level)")
+      // a hierarchy with bounded levels (reljac.ik.inequality says what they mean)
+      .def_readonly("active", &reljac::LevelReport::active, "the level's inequality rows at or beyond a bound")
+      .def_property_readonly("margins", [](const reljac::LevelReport& r) -> std::optional<Vector> {
+        if (r.margins.size() == 0) return std::nullopt;
+        return r.margins;
+      }, "(m,) each row's margin to its interval (negative: violated), or None (an equality hierarchy)")
+      .def_readonly("changes", &reljac::LevelReport::changes, "active-set changes")
+      .def_readonly("capped", &reljac::LevelReport::capped, "the cap on active-set changes stopped it")
+      .def_readonly("held", &reljac::LevelReport::held, "(level, row) inequality rows of levels above held on their bound")
+      .def_readonly("limit_level", &reljac::LevelReport::limit_level, "the level of limit_kind 3's row");
   py::class_<reljac::RowSource>(m, "RowSource", "Where a row of C comes from.")
       .def_readonly("limit", &reljac::RowSource::limit, "the limit's index among the step's limits")
       .def_readonly("index", &reljac::RowSource::index, "the row among that limit's rows");
@@ -171,7 +187,8 @@ void bind_step(py::module_& m) {
       .def("kinematics", [](Step& s, const Array& q) { s.kinematics(as_q(s, q)); }, py::arg("q"),
            "The kinematics pass at q (nq,) into the step's pin.Data (for the Python tasks' rows).")
       .def("velocity", &velocity, py::arg("q"), py::arg("kinematics_done"), py::arg("tasks"), py::arg("limits"),
-           "v (nv,) at q; tasks: (A, b, feedback) per Python task, limits: (lo or None, hi or None, C, d) per "
+           "v (nv,) at q; tasks: (A, b, feedback), or (A, b, feedback, lower, upper) for a task with bounds, per "
+           "Python task; limits: (lo or None, hi or None, C, d) per "
            "Python limit; kinematics_done: kinematics(q) was called. StepFailure names a task whose rows overflow.")
       .def("step", [](Step& s, const Array& q_array) {  // the whole step of a controller of built-in parts
         s.next_q = as_q(s, q_array);  // q validated by the caller
@@ -205,15 +222,17 @@ void bind_step(py::module_& m) {
         py::list out;
         for (size_t k = 0; k < levels.size() && failing == -1; ++k) {
           const auto& level = levels[k];
-          py::object A = py::none(), mask = py::none();
+          py::object A = py::none(), mask = py::none(), lower = py::none(), upper = py::none();
           if (level.A) A = py::cast(reljac::RowMatrix((*storage)[k]));
           if (level.mask.size()) mask = py::cast(Vector(level.mask));
-          out.append(py::make_tuple(A, py::cast(Vector(level.b)), level.identity_scale, mask, level.extra_damping));
+          if (level.bounded()) lower = py::cast(Vector(level.lower)), upper = py::cast(Vector(level.upper));
+          out.append(py::make_tuple(A, py::cast(Vector(level.b)), level.identity_scale, mask, level.extra_damping,
+                                    lower, upper));
         }
         return py::make_tuple(out, lo, hi, failing);
       }, py::arg("q"),
          "(levels, lo, hi, failing) the step would solve at q, per level (A or None, b, identity scale, mask or "
-         "None, extra damping); built-in parts only, for tests.")
+         "None, extra damping, lower or None, upper or None); built-in parts only, for tests.")
       .def("reset", &Step::reset, "Forget the limits' state of earlier steps.")
       .def("reports", [](const Step& s) { return s.reports(); }, "A LevelReport per level of the last step.")
       .def("row_sources", &Step::row_sources, "A RowSource per row of C of the last step.")

@@ -50,6 +50,23 @@ void Step::Impl::kinematics(const Vector& q, bool all_frames) {
   if (needs_com) compute_center_of_mass(model, data, com_world, com_J_world);
 }
 
+namespace {
+
+// The fields the bounded solver fills in, back to a LevelReport's defaults after an equality solve
+// (which leaves them as they were: the step's reports are reused from step to step).
+void clear_bound_reports(std::vector<LevelReport>& reports) {
+  for (LevelReport& r : reports) {
+    r.active.clear();
+    r.held.clear();
+    r.margins.resize(0);
+    r.changes = 0;
+    r.capped = false;
+    r.limit_level = -1;
+  }
+}
+
+}  // namespace
+
 Step::Step(PyObject* model, PyObject* data)
     : impl_(std::make_unique<Impl>(pinocchio_object<PinModel>(model, "pin.Model"),
                                    pinocchio_object<PinData>(data, "pin.Data"))) {
@@ -127,6 +144,7 @@ const Vector& Step::velocity(const Vector& q, bool kinematics_done, const std::v
   if (failing >= 0) return s.v;
   s.constraints(q, limits);
   s.v = solve_hierarchy(s.level_systems, s.cons, s.policy, s.reports, s.workspace);
+  if (!s.bounded_levels) clear_bound_reports(s.reports);
   if (!s.v.allFinite()) {
     failing = -2;
     return s.v;

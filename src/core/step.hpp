@@ -65,12 +65,16 @@ class PyRef {
   PyObject* object_ = nullptr;
 };
 
-// What every task kind shares: rows W (-gain e + feed-forward) with W = diag(weight).
+// What every task kind shares: rows W (-gain e + feed-forward) with W = diag(weight), or, for a
+// task with bounds (Task.set_bounds), rows W lower_rate <= W J v <= W upper_rate: the rates that
+// keep lower <= e <= upper and come back to them at the gain (Task.bound_rates).
 struct TaskParameters {
   double gain = 1.0;
   Vector weight;  // (size); zeros mask rows out
   bool has_max_speed = false;
   double max_speed[2] = {0, 0};  // (linear, angular) caps on |gain e|
+  Vector lower, upper;  // (size) bounds on e (+-inf: an open side), or empty: e driven to 0
+  bool bounded() const { return lower.size() > 0; }
 };
 
 enum class FrameKind { kPose = 0, kPosition = 1, kOrientation = 2 };
@@ -198,6 +202,8 @@ struct ExternalRows {
   const double* A = nullptr;  // task: (m x nv); limit: C (m x nv)
   const double* b = nullptr;  // task: b (m); limit: d (m)
   const double* feedback = nullptr;  // task: (m), for the error-dependent damping
+  const double* lower = nullptr;  // task with bounds: lower <= A v <= upper, (m) each, or null
+  const double* upper = nullptr;
   const double* lo = nullptr;  // limit: box (nv) or null
   const double* hi = nullptr;
   int rows = 0;

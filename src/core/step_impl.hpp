@@ -28,9 +28,16 @@ struct Rows {  // TaskRows
   Matrix A;    // (m x nv); empty for the identity form
   Vector b, feedback;
   bool identity = false;
+  // a task with bounds (outside search mode): lower <= A v <= upper, as b (for the identity form:
+  // (nv), +-inf on masked rows, as TaskRows.lower / upper)
+  bool bounded = false;
+  Vector lower, upper;
   // the task's own buffers (their sizes are the task's: kept from step to step)
   Matrix J;          // (size x nv) unweighted Jacobian
   Vector e, f, ff;   // (size) error, gain e capped, feed-forward
+  // a task with bounds: n the nearest point of the bounds to e, e - n, and Task.bound_rates' b,
+  // lower and upper (size)
+  Vector nearest, gap, rate, rate_lower, rate_upper;
 };
 
 // One task kind in the compiled step (PlaCo's Task::update, reljac.ik.Task.compute): built from
@@ -159,6 +166,7 @@ struct Step::Impl {
   Constraints cons;
   std::vector<RowSource> sources;
   std::vector<LevelReport> reports;
+  bool bounded_levels = false;             // a level has bounds this step (assemble)
   Workspace workspace;                     // the solver's buffers, kept across steps
   Vector v, q_last;
   Vector v_dt, q_run, q_next;              // integrate(): v dt; run(): the configurations
@@ -180,6 +188,10 @@ struct Step::Impl {
   void feedback(const CompiledTask& t, const Vector& e, Vector& f) const;
   // Task.rows: the task's terms weighted (rows[i] for task i).
   void task_rows(CompiledTask& t, const Vector& q, Rows& out);
+  // Task.bound_rates of a task with bounds, from out.e and ff (sized `size`): out.f (the feedback
+  // gain (e - n), capped, n the nearest point of the bounds), out.rate (ff - f), out.rate_lower,
+  // out.rate_upper (+-inf on open sides).
+  void bound_rates(const CompiledTask& t, const Vector& ff, Rows& out) const;
   void kinematics(const Vector& q, bool all_frames);
   // Controller._level for every level; failing: a task whose rows are not finite.
   void assemble(const Vector& q, const std::vector<ExternalRows>& external, int& failing);

@@ -22,6 +22,13 @@ void cap_part(Vector& f, int start, int length, double cap) {
 
 void CompiledTask::set_parameters(const TaskParameters& p, int rows) {  // Task.set_weight
   check_size(p.weight, rows, "weight");
+  if (p.bounded() || p.upper.size()) {  // Task.set_bounds' checks
+    check_size(p.lower, rows, "lower bound");
+    check_size(p.upper, rows, "upper bound");
+    for (int i = 0; i < rows; ++i)
+      if (std::isnan(p.lower(i)) || std::isnan(p.upper(i)) || p.lower(i) > p.upper(i))
+        throw std::invalid_argument("bounds must be numbers (+-inf: open) with lower <= upper");
+  }
   size = rows;
   parameters = p;
   kept.clear();
@@ -173,6 +180,20 @@ class PostureTask : public CompiledTask {
     Vector& e = out.e;
     e.resize(nv);
     pinocchio::difference(s.model, target_, q, e);
+    if (identity_scale != 0.0 && parameters.bounded() && !s.newton) {  // PostureTask.rows, a band
+      out.ff.setZero(nv);
+      s.bound_rates(*this, out.ff, out);
+      out.feedback = mask.cwiseProduct(identity_scale * out.f);
+      out.b = mask.cwiseProduct(identity_scale * out.rate);
+      out.lower.resize(nv);
+      out.upper.resize(nv);
+      for (int i = 0; i < nv; ++i) {  // open on masked rows
+        out.lower(i) = mask(i) > 0 ? identity_scale * out.rate_lower(i) : -kInf;
+        out.upper(i) = mask(i) > 0 ? identity_scale * out.rate_upper(i) : kInf;
+      }
+      out.bounded = out.identity = true;
+      return false;
+    }
     if (identity_scale != 0.0) {  // PostureTask.rows, identity form
       s.feedback(*this, e, out.f);
       out.feedback = mask.cwiseProduct(identity_scale * out.f);
@@ -249,6 +270,11 @@ class ExternalTask : public CompiledTask {
     out.A = Eigen::Map<const RowMatrix>(x.A, x.rows, s.model.nv);
     out.b = Eigen::Map<const Vector>(x.b, x.rows);
     out.feedback = Eigen::Map<const Vector>(x.feedback, x.rows);
+    out.bounded = x.lower != nullptr && !s.newton;
+    if (out.bounded) {
+      out.lower = Eigen::Map<const Vector>(x.lower, x.rows);
+      out.upper = Eigen::Map<const Vector>(x.upper, x.rows);
+    }
     return false;
   }
   bool external() const override { return true; }
@@ -287,15 +313,59 @@ void Step::Impl::feedback(const CompiledTask& t, const Vector& e, Vector& f) con
   if (t.parameters.has_max_speed) t.cap(f);
 }
 
-// Task.rows: the task's terms, weighted (search mode: no feed-forward).
+// Task.bound_rates: n = clip(e, lower, upper), f = gain (e - n) capped, b = ff - f, and the
+// rates lower = b + gain (lower - n), upper = b + gain (upper - n) (+-inf on an open side).
+void Step::Impl::bound_rates(const CompiledTask& t, const Vector& ff, Rows& out) const {
+  const TaskParameters& p = t.parameters;
+  const Vector& e = out.e;
+  const long size = e.size();
+  out.nearest.resize(size);
+  out.gap.resize(size);
+  for (long i = 0; i < size; ++i) {
+    out.nearest(i) = std::min(std::max(e(i), p.lower(i)), p.upper(i));
+    out.gap(i) = e(i) - out.nearest(i);
+  }
+  feedback(t, out.gap, out.f);
+  out.rate = ff - out.f;
+  out.rate_lower.resize(size);
+  out.rate_upper.resize(size);
+  for (long i = 0; i < size; ++i) {
+    out.rate_lower(i) = std::isfinite(p.lower(i)) ? out.rate(i) + p.gain * (p.lower(i) - out.nearest(i)) : -kInf;
+    out.rate_upper(i) = std::isfinite(p.upper(i)) ? out.rate(i) + p.gain * (p.upper(i) - out.nearest(i)) : kInf;
+  }
+}
+
+// Task.rows: the task's terms, weighted (search mode: no feed-forward, no bounds).
 void Step::Impl::task_rows(CompiledTask& t, const Vector& q, Rows& out) {
+  out.bounded = false;
   if (!t.compute(*this, q, out)) return;
   const int nv = model.nv;
   const Matrix& J = out.J;
   Vector &f = out.f, &ff = out.ff;
   if (newton) ff.setZero();
-  feedback(t, out.e, f);
   out.identity = false;
+  if (t.parameters.bounded() && !newton) {  // Task.rows of a task with bounds: always weighted
+    bound_rates(t, ff, out);
+    const Vector& weight = t.parameters.weight;
+    const int m = static_cast<int>(t.kept.size());
+    out.A.resize(m, nv);
+    out.b.resize(m);
+    out.feedback.resize(m);
+    out.lower.resize(m);
+    out.upper.resize(m);
+    for (int i = 0; i < m; ++i) {
+      const int r = t.kept[i];
+      const double w = weight(r);
+      out.A.row(i) = w * J.row(r);
+      out.b(i) = w * out.rate(r);
+      out.feedback(i) = w * f(r);
+      out.lower(i) = w * out.rate_lower(r);
+      out.upper(i) = w * out.rate_upper(r);
+    }
+    out.bounded = true;
+    return;
+  }
+  feedback(t, out.e, f);
   if (t.unit_weights) {
     out.A = J;
     out.b = ff - f;
@@ -319,6 +389,7 @@ void Step::Impl::task_rows(CompiledTask& t, const Vector& q, Rows& out) {
 void Step::Impl::assemble(const Vector& q, const std::vector<ExternalRows>& external, int& failing) {
   const int nv = model.nv;
   external_task_rows = &external;
+  bounded_levels = false;
   rows.resize(tasks.size());
   for (size_t i = 0; i < tasks.size(); ++i) task_rows(*tasks[i], q, rows[i]);
   level_systems.resize(levels.size());  // kept from step to step: their vectors keep their memory
@@ -328,11 +399,16 @@ void Step::Impl::assemble(const Vector& q, const std::vector<ExternalRows>& exte
     level.A = nullptr;
     level.identity_scale = level.extra_damping = 0.0;
     const std::vector<int>& members = levels[k];
+    bool bounded = false;  // Controller._level: a task with bounds makes the level's rows inequalities
+    for (int index : members) bounded = bounded || rows[index].bounded;
+    if (!bounded) level.lower.resize(0), level.upper.resize(0);
+    bounded_levels = bounded_levels || bounded;
     if (members.size() == 1 && rows[members[0]].identity) {
       const CompiledTask& t = *tasks[members[0]];
       level.b = rows[members[0]].b;
       level.identity_scale = t.identity_scale;
       level.mask = t.mask;
+      if (bounded) level.lower = rows[members[0]].lower, level.upper = rows[members[0]].upper;
     } else {
       level.mask.resize(0);
       int m = 0;
@@ -347,20 +423,26 @@ void Step::Impl::assemble(const Vector& q, const std::vector<ExternalRows>& exte
       RowMatrix& A = level_storage[k];
       A.resize(m, nv);
       level.b.resize(m);
+      if (bounded) level.lower.resize(m), level.upper.resize(m);
       int at = 0;
-      for (int index : members) {  // TaskRows.dense, stacked
+      for (int index : members) {  // TaskRows.dense (and dense_bounds: (b, b) without bounds), stacked
         const Rows& r = rows[index];
         const CompiledTask& t = *tasks[index];
+        const Vector& lower = r.bounded ? r.lower : r.b;
+        const Vector& upper = r.bounded ? r.upper : r.b;
         if (r.identity) {
           for (int row : t.kept) {
             A.row(at).setZero();
             A(at, row) = t.identity_scale;
+            if (bounded) level.lower(at) = lower(row), level.upper(at) = upper(row);
             level.b(at++) = r.b(row);
           }
         } else {
-          A.middleRows(at, r.b.size()) = r.A;
-          level.b.segment(at, r.b.size()) = r.b;
-          at += static_cast<int>(r.b.size());
+          const long n = r.b.size();
+          A.middleRows(at, n) = r.A;
+          level.b.segment(at, n) = r.b;
+          if (bounded) level.lower.segment(at, n) = lower, level.upper.segment(at, n) = upper;
+          at += static_cast<int>(n);
         }
       }
       level.A = A.data();

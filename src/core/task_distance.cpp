@@ -68,17 +68,17 @@ const ModulePart binding([](py::module_& m) {
   py::class_<DistanceTaskDescription, TaskDescription> c(
       m, "DistanceTaskDescription", "The distance between two frames' origins (reljac.ik.distance.DistanceTaskDescription).");
   c.def(py::init([](int frame_a, int frame_b, double gain, const Vector& weight, const std::optional<Vector>& max_speed,
-                       double target, double target_velocity) {
+                       double target, double target_velocity, const std::optional<Vector>& lower, const std::optional<Vector>& upper) {
              DistanceTaskDescription d;
              d.frame_a = frame_a;
              d.frame_b = frame_b;
-             d.parameters = parameters(gain, weight, max_speed);
+             d.parameters = parameters(gain, weight, max_speed, lower, upper);
              d.target = target;
              d.velocity = target_velocity;
              return d;
            }),
            py::arg("frame_a"), py::arg("frame_b"), py::arg("gain"), py::arg("weight"), py::arg("max_speed"),
-           py::arg("target"), py::arg("target_velocity"))
+           py::arg("target"), py::arg("target_velocity"), py::arg("lower") = py::none(), py::arg("upper") = py::none())
       .def_readonly("frame_a", &DistanceTaskDescription::frame_a, "Pinocchio frame id of a")
       .def_readonly("frame_b", &DistanceTaskDescription::frame_b, "Pinocchio frame id of b")
       .def_readonly("target", &DistanceTaskDescription::target, "target distance [m]")
