@@ -452,6 +452,13 @@ def test_tasks_with_bounds_are_refused_by_the_search_until_it_takes_them(planar)
     task.set_bounds(lower=[-0.1, -0.1, -0.1], upper=[0.1, 0.1, 0.1])
     with pytest.raises(ConfigurationError, match="does not take tasks with bounds"):
         solve(planar, None, [[task]])
+    free = tip_position_task(1.0, 0.5)
+    solver = Solver(planar, [[free]])
+    free.set_bounds(lower=[-0.1, -0.1, -0.1], upper=[0.1, 0.1, 0.1])  # after the Solver was made
+    with pytest.raises(ConfigurationError, match="does not take tasks with bounds"):
+        solver.solve()
+    with pytest.raises(ConfigurationError, match="does not take tasks with bounds"):
+        solver.solve_many(None, [{}])
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

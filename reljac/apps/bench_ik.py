@@ -237,9 +237,10 @@ def protocol_text(r: dict[str, Any]) -> str:
              s["steps_crossing_a_limit"], f"{100 * s['chatter']:.1f} %") for s in r["solvers"]]
     rows.append(("(no anti-chatter, no error damping)", "", "", "", "", "", "",
                  f"{100 * r['chatter_without_anti_chatter']:.1f} %"))
-    bounded = r["bounded"]
-    rows.append((f"(relative pose in a box, pulled out of it: {bounded['backend']})", "", "", "", "", "", "",
-                 f"{100 * bounded['chatter']:.1f} %"))
+    bounded = r.get("bounded")  # (runs stored before issue 29's row have none)
+    if bounded is not None:
+        rows.append((f"(relative pose in a box, pulled out of it: {bounded['backend']})", "", "", "", "", "", "",
+                     f"{100 * bounded['chatter']:.1f} %"))
     title = (f"IK on {r['robot']} (nv={r['nv']}): {r['targets']} reachable targets, levels relative pose > "
              f"left_tool pose > posture, gain = 1/dt = {r['gain']:.0f} [1/s], start mid-limits, <= {r['max_steps']} "
              f"steps; success: error < 1 mm and 1e-2 rad; unit: one pin.computeFrameJacobian = "
@@ -248,9 +249,11 @@ def protocol_text(r: dict[str, Any]) -> str:
                           "step / unit med / p95", "steps crossing a limit", "chatter"], rows)
     if r["compiled_speedup"] is not None:
         table += f"\ncompiled step {r['compiled_speedup']:.1f}x faster than the Python solver's"
-    table += (f"\nbox: the relative pose within +-{1e3 * BOUNDED_BOX[0]:.0f} mm, +-{BOUNDED_BOX[3]:g} rad of a "
-              f"reachable target, a level below pulling the right tool out of it; at rest {bounded['active_rows']:.1f} "
-              f"of its 6 rows on a bound (mean), their set changing in {100 * bounded['row_changes']:.1f} % of steps")
+    if bounded is not None:
+        table += (f"\nbox: the relative pose within +-{1e3 * BOUNDED_BOX[0]:.0f} mm, +-{BOUNDED_BOX[3]:g} rad of a "
+                  f"reachable target, a level below pulling the right tool out of it; at rest "
+                  f"{bounded['active_rows']:.1f} of its 6 rows on a bound (mean), their set changing in "
+                  f"{100 * bounded['row_changes']:.1f} % of steps")
     return title + "\n" + table
 
 

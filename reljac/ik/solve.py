@@ -119,10 +119,7 @@ class Solver:
                               damping=damping, position_margin=position_margin, backend=backend)  # solve_dask's
         self.robot = robot = as_robot(robot)
         self._levels = _as_levels(levels)
-        bounded = [t.name for level in self._levels for t in level if t.bounds is not None]
-        if bounded:
-            raise ConfigurationError(f"solve does not take tasks with bounds yet ({', '.join(bounded)}): a search "
-                                     "drives every task to its target; use a Controller for bounds")
+        self._refuse_bounds()
         self._make = lambda: Controller(
             robot, self._levels, dt=1.0, velocity_limits=np.full(robot.nv, np.inf), limit_gain=SEARCH_LIMIT_GAIN,
             position_margin=position_margin, damping=UNDAMPED if damping is None else damping,
@@ -153,9 +150,19 @@ class Solver:
         with self._held():
             return self._solve(q, seed)
 
+    def _refuse_bounds(self) -> None:
+        """Raises ConfigurationError when a task has bounds (checked at every call: set_bounds may
+        come after the Solver was made)."""
+        bounded = [t.name for level in self._levels for t in level if t.bounds is not None]
+        if bounded:
+            raise ConfigurationError(f"solve does not take tasks with bounds yet ({', '.join(bounded)}): a search "
+                                     "drives every task to its target; use a Controller for bounds")
+
     @contextlib.contextmanager
     def _held(self) -> Iterator[None]:
-        """The solver held for one call; another thread's call meanwhile raises."""
+        """The solver held for one call; another thread's call meanwhile raises (as does a task
+        with bounds)."""
+        self._refuse_bounds()
         if not self._lock.acquire(blocking=False):
             raise ReljacError("this Solver is in use by another thread: create one Solver per thread "
                               "(solve_many spreads problems over threads itself)")
