@@ -36,6 +36,7 @@ import pinocchio as pin
 
 from reljac import Kinematics, Robot
 from reljac.ik import CollisionAvoidance, Controller, FrameTask, LevelReport, humanoid_stack
+from reljac.ik.bounds import row_labels
 
 DT, STEPS, MARGIN = 0.02, 150, 0.02  # [s], -, [m]
 GRIPPER, FEET = "gripper_left_base_link", ("left_sole_link", "right_sole_link")
@@ -63,13 +64,7 @@ def build(talos: Robot, q: np.ndarray, *, support_level: bool = True) -> tuple[C
 
 def row_name(controller: Controller, level: int, row: int) -> str:
     """Row `row` of level `level` by name: a region's rows by what they are (an edge, a pair)."""
-    tasks = controller.levels[level]
-    for task in tasks:
-        rows = task.size if hasattr(task, "row_names") else int(np.count_nonzero(task.weight > 0))
-        if row < rows:
-            return task.row_names[row] if hasattr(task, "row_names") else f"{task.name}[{row}]"
-        row -= rows
-    raise IndexError(row)
+    return row_labels(controller.levels[level])[row]
 
 
 def summary(controller: Controller, k: int, report: LevelReport) -> tuple[bool, float, list[str]]:

@@ -69,10 +69,8 @@ class Carry:
 def on_bound(controller: Controller, level: int) -> list[int]:
     """The inequality rows of `level` (indices in its stacked rows) on a bound or beyond it at
     the last step: active at their own level's solution, or held on their bound by a level
-    below (``LevelReport.held``)."""
-    reports = controller.last_reports
-    held = {i for report in reports[level + 1:] for k, i in report.held if k == level}
-    return sorted(held | set(reports[level].active))
+    below (``LevelReport.on_bound``)."""
+    return controller.last_reports[level].on_bound
 
 
 def setup() -> Carry:

@@ -175,3 +175,24 @@ def test_a_dropped_compiled_controller_no_longer_holds_the_task(planar):
     Controller(planar, [[task]], dt=0.01, backend="compiled")  # dropped at once (its step and it form a cycle)
     task.set_bounds(-0.1, 0.1)
     assert task.bounds is not None
+
+
+@pytest.mark.parametrize("backend", ["python"] + (["compiled"] if compiled_available() else []))
+def test_on_bound_lists_the_rows_whose_rates_end_on_their_bounds(planar, backend):
+    """A box (+-0.1 m about the tip, so every rate may be in [-0.2, 0.2]) at level 0 and a level
+    below pulling the tip 1 m along x: x's rate ends on its bound, held there by the pull (the
+    row is slack at level 0's own solution, so not in ``active``). on_bound is read against the
+    rates J v themselves."""
+    p = tip(planar, Q)
+    box = RelativePositionTask("base_link", "tip", gain=2.0, weight=[1, 1, 0], name="box")
+    box.set_target(p)
+    box.set_bounds(-0.1, 0.1)
+    pull = RelativePositionTask("base_link", "tip", gain=1.0, weight=[1, 0, 0], name="pull")
+    pull.set_target(p + np.array([1.0, 0.0, 0.0]))
+    controller = Controller(planar, [[box], [pull]], dt=0.01, backend=backend, anti_chatter=False)
+    v = controller.velocity(Q)
+    rate = Kinematics(planar, Q).relative_jacobian("base_link", "tip")[:2] @ v
+    on = [i for i in range(2) if abs(abs(rate[i]) - 0.2) < 1e-9]
+    first = controller.last_reports[0]
+    assert 0 in on and first.on_bound == on and first.active == []
+    assert first.on_bound_rows == [f"box[{i}]" for i in on]

@@ -130,7 +130,7 @@ def _velocities(robot: Robot, controller: Controller, q: np.ndarray, steps: int,
 
 def _on_bound(reports: list[Any]) -> frozenset[int]:
     """Level 0's inequality rows on a bound: active at its solution, or held by a level below."""
-    return frozenset(reports[0].active) | {i for r in reports[1:] for k, i in r.held if k == 0}
+    return frozenset(reports[0].on_bound)
 
 
 def chatter_fraction(robot: Robot, episodes: int, *, dt: float, steps: int = 300,

@@ -98,5 +98,11 @@ class BallTask(Task):
 
 
 def row_labels(tasks: Sequence[Task]) -> list[str]:
-    """Names of a level's stacked rows, "task name[component]", in the controller's order."""
-    return [f"{task.name}[{i}]" for task in tasks for i in np.flatnonzero(task.weight > 0)]
+    """Names of a level's stacked rows, "task name[component]", in the controller's order; a task
+    whose rows change with the configuration (a region's: :class:`reljac.ik.regions.RegionRowsTask`)
+    names its rows of the last step itself (``row_names``: an edge, a pair)."""
+    names: list[str] = []
+    for task in tasks:
+        own = getattr(task, "row_names", None)
+        names += own if own is not None else [f"{task.name}[{i}]" for i in np.flatnonzero(task.weight > 0)]
+    return names

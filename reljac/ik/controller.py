@@ -243,9 +243,12 @@ class Controller:
                                  row_labels(self._levels[report.limit_level])[report.limit_index]
                                  if report.limit_kind == 3 else
                                  _why_unmet(report) if not report.met else "")
-            if report.active:  # a level with bounds: its rows at or beyond a bound, by name
+        for k, (report, tasks) in enumerate(zip(reports, self._levels, strict=True)):
+            report.on_bound = sorted(set(report.active) | {i for r in reports[k + 1:] for j, i in r.held if j == k})
+            if report.on_bound:  # a level with bounds: its rows at or beyond a bound, by name
                 labels = row_labels(tasks)
                 report.active_rows = [labels[i] for i in report.active]
+                report.on_bound_rows = [labels[i] for i in report.on_bound]
         return reports
 
     @property

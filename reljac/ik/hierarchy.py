@@ -120,6 +120,11 @@ class LevelReport:
     held: list[tuple[int, int]] = field(default_factory=list)
     limit_level: int = -1
     active_rows: list[str] = field(default_factory=list)
+    # Filled in by the controller: the level's inequality rows on a bound or beyond it once every
+    # level was solved (active at its own solution, or held on the bound by a level below: in a
+    # lower level's held), indices in its stacked rows, sorted, and their names.
+    on_bound: list[int] = field(default_factory=list)
+    on_bound_rows: list[str] = field(default_factory=list)
 
 
 MAX_DAMPING = 1e150  # the largest DampingPolicy.max_damping: its square stays finite

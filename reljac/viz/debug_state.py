@@ -144,9 +144,8 @@ def error_units(task: Task) -> list[str]:
 def on_bound(reports: list[LevelReport], level: int) -> set[int]:
     """The inequality rows of `level` (indices in its stacked rows) on a bound or beyond it at
     the last step: active at their own level's solution (``LevelReport.active``), or held on
-    their bound by a level below it (``LevelReport.held``)."""
-    own = set(reports[level].active) if level < len(reports) else set()
-    return own | {i for report in reports[level + 1:] for k, i in report.held if k == level}
+    their bound by a level below it (``LevelReport.on_bound``)."""
+    return set(reports[level].on_bound) if level < len(reports) else set()
 
 
 def bound_rows(tasks: tuple[Task, ...], reports: list[LevelReport], level: int,
