@@ -1,6 +1,6 @@
 // The compiled step's parts (step.cpp: the Step object, the kinematics pass and the solve;
-// step_tasks.cpp: the tasks' rows and each level's system; step_limits.cpp: the limits' box and
-// rows, and their state between steps). Private to src/core; the public header is step.hpp.
+// step_tasks.cpp: the task kinds; step_rows.cpp: their rows and each level's system;
+// step_limits.cpp: the limits' box, rows and state between steps). Private; public: step.hpp.
 #pragma once
 
 #include <algorithm>
