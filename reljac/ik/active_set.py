@@ -26,8 +26,9 @@ step where every multiplier has the right sign the point is optimal (the objecti
 C^1). With lambda = 0 the step is the minimum-norm one from the current point (a dropped hard row
 is then left, never crossed back: the multiplier argument holds for that step); with lambda > 0
 the objective is anchored at v_prev and strictly convex. The number of changes of W and S per
-level is capped (a bounded worst case); at the cap, or on a degenerate row (one that cannot be
-held: no freedom along it), the search stops at the best feasible point reached.
+level is capped (a bounded worst case); at the cap the search stops at the best feasible point
+reached. A hard row with no freedom left in the face (fixed by the levels above and the rows
+held) is never reached by a step in it: its rate is rounding, not an event.
 """
 
 from __future__ import annotations
@@ -118,7 +119,8 @@ def eigen(M: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
 
 
 def damped_step(M: np.ndarray, c: np.ndarray, lam2: float) -> np.ndarray:
-    """u = argmin |M u - c|^2 + lambda^2 |u|^2, the minimum-norm one when lambda = 0 (nv,)."""
+    """u = argmin |M u - c|^2 + lambda^2 |u|^2, the minimum-norm one when lambda = 0 (nv,), on the
+    eigenvalues of M M^T above the rank rule (the others are the rounding of the projector)."""
     if M.shape[0] == 0:
         return np.zeros(M.shape[1])
     values, U, rank = eigen(M)
@@ -149,16 +151,19 @@ def _tolerance(*arrays: np.ndarray) -> float:
 
 def _first_event(rows: LevelRows, value: np.ndarray, rate: np.ndarray, soft: dict[int, float],
                  hard: HardRows, hard_value: np.ndarray, hard_rate: np.ndarray, working: list[int],
-                 ) -> tuple[float, str, int, float]:
+                 P_W: np.ndarray) -> tuple[float, str, int, float]:
     """The first change of the active sets along v + alpha delta, alpha in [0, 1]: (alpha, what,
     row, bound), what "hard" (a hard row reached), "enter" (an own row leaves its interval),
-    "leave" (a soft row comes back inside) or "" (none: alpha = 1)."""
+    "leave" (a soft row comes back inside) or "" (none: alpha = 1). A hard row with no freedom in
+    the face (n^T P_W n below PIVOT_TOLERANCE |n|^2: fixed by the levels above and the rows
+    held) is not reached: a step in the face keeps its value, its rate is rounding."""
     alpha, what, which, bound = 1.0, "", -1, 0.0
     tol = _tolerance(value, rate, hard_value, hard_rate)
     end = hard_value + hard_rate
     held = set(working)
     for j in np.flatnonzero((hard_rate > tol) & (end > hard.h + tol)).tolist():
-        if j not in held:
+        n = hard.N[j]
+        if j not in held and float(n @ P_W @ n) >= PIVOT_TOLERANCE * max(1.0, float(n @ n)):
             a = max(0.0, (hard.h[j] - hard_value[j]) / hard_rate[j])
             if a < alpha:
                 alpha, what, which = a, "hard", j
@@ -190,17 +195,22 @@ def _multipliers(P_in: np.ndarray, N: np.ndarray, gradient: np.ndarray) -> tuple
 
 
 def solve_level(rows: LevelRows, v_prev: np.ndarray, P_in: np.ndarray, hard: HardRows, lam2: float,
-                cap: int) -> LevelResult:
+                cap: int, start: list[int] | None = None) -> LevelResult:
     """The least-violation point of one level (see the module docstring); v_prev (nv,) keeps the
-    hard rows (up to rounding) and is in the affine space the levels above left."""
+    hard rows (up to rounding) and is in the affine space the levels above left. The search
+    starts from the working set `start` (the one the level above ended with, in its order: its
+    rows are on their bound up to the rounding of its steps), then the other hard rows on their
+    bound within their own rounding allowance, by index."""
     v = v_prev.copy()
     anchored = lam2 > 0.0
     value = rows.A @ v
     tol = _tolerance(value, rows.lower, rows.upper)
     soft = {i: float(rows.upper[i] if value[i] > rows.upper[i] else rows.lower[i])
             for i in np.flatnonzero(~rows.equal & ((value > rows.upper + tol) | (value < rows.lower - tol))).tolist()}
-    hard_tol = _tolerance(hard.N @ v, hard.h)
-    working = [int(j) for j in np.flatnonzero(hard.N @ v >= hard.h - hard_tol)]
+    hard_value = hard.N @ v  # a row's rounding allowance is its own (a huge bound elsewhere does not widen it)
+    hard_tol = BOUND_TOLERANCE * np.maximum(1.0, np.maximum(np.abs(hard_value), np.abs(hard.h)))
+    working = list(start or [])
+    working += [int(j) for j in np.flatnonzero(hard_value >= hard.h - hard_tol) if j not in working]
     changes, capped, mu = 0, False, None
     equal = np.flatnonzero(rows.equal)
     while True:
@@ -213,12 +223,7 @@ def solve_level(rows: LevelRows, v_prev: np.ndarray, P_in: np.ndarray, hard: Har
         delta = damped_step(M, t - J @ v + M @ offset, lam2) - offset
         value, rate = rows.A @ v, rows.A @ delta
         hard_value, hard_rate = hard.N @ v, hard.N @ delta
-        alpha, what, which, bound = _first_event(rows, value, rate, soft, hard, hard_value, hard_rate, working)
-        if what == "hard" and float(hard.N[which] @ P_W @ hard.N[which]) < PIVOT_TOLERANCE * max(
-                1.0, float(hard.N[which] @ hard.N[which])):
-            v += alpha * delta  # a row with no freedom along it: stop on it
-            capped = True
-            break
+        alpha, what, which, bound = _first_event(rows, value, rate, soft, hard, hard_value, hard_rate, working, P_W)
         if not what:
             v += delta
             mu = None

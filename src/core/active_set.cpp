@@ -57,7 +57,8 @@ void face(const Matrix& P_in, Space& s) {
   s.working.swap(s.kept);
 }
 
-// s.delta = argmin |M u - c|^2 + lam2 |u|^2 (the minimum-norm one when lam2 = 0), M = s.M (r rows).
+// s.delta = argmin |M u - c|^2 + lam2 |u|^2 (the minimum-norm one when lam2 = 0), M = s.M (r rows),
+// on the eigenvalues of M M^T above the rank rule (Python's damped_step).
 void damped_step(int r, double lam2, Space& s) {
   const int nv = s.nv;
   s.delta.setZero();
@@ -81,7 +82,7 @@ struct Event {
 };
 
 // The first change of the active sets along v + alpha delta, alpha in [0, 1] (Python's _first_event).
-Event first_event(const Rows& rows, Space& s) {
+Event first_event(const Rows& rows, Space& s) {  // (a row with no freedom in the face s.P_W is not reached)
   Event e;
   const int m = rows.m, k = s.hard;
   double size = size_of(s.value.data(), m, 1.0);
@@ -93,6 +94,9 @@ Event first_event(const Rows& rows, Space& s) {
     const double rate = s.hard_rate(j);
     if (!(rate > tol && s.hard_value(j) + rate > s.h(j) + tol)) continue;
     if (std::find(s.working.begin(), s.working.end(), j) != s.working.end()) continue;
+    const double* n = s.N.row(j).data();
+    s.Pn.noalias() = s.P_W * Eigen::Map<const Vector>(n, s.nv);
+    if (dot(n, s.Pn.data(), s.nv) < kPivotTolerance * std::max(1.0, dot(n, n, s.nv))) continue;
     const double a = std::max(0.0, (s.h(j) - s.hard_value(j)) / rate);
     if (a < e.alpha) e = {a, Event::kHard, j, 0.0};
   }
@@ -231,10 +235,13 @@ int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Spac
     if (s.soft[i]) s.aim(i) = x > rows.upper[i] ? rows.upper[i] : rows.lower[i];
   }
   s.hard_value.head(s.hard).noalias() = N * v;
-  tol = kBoundTolerance * size_of(s.h.data(), s.hard, size_of(s.hard_value.data(), s.hard, 1.0));
-  s.working.clear();
+  // the working set the level above ended with (s.working as it left it), then the other rows on
+  // their bound, each within its own rounding allowance (a huge bound elsewhere does not widen it)
+  const int carried = static_cast<int>(s.working.size());
   for (int j = 0; j < s.hard; ++j)
-    if (s.hard_value(j) >= s.h(j) - tol) s.working.push_back(j);
+    if (s.hard_value(j) >= s.h(j) - kBoundTolerance * std::max({1.0, std::abs(s.hard_value(j)), std::abs(s.h(j))}) &&
+        std::find(s.working.begin(), s.working.begin() + carried, j) == s.working.begin() + carried)
+      s.working.push_back(j);
   int changes = 0;
   capped = false;
   s.mu_size = -1;
@@ -258,7 +265,11 @@ int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Spac
     }
     auto J = s.J.topRows(r);
     auto M = s.M.topRows(r);
-    M.noalias() = J * s.P_W;
+    if (rows.column) {  // identity rows (c e_j^T): J P_W's rows are c times P_W's (the same bits)
+      for (int a = 0; a < r; ++a) M.row(a) = rows.scale * s.P_W.row(rows.column[s.chosen[a]]);
+    } else {
+      M.noalias() = J * s.P_W;
+    }
     if (anchored) {  // (products one at a time, into the buffers: no temporaries)
       s.Pg = v - s.v_prev;
       s.offset.noalias() = s.P_W * s.Pg;
@@ -275,15 +286,6 @@ int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Spac
     s.hard_value.head(s.hard).noalias() = N * v;
     s.hard_rate.head(s.hard).noalias() = N * s.delta;
     const Event e = first_event(rows, s);
-    if (e.what == Event::kHard) {
-      const double* n = s.N.row(e.which).data();
-      s.Pn.noalias() = s.P_W * Eigen::Map<const Vector>(n, nv);
-      if (dot(n, s.Pn.data(), nv) < kPivotTolerance * std::max(1.0, dot(n, n, nv))) {
-        v += e.alpha * s.delta;  // a row with no freedom along it: stop on it
-        capped = true;
-        break;
-      }
-    }
     if (e.what == Event::kNone) {
       v += s.delta;
       s.mu_size = -1;

@@ -31,6 +31,8 @@ struct Rows {
   const double* lower = nullptr;
   const double* upper = nullptr;
   double extra_damping = 0.0;
+  const int* column = nullptr;  // identity rows: row i is scale e_{column[i]}^T (null: general rows)
+  double scale = 0.0;
   bool equal(int i) const { return lower[i] == upper[i]; }
 };
 
@@ -51,6 +53,7 @@ struct Space {
   Vector hard_value, hard_rate;  // (room)
   std::vector<char> soft, fixed;
   std::vector<int> chosen, working, kept, violated;
+  std::vector<std::vector<int>> identity_column;  // per identity level: the velocity index of each kept row
   bool overflow = false;  // a Gram matrix with inf or NaN entries (the spec's LinAlgError): v is made NaN
   int mu_size = -1;  // -1: no multipliers computed (Python's None); kept stale as the spec keeps them
   Eigen::SelfAdjointEigenSolver<Matrix> big;  // levels of more than factor::kSmallLevel rows
@@ -78,9 +81,10 @@ void subtract_row_space(const double* M, int r, Matrix& P, Space& s);
 // The smallest singular value of M (r x nv), 0 when rank-deficient, inf when r = 0; and its rank.
 double smallest_singular_value(const double* M, int r, int nv, Space& s, int& rank);
 
-// The level's search (active_set.solve_level): v (in s.v, from v_prev) at the least violation,
+// The level's search (active_set.solve_level), started from the working set in s.working (the
+// one the level above ended with), then the other rows on their bound: v (in s.v, from v_prev) at the least violation,
 // s.working the working set at the end, s.mu its multipliers (s.mu_size); returns the changes,
-// `capped` when the cap (or a row with no freedom along it) stopped it.
+// `capped` when the cap stopped it.
 int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Space& s, bool& capped);
 
 }  // namespace lex

@@ -31,17 +31,21 @@ Rows rows_of(const Level& level, int k, Space& s) {
   }
   RowMatrix& A = s.identity_A[k];
   Vector &lower = s.identity_lower[k], &upper = s.identity_upper[k];
+  std::vector<int>& column = s.identity_column[k];
   int m = 0;
   for (int j = 0; j < s.nv; ++j) {
     if (level.mask.size() && !(level.mask(j) > 0)) continue;
     A.row(m).setZero();
     A(m, j) = level.identity_scale;
+    column[m] = j;
     lower(m) = level.bounded() ? level.lower(j) : level.b(j);
     upper(m) = level.bounded() ? level.upper(j) : level.b(j);
     ++m;
   }
   rows.A = A.data();
   rows.m = m;
+  rows.column = column.data();
+  rows.scale = level.identity_scale;
   rows.lower = lower.data();
   rows.upper = upper.data();
   return rows;
@@ -71,14 +75,23 @@ void sort_unique(std::vector<T>& x) {
 
 // One level (Python's _level): s.v and P (the projector left by the levels above, in) move on to
 // what the levels below get; s's hard rows grow by the level's rows inside their bounds. `tag_of`:
-// the tag of the level's row i as a hard row. The report is filled when given.
+// the tag of the level's row i as a hard row. The report is filled when given. After the `last`
+// level P and the hard rows are left as they are (nothing below uses them). A level of more rows
+// than the dimension P leaves (its trace, rounded) is rank-deficient: smallest singular value 0.
 template <typename TagOf>
-void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& policy, Space& s, LevelReport* report) {
+void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& policy, Space& s, LevelReport* report,
+               bool last = false) {
   const int nv = s.nv, m = rows.m;
   const RowMatrixMap A(rows.A, m, nv);
-  factor::times_symmetric(rows.A, m, P, s.M);  // A P (P exactly symmetric: identity or subtract_gram's)
   int rank_AP = 0;
-  const double smallest = smallest_singular_value(s.M.data(), m, nv, s, rank_AP);
+  double smallest = 0.0;
+  const double dimension = P.trace();
+  if (static_cast<double>(m) > std::nearbyint(dimension)) {
+    rank_AP = -1;  // (computed below only if the report needs it)
+  } else {
+    factor::times_symmetric(rows.A, m, P, s.M);  // A P (P exactly symmetric: identity or subtract_gram's)
+    smallest = smallest_singular_value(s.M.data(), m, nv, s, rank_AP);
+  }
   const double lam2 = policy.singular_damping(smallest) + rows.extra_damping;
   bool capped = false;
   const int changes = solve_level(rows, P, lam2, policy.change_cap >= 0 ? policy.change_cap : change_cap(nv, s.hard, m), s,
@@ -130,11 +143,16 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
         r.limit_index = tag.index;
         r.limit_level = tag.level;
       } else {
+        if (rank_AP < 0) {
+          factor::times_symmetric(rows.A, m, P, s.M);
+          rank_AP = eigen(s.M.data(), m, nv, s);
+        }
         std::copy(rows.A, rows.A + static_cast<long>(m) * nv, s.M.data());
         if (rank_AP < eigen(s.M.data(), m, nv, s)) r.limit_kind = kNoFreedom;
       }
     }
   }
+  if (last) return;
   // equality rows and rows left beyond a bound keep their values: out of the projector
   int fixed = 0;
   for (int i = 0; i < m; ++i) {
@@ -174,12 +192,14 @@ void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
   const int hard_room = 2 * n + 2 * k_room + 2 * total;
   if (identity_A.size() < levels.size()) {
     identity_A.resize(levels.size());
+    identity_column.resize(levels.size());
     identity_lower.resize(levels.size());
     identity_upper.resize(levels.size());
   }
   for (size_t i = 0; i < levels.size(); ++i)
     if (!levels[i].A && identity_A[i].rows() != n) {
       identity_A[i].resize(n, n);
+      identity_column[i].resize(n);
       identity_lower[i].resize(n);
       identity_upper[i].resize(n);
     }
@@ -248,6 +268,7 @@ const Vector& solve_lexicographic(const std::vector<Level>& levels, const Constr
     s.h(s.hard) = cons.d(j);
     s.tags[s.hard++] = {kRow, j, -1};
   }
+  s.working.clear();  // the working set a level ends with: the next one starts from it
   if (!s.violated.empty()) {  // recovery: C_j v <= d_j for the rows the start violates, as a level above all
     const int n = static_cast<int>(s.violated.size());
     for (int i = 0; i < n; ++i) {
@@ -271,7 +292,8 @@ const Vector& solve_lexicographic(const std::vector<Level>& levels, const Constr
       continue;
     }
     const int level = static_cast<int>(i);
-    solve_one(rows, [level](int row) { return Tag{kLevelRow, row, level}; }, P, policy, s, &report);
+    solve_one(rows, [level](int row) { return Tag{kLevelRow, row, level}; }, P, policy, s, &report,
+              i + 1 == levels.size());
   }
   if (s.overflow) v.setConstant(std::numeric_limits<double>::quiet_NaN());  // the levels' rows overflow
   return v;
