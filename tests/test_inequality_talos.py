@@ -70,3 +70,33 @@ def test_the_backends_agree_on_the_bounded_talos_stack(talos_solves):
             assert abs(x_c - x_py) <= 1e-9 * (1.0 + x_py), f"solve {n}, level {k}: {x_c} vs {x_py}"
             assert (b.active, b.met, b.capped) == (a.active, a.met, a.capped), f"solve {n}, level {k}"
             assert not a.capped, f"solve {n}, level {k} reached the cap"
+
+
+@pytest.mark.parametrize("solver", ["python", pytest.param("compiled", marks=compiled)])
+def test_undamped_talos_levels_meet_the_qp_cascade(talos_solves, solver):
+    """The recorded Talos solves without damping (the least violation the QP cascade defines): no
+    level reaches the cap, and level by level in lexicographic order the first violation off
+    the oracle's by more than 1e-4 (relative) is below it: undamped minimum-norm steps on M's
+    singular values down to 1e-6 (the rank rule) round to ~1e-5 here (the feet's violation
+    reaches 5e-6 at the end on solve 0), and the oracle's QP solver stops within its own
+    tolerance. Before the step went to the objective's minimum along it, the band level's
+    soft set cycled (a row on its bound entering and leaving at zero step) up to the cap, 5e-2
+    above the oracle."""
+    qp_cascade = pytest.importorskip("qp_cascade", reason="needs daqp (the test extra)")
+    robot, recorded = talos_solves
+    solve = solve_lexicographic if solver == "python" else None
+    for n, (levels, lo, hi, C, d, _policy) in enumerate(recorded):
+        bare = [Level(lv.A, lv.b, identity_scale=lv.identity_scale, mask=lv.mask, lower=lv.lower, upper=lv.upper)
+                for lv in levels]
+        if solve is None:
+            v, reports = _compiled(bare, lo, hi, C, d, UNDAMPED)
+        else:
+            v, reports = solve(bare, lo, hi, policy=UNDAMPED, C=C, d=d)
+        assert not any(r.capped for r in reports), f"solve {n}: a level reached the cap"
+        rows = [level_rows(lv, robot.nv, k) for k, lv in enumerate(levels)]
+        oracle = qp_cascade.cascade(qp_cascade.Problem([(r.A, r.lower, r.upper) for r in rows], lo, hi, C, d))
+        for k, (r, expected) in enumerate(zip(rows, oracle, strict=True)):
+            off = (violation(r, v) - expected) / (1.0 + expected)
+            if abs(off) > 1e-4:
+                assert off < 0.0, f"solve {n}, level {k}: violation {violation(r, v)} above the oracle's {expected}"
+                break

@@ -43,6 +43,8 @@ struct Space {
   RowMatrix N;
   Vector h;
   std::vector<Tag> tags;
+  std::vector<int> unit_column;  // hard row j is unit_coef(j) e_{unit_column[j]}^T when >= 0 (a joint's bound, an identity row)
+  Vector unit_coef;
   int hard = 0;
   Vector v, v_prev, delta, offset, gradient, Pn, Pg, rhs, mu, norms;
   Matrix P, P_W, normals;  // (nv x nv)
@@ -50,6 +52,7 @@ struct Space {
   Vector value, rate, aim, t, c, coefficients, eig_values, distance, x;  // (m_max)
   Matrix G, eig_vectors;   // (m_max x m_max)
   Vector Wt_room;          // (m_max x nv) row-major
+  Vector crossings;        // (2 m_max): where the rows cross a bound along a step
   Vector hard_value, hard_rate;  // (room)
   std::vector<char> soft, fixed;
   std::vector<int> chosen, working, kept, violated;
@@ -65,7 +68,9 @@ struct Space {
   Vector Cv;  // (C's room): C v for violated_rows
 
   void size(const std::vector<Level>& levels, const Constraints& cons);
-  void push_hard(const double* n, double sign, double bound, Tag tag);
+  void push_hard(const double* n, double sign, double bound, Tag tag, int column = -1);
+  // hard_value = N v and hard_rate = N delta over the hard rows (unit rows read directly: the same bits)
+  void hard_products(bool values, bool rates);
 };
 
 // The workspace's Space (made on first use; hierarchy.cpp owns it beside the SNS buffers).

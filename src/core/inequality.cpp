@@ -165,8 +165,11 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
   }
   for (int i = 0; i < m; ++i) {  // the others, inside or on a bound, are kept by the levels below
     if (s.fixed[i]) continue;
-    if (std::isfinite(rows.upper[i])) s.push_hard(rows.A + static_cast<long>(i) * nv, 1.0, rows.upper[i], tag_of(i));
-    if (std::isfinite(rows.lower[i])) s.push_hard(rows.A + static_cast<long>(i) * nv, -1.0, -rows.lower[i], tag_of(i));
+    const int column = rows.column ? rows.column[i] : -1;
+    if (std::isfinite(rows.upper[i]))
+      s.push_hard(rows.A + static_cast<long>(i) * nv, 1.0, rows.upper[i], tag_of(i), column);
+    if (std::isfinite(rows.lower[i]))
+      s.push_hard(rows.A + static_cast<long>(i) * nv, -1.0, -rows.lower[i], tag_of(i), column);
   }
 }
 
@@ -174,11 +177,26 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
 
 namespace lex {
 
-void Space::push_hard(const double* n, double sign, double bound, Tag tag) {
+void Space::push_hard(const double* n, double sign, double bound, Tag tag, int column) {
   for (int j = 0; j < nv; ++j) N(hard, j) = sign * n[j];
   h(hard) = bound;
   tags[hard] = tag;
+  unit_column[hard] = column;
+  if (column >= 0) unit_coef(hard) = N(hard, column);
   ++hard;
+}
+
+void Space::hard_products(bool values, bool rates) {
+  for (int j = 0; j < hard; ++j) {
+    const int column = unit_column[j];
+    if (column >= 0) {
+      if (values) hard_value(j) = unit_coef(j) * v(column);
+      if (rates) hard_rate(j) = unit_coef(j) * delta(column);
+    } else {
+      if (values) hard_value(j) = N.row(j).dot(v);
+      if (rates) hard_rate(j) = N.row(j).dot(delta);
+    }
+  }
 }
 
 void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
@@ -211,6 +229,8 @@ void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
   N.resize(room, nv);
   h.resize(room);
   tags.resize(room);
+  unit_column.resize(room);
+  unit_coef.resize(room);
   hard_value.resize(room);
   hard_rate.resize(room);
   for (Vector* x : {&v, &v_prev, &delta, &offset, &gradient, &Pn, &Pg, &rhs, &mu, &norms}) x->resize(nv);
@@ -221,6 +241,7 @@ void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
   G.resize(m_max, m_max);
   eig_vectors.resize(m_max, m_max);
   Wt_room.resize(static_cast<Eigen::Index>(m_max) * nv);
+  crossings.resize(2 * m_max);
   soft.assign(m_max, 0);
   fixed.assign(m_max, 0);
   for (std::vector<int>* x : {&chosen, &working, &kept, &violated}) x->reserve(std::max(room, m_max));
@@ -250,6 +271,8 @@ const Vector& solve_lexicographic(const std::vector<Level>& levels, const Constr
       s.N.row(s.hard).setZero();
       s.N(s.hard, j) = 1.0;
       s.h(s.hard) = cons.hi(j);
+      s.unit_column[s.hard] = j;
+      s.unit_coef(s.hard) = 1.0;
       s.tags[s.hard++] = {kJoint, j, -1};
     }
   for (int j = 0; j < nv; ++j)
@@ -257,6 +280,8 @@ const Vector& solve_lexicographic(const std::vector<Level>& levels, const Constr
       s.N.row(s.hard).setZero();
       s.N(s.hard, j) = -1.0;
       s.h(s.hard) = -cons.lo(j);
+      s.unit_column[s.hard] = j;
+      s.unit_coef(s.hard) = -1.0;
       s.tags[s.hard++] = {kJoint, j, -1};
     }
   for (int j = 0, next = 0; j < k; ++j) {
@@ -266,6 +291,7 @@ const Vector& solve_lexicographic(const std::vector<Level>& levels, const Constr
     }
     s.N.row(s.hard) = cons.C.row(j);
     s.h(s.hard) = cons.d(j);
+    s.unit_column[s.hard] = -1;
     s.tags[s.hard++] = {kRow, j, -1};
   }
   s.working.clear();  // the working set a level ends with: the next one starts from it
