@@ -92,6 +92,7 @@ def inequality_results(*, quick: bool = False, progress: Progress = None) -> dic
     (median per solve over the recorded solves [s]), ``units``}]}; {``robot``: None} without Talos."""
     made = recorded_solves(inequality_units(quick=quick))
     if made is None:
+        done(progress, inequality_units(quick=quick))
         return {"robot": None}
     robot, recorded = made
     unit = frame_jacobian_call(robot)

@@ -36,9 +36,19 @@ void decompose(const Matrix& G, int r, Space& s, Gram& work) {
 
 // P becomes the projector onto {x in range(P): n^T x = 0}; false (P unchanged) when n has no
 // component left in range(P).
-bool restrict(Matrix& P, const double* n, Space& s) {
+// P times hard row j's normal into `out` (a unit row: c times P's column, the same bits).
+template <typename Out>
+void times_normal(const Matrix& P, int j, Space& s, Out&& out) {
+  if (s.unit_column[j] >= 0)
+    out = s.unit_coef(j) * P.col(s.unit_column[j]);
+  else
+    out.noalias() = P * s.N.row(j).transpose();
+}
+
+bool restrict(Matrix& P, int j, Space& s) {
   const int nv = static_cast<int>(P.rows());
-  s.Pn.noalias() = P * Eigen::Map<const Vector>(n, nv);
+  const double* n = s.N.row(j).data();
+  times_normal(P, j, s, s.Pn);
   const double pivot = dot(n, s.Pn.data(), nv);
   if (pivot < kPivotTolerance * std::max(1.0, dot(n, n, nv))) return false;
   for (int b = 0; b < nv; ++b) {  // P -= Pn (Pn / pivot)^T, column by column
@@ -53,7 +63,7 @@ void face(const Matrix& P_in, Space& s) {
   s.P_W = P_in;
   s.kept.clear();
   for (int j : s.working)
-    if (restrict(s.P_W, s.N.row(j).data(), s)) s.kept.push_back(j);
+    if (restrict(s.P_W, j, s)) s.kept.push_back(j);
   s.working.swap(s.kept);
 }
 
@@ -201,9 +211,8 @@ void least_squares(double* B, int n, int w, double* r, double* x) {
 double multipliers(const Matrix& P_in, Space& s) {
   const int nv = s.nv, w = static_cast<int>(s.working.size());
   for (int a = 0; a < w; ++a) {
-    auto column = s.normals.col(a);
-    column.noalias() = P_in * s.N.row(s.working[a]).transpose();
-    s.norms(a) = column.norm();
+    times_normal(P_in, s.working[a], s, s.normals.col(a));
+    s.norms(a) = s.normals.col(a).norm();
   }
   s.Pg.noalias() = P_in * s.gradient;
   s.rhs = -s.Pg;
@@ -344,7 +353,7 @@ int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Spac
     const double alpha = line_minimum(rows, s, slope, Jd.dot(Jd) + lam2 * s.delta.squaredNorm());
     if (hit.which >= 0 && hit.alpha <= alpha) {  // a hard row reached first: held from here
       v += hit.alpha * s.delta;
-      if (restrict(s.P_W, s.N.row(hit.which).data(), s)) s.working.push_back(hit.which);
+      if (restrict(s.P_W, hit.which, s)) s.working.push_back(hit.which);
       s.x.head(m).noalias() = A * v;
       changes += 1 + update_soft(rows, s, step_tol);
     } else {
