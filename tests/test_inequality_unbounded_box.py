@@ -1,10 +1,10 @@
-"""A known disagreement of the Python inequality solver with the QP cascade (found with issue 29's
-Talos example): Talos's feet held (level 0) and its pelvis and left gripper moved (level 1),
-equality levels only, under the controller's joint box, whose floating-base rows are "unbounded":
-+-1.8e308 (float max: Pinocchio's velocity limit of a free flyer), finite to np.isfinite, so held
-as hard rows. The cascade meets level 1 exactly; solve_lexicographic leaves it 0.1 short (numpy
-warns of an overflow). With the floating base's bounds at +-1000 (or +-inf) it agrees. Marked xfail (strict): when the solver is fixed this
-test passes, and the marker goes."""
+"""A disagreement of the Python inequality solver with the QP cascade, found with issue 29's
+Talos example and fixed since: Talos's feet held (level 0) and its pelvis and left gripper moved
+(level 1), equality levels only, under the controller's joint box, whose floating-base rows are
+"unbounded": +-1.8e308 (float max: Pinocchio's velocity limit of a free flyer), finite to
+np.isfinite, so held as hard rows. solve_lexicographic left level 1 0.1 short while the cascade
+meets it exactly: one rounding allowance for all hard rows, 1e-12 x 1.8e308, made every other
+hard row count as held at each level's start. Each row's allowance is now its own."""
 
 from __future__ import annotations
 
@@ -47,7 +47,6 @@ def _problem(talos):
     return levels, lo, hi
 
 
-@pytest.mark.xfail(strict=True, reason="solve_lexicographic with +-1.8e308 box rows: level 1 left 0.1 short")
 def test_an_unbounded_floating_base_agrees_with_the_qp_cascade(talos):
     qp_cascade = pytest.importorskip("qp_cascade", reason="needs daqp (the test extra)")
     levels, lo, hi = _problem(talos)

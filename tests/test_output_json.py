@@ -197,6 +197,9 @@ def test_bench_ik_json_matches_the_solvers_own_bench():
     # one target at a time from a shared generator: the same targets as one call
     expected = [(name, ok) for name, ok, _ in nlp_bench_rows(n_targets=5, seed=0)]
     assert [(f"{r['problem']}: {r['solver']}", r["success_rate"]) for r in doc["nlp"]["rows"]] == expected
+    inequality = doc["inequality"]  # the bounded Talos stack's solves (when Talos is installed)
+    for row in inequality["rows"] if inequality["robot"] else []:
+        assert row["units"] == pytest.approx(row["time_s"] / inequality["unit_s"]) and row["time_s"] > 0
 
 
 # ---------------------------------------------------------------------------- Manipulability

@@ -44,6 +44,7 @@ from .bench_common import (
     median_seconds,
     middle,
 )
+from .bench_inequality import inequality_results, inequality_text, inequality_units
 from .bench_solvers import (
     hand_pinches,
     hand_results,
@@ -298,25 +299,27 @@ def ik_units(*, quick: bool = False) -> int:
     targets, episodes = _protocol_sizes(quick)
     collision = 2 * collision_episodes(quick) * (1 + (panda_files() is not None))
     return (len(_backends()) * (targets + episodes) + 2 * episodes + collision + 1 + hand_pinches(quick)
-            + nlp_targets(quick))
+            + nlp_targets(quick) + inequality_units(quick=quick))
 
 
 def ik_results(*, quick: bool = False, progress: Progress = None) -> dict[str, Any]:
     """Every IK measurement of ``reljac bench ik``: {``protocol``, ``collision``, ``relative``,
-    ``hand``, ``nlp``}, the dicts of :func:`protocol_results`, :func:`collision_results`,
-    :func:`relative_results`, :func:`hand_results` and :func:`nlp_results`."""
+    ``hand``, ``nlp``, ``inequality``}, the dicts of :func:`protocol_results`,
+    :func:`collision_results`, :func:`relative_results`, :func:`hand_results`, :func:`nlp_results`
+    and :func:`~reljac.apps.bench_inequality.inequality_results`."""
     out = {"protocol": protocol_results(quick=quick, progress=progress),
            "collision": collision_results(quick=quick, progress=progress), "relative": relative_results()}
     done(progress)
     out["hand"] = hand_results(quick=quick, progress=progress)
     out["nlp"] = nlp_results(quick=quick, progress=progress)
+    out["inequality"] = inequality_results(quick=quick, progress=progress)
     return out
 
 
 def ik_text(r: dict[str, Any]) -> str:
     """The tables of :func:`ik_results`."""
     return "\n\n".join([protocol_text(r["protocol"]), collision_text(r["collision"]), relative_text(r["relative"]),
-                        hand_text(r["hand"]), nlp_text(r["nlp"])])
+                        hand_text(r["hand"]), nlp_text(r["nlp"]), inequality_text(r["inequality"])])
 
 
 def ik_tables(*, quick: bool = False) -> str:

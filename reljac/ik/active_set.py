@@ -15,19 +15,28 @@ distance (least violation). Two sets steer the search:
   restriction of the projector (as SNS saturates a joint); a hard row is added when the step
   would cross it (the step stops there), and released when its Lagrange multiplier says the
   level gains by leaving it (the release SNS lacks);
-* the *soft active set* S of the level's own inequality rows at or beyond a bound: they are
-  least-squares rows aiming at that bound; a row enters S when the step would carry it out of
-  its interval, and leaves it when the step brings it back inside.
+* the *soft set* S of the level's own inequality rows beyond a bound: they are least-squares rows
+  aiming at that bound.
 
 Each iteration takes the damped least-squares step of the equality and S rows inside range(P_W)
-(the task-space Gram matrix's eigen-decomposition, as the equality solver); the objective is
-the true one in the region where S and W are right, so it falls at every step, and at a full
-step where every multiplier has the right sign the point is optimal (the objective is convex and
-C^1). With lambda = 0 the step is the minimum-norm one from the current point (a dropped hard row
-is then left, never crossed back: the multiplier argument holds for that step); with lambda > 0
-the objective is anchored at v_prev and strictly convex. The number of changes of W and S per
-level is capped (a bounded worst case); at the cap, or on a degenerate row (one that cannot be
-held: no freedom along it), the search stops at the best feasible point reached.
+(the task-space Gram matrix's eigen-decomposition, as the equality solver), projected once more
+onto the face. Along it the step goes to the first hard row it would cross, or else to the
+minimum of the level's true objective along the step (its rows' distances are piecewise
+quadratic there: a row crossing a bound changes the slope, it does not stop the step), at most
+the full step; S is then read anew at the point reached (rows beyond a bound by more than the
+rounding allowance aim at it, S rows on their aim stay). The objective falls at every step that
+moves, so the soft set cannot cycle (stopping at each crossing did: a row on its bound entered
+and left S at zero step, undamped, on Talos's band level). Where S did not change the point is
+the model's minimum in the face, and it is optimal when every multiplier has the right sign (the
+objective is convex and C^1). With lambda = 0 the step is the minimum-norm one from the current
+point; with lambda > 0 the objective is anchored at v_prev and strictly convex. The number of
+changes of W and S per level is capped (a bounded worst case); at the cap the search stops at
+the best feasible point reached. A hard row with no freedom left in the face (fixed by the
+levels above and the rows held) is never reached by a step in it: its rate is rounding, not an
+event.
+
+Tolerances are each row's own (a bound of 1.8e308 on a floating base does not widen another
+row's), and a level starts from the working set the level above ended with.
 """
 
 from __future__ import annotations
@@ -118,7 +127,8 @@ def eigen(M: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
 
 
 def damped_step(M: np.ndarray, c: np.ndarray, lam2: float) -> np.ndarray:
-    """u = argmin |M u - c|^2 + lambda^2 |u|^2, the minimum-norm one when lambda = 0 (nv,)."""
+    """u = argmin |M u - c|^2 + lambda^2 |u|^2, the minimum-norm one when lambda = 0 (nv,), on the
+    eigenvalues of M M^T above the rank rule (the others are the rounding of the projector)."""
     if M.shape[0] == 0:
         return np.zeros(M.shape[1])
     values, U, rank = eigen(M)
@@ -147,38 +157,72 @@ def _tolerance(*arrays: np.ndarray) -> float:
     return BOUND_TOLERANCE * max(1.0, *(float(np.abs(a[np.isfinite(a)]).max(initial=0.0)) for a in arrays))
 
 
-def _first_event(rows: LevelRows, value: np.ndarray, rate: np.ndarray, soft: dict[int, float],
-                 hard: HardRows, hard_value: np.ndarray, hard_rate: np.ndarray, working: list[int],
-                 ) -> tuple[float, str, int, float]:
-    """The first change of the active sets along v + alpha delta, alpha in [0, 1]: (alpha, what,
-    row, bound), what "hard" (a hard row reached), "enter" (an own row leaves its interval),
-    "leave" (a soft row comes back inside) or "" (none: alpha = 1)."""
-    alpha, what, which, bound = 1.0, "", -1, 0.0
-    tol = _tolerance(value, rate, hard_value, hard_rate)
-    end = hard_value + hard_rate
+def _first_hard(hard: HardRows, hard_value: np.ndarray, hard_rate: np.ndarray, working: list[int],
+                P_W: np.ndarray, tol: float) -> tuple[float, int]:
+    """The first hard row reached along v + alpha delta, alpha in [0, 1]: (alpha, row), row -1 for
+    none (alpha 1). A hard row with no freedom in the face (n^T P_W n below PIVOT_TOLERANCE |n|^2:
+    fixed by the levels above and the rows held) is not reached: its rate is rounding."""
+    alpha, which = 1.0, -1
     held = set(working)
-    for j in np.flatnonzero((hard_rate > tol) & (end > hard.h + tol)).tolist():
-        if j not in held:
-            a = max(0.0, (hard.h[j] - hard_value[j]) / hard_rate[j])
-            if a < alpha:
-                alpha, what, which = a, "hard", j
-    end = value + rate
+    for j in np.flatnonzero((hard_rate > tol) & (hard_value + hard_rate > hard.h + tol)).tolist():
+        a = max(0.0, (hard.h[j] - hard_value[j]) / hard_rate[j])
+        n = hard.N[j]
+        if a < alpha and j not in held and float(n @ P_W @ n) >= PIVOT_TOLERANCE * max(1.0, float(n @ n)):
+            alpha, which = a, j
+    return alpha, which
+
+
+def _line_minimum(rows: LevelRows, value: np.ndarray, rate: np.ndarray, soft: dict[int, float], slope: float,
+                  curvature: float) -> float:
+    """The least alpha in [0, 1] where the level's true objective along v + alpha delta stops
+    falling (1 if it falls all the way). Its derivative is the model's, slope + 2 curvature
+    alpha, plus, for each inequality row, its distance term's derivative less the model's term
+    for it (soft rows: (x - aim)^2; others: none); continuous and nondecreasing (convex), linear
+    between the rows' breakpoints (where they cross a bound)."""
+    free = np.flatnonzero(~rows.equal & (rate != 0.0))
+    x, dx = value[free], rate[free]
+    low, high = rows.lower[free], rows.upper[free]
+    aim = np.array([soft.get(int(i), np.nan) for i in free])
+
+    def derivative(alpha: float) -> float:
+        y = x + alpha * dx
+        true = np.maximum(y - high, 0.0) - np.maximum(low - y, 0.0)
+        model = np.where(np.isnan(aim), 0.0, y - aim)
+        return slope + 2.0 * curvature * alpha + 2.0 * float(dx @ (true - model))
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        crossings = np.concatenate([(high - x) / dx, (low - x) / dx])
+    points = np.unique(crossings[(crossings > 0.0) & (crossings < 1.0)]).tolist() + [1.0]
+    start, before = 0.0, derivative(0.0)
+    if before >= 0.0:
+        return 0.0
+    for point in points:
+        after = derivative(point)
+        if after >= 0.0:  # the derivative is linear on [start, point]: its zero
+            return start + (point - start) * (-before / (after - before))
+        start, before = point, after
+    return 1.0
+
+
+def _update_soft(rows: LevelRows, value: np.ndarray, soft: dict[int, float], tol: float) -> int:
+    """The soft set at a new point (in place): rows beyond a bound by more than tol aim at it, soft
+    rows within tol of their aim stay, the others leave; returns how many rows changed."""
+    changed = 0
     for i in np.flatnonzero(~rows.equal).tolist():
-        low, high, x, dx, x1 = rows.lower[i], rows.upper[i], value[i], rate[i], end[i]
-        if i in soft:  # beyond soft[i]: does the step bring it back inside?
-            aim = soft[i]
-            back = x1 < aim - tol if aim == high else x1 > aim + tol
-            if back and dx != 0.0:
-                a = max(0.0, (aim - x) / dx)
-                if a < alpha:
-                    alpha, what, which, bound = a, "leave", i, aim
-            continue
-        for aim, out in ((high, x1 > high + tol and dx > 0.0), (low, x1 < low - tol and dx < 0.0)):
-            if out:
-                a = max(0.0, (aim - x) / dx)
-                if a < alpha:
-                    alpha, what, which, bound = a, "enter", i, aim
-    return alpha, what, which, bound
+        y, aim = value[i], soft.get(i)
+        if y > rows.upper[i] + tol:
+            want: float | None = float(rows.upper[i])
+        elif y < rows.lower[i] - tol:
+            want = float(rows.lower[i])
+        else:
+            want = aim if aim is not None and abs(y - aim) <= tol else None
+        if want != aim:
+            changed += 1
+            if want is None:
+                del soft[i]
+            else:
+                soft[i] = want
+    return changed
 
 
 def _multipliers(P_in: np.ndarray, N: np.ndarray, gradient: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -190,17 +234,22 @@ def _multipliers(P_in: np.ndarray, N: np.ndarray, gradient: np.ndarray) -> tuple
 
 
 def solve_level(rows: LevelRows, v_prev: np.ndarray, P_in: np.ndarray, hard: HardRows, lam2: float,
-                cap: int) -> LevelResult:
+                cap: int, start: list[int] | None = None) -> LevelResult:
     """The least-violation point of one level (see the module docstring); v_prev (nv,) keeps the
-    hard rows (up to rounding) and is in the affine space the levels above left."""
+    hard rows (up to rounding) and is in the affine space the levels above left. The search
+    starts from the working set `start` (the one the level above ended with, in its order: its
+    rows are on their bound up to the rounding of its steps), then the other hard rows on their
+    bound within their own rounding allowance, by index."""
     v = v_prev.copy()
     anchored = lam2 > 0.0
     value = rows.A @ v
     tol = _tolerance(value, rows.lower, rows.upper)
     soft = {i: float(rows.upper[i] if value[i] > rows.upper[i] else rows.lower[i])
             for i in np.flatnonzero(~rows.equal & ((value > rows.upper + tol) | (value < rows.lower - tol))).tolist()}
-    hard_tol = _tolerance(hard.N @ v, hard.h)
-    working = [int(j) for j in np.flatnonzero(hard.N @ v >= hard.h - hard_tol)]
+    hard_value = hard.N @ v  # a row's rounding allowance is its own (a huge bound elsewhere does not widen it)
+    hard_tol = BOUND_TOLERANCE * np.maximum(1.0, np.maximum(np.abs(hard_value), np.abs(hard.h)))
+    working = list(start or [])
+    working += [int(j) for j in np.flatnonzero(hard_value >= hard.h - hard_tol) if j not in working]
     changes, capped, mu = 0, False, None
     equal = np.flatnonzero(rows.equal)
     while True:
@@ -210,39 +259,39 @@ def solve_level(rows: LevelRows, v_prev: np.ndarray, P_in: np.ndarray, hard: Har
         t = np.array([rows.lower[i] if rows.equal[i] else soft[int(i)] for i in chosen])
         offset = P_W @ (v - v_prev) if anchored else np.zeros_like(v)
         M = J @ P_W
-        delta = damped_step(M, t - J @ v + M @ offset, lam2) - offset
+        # projected once more onto the face: M^T y rounds off it by |J^T y| x the face's rounding, and
+        # |J^T y| grows as 1 / sigma^2 on M's smallest kept singular values (sigma down to 1e-6)
+        delta = P_W @ (damped_step(M, t - J @ v + M @ offset, lam2) - offset)
         value, rate = rows.A @ v, rows.A @ delta
         hard_value, hard_rate = hard.N @ v, hard.N @ delta
-        alpha, what, which, bound = _first_event(rows, value, rate, soft, hard, hard_value, hard_rate, working)
-        if what == "hard" and float(hard.N[which] @ P_W @ hard.N[which]) < PIVOT_TOLERANCE * max(
-                1.0, float(hard.N[which] @ hard.N[which])):
-            v += alpha * delta  # a row with no freedom along it: stop on it
-            capped = True
-            break
-        if not what:
-            v += delta
-            mu = None
-            if not working:
-                break
-            gradient = J.T @ (J @ v - t) + lam2 * (v - v_prev)
-            mu, _ = _multipliers(P_in, hard.N[working], gradient)
-            worst = int(np.argmin(mu))
-            if mu[worst] >= -MULTIPLIER_TOLERANCE * max(1.0, float(np.linalg.norm(P_in @ gradient))):
-                break
-            if changes >= cap:
-                capped = True
-                break
-            working.pop(worst)
-            changes += 1
-            continue
-        v += alpha * delta
-        if what == "hard":
+        tol = _tolerance(value, rate, hard_value, hard_rate)
+        alpha, which = _first_hard(hard, hard_value, hard_rate, working, P_W, tol)
+        residual, Jd, w = J @ v - t, J @ delta, v - v_prev
+        slope = 2.0 * float(Jd @ residual + lam2 * (delta @ w))
+        alpha_f = _line_minimum(rows, value, rate, soft, slope, float(Jd @ Jd + lam2 * (delta @ delta)))
+        if which >= 0 and alpha <= alpha_f:  # a hard row reached first: held from here
+            v += alpha * delta
             working.append(which)
-        elif what == "enter":
-            soft[which] = bound
+            changes += 1 + _update_soft(rows, rows.A @ v, soft, tol)
         else:
-            del soft[which]
-        changes += 1
+            v += alpha_f * delta
+            changed = _update_soft(rows, rows.A @ v, soft, tol)
+            changes += changed
+            if changed == 0:  # at the model's minimum (up to rounding): the multipliers decide
+                mu = None
+                if not working:
+                    break
+                gradient = J.T @ (J @ v - t) + lam2 * (v - v_prev)
+                mu, _ = _multipliers(P_in, hard.N[working], gradient)
+                worst = int(np.argmin(mu))
+                if mu[worst] >= -MULTIPLIER_TOLERANCE * max(1.0, float(np.linalg.norm(P_in @ gradient))):
+                    break
+                if changes >= cap:
+                    capped = True
+                    break
+                working.pop(worst)
+                changes += 1
+                continue
         if changes >= cap:
             capped = True
             break

@@ -32,7 +32,7 @@ the joints and rows of C held on their bound when the level ends; ``active`` lis
 inequality rows (indices in its stacked rows) at a bound or beyond it, ``margins`` (m,) how far
 each row is inside its interval (an equality row's is one point; negative: violated by that
 much); ``changes`` counts the level's active-set changes, ``capped`` says it stopped at the cap
-on them (or on a row it could not hold, without freedom along it) at the best feasible point
+on them at the best feasible point
 reached; ``held`` names the inequality rows of levels above, (level, row), held on their bound;
 ``limit_kind`` / ``limit_index`` / ``limit_level`` point at the held row with the largest
 multiplier when the level is not met (0 a joint, 1 a row of C, 3 row limit_index of level
@@ -157,32 +157,40 @@ def _solve(rows: list[LevelRows], lo: np.ndarray, hi: np.ndarray, policy: Dampin
     P = np.eye(nv)
     violated = violated_rows(Constraints(lo, hi, C, d), v)
     hard = _hard_rows(lo, hi, C, d, violated)
+    working: list[int] = []  # the working set a level ends with: the next one starts from it
     if violated:  # recovery: C_j v <= d_j for the rows the start violates, as a level above all
         recovery = LevelRows(C[violated], np.full(len(violated), -np.inf), d[violated])
         tags = [(ROW, j, -1) for j in violated]
-        v, P, hard, _ = _level(recovery, tags, v, P, hard, policy, -1)
+        v, P, hard, _, working = _level(recovery, tags, v, P, hard, policy, -1, working)
     reports = []
     for k, level in enumerate(rows):
         if level.A.shape[0] == 0:  # every row masked out: nothing asked
             reports.append(LevelReport(scale=1.0))
             continue
         tags = [(LEVEL_ROW, i, k) for i in range(level.A.shape[0])]
-        v, P, hard, report = _level(level, tags, v, P, hard, policy, k)
+        v, P, hard, report, working = _level(level, tags, v, P, hard, policy, k, working, last=k == len(rows) - 1)
         reports.append(report)
     return v, reports
 
 
 def _level(rows: LevelRows, tags: list[tuple[int, int, int]], v: np.ndarray, P: np.ndarray, hard: HardRows,
-           policy: DampingPolicy, index: int) -> tuple[np.ndarray, np.ndarray, HardRows, LevelReport]:
-    """One level: (v, the projector and hard rows left for the levels below, its report)."""
-    smallest = smallest_singular_value(rows.A @ P)
+           policy: DampingPolicy, index: int, start: list[int], last: bool = False,
+           ) -> tuple[np.ndarray, np.ndarray, HardRows, LevelReport, list[int]]:
+    """One level, its search started from the working set `start`: (v, the projector and hard
+    rows left for the levels below (as they came after the `last` level: nothing below uses
+    them), its report, its working set at the end). A level of more rows than the
+    dimension P leaves (its trace, rounded) is rank-deficient: its smallest singular value is 0."""
+    smallest = 0.0 if rows.A.shape[0] > round(float(np.trace(P))) else smallest_singular_value(rows.A @ P)
     lam2 = policy.damping(smallest) + rows.extra_damping
     cap = change_cap(v.shape[0], hard.N.shape[0], rows.A.shape[0])
-    result = solve_level(rows, v, P, hard, lam2, cap)
+    result = solve_level(rows, v, P, hard, lam2, cap, start)
     v = result.v
     distance = _distances(rows, v)
     scale = float(np.linalg.norm(np.clip(rows.A @ v, rows.lower, rows.upper)))
     tol = MET_TOLERANCE * (1.0 + scale)
+    report = _report(rows, result, hard, P, v, distance, tol, lam2, smallest, index)
+    if last:
+        return v, P, hard, report, result.working
     fixed = rows.equal | (distance > tol)  # their values stay: out of the null space below
     P_next = P - (W := row_basis(rows.A[fixed] @ P)) @ W.T
     inside = ~fixed  # inequality rows inside or on their bounds: kept by the levels below
@@ -197,7 +205,7 @@ def _level(rows: LevelRows, tags: list[tuple[int, int, int]], v: np.ndarray, P: 
             new_h.append(-rows.lower[i])
             new_tags.append(tags[i])
     hard_next = hard.extended(np.array(new_N), np.array(new_h), new_tags) if new_N else hard
-    return v, P_next, hard_next, _report(rows, result, hard, P, v, distance, tol, lam2, smallest, index)
+    return v, P_next, hard_next, report, result.working
 
 
 def _report(rows: LevelRows, result: LevelResult, hard: HardRows, P: np.ndarray, v: np.ndarray,

@@ -36,9 +36,19 @@ void decompose(const Matrix& G, int r, Space& s, Gram& work) {
 
 // P becomes the projector onto {x in range(P): n^T x = 0}; false (P unchanged) when n has no
 // component left in range(P).
-bool restrict(Matrix& P, const double* n, Space& s) {
+// P times hard row j's normal into `out` (a unit row: c times P's column, the same bits).
+template <typename Out>
+void times_normal(const Matrix& P, int j, Space& s, Out&& out) {
+  if (s.unit_column[j] >= 0)
+    out = s.unit_coef(j) * P.col(s.unit_column[j]);
+  else
+    out.noalias() = P * s.N.row(j).transpose();
+}
+
+bool restrict(Matrix& P, int j, Space& s) {
   const int nv = static_cast<int>(P.rows());
-  s.Pn.noalias() = P * Eigen::Map<const Vector>(n, nv);
+  const double* n = s.N.row(j).data();
+  times_normal(P, j, s, s.Pn);
   const double pivot = dot(n, s.Pn.data(), nv);
   if (pivot < kPivotTolerance * std::max(1.0, dot(n, n, nv))) return false;
   for (int b = 0; b < nv; ++b) {  // P -= Pn (Pn / pivot)^T, column by column
@@ -53,11 +63,12 @@ void face(const Matrix& P_in, Space& s) {
   s.P_W = P_in;
   s.kept.clear();
   for (int j : s.working)
-    if (restrict(s.P_W, s.N.row(j).data(), s)) s.kept.push_back(j);
+    if (restrict(s.P_W, j, s)) s.kept.push_back(j);
   s.working.swap(s.kept);
 }
 
-// s.delta = argmin |M u - c|^2 + lam2 |u|^2 (the minimum-norm one when lam2 = 0), M = s.M (r rows).
+// s.delta = argmin |M u - c|^2 + lam2 |u|^2 (the minimum-norm one when lam2 = 0), M = s.M (r rows),
+// on the eigenvalues of M M^T above the rank rule (Python's damped_step).
 void damped_step(int r, double lam2, Space& s) {
   const int nv = s.nv;
   s.delta.setZero();
@@ -73,51 +84,96 @@ void damped_step(int r, double lam2, Space& s) {
     if (y(i) != 0.0) factor::axpy(s.delta.data(), s.M.row(i).data(), y(i), nv);
 }
 
-struct Event {
+// The first hard row reached along v + alpha delta, alpha in [0, 1] (Python's _first_hard): its
+// alpha and index (which -1: none, alpha 1). A row with no freedom in the face s.P_W is not reached.
+struct Hit {
   double alpha = 1.0;
-  enum { kNone, kHard, kEnter, kLeave } what = kNone;
   int which = -1;
-  double bound = 0.0;
 };
 
-// The first change of the active sets along v + alpha delta, alpha in [0, 1] (Python's _first_event).
-Event first_event(const Rows& rows, Space& s) {
-  Event e;
-  const int m = rows.m, k = s.hard;
-  double size = size_of(s.value.data(), m, 1.0);
-  size = size_of(s.rate.data(), m, size);
-  size = size_of(s.hard_value.data(), k, size);
-  size = size_of(s.hard_rate.data(), k, size);
-  const double tol = kBoundTolerance * size;
-  for (int j = 0; j < k; ++j) {
+Hit first_hard(Space& s, double tol) {
+  Hit e;
+  for (int j = 0; j < s.hard; ++j) {
     const double rate = s.hard_rate(j);
     if (!(rate > tol && s.hard_value(j) + rate > s.h(j) + tol)) continue;
-    if (std::find(s.working.begin(), s.working.end(), j) != s.working.end()) continue;
     const double a = std::max(0.0, (s.h(j) - s.hard_value(j)) / rate);
-    if (a < e.alpha) e = {a, Event::kHard, j, 0.0};
-  }
-  for (int i = 0; i < m; ++i) {
-    if (rows.equal(i)) continue;
-    const double low = rows.lower[i], high = rows.upper[i], x = s.value(i), dx = s.rate(i), x1 = x + dx;
-    if (s.soft[i]) {  // beyond aim: does the step bring it back inside?
-      const double aim = s.aim(i);
-      const bool back = aim == high ? x1 < aim - tol : x1 > aim + tol;
-      if (back && dx != 0.0) {
-        const double a = std::max(0.0, (aim - x) / dx);
-        if (a < e.alpha) e = {a, Event::kLeave, i, aim};
-      }
-      continue;
+    if (!(a < e.alpha) || std::find(s.working.begin(), s.working.end(), j) != s.working.end()) continue;
+    if (s.unit_column[j] >= 0) {  // pivot c^2 P_W(k, k)
+      const double c = s.unit_coef(j);
+      const int k = s.unit_column[j];
+      if (c * c * s.P_W(k, k) < kPivotTolerance * std::max(1.0, c * c)) continue;
+    } else {
+      const double* n = s.N.row(j).data();
+      s.Pn.noalias() = s.P_W * Eigen::Map<const Vector>(n, s.nv);
+      if (dot(n, s.Pn.data(), s.nv) < kPivotTolerance * std::max(1.0, dot(n, n, s.nv))) continue;
     }
-    if (x1 > high + tol && dx > 0.0) {
-      const double a = std::max(0.0, (high - x) / dx);
-      if (a < e.alpha) e = {a, Event::kEnter, i, high};
-    }
-    if (x1 < low - tol && dx < 0.0) {
-      const double a = std::max(0.0, (low - x) / dx);
-      if (a < e.alpha) e = {a, Event::kEnter, i, low};
-    }
+    e = {a, j};
   }
   return e;
+}
+
+// The derivative along the step of the level's true objective at alpha (Python's _line_minimum).
+double derivative(const Rows& rows, const Space& s, double slope, double curvature, double alpha) {
+  double sum = 0.0;
+  for (int i = 0; i < rows.m; ++i) {
+    const double dx = s.rate(i);
+    if (rows.equal(i) || dx == 0.0) continue;
+    const double y = s.value(i) + alpha * dx;
+    const double distance = std::max(y - rows.upper[i], 0.0) - std::max(rows.lower[i] - y, 0.0);
+    sum += dx * (distance - (s.soft[i] ? y - s.aim(i) : 0.0));
+  }
+  return slope + 2.0 * curvature * alpha + 2.0 * sum;
+}
+
+// The least alpha in [0, 1] where the level's true objective along the step stops falling
+// (Python's _line_minimum): its derivative is linear between the rows' crossings of their bounds.
+double line_minimum(const Rows& rows, Space& s, double slope, double curvature) {
+  int n = 0;
+  for (int i = 0; i < rows.m; ++i) {
+    const double dx = s.rate(i);
+    if (rows.equal(i) || dx == 0.0) continue;
+    for (const double bound : {rows.upper[i], rows.lower[i]}) {
+      const double a = (bound - s.value(i)) / dx;
+      if (a > 0.0 && a < 1.0) s.crossings(n++) = a;
+    }
+  }
+  std::sort(s.crossings.data(), s.crossings.data() + n);
+  double start = 0.0, before = derivative(rows, s, slope, curvature, 0.0);
+  if (before >= 0.0) return 0.0;
+  for (int k = 0; k <= n; ++k) {
+    const double point = k < n ? s.crossings(k) : 1.0;
+    const double after = derivative(rows, s, slope, curvature, point);
+    if (after >= 0.0) return start + (point - start) * (-before / (after - before));
+    start = point;
+    before = after;
+  }
+  return 1.0;
+}
+
+// The soft set at the new point, s.x = A v (Python's _update_soft); returns how many rows changed.
+int update_soft(const Rows& rows, Space& s, double tol) {
+  int changed = 0;
+  for (int i = 0; i < rows.m; ++i) {
+    if (rows.equal(i)) continue;
+    const double y = s.x(i);
+    char want = 1;
+    double aim = 0.0;
+    if (y > rows.upper[i] + tol) {
+      aim = rows.upper[i];
+    } else if (y < rows.lower[i] - tol) {
+      aim = rows.lower[i];
+    } else if (s.soft[i] && std::abs(y - s.aim(i)) <= tol) {
+      aim = s.aim(i);
+    } else {
+      want = 0;
+    }
+    if (want != s.soft[i] || (want && aim != s.aim(i))) {
+      ++changed;
+      s.soft[i] = want;
+      if (want) s.aim(i) = aim;
+    }
+  }
+  return changed;
 }
 
 // min |B x - r| by Householder QR, B (n x w) column-major in place (full column rank: the face
@@ -155,9 +211,8 @@ void least_squares(double* B, int n, int w, double* r, double* x) {
 double multipliers(const Matrix& P_in, Space& s) {
   const int nv = s.nv, w = static_cast<int>(s.working.size());
   for (int a = 0; a < w; ++a) {
-    auto column = s.normals.col(a);
-    column.noalias() = P_in * s.N.row(s.working[a]).transpose();
-    s.norms(a) = column.norm();
+    times_normal(P_in, s.working[a], s, s.normals.col(a));
+    s.norms(a) = s.normals.col(a).norm();
   }
   s.Pg.noalias() = P_in * s.gradient;
   s.rhs = -s.Pg;
@@ -219,7 +274,6 @@ double smallest_singular_value(const double* M, int r, int nv, Space& s, int& ra
 int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Space& s, bool& capped) {
   const int nv = s.nv, m = rows.m;
   const RowMatrixMap A(rows.A, m, nv);
-  const auto N = s.N.topRows(s.hard);
   Vector& v = s.v;
   s.v_prev = v;
   const bool anchored = lam2 > 0.0;
@@ -230,11 +284,14 @@ int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Spac
     s.soft[i] = !rows.equal(i) && (x > rows.upper[i] + tol || x < rows.lower[i] - tol);
     if (s.soft[i]) s.aim(i) = x > rows.upper[i] ? rows.upper[i] : rows.lower[i];
   }
-  s.hard_value.head(s.hard).noalias() = N * v;
-  tol = kBoundTolerance * size_of(s.h.data(), s.hard, size_of(s.hard_value.data(), s.hard, 1.0));
-  s.working.clear();
+  s.hard_products(true, false);
+  // the working set the level above ended with (s.working as it left it), then the other rows on
+  // their bound, each within its own rounding allowance (a huge bound elsewhere does not widen it)
+  const int carried = static_cast<int>(s.working.size());
   for (int j = 0; j < s.hard; ++j)
-    if (s.hard_value(j) >= s.h(j) - tol) s.working.push_back(j);
+    if (s.hard_value(j) >= s.h(j) - kBoundTolerance * std::max({1.0, std::abs(s.hard_value(j)), std::abs(s.h(j))}) &&
+        std::find(s.working.begin(), s.working.begin() + carried, j) == s.working.begin() + carried)
+      s.working.push_back(j);
   int changes = 0;
   capped = false;
   s.mu_size = -1;
@@ -258,7 +315,11 @@ int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Spac
     }
     auto J = s.J.topRows(r);
     auto M = s.M.topRows(r);
-    M.noalias() = J * s.P_W;
+    if (rows.column) {  // identity rows (c e_j^T): J P_W's rows are c times P_W's (the same bits)
+      for (int a = 0; a < r; ++a) M.row(a) = rows.scale * s.P_W.row(rows.column[s.chosen[a]]);
+    } else {
+      M.noalias() = J * s.P_W;
+    }
     if (anchored) {  // (products one at a time, into the buffers: no temporaries)
       s.Pg = v - s.v_prev;
       s.offset.noalias() = s.P_W * s.Pg;
@@ -270,52 +331,59 @@ int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Spac
     s.c.head(r).noalias() += M * s.offset;
     damped_step(r, lam2, s);
     s.delta -= s.offset;
+    s.Pn.noalias() = s.P_W * s.delta;  // projected once more onto the face (Python's comment)
+    s.delta = s.Pn;
     s.value.head(m).noalias() = A * v;
     s.rate.head(m).noalias() = A * s.delta;
-    s.hard_value.head(s.hard).noalias() = N * v;
-    s.hard_rate.head(s.hard).noalias() = N * s.delta;
-    const Event e = first_event(rows, s);
-    if (e.what == Event::kHard) {
-      const double* n = s.N.row(e.which).data();
-      s.Pn.noalias() = s.P_W * Eigen::Map<const Vector>(n, nv);
-      if (dot(n, s.Pn.data(), nv) < kPivotTolerance * std::max(1.0, dot(n, n, nv))) {
-        v += e.alpha * s.delta;  // a row with no freedom along it: stop on it
-        capped = true;
-        break;
-      }
-    }
-    if (e.what == Event::kNone) {
-      v += s.delta;
-      s.mu_size = -1;
-      if (s.working.empty()) break;
-      s.x.head(r).noalias() = J * v;
-      s.x.head(r) -= s.t.head(r);
-      s.gradient.noalias() = J.transpose() * s.x.head(r);
-      s.gradient += lam2 * (v - s.v_prev);
-      const double size = multipliers(P_in, s);
-      int worst = 0;
-      for (int a = 1; a < s.mu_size; ++a)
-        if (s.mu(a) < s.mu(worst)) worst = a;
-      if (s.mu(worst) >= -kMultiplierTolerance * std::max(1.0, size)) break;
-      if (changes >= cap) {
-        capped = true;
-        break;
-      }
-      s.working.erase(s.working.begin() + worst);
-      face_known = false;
-      ++changes;
-      continue;
-    }
-    v += e.alpha * s.delta;
-    if (e.what == Event::kHard) {  // its pivot passed the test above: restrict keeps it
-      if (restrict(s.P_W, s.N.row(e.which).data(), s)) s.working.push_back(e.which);
-    } else if (e.what == Event::kEnter) {
-      s.soft[e.which] = 1;
-      s.aim(e.which) = e.bound;
+    s.hard_products(true, true);
+    double size = size_of(s.value.data(), m, 1.0);  // the rounding allowance (Python's _tolerance)
+    size = size_of(s.rate.data(), m, size);
+    size = size_of(s.hard_value.data(), s.hard, size);
+    size = size_of(s.hard_rate.data(), s.hard, size);
+    const double step_tol = kBoundTolerance * size;
+    const Hit hit = first_hard(s, step_tol);
+    auto Jd = s.coefficients.head(r);
+    auto residual = s.distance.head(r);
+    Jd.noalias() = J * s.delta;
+    residual.noalias() = J * v;
+    residual -= s.t.head(r);
+    double along = 0.0;
+    for (int j = 0; j < nv; ++j) along += s.delta(j) * (v(j) - s.v_prev(j));
+    const double slope = 2.0 * (Jd.dot(residual) + lam2 * along);
+    const double alpha = line_minimum(rows, s, slope, Jd.dot(Jd) + lam2 * s.delta.squaredNorm());
+    if (hit.which >= 0 && hit.alpha <= alpha) {  // a hard row reached first: held from here
+      v += hit.alpha * s.delta;
+      if (restrict(s.P_W, hit.which, s)) s.working.push_back(hit.which);
+      s.x.head(m).noalias() = A * v;
+      changes += 1 + update_soft(rows, s, step_tol);
     } else {
-      s.soft[e.which] = 0;
+      v += alpha * s.delta;
+      s.x.head(m).noalias() = A * v;
+      const int changed = update_soft(rows, s, step_tol);
+      changes += changed;
+      if (changed == 0) {  // at the model's minimum (up to rounding): the multipliers decide
+        s.mu_size = -1;
+        if (s.working.empty()) break;
+        s.x.head(r).noalias() = J * v;
+        s.x.head(r) -= s.t.head(r);
+        s.gradient.noalias() = J.transpose() * s.x.head(r);
+        s.gradient += lam2 * (v - s.v_prev);
+        const double norm = multipliers(P_in, s);
+        int worst = 0;
+        for (int a = 1; a < s.mu_size; ++a)
+          if (s.mu(a) < s.mu(worst)) worst = a;
+        if (s.mu(worst) >= -kMultiplierTolerance * std::max(1.0, norm)) break;
+        if (changes >= cap) {
+          capped = true;
+          break;
+        }
+        s.working.erase(s.working.begin() + worst);
+        face_known = false;
+        ++changes;
+        continue;
+      }
     }
-    if (++changes >= cap) {
+    if (changes >= cap) {
       capped = true;
       break;
     }

@@ -31,6 +31,8 @@ struct Rows {
   const double* lower = nullptr;
   const double* upper = nullptr;
   double extra_damping = 0.0;
+  const int* column = nullptr;  // identity rows: row i is scale e_{column[i]}^T (null: general rows)
+  double scale = 0.0;
   bool equal(int i) const { return lower[i] == upper[i]; }
 };
 
@@ -41,6 +43,8 @@ struct Space {
   RowMatrix N;
   Vector h;
   std::vector<Tag> tags;
+  std::vector<int> unit_column;  // hard row j is unit_coef(j) e_{unit_column[j]}^T when >= 0 (a joint's bound, an identity row)
+  Vector unit_coef;
   int hard = 0;
   Vector v, v_prev, delta, offset, gradient, Pn, Pg, rhs, mu, norms;
   Matrix P, P_W, normals;  // (nv x nv)
@@ -48,9 +52,11 @@ struct Space {
   Vector value, rate, aim, t, c, coefficients, eig_values, distance, x;  // (m_max)
   Matrix G, eig_vectors;   // (m_max x m_max)
   Vector Wt_room;          // (m_max x nv) row-major
+  Vector crossings;        // (2 m_max): where the rows cross a bound along a step
   Vector hard_value, hard_rate;  // (room)
   std::vector<char> soft, fixed;
   std::vector<int> chosen, working, kept, violated;
+  std::vector<std::vector<int>> identity_column;  // per identity level: the velocity index of each kept row
   bool overflow = false;  // a Gram matrix with inf or NaN entries (the spec's LinAlgError): v is made NaN
   int mu_size = -1;  // -1: no multipliers computed (Python's None); kept stale as the spec keeps them
   Eigen::SelfAdjointEigenSolver<Matrix> big;  // levels of more than factor::kSmallLevel rows
@@ -62,7 +68,9 @@ struct Space {
   Vector Cv;  // (C's room): C v for violated_rows
 
   void size(const std::vector<Level>& levels, const Constraints& cons);
-  void push_hard(const double* n, double sign, double bound, Tag tag);
+  void push_hard(const double* n, double sign, double bound, Tag tag, int column = -1);
+  // hard_value = N v and hard_rate = N delta over the hard rows (unit rows read directly: the same bits)
+  void hard_products(bool values, bool rates);
 };
 
 // The workspace's Space (made on first use; hierarchy.cpp owns it beside the SNS buffers).
@@ -78,9 +86,10 @@ void subtract_row_space(const double* M, int r, Matrix& P, Space& s);
 // The smallest singular value of M (r x nv), 0 when rank-deficient, inf when r = 0; and its rank.
 double smallest_singular_value(const double* M, int r, int nv, Space& s, int& rank);
 
-// The level's search (active_set.solve_level): v (in s.v, from v_prev) at the least violation,
+// The level's search (active_set.solve_level), started from the working set in s.working (the
+// one the level above ended with), then the other rows on their bound: v (in s.v, from v_prev) at the least violation,
 // s.working the working set at the end, s.mu its multipliers (s.mu_size); returns the changes,
-// `capped` when the cap (or a row with no freedom along it) stopped it.
+// `capped` when the cap stopped it.
 int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Space& s, bool& capped);
 
 }  // namespace lex

@@ -31,17 +31,21 @@ Rows rows_of(const Level& level, int k, Space& s) {
   }
   RowMatrix& A = s.identity_A[k];
   Vector &lower = s.identity_lower[k], &upper = s.identity_upper[k];
+  std::vector<int>& column = s.identity_column[k];
   int m = 0;
   for (int j = 0; j < s.nv; ++j) {
     if (level.mask.size() && !(level.mask(j) > 0)) continue;
     A.row(m).setZero();
     A(m, j) = level.identity_scale;
+    column[m] = j;
     lower(m) = level.bounded() ? level.lower(j) : level.b(j);
     upper(m) = level.bounded() ? level.upper(j) : level.b(j);
     ++m;
   }
   rows.A = A.data();
   rows.m = m;
+  rows.column = column.data();
+  rows.scale = level.identity_scale;
   rows.lower = lower.data();
   rows.upper = upper.data();
   return rows;
@@ -71,14 +75,23 @@ void sort_unique(std::vector<T>& x) {
 
 // One level (Python's _level): s.v and P (the projector left by the levels above, in) move on to
 // what the levels below get; s's hard rows grow by the level's rows inside their bounds. `tag_of`:
-// the tag of the level's row i as a hard row. The report is filled when given.
+// the tag of the level's row i as a hard row. The report is filled when given. After the `last`
+// level P and the hard rows are left as they are (nothing below uses them). A level of more rows
+// than the dimension P leaves (its trace, rounded) is rank-deficient: smallest singular value 0.
 template <typename TagOf>
-void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& policy, Space& s, LevelReport* report) {
+void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& policy, Space& s, LevelReport* report,
+               bool last = false) {
   const int nv = s.nv, m = rows.m;
   const RowMatrixMap A(rows.A, m, nv);
-  factor::times_symmetric(rows.A, m, P, s.M);  // A P (P exactly symmetric: identity or subtract_gram's)
   int rank_AP = 0;
-  const double smallest = smallest_singular_value(s.M.data(), m, nv, s, rank_AP);
+  double smallest = 0.0;
+  const double dimension = P.trace();
+  if (static_cast<double>(m) > std::nearbyint(dimension)) {
+    rank_AP = -1;  // (computed below only if the report needs it)
+  } else {
+    factor::times_symmetric(rows.A, m, P, s.M);  // A P (P exactly symmetric: identity or subtract_gram's)
+    smallest = smallest_singular_value(s.M.data(), m, nv, s, rank_AP);
+  }
   const double lam2 = policy.singular_damping(smallest) + rows.extra_damping;
   bool capped = false;
   const int changes = solve_level(rows, P, lam2, policy.change_cap >= 0 ? policy.change_cap : change_cap(nv, s.hard, m), s,
@@ -130,11 +143,16 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
         r.limit_index = tag.index;
         r.limit_level = tag.level;
       } else {
+        if (rank_AP < 0) {
+          factor::times_symmetric(rows.A, m, P, s.M);
+          rank_AP = eigen(s.M.data(), m, nv, s);
+        }
         std::copy(rows.A, rows.A + static_cast<long>(m) * nv, s.M.data());
         if (rank_AP < eigen(s.M.data(), m, nv, s)) r.limit_kind = kNoFreedom;
       }
     }
   }
+  if (last) return;
   // equality rows and rows left beyond a bound keep their values: out of the projector
   int fixed = 0;
   for (int i = 0; i < m; ++i) {
@@ -147,8 +165,11 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
   }
   for (int i = 0; i < m; ++i) {  // the others, inside or on a bound, are kept by the levels below
     if (s.fixed[i]) continue;
-    if (std::isfinite(rows.upper[i])) s.push_hard(rows.A + static_cast<long>(i) * nv, 1.0, rows.upper[i], tag_of(i));
-    if (std::isfinite(rows.lower[i])) s.push_hard(rows.A + static_cast<long>(i) * nv, -1.0, -rows.lower[i], tag_of(i));
+    const int column = rows.column ? rows.column[i] : -1;
+    if (std::isfinite(rows.upper[i]))
+      s.push_hard(rows.A + static_cast<long>(i) * nv, 1.0, rows.upper[i], tag_of(i), column);
+    if (std::isfinite(rows.lower[i]))
+      s.push_hard(rows.A + static_cast<long>(i) * nv, -1.0, -rows.lower[i], tag_of(i), column);
   }
 }
 
@@ -156,11 +177,26 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
 
 namespace lex {
 
-void Space::push_hard(const double* n, double sign, double bound, Tag tag) {
+void Space::push_hard(const double* n, double sign, double bound, Tag tag, int column) {
   for (int j = 0; j < nv; ++j) N(hard, j) = sign * n[j];
   h(hard) = bound;
   tags[hard] = tag;
+  unit_column[hard] = column;
+  if (column >= 0) unit_coef(hard) = N(hard, column);
   ++hard;
+}
+
+void Space::hard_products(bool values, bool rates) {
+  for (int j = 0; j < hard; ++j) {
+    const int column = unit_column[j];
+    if (column >= 0) {
+      if (values) hard_value(j) = unit_coef(j) * v(column);
+      if (rates) hard_rate(j) = unit_coef(j) * delta(column);
+    } else {
+      if (values) hard_value(j) = N.row(j).dot(v);
+      if (rates) hard_rate(j) = N.row(j).dot(delta);
+    }
+  }
 }
 
 void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
@@ -174,12 +210,14 @@ void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
   const int hard_room = 2 * n + 2 * k_room + 2 * total;
   if (identity_A.size() < levels.size()) {
     identity_A.resize(levels.size());
+    identity_column.resize(levels.size());
     identity_lower.resize(levels.size());
     identity_upper.resize(levels.size());
   }
   for (size_t i = 0; i < levels.size(); ++i)
     if (!levels[i].A && identity_A[i].rows() != n) {
       identity_A[i].resize(n, n);
+      identity_column[i].resize(n);
       identity_lower[i].resize(n);
       identity_upper[i].resize(n);
     }
@@ -191,6 +229,8 @@ void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
   N.resize(room, nv);
   h.resize(room);
   tags.resize(room);
+  unit_column.resize(room);
+  unit_coef.resize(room);
   hard_value.resize(room);
   hard_rate.resize(room);
   for (Vector* x : {&v, &v_prev, &delta, &offset, &gradient, &Pn, &Pg, &rhs, &mu, &norms}) x->resize(nv);
@@ -201,6 +241,7 @@ void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
   G.resize(m_max, m_max);
   eig_vectors.resize(m_max, m_max);
   Wt_room.resize(static_cast<Eigen::Index>(m_max) * nv);
+  crossings.resize(2 * m_max);
   soft.assign(m_max, 0);
   fixed.assign(m_max, 0);
   for (std::vector<int>* x : {&chosen, &working, &kept, &violated}) x->reserve(std::max(room, m_max));
@@ -230,6 +271,8 @@ const Vector& solve_lexicographic(const std::vector<Level>& levels, const Constr
       s.N.row(s.hard).setZero();
       s.N(s.hard, j) = 1.0;
       s.h(s.hard) = cons.hi(j);
+      s.unit_column[s.hard] = j;
+      s.unit_coef(s.hard) = 1.0;
       s.tags[s.hard++] = {kJoint, j, -1};
     }
   for (int j = 0; j < nv; ++j)
@@ -237,6 +280,8 @@ const Vector& solve_lexicographic(const std::vector<Level>& levels, const Constr
       s.N.row(s.hard).setZero();
       s.N(s.hard, j) = -1.0;
       s.h(s.hard) = -cons.lo(j);
+      s.unit_column[s.hard] = j;
+      s.unit_coef(s.hard) = -1.0;
       s.tags[s.hard++] = {kJoint, j, -1};
     }
   for (int j = 0, next = 0; j < k; ++j) {
@@ -246,8 +291,10 @@ const Vector& solve_lexicographic(const std::vector<Level>& levels, const Constr
     }
     s.N.row(s.hard) = cons.C.row(j);
     s.h(s.hard) = cons.d(j);
+    s.unit_column[s.hard] = -1;
     s.tags[s.hard++] = {kRow, j, -1};
   }
+  s.working.clear();  // the working set a level ends with: the next one starts from it
   if (!s.violated.empty()) {  // recovery: C_j v <= d_j for the rows the start violates, as a level above all
     const int n = static_cast<int>(s.violated.size());
     for (int i = 0; i < n; ++i) {
@@ -271,7 +318,8 @@ const Vector& solve_lexicographic(const std::vector<Level>& levels, const Constr
       continue;
     }
     const int level = static_cast<int>(i);
-    solve_one(rows, [level](int row) { return Tag{kLevelRow, row, level}; }, P, policy, s, &report);
+    solve_one(rows, [level](int row) { return Tag{kLevelRow, row, level}; }, P, policy, s, &report,
+              i + 1 == levels.size());
   }
   if (s.overflow) v.setConstant(std::numeric_limits<double>::quiet_NaN());  // the levels' rows overflow
   return v;
