@@ -103,12 +103,13 @@ py::array_t<double> manipulabilities(const py::object& model_object, int frame_a
   return out;
 }
 
-// One chunk's reduction of a capability map (reljac/maps/kernel.py); holds the pin.Model.
+// One chunk's reduction of a capability map (reljac/maps/kernel.py), on its own copy of the pin.Model.
 class Reduction {
  public:
-  Reduction(py::object model, int frame_a, int frame_b, const Array& origin, double voxel, const IntArray& dims,
-            const Array& directions, int axis, const std::vector<int>& rows)
-      : model_object_(std::move(model)), model_(pin_model(model_object_)) {
+  Reduction(const py::object& model_object, int frame_a, int frame_b, const Array& origin, double voxel,
+            const IntArray& dims, const Array& directions, int axis, const std::vector<int>& rows) {
+    const pinocchio::Model& model = pin_model(model_object);
+    nq_ = model.nq;
     if (origin.size() != 3 || dims.size() != 3) throw py::value_error("origin and dims must have 3 entries");
     reljac::kin::Grid grid;
     grid.origin = Eigen::Map<const Vector3>(origin.data());
@@ -117,7 +118,7 @@ class Reduction {
     if (directions.ndim() != 2 || directions.shape(1) != 3) throw py::value_error("directions must be (n, 3)");
     std::vector<double> dirs(directions.data(), directions.data() + directions.size());
     try {
-      reduction_ = std::make_unique<reljac::kin::CapabilityReduction>(model_, frame_a, frame_b, grid, std::move(dirs),
+      reduction_ = std::make_unique<reljac::kin::CapabilityReduction>(model, frame_a, frame_b, grid, std::move(dirs),
                                                                        axis, rows);
     } catch (const std::invalid_argument& e) {
       throw py::value_error(e.what());
@@ -125,8 +126,9 @@ class Reduction {
   }
 
   void add(const Array& Q, int64_t first_index) {
-    py::ssize_t n;
-    const double* q = configurations(model_, Q, n);
+    if (Q.ndim() != 2 || Q.shape(1) != nq_) throw py::value_error("Q must have shape (N, nq) with nq = " + std::to_string(nq_));
+    const py::ssize_t n = Q.shape(0);
+    const double* q = Q.data();
     py::gil_scoped_release release;
     reduction_->add(q, n, first_index);
   }
@@ -135,8 +137,7 @@ class Reduction {
   py::tuple result() const;
 
  private:
-  py::object model_object_;  // keeps the pin.Model alive
-  const pinocchio::Model& model_;
+  int nq_;
   std::unique_ptr<reljac::kin::CapabilityReduction> reduction_;
 };
 
@@ -251,7 +252,7 @@ void bind_kinematics(py::module_& m) {
   m.def("manipulabilities", &manipulabilities, py::arg("model"), py::arg("frame_a"), py::arg("frame_b"), py::arg("Q"),
         py::arg("rows"), "Manipulability of rows `rows` of J_ab at each configuration of Q (N, nq): (N,).");
   py::class_<Reduction>(m, "CapabilityReduction", "One chunk's reduction of a capability map (reljac/maps/kernel.py)")
-      .def(py::init<py::object, int, int, const Array&, double, const IntArray&, const Array&, int,
+      .def(py::init<const py::object&, int, int, const Array&, double, const IntArray&, const Array&, int,
                     const std::vector<int>&>(),
            py::arg("model"), py::arg("frame_a"), py::arg("frame_b"), py::arg("origin"), py::arg("voxel"),
            py::arg("dims"), py::arg("directions"), py::arg("axis"), py::arg("rows"),

@@ -113,10 +113,12 @@ void PairKinematics::evaluate(const double* q, Pose& T_ab, double* J) {
       Ja_.setZero();
       Jb_.setZero();
     }
-    // each call runs the kinematics of its frame's supporting joints only
-    pinocchio::computeFrameJacobian(model_, data_, x_, frame_a_, pinocchio::WORLD, Ja_);
+    // each call runs the kinematics of its frame's supporting joints only; q as a Map: the
+    // algorithm is compiled here (-O3), not taken from the library's instantiation for VectorXd
+    const Eigen::Map<const Eigen::VectorXd> x(x_.data(), model_.nq);
+    pinocchio::computeFrameJacobian(model_, data_, x, frame_a_, pinocchio::WORLD, Ja_);
     pinocchio::updateFramePlacement(model_, data_, frame_a_);
-    pinocchio::computeFrameJacobian(model_, data_, x_, frame_b_, pinocchio::WORLD, Jb_);
+    pinocchio::computeFrameJacobian(model_, data_, x, frame_b_, pinocchio::WORLD, Jb_);
     pinocchio::updateFramePlacement(model_, data_, frame_b_);
   }
   const pinocchio::SE3& T_wa = data_.oMf[frame_a_];

@@ -26,8 +26,8 @@ struct Pose {
   Vector3 p;
 };
 
-// T_ab and J_ab of one frame pair, configuration after configuration, in a pin.Data of its own (one
-// per thread): no allocation per configuration. On a model without mimic joints, Pinocchio runs on
+// T_ab and J_ab of one frame pair, configuration after configuration, on a copy of the robot's
+// model with a pin.Data of its own (one per thread): no allocation per configuration. On a model without mimic joints, Pinocchio runs on
 // the pair's model: the robot's with every joint that does not move b relative to a locked
 // (pinocchio::buildReducedModel: the joints above a's and b's common ancestor and those of other
 // branches; T_ab does not depend on them and their columns of J_ab are zero). With mimic joints, on a
