@@ -48,7 +48,7 @@ class TaskError(ReljacError, ValueError):
 
 
 class UnsupportedJoint(ReljacError, ValueError):
-    """A joint type the compiled kinematics does not model (the Pinocchio path still works)."""
+    """A joint type a part of reljac does not handle (the capability maps' sampler names it)."""
 
 
 class MapError(ReljacError, ValueError):

@@ -1,5 +1,6 @@
-"""The compiled batched kinematics (reljac.maps.compiled) against the Pinocchio layer and the
-in-house reference: T_ab and J_ab equal to 1e-12 on bundled, example-robot-data and random robots."""
+"""The compiled batched kinematics (reljac.maps.compiled: Pinocchio's C++ in the core) against the
+Pinocchio layer and the in-house reference: T_ab and J_ab equal to 1e-12 on bundled,
+example-robot-data and random robots, and on joint types of every kind Pinocchio models."""
 
 from __future__ import annotations
 
@@ -13,8 +14,7 @@ from hypothesis import HealthCheck, given, settings
 
 import reljac
 from reljac.analysis import manipulability
-from reljac.exceptions import UnsupportedJoint
-from reljac.maps.compiled import compiled_available, export, python_relative_kinematics, relative_kinematics
+from reljac.maps.compiled import _core, compiled_available, python_relative_kinematics, relative_kinematics
 
 pytestmark = pytest.mark.skipif(not compiled_available(), reason="the compiled core is not built")
 TOL = 1e-12
@@ -22,6 +22,9 @@ TOL = 1e-12
 
 def random_configurations(robot, n: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
+    if any(j.shortname() == "JointModelUniversal" for j in robot.model.joints):  # (not drawn by reljac)
+        assert robot.nq == robot.nv  # no unit blocks: any vector is a configuration
+        return rng.uniform(-2.0, 2.0, size=(n, robot.nq))
     return np.array([robot.random_configuration(rng) for _ in range(n)])
 
 
@@ -38,7 +41,8 @@ def assert_same_as_pinocchio_layer(robot, pairs, n: int = 20, seed: int = 0) -> 
 BUNDLED_PAIRS = {
     "planar_2link": [("base_link", "tip"), ("tip", "base_link"), ("universe", "link2")],
     "dual_arm": [("left_tool", "right_tool"), ("right_tool", "left_tool"), ("universe", "left_tool"),
-                 ("torso", "right_tool"), ("left_tool", "left_link3")],
+                 ("torso", "right_tool"), ("left_tool", "left_link3"),
+                 ("torso_yaw", "left_tool"), ("left_tool", "left_tool"), ("left_link3", "left_tool")],
     "hand": [("thumb_tip", "index_tip"), ("index_tip", "thumb_tip"), ("middle_tip", "ring_tip"),
              ("universe", "index_tip")],
 }
@@ -90,24 +94,32 @@ def _model_with(joint: pin.JointModel, name: str) -> reljac.Robot:
     return reljac.Robot(model)
 
 
-@pytest.mark.parametrize("joint", [pin.JointModelSpherical(), pin.JointModelPlanar(), pin.JointModelFreeFlyer()],
-                         ids=["spherical", "planar", "free-flyer"])
-def test_spherical_planar_and_free_flyer_joints_match(joint):
+@pytest.mark.parametrize("joint", [pin.JointModelSpherical(), pin.JointModelPlanar(), pin.JointModelFreeFlyer(),
+                                   pin.JointModelHX(), pin.JointModelUniversal(np.array([1.0, 0, 0]),
+                                                                               np.array([0, 0.6, 0.8])),
+                                   pin.JointModelRevoluteUnaligned(0.0, 0.6, 0.8)],
+                         ids=["spherical", "planar", "free-flyer", "helical", "universal", "oblique revolute"])
+def test_every_joint_type_matches(joint):
+    """Helical and universal joints too (the core's own kinematics before Pinocchio's did not model
+    them and fell back to the Python loop)."""
     robot = _model_with(joint, "middle")
     assert_same_as_pinocchio_layer(robot, [("base_link", "tool"), ("tool", "base_link"), ("universe", "tool")])
 
 
-def test_unsupported_joint_names_the_joint_and_the_python_path_still_works():
+def test_backend_none_is_the_compiled_core_and_bad_backends_are_refused():
     robot = _model_with(pin.JointModelHX(), "screw")
-    with pytest.raises(UnsupportedJoint, match="joint 'screw' has type JointModelHX"):
-        export(robot)
     Q = random_configurations(robot, 3, 1)
-    T, J = relative_kinematics(robot, Q, "base_link", "tool")  # backend None: the Pinocchio loop
-    T_ref, J_ref = python_relative_kinematics(robot, Q, "base_link", "tool")
-    np.testing.assert_array_equal(T, T_ref)
-    np.testing.assert_array_equal(J, J_ref)
-    with pytest.raises(UnsupportedJoint):
-        relative_kinematics(robot, Q, "base_link", "tool", backend="compiled")
+    T, J = relative_kinematics(robot, Q, "base_link", "tool")
+    T_c, J_c = _core.relative_kinematics(robot.model, robot.frame_id("base_link"), robot.frame_id("tool"), Q)
+    np.testing.assert_array_equal(T, T_c)
+    np.testing.assert_array_equal(J, J_c)
+    nframes = robot.model.nframes
+    with pytest.raises(ValueError, match=f"frame ids must be in 0..{nframes - 1}"):
+        _core.relative_kinematics(robot.model, 0, nframes, Q)
+    with pytest.raises(ValueError, match=r"Q must have shape \(N, nq\) with nq = 3"):
+        _core.relative_kinematics(robot.model, 0, 1, Q[:, :2])
+    with pytest.raises(ValueError, match="expected a pin.Model"):
+        _core.relative_kinematics(robot.model.createData(), 0, 1, Q)
 
 
 def test_matches_the_in_house_reference():
@@ -129,7 +141,7 @@ def test_manipulability_matches_the_singular_values(rows):
     robot = reljac.Robot.bundled("dual_arm")
     Q = random_configurations(robot, 30, 7)
     fa, fb = robot.frame_id("left_tool"), robot.frame_id("right_tool")
-    w = export(robot).manipulability(fa, fb, Q, rows)
+    w = _core.manipulabilities(robot.model, fa, fb, Q, rows)
     _, J = python_relative_kinematics(robot, Q, fa, fb)
     expected = np.array([manipulability(Jq[rows]).index for Jq in J])
     np.testing.assert_allclose(w, expected, rtol=1e-9)
@@ -138,7 +150,7 @@ def test_manipulability_matches_the_singular_values(rows):
 def test_more_rows_than_joints_is_singular():
     robot = reljac.Robot.bundled("planar_2link")
     Q = random_configurations(robot, 5, 0)
-    w = export(robot).manipulability(0, robot.frame_id("tip"), Q, [0, 1, 2])
+    w = _core.manipulabilities(robot.model, 0, robot.frame_id("tip"), Q, [0, 1, 2])
     np.testing.assert_array_equal(w, 0.0)
 
 

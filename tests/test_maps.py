@@ -223,11 +223,16 @@ def test_compiled_merge_matches_the_numpy_merge():
 
 @pytest.mark.skipif(not compiled_available(), reason="the compiled core is not built")
 @pytest.mark.slow
-def test_compiled_and_python_reductions_agree():
-    robot = reljac.Robot.bundled("hand")
-    kwargs = dict(samples=3000, voxel=0.02, seed=4, part="position", directions=12)
-    compiled = capability_map(robot, "index_tip", "thumb_tip", backend="compiled", chunk=1000, **kwargs)
-    python = capability_map(robot, "index_tip", "thumb_tip", backend="python", chunk=1700, **kwargs)
+@pytest.mark.parametrize(("name", "a", "b", "part", "voxel"), [
+    ("hand", "index_tip", "thumb_tip", "position", 0.02),            # mimic joints: the whole model
+    ("dual_arm", "left_tool", "right_tool", "full", 0.1),             # the pair's reduced model
+    ("tree30", "left_hand_site", "tail_site", ("vx", "wz"), 0.1),     # a free-flyer above the pair
+])
+def test_compiled_and_python_reductions_agree(name, a, b, part, voxel):
+    robot = reljac.Robot.bundled(name)
+    kwargs = dict(samples=3000, voxel=voxel, seed=4, part=part, directions=12)
+    compiled = capability_map(robot, a, b, backend="compiled", chunk=1000, **kwargs)
+    python = capability_map(robot, a, b, backend="python", chunk=1700, **kwargs)
     for name in ("counts", "coverage", "best_index", "best_q"):
         np.testing.assert_array_equal(getattr(compiled, name), getattr(python, name), err_msg=name)
     np.testing.assert_allclose(compiled.best_manipulability, python.best_manipulability, rtol=1e-10, atol=1e-15)

@@ -6,40 +6,14 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['BOUND_TOLERANCE', 'BallTaskDescription', 'COLLINEAR_TOLERANCE', 'CapabilityReduction', 'CoMTaskDescription', 'CollisionAvoidanceDescription', 'CollisionRows', 'DistanceTaskDescription', 'ExternalLimitDescription', 'ExternalTaskDescription', 'FAILED', 'FrameTaskDescription', 'GJK_TOLERANCE', 'KinematicModel', 'LevelReport', 'LimitDescription', 'MAX_SQUARE', 'MAX_STALE_SATURATIONS', 'MET_TOLERANCE', 'OVERSHOOT', 'PIVOT_TOLERANCE', 'PendingTaskDescription', 'PositionLimitDescription', 'PostureDescription', 'RANK_TOLERANCE', 'ReversalDampingDescription', 'RowSource', 'SearchOptions', 'SearchResult', 'Step', 'StepFailure', 'SupportFailure', 'SupportRegionDescription', 'TaskDescription', 'UNIT_TOLERANCE', 'VelocityBoxDescription', 'accumulate', 'built_with', 'configuration_ok', 'configurations_from_uniforms', 'merge_partials', 'relative_jacobian', 'relative_jacobian_in', 'relative_jacobians_in', 'relative_placement', 'relative_placement_in', 'search_many', 'solve_hierarchy']
-class KinematicModel:
-    """
-    A joint tree exported from a pin.Model (see reljac/maps/compiled.py)
-    """
-    def __init__(self, nq: typing.SupportsInt | typing.SupportsIndex, nv: typing.SupportsInt | typing.SupportsIndex, parents: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], kinds: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], axes: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rotations: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], translations: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], idx_q: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], idx_v: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], scaling: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], offset: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], frame_joints: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], frame_rotations: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], frame_translations: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
-        """
-        The tree's arrays, as reljac/maps/compiled.py exports them from a pin.Model.
-        """
-    def manipulability(self, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, Q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rows: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> numpy.typing.NDArray[numpy.float64]:
-        """
-        Manipulability of rows `rows` of J_ab at each configuration of Q (N, nq): (N,).
-        """
-    def relative(self, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, Q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple:
-        """
-        (T_ab (N, 4, 4), J_ab (N, 6, nv)) for configurations Q (N, nq).
-        """
-    @property
-    def nq(self) -> int:
-        """
-        the tree's nq
-        """
-    @property
-    def nv(self) -> int:
-        """
-        the tree's nv
-        """
+__all__: list[str] = ['BOUND_TOLERANCE', 'BallTaskDescription', 'COLLINEAR_TOLERANCE', 'CapabilityReduction', 'CoMTaskDescription', 'CollisionAvoidanceDescription', 'CollisionRows', 'DistanceTaskDescription', 'ExternalLimitDescription', 'ExternalTaskDescription', 'FAILED', 'FrameTaskDescription', 'GJK_TOLERANCE', 'LevelReport', 'LimitDescription', 'MAX_SQUARE', 'MAX_STALE_SATURATIONS', 'MET_TOLERANCE', 'OVERSHOOT', 'PIVOT_TOLERANCE', 'PendingTaskDescription', 'PositionLimitDescription', 'PostureDescription', 'RANK_TOLERANCE', 'ReversalDampingDescription', 'RowSource', 'SearchOptions', 'SearchResult', 'Step', 'StepFailure', 'SupportFailure', 'SupportRegionDescription', 'TaskDescription', 'UNIT_TOLERANCE', 'VelocityBoxDescription', 'accumulate', 'built_with', 'configuration_ok', 'configurations_from_uniforms', 'manipulabilities', 'merge_partials', 'relative_jacobian', 'relative_jacobian_in', 'relative_jacobians_in', 'relative_kinematics', 'relative_placement', 'relative_placement_in', 'search_many', 'solve_hierarchy']
 class CapabilityReduction:
     """
     One chunk's reduction of a capability map (reljac/maps/kernel.py)
     """
-    def __init__(self, model: KinematicModel, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, origin: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], voxel: typing.SupportsFloat | typing.SupportsIndex, dims: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], directions: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], axis: typing.SupportsInt | typing.SupportsIndex, rows: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None:
+    def __init__(self, model: typing.Any, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, origin: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], voxel: typing.SupportsFloat | typing.SupportsIndex, dims: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], directions: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], axis: typing.SupportsInt | typing.SupportsIndex, rows: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None:
         """
-        A reduction over the voxels of a map's grid (reljac/maps/kernel.py).
+        A reduction over the voxels of a map's grid, on a pin.Model (reljac/maps/kernel.py).
         """
     def add(self, Q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], first_index: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
@@ -911,6 +885,10 @@ def configurations_from_uniforms(kinds: typing.Annotated[numpy.typing.ArrayLike,
     """
     Q (n, nq) from uniforms U (n, k) by a sampling plan (reljac/maps/sampling.py).
     """
+def manipulabilities(model: typing.Any, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, Q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rows: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    Manipulability of rows `rows` of J_ab at each configuration of Q (N, nq): (N,).
+    """
 def merge_partials(voxels: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.int64]], counts: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.int64]], coverages: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.uint64]], bests: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.float64]], best_indices: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.int64]]) -> tuple:
     """
     Partial results (lists of per-voxel arrays) merged into one.
@@ -926,6 +904,10 @@ def relative_jacobian_in(model: typing.Any, data: typing.Any, frame_a: typing.Su
 def relative_jacobians_in(model: typing.Any, data: typing.Any, frames: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], axes: typing.SupportsInt | typing.SupportsIndex, frame_c: typing.SupportsInt | typing.SupportsIndex, nv: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
     """
     J_ab (k, 6, nv) of k pairs [a0, b0, a1, b1, ...] in the same axes, from the kinematics in data
+    """
+def relative_kinematics(model: typing.Any, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, Q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple:
+    """
+    (T_ab (N, 4, 4), J_ab (N, 6, nv)) of a pin.Model for configurations Q (N, nq).
     """
 def relative_placement(model: typing.Any, data: typing.Any, q: typing.Any, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, check: bool) -> typing.Any:
     """

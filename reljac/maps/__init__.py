@@ -9,8 +9,8 @@ configuration that gets it there, from millions of samples on threads or a Dask 
 :class:`MapSupport`                        contacts and margin: keep samples whose centre of mass is inside
 ========================================= ==================================================================
 
-Modules: ``compiled`` (a pin.Model exported to the C++ batched kinematics; the Pinocchio-layer loop
-it is tested against), ``sampling`` (reproducible per-sample configurations), ``grid`` (voxels,
+Modules: ``compiled`` (batched T_ab, J_ab: Pinocchio's C++ in the compiled core, or the
+Pinocchio-layer loop it is tested against), ``sampling`` (reproducible per-sample configurations), ``grid`` (voxels,
 directions, rated rows), ``kernel`` (one chunk's reduction and the order-independent merge),
 ``scheduling`` (threads or Dask; the bounded connection to Dask is ``reljac.dask_client``), ``capability``
 (the driver), ``balance`` (rejecting samples whose centre of mass leaves a support region),

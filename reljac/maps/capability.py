@@ -1,7 +1,7 @@
 """capability_map: sample a robot's configurations and bin where frame b's origin lands in frame a.
 
 For ``samples`` random configurations (:mod:`reljac.maps.sampling`), T_ab and J_ab are computed
-(compiled batched kinematics, or the Pinocchio layer) and reduced per voxel of a grid in a
+(by Pinocchio's C++ in the compiled core, or through the Pinocchio layer in Python) and reduced per voxel of a grid in a
 (:mod:`reljac.maps.grid`): sample counts, approach-direction coverage (Zacharias et al., 2007),
 the best relative manipulability and the configuration that achieved it
 (:mod:`reljac.maps.kernel`). Chunks run on threads, a Dask LocalCluster or an existing Dask
@@ -24,7 +24,7 @@ from .. import __version__
 from ..exceptions import MapError
 from ..robot import FrameRef, Robot
 from .balance import MapSupport, check_support, held_joints
-from .compiled import export, supports
+from .compiled import compiled_available, require_compiled
 from .grid import AXES, as_axis, as_directions, as_rows, make_grid
 from .kernel import Accumulator, Job, make_sampler
 from .result import FORMAT, FORMAT_VERSION, CapabilityMap
@@ -104,8 +104,8 @@ def capability_map(
             a Dask address "tcp://HOST:8786" or a distributed.Client; see
             :mod:`reljac.maps.scheduling`.
         workers: local threads or LocalCluster processes (default: this process's cores).
-        backend: "compiled", "python" or None (compiled when built and the robot's joints are
-            supported, else python).
+        backend: "compiled", "python" or None (compiled when the core is built, else python);
+            the map is the same.
         connect_timeout: [s] how long to wait for a Dask scheduler address to answer.
         progress: called as progress(samples_done, samples) after every chunk.
         support: a :class:`~reljac.maps.balance.MapSupport` (contacts, margin) or a
@@ -118,7 +118,8 @@ def capability_map(
     Raises:
         FrameNotFound: unknown frame. MapError: bad samples, voxel, seed, chunk, workers,
         directions, axis, part, scheduler or support. SchedulerError: Dask missing or the address
-        does not answer. UnsupportedJoint: backend="compiled" on a joint it does not model.
+        does not answer. ConfigurationError: backend="compiled" where the core is not built.
+        UnsupportedJoint: a joint type the sampler does not draw.
         SupportError: a robot without mass, or contacts whose region (shrunk by the margin) is
         empty at the reference configuration.
     """
@@ -138,9 +139,9 @@ def capability_map(
     if backend not in (None, "compiled", "python"):
         raise MapError(f"backend must be 'compiled', 'python' or None, not {backend!r}")
     if backend is None:
-        backend = "compiled" if supports(robot) else "python"
+        backend = "compiled" if compiled_available() else "python"
     elif backend == "compiled":
-        export(robot)  # UnsupportedJoint / not built: say so before any work
+        require_compiled()  # say so before any work
     held = None
     if support is not None:
         support = MapSupport.from_any(support)

@@ -79,15 +79,7 @@ def _displacement(robot: Robot, j: int) -> float:
     kind = joint.shortname()
     lo, hi = model.lowerPositionLimit, model.upperPositionLimit
     if kind == "JointModelMimic":
-        from .compiled import PRISMATIC, _mimic
-
-        mimic_kind, _, scaling, offset, fixed = _mimic(model, j)
-        if scaling == 0.0:  # a fixed transform, folded into the placement
-            return float(np.linalg.norm(fixed.translation))
-        if mimic_kind != PRISMATIC:
-            return 0.0
-        a, b = sampled_range(lo[joint.idx_q], hi[joint.idx_q], 1.0)
-        return max(abs(scaling * a + offset), abs(scaling * b + offset))
+        return _mimic_displacement(robot, j)
     i = joint.idx_q
     if kind in PRISMATIC_KINDS:
         return max(map(abs, sampled_range(lo[i], hi[i], 1.0)))
@@ -99,6 +91,27 @@ def _displacement(robot: Robot, j: int) -> float:
     if kind in ROTATING_KINDS:
         return 0.0
     raise MapError(f"joint '{model.names[j]}' has type {kind}, whose reach reljac.maps cannot bound")
+
+
+def _mimic_displacement(robot: Robot, j: int) -> float:
+    """_displacement of mimic joint j (value = scaling * leader's q + offset): 0 for a rotation
+    about an axis through its origin; for a translation, its largest over the leader's sampled range
+    (read from the joint's motion subspace S at neutral: Pinocchio scales it by the mimic's scaling)."""
+    model = robot.model
+    joint = model.joints[j]
+    mimic = joint.extract()
+    data = joint.createData()
+    joint.calc(data, pin.neutral(model))
+    S = np.asarray(data.S).reshape(6)
+    linear, angular = np.linalg.norm(S[:3]), np.linalg.norm(S[3:])
+    if angular > 1e-12 and linear <= 1e-12:
+        return 0.0
+    if angular <= 1e-12 and mimic.scaling != 0.0:
+        a, b = sampled_range(model.lowerPositionLimit[joint.idx_q], model.upperPositionLimit[joint.idx_q], 1.0)
+        return max(abs(mimic.scaling * a + mimic.offset), abs(mimic.scaling * b + mimic.offset)) * linear / abs(
+            mimic.scaling)
+    raise MapError(f"mimic joint '{model.names[j]}' moves unlike a revolute or prismatic joint: reljac.maps cannot "
+                   "bound its reach")
 
 
 def reach_bound(robot: Robot, frame_a: int, frame_b: int) -> float:

@@ -13,14 +13,15 @@ With a support region (:mod:`reljac.maps.balance`), each batch's configurations 
 Python first and only the kept ones are reduced, under their global indices; ``rejected`` counts
 the others.
 
-The compiled reduction (``CapabilityReduction`` in ``src/core/kinematics.cpp``) does the whole
-chunk without the GIL; :func:`python_reduce` is its specification, a loop over the Pinocchio
-layer plus numpy, used for robots the compiled kinematics does not model.
+The compiled reduction (``CapabilityReduction`` in ``src/core/kinematics.cpp``, Pinocchio's C++ on
+the robot's own ``pin.Model``) does the whole chunk without the GIL; :func:`python_reduce` is its
+specification, a loop over the Pinocchio layer plus numpy, used where the core is not built.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -59,7 +60,7 @@ class Job:
     independent plus their couplings). Pinocchio 4.1 crashes when the joint tree of an unpickled
     ``pin.Model`` with mimic joints is read, so a bare model is never shipped; and no geometry,
     SRDF or parent robot either (a Robot made from a pin.Model with meshes pickles to hundreds of
-    MB). The robot, sampler and compiled model are rebuilt once in each process.
+    MB). The robot and sampler are rebuilt once in each process.
     """
 
     def __init__(self, robot: Robot, frame_a: int, frame_b: int, grid: Grid, directions: np.ndarray,
@@ -100,11 +101,7 @@ def run_chunk(job: Job, start: int, stop: int) -> Partial:
     if job.support is not None:
         return _run_balanced_chunk(job, job.support, start, stop)
     if job.backend == "compiled":
-        from .compiled import _core, export
-
-        reduction = _core.CapabilityReduction(
-            export(job.robot), job.frame_a, job.frame_b, np.asarray(job.grid.origin), job.grid.voxel,
-            np.asarray(job.grid.dims, np.int64), job.directions, job.axis, list(job.rows))
+        reduction = _compiled_reduction(job)
         for first in range(start, stop, BATCH):
             reduction.add(job.sampler.draw(first, min(stop, first + BATCH)), first)
         voxel, count, coverage, best, best_index, outside = reduction.result()
@@ -138,15 +135,21 @@ def _run_balanced_chunk(job: Job, support: MapSupport, start: int, stop: int) ->
 
 def _compiled_reduce(job: Job, Q: np.ndarray, indices: np.ndarray) -> Partial:
     """The compiled reduction of configurations Q (n, nq) whose global sample indices are `indices` (n,)."""
-    from .compiled import _core, export
-
-    reduction = _core.CapabilityReduction(
-        export(job.robot), job.frame_a, job.frame_b, np.asarray(job.grid.origin), job.grid.voxel,
-        np.asarray(job.grid.dims, np.int64), job.directions, job.axis, list(job.rows))
+    reduction = _compiled_reduction(job)
     if Q.shape[0]:
         reduction.add(Q, 0)  # indices 0..n-1 into `indices`: increasing, so ties resolve alike
     voxel, count, coverage, best, best_index, outside = reduction.result()
     return Partial(voxel, count, coverage, best, indices[best_index], outside, samples=Q.shape[0])
+
+
+def _compiled_reduction(job: Job) -> Any:
+    """A compiled reduction over the job's grid (a ``reljac.ik._core.CapabilityReduction``, with
+    its own pin.Data: one per chunk and thread)."""
+    from .compiled import _core
+
+    return _core.CapabilityReduction(
+        job.robot.model, job.frame_a, job.frame_b, np.asarray(job.grid.origin), job.grid.voxel,
+        np.asarray(job.grid.dims, np.int64), job.directions, job.axis, list(job.rows))
 
 
 def manipulability_of_rows(J: np.ndarray, rows: tuple[int, ...]) -> np.ndarray:

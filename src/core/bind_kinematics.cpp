@@ -1,13 +1,15 @@
-// Python bindings of the batched relative kinematics (reljac.ik._core.KinematicModel); the Python
-// side that exports a pin.Model into it is reljac/maps/compiled.py.
+// Python bindings of the batched relative kinematics and the capability-map reduction on a
+// pin.Model (kinematics.hpp); their Python side is reljac/maps/compiled.py and reljac/maps/kernel.py.
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 
 #include "bindings.hpp"
 #include "kinematics.hpp"
+#include "pinocchio_objects.hpp"
 
 namespace py = pybind11;
 using Array = py::array_t<double, py::array::c_style | py::array::forcecast>;
@@ -15,139 +17,99 @@ using IntArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>
 
 namespace {
 
-using reljac::kin::Matrix3;
 using reljac::kin::Vector3;
 
-const double* rows_of(const Array& a, py::ssize_t rows, std::initializer_list<py::ssize_t> tail, const char* what) {
-  bool ok = a.ndim() == static_cast<py::ssize_t>(1 + tail.size()) && a.shape(0) == rows;
-  py::ssize_t k = 1;
-  for (py::ssize_t t : tail) ok = ok && a.shape(k++) == t;
-  if (!ok) throw py::value_error(std::string(what) + " has the wrong shape");
-  return a.data();
+// The C++ model `model` (a pin.Model) wraps; ValueError when it is not one. Called with the GIL.
+const pinocchio::Model& pin_model(const py::object& model) {
+  try {
+    return reljac::pinocchio_object<pinocchio::Model>(model.ptr(), "pin.Model");
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(e.what());
+  }
 }
 
-class KinematicModel {
- public:
-  KinematicModel(int nq, int nv, const IntArray& parents, const IntArray& kinds, const Array& axes,
-                 const Array& rotations, const Array& translations, const IntArray& idx_q, const IntArray& idx_v,
-                 const Array& scaling, const Array& offset, const IntArray& frame_joints, const Array& frame_rotations,
-                 const Array& frame_translations) {
-    const py::ssize_t nj = parents.size(), nf = frame_joints.size();
-    if (kinds.size() != nj || idx_q.size() != nj || idx_v.size() != nj || scaling.size() != nj || offset.size() != nj)
-      throw py::value_error("joint arrays must have one entry per joint");
-    const double* ax = rows_of(axes, nj, {3}, "axes");
-    const double* rot = rows_of(rotations, nj, {3, 3}, "rotations");
-    const double* tr = rows_of(translations, nj, {3}, "translations");
-    const double* frot = rows_of(frame_rotations, nf, {3, 3}, "frame_rotations");
-    const double* ftr = rows_of(frame_translations, nf, {3}, "frame_translations");
-    model_.nq = nq;
-    model_.nv = nv;
-    model_.joints.resize(nj);
-    for (py::ssize_t j = 0; j < nj; ++j) {
-      reljac::kin::Joint& joint = model_.joints[j];
-      joint.parent = static_cast<int>(parents.at(j));
-      joint.kind = static_cast<reljac::kin::Kind>(kinds.at(j));
-      joint.axis = Eigen::Map<const Vector3>(ax + 3 * j);
-      joint.aligned = -1;
-      for (int k = 0; k < 3; ++k)
-        if (joint.axis == Vector3::Unit(k)) joint.aligned = k;
-      joint.R = Eigen::Map<const Eigen::Matrix<double, 3, 3, Eigen::RowMajor>>(rot + 9 * j);
-      joint.p = Eigen::Map<const Vector3>(tr + 3 * j);
-      joint.idx_q = static_cast<int>(idx_q.at(j));
-      joint.idx_v = static_cast<int>(idx_v.at(j));
-      joint.scaling = scaling.at(j);
-      joint.offset = offset.at(j);
-    }
-    model_.frames.resize(nf);
-    for (py::ssize_t f = 0; f < nf; ++f) {
-      model_.frames[f].joint = static_cast<int>(frame_joints.at(f));
-      model_.frames[f].R = Eigen::Map<const Eigen::Matrix<double, 3, 3, Eigen::RowMajor>>(frot + 9 * f);
-      model_.frames[f].p = Eigen::Map<const Vector3>(ftr + 3 * f);
-    }
-    try {
-      model_.check();
-    } catch (const std::invalid_argument& e) {
-      throw py::value_error(e.what());
-    }
-  }
+const double* configurations(const pinocchio::Model& model, const Array& Q, py::ssize_t& n) {
+  if (Q.ndim() != 2 || Q.shape(1) != model.nq)
+    throw py::value_error("Q must have shape (N, nq) with nq = " + std::to_string(model.nq));
+  n = Q.shape(0);
+  return Q.data();
+}
 
-  const double* configurations(const Array& Q, py::ssize_t& n) const {
-    if (Q.ndim() != 2 || Q.shape(1) != model_.nq)
-      throw py::value_error("Q must have shape (N, nq) with nq = " + std::to_string(model_.nq));
-    n = Q.shape(0);
-    return Q.data();
-  }
+void check_rows(const std::vector<int>& rows) {
+  if (rows.empty() || rows.size() > 6) throw py::value_error("rows must name 1 to 6 rows of J_ab");
+  for (int r : rows)
+    if (r < 0 || r > 5) throw py::value_error("rows must be in 0..5");
+}
 
-  reljac::kin::PairPlan plan(int frame_a, int frame_b) const {
-    try {
-      return reljac::kin::PairPlan(model_, frame_a, frame_b);
-    } catch (const std::invalid_argument& e) {
-      throw py::value_error(e.what());
+// The kinematics of frames (a, b) of `model`, in a pin.Data of its own.
+std::unique_ptr<reljac::kin::PairKinematics> pair_of(const pinocchio::Model& model, int frame_a, int frame_b) {
+  try {
+    return std::make_unique<reljac::kin::PairKinematics>(model, frame_a, frame_b);
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(e.what());
+  }
+}
+
+// (T_ab (N, 4, 4), J_ab (N, 6, nv)) for configurations Q (N, nq) of a pin.Model.
+py::tuple relative_kinematics(const py::object& model_object, int frame_a, int frame_b, const Array& Q) {
+  const pinocchio::Model& model = pin_model(model_object);
+  py::ssize_t n;
+  const double* q = configurations(model, Q, n);
+  const auto pair = pair_of(model, frame_a, frame_b);
+  py::array_t<double> T({n, py::ssize_t{4}, py::ssize_t{4}});
+  py::array_t<double> J({n, py::ssize_t{6}, py::ssize_t{model.nv}});
+  double* t = T.mutable_data();
+  double* j = J.mutable_data();
+  {
+    py::gil_scoped_release release;
+    reljac::kin::Pose pose;
+    const int columns = pair->columns(), nv = model.nv;
+    const std::vector<int>& column_of = pair->column_of();
+    std::vector<double> part(6 * static_cast<size_t>(columns));
+    std::fill(j, j + n * 6 * nv, 0.0);
+    for (py::ssize_t s = 0; s < n; ++s) {
+      pair->evaluate(q + s * model.nq, pose, part.data());
+      double* J_s = j + s * 6 * nv;
+      for (int r = 0; r < 6; ++r)
+        for (int k = 0; k < columns; ++k) J_s[r * nv + column_of[k]] = part[r * columns + k];
+      Eigen::Map<Eigen::Matrix<double, 4, 4, Eigen::RowMajor>> H(t + 16 * s);
+      H.setIdentity();
+      H.topLeftCorner<3, 3>() = pose.R;
+      H.topRightCorner<3, 1>() = pose.p;
     }
   }
+  return py::make_tuple(T, J);
+}
 
-  // (T_ab (N, 4, 4), J_ab (N, 6, nv)) for configurations Q (N, nq).
-  py::tuple relative(int frame_a, int frame_b, const Array& Q) const {
-    py::ssize_t n;
-    const double* q = configurations(Q, n);
-    const auto pair = plan(frame_a, frame_b);
-    py::array_t<double> T({n, py::ssize_t{4}, py::ssize_t{4}});
-    py::array_t<double> J({n, py::ssize_t{6}, py::ssize_t{model_.nv}});
-    double* t = T.mutable_data();
-    double* j = J.mutable_data();
-    {
-      py::gil_scoped_release release;
-      reljac::kin::Pose pose;
-      for (py::ssize_t s = 0; s < n; ++s) {
-        pair.evaluate(q + s * model_.nq, pose, j + s * 6 * model_.nv);
-        Eigen::Map<Eigen::Matrix<double, 4, 4, Eigen::RowMajor>> H(t + 16 * s);
-        H.setIdentity();
-        H.topLeftCorner<3, 3>() = pose.R;
-        H.topRightCorner<3, 1>() = pose.p;
-      }
+// Manipulability of rows `rows` of J_ab for each configuration of Q (N, nq): (N,).
+py::array_t<double> manipulabilities(const py::object& model_object, int frame_a, int frame_b, const Array& Q,
+                                     const std::vector<int>& rows) {
+  const pinocchio::Model& model = pin_model(model_object);
+  py::ssize_t n;
+  const double* q = configurations(model, Q, n);
+  check_rows(rows);
+  const auto pair = pair_of(model, frame_a, frame_b);
+  py::array_t<double> out(n);
+  double* w = out.mutable_data();
+  {
+    py::gil_scoped_release release;
+    std::vector<double> J(6 * static_cast<size_t>(pair->columns()));
+    reljac::kin::Pose pose;
+    for (py::ssize_t s = 0; s < n; ++s) {
+      pair->evaluate(q + s * model.nq, pose, J.data());
+      w[s] = reljac::kin::manipulability(J.data(), pair->columns(), model.nv, rows);
     }
-    return py::make_tuple(T, J);
   }
+  return out;
+}
 
-  // Manipulability of rows `rows` of J_ab for each configuration, (N,).
-  py::array_t<double> manipulability(int frame_a, int frame_b, const Array& Q, const std::vector<int>& rows) const {
-    py::ssize_t n;
-    const double* q = configurations(Q, n);
-    check_rows(rows);
-    const auto pair = plan(frame_a, frame_b);
-    py::array_t<double> out(n);
-    double* w = out.mutable_data();
-    {
-      py::gil_scoped_release release;
-      std::vector<double> J(6 * static_cast<size_t>(model_.nv));
-      reljac::kin::Pose pose;
-      for (py::ssize_t s = 0; s < n; ++s) {
-        pair.evaluate(q + s * model_.nq, pose, J.data());
-        w[s] = reljac::kin::manipulability(J.data(), model_.nv, rows);
-      }
-    }
-    return out;
-  }
-
-  int nq() const { return model_.nq; }
-  int nv() const { return model_.nv; }
-  const reljac::kin::Model& model() const { return model_; }
-
- private:
-  void check_rows(const std::vector<int>& rows) const {
-    if (rows.empty() || rows.size() > 6) throw py::value_error("rows must name 1 to 6 rows of J_ab");
-    for (int r : rows)
-      if (r < 0 || r > 5) throw py::value_error("rows must be in 0..5");
-  }
-  reljac::kin::Model model_;
-};
-
-// One chunk's reduction of a capability map (reljac/maps/kernel.py); holds its KinematicModel.
+// One chunk's reduction of a capability map (reljac/maps/kernel.py), on its own copy of the pin.Model.
 class Reduction {
  public:
-  Reduction(std::shared_ptr<KinematicModel> model, int frame_a, int frame_b, const Array& origin, double voxel,
-            const IntArray& dims, const Array& directions, int axis, const std::vector<int>& rows)
-      : model_(std::move(model)) {
+  Reduction(const py::object& model_object, int frame_a, int frame_b, const Array& origin, double voxel,
+            const IntArray& dims, const Array& directions, int axis, const std::vector<int>& rows) {
+    const pinocchio::Model& model = pin_model(model_object);
+    nq_ = model.nq;
     if (origin.size() != 3 || dims.size() != 3) throw py::value_error("origin and dims must have 3 entries");
     reljac::kin::Grid grid;
     grid.origin = Eigen::Map<const Vector3>(origin.data());
@@ -156,16 +118,17 @@ class Reduction {
     if (directions.ndim() != 2 || directions.shape(1) != 3) throw py::value_error("directions must be (n, 3)");
     std::vector<double> dirs(directions.data(), directions.data() + directions.size());
     try {
-      reduction_ = std::make_unique<reljac::kin::CapabilityReduction>(model_->model(), frame_a, frame_b, grid,
-                                                                       std::move(dirs), axis, rows);
+      reduction_ = std::make_unique<reljac::kin::CapabilityReduction>(model, frame_a, frame_b, grid, std::move(dirs),
+                                                                       axis, rows);
     } catch (const std::invalid_argument& e) {
       throw py::value_error(e.what());
     }
   }
 
   void add(const Array& Q, int64_t first_index) {
-    py::ssize_t n;
-    const double* q = model_->configurations(Q, n);
+    if (Q.ndim() != 2 || Q.shape(1) != nq_) throw py::value_error("Q must have shape (N, nq) with nq = " + std::to_string(nq_));
+    const py::ssize_t n = Q.shape(0);
+    const double* q = Q.data();
     py::gil_scoped_release release;
     reduction_->add(q, n, first_index);
   }
@@ -174,7 +137,7 @@ class Reduction {
   py::tuple result() const;
 
  private:
-  std::shared_ptr<KinematicModel> model_;
+  int nq_;
   std::unique_ptr<reljac::kin::CapabilityReduction> reduction_;
 };
 
@@ -284,27 +247,16 @@ py::array_t<double> configurations_from_uniforms(const IntArray& kinds, const In
 }  // namespace
 
 void bind_kinematics(py::module_& m) {
-  py::class_<KinematicModel, std::shared_ptr<KinematicModel>>(
-      m, "KinematicModel", "A joint tree exported from a pin.Model (see reljac/maps/compiled.py)")
-      .def(py::init<int, int, const IntArray&, const IntArray&, const Array&, const Array&, const Array&,
-                    const IntArray&, const IntArray&, const Array&, const Array&, const IntArray&, const Array&,
-                    const Array&>(),
-           py::arg("nq"), py::arg("nv"), py::arg("parents"), py::arg("kinds"), py::arg("axes"), py::arg("rotations"),
-           py::arg("translations"), py::arg("idx_q"), py::arg("idx_v"), py::arg("scaling"), py::arg("offset"),
-           py::arg("frame_joints"), py::arg("frame_rotations"), py::arg("frame_translations"),
-           "The tree's arrays, as reljac/maps/compiled.py exports them from a pin.Model.")
-      .def("relative", &KinematicModel::relative, py::arg("frame_a"), py::arg("frame_b"), py::arg("Q"),
-           "(T_ab (N, 4, 4), J_ab (N, 6, nv)) for configurations Q (N, nq).")
-      .def("manipulability", &KinematicModel::manipulability, py::arg("frame_a"), py::arg("frame_b"), py::arg("Q"),
-           py::arg("rows"), "Manipulability of rows `rows` of J_ab at each configuration of Q (N, nq): (N,).")
-      .def_property_readonly("nq", &KinematicModel::nq, "the tree's nq")
-      .def_property_readonly("nv", &KinematicModel::nv, "the tree's nv");
+  m.def("relative_kinematics", &relative_kinematics, py::arg("model"), py::arg("frame_a"), py::arg("frame_b"),
+        py::arg("Q"), "(T_ab (N, 4, 4), J_ab (N, 6, nv)) of a pin.Model for configurations Q (N, nq).");
+  m.def("manipulabilities", &manipulabilities, py::arg("model"), py::arg("frame_a"), py::arg("frame_b"), py::arg("Q"),
+        py::arg("rows"), "Manipulability of rows `rows` of J_ab at each configuration of Q (N, nq): (N,).");
   py::class_<Reduction>(m, "CapabilityReduction", "One chunk's reduction of a capability map (reljac/maps/kernel.py)")
-      .def(py::init<std::shared_ptr<KinematicModel>, int, int, const Array&, double, const IntArray&, const Array&, int,
+      .def(py::init<const py::object&, int, int, const Array&, double, const IntArray&, const Array&, int,
                     const std::vector<int>&>(),
            py::arg("model"), py::arg("frame_a"), py::arg("frame_b"), py::arg("origin"), py::arg("voxel"),
            py::arg("dims"), py::arg("directions"), py::arg("axis"), py::arg("rows"),
-           "A reduction over the voxels of a map's grid (reljac/maps/kernel.py).")
+           "A reduction over the voxels of a map's grid, on a pin.Model (reljac/maps/kernel.py).")
       .def("add", &Reduction::add, py::arg("Q"), py::arg("first_index"),
            "Reduce the samples Q (n, nq), numbered from first_index.")
       .def("result", &Reduction::result, "The chunk's result: per-voxel arrays (reljac/maps/kernel.py).");

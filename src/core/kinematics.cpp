@@ -1,4 +1,4 @@
-// Batched relative kinematics and capability-map chunks; see kinematics.hpp.
+// Batched relative kinematics and capability-map chunks on Pinocchio; see kinematics.hpp.
 #include "kinematics.hpp"
 
 #include <algorithm>
@@ -7,222 +7,151 @@
 #include <string>
 #include <utility>
 
+#include "pinocchio/algorithm/frames.hpp"
+#include "pinocchio/algorithm/jacobian.hpp"
+#include "pinocchio/algorithm/joint-configuration.hpp"
+#include "pinocchio/algorithm/kinematics.hpp"
+#include "pinocchio/algorithm/model.hpp"
+#include "relative.hpp"
+
 namespace reljac::kin {
 
 namespace {
 
-// P * (rotation by the angle with cosine c and sine s about j's unit axis), as Pinocchio's
-// jointPlacement * M(q); aligned axes by column combinations (the zero terms dropped are exact).
-void rotate(const Matrix3& P, const Joint& j, double c, double s, Matrix3& R) {
-  switch (j.aligned) {
-    case 0:
-      R.col(0) = P.col(0);
-      R.col(1) = c * P.col(1) + s * P.col(2);
-      R.col(2) = c * P.col(2) - s * P.col(1);
-      return;
-    case 1:
-      R.col(0) = c * P.col(0) - s * P.col(2);
-      R.col(1) = P.col(1);
-      R.col(2) = s * P.col(0) + c * P.col(2);
-      return;
-    case 2:
-      R.col(0) = c * P.col(0) + s * P.col(1);
-      R.col(1) = c * P.col(1) - s * P.col(0);
-      R.col(2) = P.col(2);
-      return;
-    default:
-      break;
-  }
-  const Vector3& u = j.axis;
-  const double t = 1.0 - c;
-  Matrix3 M;  // Rodrigues, as Pinocchio's toRotationMatrix(axis, cos, sin)
-  M << c + t * u.x() * u.x(), t * u.x() * u.y() - s * u.z(), t * u.x() * u.z() + s * u.y(),
-      t * u.x() * u.y() + s * u.z(), c + t * u.y() * u.y(), t * u.y() * u.z() - s * u.x(),
-      t * u.x() * u.z() - s * u.y(), t * u.y() * u.z() + s * u.x(), c + t * u.z() * u.z();
-  R.noalias() = P * M;
+void check_frame(const pinocchio::Model& model, int frame) {
+  if (frame < 0 || frame >= model.nframes)
+    throw std::invalid_argument("frame ids must be in 0.." + std::to_string(model.nframes - 1));
 }
 
-Matrix3 quaternion_rotation(const double* xyzw) {  // as Eigen (and Pinocchio): no normalisation
-  return Eigen::Quaterniond(xyzw[3], xyzw[0], xyzw[1], xyzw[2]).toRotationMatrix();
-}
-
-// Pose of joint j's frame (after its motion) in its parent joint's frame: placement * M(q).
-void local_pose(const Joint& j, const double* q, Matrix3& R, Vector3& p) {
-  const double* x = q + j.idx_q;
-  switch (j.kind) {
-    case kRevolute: {
-      const double angle = j.scaling * x[0] + j.offset;
-      rotate(j.R, j, std::cos(angle), std::sin(angle), R);
-      p = j.p;
-      return;
-    }
-    case kRevoluteUnbounded:
-      rotate(j.R, j, x[0], x[1], R);
-      p = j.p;
-      return;
-    case kPrismatic:
-      R = j.R;
-      p = j.p + j.R * (j.axis * (j.scaling * x[0] + j.offset));
-      return;
-    case kFreeFlyer:
-      R.noalias() = j.R * quaternion_rotation(x + 3);
-      p = j.p + j.R * Vector3(x[0], x[1], x[2]);
-      return;
-    case kSpherical:
-      R.noalias() = j.R * quaternion_rotation(x);
-      p = j.p;
-      return;
-    case kPlanar: {
-      Matrix3 Rm;
-      Rm << x[2], -x[3], 0, x[3], x[2], 0, 0, 0, 1;
-      R.noalias() = j.R * Rm;
-      p = j.p + j.R * Vector3(x[0], x[1], 0.0);
-      return;
-    }
-  }
-}
-
-// Add joint j's columns of the velocity of b's origin (L) and angular velocity (W), in c's axes,
-// times factor; (R, o): the joint frame in c; r = p_cb - o.
-void add_columns(const Joint& j, const Matrix3& R, const Vector3& r, double factor, Eigen::Matrix3Xd& L,
-                 Eigen::Matrix3Xd& W) {
-  const int i = j.idx_v;
-  switch (j.kind) {
-    case kRevolute:
-    case kRevoluteUnbounded: {
-      const Vector3 w = j.aligned >= 0 ? Vector3(R.col(j.aligned)) : Vector3(R * j.axis);
-      L.col(i) += factor * w.cross(r);
-      W.col(i) += factor * w;
-      return;
-    }
-    case kPrismatic:
-      L.col(i) += factor * (j.aligned >= 0 ? Vector3(R.col(j.aligned)) : Vector3(R * j.axis));
-      return;
-    case kFreeFlyer:
-      for (int k = 0; k < 3; ++k) {
-        L.col(i + k) += factor * R.col(k);
-        L.col(i + 3 + k) += factor * Vector3(R.col(k)).cross(r);
-        W.col(i + 3 + k) += factor * R.col(k);
-      }
-      return;
-    case kSpherical:
-      for (int k = 0; k < 3; ++k) {
-        L.col(i + k) += factor * Vector3(R.col(k)).cross(r);
-        W.col(i + k) += factor * R.col(k);
-      }
-      return;
-    case kPlanar:
-      L.col(i) += factor * R.col(0);
-      L.col(i + 1) += factor * R.col(1);
-      L.col(i + 2) += factor * Vector3(R.col(2)).cross(r);
-      W.col(i + 2) += factor * R.col(2);
-      return;
-  }
-}
-
-std::vector<int> ancestors(const Model& model, int joint) {  // root first, joint last
-  std::vector<int> path;
-  for (int j = joint; j > 0; j = model.joints[j].parent) path.push_back(j);
-  std::reverse(path.begin(), path.end());
-  return path;
-}
-
-}  // namespace
-
-int Joint::nv() const {
-  switch (kind) {
-    case kFreeFlyer: return 6;
-    case kSpherical:
-    case kPlanar: return 3;
-    default: return 1;
-  }
-}
-
-void Model::check() const {
-  if (joints.empty()) throw std::invalid_argument("the model has no universe joint");
-  for (size_t j = 1; j < joints.size(); ++j) {
-    const Joint& joint = joints[j];
-    if (joint.parent < 0 || joint.parent >= static_cast<int>(j))
-      throw std::invalid_argument("joint " + std::to_string(j) + " has parent " + std::to_string(joint.parent) +
-                                  "; parents must come before their children");
-    if (joint.kind < kRevolute || joint.kind > kPlanar)
-      throw std::invalid_argument("joint " + std::to_string(j) + " has an unknown kind");
-    const int nq = joint.kind == kFreeFlyer ? 7 : joint.kind == kSpherical || joint.kind == kPlanar ? 4
-                   : joint.kind == kRevoluteUnbounded ? 2 : 1;
-    if (joint.idx_q < 0 || joint.idx_q + nq > this->nq || joint.idx_v < 0 || joint.idx_v + joint.nv() > this->nv)
-      throw std::invalid_argument("joint " + std::to_string(j) + " indexes q or v out of range");
-  }
-  for (size_t f = 0; f < frames.size(); ++f)
-    if (frames[f].joint < 0 || frames[f].joint >= static_cast<int>(joints.size()))
-      throw std::invalid_argument("frame " + std::to_string(f) + " has no valid parent joint");
-}
-
-PairPlan::PairPlan(const Model& model, int frame_a, int frame_b) : model_(model) {
-  const int nf = static_cast<int>(model.frames.size());
-  if (frame_a < 0 || frame_a >= nf || frame_b < 0 || frame_b >= nf)
-    throw std::invalid_argument("frame ids must be in 0.." + std::to_string(nf - 1));
-  frame_a_ = model.frames[frame_a];
-  frame_b_ = model.frames[frame_b];
-  const std::vector<int> up_a = ancestors(model, frame_a_.joint), up_b = ancestors(model, frame_b_.joint);
+// The joints that move frame b relative to frame a: below their common ancestor, down to each.
+std::vector<pinocchio::JointIndex> pair_joints(const pinocchio::Model& model, int frame_a, int frame_b) {
+  const auto& up_a = model.supports[model.frames[frame_a].parentJoint];  // root first
+  const auto& up_b = model.supports[model.frames[frame_b].parentJoint];
   size_t common = 0;
   while (common < up_a.size() && common < up_b.size() && up_a[common] == up_b[common]) ++common;
-  chain_a_.assign(up_a.begin() + common, up_a.end());
-  chain_b_.assign(up_b.begin() + common, up_b.end());
+  std::vector<pinocchio::JointIndex> joints(up_a.begin() + common, up_a.end());
+  joints.insert(joints.end(), up_b.begin() + common, up_b.end());
+  return joints;
 }
 
-namespace {
-struct Workspace {  // per thread: no allocation per sample
-  std::vector<Matrix3> R;
-  std::vector<Vector3> o;
-  Eigen::Matrix3Xd L, W;
-};
-thread_local Workspace workspace;
+// The id in `model` of the only frame named as `name`, or -1 (none, or several).
+int frame_named(const pinocchio::Model& model, const std::string& name) {
+  int found = -1;
+  for (int f = 0; f < model.nframes; ++f) {
+    if (model.frames[f].name != name) continue;
+    if (found >= 0) return -1;
+    found = f;
+  }
+  return found;
+}
+
+// True when no two joints of `model` have the same name (a reduced copy's are found by name).
+bool unique_joint_names(const pinocchio::Model& model) {
+  std::vector<std::string> names(model.names.begin(), model.names.end());
+  std::sort(names.begin(), names.end());
+  return std::adjacent_find(names.begin(), names.end()) == names.end();
+}
+
+// The robot's model with every joint that does not move b relative to a locked at neutral.
+pinocchio::Model pair_model(const pinocchio::Model& robot, int frame_a, int frame_b) {
+  const auto keep = pair_joints(robot, frame_a, frame_b);
+  std::vector<pinocchio::JointIndex> locked;
+  for (pinocchio::JointIndex j = 1; j < static_cast<pinocchio::JointIndex>(robot.njoints); ++j)
+    if (std::find(keep.begin(), keep.end(), j) == keep.end()) locked.push_back(j);
+  return pinocchio::buildReducedModel(robot, locked, pinocchio::neutral(robot));
+}
+
 }  // namespace
 
-void PairPlan::evaluate(const double* q, Pose& T_ab, double* J) const {
-  // Joint frames below c, in c's frame: chain a first, then chain b.
-  const size_t na = chain_a_.size(), nb = chain_b_.size();
-  Workspace& ws = workspace;
-  if (ws.R.size() < na + nb) {
-    ws.R.resize(na + nb);
-    ws.o.resize(na + nb);
-  }
-  Matrix3* R = ws.R.data();
-  Vector3* o = ws.o.data();
-  Matrix3 R_local;
-  Vector3 p_local;
-  auto run = [&](const std::vector<int>& chain, size_t first, const Frame& frame, Pose& T_cf) {
-    Matrix3 R_c = Matrix3::Identity();
-    Vector3 p_c = Vector3::Zero();
-    for (size_t k = 0; k < chain.size(); ++k) {
-      local_pose(model_.joints[chain[k]], q, R_local, p_local);
-      p_c += R_c * p_local;
-      R_c = R_c * R_local;
-      R[first + k] = R_c;
-      o[first + k] = p_c;
+PairKinematics::PairKinematics(const pinocchio::Model& robot, int frame_a, int frame_b)
+    : mimic_(!robot.mimicking_joints.empty()) {
+  check_frame(robot, frame_a);
+  check_frame(robot, frame_b);
+  // (a reduced model keeps every frame, renumbered, and retypes a locked joint's: found by name)
+  const auto& name_a = robot.frames[frame_a].name;
+  const auto& name_b = robot.frames[frame_b].name;
+  bool reduce = !mimic_ && unique_joint_names(robot) && frame_named(robot, name_a) == frame_a &&
+                frame_named(robot, name_b) == frame_b;
+  if (reduce) {
+    try {
+      model_ = pair_model(robot, frame_a, frame_b);
+      frame_a_ = frame_named(model_, name_a);
+      frame_b_ = frame_named(model_, name_b);
+      reduce = frame_a_ >= 0 && frame_b_ >= 0;
+    } catch (const std::exception&) {  // a model Pinocchio does not reduce (e.g. frames whose parent
+      reduce = false;                   // frame is not on their parent joint): the robot's, then
     }
-    T_cf.p = p_c + R_c * frame.p;
-    T_cf.R.noalias() = R_c * frame.R;
-  };
-  Pose T_ca, T_cb;
-  run(chain_a_, 0, frame_a_, T_ca);
-  run(chain_b_, na, frame_b_, T_cb);
-  T_ab.R.noalias() = T_ca.R.transpose() * T_cb.R;
-  T_ab.p.noalias() = T_ca.R.transpose() * (T_cb.p - T_ca.p);
-  if (J == nullptr) return;
-  const int nv = model_.nv;
-  Eigen::Matrix3Xd& L = ws.L;
-  Eigen::Matrix3Xd& W = ws.W;
-  L.setZero(3, nv);
-  W.setZero(3, nv);
-  for (size_t k = 0; k < na + nb; ++k) {
-    const Joint& joint = model_.joints[k < na ? chain_a_[k] : chain_b_[k - na]];
-    const double sign = k < na ? -1.0 : 1.0;
-    add_columns(joint, R[k], T_cb.p - o[k], sign * joint.scaling, L, W);
   }
-  JacobianMap out(J, 6, nv);
-  out.topRows<3>().noalias() = T_ca.R.transpose() * L;
-  out.bottomRows<3>().noalias() = T_ca.R.transpose() * W;
+  if (!reduce) {
+    model_ = robot;
+    frame_a_ = frame_a;
+    frame_b_ = frame_b;
+  }
+  data_ = pinocchio::Data(model_);
+  for (int j = 1; j < model_.njoints; ++j) {
+    const auto& joint = robot.joints[reduce ? robot.getJointId(model_.names[j]) : j];
+    const auto& kept = model_.joints[j];
+    for (int i = 0; i < kept.nq(); ++i) q_from_.push_back(joint.idx_q() + i);
+    for (int i = 0; i < kept.nv(); ++i) column_of_.push_back(joint.idx_v() + i);
+  }
+  if (static_cast<int>(q_from_.size()) != model_.nq || static_cast<int>(column_of_.size()) != model_.nv)
+    throw std::logic_error("the pair's model does not match the robot's");  // (never: the same joints)
+  x_.setZero(model_.nq);
+  Ja_.setZero(6, model_.nv);
+  Jb_.setZero(6, model_.nv);
+}
+
+void PairKinematics::evaluate(const double* q, Pose& T_ab, double* J) {
+  for (int i = 0; i < model_.nq; ++i) x_[i] = q[q_from_[i]];
+  const int nv = model_.nv;
+  if (J == nullptr || nv == 0) {  // (Pinocchio's Jacobians do not take nv = 0)
+    pinocchio::forwardKinematics(model_, data_, x_);
+    pinocchio::updateFramePlacement(model_, data_, frame_a_);
+    pinocchio::updateFramePlacement(model_, data_, frame_b_);
+  } else {
+    if (mimic_) {  // Pinocchio adds a mimic joint's column into its leader's
+      Ja_.setZero();
+      Jb_.setZero();
+    }
+    // each call runs the kinematics of its frame's supporting joints only; q as a Map: the
+    // algorithm is compiled here (-O3), not taken from the library's instantiation for VectorXd
+    const Eigen::Map<const Eigen::VectorXd> x(x_.data(), model_.nq);
+    pinocchio::computeFrameJacobian(model_, data_, x, frame_a_, pinocchio::WORLD, Ja_);
+    pinocchio::updateFramePlacement(model_, data_, frame_a_);
+    pinocchio::computeFrameJacobian(model_, data_, x, frame_b_, pinocchio::WORLD, Jb_);
+    pinocchio::updateFramePlacement(model_, data_, frame_b_);
+  }
+  const pinocchio::SE3& T_wa = data_.oMf[frame_a_];
+  const pinocchio::SE3& T_wb = data_.oMf[frame_b_];
+  T_ab.R.noalias() = T_wa.rotation().transpose() * T_wb.rotation();
+  T_ab.p.noalias() = T_wa.rotation().transpose() * (T_wb.translation() - T_wa.translation());
+  if (J == nullptr) return;
+  const Matrix3& R_wa = T_wa.rotation();
+  const Vector3& p_wb = T_wb.translation();
+  for (int k = 0; k < nv; ++k) {  // [R_wa^T (D_v - p_wb x D_w); R_wa^T D_w], D = J_b - J_a
+    const Vector3 d_w = Jb_.col(k).tail<3>() - Ja_.col(k).tail<3>();
+    const Vector3 l = relative_linear_velocity(R_wa, p_wb, Jb_.col(k).head<3>() - Ja_.col(k).head<3>(), d_w);
+    const Vector3 w = R_wa.transpose() * d_w;
+    for (int r = 0; r < 3; ++r) {
+      J[r * nv + k] = l[r];
+      J[(r + 3) * nv + k] = w[r];
+    }
+  }
+}
+
+CapabilityReduction::CapabilityReduction(const pinocchio::Model& model, int frame_a, int frame_b, const Grid& grid,
+                                         std::vector<double> directions, int axis, std::vector<int> rows)
+    : pair_(model, frame_a, frame_b), nq_(model.nq), nv_(model.nv), grid_(grid), directions_(std::move(directions)),
+      axis_(axis), rows_(std::move(rows)), J_(6 * static_cast<size_t>(pair_.columns())) {
+  const size_t ndirs = directions_.size() / 3;
+  if (ndirs < 1 || ndirs > 64 || directions_.size() % 3) throw std::invalid_argument("directions must be 1 to 64 rows of 3");
+  if (axis < 0 || axis > 2) throw std::invalid_argument("axis must be 0, 1 or 2");
+  if (rows_.empty() || rows_.size() > 6) throw std::invalid_argument("rows must name 1 to 6 rows of J_ab");
+  for (int r : rows_)
+    if (r < 0 || r > 5) throw std::invalid_argument("rows must be in 0..5");
+  if (!(grid.voxel > 0)) throw std::invalid_argument("voxel must be positive");
+  for (int k = 0; k < 3; ++k)
+    if (grid.dims[k] < 1) throw std::invalid_argument("dims must be positive");
 }
 
 void configurations_from_uniforms(const std::vector<SampleColumn>& plan, const double* neutral, int nq, const double* U,
@@ -251,10 +180,10 @@ void configurations_from_uniforms(const std::vector<SampleColumn>& plan, const d
   }
 }
 
-double manipulability(const double* J, int nv, const std::vector<int>& rows) {
+double manipulability(const double* J, int nv, int joints, const std::vector<int>& rows) {
   using Small = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, 6, 6>;
   const int m = static_cast<int>(rows.size());
-  if (m > nv) return 0.0;  // more task rows than joints: singular (as reljac.analysis)
+  if (m > joints) return 0.0;  // more task rows than joints: singular (as reljac.analysis)
   Small G(m, m);
   for (int r = 0; r < m; ++r)
     for (int s = 0; s <= r; ++s) {
@@ -277,21 +206,6 @@ double manipulability(const double* J, int nv, const std::vector<int>& rows) {
   const Eigen::LDLT<Small> ldlt(G);
   for (int i = 0; i < m; ++i) det *= ldlt.vectorD()(i);
   return det > 0 ? std::sqrt(det) : 0.0;
-}
-
-CapabilityReduction::CapabilityReduction(const Model& model, int frame_a, int frame_b, const Grid& grid,
-                                         std::vector<double> directions, int axis, std::vector<int> rows)
-    : plan_(model, frame_a, frame_b), grid_(grid), directions_(std::move(directions)), axis_(axis),
-      rows_(std::move(rows)) {
-  const size_t ndirs = directions_.size() / 3;
-  if (ndirs < 1 || ndirs > 64 || directions_.size() % 3) throw std::invalid_argument("directions must be 1 to 64 rows of 3");
-  if (axis < 0 || axis > 2) throw std::invalid_argument("axis must be 0, 1 or 2");
-  if (rows_.empty() || rows_.size() > 6) throw std::invalid_argument("rows must name 1 to 6 rows of J_ab");
-  for (int r : rows_)
-    if (r < 0 || r > 5) throw std::invalid_argument("rows must be in 0..5");
-  if (!(grid.voxel > 0)) throw std::invalid_argument("voxel must be positive");
-  for (int k = 0; k < 3; ++k)
-    if (grid.dims[k] < 1) throw std::invalid_argument("dims must be positive");
 }
 
 size_t VoxelTable::slot_of(int64_t voxel) const {
@@ -335,12 +249,10 @@ void VoxelTable::add(int64_t voxel, int64_t count, uint64_t coverage, double bes
 }
 
 void CapabilityReduction::add(const double* Q, int64_t n, int64_t first_index) {
-  const Model& model = plan_.model();
-  const int nq = model.nq, nv = model.nv, ndirs = static_cast<int>(directions_.size() / 3);
-  std::vector<double> J(6 * static_cast<size_t>(nv));
+  const int nq = nq_, columns = pair_.columns(), ndirs = static_cast<int>(directions_.size() / 3);
   Pose T_ab;
   for (int64_t s = 0; s < n; ++s) {
-    plan_.evaluate(Q + s * nq, T_ab, J.data());
+    pair_.evaluate(Q + s * nq, T_ab, J_.data());
     int64_t cell[3];
     bool inside = true;
     for (int k = 0; k < 3; ++k) {
@@ -363,7 +275,7 @@ void CapabilityReduction::add(const double* Q, int64_t n, int64_t first_index) {
       }
     }
     const int64_t voxel = (cell[0] * grid_.dims[1] + cell[1]) * grid_.dims[2] + cell[2];
-    table_.add(voxel, 1, uint64_t{1} << best_d, manipulability(J.data(), nv, rows_), first_index + s);
+    table_.add(voxel, 1, uint64_t{1} << best_d, manipulability(J_.data(), columns, nv_, rows_), first_index + s);
   }
 }
 

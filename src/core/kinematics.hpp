@@ -1,77 +1,57 @@
 // Batched relative kinematics of a frame b in a frame a (T_ab, J_ab) and the per-chunk reduction of
-// a capability map: the compiled twin of python_relative_kinematics in reljac/maps/compiled.py and
-// python_reduce in reljac/maps/kernel.py (their specifications and test oracles). It has its own
-// forward kinematics over a joint tree exported once from a pin.Model by reljac/maps/compiled.py:
-// Pinocchio's C++ is not a build dependency.
+// a capability map, on the robot's pin.Model: the compiled twins of python_relative_kinematics
+// in reljac/maps/compiled.py and python_reduce in reljac/maps/kernel.py (their specifications and
+// test oracles). Pinocchio computes the kinematics (every joint type it models, mimic joints
+// included); J_ab's columns come from the frames' WORLD Jacobians through relative.hpp's
+// relative_linear_velocity, as the one-shot reljac::relative_jacobians_in does.
 //
 // Conventions as in reljac/__init__.py: T_ab is the pose of b in a; J_ab (6 x nv) maps v to
-// [d/dt p_ab; w_ab] expressed in a. Only the joints below the common ancestor c of a and b move b
-// relative to a; everything is computed in c's frame and rotated into a's axes at the end.
+// [d/dt p_ab; w_ab] expressed in a.
 #pragma once
 
 #include <Eigen/Dense>
 #include <cstdint>
 #include <vector>
 
+#include "pinocchio/multibody/data.hpp"
+#include "pinocchio/multibody/model.hpp"
+
 namespace reljac::kin {
 
 using Matrix3 = Eigen::Matrix3d;
 using Vector3 = Eigen::Vector3d;
-using JacobianMap = Eigen::Map<Eigen::Matrix<double, 6, Eigen::Dynamic, Eigen::RowMajor>>;
-
-// Joint kinds; q layout and velocity (in the joint's own frame, after its motion) as in Pinocchio.
-enum Kind : int {
-  kRevolute = 0,           // q: angle (x scaling + offset for mimic joints); v: rate about axis
-  kPrismatic = 1,          // q: displacement along axis (x scaling + offset); v: its rate
-  kRevoluteUnbounded = 2,  // q: (cos, sin) used as they are; v: rate about axis
-  kFreeFlyer = 3,          // q: (x, y, z, qx, qy, qz, qw); v: (linear, angular) in the joint frame
-  kSpherical = 4,          // q: (qx, qy, qz, qw); v: angular in the joint frame
-  kPlanar = 5,             // q: (x, y, cos, sin); v: (vx, vy, wz) in the joint frame
-};
-
-struct Joint {
-  int parent = 0;  // parent joint id (0: the universe); joint 0 itself is the universe
-  Kind kind = kRevolute;
-  Vector3 axis = Vector3::UnitZ();  // unit axis of revolute / prismatic kinds, in the joint frame
-  int aligned = -1;                 // 0, 1, 2 when axis is +x, +y, +z exactly; -1 otherwise
-  Matrix3 R = Matrix3::Identity();  // placement of the joint in its parent joint's frame
-  Vector3 p = Vector3::Zero();
-  int idx_q = 0, idx_v = 0;          // first entries of q and v (a mimic joint: its leader's)
-  double scaling = 1.0, offset = 0;  // 1-DoF kinds: value = scaling * q[idx_q] + offset
-  int nv() const;
-};
-
-struct Frame {
-  int joint = 0;  // parent joint
-  Matrix3 R = Matrix3::Identity();
-  Vector3 p = Vector3::Zero();
-};
-
-struct Model {
-  int nq = 0, nv = 0;
-  std::vector<Joint> joints;  // joints[0]: the universe (never moves)
-  std::vector<Frame> frames;
-  void check() const;  // throws std::invalid_argument on an inconsistent tree
-};
 
 struct Pose {
   Matrix3 R;
   Vector3 p;
 };
 
-// The joints that move frame b relative to frame a: from their common ancestor down to each.
-class PairPlan {
+// T_ab and J_ab of one frame pair, configuration after configuration, on a copy of the robot's
+// model with a pin.Data of its own (one per thread): no allocation per configuration. On a model without mimic joints, Pinocchio runs on
+// the pair's model: the robot's with every joint that does not move b relative to a locked
+// (pinocchio::buildReducedModel: the joints above a's and b's common ancestor and those of other
+// branches; T_ab does not depend on them and their columns of J_ab are zero). With mimic joints, on a
+// copy of the robot's model (a mimic joint and its leader may sit on either side of that line).
+class PairKinematics {
  public:
-  PairPlan(const Model& model, int frame_a, int frame_b);
+  // std::invalid_argument when a frame id is out of range.
+  PairKinematics(const pinocchio::Model& robot, int frame_a, int frame_b);
 
-  // T_ab, and J_ab into J (6 x nv, row-major) when J is not null, for one configuration q (nq).
-  void evaluate(const double* q, Pose& T_ab, double* J) const;
-  const Model& model() const { return model_; }
+  // T_ab for one configuration q of the robot (nq values), and, when J is not null, J_ab's columns
+  // of the pair's joints into J (6 x columns(), row-major): J_ab's column column_of()[k] is column k.
+  void evaluate(const double* q, Pose& T_ab, double* J);
+  int columns() const { return model_.nv; }
+  const std::vector<int>& column_of() const { return column_of_; }
 
  private:
-  const Model& model_;
-  Frame frame_a_, frame_b_;
-  std::vector<int> chain_a_, chain_b_;  // joint ids below c, top-down
+  pinocchio::Model model_;  // the pair's model
+  pinocchio::Data data_;
+  int frame_a_, frame_b_;          // in model_
+  std::vector<int> q_from_;        // model_'s q[i] is the robot's q[q_from_[i]]
+  std::vector<int> column_of_;     // model_'s velocity column k is the robot's column column_of_[k]
+  Eigen::VectorXd x_;              // model_'s configuration
+  Eigen::Matrix<double, 6, Eigen::Dynamic> Ja_, Jb_;  // WORLD frame Jacobians
+  bool mimic_;  // Pinocchio adds a mimic joint's column into its leader's: zeroed per configuration
 };
 
 // Sample -> voxel binning and reduction for a capability map (see reljac/maps/capability.py).
@@ -102,8 +82,9 @@ struct SampleColumn {
 void configurations_from_uniforms(const std::vector<SampleColumn>& plan, const double* neutral, int nq, const double* U,
                                   int k, int64_t n, double* Q);
 
-// Manipulability sqrt(det(J_r J_r^T)) of the rows `rows` of J (6 x nv, row-major); 0 when singular.
-double manipulability(const double* J, int nv, const std::vector<int>& rows);
+// Manipulability sqrt(det(J_r J_r^T)) of the rows `rows` of J (6 x columns, row-major); 0 when
+// singular or when rows outnumber `joints` (the robot's nv: J may hold only its nonzero columns).
+double manipulability(const double* J, int columns, int joints, const std::vector<int>& rows);
 
 // Per-voxel results keyed by voxel (open addressing, linear probing): counts add, coverage bits
 // OR, the best manipulability is kept with the smallest global sample index on ties, so the
@@ -132,18 +113,20 @@ class CapabilityReduction {
   // directions: (ndirs x 3, 1 <= ndirs <= 64) unit vectors in a's frame; axis: 0, 1, 2 = b's x, y,
   // z axis is the approach direction, binned to the direction of largest dot product (smallest
   // index on ties); rows: the rows of J_ab whose manipulability is kept.
-  CapabilityReduction(const Model& model, int frame_a, int frame_b, const Grid& grid, std::vector<double> directions,
-                      int axis, std::vector<int> rows);
+  CapabilityReduction(const pinocchio::Model& model, int frame_a, int frame_b, const Grid& grid,
+                      std::vector<double> directions, int axis, std::vector<int> rows);
   // Add samples Q (n x nq, row-major); sample s has global index first_index + s.
   void add(const double* Q, int64_t n, int64_t first_index);
   const ChunkResult& result() const { return table_.result(); }
 
  private:
-  PairPlan plan_;
+  PairKinematics pair_;
+  int nq_, nv_;  // the robot's
   Grid grid_;
   std::vector<double> directions_;
   int axis_;
   std::vector<int> rows_;
+  std::vector<double> J_;  // J_ab's nonzero columns (PairKinematics::evaluate), row-major
   VoxelTable table_;
 };
 
