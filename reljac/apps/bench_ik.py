@@ -319,7 +319,8 @@ def ik_results(*, quick: bool = False, progress: Progress = None) -> dict[str, A
 def ik_text(r: dict[str, Any]) -> str:
     """The tables of :func:`ik_results`."""
     return "\n\n".join([protocol_text(r["protocol"]), collision_text(r["collision"]), relative_text(r["relative"]),
-                        hand_text(r["hand"]), nlp_text(r["nlp"]), inequality_text(r["inequality"])])
+                        hand_text(r["hand"]), nlp_text(r["nlp"])]
+                       + ([inequality_text(r["inequality"])] if "inequality" in r else []))  # (older stored runs)
 
 
 def ik_tables(*, quick: bool = False) -> str:

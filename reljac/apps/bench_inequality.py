@@ -21,7 +21,7 @@ import pinocchio as pin
 
 from ..exceptions import URDFError
 from ..ik import CoMTask, Controller, FrameTask, PostureTask, RelativeFrameTask, SupportRegion, compiled_available
-from ..ik.backend import _compiled, _python
+from ..ik.backend import solver as backend_solver
 from ..relative import Kinematics
 from ..robot import Robot
 from ..support import SupportContact
@@ -96,9 +96,10 @@ def inequality_results(*, quick: bool = False, progress: Progress = None) -> dic
         return {"robot": None}
     robot, recorded = made
     unit = frame_jacobian_call(robot)
-    solvers = [("Python specification (reljac.ik.inequality)", _python, 1, 1)]
+    solvers = [("Python specification (reljac.ik.inequality)", backend_solver("python"), 1, 1)]
     if compiled_available():
-        solvers.insert(0, ("compiled (inequality.cpp), through reljac.ik.backend", _compiled, 5 if quick else 20, 5))
+        solvers.insert(0, ("compiled (inequality.cpp), through reljac.ik.backend", backend_solver("compiled"),
+                           5 if quick else 20, 5))
     times: dict[str, list[float]] = {name: [] for name, *_ in solvers}
     for args in recorded:
         for name, solver, runs, inner in solvers:

@@ -20,7 +20,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..maps import CapabilityMap, capability_map, seed_for
-from ..maps.compiled import _core, compiled_available, python_relative_kinematics
+from ..maps.compiled import compiled_available, python_relative_kinematics, relative_kinematics
 from ..maps.grid import as_directions, make_grid
 from ..maps.kernel import Accumulator, Job, merge_partials, run_chunk
 from ..maps.sampling import Sampler
@@ -58,7 +58,7 @@ def kinematics_table(robot: Robot, *, quick: bool) -> str:
     fa, fb = robot.frame_id(PAIR[0]), robot.frame_id(PAIR[1])
 
     def compiled() -> tuple[np.ndarray, np.ndarray]:
-        return _core.relative_kinematics(robot.model, fa, fb, Q)
+        return relative_kinematics(robot, Q, fa, fb, backend="compiled")
 
     loop_n = n // 10
     t_compiled = min(_timed(compiled)[0] for _ in range(5)) / n
