@@ -103,7 +103,7 @@ def _compiled(levels: list[Level], lo: np.ndarray, hi: np.ndarray, C: np.ndarray
             [level.A for level in levels], [level.b for level in levels],
             [level.identity_scale if level.identity_scale is not None else 0.0 for level in levels],
             [level.mask for level in levels], [level.extra_damping for level in levels],
-            lo, hi, C, d, policy.threshold, policy.max_damping, **bounds)
+            lo, hi, C, d, policy.threshold, policy.max_damping, search=any(level.search for level in levels), **bounds)
     except ValueError as error:  # the bounds, checked with level_rows' words
         if bounded and str(error).startswith("level "):
             raise TaskError(str(error)) from None

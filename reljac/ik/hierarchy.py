@@ -36,6 +36,7 @@ from .saturation import Constraints, max_scale, saturate, violated_rows
 RANK_TOLERANCE = 1e-12  # eigenvalues of G below this x max(1, largest) count as zero (sigma < 1e-6)
 MAX_STALE_SATURATIONS = 2  # stop saturating a level after this many saturations that did not help
 MET_TOLERANCE = 1e-9  # a level is met when |A v - b| <= this x (1 + |b|)
+SEARCH_CHOLESKY = 1e-8  # a search's mu at least this x max(1, tr G): its candidates solved with G + mu I (Level.search)
 OVERFLOW = "the levels' velocities overflow (huge gains or weights): no finite solution"  # the compiled step's words
 
 
@@ -49,6 +50,9 @@ class Level:
     such a level leaves no null space below it. ``extra_damping`` [same units as sigma^2] is added
     to the damping the policy gives (the controller's error-dependent damping, a search's
     Levenberg-Marquardt damping); an identity level takes it alone: c P r / (c^2 + extra_damping).
+    ``search`` marks a search's level (:mod:`reljac.ik.search`: extra_damping is its mu): with no
+    singular damping from the policy and mu >= SEARCH_CHOLESKY max(1, tr G), its correction is
+    ``M^T (G + mu I)^-1 r``, every direction damped by mu and none cut (see :func:`_correction`).
     """
 
     A: np.ndarray | None
@@ -56,6 +60,7 @@ class Level:
     identity_scale: float | None = None
     mask: np.ndarray | None = None
     extra_damping: float = 0.0
+    search: bool = False
     # Inequality rows (issue 29), None on an equality level, else (m,) each: lower_i <= A_i v <=
     # upper_i (+-inf: one-sided; lower_i = upper_i: an equality row; b is not read). Solved by
     # reljac.ik.inequality.solve_lexicographic (the backends dispatch), never by solve_hierarchy.
@@ -183,7 +188,18 @@ class _Step:
 
 def _correction(level: Level, M: np.ndarray | None, P: np.ndarray, residual: np.ndarray,
                 policy: DampingPolicy) -> _Step:
-    """Damped least-squares correction delta (in range(P)) of A delta = residual."""
+    """Damped least-squares correction delta (in range(P)) of A delta = residual.
+
+    Through the eigen-decomposition of G = M M^T: eigenvalues below RANK_TOLERANCE max(1, largest)
+    are cut, the others damped by lambda^2. A search's level (``level.search``) with no singular
+    damping and mu = extra_damping >= SEARCH_CHOLESKY max(1, tr G) takes ``M^T (G + mu I)^-1 r``
+    instead (the compiled solver: one Cholesky factorization per candidate, and the
+    eigen-decomposition only for the row space of the candidate chosen): the same where G's small
+    eigenvalues are exact zeros (joints saturated out of M: M^T u = 0 there), and where they are
+    merely small, those directions damped by mu rather than cut. Below that mu, the rounding of
+    (G + mu I)^-1 along G's null directions would no longer be negligible (relative eps tr G / mu).
+    The row space W is G's eigen-decomposition's either way.
+    """
     if level.identity_scale is not None:  # A = c diag(mask): (c P)^+ = P / c on the kept rows
         c, lam2 = level.identity_scale, level.extra_damping  # damped: c P / (c^2 + lambda^2)
         delta = P @ residual / c if lam2 == 0.0 else P @ residual * (c / (c * c + lam2))
@@ -197,7 +213,11 @@ def _correction(level: Level, M: np.ndarray | None, P: np.ndarray, residual: np.
     smallest = float(np.sqrt(eigenvalues[rank - 1])) if rank == level.rows else 0.0
     lam2 = policy.damping(smallest) + level.extra_damping
     e, U_r = eigenvalues[:rank], U[:, :rank]
-    delta = M.T @ (U_r @ ((U_r.T @ residual) / (e + lam2)))
+    mu = level.extra_damping
+    if level.search and policy.damping(0.0) == 0.0 and mu >= SEARCH_CHOLESKY * max(1.0, float(np.trace(G))):
+        delta = M.T @ np.linalg.solve(G + mu * np.eye(level.rows), residual)
+    else:
+        delta = M.T @ (U_r @ ((U_r.T @ residual) / (e + lam2)))
     W = M.T @ (U_r / np.sqrt(e))  # M^T U_r Sigma_r^-1: the level's row space inside range(P)
     return _Step(delta, level.times(delta), W, lam2, smallest)
 

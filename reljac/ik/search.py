@@ -7,9 +7,13 @@ task's rows are ``A = W J``, ``b = -W e`` (gain 1, no speed cap, no feed-forward
 ``dt = 1`` long, joint position limits are held by saturation in the null space (a step may use
 half the way to a limit, ``limit_gain = 0.5``: full steps slam joints onto their limits, where the
 levels below lose their way), the constraints given (collision avoidance, a support region) keep
-their rows, and no velocity limit nor reversal damping applies. Each level k has its own
+their rows, and no velocity limit nor reversal damping applies, nor any cap on the step unless
+``max_step`` is given (then a step whose largest joint displacement ``max_i |v_i|`` [rad or m]
+exceeds it is scaled down to it, its direction kept). Each level k has its own
 Levenberg-Marquardt damping ``mu_k``, added to its ``lambda^2`` (the damping policy's singular
-part, none unless a policy is given: ``mu_k`` damps near singularities).
+part, none unless a policy is given: ``mu_k`` damps near singularities); the levels are marked
+``Level.search``, so that a candidate's correction is ``M^T (G + mu_k I)^-1 r`` when ``mu_k`` is
+not too small (:func:`reljac.ik.hierarchy._correction`).
 
 A step is kept (:mod:`reljac.ik.search_order`) only if it lowers the levels' costs
 ``c_k = |W e|^2`` in lexicographic order from
@@ -21,7 +25,8 @@ at second order; the next Newton steps bring them back as the levels below conve
 ``mu_k`` shrinks (x ``mu_shrink``, down to ``mu_min``). Else the step is tried again from the same
 q with more damping (x ``mu_grow``) on the levels below the one that got worse, when it was met
 (their motion moved it: damping it too would slow its own convergence) and on the odd rejections
-of a streak, and on the even ones on it too (its own step may overshoot).
+of a streak, and on the even ones on it too (its own step may overshoot); q's rows and
+constraints are kept from before the rejected step, not evaluated again.
 
 A local search ends when every task that counts for convergence has its error norms
 (:meth:`Task.error_norms`) at most ``tol`` and q satisfies the limits' rows (no collision pair
@@ -95,7 +100,8 @@ class SearchOptions:
     tol [m, rad]; max_iters per local search; restarts (None: no cap); timeout [s] of wall clock
     (None: none); seed of the random stream; the Levenberg-Marquardt damping's start, factors,
     floor and ceiling [same units as the levels' sigma^2]; stall_iters and stall_ratio; floor
-    [m^2, rad^2] under which level costs tie.
+    [m^2, rad^2] under which level costs tie; max_step [rad or m]: a Newton step's largest joint
+    displacement max_i |v_i| at most this (the step scaled, its direction kept; None: no cap).
     """
 
     tol: float = 1e-4
@@ -110,6 +116,7 @@ class SearchOptions:
     mu_max: float = 1e4
     stall_iters: int = 10
     stall_ratio: float = 1e-3
+    max_step: float | None = None
 
     @property
     def floor(self) -> float:
@@ -222,10 +229,13 @@ class PythonSearch:
         that q) with damping mu (one per level), or None."""
         c = self.controller
         for level, damping in zip(self.levels, mu, strict=True):
-            level.extra_damping = float(damping)
+            level.extra_damping, level.search = float(damping), True
         v, _ = c._solve(self.levels, *constraints, c.damping)
         if not np.isfinite(v).all():
             return None
+        largest = float(np.max(np.abs(v), initial=0.0))
+        if self.o.max_step is not None and largest > self.o.max_step:  # the direction kept
+            v = v * (self.o.max_step / largest)
         q_new = pin.integrate(self.robot.model, kin.q, v)
         for limit in c.limits:
             q_new = limit.guard(q_new, kin.q)
@@ -285,21 +295,23 @@ class PythonSearch:
         mu, stale, streak, it = np.full(len(structure), o.mu_initial), 0, 0, 0
         mask = np.asarray(counts, dtype=bool)
         history = [float(costs[mask].sum())]  # the counted cost after each iteration
+        rejected = False  # the last step was: q, its rows (kept) and its constraints are as checked
         while np.isfinite(costs).all():  # (rows that are not finite: no local search from q)
-            try:
-                constraints = self.constraints(kin)
-            except SupportError:  # no support region left at q (a restart's legs anywhere)
-                if self.best_costs is None:
-                    raise  # the seed itself: the caller's contacts give no region to hold
-                costs = np.full_like(costs, np.inf)  # not a candidate: ends this local search
-                break
-            ok = feasible(constraints[3])
-            if self.best_costs is None or (ok and not self.best_feasible) or (
-                    ok == self.best_feasible and lexicographically_lower(level_costs, self.best_costs, o.floor)[0]):
-                self.best_q, self.best_costs, self.best_feasible = kin.q, level_costs, ok
-            if ok and self.converged(kin):
-                self.best_q, self.best_costs = kin.q, level_costs
-                return CONVERGED, kin.q
+            if not rejected:
+                try:
+                    constraints = self.constraints(kin)
+                except SupportError:  # no support region left at q (a restart's legs anywhere)
+                    if self.best_costs is None:
+                        raise  # the seed itself: the caller's contacts give no region to hold
+                    costs = np.full_like(costs, np.inf)  # not a candidate: ends this local search
+                    break
+                ok = feasible(constraints[3])
+                if self.best_costs is None or (ok and not self.best_feasible) or (
+                        ok == self.best_feasible and lexicographically_lower(level_costs, self.best_costs, o.floor)[0]):
+                    self.best_q, self.best_costs, self.best_feasible = kin.q, level_costs, ok
+                if ok and self.converged(kin):
+                    self.best_q, self.best_costs = kin.q, level_costs
+                    return CONVERGED, kin.q
             if self.timed_out():
                 return TIMEOUT, kin.q
             if it >= max_iters or (window and it >= STALL_WINDOW_FROM and history[-1] > max(
@@ -310,12 +322,13 @@ class PythonSearch:
             if q_new is None:
                 break
             self.iterations += 1
+            levels = self.levels  # q's rows: a rejected step keeps them (no second evaluation at q)
             kin_new, new_level_costs, new_costs = self.evaluate(q_new, structure)
             better, ratio, culprit, active = improves(new_costs, costs, o.floor, counts)
             if better:
                 kin, level_costs, costs = kin_new, new_level_costs, new_costs
                 mu = np.maximum(mu * o.mu_shrink, o.mu_min)
-                streak = 0
+                streak, rejected = 0, False
                 stale = stale + 1 if ratio < o.stall_ratio else 0
                 if stale >= o.stall_iters:
                     break
@@ -325,7 +338,7 @@ class PythonSearch:
                 stale += 1
                 if mu.min() > o.mu_max or stale >= o.stall_iters:
                     break
-                kin, level_costs, costs = self.evaluate(kin.q, structure)  # the rows at q again
+                self.levels, rejected = levels, True  # q's rows again (kin's data stays q_new's: unread)
             history.append(float(costs[mask].sum()))
         self.ended = costs
         return EXHAUSTED, kin.q

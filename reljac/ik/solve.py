@@ -95,6 +95,9 @@ class Solver:
             their limits, every third from a random configuration inside them.
         timeout: wall-clock budget of one search [s] (None: none); the best configuration is
             returned when it runs out.
+        max_step: a cap on each Newton step's joint displacement: the largest |v_i| over the
+            velocity coordinates [rad or m] (None: no cap, full steps); a larger step is scaled down
+            as a whole, its direction kept. For targets whose linear model misleads far away.
         constraints: :class:`~reljac.ik.limits.Limit` objects held above every level (collision
             avoidance, a support region), as in the controller. A configuration converges only
             where their rows hold at v = 0: no pair closer than its minimum distance, the centre
@@ -113,10 +116,11 @@ class Solver:
     def __init__(self, robot: Robot, levels: Any, *, tol: float = 1e-4, max_iters: int = 100,
                  restarts: int | None = None, timeout: float | None = None, constraints: Sequence[Limit] = (),
                  damping: DampingPolicy | None = None, position_margin: float = 0.0,
-                 backend: str | None = None) -> None:
-        self.options = _options(tol, max_iters, restarts, timeout, 0)
+                 backend: str | None = None, max_step: float | None = None) -> None:
+        self.options = _options(tol, max_iters, restarts, timeout, 0, max_step)
         self._settings = dict(tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout, constraints=constraints,
-                              damping=damping, position_margin=position_margin, backend=backend)  # solve_dask's
+                              damping=damping, position_margin=position_margin, backend=backend,
+                              max_step=max_step)  # solve_dask's
         self.robot = robot = as_robot(robot)
         self._levels = _as_levels(levels)
         self._refuse_bounds()
@@ -246,6 +250,7 @@ class Solver:
             setattr(o, name, getattr(options, name))
         o.restarts = -1 if options.restarts is None else options.restarts
         o.timeout = -1.0 if options.timeout is None else options.timeout
+        o.max_step = -1.0 if options.max_step is None else options.max_step
         o.counted = [i for i, t in enumerate(self.controllers[0].tasks) if t.counts_for_convergence]
         o.sample_kind, o.lower, o.upper = self.sample
         return o
@@ -341,17 +346,18 @@ class Solver:
 def solve(robot: Robot, q0: ArrayLike | None, levels: Any, *, tol: float = 1e-4, max_iters: int = 100,
           restarts: int | None = None, timeout: float | None = None, seed: int = 0,
           constraints: Sequence[Limit] = (), damping: DampingPolicy | None = None, position_margin: float = 0.0,
-          backend: str | None = None) -> IKResult:
+          backend: str | None = None, max_step: float | None = None) -> IKResult:
     """A configuration meeting every level, found from q0: ``Solver(robot, levels, ...).solve(q0,
     seed=seed)`` (see :class:`Solver` for the arguments; set a Solver up once to solve many times).
 
     Raises:
-        TaskError: a bad tol, max_iters, restarts, timeout or seed, or a task whose rows are not
-            finite anywhere searched (the rule: :mod:`reljac.validation`).
+        TaskError: a bad tol, max_iters, restarts, timeout, max_step or seed, or a task whose rows
+            are not finite anywhere searched (the rule: :mod:`reljac.validation`).
         ConfigurationError: a bad q0, robot or option.
     """
     solver = Solver(robot, levels, tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout,
-                    constraints=constraints, damping=damping, position_margin=position_margin, backend=backend)
+                    constraints=constraints, damping=damping, position_margin=position_margin, backend=backend,
+                    max_step=max_step)
     return solver.solve(q0, seed=seed)
 
 
@@ -359,13 +365,15 @@ def solve_many(robot: Robot, seeds: ArrayLike | None, levels: Any, targets: Sequ
                workers: int | None = None, progress: bool | None = None, tol: float = 1e-4, max_iters: int = 100,
                restarts: int | None = None, timeout: float | None = None, seed: int = 0,
                constraints: Sequence[Limit] = (), damping: DampingPolicy | None = None,
-               position_margin: float = 0.0, backend: str | None = None, scheduler: Any = None) -> list[IKResult]:
+               position_margin: float = 0.0, backend: str | None = None, scheduler: Any = None,
+               max_step: float | None = None) -> list[IKResult]:
     """:meth:`Solver.solve_many` on copies of the levels' tasks (the caller's are not touched):
     one :class:`IKResult` per target, on every core or on a Dask cluster (`scheduler`: see
     :meth:`Solver.solve_many`; :class:`Solver` for the other arguments)."""
     copies = [[own_copy(task) for task in level] for level in _as_levels(levels)]
     solver = Solver(robot, copies, tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout,
-                    constraints=constraints, damping=damping, position_margin=position_margin, backend=backend)
+                    constraints=constraints, damping=damping, position_margin=position_margin, backend=backend,
+                    max_step=max_step)
     return solver.solve_many(seeds, targets, seed=seed, workers=workers, progress=progress, scheduler=scheduler)
 
 
@@ -376,13 +384,17 @@ def _seed(seed: Any) -> int:
     return seed
 
 
-def _options(tol: Any, max_iters: Any, restarts: Any, timeout: Any, seed: Any) -> SearchOptions:
+def _options(tol: Any, max_iters: Any, restarts: Any, timeout: Any, seed: Any, max_step: Any = None) -> SearchOptions:
     tol = as_float(tol, "tol", minimum=0.0, strict=True, valid="a positive number [m or rad]")
     max_iters = as_count(max_iters, "max_iters", minimum=1)
     if timeout is not None:
         timeout = as_float(timeout, "timeout [s]", minimum=0.0, strict=True, valid="a positive number of seconds")
     restarts = (None if timeout is not None else 20) if restarts is None else as_count(restarts, "restarts")
-    return SearchOptions(tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout, seed=_seed(seed))
+    if max_step is not None:
+        max_step = as_float(max_step, "max_step", minimum=0.0, strict=True,
+                            valid="a positive number [rad or m] (the largest joint displacement of a step) or None")
+    return SearchOptions(tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout, seed=_seed(seed),
+                         max_step=max_step)
 
 
 def _from_core(raw: Any) -> SearchResult:

@@ -61,7 +61,8 @@ void set_bounds(reljac::Level& level, size_t k, const py::handle& lower, const p
 py::tuple solve_hierarchy(const py::list& As, const py::list& bs, const std::vector<double>& identity_scales,
                           const py::list& masks, const std::vector<double>& extra_damping, const py::handle& lo,
                           const py::handle& hi, const py::handle& C, const py::handle& d, double threshold,
-                          double max_damping, const py::object& lowers, const py::object& uppers, int change_cap, int repeat) {
+                          double max_damping, const py::object& lowers, const py::object& uppers, int change_cap, int repeat,
+                          bool search) {
   if (repeat < 1) throw py::value_error("repeat must be >= 1");
   reljac::Constraints cons;
   cons.lo = as_vector(lo, "lo");
@@ -85,6 +86,7 @@ py::tuple solve_hierarchy(const py::list& As, const py::list& bs, const std::vec
     reljac::Level& level = levels[k];
     level.b = as_vector(bs[k], "b");
     level.extra_damping = extra_damping[k];
+    level.search = search;
     if (As[k].is_none()) {
       if (level.b.size() != nv) throw py::value_error("an identity level needs b of size nv");
       level.identity_scale = identity_scales[k];
@@ -122,7 +124,7 @@ void bind_hierarchy(py::module_& m) {
   m.def("solve_hierarchy", &solve_hierarchy, py::arg("As"), py::arg("bs"), py::arg("identity_scales"),
         py::arg("masks"), py::arg("extra_damping"), py::arg("lo"), py::arg("hi"), py::arg("C"), py::arg("d"),
         py::arg("threshold"), py::arg("max_damping"), py::arg("lowers") = py::none(), py::arg("uppers") = py::none(),
-        py::arg("change_cap") = -1, py::arg("repeat") = 1,
+        py::arg("change_cap") = -1, py::arg("repeat") = 1, py::arg("search") = false,
         R"doc(Joint velocity v (nv,) for prioritized levels inside lo <= v <= hi and C v <= d, and one report per level.
 
 Level k: A v = b with As[k] (m, nv) and bs[k] (m,), or As[k] None: A = identity_scales[k] diag(masks[k])
@@ -134,6 +136,7 @@ least violation (reljac/ik/inequality.py, the specification), else by Saturation
 change_cap: active-set changes allowed per bounded level (-1: the rule of reljac.ik.active_set.change_cap);
 a level that reaches it stops at its best feasible point and reports capped. repeat: solves in a row
 with one workspace, the last one returned (for timing and the allocation test; the first sizes the buffers).
+search: the levels are a search's (reljac.ik.hierarchy.Level.search: extra_damping is its Levenberg-Marquardt mu).
 Each report: a LevelReport (the core's, bound with named fields: those of reljac.ik.hierarchy.LevelReport
 it fills in, margins None on an equality hierarchy).
 

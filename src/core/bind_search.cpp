@@ -27,6 +27,8 @@ void bind_search(py::module_& m) {
       .def_readwrite("stall_iters", &SearchOptions::stall_iters, "iterations in a row rejected or below stall_ratio end it")
       .def_readwrite("stall_ratio", &SearchOptions::stall_ratio, "relative improvement of a step that counts")
       .def_readwrite("floor", &SearchOptions::floor, "level costs below this tie [m^2, rad^2]")
+      .def_readwrite("max_step", &SearchOptions::max_step,
+                     "a Newton step's largest joint displacement at most this [rad or m] (<= 0: no cap)")
       .def_readwrite("counted", &SearchOptions::counted, "indices of the tasks that decide convergence")
       .def_readwrite("sample_kind", &SearchOptions::sample_kind, "(nq) 0 uniform, 1 the seed's, 2 an angle pair")
       .def_readwrite("lower", &SearchOptions::lower, "(nq) lower bounds of the uniform coordinates")

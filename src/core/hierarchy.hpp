@@ -26,6 +26,7 @@ constexpr double kBoundTolerance = 1e-12;  // slack on a bound before it counts 
 constexpr double kPivotTolerance = 1e-12;  // P_jj (c^T P c) below this: cannot move in what is left
 constexpr int kMaxStaleSaturations = 2;    // saturations in a row that did not lower the residual
 constexpr double kMetTolerance = 1e-9;     // met when |A v - b| <= this x (1 + |b|)
+constexpr double kSearchCholesky = 1e-8;   // a search's mu at least this x max(1, tr G): Cholesky of G + mu I
 
 struct Level {
   const double* A = nullptr;  // (rows x nv) row-major, or nullptr: A = identity_scale diag(mask)
@@ -33,6 +34,10 @@ struct Level {
   double identity_scale = 0;  // used when A == nullptr
   Vector mask;                // (nv) 1 kept / 0 masked, or empty: all kept (identity levels only)
   double extra_damping = 0;   // added to lambda^2
+  // A search's level (Step::search: extra_damping is its Levenberg-Marquardt mu): with no singular
+  // damping from the policy and mu >= kSearchCholesky x max(1, tr G), a candidate's correction is
+  // M^T (G + mu I)^-1 r by Cholesky, no direction cut (reljac/ik/hierarchy.py, _correction).
+  bool search = false;
   // Inequality rows (issue 29): empty on an equality level, else (rows) each, lower_i <= A_i v <=
   // upper_i (+-inf: one-sided; lower_i = upper_i: an equality row; b is not read). A hierarchy
   // with a bounded level is solved by solve_lexicographic (inequality.cpp), to which

@@ -51,6 +51,7 @@ struct Correction {
   bool has_W = false;     // false: an identity level (it leaves no null space)
   bool full_rank = false;  // W W^T = M^T G^-1 M (Cholesky); else W = M^T U_scaled
   bool factored = false;   // full rank with no damping: U_scaled holds G's Cholesky factor L
+  bool undecided = false;  // a search's candidate solved by Cholesky of G + mu I: rank and row space found when chosen (row_space)
   Matrix U_scaled;         // U_r Sigma_r^-1 in the first `rank` columns (m x m) when not full rank; L when factored
   int rank = 0;
   double damping = 0.0;
@@ -63,6 +64,7 @@ struct Correction {
     std::swap(has_W, other.has_W);
     std::swap(full_rank, other.full_rank);
     std::swap(factored, other.factored);
+    std::swap(undecided, other.undecided);
     std::swap(rank, other.rank);
     std::swap(damping, other.damping);
     std::swap(smallest, other.smallest);
@@ -124,6 +126,20 @@ inline void gram(const RowMatrix& M, Matrix& G) {
     for (Eigen::Index j = 0; j <= i; ++j) G(i, j) = M.row(i).dot(M.row(j));
 }
 
+// From G's eigen-decomposition (m x m, ascending): the rank (eigenvalues above kRankTolerance x
+// max(1, largest)), sigma_min (0 below full rank) and U_scaled = U_r Sigma_r^-1 into `step`.
+template <typename Solver>
+inline void eigen_rank(const Solver& eig, int m, Correction& step) {
+  const auto& e = eig.eigenvalues();
+  const double largest = m ? e(m - 1) : 0.0;
+  int rank = 0;
+  for (int i = 0; i < m; ++i) rank += e(i) > kRankTolerance * std::max(1.0, largest);
+  step.rank = rank;
+  step.smallest = rank == m && rank > 0 ? std::sqrt(e(m - rank)) : 0.0;
+  step.U_scaled.resize(m, m);
+  step.U_scaled.leftCols(rank) = eig.eigenvectors().rightCols(rank) * e.tail(rank).array().sqrt().inverse().matrix().asDiagonal();
+}
+
 // Damped least-squares correction delta (in range(P)) of A delta = residual, into `step`.
 // The same matrix function as the Python solver's eigen-decomposition of G = M M^T. A level
 // whose G - shift I has a Cholesky factor (shift = threshold^2, and at least the rank
@@ -143,6 +159,7 @@ inline void correction(const Level& level, const RowMatrix& M, const Matrix& G_n
   step.has_W = false;
   step.full_rank = false;
   step.factored = false;
+  step.undecided = false;
   step.rank = 0;
   step.damping = 0.0;
   step.smallest = std::numeric_limits<double>::infinity();
@@ -160,6 +177,18 @@ inline void correction(const Level& level, const RowMatrix& M, const Matrix& G_n
   step.has_W = true;
   const int m = level.rows();
   Gram G = G_now;  // M M^T, its lower triangle (what the factorizations read): see gram()
+  if (level.search && m > 0 && policy.singular_damping(0.0) == 0.0 &&
+      level.extra_damping >= kSearchCholesky * std::max(1.0, G.trace())) {
+    // a search's candidate: M^T (G + mu I)^-1 r, no direction cut (the same matrix function as the
+    // eigen path where G's small eigenvalues are exact zeros); the rank waits for row_space
+    step.undecided = true;
+    step.damping = level.extra_damping;
+    G.diagonal().array() += step.damping;
+    const Eigen::LLT<Gram> llt(G);
+    step.delta.noalias() = M.transpose() * llt.solve(residual);
+    times(level, step.delta, nv, step.A_delta);
+    return;
+  }
   const double shift = std::max(policy.threshold * policy.threshold, kRankTolerance * std::max(1.0, G.trace()));
   const bool fixed_shift = shift == policy.threshold * policy.threshold;
   bool full_rank_test = false;
@@ -184,22 +213,16 @@ inline void correction(const Level& level, const RowMatrix& M, const Matrix& G_n
     times(level, step.delta, nv, step.A_delta);
     return;
   }
-  Eigen::SelfAdjointEigenSolver<Gram> eig(G);  // ascending
-  const auto& e = eig.eigenvalues();
-  const double largest = m ? e(m - 1) : 0.0;
-  int rank = 0;
-  for (int i = 0; i < m; ++i) rank += e(i) > kRankTolerance * std::max(1.0, largest);
-  step.rank = rank;
-  step.smallest = rank == m && rank > 0 ? std::sqrt(e(m - rank)) : 0.0;
+  const Eigen::SelfAdjointEigenSolver<Gram> eig(G);  // ascending
+  eigen_rank(eig, m, step);
+  const int rank = step.rank;
   step.damping = policy.singular_damping(step.smallest) + level.extra_damping;
   const auto U_r = eig.eigenvectors().rightCols(rank);
-  const auto e_r = e.tail(rank);
+  const auto e_r = eig.eigenvalues().tail(rank);
   coefficients.resize(m);  // buffers of the largest rank: a smaller one does not reallocate
-  step.U_scaled.resize(m, m);
   auto c_r = coefficients.head(rank);
   c_r = (U_r.transpose() * residual).array() / (e_r.array() + step.damping);
   step.delta.noalias() = M.transpose() * (U_r * c_r);
-  step.U_scaled.leftCols(rank) = U_r * e_r.array().sqrt().inverse().matrix().asDiagonal();
   times(level, step.delta, nv, step.A_delta);
 }
 
@@ -219,6 +242,28 @@ inline void solve_lower_by_rows(const Lower& L, WtMap& Wt) {
     for (Eigen::Index k = 0; k < i; ++k) axpy(row, Wt.data() + k * n, -L(i, k), n);
     Wt.row(i) /= L(i, i);
   }
+}
+
+// A search's chosen candidate solved by Cholesky of G + mu I (Correction::undecided): its rank and
+// smallest singular value as correction() finds them without mu (full rank: G - shift I has a
+// Cholesky factor; else the eigen-decomposition of G, U_scaled), so that row_space goes on as for
+// any candidate.
+template <typename Gram>
+inline void decide_rank(Correction& step, const RowMatrix& M, const Policy& policy, LevelSpace& w) {
+  const int m = static_cast<int>(M.rows());
+  gram(M, w.G);
+  Gram G = w.G;
+  const double shift = std::max(policy.threshold * policy.threshold, kRankTolerance * std::max(1.0, G.trace()));
+  Gram shifted = G;
+  shifted.diagonal().array() -= shift;
+  step.undecided = false;
+  if (Eigen::LLT<Gram>(shifted).info() == Eigen::Success) {
+    step.full_rank = true;
+    step.rank = m;
+    step.smallest = -1.0;  // computed for the report when it is read
+    return;
+  }
+  eigen_rank(Eigen::SelfAdjointEigenSolver<Gram>(G), m, step);
 }
 
 // w.Wt() = W^T (rank x nv) with W W^T the projector onto the level's rows inside range(P) (M = A P).

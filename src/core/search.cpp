@@ -60,7 +60,10 @@ class Searcher {
     for (const auto& level : strict_) strict_counted_.push_back(std::any_of(level.begin(), level.end(), counts_));
     for (const auto& level : flat_) flat_counted_.push_back(std::any_of(level.begin(), level.end(), counts_));
   }
-  ~Searcher() { s_.levels = strict_; }
+  ~Searcher() {
+    s_.levels = strict_;
+    for (Level& level : s_.level_systems) level.search = false;  // the controller's steps again
+  }
 
   SearchResult run(const Vector& q0) {
     start_ = Clock::now();
@@ -100,6 +103,9 @@ class Searcher {
   SearchResult out_;
   Vector q_, q_new_, best_q_, best_costs_, costs_, new_costs_, level_costs_, new_level_costs_;
   std::vector<double> history_;
+  std::vector<Rows> kept_rows_;  // the rows at q_ while a step is tried (keep_rows)
+  std::vector<Level> kept_systems_;
+  std::vector<RowMatrix> kept_storage_;
   bool have_best_ = false, best_feasible_ = false;
 
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
@@ -120,21 +126,24 @@ class Searcher {
     history_.clear();  // the counted cost after each iteration
     history_.reserve(static_cast<size_t>(max_iters) + 2);
     history_.push_back(counted_sum(costs_, counted));
+    bool rejected = false;  // the last step was: q_, its rows (restored) and constraints are as checked
     for (int it = 0; failing < 0; ++it) {
-      try {
-        s_.constraints(q_, none_);  // (for the step, and the check that q is feasible)
-      } catch (const SupportFailure&) {  // no support region left at q (a restart's legs anywhere)
-        if (!have_best_) throw;          // the seed itself: the caller's contacts give no region to hold
-        costs_.setConstant(kInf);        // not a candidate: ends this local search
-        break;
-      }
-      const bool ok = feasible();
-      if (!have_best_ || (ok && !best_feasible_) ||
-          (ok == best_feasible_ && lexicographically_lower(level_costs_, best_costs_, o_.floor).first))
-        keep_best(ok);
-      if (ok && converged(q_)) {
-        keep_best(true);
-        return SearchReason::kConverged;
+      if (!rejected) {
+        try {
+          s_.constraints(q_, none_);  // (for the step, and the check that q is feasible)
+        } catch (const SupportFailure&) {  // no support region left at q (a restart's legs anywhere)
+          if (!have_best_) throw;          // the seed itself: the caller's contacts give no region to hold
+          costs_.setConstant(kInf);        // not a candidate: ends this local search
+          break;
+        }
+        const bool ok = feasible();
+        if (!have_best_ || (ok && !best_feasible_) ||
+            (ok == best_feasible_ && lexicographically_lower(level_costs_, best_costs_, o_.floor).first))
+          keep_best(ok);
+        if (ok && converged(q_)) {
+          keep_best(true);
+          return SearchReason::kConverged;
+        }
       }
       if (timed_out()) return SearchReason::kTimeout;
       if (it >= max_iters) break;
@@ -143,6 +152,7 @@ class Searcher {
         break;
       if (!newton_step(q_, mu, q_new_)) break;
       ++out_.iterations;
+      keep_rows();  // q_'s rows aside: a rejected step restores them instead of evaluating q_ again
       failing = evaluate(q_new_, new_level_costs_, new_costs_);
       int active = 0;
       const Verdict verdict = failing < 0 ? improves(new_costs_, costs_, o_.floor, counted, active)
@@ -153,16 +163,27 @@ class Searcher {
         level_costs_.swap(new_level_costs_);
         mu = (mu * o_.mu_shrink).cwiseMax(o_.mu_min);
         streak = 0;
+        rejected = false;
         stale = verdict.ratio < o_.stall_ratio ? stale + 1 : 0;
         if (stale >= o_.stall_iters) break;
       } else {
         raise_damping(mu, verdict.culprit, active, ++streak, o_.mu_grow);
         if (mu.minCoeff() > o_.mu_max || ++stale >= o_.stall_iters) break;
-        failing = evaluate(q_, level_costs_, costs_);  // the rows at q again
+        keep_rows();  // the rows at q again (the kinematics data stays q_new_'s: nothing reads it before the next evaluate)
+        failing = -1;
+        rejected = true;
       }
       history_.push_back(counted_sum(costs_, counted));
     }
     return SearchReason::kExhausted;
+  }
+
+  // Swaps the step's rows and level systems with the ones kept aside (their buffers stay allocated;
+  // a level's A points into its storage, which moves with it).
+  void keep_rows() {
+    s_.rows.swap(kept_rows_);
+    s_.level_systems.swap(kept_systems_);
+    s_.level_storage.swap(kept_storage_);
   }
 
   static double counted_sum(const Vector& costs, const std::vector<char>& counted) {
@@ -250,9 +271,16 @@ class Searcher {
   }
 
   bool newton_step(const Vector& q, const Vector& mu, Vector& q_new) {  // constraints() at q done
-    for (size_t k = 0; k < s_.level_systems.size(); ++k) s_.level_systems[k].extra_damping = mu(static_cast<long>(k));
+    for (size_t k = 0; k < s_.level_systems.size(); ++k) {
+      s_.level_systems[k].extra_damping = mu(static_cast<long>(k));
+      s_.level_systems[k].search = true;
+    }
     s_.v = solve_hierarchy(s_.level_systems, s_.cons, s_.policy, s_.reports, s_.workspace);
     if (!s_.v.allFinite()) return false;
+    if (o_.max_step > 0) {  // the largest joint displacement at most max_step (the step's direction kept)
+      const double largest = s_.v.cwiseAbs().maxCoeff();
+      if (largest > o_.max_step) s_.v *= o_.max_step / largest;
+    }
     s_.advance(q, q_new);
     return q_new.allFinite();
   }

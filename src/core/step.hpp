@@ -141,6 +141,7 @@ struct SearchOptions {
   int stall_iters = 10;           // iterations in a row rejected or improving by less than stall_ratio end a search
   double stall_ratio = 1e-3;
   double floor = 1e-8;            // level costs below this tie, a level under it is met (tol^2) [m^2, rad^2]
+  double max_step = -1;           // a Newton step's largest joint displacement |v_i| at most this [rad or m] (<= 0: no cap)
   std::vector<int> counted;       // the tasks whose errors decide convergence
   Eigen::VectorXi sample_kind;    // (nq) 0: uniform in [lower, upper]; 1: the seed's; 2: an angle's (cos, sin) here and next
   Vector lower, upper;            // (nq)
