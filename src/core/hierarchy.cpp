@@ -270,14 +270,15 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
   const RowMatrix& M_best = best_is_current ? w.M : w.M_best;
   if (w.best.has_W) {
     if (w.best.undecided) {  // a search's candidate solved by Cholesky: its rank now (decide_rank)
+      const Matrix* G = best_is_current ? &w.G_now : nullptr;  // M M^T of the candidate tried last
       if (level.rows() == 6)
-        decide_rank<Eigen::Matrix<double, 6, 6>>(w.best, M_best, policy, w);
+        decide_rank<Eigen::Matrix<double, 6, 6>>(w.best, M_best, G, policy, w);
       else if (level.rows() == 3)
-        decide_rank<Eigen::Matrix3d>(w.best, M_best, policy, w);
+        decide_rank<Eigen::Matrix3d>(w.best, M_best, G, policy, w);
       else if (level.rows() <= kSmallLevel)
-        decide_rank<SmallGram>(w.best, M_best, policy, w);
+        decide_rank<SmallGram>(w.best, M_best, G, policy, w);
       else
-        decide_rank<Matrix>(w.best, M_best, policy, w);
+        decide_rank<Matrix>(w.best, M_best, G, policy, w);
     }
     row_space(w.best, M_best, w);
     P.swap(best_is_current ? ws.P_free : ws.P_best);  // P_free is refilled by the next level

@@ -246,13 +246,18 @@ inline void solve_lower_by_rows(const Lower& L, WtMap& Wt) {
 
 // A search's chosen candidate solved by Cholesky of G + mu I (Correction::undecided): its rank and
 // smallest singular value as correction() finds them without mu (full rank: G - shift I has a
-// Cholesky factor; else the eigen-decomposition of G, U_scaled), so that row_space goes on as for
-// any candidate.
+// Cholesky factor, and G's own factor goes to U_scaled for row_space; else the eigen-decomposition
+// of G, U_scaled), so that row_space goes on as for any candidate. G_now: M M^T (lower triangle)
+// when it is at hand (the candidate tried last), else nullptr.
 template <typename Gram>
-inline void decide_rank(Correction& step, const RowMatrix& M, const Policy& policy, LevelSpace& w) {
+inline void decide_rank(Correction& step, const RowMatrix& M, const Matrix* G_now, const Policy& policy,
+                        LevelSpace& w) {
   const int m = static_cast<int>(M.rows());
-  gram(M, w.G);
-  Gram G = w.G;
+  if (G_now == nullptr) {
+    gram(M, w.G);
+    G_now = &w.G;
+  }
+  const Gram G = *G_now;
   const double shift = std::max(policy.threshold * policy.threshold, kRankTolerance * std::max(1.0, G.trace()));
   Gram shifted = G;
   shifted.diagonal().array() -= shift;
@@ -261,6 +266,8 @@ inline void decide_rank(Correction& step, const RowMatrix& M, const Policy& poli
     step.full_rank = true;
     step.rank = m;
     step.smallest = -1.0;  // computed for the report when it is read
+    step.U_scaled = Eigen::LLT<Gram>(G).matrixL();  // G's factor: row_space's W^T = L^-1 M
+    step.factored = true;
     return;
   }
   eigen_rank(Eigen::SelfAdjointEigenSolver<Gram>(G), m, step);
