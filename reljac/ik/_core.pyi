@@ -724,6 +724,14 @@ class SearchOptions:
     def max_iters(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
     @property
+    def max_step(self) -> float:
+        """
+        a Newton step's largest joint displacement at most this [rad or m] (<= 0: no cap)
+        """
+    @max_step.setter
+    def max_step(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
     def mu_grow(self) -> float:
         """
         its factor after a rejected step
@@ -921,7 +929,7 @@ def search_many(steps: collections.abc.Sequence[Step], target_tasks: collections
     """
     One search per row of targets, on one thread per step (reljac.ik.search.solve_many).
     """
-def solve_hierarchy(As: list, bs: list, identity_scales: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], masks: list, extra_damping: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], lo: typing.Any, hi: typing.Any, C: typing.Any, d: typing.Any, threshold: typing.SupportsFloat | typing.SupportsIndex, max_damping: typing.SupportsFloat | typing.SupportsIndex, lowers: typing.Any = None, uppers: typing.Any = None, change_cap: typing.SupportsInt | typing.SupportsIndex = -1, repeat: typing.SupportsInt | typing.SupportsIndex = 1) -> tuple:
+def solve_hierarchy(As: list, bs: list, identity_scales: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], masks: list, extra_damping: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], lo: typing.Any, hi: typing.Any, C: typing.Any, d: typing.Any, threshold: typing.SupportsFloat | typing.SupportsIndex, max_damping: typing.SupportsFloat | typing.SupportsIndex, lowers: typing.Any = None, uppers: typing.Any = None, change_cap: typing.SupportsInt | typing.SupportsIndex = -1, repeat: typing.SupportsInt | typing.SupportsIndex = 1, search: bool = False) -> tuple:
     """
     Joint velocity v (nv,) for prioritized levels inside lo <= v <= hi and C v <= d, and one report per level.
     
@@ -934,6 +942,7 @@ def solve_hierarchy(As: list, bs: list, identity_scales: collections.abc.Sequenc
     change_cap: active-set changes allowed per bounded level (-1: the rule of reljac.ik.active_set.change_cap);
     a level that reaches it stops at its best feasible point and reports capped. repeat: solves in a row
     with one workspace, the last one returned (for timing and the allocation test; the first sizes the buffers).
+    search: the levels are a search's (reljac.ik.hierarchy.Level.search: extra_damping is its Levenberg-Marquardt mu).
     Each report: a LevelReport (the core's, bound with named fields: those of reljac.ik.hierarchy.LevelReport
     it fills in, margins None on an equality hierarchy).
     
