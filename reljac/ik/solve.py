@@ -95,9 +95,8 @@ class Solver:
             their limits, every third from a random configuration inside them.
         timeout: wall-clock budget of one search [s] (None: none); the best configuration is
             returned when it runs out.
-        max_step: a cap on each Newton step's joint displacement: the largest |v_i| over the
-            velocity coordinates [rad or m] (None: no cap, full steps); a larger step is scaled down
-            as a whole, its direction kept. For targets whose linear model misleads far away.
+        max_step: a cap on each Newton step's largest joint displacement max_i |v_i| [rad or m]
+            (None: no cap, full steps); a larger step is scaled down whole, its direction kept.
         constraints: :class:`~reljac.ik.limits.Limit` objects held above every level (collision
             avoidance, a support region), as in the controller. A configuration converges only
             where their rows hold at v = 0: no pair closer than its minimum distance, the centre
@@ -390,9 +389,8 @@ def _options(tol: Any, max_iters: Any, restarts: Any, timeout: Any, seed: Any, m
     if timeout is not None:
         timeout = as_float(timeout, "timeout [s]", minimum=0.0, strict=True, valid="a positive number of seconds")
     restarts = (None if timeout is not None else 20) if restarts is None else as_count(restarts, "restarts")
-    if max_step is not None:
-        max_step = as_float(max_step, "max_step", minimum=0.0, strict=True,
-                            valid="a positive number [rad or m] (the largest joint displacement of a step) or None")
+    max_step = None if max_step is None else as_float(max_step, "max_step", minimum=0.0, strict=True,
+                                                      valid="a positive number [rad or m] or None")
     return SearchOptions(tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout, seed=_seed(seed),
                          max_step=max_step)
 
