@@ -29,15 +29,15 @@ from reljac.relative import Kinematics
 distributed = pytest.importorskip("distributed")
 
 
-def assert_same(threaded, dasked):
+def assert_same(threaded, dasked, q_atol=1e-9, error_atol=1e-12):
     """The same decisions (iterations, restarts, reason) and the same q and level errors up to
     rounding: another process may round differently (seen: 5e-13 in one q of collision avoidance,
     whose distances depend on where coal's and Eigen's buffers sit in memory)."""
     assert len(threaded) == len(dasked)
     for a, b in zip(threaded, dasked, strict=True):
         assert (a.converged, a.reason, a.iterations, a.restarts) == (b.converged, b.reason, b.iterations, b.restarts)
-        np.testing.assert_allclose(a.q, b.q, rtol=0, atol=1e-9)
-        np.testing.assert_allclose(a.level_errors, b.level_errors, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(a.q, b.q, rtol=0, atol=q_atol)
+        np.testing.assert_allclose(a.level_errors, b.level_errors, rtol=1e-9, atol=error_atol)
 
 
 def right_tool_problem(robot, rng, n):
@@ -102,12 +102,16 @@ def test_ur5_by_name_on_process_workers_gives_the_threaded_results(process_clien
 
 @pytest.mark.slow
 def test_collision_avoidance_travels_as_its_pairs_and_distances(process_client, dual_arm, rng):
-    """Its CollisionModel does not pickle: the workers rebuild it from the model's state."""
+    """Its CollisionModel does not pickle: the workers rebuild it from the model's state. The
+    same decisions; q only up to rounding carried along the arm's redundant directions (one frame
+    task on 14 joints: seen, a worker process's rounding of the distances moved a converged q by
+    1e-4 along its self-motion, every level error still under tol in both)."""
     avoid = CollisionAvoidance(dual_arm, min_distance=0.02, influence_distance=0.08)
     task, targets = right_tool_problem(dual_arm, rng, 8)
     args = dict(tol=1e-5, restarts=1, seed=5, constraints=[avoid])
     assert_same(solve_many(dual_arm, None, [[task]], targets, **args),
-                solve_many(dual_arm, None, [[task]], targets, scheduler=process_client, **args))
+                solve_many(dual_arm, None, [[task]], targets, scheduler=process_client, **args),
+                q_atol=1e-3, error_atol=1e-5)
 
 
 @pytest.mark.slow
