@@ -203,18 +203,10 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
   for (int it = 0; it < iterations; ++it) {
     times(level, base, nv, w.Ax);
     w.residual = level.b - w.Ax;
-    const auto correct = [&](auto gram_type) {  // the correction with G as a matrix of that type
+    with_gram_type(level.rows(), [&](auto gram_type) {  // the correction with G as a matrix of that type
       correction<decltype(gram_type)>(level, w.M, w.G_now, ws.P_free, w.residual, policy, nv, known_singular, w.step,
                                       w.coefficients);
-    };
-    if (level.rows() == 6)  // a pose: fixed sizes (unrolled factorizations), as positions and orientations
-      correct(Eigen::Matrix<double, 6, 6>());
-    else if (level.rows() == 3)
-      correct(Eigen::Matrix3d());
-    else if (level.rows() <= kSmallLevel)
-      correct(SmallGram());  // fixed capacity: no allocation
-    else
-      correct(Matrix());
+    });
     const Limiting lim = max_scale(base, w.step.delta, cons, ws.held_free, ws.Cb, ws.Cd);
     if (lim.scale < 0) break;
     const double s = lim.scale;
@@ -271,14 +263,9 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
   if (w.best.has_W) {
     if (w.best.undecided) {  // a search's candidate solved by Cholesky: its rank now (decide_rank)
       const Matrix* G = best_is_current ? &w.G_now : nullptr;  // M M^T of the candidate tried last
-      if (level.rows() == 6)
-        decide_rank<Eigen::Matrix<double, 6, 6>>(w.best, M_best, G, policy, w);
-      else if (level.rows() == 3)
-        decide_rank<Eigen::Matrix3d>(w.best, M_best, G, policy, w);
-      else if (level.rows() <= kSmallLevel)
-        decide_rank<SmallGram>(w.best, M_best, G, policy, w);
-      else
-        decide_rank<Matrix>(w.best, M_best, G, policy, w);
+      with_gram_type(level.rows(), [&](auto gram_type) {
+        decide_rank<decltype(gram_type)>(w.best, M_best, G, policy, w);
+      });
     }
     row_space(w.best, M_best, w);
     P.swap(best_is_current ? ws.P_free : ws.P_best);  // P_free is refilled by the next level

@@ -16,6 +16,21 @@ namespace factor {
 constexpr int kSmallLevel = 12;  // levels with at most this many rows factor without allocating
 using SmallGram = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kSmallLevel, kSmallLevel>;
 
+// f(G) with G an empty Gram matrix of the type a level of `rows` rows is factored in: fixed sizes
+// for a pose (6) and a position or orientation (3: unrolled factorizations), fixed capacity up to
+// kSmallLevel rows (no allocation), else dynamic.
+template <class F>
+inline void with_gram_type(int rows, F&& f) {
+  if (rows == 6)
+    f(Eigen::Matrix<double, 6, 6>());
+  else if (rows == 3)
+    f(Eigen::Matrix3d());
+  else if (rows <= kSmallLevel)
+    f(SmallGram());
+  else
+    f(Matrix());
+}
+
 // y = A x for a level.
 inline void times(const Level& level, const Vector& x, int nv, Vector& y) {
   if (level.A != nullptr) {
