@@ -54,12 +54,7 @@ def build(talos: Robot, q: np.ndarray, *, support_level: bool = True) -> tuple[C
     levels = [list(stack.feet), stack.support, avoidance, reach, stack.posture]
     if not support_level:
         del levels[1]
-    # the floating base's velocity bounded (2 m/s, 2 rad/s) where the model's limit is float max (1.8e308):
-    # held as a finite bound, that stops the Python inequality solver short of the QP cascade's optimum on
-    # some of these levels (tests/test_inequality_unbounded_box.py)
-    limits = np.array(talos.velocity_limits, dtype=float)
-    limits[~(limits < 1e10)] = 2.0
-    return Controller(talos, levels, dt=DT, velocity_limits=limits), stack.support, avoidance, reach
+    return Controller(talos, levels, dt=DT), stack.support, avoidance, reach
 
 
 def row_name(controller: Controller, level: int, row: int) -> str:
