@@ -232,7 +232,7 @@ class Controller:
             return self._reports
 
     def _named(self, reports: list[LevelReport], row_names: list[str]) -> list[LevelReport]:
-        for report, tasks in zip(reports, self._levels, strict=True):
+        for k, (report, tasks) in enumerate(zip(reports, self._levels, strict=True)):
             report.scale += 0.0  # -0.0 (a level scaled to nothing from below) reads as 0.0
             report.tasks = [t.name for t in tasks]
             report.saturated_joints = [self._labels[j] for j in report.saturated]
@@ -243,7 +243,6 @@ class Controller:
                                  row_labels(self._levels[report.limit_level])[report.limit_index]
                                  if report.limit_kind == 3 else
                                  _why_unmet(report) if not report.met else "")
-        for k, (report, tasks) in enumerate(zip(reports, self._levels, strict=True)):
             report.on_bound = sorted(set(report.active) | {i for r in reports[k + 1:] for j, i in r.held if j == k})
             if report.on_bound:  # a level with bounds: its rows at or beyond a bound, by name
                 labels = row_labels(tasks)
