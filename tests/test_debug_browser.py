@@ -15,7 +15,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from helpers import wait_for
-from test_viz import Browser, needs_chromium, read_png
+from test_viz import LOADING_SIZE, Browser, needs_chromium, read_png
 
 from reljac import Robot
 from reljac.apps.debug import new_run_log
@@ -51,15 +51,19 @@ def drag(browser: Browser, start, end, steps: int = 8) -> None:
 
 
 def open_page(browser: Browser, debugger: Debugger, timeout: float = 30.0, query: str = "") -> None:
-    browser.open(debugger.url + query)
-    wait_for(lambda: browser.evaluate("!!(window.reljacDebug && reljacDebug.init && reljacDebug.state)"),
-             "the page's first state")
-    # the scene: the robot's meshes came before the handles' parts (the meshcat server replays its
-    # tree in order); the meshcat socket is the debugger thread's, so no scene_messages() here
-    wait_for(lambda: browser.evaluate(
-        "reljacDebug.init.handles.every(h => { const n = viewer.scene_tree.find("
-        "(h.path + '/ball/<object>').split('/').filter(x => x)); return n.object && n.object.type === 'Mesh'; })"
-        " && viewer.num_messages_received > 0"), "the scene", timeout)
+    browser._resize(LOADING_SIZE)  # small while the scene streams in (Browser.load says why)
+    try:
+        browser.open(debugger.url + query)
+        wait_for(lambda: browser.evaluate("!!(window.reljacDebug && reljacDebug.init && reljacDebug.state)"),
+                 "the page's first state")
+        # the scene: the robot's meshes came before the handles' parts (the meshcat server replays its
+        # tree in order); the meshcat socket is the debugger thread's, so no scene_messages() here
+        wait_for(lambda: browser.evaluate(
+            "reljacDebug.init.handles.every(h => { const n = viewer.scene_tree.find("
+            "(h.path + '/ball/<object>').split('/').filter(x => x)); return n.object && n.object.type === 'Mesh'; })"
+            " && viewer.num_messages_received > 0"), "the scene", timeout)
+    finally:
+        browser._resize(browser.size)
     browser.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))", await_promise=True)
 
 
