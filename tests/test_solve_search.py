@@ -447,20 +447,6 @@ def test_a_solver_shared_by_threads_refuses_instead_of_answering_wrongly(planar)
     assert solver.solve().reason == "timeout"  # free again (its own budget ended it)
 
 
-def test_tasks_with_bounds_are_refused_by_the_search_until_it_takes_them(planar):
-    task = tip_position_task(1.0, 0.5)
-    task.set_bounds(lower=[-0.1, -0.1, -0.1], upper=[0.1, 0.1, 0.1])
-    with pytest.raises(ConfigurationError, match="does not take tasks with bounds"):
-        solve(planar, None, [[task]])
-    free = tip_position_task(1.0, 0.5)
-    solver = Solver(planar, [[free]])
-    free.set_bounds(lower=[-0.1, -0.1, -0.1], upper=[0.1, 0.1, 0.1])  # after the Solver was made
-    with pytest.raises(ConfigurationError, match="does not take tasks with bounds"):
-        solver.solve()
-    with pytest.raises(ConfigurationError, match="does not take tasks with bounds"):
-        solver.solve_many(None, [{}])
-
-
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_target_whose_error_overflows_is_a_task_error_on_both_backends(planar, backend):
     """A target 1e155 m away: |e|^2 overflows at every configuration: no search can start."""

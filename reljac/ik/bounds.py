@@ -53,7 +53,6 @@ class BallTask(Task):
     """
 
     size = 1
-    counts_for_convergence = False
 
     def __init__(self, task: Task, radius: float, **kwargs: Any) -> None:
         if not isinstance(task, Task):

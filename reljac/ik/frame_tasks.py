@@ -105,6 +105,9 @@ class RelativeFrameTask(_FramePairTask):
         return TaskTerms(e, J, ff)
 
     def error_norms(self, kin):
+        if self._bounds is not None:  # the violation of the bounds on e = log6(T_err), per half
+            gap = self.violation(self.compute(kin)[0]) * (self.weight > 0)
+            return {"position": float(np.linalg.norm(gap[:3])), "orientation": float(np.linalg.norm(gap[3:]))}
         T_err = self._require_target().actInv(kin.relative_placement(self.frame_a, self.frame_b))
         return {
             "position": float(np.linalg.norm(T_err.translation * (self.weight[:3] > 0))),

@@ -68,7 +68,6 @@ class ConeTask(Task):
     """
 
     size = 1
-    counts_for_convergence = False
     speed_parts = ((slice(None), 1),)
 
     def __init__(self, frame_a: FrameRef, frame_b: FrameRef, half_angle: float, *,
@@ -218,7 +217,6 @@ class RegionRowsTask(Task):
     """
 
     side = "upper"
-    counts_for_convergence = False
 
     def __init__(self, robot: Robot, **kwargs: Any) -> None:
         self.robot = robot

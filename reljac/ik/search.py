@@ -3,7 +3,10 @@ compiled search (``src/core/search.cpp``) and its oracle (``RELJAC_BACKEND=pytho
 
 **A local search** from a configuration q takes Newton (Gauss-Newton) steps on the same
 strict-priority hierarchy as the controller, with the controller's rows in *search mode*: every
-task's rows are ``A = W J``, ``b = -W e`` (gain 1, no speed cap, no feed-forward), the step is
+task's rows are ``A = W J``, ``b = -W e`` (gain 1, no speed cap, no feed-forward; a task with
+bounds keeps them, ``W (lower - e) <= A v <= W (upper - e)`` where e is outside its bounds, free
+inside them: :meth:`Task.bound_rates` with ``search=True``, its level a bounded one solved by
+:mod:`reljac.ik.inequality`), the step is
 ``dt = 1`` long, joint position limits are held by saturation in the null space (a step may use
 half the way to a limit, ``limit_gain = 0.5``: full steps slam joints onto their limits, where the
 levels below lose their way), the constraints given (collision avoidance, a support region) keep
@@ -16,7 +19,9 @@ part, none unless a policy is given: ``mu_k`` damps near singularities); the lev
 not too small (:func:`reljac.ik.hierarchy._correction`).
 
 A step is kept (:mod:`reljac.ik.search_order`) only if it lowers the levels' costs
-``c_k = |W e|^2`` in lexicographic order from
+``c_k = |b|^2`` summed over the level's tasks (``|W e|^2``; for a task with bounds its squared
+weighted violation ``|W (e - n)|^2``, n the nearest point of its bounds to e: 0 inside) in
+lexicographic order from
 the first level not met (the active level: its cost above ``floor = tol^2`` and above 0.01 times
 the largest cost of a level below it that counts for convergence; the first level whose cost
 differs decides; costs under ``floor`` tie, as does a relative difference under 1e-12), while the
@@ -29,11 +34,11 @@ of a streak, and on the even ones on it too (its own step may overshoot); q's ro
 constraints are kept from before the rejected step, not evaluated again.
 
 A local search ends when every task that counts for convergence has its error norms
-(:meth:`Task.error_norms`) at most ``tol`` and q satisfies the limits' rows (no collision pair
-closer than its minimum distance, the centre of mass in its support region: :func:`feasible`):
-converged; or after ``max_iters`` iterations, when every ``mu_k`` exceeds ``mu_max``, or after
-``stall_iters`` iterations in a row that were rejected or improved by less than ``stall_ratio``
-(relative).
+(:meth:`Task.error_norms`: of its violation for a task with bounds) at most ``tol`` and q
+satisfies the limits' rows (no collision pair closer than its minimum distance, the centre of mass
+in its support region: :func:`feasible`): converged; or after ``max_iters`` iterations, when
+every ``mu_k`` exceeds ``mu_max``, or after ``stall_iters`` iterations in a row that were rejected
+or improved by less than ``stall_ratio`` (relative).
 
 **Two phases** (TRAC-IK runs two local methods as well): a local search first puts every task that
 counts for convergence in one level (postures stay below: the flat phase), then, if that did not
@@ -83,7 +88,7 @@ from .hierarchy import Level
 from .limits import intersect
 from .search_order import improves, lexicographically_lower, raise_damping
 from .search_restarts import SplitMix64, restart_configuration
-from .task import Task
+from .task import Task, TaskRows
 
 CONVERGED, TIMEOUT, EXHAUSTED, FAILED = 0, 1, 2, 3  # SearchResult.reason, as the core's
 FEASIBLE_TOLERANCE = 1e-9  # how far below 0 a row's d may be at a converged q [units of d]
@@ -155,35 +160,47 @@ def flat_levels(levels: list[list[Task]], counted: list[Task]) -> list[list[Task
     return ([first] if first else []) + [level for level in rest if level]
 
 
-def newton_rows(task: Task, kin: Kinematics) -> tuple[np.ndarray | None, np.ndarray, float | None, np.ndarray | None]:
+def newton_rows(task: Task, kin: Kinematics) -> TaskRows:
     """A task's rows in search mode, as :meth:`Task.rows` with gain 1, no speed cap and no
-    feed-forward: (A, b, None, None) with A = W J, b = -W e (masked rows dropped), or a posture's
-    identity form (None, b, c, mask) with b = -c mask e (nv,), A = c diag(mask) not built."""
+    feed-forward: A = W J, b = -W e (masked rows dropped), or a posture's identity form (A None,
+    b = -c mask e (nv,), A = c diag(mask) not built). A task with bounds keeps them as
+    :meth:`Task.rows` does, from :meth:`Task.bound_rates` in search mode: b = -W (e - n) (n the
+    nearest point of the bounds to e) and lower, upper = W (lower - n) + b, W (upper - n) + b."""
     scale = getattr(task, "identity_scale", None)
     if scale is not None:
         mask = task.row_mask  # type: ignore[attr-defined]
-        return None, -scale * mask * task.error(kin), scale, mask  # type: ignore[attr-defined]
+        e = task.error(kin)  # type: ignore[attr-defined]
+        if task.bounds is None:
+            return TaskRows(None, -scale * mask * e, scale * mask * e, identity_scale=scale, mask=mask)
+        b, feedback, lower, upper = task.bound_rates(e, np.zeros(len(e)), search=True)
+        kept = mask > 0  # (PostureTask.rows: a band, open on masked rows)
+        return TaskRows(None, mask * (scale * b), mask * (scale * feedback), identity_scale=scale, mask=mask,
+                        lower=np.where(kept, scale * lower, -np.inf), upper=np.where(kept, scale * upper, np.inf))
     e, J, _ = task.compute(kin)
     kept = task.weight > 0
     w = task.weight[kept]
-    return w[:, None] * np.asarray(J)[kept], -w * np.asarray(e)[kept], None, None
+    A = w[:, None] * np.asarray(J)[kept]
+    if task.bounds is None:
+        return TaskRows(A, -w * np.asarray(e)[kept], w * np.asarray(e)[kept])
+    e = np.asarray(e, dtype=float)
+    b, feedback, lower, upper = task.bound_rates(e, np.zeros(len(e)), search=True)
+    return TaskRows(A, w * b[kept], w * feedback[kept], lower=w * lower[kept], upper=w * upper[kept])
 
 
-def level_of(rows: list[tuple[np.ndarray | None, np.ndarray, float | None, np.ndarray | None]], nv: int) -> Level:
+def level_of(rows: list[TaskRows], nv: int) -> Level:
     """The level of these tasks' rows (Controller._level): a lone identity form kept as it is,
-    else the rows stacked, an identity form's kept rows as c times rows of the identity."""
-    if len(rows) == 1 and rows[0][0] is None:
-        _, b, scale, mask = rows[0]
-        return Level(None, b, identity_scale=scale, mask=mask)
-    blocks, rhs = [], []
-    for A, b, scale, mask in rows:
-        if A is None:
-            assert scale is not None and mask is not None  # an identity form has both
-            kept = np.flatnonzero(mask)
-            A, b = scale * np.eye(nv)[kept], b[kept]
-        blocks.append(A)
-        rhs.append(b)
-    return Level(np.vstack(blocks), np.concatenate(rhs))
+    else the rows stacked (:meth:`TaskRows.dense`), with their bounds when one has any
+    (:meth:`TaskRows.dense_bounds`: lower = upper = b on a row without)."""
+    if len(rows) == 1 and rows[0].A is None:
+        r = rows[0]
+        return Level(None, r.b, identity_scale=r.identity_scale, mask=r.mask, lower=r.lower, upper=r.upper)
+    dense = [r.dense(nv) for r in rows]
+    level = Level(np.vstack([A for A, _ in dense]), np.concatenate([b for _, b in dense]))
+    if any(r.lower is not None for r in rows):
+        bounds = [r.dense_bounds(nv) for r in rows]
+        level.lower = np.concatenate([lo for lo, _ in bounds])
+        level.upper = np.concatenate([hi for _, hi in bounds])
+    return level
 
 
 class PythonSearch:
@@ -205,7 +222,7 @@ class PythonSearch:
         kin = Kinematics(self.robot, q, data=self.controller.data)
         rows = {id(task): newton_rows(task, kin) for task in self.controller.tasks}
         with np.errstate(over="ignore"):  # |W e|^2 may overflow: inf, no local search from q
-            squared = {id(task): float(rows[id(task)][1] @ rows[id(task)][1]) for task in self.controller.tasks}
+            squared = {id(task): float(rows[id(task)].b @ rows[id(task)].b) for task in self.controller.tasks}
         for i, task in enumerate(self.controller.tasks):  # the first that overflows: the core's failing task
             if not np.isfinite(squared[id(task)]) and self.failing < 0:
                 self.failing = i

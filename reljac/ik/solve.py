@@ -49,7 +49,9 @@ class IKResult:
     (every local search allowed ended without converging: the closest configuration is returned);
     message: one line saying so in words; iterations: Newton steps in all; restarts: local searches
     after the first; seconds: wall-clock time of the search [s]; level_errors: per level, |W e| at
-    q [m, rad, weighted]; errors: per task, its error norms at q (computed when first read).
+    q [m, rad, weighted; for a task with bounds, its weighted violation: the distance of e to
+    its bounds]; errors: per task, its error norms at q (:meth:`Task.error_norms`: of the
+    violation for a task with bounds, 0 inside them; computed when first read).
     """
 
     q: np.ndarray
@@ -86,9 +88,13 @@ class Solver:
     Args:
         robot: the robot.
         levels: as :class:`Controller`'s: a list of levels, highest priority first. Gains, speed
-            caps and target velocities do not apply (full Newton steps); weights do. The tasks are
-            the caller's: a target changed between two calls is used by the next.
-        tol: every counted task's error norms at most this [m, rad].
+            caps and target velocities do not apply (full Newton steps); weights do, and so do
+            bounds (:meth:`Task.set_bounds`, regions, :class:`~reljac.ik.bounds.BallTask`): a
+            task with bounds is met when its error is inside them up to tol, anywhere inside
+            (docs/guide/bounds.md). The tasks are the caller's: a target or bounds changed
+            between two calls are used by the next.
+        tol: every counted task's error norms (of its violation, for a task with bounds) at
+            most this [m, rad]; postures (a centring band too) do not count.
         max_iters: Newton iterations of one local search.
         restarts: local searches after the first (None: 20 without a timeout, no cap with one),
             each from where the last one ended with the joints at a limit drawn anew inside
@@ -122,7 +128,6 @@ class Solver:
                               max_step=max_step)  # solve_dask's
         self.robot = robot = as_robot(robot)
         self._levels = _as_levels(levels)
-        self._refuse_bounds()
         self._make = lambda: Controller(
             robot, self._levels, dt=1.0, velocity_limits=np.full(robot.nv, np.inf), limit_gain=SEARCH_LIMIT_GAIN,
             position_margin=position_margin, damping=UNDAMPED if damping is None else damping,
@@ -153,19 +158,9 @@ class Solver:
         with self._held():
             return self._solve(q, seed)
 
-    def _refuse_bounds(self) -> None:
-        """Raises ConfigurationError when a task has bounds (checked at every call: set_bounds may
-        come after the Solver was made)."""
-        bounded = [t.name for level in self._levels for t in level if t.bounds is not None]
-        if bounded:
-            raise ConfigurationError(f"solve does not take tasks with bounds yet ({', '.join(bounded)}): a search "
-                                     "drives every task to its target; use a Controller for bounds")
-
     @contextlib.contextmanager
     def _held(self) -> Iterator[None]:
-        """The solver held for one call; another thread's call meanwhile raises (as does a task
-        with bounds)."""
-        self._refuse_bounds()
+        """The solver held for one call; another thread's call meanwhile raises."""
         if not self._lock.acquire(blocking=False):
             raise ReljacError("this Solver is in use by another thread: create one Solver per thread "
                               "(solve_many spreads problems over threads itself)")
@@ -346,8 +341,9 @@ def solve(robot: Robot, q0: ArrayLike | None, levels: Any, *, tol: float = 1e-4,
           restarts: int | None = None, timeout: float | None = None, seed: int = 0,
           constraints: Sequence[Limit] = (), damping: DampingPolicy | None = None, position_margin: float = 0.0,
           backend: str | None = None, max_step: float | None = None) -> IKResult:
-    """A configuration meeting every level, found from q0: ``Solver(robot, levels, ...).solve(q0,
-    seed=seed)`` (see :class:`Solver` for the arguments; set a Solver up once to solve many times).
+    """A configuration meeting every level (a task with bounds: its error inside them), found from
+    q0: ``Solver(robot, levels, ...).solve(q0, seed=seed)`` (see :class:`Solver` for the
+    arguments; set a Solver up once to solve many times).
 
     Raises:
         TaskError: a bad tol, max_iters, restarts, timeout, max_step or seed, or a task whose rows

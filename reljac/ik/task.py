@@ -184,20 +184,33 @@ class Task(ABC, Observable):
         self._bounds = (sides[0], sides[1])
         self._changed()
 
-    def bound_rates(self, e: np.ndarray, ff: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def bound_rates(self, e: np.ndarray, ff: np.ndarray, *, search: bool = False,
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(b, feedback, lower, upper) (size,) each of a task with bounds: the rates [units of e /
         s] de/dt must keep, ``ff + gain (bound - n) - capped(gain (e - n))`` with n the nearest
         point of the bounds to e (de/dt in [lower, upper] leaves any rate inside them free, and
-        asks to come back at the gain from outside); b = ff - capped(gain (e - n))."""
+        asks to come back at the gain from outside); b = ff - capped(gain (e - n)). search: the
+        rows of a search's Newton step (:mod:`reljac.ik.search`): gain 1 and no speed cap, so
+        that b = ff - (e - n) and [lower, upper] = ff + [lower - e, upper - e] where e is
+        outside, the whole way into the bounds in one step."""
         assert self._bounds is not None  # called for tasks with bounds
         low, high = self._bounds
         nearest = np.clip(e, low, high)
-        feedback = self._feedback(e - nearest)
+        gain = 1.0 if search else self._gain
+        feedback = e - nearest if search else self._feedback(e - nearest)
         b = ff - feedback
         with np.errstate(invalid="ignore"):  # gain 0 x inf: an open side stays open
-            lower = np.where(np.isfinite(low), b + self._gain * (low - nearest), -np.inf)
-            upper = np.where(np.isfinite(high), b + self._gain * (high - nearest), np.inf)
+            lower = np.where(np.isfinite(low), b + gain * (low - nearest), -np.inf)
+            upper = np.where(np.isfinite(high), b + gain * (high - nearest), np.inf)
         return b, feedback, lower, upper
+
+    def violation(self, e: np.ndarray) -> np.ndarray:
+        """How far e (size,) lies outside the task's bounds, per component [units of e]:
+        e - clip(e, lower, upper), 0 inside; e itself for a task without bounds (its bounds are
+        the point 0)."""
+        if self._bounds is None:
+            return np.asarray(e, dtype=float)
+        return e - np.clip(e, *self._bounds)
 
     def described_bounds(self) -> dict[str, np.ndarray]:
         """The ``lower`` and ``upper`` fields of this task's description (read-only copies), or no
@@ -258,8 +271,9 @@ class Task(ABC, Observable):
         return TaskRows(w[:, None] * J[self._rows], w * ff[self._rows] - fb, fb)
 
     def error_norms(self, kin: Kinematics) -> dict[str, float]:
-        """Norms of the (masked) error for reports: e.g. {'position': m, 'orientation': rad}."""
-        e = self.compute(kin)[0][self._rows]
+        """Norms of the (masked) error for reports: e.g. {'position': m, 'orientation': rad}; for
+        a task with bounds, of its violation (:meth:`violation`: 0 inside the bounds)."""
+        e = self.violation(self.compute(kin)[0])[self._rows]
         return {"error": float(np.linalg.norm(e))}
 
 

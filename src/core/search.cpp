@@ -231,8 +231,9 @@ class Searcher {
     return std::find(o_.counted.begin(), o_.counted.end(), index) != o_.counted.end();
   }
 
-  // Kinematics and the rows of the levels in use at q; costs |W e|^2 per level of the step
-  // (level_costs) and per level in use (costs).
+  // Kinematics and the rows of the levels in use at q; costs |b|^2 per level of the step
+  // (level_costs) and per level in use (costs): |W e|^2, or |W (e - n)|^2 (the squared weighted
+  // violation) for a task with bounds.
   int evaluate(const Vector& q, Vector& level_costs, Vector& costs) {
     int failing = -1;
     s_.kinematics(q, false);
@@ -251,11 +252,13 @@ class Searcher {
     return -1;
   }
 
-  // The largest error norm of a counted task (Task.error_norms) is at most tol, for every one.
+  // The largest error norm of a counted task (Task.error_norms: of its violation when it has
+  // bounds) is at most tol, for every one.
   bool converged(const Vector& q) const {
     for (int index : o_.counted) {
       double first = 0.0, second = 0.0;  // (position, orientation) of a pose, else (error, -)
-      s_.tasks[index]->error_norms(s_, s_.rows[index].e, first, second);
+      const Rows& rows = s_.rows[index];
+      s_.tasks[index]->error_norms(s_, rows.bounded ? rows.gap : rows.e, first, second);
       (void)q;
       if (first > o_.tol || second > o_.tol) return false;
     }

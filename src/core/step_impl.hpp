@@ -28,7 +28,7 @@ struct Rows {  // TaskRows
   Matrix A;    // (m x nv); empty for the identity form
   Vector b, feedback;
   bool identity = false;
-  // a task with bounds (outside search mode): lower <= A v <= upper, as b (for the identity form:
+  // a task with bounds (search mode too, at gain 1): lower <= A v <= upper, as b (for the identity form:
   // (nv), +-inf on masked rows, as TaskRows.lower / upper)
   bool bounded = false;
   Vector lower, upper;
@@ -58,8 +58,8 @@ class CompiledTask {
   virtual void cap(Vector& f) const;
   // The target from `values` (Step::set_task_target); by default the task has none the core holds.
   virtual void set_target(const Step::Impl& s, const Vector& values);
-  // Task.error_norms at the last rows (out.e): (first, second) norms of the rows kept by the
-  // weights; by default (|e|, 0).
+  // Task.error_norms at the last rows: (first, second) norms of the rows of e kept by the
+  // weights, e being out.e, or out.gap (Task.violation) for a task with bounds; by default (|e|, 0).
   virtual void error_norms(const Step::Impl& s, const Vector& e, double& first, double& second) const;
   virtual bool external() const { return false; }  // rows from Python (ExternalRows)
   virtual bool pending() const { return false; }   // not described yet (PendingTaskDescription)

@@ -18,9 +18,11 @@ void Step::Impl::feedback(const CompiledTask& t, const Vector& e, Vector& f) con
 }
 
 // Task.bound_rates: n = clip(e, lower, upper), f = gain (e - n) capped, b = ff - f, and the
-// rates lower = b + gain (lower - n), upper = b + gain (upper - n) (+-inf on an open side).
+// rates lower = b + gain (lower - n), upper = b + gain (upper - n) (+-inf on an open side);
+// search mode: gain 1, no cap (bound_rates(search=True)).
 void Step::Impl::bound_rates(const CompiledTask& t, const Vector& ff, Rows& out) const {
   const TaskParameters& p = t.parameters;
+  const double gain = newton ? 1.0 : p.gain;
   const Vector& e = out.e;
   const long size = e.size();
   out.nearest.resize(size);
@@ -34,12 +36,12 @@ void Step::Impl::bound_rates(const CompiledTask& t, const Vector& ff, Rows& out)
   out.rate_lower.resize(size);
   out.rate_upper.resize(size);
   for (long i = 0; i < size; ++i) {
-    out.rate_lower(i) = std::isfinite(p.lower(i)) ? out.rate(i) + p.gain * (p.lower(i) - out.nearest(i)) : -kInf;
-    out.rate_upper(i) = std::isfinite(p.upper(i)) ? out.rate(i) + p.gain * (p.upper(i) - out.nearest(i)) : kInf;
+    out.rate_lower(i) = std::isfinite(p.lower(i)) ? out.rate(i) + gain * (p.lower(i) - out.nearest(i)) : -kInf;
+    out.rate_upper(i) = std::isfinite(p.upper(i)) ? out.rate(i) + gain * (p.upper(i) - out.nearest(i)) : kInf;
   }
 }
 
-// Task.rows: the task's terms, weighted (search mode: no feed-forward, no bounds).
+// Task.rows: the task's terms, weighted (search mode: no feed-forward, gain 1, no cap: search.py's newton_rows).
 void Step::Impl::task_rows(CompiledTask& t, const Vector& q, Rows& out) {
   out.bounded = false;
   if (!t.compute(*this, q, out)) return;
@@ -48,7 +50,7 @@ void Step::Impl::task_rows(CompiledTask& t, const Vector& q, Rows& out) {
   Vector &f = out.f, &ff = out.ff;
   if (newton) ff.setZero();
   out.identity = false;
-  if (t.parameters.bounded() && !newton) {  // Task.rows of a task with bounds: always weighted
+  if (t.parameters.bounded()) {  // Task.rows of a task with bounds: always weighted
     bound_rates(t, ff, out);
     const Vector& weight = t.parameters.weight;
     const int m = static_cast<int>(t.kept.size());

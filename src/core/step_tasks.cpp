@@ -121,14 +121,16 @@ class FrameTask : public CompiledTask {
     set_target_matrix(d_.target);
   }
 
-  // A pose's (position, orientation) norms: |p_err| of T_err = T_t^-1 T_ab and |log3(R_err)|.
+  // A pose's (position, orientation) norms: |p_err| of T_err = T_t^-1 T_ab and |log3(R_err)|;
+  // with bounds, the norms of the halves of the violation e (RelativeFrameTask.error_norms).
   void error_norms(const Step::Impl& s, const Vector& e, double& first, double& second) const override {
     if (d_.kind != FrameKind::kPose) return CompiledTask::error_norms(s, e, first, second);
     const Vector& w = parameters.weight;
     const pinocchio::SE3 T_err = target_.actInv(s.data.oMf[d_.frame_a].actInv(s.data.oMf[d_.frame_b]));
+    const Vector3 p = parameters.bounded() ? Vector3(e.head<3>()) : Vector3(T_err.translation());
     first = second = 0.0;
     for (int i = 0; i < 3; ++i) {
-      if (w(i) > 0) first += T_err.translation()(i) * T_err.translation()(i);
+      if (w(i) > 0) first += p(i) * p(i);
       if (w(3 + i) > 0) second += e(3 + i) * e(3 + i);
     }
     first = std::sqrt(first);
@@ -180,7 +182,7 @@ class PostureTask : public CompiledTask {
     Vector& e = out.e;
     e.resize(nv);
     pinocchio::difference(s.model, target_, q, e);
-    if (identity_scale != 0.0 && parameters.bounded() && !s.newton) {  // PostureTask.rows, a band
+    if (identity_scale != 0.0 && parameters.bounded()) {  // PostureTask.rows, a band
       out.ff.setZero(nv);
       s.bound_rates(*this, out.ff, out);
       out.feedback = mask.cwiseProduct(identity_scale * out.f);
