@@ -207,6 +207,20 @@ def test_set_bounds_after_the_solver_was_made_is_honoured(planar, backend):
     assert nearest - 1e-9 <= third.level_errors[0] <= nearest + 1e-3
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_set_bounds_between_two_solve_many_reaches_every_worker(planar, backend):
+    """Boxes about each problem's target (the centre): +-0.1 beside the target, then +-0.05."""
+    task = tip_task(name="box")
+    task.set_bounds([0.9, 0.4, -OPEN], [1.1, 0.6, OPEN])  # about the target 0: (1, 0.5) +- 0.1
+    solver = Solver(planar, [[task]], backend=backend, restarts=3)
+    centres = [np.array([0.1, 0.1, 0.0]), np.array([-1.4, 0.0, 0.0]), np.array([-0.5, -1.5, 0.0])]
+    for offset, half in ((np.array([1.0, 0.5]), 0.1), (np.zeros(2), 0.05)):
+        task.set_bounds([offset[0] - half, offset[1] - half, -OPEN], [offset[0] + half, offset[1] + half, OPEN])
+        for centre, result in zip(centres, solver.solve_many(None, centres, workers=2), strict=True):
+            p = tip(planar, result.q)[:2] - centre[:2] - offset
+            assert result.reason == "converged" and (np.abs(p) <= half + TOL).all()
+
+
 def test_both_backends_agree_on_the_planar_arm(planar):
     seeds = [np.zeros(2), np.array([0.1, 0.2]), np.array([-2.0, 2.5])]
     for q0 in seeds:
