@@ -4,9 +4,9 @@ compiled search (``src/core/search.cpp``) and its oracle (``RELJAC_BACKEND=pytho
 **A local search** from a configuration q takes Newton (Gauss-Newton) steps on the same
 strict-priority hierarchy as the controller, with the controller's rows in *search mode*: every
 task's rows are ``A = W J``, ``b = -W e`` (gain 1, no speed cap, no feed-forward; a task with
-bounds keeps them, ``W (lower - e) <= A v <= W (upper - e)`` where e is outside its bounds, free
-inside them: :meth:`Task.bound_rates` with ``search=True``, its level a bounded one solved by
-:mod:`reljac.ik.inequality`), the step is
+bounds keeps them, ``W (lower - e) <= A v <= W (upper - e)``: into them from outside, free
+inside them with margin (:meth:`Task.bound_rates` with ``search=True``; its level is a bounded
+one, solved by :mod:`reljac.ik.inequality`), the step is
 ``dt = 1`` long, joint position limits are held by saturation in the null space (a step may use
 half the way to a limit, ``limit_gain = 0.5``: full steps slam joints onto their limits, where the
 levels below lose their way), the constraints given (collision avoidance, a support region) keep
@@ -165,7 +165,7 @@ def newton_rows(task: Task, kin: Kinematics) -> TaskRows:
     feed-forward: A = W J, b = -W e (masked rows dropped), or a posture's identity form (A None,
     b = -c mask e (nv,), A = c diag(mask) not built). A task with bounds keeps them as
     :meth:`Task.rows` does, from :meth:`Task.bound_rates` in search mode: b = -W (e - n) (n the
-    nearest point of the bounds to e) and lower, upper = W (lower - n) + b, W (upper - n) + b."""
+    nearest point of the bounds to e) and its rows' lower, upper = W (lower - e), W (upper - e)."""
     scale = getattr(task, "identity_scale", None)
     if scale is not None:
         mask = task.row_mask  # type: ignore[attr-defined]

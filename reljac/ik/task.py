@@ -184,15 +184,15 @@ class Task(ABC, Observable):
         self._bounds = (sides[0], sides[1])
         self._changed()
 
-    def bound_rates(self, e: np.ndarray, ff: np.ndarray, *, search: bool = False,
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def bound_rates(self, e: np.ndarray, ff: np.ndarray, *,
+                    search: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(b, feedback, lower, upper) (size,) each of a task with bounds: the rates [units of e /
         s] de/dt must keep, ``ff + gain (bound - n) - capped(gain (e - n))`` with n the nearest
         point of the bounds to e (de/dt in [lower, upper] leaves any rate inside them free, and
         asks to come back at the gain from outside); b = ff - capped(gain (e - n)). search: the
         rows of a search's Newton step (:mod:`reljac.ik.search`): gain 1 and no speed cap, so
-        that b = ff - (e - n) and [lower, upper] = ff + [lower - e, upper - e] where e is
-        outside, the whole way into the bounds in one step."""
+        that b = ff - (e - n) and [lower, upper] = ff + [lower - e, upper - e]: the whole way
+        into the bounds in one step."""
         assert self._bounds is not None  # called for tasks with bounds
         low, high = self._bounds
         nearest = np.clip(e, low, high)
