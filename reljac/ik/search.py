@@ -31,7 +31,12 @@ at second order; the next Newton steps bring them back as the levels below conve
 q with more damping (x ``mu_grow``) on the levels below the one that got worse, when it was met
 (their motion moved it: damping it too would slow its own convergence) and on the odd rejections
 of a streak, and on the even ones on it too (its own step may overshoot); q's rows and
-constraints are kept from before the rejected step, not evaluated again.
+constraints are kept from before the rejected step, not evaluated again. A step that takes every
+counted task with bounds that was beyond tol of them at q to within tol (it entered them) is
+first cut back to where they enter: ``ENTRY_BISECTIONS = 16`` halvings of its fraction t in
+[0, 1], the end of the bracket that is inside kept (inside costs nothing, so a full Newton step
+could end anywhere inside, deep in when the linearization is poor; the search ends on the face it
+came through, within tol).
 
 A local search ends when every task that counts for convergence has its error norms
 (:meth:`Task.error_norms`: of its violation for a task with bounds) at most ``tol`` and q
@@ -88,7 +93,8 @@ from .hierarchy import Level
 from .limits import intersect
 from .search_order import improves, lexicographically_lower, raise_damping
 from .search_restarts import SplitMix64, restart_configuration
-from .task import Task, TaskRows
+from .search_rows import level_of, newton_rows
+from .task import Task
 
 CONVERGED, TIMEOUT, EXHAUSTED, FAILED = 0, 1, 2, 3  # SearchResult.reason, as the core's
 FEASIBLE_TOLERANCE = 1e-9  # how far below 0 a row's d may be at a converged q [units of d]
@@ -96,6 +102,7 @@ POLISH_ITERS = 20  # Newton iterations of the strict phase after a flat one, at 
 STALL_WINDOW = 8  # a flat phase ends when its counted cost has not fallen by 30 % over this many iterations
 STALL_WINDOW_FROM = 8  # ... from this iteration on
 STALL_WINDOW_RATIO = 0.7
+ENTRY_BISECTIONS = 16  # halvings of a step cut back to where the bounded tasks it took inside enter
 
 
 @dataclass
@@ -160,49 +167,6 @@ def flat_levels(levels: list[list[Task]], counted: list[Task]) -> list[list[Task
     return ([first] if first else []) + [level for level in rest if level]
 
 
-def newton_rows(task: Task, kin: Kinematics) -> TaskRows:
-    """A task's rows in search mode, as :meth:`Task.rows` with gain 1, no speed cap and no
-    feed-forward: A = W J, b = -W e (masked rows dropped), or a posture's identity form (A None,
-    b = -c mask e (nv,), A = c diag(mask) not built). A task with bounds keeps them as
-    :meth:`Task.rows` does, from :meth:`Task.bound_rates` in search mode: b = -W (e - n) (n the
-    nearest point of the bounds to e) and its rows' lower, upper = W (lower - e), W (upper - e)."""
-    scale = getattr(task, "identity_scale", None)
-    if scale is not None:
-        mask = task.row_mask  # type: ignore[attr-defined]
-        e = task.error(kin)  # type: ignore[attr-defined]
-        if task.bounds is None:
-            return TaskRows(None, -scale * mask * e, scale * mask * e, identity_scale=scale, mask=mask)
-        b, feedback, lower, upper = task.bound_rates(e, np.zeros(len(e)), search=True)
-        kept = mask > 0  # (PostureTask.rows: a band, open on masked rows)
-        return TaskRows(None, mask * (scale * b), mask * (scale * feedback), identity_scale=scale, mask=mask,
-                        lower=np.where(kept, scale * lower, -np.inf), upper=np.where(kept, scale * upper, np.inf))
-    e, J, _ = task.compute(kin)
-    kept = task.weight > 0
-    w = task.weight[kept]
-    A = w[:, None] * np.asarray(J)[kept]
-    if task.bounds is None:
-        return TaskRows(A, -w * np.asarray(e)[kept], w * np.asarray(e)[kept])
-    e = np.asarray(e, dtype=float)
-    b, feedback, lower, upper = task.bound_rates(e, np.zeros(len(e)), search=True)
-    return TaskRows(A, w * b[kept], w * feedback[kept], lower=w * lower[kept], upper=w * upper[kept])
-
-
-def level_of(rows: list[TaskRows], nv: int) -> Level:
-    """The level of these tasks' rows (Controller._level): a lone identity form kept as it is,
-    else the rows stacked (:meth:`TaskRows.dense`), with their bounds when one has any
-    (:meth:`TaskRows.dense_bounds`: lower = upper = b on a row without)."""
-    if len(rows) == 1 and rows[0].A is None:
-        r = rows[0]
-        return Level(None, r.b, identity_scale=r.identity_scale, mask=r.mask, lower=r.lower, upper=r.upper)
-    dense = [r.dense(nv) for r in rows]
-    level = Level(np.vstack([A for A, _ in dense]), np.concatenate([b for _, b in dense]))
-    if any(r.lower is not None for r in rows):
-        bounds = [r.dense_bounds(nv) for r in rows]
-        level.lower = np.concatenate([lo for lo, _ in bounds])
-        level.upper = np.concatenate([hi for _, hi in bounds])
-    return level
-
-
 class PythonSearch:
     """The search on the Python rows and solver (the specification; see the module docstring)."""
 
@@ -253,10 +217,40 @@ class PythonSearch:
         largest = float(np.max(np.abs(v), initial=0.0))
         if self.o.max_step is not None and largest > self.o.max_step:  # the direction kept
             v = v * (self.o.max_step / largest)
-        q_new = pin.integrate(self.robot.model, kin.q, v)
-        for limit in c.limits:
-            q_new = limit.guard(q_new, kin.q)
+        self.v = v
+        q_new = self.advance(kin.q, v)
         return q_new if np.isfinite(q_new).all() else None
+
+    def advance(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """q + v integrated on the configuration manifold, then guarded by the limits."""
+        q_new = pin.integrate(self.robot.model, q, v)
+        for limit in self.controller.limits:
+            q_new = limit.guard(q_new, q)
+        return q_new
+
+    def outside(self, kin: Kinematics) -> list[Task]:
+        """The counted tasks with bounds whose violation norms exceed tol at kin's q."""
+        return [t for t in self.counted if t.bounds is not None and max(t.error_norms(kin).values()) > self.o.tol]
+
+    def entered(self, kin: Kinematics, costs: np.ndarray, outside: list[Task]) -> bool:
+        """Every task of `outside` within tol of its bounds at kin's q (its rows finite)."""
+        return bool(np.isfinite(costs).all()) and all(max(t.error_norms(kin).values()) <= self.o.tol
+                                                      for t in outside)
+
+    def enter(self, q: np.ndarray, outside: list[Task],
+              structure: list[list[Task]]) -> tuple[Kinematics, np.ndarray, np.ndarray]:
+        """The step from q cut back to where the tasks of `outside` enter their bounds (it took
+        them all inside): ENTRY_BISECTIONS halvings of [0, 1] for the fraction t of the step
+        self.v, then q + t v evaluated (as :meth:`evaluate`) at the end of the bracket that is inside."""
+        low, high = 0.0, 1.0
+        for _ in range(ENTRY_BISECTIONS):
+            mid = 0.5 * (low + high)
+            kin, _, costs = self.evaluate(self.advance(q, mid * self.v), structure)
+            if self.entered(kin, costs, outside):
+                high = mid
+            else:
+                low = mid
+        return self.evaluate(self.advance(q, high * self.v), structure)
 
     def run(self, q0: np.ndarray) -> SearchResult:
         o, start = self.o, time.perf_counter()
@@ -329,6 +323,7 @@ class PythonSearch:
                 if ok and self.converged(kin):
                     self.best_q, self.best_costs = kin.q, level_costs
                     return CONVERGED, kin.q
+                outside = self.outside(kin)
             if self.timed_out():
                 return TIMEOUT, kin.q
             if it >= max_iters or (window and it >= STALL_WINDOW_FROM and history[-1] > max(
@@ -341,6 +336,8 @@ class PythonSearch:
             self.iterations += 1
             levels = self.levels  # q's rows: a rejected step keeps them (no second evaluation at q)
             kin_new, new_level_costs, new_costs = self.evaluate(q_new, structure)
+            if outside and self.entered(kin_new, new_costs, outside):  # to where they enter
+                kin_new, new_level_costs, new_costs = self.enter(kin.q, outside, structure)
             better, ratio, culprit, active = improves(new_costs, costs, o.floor, counts)
             if better:
                 kin, level_costs, costs = kin_new, new_level_costs, new_costs

@@ -1,14 +1,12 @@
-// The compiled search for a configuration (Step::search, search_many); its specification and test
-// oracle is reljac/ik/search.py, whose docstring explains the method. Same constants, same order of
-// decisions, the same random stream (splitmix64), so both backends find the same q from the same seed.
+// The compiled search for a configuration (Step::search; search_many: search_many.cpp); its
+// specification and test oracle is reljac/ik/search.py, whose docstring explains the method. Same
+// constants, same order of decisions, the same random stream (splitmix64), so both backends find
+// the same q from the same seed.
 #include "search.hpp"
 
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <exception>
 #include <functional>
-#include <thread>
 
 #include "search_order.hpp"
 #include "step_impl.hpp"
@@ -26,6 +24,7 @@ constexpr double kStallWindowRatio = 0.7;
 constexpr double kPartialBand = 0.01;  // a bounded coordinate this close to a limit (fraction of its range) is at it
 constexpr int kFreshEvery = 3;         // every third restart draws every coordinate
 constexpr double kFeasibleTolerance = 1e-9;  // how far below 0 a row's d may be at a converged q
+constexpr int kEntryBisections = 16;  // halvings of a step cut back to where the bounded tasks it took inside enter
 constexpr double kPi = 3.14159265358979323846;
 
 // splitmix64 (Steele, Lea, Flood 2014): the restarts' random stream.
@@ -101,8 +100,9 @@ class Searcher {
   using Clock = std::chrono::steady_clock;
   Clock::time_point start_;
   SearchResult out_;
-  Vector q_, q_new_, best_q_, best_costs_, costs_, new_costs_, level_costs_, new_level_costs_;
+  Vector q_, q_new_, step_, best_q_, best_costs_, costs_, new_costs_, level_costs_, new_level_costs_;
   std::vector<double> history_;
+  std::vector<int> outside_;  // counted tasks with bounds beyond tol at q_ (search.py's outside)
   std::vector<Rows> kept_rows_;  // the rows at q_ while a step is tried (keep_rows)
   std::vector<Level> kept_systems_;
   std::vector<RowMatrix> kept_storage_;
@@ -144,6 +144,9 @@ class Searcher {
           keep_best(true);
           return SearchReason::kConverged;
         }
+        outside_.clear();  // search.py's outside: the counted tasks with bounds beyond tol at q_
+        for (int index : o_.counted)
+          if (s_.rows[index].bounded && violation(index) > o_.tol) outside_.push_back(index);
       }
       if (timed_out()) return SearchReason::kTimeout;
       if (it >= max_iters) break;
@@ -154,6 +157,7 @@ class Searcher {
       ++out_.iterations;
       keep_rows();  // q_'s rows aside: a rejected step restores them instead of evaluating q_ again
       failing = evaluate(q_new_, new_level_costs_, new_costs_);
+      if (!outside_.empty() && entered(failing)) failing = enter(q_);  // to where they enter
       int active = 0;
       const Verdict verdict = failing < 0 ? improves(new_costs_, costs_, o_.floor, counted, active)
                                           : Verdict{false, 0.0, 0};
@@ -252,17 +256,46 @@ class Searcher {
     return -1;
   }
 
-  // The largest error norm of a counted task (Task.error_norms: of its violation when it has
-  // bounds) is at most tol, for every one.
+  // The largest error norm of task `index` at the last rows (Task.error_norms: of its violation
+  // when it has bounds).
+  double violation(int index) const {
+    double first = 0.0, second = 0.0;  // (position, orientation) of a pose, else (error, -)
+    const Rows& rows = s_.rows[index];
+    s_.tasks[index]->error_norms(s_, rows.bounded ? rows.gap : rows.e, first, second);
+    return std::max(first, second);
+  }
+
+  // Every counted task's largest error norm is at most tol.
   bool converged(const Vector& q) const {
-    for (int index : o_.counted) {
-      double first = 0.0, second = 0.0;  // (position, orientation) of a pose, else (error, -)
-      const Rows& rows = s_.rows[index];
-      s_.tasks[index]->error_norms(s_, rows.bounded ? rows.gap : rows.e, first, second);
-      (void)q;
-      if (first > o_.tol || second > o_.tol) return false;
-    }
+    (void)q;
+    for (int index : o_.counted)
+      if (violation(index) > o_.tol) return false;
     return true;
+  }
+
+  // search.py's entered: every task of outside_ within tol of its bounds at the last rows (finite).
+  bool entered(int failing) const {
+    if (failing >= 0) return false;
+    for (int index : outside_)
+      if (!(violation(index) <= o_.tol)) return false;
+    return true;
+  }
+
+  // search.py's enter: the step from q (step_, taken whole) cut back to where the tasks of
+  // outside_ enter their bounds, by kEntryBisections halvings; q_new_ and its rows and costs
+  // are the end of the bracket inside. Returns evaluate's failing.
+  int enter(const Vector& q) {
+    step_ = s_.v;
+    double low = 0.0, high = 1.0;
+    for (int k = 0; k < kEntryBisections; ++k) {
+      const double mid = 0.5 * (low + high);
+      s_.v = mid * step_;
+      s_.advance(q, q_new_);
+      (entered(evaluate(q_new_, new_level_costs_, new_costs_)) ? high : low) = mid;
+    }
+    s_.v = high * step_;
+    s_.advance(q, q_new_);
+    return evaluate(q_new_, new_level_costs_, new_costs_);
   }
 
   // q_new = integrate(q, v), v the hierarchy's Newton step at q (rows from evaluate(q)) with
@@ -340,52 +373,6 @@ SearchResult Step::search(const Vector& q0, const SearchOptions& options) {
   s.newton = true;
   reset();
   return Searcher(s, options).run(q0);
-}
-
-void Step::set_task_target(int index, const Vector& values) {
-  impl_->tasks.at(index)->set_target(*impl_, values);
-}
-
-std::vector<SearchResult> search_many(const std::vector<Step*>& steps, const std::vector<int>& target_tasks,
-                                      const std::vector<int>& target_sizes, const RowMatrix& targets,
-                                      const RowMatrix& seeds, const SearchOptions& options) {
-  const long n = targets.rows();
-  if (steps.empty()) throw std::invalid_argument("search_many needs at least one step");
-  if (target_tasks.size() != target_sizes.size()) throw std::invalid_argument("one size per target task");
-  long width = 0;
-  for (int size : target_sizes) width += size;
-  if (targets.cols() != width) throw std::invalid_argument("targets must have one column per target value");
-  if (seeds.rows() != 1 && seeds.rows() != n) throw std::invalid_argument("seeds must have 1 or len(targets) rows");
-  for (Step* step : steps)
-    if (seeds.cols() != step->nq()) throw std::invalid_argument("seeds must have nq columns");
-  std::vector<SearchResult> results(static_cast<size_t>(n));
-  std::atomic<long> next{0};
-  std::vector<std::exception_ptr> errors(steps.size());
-  auto work = [&](size_t worker) {
-    try {
-      Step& step = *steps[worker];
-      SearchOptions mine = options;
-      for (long i; (i = next.fetch_add(1)) < n;) {
-        long at = 0;
-        for (size_t j = 0; j < target_tasks.size(); ++j) {
-          step.set_task_target(target_tasks[j], targets.row(i).segment(at, target_sizes[j]).transpose());
-          at += target_sizes[j];
-        }
-        mine.seed = options.seed + static_cast<unsigned long long>(i);
-        results[static_cast<size_t>(i)] = step.search(seeds.row(seeds.rows() == 1 ? 0 : i).transpose(), mine);
-      }
-    } catch (...) {
-      errors[worker] = std::current_exception();
-      next.store(n);
-    }
-  };
-  std::vector<std::thread> threads;
-  for (size_t w = 1; w < steps.size(); ++w) threads.emplace_back(work, w);
-  work(0);
-  for (std::thread& t : threads) t.join();
-  for (const std::exception_ptr& e : errors)
-    if (e) std::rethrow_exception(e);
-  return results;
 }
 
 }  // namespace reljac
