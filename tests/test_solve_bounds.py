@@ -329,3 +329,21 @@ def test_solve_many_with_bounds_on_dask_gives_the_threaded_results(thread_client
     for a, b in zip(threaded, dasked, strict=True):
         assert (a.reason, a.iterations) == (b.reason, b.iterations)
         np.testing.assert_allclose(a.q, b.q, rtol=0, atol=1e-12)
+
+
+def test_solve_many_copies_a_balls_inner_task_and_leaves_the_callers_alone(planar):
+    """solve_many works on copies of the caller's tasks, the task a BallTask bounds included: its
+    copy hears its own inner task's changes, the caller's ball and inner task keep theirs."""
+    from reljac.ik.many_targets import own_copy
+
+    inner = RelativePositionTask("base_link", "tip", weight=[1, 1, 0])
+    inner.set_target(np.array([1.5, 0.0, 0.0]))
+    ball = BallTask(inner, 0.2)
+    twin = own_copy(ball)
+    assert twin.inner is not inner and isinstance(twin.inner, RelativePositionTask)
+    before, seen = ball._version, twin._version
+    twin.inner.set_target(np.array([0.0, 1.5, 0.0]))
+    assert twin._version > seen and ball._version == before  # the copy hears its inner task, not the caller's
+    np.testing.assert_array_equal(inner.target, [1.5, 0.0, 0.0])
+    at_zero = Kinematics(planar, np.zeros(2))  # tip at (1.8, 0): each ball about its own centre
+    assert twin.compute(at_zero)[0][0] == pytest.approx(np.hypot(1.8, 1.5)) and ball.compute(at_zero)[0][0] == pytest.approx(0.3)

@@ -52,9 +52,17 @@ def target_values(tasks: list[Task], robot: Robot, targets: Sequence[Any]) -> tu
 
 
 def own_copy(task: Task) -> Task:
-    """A shallow copy of a task that no controller listens to (its targets are the copy's)."""
+    """A shallow copy of a task that no controller listens to (its targets are the copy's), with
+    its own copies of the tasks it is built on (a BallTask's inner task, whose changes the copy
+    hears): setting the copy's targets never touches the original's."""
     twin = copy.copy(task)
     twin.__dict__.pop("_listeners", None)
+    for name, value in list(vars(twin).items()):
+        if isinstance(value, Task):
+            heard = task in value.__dict__.get("_listeners", ())
+            twin.__dict__[name] = inner = own_copy(value)
+            if heard:
+                inner._listen(twin)
     return twin
 
 

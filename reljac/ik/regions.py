@@ -6,8 +6,9 @@ tasks a limit becomes when it is put in a level (:meth:`reljac.ik.SupportRegion.
 Each is a :class:`~reljac.ik.task.Task` with one-sided bounds on its error e (see
 :meth:`~reljac.ik.task.Task.set_bounds`): inside with margin its rows cost nothing and leave the
 levels below free; on or past the bound they ask de/dt <= gain (bound - e), the way back at the
-task's gain [1/s]. A controller with them runs on the Python hierarchy solver
-(:mod:`reljac.ik.inequality`).
+task's gain [1/s]. A level holding them is solved by the bounded solver
+(:mod:`reljac.ik.inequality`, compiled in the core), in the controller and in
+:func:`~reljac.ik.solve`; their rows come from Python at each step.
 
 A box on a frame's position, or a half-space whose normal is an axis of frame a, needs no class
 of its own: ``RelativePositionTask(a, b)`` with its target at 0 and ``set_bounds`` on the chosen
