@@ -4,11 +4,13 @@ counter, preloaded into a subprocess): ``_core.solve_hierarchy(..., repeat=n)`` 
 a row with one workspace, so what ``repeat=1 + N`` allocates beyond ``repeat=1`` (the binding's
 own allocations are the same for both) is what N solves allocate, and it must be 0.
 
-The problems: nv 20, levels of up to 12 rows (the solver's fixed-capacity factorizations; larger
-ones allocate, as the equality solver's do): a bounded level, an equality level, a masked
+The problems: nv 20, levels of up to 12 rows: a bounded level, an equality level, a masked
 identity level with a centring band (12 kept joints), one-sided and two-sided rows, a joint box and
 rows of C, one of them violated at the start (the recovery level); several seeds, so that the
-active sets differ from one problem to the next.
+active sets differ from one problem to the next. And wide ones: nv 40, a band of 30 kept joints,
+most of them beyond their band at the start, so that the band level's soft set (the rows its
+Gram matrix is made of) has more than 12 rows and changes size within one solve (the
+fixed-capacity factorizations go up to 48 rows; larger ones allocate, as the equality solver's do).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import json
 import os
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -50,14 +53,33 @@ def problem(seed: int) -> dict:
                 uppers=[middle + half, None, centre + band])
 
 
+def wide_problem(seed: int) -> dict:
+    """A hierarchy whose band level decomposes Gram matrices of more than 12 rows, of changing sizes."""
+    rng = np.random.default_rng(100 + seed)
+    nv = 40
+    mask = np.r_[np.zeros(10), np.ones(30)]
+    centre = rng.normal(size=nv) * mask
+    band = rng.uniform(0.0, 0.3, nv) * mask
+    A1 = rng.normal(size=(6, nv))
+    middle, half = rng.normal(size=6), rng.uniform(0.0, 1.0, 6)
+    return dict(As=[A1, None], bs=[np.zeros(6), centre], identity_scales=[0.0, 1.0], masks=[None, mask],
+                extra_damping=[0.0, 0.0], lo=-rng.uniform(0.2, 1.0, nv), hi=rng.uniform(0.2, 1.0, nv),
+                C=np.zeros((0, nv)), d=np.zeros(0), threshold=0.02, max_damping=0.05,
+                lowers=[middle - half, centre - band], uppers=[middle + half, centre + band])
+
+
+PROBLEMS = {**{str(seed): partial(problem, seed) for seed in range(6)},
+            **{f"wide {seed}": partial(wide_problem, seed) for seed in range(3)}}
+
+
 def count() -> dict:
     """In the preloaded subprocess: allocations of N extra solves, per seed."""
     from reljac.ik.backend import core
 
     libc = ctypes.CDLL(None)
     out = {}
-    for seed in range(6):
-        call = problem(seed)
+    for name, make in PROBLEMS.items():
+        call = make()
 
         def counted(repeat: int, call=call) -> int:
             libc.reljac_alloc_counting(1)
@@ -68,7 +90,7 @@ def count() -> dict:
             return after - before
 
         counted(1 + EXTRA)  # warm-up: Python's own caches
-        out[str(seed)] = counted(1 + EXTRA) - counted(1)
+        out[name] = counted(1 + EXTRA) - counted(1)
     return out
 
 
@@ -82,7 +104,7 @@ def test_a_bounded_hierarchy_solve_allocates_nothing_once_sized(counter):
                           timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     extra = json.loads(done.stdout.strip().splitlines()[-1])
-    assert extra == {str(seed): 0 for seed in range(6)}, f"allocations in {EXTRA} solves, per seed: {extra}"
+    assert extra == dict.fromkeys(PROBLEMS, 0), f"allocations in {EXTRA} solves, per problem: {extra}"
 
 
 def test_the_problems_have_active_inequality_rows_and_a_recovery():

@@ -25,8 +25,8 @@ same with CollisionAvoidance on the bundled dual_arm, Baxter with avoidance on i
 Talos whole body with a CoMTask and a SupportRegion, the dual-arm stack with a custom Python
 task beside the compiled ones (its rows, computed once in Python, handed to every step), and the
 dual-arm stack with bounds (the relative pose in a box, the posture a centring band: levels solved
-by the bounded solver, its 14-row identity band level included; xfail while the bounded solver
-itself allocates on its systems) and a planar stack with bounds on every level (box, ball, band).
+by the bounded solver, its 14-row identity band level included: Gram matrices of up to 48 rows
+decompose in fixed-capacity buffers) and a planar stack with bounds on every level (box, ball, band).
 Skipped only where no C compiler is found, or off Linux (the counter wraps glibc's __libc_malloc).
 """
 
@@ -82,14 +82,8 @@ def _requires(stack: str) -> None:
             pytest.skip("example-robot-data is not installed")
 
 
-BOUNDED_SOLVER_ALLOCATES = pytest.mark.xfail(
-    strict=False, reason="the bounded solver itself (inequality.cpp / active_set.cpp) allocates on this stack's "
-    "systems: 1 to 5 allocations per solve through _core.solve_hierarchy(repeat=n) alone (issue 29, ineq-step report)")
-
-
 @pytest.mark.parametrize("stack", ["dual_arm", "dual_arm_avoidance", "baxter_avoidance", "talos_balance",
-                                   "dual_arm_custom_task", "planar_bounded",
-                                   pytest.param("dual_arm_bounded", marks=BOUNDED_SOLVER_ALLOCATES)])
+                                   "dual_arm_custom_task", "planar_bounded", "dual_arm_bounded"])
 def test_a_compiled_step_allocates_nothing_after_warm_up(counter, stack):
     _requires(stack)
     result = count_in_subprocess(counter, stack)

@@ -1,9 +1,10 @@
 // One level of the compiled inequality hierarchy: the twin of reljac/ik/active_set.py (see
-// active_set.hpp). No allocation once Space is sized, for levels of at most 12 rows.
+// active_set.hpp). No allocation once Space is sized, for levels of at most kMidLevel (48) rows.
 #include "active_set.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace reljac {
@@ -224,7 +225,8 @@ double multipliers(const Matrix& P_in, Space& s) {
 
 }  // namespace
 
-int eigen(const double* M, int r, int nv, Space& s) {
+int eigen(const double* M, int r, int nv, Space& s, bool pin) {
+  if (pin) s.pinned_rows = -1;
   for (int i = 0; i < r; ++i)
     for (int j = 0; j <= i; ++j) s.G(i, j) = s.G(j, i) = dot(M + static_cast<long>(i) * nv, M + static_cast<long>(j) * nv, nv);
   if (r == 0) return 0;
@@ -234,9 +236,22 @@ int eigen(const double* M, int r, int nv, Space& s) {
     s.eig_vectors.topLeftCorner(r, r).setIdentity();
     return 0;
   }
+  if (!pin && r == s.pinned_rows) {  // the pinned Gram matrix again: its decomposition (the same bits)
+    bool same = true;
+    for (int j = 0; j < r && same; ++j) same = std::memcmp(&s.G(0, j), &s.pinned_G(0, j), sizeof(double) * r) == 0;
+    if (same) {
+      s.eig_values.head(r) = s.pinned_values.head(r);
+      s.eig_vectors.topLeftCorner(r, r) = s.pinned_vectors.topLeftCorner(r, r);
+      return s.pinned_rank;
+    }
+  }
   if (r <= factor::kSmallLevel) {
     factor::SmallGram work;
     decompose(s.G, r, s, work);
+  } else if (r <= kMidLevel) {
+    s.mid.compute(s.G.topLeftCorner(r, r));
+    s.eig_values.head(r) = s.mid.eigenvalues();
+    s.eig_vectors.topLeftCorner(r, r) = s.mid.eigenvectors();
   } else {
     s.big.compute(s.G.topLeftCorner(r, r));
     s.eig_values.head(r) = s.big.eigenvalues();
@@ -245,6 +260,13 @@ int eigen(const double* M, int r, int nv, Space& s) {
   const double largest = s.eig_values(r - 1);
   int rank = 0;
   for (int i = 0; i < r; ++i) rank += s.eig_values(i) > kRankTolerance * std::max(1.0, largest);
+  if (pin) {
+    s.pinned_rows = r;
+    s.pinned_rank = rank;
+    s.pinned_G.topLeftCorner(r, r) = s.G.topLeftCorner(r, r);
+    s.pinned_values.head(r) = s.eig_values.head(r);
+    s.pinned_vectors.topLeftCorner(r, r) = s.eig_vectors.topLeftCorner(r, r);
+  }
   return rank;
 }
 
@@ -266,7 +288,7 @@ void subtract_row_space(const double* M, int r, Matrix& P, Space& s) {
 }
 
 double smallest_singular_value(const double* M, int r, int nv, Space& s, int& rank) {
-  rank = eigen(M, r, nv, s);
+  rank = eigen(M, r, nv, s, true);
   if (r == 0) return kInf;
   return rank == r ? std::sqrt(s.eig_values(0)) : 0.0;
 }
@@ -277,7 +299,7 @@ int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Spac
   Vector& v = s.v;
   s.v_prev = v;
   const bool anchored = lam2 > 0.0;
-  s.value.head(m).noalias() = A * v;
+  rows.times(v, nv, s.value.head(m));
   double tol = kBoundTolerance * size_of(rows.upper, m, size_of(rows.lower, m, size_of(s.value.data(), m, 1.0)));
   for (int i = 0; i < m; ++i) {
     const double x = s.value(i);
@@ -317,8 +339,15 @@ int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Spac
     auto M = s.M.topRows(r);
     if (rows.column) {  // identity rows (c e_j^T): J P_W's rows are c times P_W's (the same bits)
       for (int a = 0; a < r; ++a) M.row(a) = rows.scale * s.P_W.row(rows.column[s.chosen[a]]);
-    } else {
-      M.noalias() = J * s.P_W;
+    } else {  // J P_W^T (P_W symmetric up to rounding; exactly, and M is the level's A P_in bit for bit,
+              // when no row is held and every row is chosen), row by row over J's nonzeros
+      for (int a = 0; a < r; ++a) {
+        double* row = s.M.row(a).data();
+        std::fill(row, row + nv, 0.0);
+        const double* j_row = s.J.row(a).data();
+        for (int j = 0; j < nv; ++j)
+          if (j_row[j] != 0.0) factor::axpy(row, s.P_W.col(j).data(), j_row[j], nv);
+      }
     }
     if (anchored) {  // (products one at a time, into the buffers: no temporaries)
       s.Pg = v - s.v_prev;
@@ -326,15 +355,15 @@ int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Spac
     } else {
       s.offset.setZero();
     }
-    s.c.head(r) = s.t.head(r);
-    s.c.head(r).noalias() -= J * v;
+    rows.times_chosen(J, s.chosen, v, s.c.head(r));  // c = t - J v
+    s.c.head(r) = s.t.head(r) - s.c.head(r);
     s.c.head(r).noalias() += M * s.offset;
     damped_step(r, lam2, s);
     s.delta -= s.offset;
     s.Pn.noalias() = s.P_W * s.delta;  // projected once more onto the face (Python's comment)
     s.delta = s.Pn;
-    s.value.head(m).noalias() = A * v;
-    s.rate.head(m).noalias() = A * s.delta;
+    rows.times(v, nv, s.value.head(m));
+    rows.times(s.delta, nv, s.rate.head(m));
     s.hard_products(true, true);
     double size = size_of(s.value.data(), m, 1.0);  // the rounding allowance (Python's _tolerance)
     size = size_of(s.rate.data(), m, size);
@@ -344,8 +373,8 @@ int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Spac
     const Hit hit = first_hard(s, step_tol);
     auto Jd = s.coefficients.head(r);
     auto residual = s.distance.head(r);
-    Jd.noalias() = J * s.delta;
-    residual.noalias() = J * v;
+    rows.times_chosen(J, s.chosen, s.delta, Jd);
+    rows.times_chosen(J, s.chosen, v, residual);
     residual -= s.t.head(r);
     double along = 0.0;
     for (int j = 0; j < nv; ++j) along += s.delta(j) * (v(j) - s.v_prev(j));
@@ -354,17 +383,17 @@ int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Spac
     if (hit.which >= 0 && hit.alpha <= alpha) {  // a hard row reached first: held from here
       v += hit.alpha * s.delta;
       if (restrict(s.P_W, hit.which, s)) s.working.push_back(hit.which);
-      s.x.head(m).noalias() = A * v;
+      rows.times(v, nv, s.x.head(m));
       changes += 1 + update_soft(rows, s, step_tol);
     } else {
       v += alpha * s.delta;
-      s.x.head(m).noalias() = A * v;
+      rows.times(v, nv, s.x.head(m));
       const int changed = update_soft(rows, s, step_tol);
       changes += changed;
       if (changed == 0) {  // at the model's minimum (up to rounding): the multipliers decide
         s.mu_size = -1;
         if (s.working.empty()) break;
-        s.x.head(r).noalias() = J * v;
+        rows.times_chosen(J, s.chosen, v, s.x.head(r));
         s.x.head(r) -= s.t.head(r);
         s.gradient.noalias() = J.transpose() * s.x.head(r);
         s.gradient += lam2 * (v - s.v_prev);

@@ -15,6 +15,8 @@ namespace reljac {
 namespace lex {
 
 constexpr double kMultiplierTolerance = 1e-9;  // a multiplier below -this x max(1, |P g|) releases its row
+constexpr int kMidLevel = 48;  // Gram matrices of at most this many rows decompose without allocating
+using MidGram = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kMidLevel, kMidLevel>;
 constexpr int kCapBase = 10;                   // active-set changes per level: this + 2 (nv + hard rows + rows)
 enum Kind { kJoint = 0, kRow = 1, kNoFreedom = 2, kLevelRow = 3 };  // LevelReport::limit_kind
 
@@ -34,6 +36,24 @@ struct Rows {
   const int* column = nullptr;  // identity rows: row i is scale e_{column[i]}^T (null: general rows)
   double scale = 0.0;
   bool equal(int i) const { return lower[i] == upper[i]; }
+  // out = A x (m), an identity row read as c x_j (the same value as the dense product)
+  template <typename Out>
+  void times(const Vector& x, int nv, Out&& out) const {
+    if (column) {
+      for (int i = 0; i < m; ++i) out(i) = scale * x(column[i]);
+      return;
+    }
+    out.noalias() = RowMatrixMap(A, m, nv) * x;
+  }
+  // out = J x for J the rows `chosen` (r of them) of A, as they were copied into J
+  template <typename Block, typename Out>
+  void times_chosen(const Block& J, const std::vector<int>& chosen, const Vector& x, Out&& out) const {
+    if (column) {
+      for (int a = 0; a < static_cast<int>(J.rows()); ++a) out(a) = scale * x(column[chosen[a]]);
+      return;
+    }
+    out.noalias() = J * x;
+  }
 };
 
 // Every buffer of solve_lexicographic, sized by the structure (nv, the levels' rows, C's room).
@@ -59,7 +79,15 @@ struct Space {
   std::vector<std::vector<int>> identity_column;  // per identity level: the velocity index of each kept row
   bool overflow = false;  // a Gram matrix with inf or NaN entries (the spec's LinAlgError): v is made NaN
   int mu_size = -1;  // -1: no multipliers computed (Python's None); kept stale as the spec keeps them
-  Eigen::SelfAdjointEigenSolver<Matrix> big;  // levels of more than factor::kSmallLevel rows
+  // the level's A P_in (m x nv), its Gram matrix and their decomposition, kept by the level's
+  // smallest singular value (pinned, below) for the steps and the row space that decompose the same
+  // Gram matrix again (a level of equality rows: its first step and what it leaves below)
+  RowMatrix AP;
+  Matrix pinned_G, pinned_vectors;
+  Vector pinned_values;
+  int pinned_rows = -1, pinned_rank = 0;  // -1: nothing pinned
+  Eigen::SelfAdjointEigenSolver<MidGram> mid;  // levels of kSmallLevel to kMidLevel rows (no allocation)
+  Eigen::SelfAdjointEigenSolver<Matrix> big;   // more than kMidLevel rows
   // explicit rows of identity levels and of the recovery level
   std::vector<RowMatrix> identity_A;
   std::vector<Vector> identity_lower, identity_upper;
@@ -77,13 +105,15 @@ struct Space {
 Space& lex_space(Workspace& workspace);
 
 // Eigen-decomposition of G = M M^T (M: r x nv row-major, r <= m_max) into s.eig_values
-// (ascending) and s.eig_vectors; returns the rank (the equality solver's rule).
-int eigen(const double* M, int r, int nv, Space& s);
+// (ascending) and s.eig_vectors; returns the rank (the equality solver's rule). `pin`: kept as
+// s.pinned_* too; a G equal to the pinned one (bit for bit) takes the pinned decomposition.
+int eigen(const double* M, int r, int nv, Space& s, bool pin = false);
 
 // P -= W W^T, W an orthonormal basis of the row space of M (r x nv) (Python's row_basis).
 void subtract_row_space(const double* M, int r, Matrix& P, Space& s);
 
-// The smallest singular value of M (r x nv), 0 when rank-deficient, inf when r = 0; and its rank.
+// The smallest singular value of M (r x nv), 0 when rank-deficient, inf when r = 0; and its rank
+// (the decomposition pinned: see eigen).
 double smallest_singular_value(const double* M, int r, int nv, Space& s, int& rank);
 
 // The level's search (active_set.solve_level), started from the working set in s.working (the

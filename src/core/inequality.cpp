@@ -86,19 +86,21 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
   int rank_AP = 0;
   double smallest = 0.0;
   const double dimension = P.trace();
+  s.pinned_rows = -1;
   if (static_cast<double>(m) > std::nearbyint(dimension)) {
     rank_AP = -1;  // (computed below only if the report needs it)
   } else {
-    factor::times_symmetric(rows.A, m, P, s.M);  // A P (P exactly symmetric: identity or subtract_gram's)
-    smallest = smallest_singular_value(s.M.data(), m, nv, s, rank_AP);
+    factor::times_symmetric(rows.A, m, P, s.AP);  // A P (P exactly symmetric: identity or subtract_gram's)
+    smallest = smallest_singular_value(s.AP.data(), m, nv, s, rank_AP);
   }
+  const bool AP_known = rank_AP >= 0;
   const double lam2 = policy.singular_damping(smallest) + rows.extra_damping;
   bool capped = false;
   const int changes = solve_level(rows, P, lam2, policy.change_cap >= 0 ? policy.change_cap : change_cap(nv, s.hard, m), s,
                                   capped);
   const Vector& v = s.v;
   // distances to the intervals, the scale of the met test
-  s.x.head(m).noalias() = A * v;
+  rows.times(v, nv, s.x.head(m));
   double scale2 = 0.0;
   for (int i = 0; i < m; ++i) {
     const double x = s.x(i);
@@ -159,7 +161,9 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
     s.fixed[i] = rows.equal(i) || s.distance(i) > tol;
     if (s.fixed[i]) s.J.row(fixed++) = A.row(i);
   }
-  if (fixed) {
+  if (fixed == m && AP_known) {  // every row: A P as the smallest singular value had it
+    subtract_row_space(s.AP.data(), fixed, P, s);
+  } else if (fixed) {
     factor::times_symmetric(s.J.data(), fixed, P, s.M);
     subtract_row_space(s.M.data(), fixed, P, s);
   }
@@ -237,6 +241,10 @@ void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
   for (Matrix* x : {&P, &P_W, &normals}) x->resize(nv, nv);
   J.resize(m_max, nv);
   M.resize(m_max, nv);
+  AP.resize(m_max, nv);
+  for (Matrix* x : {&pinned_G, &pinned_vectors}) x->resize(m_max, m_max);
+  pinned_values.resize(m_max);
+  pinned_rows = -1;
   for (Vector* x : {&value, &rate, &aim, &t, &c, &coefficients, &eig_values, &distance, &x}) x->resize(m_max);
   G.resize(m_max, m_max);
   eig_vectors.resize(m_max, m_max);
