@@ -1,11 +1,11 @@
 """The targets of many problems (:meth:`reljac.ik.solve.Solver.solve_many`): each problem's targets
-checked as the tasks check them and written as the compiled core holds them, and back; the tasks
-as one problem had them (its results' errors are read against those)."""
+checked as the tasks check them and written as the compiled core holds them, and back (a result's
+errors are read against its problem's targets: :mod:`reljac.ik.many_results`)."""
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -103,24 +103,3 @@ def set_row(tasks: list[Task], sizes: list[int], row: np.ndarray) -> None:
     for task, size in zip(tasks, sizes, strict=True):
         set_from_core(task, row[at:at + size])
         at += size
-
-
-Problem = tuple[list[Task], list[int], np.ndarray]  # solve_many's: changed tasks, sizes, core targets
-
-
-def posed_by(problem: Problem | None) -> Callable[[Task], Task]:
-    """task -> the task with the problem's targets (a copy of it, made when first asked for; the
-    task itself when the problem does not change its target, or without a problem)."""
-    if problem is None:
-        return lambda task: task
-    twins: dict[int, Task] = {}
-
-    def posed(task: Task) -> Task:
-        if not twins:
-            changed, sizes, row = problem
-            copies = [own_copy(changing) for changing in changed]
-            set_row(copies, sizes, row)
-            twins.update((id(changing), twin) for changing, twin in zip(changed, copies, strict=True))
-        return twins.get(id(task), task)
-
-    return posed

@@ -22,24 +22,23 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..exceptions import ConfigurationError, ReljacError, TaskError
-from ..relative import Kinematics
 from ..robot import Robot, as_robot
 from ..validation import as_count, as_float
 from .controller import Controller, _as_levels
 from .hierarchy import DampingPolicy
 from .limits import JointPositionLimit, Limit
-from .many_targets import Problem, core_target, own_copy, posed_by, set_row, target_values
-from .search import CONVERGED, EXHAUSTED, TIMEOUT, PythonSearch, SearchOptions, SearchResult
+from .many_results import REASONS, Explainer, Problems, SearchBatch
+from .many_targets import core_target, own_copy, set_row, target_values
+from .search import PythonSearch, SearchOptions, SearchResult
 from .search_restarts import sampling
 from .task import Task
 
-AT_LIMIT = 1e-6  # [rad or m] a joint this close to a limit is at it (for the messages)
 SEARCH_LIMIT_GAIN = 0.5  # a step may use half the way to a position limit: full steps slam joints onto them
 UNDAMPED = DampingPolicy(threshold=0.0, max_damping=0.0, error_damping=0.0)  # the search's: mu damps
-REASONS = {CONVERGED: "converged", TIMEOUT: "timeout", EXHAUSTED: "unreachable"}
+PROGRESS_EVERY = 0.1  # [s] solve_many's bar (and Ctrl-C) is looked at this often during its one call to the core
 
 
-@dataclass
+@dataclass(repr=False)
 class IKResult:
     """Outcome of a search (:func:`solve`).
 
@@ -47,39 +46,52 @@ class IKResult:
     smallest level errors); converged: every task that counts (not postures) has its error norms
     at most tol; reason: "converged", "timeout" (the time budget ran out first) or "unreachable"
     (every local search allowed ended without converging: the closest configuration is returned);
-    message: one line saying so in words; iterations: Newton steps in all; restarts: local searches
-    after the first; seconds: wall-clock time of the search [s]; level_errors: per level, |W e| at
-    q [m, rad, weighted; for a task with bounds, its weighted violation: the distance of e to
-    its bounds]; errors: per task, its error norms at q (:meth:`Task.error_norms`: of the
-    violation for a task with bounds, 0 inside them; computed when first read).
+    iterations: Newton steps in all; restarts: local searches after the first; seconds:
+    wall-clock time of the search [s]; level_errors: per level, |W e| at q [m, rad, weighted; for
+    a task with bounds, its weighted violation: the distance of e to its bounds]. Computed when
+    first read, against the targets the search had: message, one line saying in words why it
+    ended; errors, per task its error norms at q (:meth:`Task.error_norms`: of the violation for
+    a task with bounds, 0 inside them); levels_met.
     """
 
     q: np.ndarray
     converged: bool
     iterations: int
     reason: str = "converged"
-    message: str = ""
     restarts: int = 0
     seconds: float = 0.0
     level_errors: list[float] = field(default_factory=list)
-    _errors_at: Callable[[np.ndarray], dict[str, dict[str, float]]] | None = field(default=None, repr=False)
-    _errors: dict[str, dict[str, float]] | None = field(default=None, repr=False)
-    _levels: list[list[str]] = field(default_factory=list, repr=False)  # names of the counted tasks per level
-    _tol: float = 0.0
+    _explainer: Explainer | None = None  # the call's: what errors and message are computed from
+    _index: int = 0  # this problem's in the call
+    _message: str | None = None
+    _errors: dict[str, dict[str, float]] | None = None
+
+    @property
+    def message(self) -> str:
+        """"converged", or the first unmet level, its tasks, what ended the search, the level
+        errors and the joints at a limit, in one line."""
+        if self._message is None:
+            self._message = ("converged" if self.converged else "" if self._explainer is None else
+                             self._explainer.message(self.q, self._index, self.reason, self.restarts + 1,
+                                                     self.level_errors))
+        return self._message
 
     @property
     def levels_met(self) -> list[bool | None]:
         """Per level: its counted tasks all within tol (None: a level of postures alone)."""
-        errors = self.errors
-        return [None if not names else all(max(errors[n].values()) <= self._tol for n in names)
-                for names in self._levels]
+        return [] if self._explainer is None else self._explainer.levels_met(self.errors)
 
     @property
     def errors(self) -> dict[str, dict[str, float]]:
         """Per task (by name), its error norms at q (:meth:`Task.error_norms`) [m, rad]."""
         if self._errors is None:
-            self._errors = self._errors_at(self.q) if self._errors_at is not None else {}
+            self._errors = {} if self._explainer is None else self._explainer.errors(self.q, self._index)
         return self._errors
+
+    def __repr__(self) -> str:
+        return (f"IKResult(q={self.q!r}, converged={self.converged}, iterations={self.iterations}, "
+                f"reason={self.reason!r}, message={self.message!r}, restarts={self.restarts}, "
+                f"seconds={self.seconds!r}, level_errors={self.level_errors!r})")
 
 
 class Solver:
@@ -249,47 +261,32 @@ class Solver:
         o.sample_kind, o.lower, o.upper = self.sample
         return o
 
-    def result(self, found: SearchResult, problem: Problem | None = None) -> IKResult:
-        """The IKResult of a search (a TaskError when no configuration had finite rows). problem:
-        one of solve_many's, (changed tasks, their core targets' sizes, its row of core targets):
-        its errors and message are for its own targets, not the tasks' targets of the moment."""
+    def result(self, found: SearchResult) -> IKResult:
+        """The IKResult of one search (:meth:`results`)."""
+        return self.results(SearchBatch.of([found]))[0]
+
+    def results(self, found: SearchBatch, problems: Problems | None = None) -> list[IKResult]:
+        """The IKResults of searches (a TaskError when one had no configuration with finite rows):
+        built from the batch's arrays, their errors and messages when first read. problems:
+        solve_many's (changed tasks, their core targets' sizes, one row of core targets per
+        search): each result's errors and message are for its own targets."""
         controller = self.controllers[0]
-        posed = posed_by(problem)
-        if found.reason not in REASONS:  # FAILED
-            task = controller.tasks[found.failing].name if found.failing >= 0 else "a task"
+        tasks = controller.tasks
+        failed = found.first_failed()
+        if failed is not None:
+            task = tasks[found.failing[failed]].name if found.failing[failed] >= 0 else "a task"
             raise TaskError(f"task '{task}' has rows that are not finite at every configuration searched "
                             "(its weights or target overflow)")
-        level_errors = [float(np.sqrt(c)) for c in found.level_costs]
-        message = "converged" if found.converged else self._why(found, level_errors, posed)
-        tasks = controller.tasks
-
-        def errors_at(q: np.ndarray) -> dict[str, dict[str, float]]:
-            kin = Kinematics(self.robot, q)
-            return {task.name: posed(task).error_norms(kin) for task in tasks}
-
-        counted = set(map(id, self.counted))
-        names = [[t.name for t in level if id(t) in counted] for level in controller.levels]
-        return IKResult(found.q, found.converged, found.iterations, REASONS[found.reason], message,
-                        found.searches - 1, found.seconds, level_errors, errors_at, None, names, self.options.tol)
-
-    def _why(self, found: SearchResult, level_errors: list[float], posed: Callable[[Task], Task]) -> str:
-        o, kin = self.options, Kinematics(self.robot, found.q)
-        counted = set(map(id, self.counted))
-        k, unmet = 0, []
-        for k, tasks in enumerate(self.controllers[0].levels):  # noqa: B007 - k names the level after
-            unmet = [t.name for t in tasks if id(t) in counted and max(posed(t).error_norms(kin).values()) > o.tol]
-            if unmet:
-                break
-        what = (f"the time budget of {o.timeout:g} s ran out" if found.reason == TIMEOUT else
-                f"{found.searches} local searches ended without converging")
-        kind, lower, upper = self.sample
-        model, q = self.robot.model, found.q
-        at_limit = [model.names[j.id] for j in model.joints[1:] if j.nq == 1 and kind[j.idx_q] == 0 and
-                    min(q[j.idx_q] - lower[j.idx_q], upper[j.idx_q] - q[j.idx_q]) < AT_LIMIT]
-        limits = f"; at their limits there: {', '.join(at_limit)}" if at_limit else ""
-        return (f"level {k + 1} ({', '.join(unmet)}) not met within tol={o.tol:g}: {what}; the closest "
-                f"configuration found is returned (level errors {', '.join(f'{e:.3g}' for e in level_errors)})"
-                f"{limits}")
+        counted, changed = set(map(id, self.counted)), set(map(id, problems[0] if problems else []))
+        targets = [(t, getattr(t, "target", None)) for t in tasks if id(t) not in changed]
+        levels = [[t for t in level if id(t) in counted] for level in controller.levels]
+        explainer = Explainer(self.robot, tasks, levels, self.options.tol, self.options.timeout, self.sample,
+                              [(task, target) for task, target in targets if target is not None], problems)
+        reasons = [REASONS[r] for r in found.reason.tolist()]
+        return [IKResult(q, converged, iterations, reason, searches - 1, seconds, level_errors, explainer, i)
+                for i, (q, converged, iterations, reason, searches, seconds, level_errors) in enumerate(zip(
+                    found.q, found.converged.tolist(), found.iterations.tolist(), reasons, found.searches.tolist(),
+                    found.seconds.tolist(), np.sqrt(found.level_costs).tolist(), strict=True))]
 
     def _seed_rows(self, seeds: Any, n: int) -> np.ndarray:
         if seeds is None:
@@ -304,21 +301,24 @@ class Solver:
                   workers: int) -> list[IKResult]:
         from tqdm.auto import tqdm
 
-        n = len(values)
         sizes = [len(core_target(t, self.robot)) for t in changed]
-        results: list[IKResult] = []
-        chunk = max(64, 32 * workers)
-        with tqdm(total=n, disable=not show, unit="pose", desc="solve_many") as bar:
-            for start in range(0, n, chunk):
-                stop = min(n, start + chunk)
-                seeds = seed_rows if len(seed_rows) == 1 else seed_rows[start:stop]
-                found = self._chunk(changed, sizes, values[start:stop], seeds, seed + start, workers)
-                results.extend(self.result(f, (changed, sizes, values[start + i])) for i, f in enumerate(found))
-                bar.update(stop - start)
-        return results
+        with tqdm(total=len(values), disable=not show, unit="pose", desc="solve_many") as bar:
+            shown = [0]
+
+            def progress(finished: int) -> None:
+                bar.update(finished - shown[0])
+                shown[0] = finished
+
+            found = self._chunk(changed, sizes, values, seed_rows, seed, workers, progress if show else None)
+            progress(len(values))
+        return self.results(found, (changed, sizes, values))
 
     def _chunk(self, changed: list[Task], sizes: list[int], values: np.ndarray, seeds: np.ndarray, seed: int,
-               workers: int) -> list[SearchResult]:
+               workers: int, progress: Callable[[int], None] | None = None) -> SearchBatch:
+        """The searches of problems (values: (n, k) core targets; seeds: one row, or one per
+        problem), problem i from seed + i, on `workers` threads in one call to the core; progress:
+        called with the number of problems finished, now and then (on the Python backend after
+        each)."""
         if not self.compiled:
             out = []
             for i, row in enumerate(values):
@@ -326,15 +326,17 @@ class Solver:
                 options = dataclasses.replace(self.options, seed=seed + i)
                 q = seeds[0 if len(seeds) == 1 else i]
                 out.append(PythonSearch(self.controllers[0], self.counted, options, self.sample).run(q))
-            return out
+                if progress is not None:
+                    progress(i + 1)
+            return SearchBatch.of(out)
         from .backend import core
 
         steps = [c._step.prepared_core() for c in self.controllers[:workers]]  # type: ignore[union-attr]
         index = {id(t): i for i, t in enumerate(self.controllers[0].tasks)}
         core_options = self._core_options
         core_options.seed = seed
-        found = core().search_many(steps, [index[id(t)] for t in changed], sizes, values, seeds, core_options)
-        return [_from_core(r) for r in found]
+        return SearchBatch.from_core(core().search_many(steps, [index[id(t)] for t in changed], sizes, values, seeds,
+                                                        core_options, progress=progress, every=PROGRESS_EVERY))
 
 
 def solve(robot: Robot, q0: ArrayLike | None, levels: Any, *, tol: float = 1e-4, max_iters: int = 100,

@@ -34,8 +34,8 @@ import numpy as np
 from ..dask_client import check_scheduler, describe, make_client, raise_task_error
 from ..exceptions import ConfigurationError, ReljacError, SchedulerError
 from ..robot import Robot
+from .many_results import SearchBatch
 from .many_targets import core_target, own_copy
-from .search import SearchResult
 from .task import Task
 
 
@@ -51,12 +51,12 @@ class SolverParts(Protocol):
     @property
     def backend(self) -> str: ...
 
-    def result(self, found: SearchResult, problem: Any = None) -> Any: ...
+    def results(self, found: SearchBatch, problems: Any = None) -> list[Any]: ...
 
     def _held(self) -> AbstractContextManager[None]: ...
 
     def _chunk(self, changed: list[Task], sizes: list[int], values: np.ndarray, seeds: np.ndarray, seed: int,
-               workers: int) -> list[SearchResult]: ...
+               workers: int) -> SearchBatch: ...
 
 CONNECT_TIMEOUT = 10.0  # [s] for a scheduler address to answer (as the capability maps' default)
 CHUNK_MIN, CHUNK_MAX = 16, 256  # problems per chunk: enough to hide a task's overhead, few for progress
@@ -153,7 +153,7 @@ def worker_solver(made: Recipe) -> SolverParts:
     return solver
 
 
-def run_chunk(made: Recipe, values: np.ndarray, seeds: np.ndarray, seed: int) -> list[SearchResult]:
+def run_chunk(made: Recipe, values: np.ndarray, seeds: np.ndarray, seed: int) -> SearchBatch:
     """The searches of one chunk (problem k from seed + k), as the threaded path runs them."""
     solver = worker_solver(made)
     tasks = solver.controllers[0].tasks
@@ -194,18 +194,18 @@ def run_many(solver: SolverParts, scheduler: Any, changed: list[Task], values: n
         for thing in created:
             thing.close()
     sizes = [len(core_target(t, solver.robot)) for t in changed]
-    return [solver.result(f, (changed, sizes, values[i])) for i, f in enumerate(found)]
+    return solver.results(found, (changed, sizes, values))
 
 
 def _stream(client: Any, made: Recipe, values: np.ndarray, seed_rows: np.ndarray, seed: int, workers: int,
-            on_progress: Callable[[int], Any]) -> list[SearchResult]:
+            on_progress: Callable[[int], Any]) -> SearchBatch:
     import distributed
 
     n = len(values)
     n_workers = max(1, len(client.scheduler_info(n_workers=-1).get("workers", {})) or workers)
     size = chunk_size(n, n_workers)
     starts = iter(range(0, n, size))
-    parts: dict[int, list[SearchResult]] = {}
+    parts: dict[int, SearchBatch] = {}
     with client.as_current():  # as_completed looks the client up
         # a key of its own (hash=False), as the maps' job: a call stopped midway releases it
         shipped = client.scatter(made, broadcast=True, hash=False, timeout=max(CONNECT_TIMEOUT, 60.0))
@@ -233,4 +233,4 @@ def _stream(client: Any, made: Recipe, values: np.ndarray, seed_rows: np.ndarray
             left = [f for f in stream.futures if not f.done()]
             if left:
                 client.cancel(left)
-    return [r for start in sorted(parts) for r in parts[start]]
+    return SearchBatch.joined([parts[start] for start in sorted(parts)])

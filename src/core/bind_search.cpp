@@ -48,13 +48,36 @@ void bind_search(py::module_& m) {
            "A frame task's target (16 values of T_ab, row-major), a CoM task's (size) or a posture's (nq).")
       .def("search", &Step::search, py::arg("q0"), py::arg("options"), py::call_guard<py::gil_scoped_release>(),
            "A search from q0 (reljac.ik.search); built-in tasks and limits only.");
+  py::class_<reljac::SearchBatch>(m, "SearchBatch", "What many searches found, as arrays (row i: problem i).")
+      .def_readonly("q", &reljac::SearchBatch::q, "(n, nq) each problem's configuration")
+      .def_readonly("converged", &reljac::SearchBatch::converged, "(n) bool")
+      .def_readonly("reason", &reljac::SearchBatch::reason, "(n) SearchResult.reason's codes")
+      .def_readonly("iterations", &reljac::SearchBatch::iterations, "(n) Newton iterations in all")
+      .def_readonly("searches", &reljac::SearchBatch::searches, "(n) local searches (1 + restarts)")
+      .def_readonly("level_costs", &reljac::SearchBatch::level_costs, "(n, levels) |W e|^2 per level at q")
+      .def_readonly("seconds", &reljac::SearchBatch::seconds, "(n) wall-clock time of each search [s]")
+      .def_readonly("failing", &reljac::SearchBatch::failing, "(n) the task whose rows were not finite, or -1");
   m.def(
       "search_many",
       [](const std::vector<Step*>& steps, const std::vector<int>& target_tasks, const std::vector<int>& target_sizes,
-         const reljac::RowMatrix& targets, const reljac::RowMatrix& seeds, const SearchOptions& options) {
-        py::gil_scoped_release release;
-        return reljac::search_many(steps, target_tasks, target_sizes, targets, seeds, options);
+         const reljac::RowMatrix& targets, const reljac::RowMatrix& seeds, const SearchOptions& options,
+         const py::object& progress, double every) {
+        // between two of the calling thread's problems: Ctrl-C (a signal's Python handler), then progress
+        const reljac::SearchProgress report = [&progress](long finished) {
+          py::gil_scoped_acquire gil;
+          if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+          if (!progress.is_none()) progress(finished);
+        };
+        std::vector<SearchResult> found;
+        {
+          py::gil_scoped_release release;
+          found = reljac::search_many(steps, target_tasks, target_sizes, targets, seeds, options, report, every);
+        }
+        return reljac::as_batch(found);
       },
       py::arg("steps"), py::arg("target_tasks"), py::arg("target_sizes"), py::arg("targets"), py::arg("seeds"),
-      py::arg("options"), "One search per row of targets, on one thread per step (reljac.ik.search.solve_many).");
+      py::arg("options"), py::arg("progress") = py::none(), py::arg("every") = 0.1,
+      "One search per row of targets, on one thread per step (reljac.ik.solve.Solver.solve_many); "
+      "progress(finished) is called with the GIL between two of the calling thread's problems, at most "
+      "every `every` seconds [s], after the signal handlers (Ctrl-C stops every thread).");
 }

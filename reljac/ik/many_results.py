@@ -1,0 +1,130 @@
+"""The results of many searches (:meth:`reljac.ik.solve.Solver.solve_many`) as arrays, and what an
+:class:`~reljac.ik.solve.IKResult` computes from them only when it is read: its tasks' errors and
+the message of an unmet level (:class:`Explainer`, one per call, shared by its results)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..relative import Kinematics
+from ..robot import Robot
+from .many_targets import own_copy, set_row
+from .search import CONVERGED, EXHAUSTED, FAILED, TIMEOUT, SearchResult
+from .task import Task
+
+AT_LIMIT = 1e-6  # [rad or m] a joint this close to a limit is at it (for the messages)
+REASONS = {CONVERGED: "converged", TIMEOUT: "timeout", EXHAUSTED: "unreachable"}
+
+
+@dataclass
+class SearchBatch:
+    """What n searches found, row i problem i's (:class:`~reljac.ik.search.SearchResult`'s fields
+    as arrays): q (n, nq), converged (n,) bool, reason, iterations, searches, failing (n,) int,
+    level_costs (n, levels) [m^2, rad^2, weighted], seconds (n,) [s]."""
+
+    q: np.ndarray
+    converged: np.ndarray
+    reason: np.ndarray
+    iterations: np.ndarray
+    searches: np.ndarray
+    level_costs: np.ndarray
+    seconds: np.ndarray
+    failing: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.q)
+
+    @classmethod
+    def of(cls, found: Sequence[SearchResult]) -> SearchBatch:
+        """The batch of searches run one by one (at least one)."""
+        def column(name: str, dtype: Any) -> np.ndarray:
+            return np.array([getattr(f, name) for f in found], dtype=dtype)
+
+        return cls(column("q", float), column("converged", bool), column("reason", int), column("iterations", int),
+                   column("searches", int), column("level_costs", float), column("seconds", float),
+                   column("failing", int))
+
+    @classmethod
+    def from_core(cls, raw: Any) -> SearchBatch:
+        """The batch of ``_core.search_many`` (its SearchBatch's arrays, copied)."""
+        return cls(*(np.array(getattr(raw, f.name)) for f in dataclasses.fields(cls)))
+
+    @classmethod
+    def joined(cls, parts: Sequence[SearchBatch]) -> SearchBatch:
+        """The batches one after the other (at least one)."""
+        return cls(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in dataclasses.fields(cls)))
+
+    def first_failed(self) -> int | None:
+        """The first problem no configuration of which had finite rows (FAILED), or None."""
+        failed = np.flatnonzero(self.reason == FAILED)
+        return int(failed[0]) if len(failed) else None
+
+
+Problems = tuple[list[Task], list[int], np.ndarray]  # solve_many's: changed tasks, their sizes, (n, k) core targets
+
+
+@dataclass(frozen=True)
+class Explainer:
+    """What the results of one call read when first asked (their errors, the message of an unmet
+    level): the tasks with the targets they had in that call (a copy made when first needed: the
+    caller may set other targets since), and each problem's own targets (`problems`)."""
+
+    robot: Robot
+    tasks: list[Task]
+    levels: list[list[Task]]  # per level, its tasks that count for convergence
+    tol: float
+    timeout: float | None
+    sample: tuple[np.ndarray, np.ndarray, np.ndarray]  # search_restarts.sampling's (kind, lower, upper)
+    targets: list[tuple[Task, Any]]  # (task, its target at the call) for each task with a target
+    problems: Problems | None = None
+
+    def posed(self, index: int) -> Callable[[Task], Task]:
+        """task -> the task as problem `index` had it (a copy with that target, for a task with one)."""
+        twins: dict[int, Task] = {}
+        changed: list[Task] = []
+        if self.problems is not None:
+            changed, sizes, values = self.problems
+            copies = [own_copy(task) for task in changed]
+            set_row(copies, sizes, values[index])
+            twins.update((id(task), twin) for task, twin in zip(changed, copies, strict=True))
+        for task, target in self.targets:
+            if id(task) not in twins:
+                twins[id(task)] = twin = own_copy(task)
+                twin.set_target(target)  # type: ignore[attr-defined]
+        return lambda task: twins.get(id(task), task)
+
+    def errors(self, q: np.ndarray, index: int) -> dict[str, dict[str, float]]:
+        """Per task (by name), its error norms at q with problem `index`'s targets [m, rad]."""
+        posed, kin = self.posed(index), Kinematics(self.robot, q)
+        return {task.name: posed(task).error_norms(kin) for task in self.tasks}
+
+    def levels_met(self, errors: dict[str, dict[str, float]]) -> list[bool | None]:
+        """Per level: its counted tasks all within tol (None: a level of postures alone)."""
+        return [None if not tasks else all(max(errors[t.name].values()) <= self.tol for t in tasks)
+                for tasks in self.levels]
+
+    def message(self, q: np.ndarray, index: int, reason: str, searches: int, level_errors: list[float]) -> str:
+        """Why problem `index`'s search (reason "timeout" or "unreachable", `searches` local
+        searches) did not converge, in one line: the first unmet level and its tasks, what ended
+        the search, the level errors and the joints at a limit."""
+        posed, kin = self.posed(index), Kinematics(self.robot, q)
+        k, unmet = 0, []
+        for k, tasks in enumerate(self.levels):  # noqa: B007 - k names the level after
+            unmet = [t.name for t in tasks if max(posed(t).error_norms(kin).values()) > self.tol]
+            if unmet:
+                break
+        what = (f"the time budget of {self.timeout:g} s ran out" if reason == "timeout" else
+                f"{searches} local searches ended without converging")
+        kind, lower, upper = self.sample
+        model = self.robot.model
+        at_limit = [model.names[j.id] for j in model.joints[1:] if j.nq == 1 and kind[j.idx_q] == 0 and
+                    min(q[j.idx_q] - lower[j.idx_q], upper[j.idx_q] - q[j.idx_q]) < AT_LIMIT]
+        limits = f"; at their limits there: {', '.join(at_limit)}" if at_limit else ""
+        return (f"level {k + 1} ({', '.join(unmet)}) not met within tol={self.tol:g}: {what}; the closest "
+                f"configuration found is returned (level errors {', '.join(f'{e:.3g}' for e in level_errors)})"
+                f"{limits}")
