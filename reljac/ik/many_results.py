@@ -68,23 +68,33 @@ class SearchBatch:
 Problems = tuple[list[Task], list[int], np.ndarray]  # solve_many's: changed tasks, their sizes, (n, k) core targets
 
 
-@dataclass(frozen=True)
-class Explainer:
-    """What the results of one call read when first asked (their errors, the message of an unmet
-    level): the tasks with the targets they had in that call (a copy made when first needed: the
-    caller may set other targets since), and each problem's own targets (`problems`)."""
+@dataclass
+class SolverView:
+    """What a Solver's results read of it (the same at every call): the robot, its tasks, per
+    level its tasks that count for convergence, tol [m, rad], timeout [s] and the joints'
+    sampling (search_restarts.sampling's (kind, lower, upper))."""
 
     robot: Robot
     tasks: list[Task]
-    levels: list[list[Task]]  # per level, its tasks that count for convergence
+    levels: list[list[Task]]
     tol: float
     timeout: float | None
-    sample: tuple[np.ndarray, np.ndarray, np.ndarray]  # search_restarts.sampling's (kind, lower, upper)
-    targets: list[tuple[Task, Any]]  # (task, its target at the call) for each task with a target
+    sample: tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+@dataclass
+class Explainer:
+    """What the results of one call read when first asked (their errors, the message of an unmet
+    level): the solver, the tasks as they were at the call (`states`, their attributes: a shallow
+    copy of each is made from them when first needed, as the caller may set other targets since),
+    and each problem's own targets (`problems`: they replace the changed tasks' targets)."""
+
+    solver: SolverView
+    states: list[tuple[Task, dict[str, Any]]]  # (task, a copy of its attributes) at the call
     problems: Problems | None = None
 
     def posed(self, index: int) -> Callable[[Task], Task]:
-        """task -> the task as problem `index` had it (a copy with that target, for a task with one)."""
+        """task -> the task as problem `index` had it (a copy: see the class)."""
         twins: dict[int, Task] = {}
         changed: list[Task] = []
         if self.problems is not None:
@@ -92,39 +102,42 @@ class Explainer:
             copies = [own_copy(task) for task in changed]
             set_row(copies, sizes, values[index])
             twins.update((id(task), twin) for task, twin in zip(changed, copies, strict=True))
-        for task, target in self.targets:
+        for task, state in self.states:
             if id(task) not in twins:
                 twins[id(task)] = twin = own_copy(task)
-                twin.set_target(target)  # type: ignore[attr-defined]
+                twin.__dict__.update(state)
+                twin.__dict__.pop("_listeners", None)
         return lambda task: twins.get(id(task), task)
 
     def errors(self, q: np.ndarray, index: int) -> dict[str, dict[str, float]]:
         """Per task (by name), its error norms at q with problem `index`'s targets [m, rad]."""
-        posed, kin = self.posed(index), Kinematics(self.robot, q)
-        return {task.name: posed(task).error_norms(kin) for task in self.tasks}
+        posed, kin = self.posed(index), Kinematics(self.solver.robot, q)
+        return {task.name: posed(task).error_norms(kin) for task in self.solver.tasks}
 
     def levels_met(self, errors: dict[str, dict[str, float]]) -> list[bool | None]:
         """Per level: its counted tasks all within tol (None: a level of postures alone)."""
-        return [None if not tasks else all(max(errors[t.name].values()) <= self.tol for t in tasks)
-                for tasks in self.levels]
+        tol = self.solver.tol
+        return [None if not tasks else all(max(errors[t.name].values()) <= tol for t in tasks)
+                for tasks in self.solver.levels]
 
     def message(self, q: np.ndarray, index: int, reason: str, searches: int, level_errors: list[float]) -> str:
         """Why problem `index`'s search (reason "timeout" or "unreachable", `searches` local
         searches) did not converge, in one line: the first unmet level and its tasks, what ended
         the search, the level errors and the joints at a limit."""
-        posed, kin = self.posed(index), Kinematics(self.robot, q)
+        o = self.solver
+        posed, kin = self.posed(index), Kinematics(o.robot, q)
         k, unmet = 0, []
-        for k, tasks in enumerate(self.levels):  # noqa: B007 - k names the level after
-            unmet = [t.name for t in tasks if max(posed(t).error_norms(kin).values()) > self.tol]
+        for k, tasks in enumerate(o.levels):  # noqa: B007 - k names the level after
+            unmet = [t.name for t in tasks if max(posed(t).error_norms(kin).values()) > o.tol]
             if unmet:
                 break
-        what = (f"the time budget of {self.timeout:g} s ran out" if reason == "timeout" else
+        what = (f"the time budget of {o.timeout:g} s ran out" if reason == "timeout" else
                 f"{searches} local searches ended without converging")
-        kind, lower, upper = self.sample
-        model = self.robot.model
+        kind, lower, upper = o.sample
+        model = o.robot.model
         at_limit = [model.names[j.id] for j in model.joints[1:] if j.nq == 1 and kind[j.idx_q] == 0 and
                     min(q[j.idx_q] - lower[j.idx_q], upper[j.idx_q] - q[j.idx_q]) < AT_LIMIT]
         limits = f"; at their limits there: {', '.join(at_limit)}" if at_limit else ""
-        return (f"level {k + 1} ({', '.join(unmet)}) not met within tol={self.tol:g}: {what}; the closest "
+        return (f"level {k + 1} ({', '.join(unmet)}) not met within tol={o.tol:g}: {what}; the closest "
                 f"configuration found is returned (level errors {', '.join(f'{e:.3g}' for e in level_errors)})"
                 f"{limits}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -27,7 +28,7 @@ from ..validation import as_count, as_float
 from .controller import Controller, _as_levels
 from .hierarchy import DampingPolicy
 from .limits import JointPositionLimit, Limit
-from .many_results import REASONS, Explainer, Problems, SearchBatch
+from .many_results import REASONS, Explainer, Problems, SearchBatch, SolverView
 from .many_targets import core_target, own_copy, set_row, target_values
 from .search import PythonSearch, SearchOptions, SearchResult
 from .search_restarts import sampling
@@ -262,31 +263,45 @@ class Solver:
         return o
 
     def result(self, found: SearchResult) -> IKResult:
-        """The IKResult of one search (:meth:`results`)."""
-        return self.results(SearchBatch.of([found]))[0]
+        """The IKResult of one search (see :meth:`results`)."""
+        if found.reason not in REASONS:  # FAILED
+            raise self._failure(found.failing)
+        return IKResult(found.q, found.converged, found.iterations, REASONS[found.reason], found.searches - 1,
+                        found.seconds, np.sqrt(found.level_costs).tolist(), self._explainer(None))
 
     def results(self, found: SearchBatch, problems: Problems | None = None) -> list[IKResult]:
-        """The IKResults of searches (a TaskError when one had no configuration with finite rows):
-        built from the batch's arrays, their errors and messages when first read. problems:
-        solve_many's (changed tasks, their core targets' sizes, one row of core targets per
-        search): each result's errors and message are for its own targets."""
-        controller = self.controllers[0]
-        tasks = controller.tasks
+        """The IKResults of searches (a TaskError when one had no configuration with finite rows),
+        built from the batch's arrays; their errors and messages are computed when first read.
+        problems: solve_many's (changed tasks, their core targets' sizes, one row of core targets
+        per search): each result's errors and message are for its own targets."""
         failed = found.first_failed()
         if failed is not None:
-            task = tasks[found.failing[failed]].name if found.failing[failed] >= 0 else "a task"
-            raise TaskError(f"task '{task}' has rows that are not finite at every configuration searched "
-                            "(its weights or target overflow)")
-        counted, changed = set(map(id, self.counted)), set(map(id, problems[0] if problems else []))
-        targets = [(t, getattr(t, "target", None)) for t in tasks if id(t) not in changed]
-        levels = [[t for t in level if id(t) in counted] for level in controller.levels]
-        explainer = Explainer(self.robot, tasks, levels, self.options.tol, self.options.timeout, self.sample,
-                              [(task, target) for task, target in targets if target is not None], problems)
+            raise self._failure(int(found.failing[failed]))
+        explainer = self._explainer(problems)
         reasons = [REASONS[r] for r in found.reason.tolist()]
         return [IKResult(q, converged, iterations, reason, searches - 1, seconds, level_errors, explainer, i)
                 for i, (q, converged, iterations, reason, searches, seconds, level_errors) in enumerate(zip(
                     found.q, found.converged.tolist(), found.iterations.tolist(), reasons, found.searches.tolist(),
                     found.seconds.tolist(), np.sqrt(found.level_costs).tolist(), strict=True))]
+
+    def _failure(self, failing: int) -> TaskError:
+        task = self.controllers[0].tasks[failing].name if failing >= 0 else "a task"
+        return TaskError(f"task '{task}' has rows that are not finite at every configuration searched "
+                         "(its weights or target overflow)")
+
+    def _explainer(self, problems: Problems | None) -> Explainer:
+        """What results made now read when first asked: the tasks as they are now (but for the
+        targets the problems set)."""
+        changed = set(map(id, problems[0])) if problems else ()
+        return Explainer(self._view, [(t, dict(t.__dict__)) for t in self._view.tasks if id(t) not in changed],
+                         problems)
+
+    @functools.cached_property
+    def _view(self) -> SolverView:
+        controller, counted = self.controllers[0], set(map(id, self.counted))
+        return SolverView(self.robot, controller.tasks, [[t for t in level if id(t) in counted] for level in
+                                                         controller.levels], self.options.tol, self.options.timeout,
+                          self.sample)
 
     def _seed_rows(self, seeds: Any, n: int) -> np.ndarray:
         if seeds is None:
