@@ -93,6 +93,25 @@ def test_message_and_errors_read_late_are_those_of_the_targets_the_search_had(pl
     assert late_one.levels_met == late_many.levels_met == [False]
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_ball_read_late_reports_on_its_inner_target_as_the_search_had_it(planar, backend):
+    """A BallTask's centre is its inner task's target: moved after the solve, the result's
+    errors and message still measure the ball the search had (1.2 m out, 0.5 m of radius)."""
+    from reljac.ik import BallTask
+
+    def problem():
+        inner = tip_task(3.0, 0.0)
+        return inner, [[BallTask(inner, 0.5, name="ball")]]
+
+    inner, levels = problem()
+    late = Solver(planar, levels, restarts=1, backend=backend).solve(None)
+    inner.set_target(np.array([1.0, 0.5, 0.0]))
+    early = Solver(planar, problem()[1], restarts=1, backend=backend).solve(None)
+    assert not late.converged and late.message == early.message and "level 1 (ball)" in late.message
+    assert late.errors == early.errors and late.levels_met == early.levels_met == [False]
+    assert max(late.errors["ball"].values()) == pytest.approx(0.7, abs=1e-6)
+
+
 def test_a_result_made_by_hand_has_no_message_to_compute():
     from reljac.ik import IKResult
 

@@ -65,6 +65,28 @@ class SearchBatch:
         return int(failed[0]) if len(failed) else None
 
 
+class State(dict[str, Any]):
+    """A task's attributes at one moment (:func:`snapshot`)."""
+
+
+def snapshot(task: Task) -> State:
+    """The task's attributes now, but the controllers listening (those that are tasks, a
+    BallTask's inner task, as their own snapshots): a shallow copy made later from them
+    (:func:`_restore`) is the task as it was."""
+    return State((name, snapshot(value) if isinstance(value, Task) else value)
+                 for name, value in vars(task).items() if name != "_listeners")
+
+
+def _restore(twin: Task, state: State) -> None:
+    """Puts a snapshot's attributes into a copy of its task (own_copy's: its inner tasks are
+    copies too, listened to by it)."""
+    for name, value in state.items():
+        if isinstance(value, State):
+            _restore(vars(twin)[name], value)
+        else:
+            vars(twin)[name] = value
+
+
 Problems = tuple[list[Task], list[int], np.ndarray]  # solve_many's: changed tasks, their sizes, (n, k) core targets
 
 
@@ -90,7 +112,7 @@ class Explainer:
     and each problem's own targets (`problems`: they replace the changed tasks' targets)."""
 
     solver: SolverView
-    states: list[tuple[Task, dict[str, Any]]]  # (task, a copy of its attributes) at the call
+    states: list[tuple[Task, State]]  # (task, its state: snapshot(task)) at the call
     problems: Problems | None = None
 
     def posed(self, index: int) -> Callable[[Task], Task]:
@@ -105,8 +127,7 @@ class Explainer:
         for task, state in self.states:
             if id(task) not in twins:
                 twins[id(task)] = twin = own_copy(task)
-                twin.__dict__.update(state)
-                twin.__dict__.pop("_listeners", None)
+                _restore(twin, state)
         return lambda task: twins.get(id(task), task)
 
     def errors(self, q: np.ndarray, index: int) -> dict[str, dict[str, float]]:

@@ -28,7 +28,7 @@ from ..validation import as_count, as_float
 from .controller import Controller, _as_levels
 from .hierarchy import DampingPolicy
 from .limits import JointPositionLimit, Limit
-from .many_results import REASONS, Explainer, Problems, SearchBatch, SolverView
+from .many_results import REASONS, Explainer, Problems, SearchBatch, SolverView, snapshot
 from .many_targets import core_target, own_copy, set_row, target_values
 from .search import PythonSearch, SearchOptions, SearchResult
 from .search_restarts import sampling
@@ -293,8 +293,7 @@ class Solver:
         """What results made now read when first asked: the tasks as they are now (but for the
         targets the problems set)."""
         changed = set(map(id, problems[0])) if problems else ()
-        return Explainer(self._view, [(t, dict(t.__dict__)) for t in self._view.tasks if id(t) not in changed],
-                         problems)
+        return Explainer(self._view, [(t, snapshot(t)) for t in self._view.tasks if id(t) not in changed], problems)
 
     @functools.cached_property
     def _view(self) -> SolverView:
