@@ -60,8 +60,15 @@ candidates for the answer. A flat phase also ends when its counted cost has not 
 the last ``STALL_WINDOW = 8`` iterations (``STALL_WINDOW_RATIO = 0.7``, from its
 ``STALL_WINDOW_FROM = 8``-th iteration on): a search creeping along joint limits; the next restart
 is cheaper than its tail (dual arm, 100 targets, Newton steps per solve: mean 78 -> 56, 99th
-percentile 423 -> 193; a window of 5 and a ratio of 0.5, 0.7 or 0.85 did less). With a single level
-there is one phase, which ends only as said above.
+percentile 423 -> 193; a window of 5 and a ratio of 0.5, 0.7 or 0.85 did less). A strict phase
+ends on a window of its own (:func:`reljac.ik.search_order.window_stalled`): when its first level
+above ``floor`` is the same as ``STRICT_WINDOW = 3`` iterations before and has not fallen below
+``STALL_WINDOW_RATIO`` times its cost then (from its ``STRICT_WINDOW_FROM = 3``-rd iteration on):
+a strict phase meets its first level in a few Newton steps and then creeps (dual arm, 600
+targets of ``bench solve``'s protocol: 3 of 443 strict phases converged, their iterations a fifth
+of all; Newton steps per solve: mean 58 -> 53, 99th percentile 337 -> 289; a window of 2: 51,
+280; none at all: 48, 267, but then no priorities restored). With a single level there is one
+phase, which ends only as said above.
 
 **Restarts** (:mod:`reljac.ik.search_restarts`): a local search that ends without converging is
 followed by another, from where it ended with every bounded coordinate that lies within
@@ -91,7 +98,7 @@ from ..relative import Kinematics
 from .controller import Controller
 from .hierarchy import Level
 from .limits import intersect
-from .search_order import improves, lexicographically_lower, raise_damping
+from .search_order import improves, lexicographically_lower, raise_damping, window_stalled
 from .search_restarts import SplitMix64, restart_configuration
 from .search_rows import level_of, newton_rows
 from .task import Task
@@ -102,6 +109,8 @@ POLISH_ITERS = 20  # Newton iterations of the strict phase after a flat one, at 
 STALL_WINDOW = 8  # a flat phase ends when its counted cost has not fallen by 30 % over this many iterations
 STALL_WINDOW_FROM = 8  # ... from this iteration on
 STALL_WINDOW_RATIO = 0.7
+STRICT_WINDOW = 3  # a strict phase ends when its first level not met has not fallen by 30 % over this many
+STRICT_WINDOW_FROM = 3  # ... iterations, from this iteration on
 ENTRY_BISECTIONS = 16  # halvings of a step cut back to where the bounded tasks it took inside enter
 
 
@@ -300,12 +309,16 @@ class PythonSearch:
         """A local search from q on the levels `structure`: (CONVERGED, q), (TIMEOUT, q), or
         (EXHAUSTED, the q it ended at; self.ended: its costs). Keeps the best configuration seen
         (lexicographic). window: also end when the counted cost has not fallen below
-        STALL_WINDOW_RATIO times itself STALL_WINDOW iterations before (from the STALL_WINDOW_FROM-th on)."""
+        STALL_WINDOW_RATIO times itself STALL_WINDOW iterations before (from the STALL_WINDOW_FROM-th on).
+        The strict phase after a flat one also ends on its own window (:func:`window_stalled`,
+        STRICT_WINDOW iterations, from the STRICT_WINDOW_FROM-th on)."""
         o = self.o
+        polish = not window and structure is self.strict and len(self.flat) != len(self.strict)
         kin, level_costs, costs = self.evaluate(q, structure)
         mu, stale, streak, it = np.full(len(structure), o.mu_initial), 0, 0, 0
         mask = np.asarray(counts, dtype=bool)
         history = [float(costs[mask].sum())]  # the counted cost after each iteration
+        trail = [costs]  # the costs after each iteration (the strict phase's window)
         rejected = False  # the last step was: q, its rows (kept) and its constraints are as checked
         while np.isfinite(costs).all():  # (rows that are not finite: no local search from q)
             if not rejected:
@@ -327,7 +340,9 @@ class PythonSearch:
             if self.timed_out():
                 return TIMEOUT, kin.q
             if it >= max_iters or (window and it >= STALL_WINDOW_FROM and history[-1] > max(
-                    o.floor, STALL_WINDOW_RATIO * history[-1 - STALL_WINDOW])):
+                    o.floor, STALL_WINDOW_RATIO * history[-1 - STALL_WINDOW])) or (
+                    polish and it >= STRICT_WINDOW_FROM
+                    and window_stalled(costs, trail[-1 - STRICT_WINDOW], o.floor, STALL_WINDOW_RATIO)):
                 break
             it += 1
             q_new = self.newton_step(kin, mu, constraints)
@@ -354,5 +369,6 @@ class PythonSearch:
                     break
                 self.levels, rejected = levels, True  # q's rows again (kin's data stays q_new's: unread)
             history.append(float(costs[mask].sum()))
+            trail.append(costs)
         self.ended = costs
         return EXHAUSTED, kin.q

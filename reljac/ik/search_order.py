@@ -67,3 +67,13 @@ def raise_damping(mu: np.ndarray, culprit: int, active: int, streak: int, grow: 
         return
     blame_below = (culprit < active or streak % 2 == 1) and culprit + 1 < len(mu)
     mu[culprit + 1 if blame_below else culprit:] *= grow
+
+
+def window_stalled(now: np.ndarray, then: np.ndarray, floor: float, ratio: float) -> bool:
+    """A strict phase's stall window: the first level above `floor` is the same in the costs
+    `now` and `then` (none met in between) and its cost now is above `ratio` times its cost then
+    (False when every level is under `floor`)."""
+    first = next((k for k, c in enumerate(now) if float(c) > floor), len(now))
+    if first == len(now) or not float(then[first]) > floor or any(float(c) > floor for c in then[:first]):
+        return False
+    return float(now[first]) > ratio * float(then[first])

@@ -21,6 +21,8 @@ constexpr int kPolishIters = 20;  // Newton iterations of the strict phase after
 constexpr int kStallWindow = 8;  // a flat phase ends when its counted cost has not fallen by 30 % over this many
 constexpr int kStallWindowFrom = 8;       // iterations, from this iteration on
 constexpr double kStallWindowRatio = 0.7;
+constexpr int kStrictWindow = 3;      // a strict phase ends when its first level not met has not fallen by 30 % over
+constexpr int kStrictWindowFrom = 3;  // this many iterations, from this iteration on
 constexpr double kPartialBand = 0.01;  // a bounded coordinate this close to a limit (fraction of its range) is at it
 constexpr int kFreshEvery = 3;         // every third restart draws every coordinate
 constexpr double kFeasibleTolerance = 1e-9;  // how far below 0 a row's d may be at a converged q
@@ -102,6 +104,7 @@ class Searcher {
   SearchResult out_;
   Vector q_, q_new_, step_, best_q_, best_costs_, costs_, new_costs_, level_costs_, new_level_costs_;
   std::vector<double> history_;
+  std::vector<Vector> trail_;  // the costs after each iteration (the strict phase's window)
   std::vector<int> outside_;  // counted tasks with bounds beyond tol at q_ (search.py's outside)
   std::vector<Rows> kept_rows_;  // the rows at q_ while a step is tried (keep_rows)
   std::vector<Level> kept_systems_;
@@ -115,9 +118,12 @@ class Searcher {
   // best), kTimeout, or kExhausted (q_: where it ended).
   // window: also end when the counted cost has not fallen below kStallWindowRatio times itself
   // kStallWindow iterations before.
+  // The strict phase after a flat one also ends on its own window (window_stalled, kStrictWindow
+  // iterations, from the kStrictWindowFrom-th on).
   // costs_ holds the costs where it ended.
   SearchReason local(const std::vector<std::vector<int>>& levels, const std::vector<char>& counted, int max_iters,
                      bool window) {
+    const bool polish = !window && &levels == &strict_ && flat_.size() != strict_.size();
     s_.levels = levels;
     int failing = evaluate(q_, level_costs_, costs_);
     if (failing >= 0 && !have_best_) out_.failing = failing;
@@ -126,6 +132,8 @@ class Searcher {
     history_.clear();  // the counted cost after each iteration
     history_.reserve(static_cast<size_t>(max_iters) + 2);
     history_.push_back(counted_sum(costs_, counted));
+    trail_.clear();
+    if (polish) trail_.push_back(costs_);
     bool rejected = false;  // the last step was: q_, its rows (restored) and constraints are as checked
     for (int it = 0; failing < 0; ++it) {
       if (!rejected) {
@@ -153,6 +161,9 @@ class Searcher {
       if (window && it >= kStallWindowFrom &&
           history_.back() > std::max(o_.floor, kStallWindowRatio * history_[history_.size() - 1 - kStallWindow]))
         break;
+      if (polish && it >= kStrictWindowFrom &&
+          window_stalled(costs_, trail_[trail_.size() - 1 - kStrictWindow], o_.floor, kStallWindowRatio))
+        break;
       if (!newton_step(q_, mu, q_new_)) break;
       ++out_.iterations;
       keep_rows();  // q_'s rows aside: a rejected step restores them instead of evaluating q_ again
@@ -178,6 +189,7 @@ class Searcher {
         rejected = true;
       }
       history_.push_back(counted_sum(costs_, counted));
+      if (polish) trail_.push_back(costs_);
     }
     return SearchReason::kExhausted;
   }

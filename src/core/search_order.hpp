@@ -76,5 +76,17 @@ inline void raise_damping(Vector& mu, int culprit, int active, int streak, doubl
   mu.tail(n - (blame_below ? culprit + 1 : culprit)) *= grow;
 }
 
+// search.py's window_stalled (a strict phase's stall window): the first level above floor is the
+// same in `now` and `then` and its cost now is above ratio times its cost then.
+inline bool window_stalled(const Vector& now, const Vector& then, double floor, double ratio) {
+  const int n = static_cast<int>(now.size());
+  int first = 0;
+  while (first < n && !(now(first) > floor)) ++first;
+  if (first == n || !(then(first) > floor)) return false;
+  for (int k = 0; k < first; ++k)
+    if (then(k) > floor) return false;
+  return now(first) > ratio * then(first);
+}
+
 }  // namespace search_order
 }  // namespace reljac
