@@ -50,7 +50,10 @@ def drag(browser: Browser, start, end, steps: int = 8) -> None:
     mouse(browser, "mouseReleased", *end, buttons=0)
 
 
-def open_page(browser: Browser, debugger: Debugger, timeout: float = 30.0, query: str = "") -> None:
+def open_page(browser: Browser, debugger: Debugger, timeout: float = 30.0, query: str = "",
+              ready: str | None = None) -> None:
+    """Open the debug page and wait for its state and scene (and for the JavaScript expression
+    `ready` to be true, when given) while the page is small."""
     browser._resize(LOADING_SIZE)  # small while the scene streams in (Browser.load says why)
     try:
         browser.open(debugger.url + query)
@@ -62,6 +65,8 @@ def open_page(browser: Browser, debugger: Debugger, timeout: float = 30.0, query
             "reljacDebug.init.handles.every(h => { const n = viewer.scene_tree.find("
             "(h.path + '/ball/<object>').split('/').filter(x => x)); return n.object && n.object.type === 'Mesh'; })"
             " && viewer.num_messages_received > 0"), "the scene", timeout)
+        if ready is not None:
+            wait_for(lambda: browser.evaluate(ready), ready, timeout=120)
     finally:
         browser._resize(browser.size)
     browser.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))", await_promise=True)
@@ -352,11 +357,10 @@ def test_a_software_drawn_page_draws_every_link_of_the_robot(name, browser):
         pytest.skip(f"needs example-robot-data's {name}")
     robot = Robot.load(name)
     with Debugger(None, robot=robot) as debugger:
-        open_page(browser, debugger)
         root = debugger.viewer.root
         count = f"Object.values(viewer.scene_tree.find(['meshcat', {root!r}, 'visuals']).children)" \
                 ".filter(n => n.children['<object>'] && n.children['<object>'].object).length"
-        wait_for(lambda: browser.evaluate(count) == robot.visual_model.ngeoms, "every visual geometry", timeout=120)
+        open_page(browser, debugger, ready=f"{count} === {robot.visual_model.ngeoms}")  # every visual geometry
         assert browser.evaluate("reljacDebug.software") and browser.evaluate("reljacDebug.simplified.before") > 0
         drawn = browser.evaluate(f"{LINK_PIXELS}({root!r})")
     assert len(drawn) == robot.visual_model.ngeoms

@@ -443,9 +443,9 @@ def test_a_solver_shared_by_threads_refuses_instead_of_answering_wrongly(planar)
     started = threading.Event()
     original = solver._solve
 
-    def slow(q, seed):
+    def slow(q, seed, start):
         started.set()
-        return original(q, seed)
+        return original(q, seed, start)
 
     solver._solve = slow
     worker = threading.Thread(target=solver.solve)

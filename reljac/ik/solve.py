@@ -15,6 +15,7 @@ import dataclasses
 import functools
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +37,9 @@ from .task import Task
 
 SEARCH_LIMIT_GAIN = 0.5  # a step may use half the way to a position limit: full steps slam joints onto them
 UNDAMPED = DampingPolicy(threshold=0.0, max_damping=0.0, error_damping=0.0)  # the search's: mu damps
+OUTSIDE_START = 2e-4  # [s] a call's time outside its search, assumed before a Solver's first call
+OUTSIDE_SMOOTHING = 0.8  # its estimate: x 0.8 + 0.2 x each call's
+OUTSIDE_SPREADS = 3.0  # the search's budget leaves this many mean deviations of it too (the wall time's tail)
 PROGRESS_EVERY = 0.1  # [s] solve_many's bar (and Ctrl-C) is looked at this often during its one call to the core
 
 
@@ -113,7 +117,10 @@ class Solver:
             each from where the last one ended with the joints at a limit drawn anew inside
             their limits, every third from a random configuration inside them.
         timeout: wall-clock budget of one search [s] (None: none); the best configuration is
-            returned when it runs out.
+            returned when it runs out. The budget is the whole call's: the search itself stops
+            earlier by what this Solver's last calls spent outside it (setting up, building the
+            result: about 0.1-0.3 ms; :data:`OUTSIDE_START` before the first call), and by three
+            times that time's mean deviation (so that the call's wall time keeps to the budget).
         max_step: a cap on each Newton step's largest joint displacement max_i |v_i| [rad or m]
             (None: no cap, full steps); a larger step is scaled down whole, its direction kept.
         constraints: :class:`~reljac.ik.limits.Limit` objects held above every level (collision
@@ -156,6 +163,8 @@ class Solver:
         self.middle = np.where(kind == 0, 0.5 * (lower + upper), robot.neutral())
         self._core_options: Any = self._to_core(self.options) if self.compiled else None
         self._lock = threading.Lock()
+        self._outside = OUTSIDE_START  # [s] a call's time outside its search (the budget's share of it)
+        self._spread = 0.0  # [s] its mean absolute deviation (smoothed alike)
 
     @property
     def backend(self) -> str:
@@ -166,10 +175,16 @@ class Solver:
         """A configuration meeting every level, searched from q0 (nq,) (None: the middle of the
         joint limits, unbounded coordinates at the neutral configuration's); `seed` seeds the
         restarts' random stream (the same seed finds the same q on both backends)."""
+        start = time.perf_counter()
         q = self.middle if q0 is None else self.robot.validate_q(q0)
         seed = _seed(seed)
         with self._held():
-            return self._solve(q, seed)
+            result = self._solve(q, seed, start)
+            if self.options.timeout is not None:  # what this call spent outside its search, smoothed
+                outside, k = max(time.perf_counter() - start - result.seconds, 0.0), OUTSIDE_SMOOTHING
+                self._spread = k * self._spread + (1 - k) * abs(outside - self._outside)
+                self._outside = k * self._outside + (1 - k) * outside
+            return result
 
     @contextlib.contextmanager
     def _held(self) -> Iterator[None]:
@@ -182,14 +197,19 @@ class Solver:
         finally:
             self._lock.release()
 
-    def _solve(self, q: np.ndarray, seed: int) -> IKResult:
+    def _solve(self, q: np.ndarray, seed: int, start: float) -> IKResult:
         controller = self.controllers[0]
+        timeout = self.options.timeout
+        if timeout is not None:  # the search's share of the call's budget (at least 1 us: one evaluation)
+            timeout = max(timeout - (time.perf_counter() - start) - self._outside - OUTSIDE_SPREADS * self._spread,
+                          1e-6)
         if not self.compiled:
-            found = PythonSearch(controller, self.counted, dataclasses.replace(self.options, seed=seed),
-                                 self.sample).run(q)
+            found = PythonSearch(controller, self.counted, dataclasses.replace(self.options, seed=seed,
+                                                                                timeout=timeout), self.sample).run(q)
             return self.result(found)
         core_options = self._core_options
         core_options.seed = seed
+        core_options.timeout = -1.0 if timeout is None else timeout
         step = controller._step
         assert step is not None
         return self.result(_from_core(step.search(q, core_options)))
@@ -349,6 +369,7 @@ class Solver:
         index = {id(t): i for i, t in enumerate(self.controllers[0].tasks)}
         core_options = self._core_options
         core_options.seed = seed
+        core_options.timeout = -1.0 if self.options.timeout is None else self.options.timeout  # (solve's: less)
         return SearchBatch.from_core(core().search_many(steps, [index[id(t)] for t in changed], sizes, values, seeds,
                                                         core_options, progress=progress, every=PROGRESS_EVERY))
 
