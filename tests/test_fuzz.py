@@ -536,7 +536,7 @@ def test_scheduler_addresses_fail_in_one_line_without_a_hang(silent_port):
 
     robot = reljac.Robot.bundled("planar_2link")
 
-    @budget(25)
+    @budget(15)
     @given(scheduler_addresses(silent_port))
     def run(address):
         with fd_output() as printed:

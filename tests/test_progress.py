@@ -117,14 +117,14 @@ def test_asked_bar_goes_to_stderr_and_leaves_stdout_clean():
 
 
 def test_a_terminal_gets_a_bar_unless_ci_is_set_or_no_progress():
-    args = ["analyze", "dual_arm", "left_tool", "right_tool", "--samples", "200000", "--json"]
+    args = ["analyze", "dual_arm", "left_tool", "right_tool", "--samples", "120000", "--json"]  # > 1 s: past the 0.5 s delay
     runs = [(args, env()), (args, env(CI="1")), (args + ["--no-progress"], env())]
     with ThreadPoolExecutor(len(runs)) as pool:  # three commands, each on its own terminal, side by side
         (code, out, err), *quiet = pool.map(lambda run: run_with_terminal_stderr(*run), runs)
-    assert code == 0 and json.loads(out)["samples"] == 200000
-    assert "analyze:" in err and "/200000 [" in err and screen(err) == []  # drawn, then erased
+    assert code == 0 and json.loads(out)["samples"] == 120000
+    assert "analyze:" in err and "/120000 [" in err and screen(err) == []  # drawn, then erased
     for code, out, err in quiet:  # CI set; --no-progress
-        assert code == 0 and err == "" and json.loads(out)["samples"] == 200000
+        assert code == 0 and err == "" and json.loads(out)["samples"] == 120000
 
 
 def test_bench_tables_are_printed_apart_from_the_bar():

@@ -51,6 +51,23 @@ def picture(browser: Browser, robot, q, *, empty: bool = True) -> tuple[np.ndarr
     return drawn, empty
 
 
+def framing_problems(drawn: np.ndarray, empty: np.ndarray, half: float = 0.5) -> list[str]:
+    """What is wrong with a robot's framing by the Viewer's default camera (tests/test_viz_framing.py:
+    its larger extent at least `half` of the picture's, unclipped, centred within 0.1): the robot's
+    pixels are those that differ from the empty scene's."""
+    rows, cols = np.nonzero(np.abs(drawn.astype(int) - empty.astype(int)).sum(axis=2) > 30)
+    if rows.size == 0:
+        return ["not drawn"]
+    h, w = drawn.shape[:2]
+    top, bottom, left, right = rows.min(), rows.max(), cols.min(), cols.max()
+    spans = ((right - left + 1) / w, (bottom - top + 1) / h)
+    centre = ((left + right) / 2 / w, (top + bottom) / 2 / h)
+    return ([f"spans {spans} of the picture"] if max(spans) < half else []) + \
+        ([f"clipped: rows {top}-{bottom}, columns {left}-{right}"]
+         if not (top > 0 and left > 0 and bottom < h - 1 and right < w - 1) else []) + \
+        ([f"off centre: {centre}"] if not np.all(np.abs(np.array(centre) - 0.5) < 0.1) else [])
+
+
 def changed(a: np.ndarray, b: np.ndarray) -> float:
     """Fraction of the pixels that differ between two pictures."""
     return float((np.abs(a.astype(int) - b.astype(int)).sum(axis=2) > 30).mean())
@@ -74,6 +91,9 @@ def test_a_locked_tiago_is_drawn_as_the_full_robot(browser, tmp_path):
         np.save(tmp_path / f"{name}.npy", image)
     assert changed(mine, empty) > 0.03, f"the locked robot is not drawn (pictures in {tmp_path})"
     assert changed(mine, theirs) < 0.002, f"the locked and full robots differ (pictures in {tmp_path})"
+    # the full TIAGo framed by the default camera (tests/test_viz_framing.py's rules; the locked
+    # robot's camera is framed on the same geometry, so its empty scene is the full robot's)
+    assert not framing_problems(theirs, empty), f"tiago_dual: {framing_problems(theirs, empty)} ({tmp_path})"
 
 
 @needs_chromium

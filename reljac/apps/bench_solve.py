@@ -218,7 +218,7 @@ def solve_text(r: dict[str, Any]) -> str:
                 continue
             rows.append([c["chain"], c["dof"], who, f"{100 * s['within_budget']:.1f} %", f"{100 * s['at_all']:.1f} %",
                          1e3 * s["mean_s"], 1e3 * s["median_s"], 1e3 * s["p95_s"], 1e3 * s["p99_s"]])
-    m, b = r["solve_many"], r["budget_kept"]
+    m, b = r["solve_many"], r.get("budget_kept")
     cases = [[c["case"], f"{1e3 * c['budget_s']:g} ms", f"{100 * c['within_budget']:.1f} %",
               f"{100 * c['at_all']:.1f} %", 1e3 * c["mean_s"], 1e3 * c["median_s"], 1e3 * c["p95_s"]]
              for c in r["cases"]]
@@ -232,9 +232,9 @@ def solve_text(r: dict[str, Any]) -> str:
         "",
         f"solve_many, {m['problems']} problems: {m['one_core_per_s']:.0f}/s on one core, "
         f"{m['all_cores_per_s']:.0f}/s on {m['cores']} ({m['speedup']:.2f}x)",
-        f"budget kept, {b['queries']} queries out of reach ({', '.join(b['reasons'])}): wall time median "
-        f"{1e3 * b['median_s']:.3f} ms, p99 {1e3 * b['p99_s']:.3f} ms, max {1e3 * b['max_s']:.3f} ms "
-        f"(budget {1e3 * b['budget_s']:g} ms)",
+        *([f"budget kept, {b['queries']} queries out of reach ({', '.join(b['reasons'])}): wall time median "
+           f"{1e3 * b['median_s']:.3f} ms, p99 {1e3 * b['p99_s']:.3f} ms, max {1e3 * b['max_s']:.3f} ms "
+           f"(budget {1e3 * b['budget_s']:g} ms)"] if b else []),  # (runs stored before it had none)
         *(["", "peers, as configured:", *(f"  {text}" for text in r.get("peers", {}).values()), *notes]
           if r.get("peers") else []),
     ])
