@@ -1,12 +1,13 @@
-"""The results of many searches (:meth:`reljac.ik.solve.Solver.solve_many`) as arrays, and what an
-:class:`~reljac.ik.solve.IKResult` computes from them only when it is read: its tasks' errors and
-the message of an unmet level (:class:`Explainer`, one per call, shared by its results)."""
+"""What searches found: :class:`IKResult` (one search's outcome, exported as ``reljac.ik.IKResult``),
+the results of many searches (:meth:`reljac.ik.solve.Solver.solve_many`) as arrays, and what an
+IKResult computes from them only when it is read: its tasks' errors and the message of an unmet
+level (:class:`Explainer`, one per call, shared by its results)."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,62 @@ from .task import Task
 
 AT_LIMIT = 1e-6  # [rad or m] a joint this close to a limit is at it (for the messages)
 REASONS = {CONVERGED: "converged", TIMEOUT: "timeout", EXHAUSTED: "unreachable"}
+
+
+@dataclass(repr=False)
+class IKResult:
+    """Outcome of a search (:func:`~reljac.ik.solve.solve`).
+
+    q: (nq,) the configuration found (the closest one seen when not converged: lexicographically
+    smallest level errors); converged: every task that counts (not postures) has its error norms
+    at most tol; reason: "converged", "timeout" (the time budget ran out first) or "unreachable"
+    (every local search allowed ended without converging: the closest configuration is returned);
+    iterations: Newton steps in all; restarts: local searches after the first; seconds:
+    wall-clock time of the search [s]; level_errors: per level, |W e| at q [m, rad, weighted; for
+    a task with bounds, its weighted violation: the distance of e to its bounds]. Computed when
+    first read, against the targets the search had: message, one line saying in words why it
+    ended; errors, per task its error norms at q (:meth:`Task.error_norms`: of the violation for
+    a task with bounds, 0 inside them); levels_met.
+    """
+
+    q: np.ndarray
+    converged: bool
+    iterations: int
+    reason: str = "converged"
+    restarts: int = 0
+    seconds: float = 0.0
+    level_errors: list[float] = field(default_factory=list)
+    _explainer: Explainer | None = None  # the call's: what errors and message are computed from
+    _index: int = 0  # this problem's in the call
+    _message: str | None = None
+    _errors: dict[str, dict[str, float]] | None = None
+
+    @property
+    def message(self) -> str:
+        """"converged", or the first unmet level, its tasks, what ended the search, the level
+        errors and the joints at a limit, in one line."""
+        if self._message is None:
+            self._message = ("converged" if self.converged else "" if self._explainer is None else
+                             self._explainer.message(self.q, self._index, self.reason, self.restarts + 1,
+                                                     self.level_errors))
+        return self._message
+
+    @property
+    def levels_met(self) -> list[bool | None]:
+        """Per level: its counted tasks all within tol (None: a level of postures alone)."""
+        return [] if self._explainer is None else self._explainer.levels_met(self.errors)
+
+    @property
+    def errors(self) -> dict[str, dict[str, float]]:
+        """Per task (by name), its error norms at q (:meth:`Task.error_norms`) [m, rad]."""
+        if self._errors is None:
+            self._errors = {} if self._explainer is None else self._explainer.errors(self.q, self._index)
+        return self._errors
+
+    def __repr__(self) -> str:
+        return (f"IKResult(q={self.q!r}, converged={self.converged}, iterations={self.iterations}, "
+                f"reason={self.reason!r}, message={self.message!r}, restarts={self.restarts}, "
+                f"seconds={self.seconds!r}, level_errors={self.level_errors!r})")
 
 
 @dataclass

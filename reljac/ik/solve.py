@@ -17,7 +17,6 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -29,7 +28,7 @@ from ..validation import as_count, as_float
 from .controller import Controller, _as_levels
 from .hierarchy import DampingPolicy
 from .limits import JointPositionLimit, Limit
-from .many_results import REASONS, Explainer, Problems, SearchBatch, SolverView, snapshot
+from .many_results import REASONS, Explainer, IKResult, Problems, SearchBatch, SolverView, snapshot
 from .many_targets import core_target, own_copy, set_row, target_values
 from .search import PythonSearch, SearchOptions, SearchResult
 from .search_restarts import sampling
@@ -41,62 +40,6 @@ OUTSIDE_START = 2e-4  # [s] a call's time outside its search, assumed before a S
 OUTSIDE_SMOOTHING = 0.8  # its estimate: x 0.8 + 0.2 x each call's
 OUTSIDE_SPREADS = 3.0  # the search's budget leaves this many mean deviations of it too (the wall time's tail)
 PROGRESS_EVERY = 0.1  # [s] solve_many's bar (and Ctrl-C) is looked at this often during its one call to the core
-
-
-@dataclass(repr=False)
-class IKResult:
-    """Outcome of a search (:func:`solve`).
-
-    q: (nq,) the configuration found (the closest one seen when not converged: lexicographically
-    smallest level errors); converged: every task that counts (not postures) has its error norms
-    at most tol; reason: "converged", "timeout" (the time budget ran out first) or "unreachable"
-    (every local search allowed ended without converging: the closest configuration is returned);
-    iterations: Newton steps in all; restarts: local searches after the first; seconds:
-    wall-clock time of the search [s]; level_errors: per level, |W e| at q [m, rad, weighted; for
-    a task with bounds, its weighted violation: the distance of e to its bounds]. Computed when
-    first read, against the targets the search had: message, one line saying in words why it
-    ended; errors, per task its error norms at q (:meth:`Task.error_norms`: of the violation for
-    a task with bounds, 0 inside them); levels_met.
-    """
-
-    q: np.ndarray
-    converged: bool
-    iterations: int
-    reason: str = "converged"
-    restarts: int = 0
-    seconds: float = 0.0
-    level_errors: list[float] = field(default_factory=list)
-    _explainer: Explainer | None = None  # the call's: what errors and message are computed from
-    _index: int = 0  # this problem's in the call
-    _message: str | None = None
-    _errors: dict[str, dict[str, float]] | None = None
-
-    @property
-    def message(self) -> str:
-        """"converged", or the first unmet level, its tasks, what ended the search, the level
-        errors and the joints at a limit, in one line."""
-        if self._message is None:
-            self._message = ("converged" if self.converged else "" if self._explainer is None else
-                             self._explainer.message(self.q, self._index, self.reason, self.restarts + 1,
-                                                     self.level_errors))
-        return self._message
-
-    @property
-    def levels_met(self) -> list[bool | None]:
-        """Per level: its counted tasks all within tol (None: a level of postures alone)."""
-        return [] if self._explainer is None else self._explainer.levels_met(self.errors)
-
-    @property
-    def errors(self) -> dict[str, dict[str, float]]:
-        """Per task (by name), its error norms at q (:meth:`Task.error_norms`) [m, rad]."""
-        if self._errors is None:
-            self._errors = {} if self._explainer is None else self._explainer.errors(self.q, self._index)
-        return self._errors
-
-    def __repr__(self) -> str:
-        return (f"IKResult(q={self.q!r}, converged={self.converged}, iterations={self.iterations}, "
-                f"reason={self.reason!r}, message={self.message!r}, restarts={self.restarts}, "
-                f"seconds={self.seconds!r}, level_errors={self.level_errors!r})")
 
 
 class Solver:

@@ -12,7 +12,7 @@ options), scattered once to every worker, from which each worker (each worker th
 per chunk the problems' targets as the core holds them (``many_targets``), their seeds and the
 first problem's seed. A chunk runs on the worker's Solver as the threaded path runs it (one
 thread), so problem i of the call searches from the same seed ``seed + i`` and finds the same
-configuration (without a timeout); the :class:`~reljac.ik.solve.IKResult` objects are made
+configuration (without a timeout); the :class:`~reljac.ik.IKResult` objects are made
 here, in order. At most ``2 * workers`` chunks are in flight. A failure of the cluster is one
 :class:`~reljac.exceptions.SchedulerError`; reljac's own errors arrive as they are.
 """
