@@ -10,9 +10,11 @@ runs the Python specification, which finds the same configurations from the same
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import functools
+import heapq
 import os
 import threading
 import time
@@ -37,8 +39,8 @@ from .task import Task
 SEARCH_LIMIT_GAIN = 0.5  # a step may use half the way to a position limit: full steps slam joints onto them
 UNDAMPED = DampingPolicy(threshold=0.0, max_damping=0.0, error_damping=0.0)  # the search's: mu damps
 OUTSIDE_START = 2e-4  # [s] a call's time outside its search, assumed before a Solver's first call
-OUTSIDE_SMOOTHING = 0.8  # its estimate: x 0.8 + 0.2 x each call's
-OUTSIDE_SPREADS = 3.0  # the search's budget leaves this many mean deviations of it too (the wall time's tail)
+OUTSIDE_WINDOW = 50  # the search's budget leaves the OUTSIDE_RANK-th largest time outside of the last
+OUTSIDE_RANK = 3  # OUTSIDE_WINDOW calls (about their 95th percentile: the wall time's tail, not its mean)
 PROGRESS_EVERY = 0.1  # [s] solve_many's bar (and Ctrl-C) is looked at this often during its one call to the core
 
 
@@ -61,9 +63,11 @@ class Solver:
             their limits, every third from a random configuration inside them.
         timeout: wall-clock budget of one search [s] (None: none); the best configuration is
             returned when it runs out. The budget is the whole call's: the search itself stops
-            earlier by what this Solver's last calls spent outside it (setting up, building the
-            result: about 0.1-0.3 ms; :data:`OUTSIDE_START` before the first call), and by three
-            times that time's mean deviation (so that the call's wall time keeps to the budget).
+            earlier by what this Solver's recent calls spent outside it (setting up, building the
+            result: about 0.1-0.3 ms): the :data:`OUTSIDE_RANK`-th largest of the last
+            :data:`OUTSIDE_WINDOW` calls' (about their 95th percentile, so that the call's wall
+            time keeps to the budget when the machine is busy too; :data:`OUTSIDE_START` before
+            the first call).
         max_step: a cap on each Newton step's largest joint displacement max_i |v_i| [rad or m]
             (None: no cap, full steps); a larger step is scaled down whole, its direction kept.
         constraints: :class:`~reljac.ik.limits.Limit` objects held above every level (collision
@@ -106,8 +110,7 @@ class Solver:
         self.middle = np.where(kind == 0, 0.5 * (lower + upper), robot.neutral())
         self._core_options: Any = self._to_core(self.options) if self.compiled else None
         self._lock = threading.Lock()
-        self._outside = OUTSIDE_START  # [s] a call's time outside its search (the budget's share of it)
-        self._spread = 0.0  # [s] its mean absolute deviation (smoothed alike)
+        self._outside: collections.deque[float] = collections.deque([OUTSIDE_START], maxlen=OUTSIDE_WINDOW)
 
     @property
     def backend(self) -> str:
@@ -123,10 +126,8 @@ class Solver:
         seed = _seed(seed)
         with self._held():
             result = self._solve(q, seed, start)
-            if self.options.timeout is not None:  # what this call spent outside its search, smoothed
-                outside, k = max(time.perf_counter() - start - result.seconds, 0.0), OUTSIDE_SMOOTHING
-                self._spread = k * self._spread + (1 - k) * abs(outside - self._outside)
-                self._outside = k * self._outside + (1 - k) * outside
+            if self.options.timeout is not None:  # what this call spent outside its search [s]
+                self._outside.append(max(time.perf_counter() - start - result.seconds, 0.0))
             return result
 
     @contextlib.contextmanager
@@ -144,8 +145,7 @@ class Solver:
         controller = self.controllers[0]
         timeout = self.options.timeout
         if timeout is not None:  # the search's share of the call's budget (at least 1 us: one evaluation)
-            timeout = max(timeout - (time.perf_counter() - start) - self._outside - OUTSIDE_SPREADS * self._spread,
-                          1e-6)
+            timeout = max(timeout - (time.perf_counter() - start) - self._reserve(), 1e-6)
         if not self.compiled:
             found = PythonSearch(controller, self.counted, dataclasses.replace(self.options, seed=seed,
                                                                                 timeout=timeout), self.sample).run(q)
@@ -156,6 +156,12 @@ class Solver:
         step = controller._step
         assert step is not None
         return self.result(_from_core(step.search(q, core_options)))
+
+    def _reserve(self) -> float:
+        """The time [s] a call's budget keeps for outside its search: the OUTSIDE_RANK-th largest of
+        the recent calls' (the largest while there are fewer)."""
+        largest = heapq.nlargest(OUTSIDE_RANK, self._outside)
+        return largest[-1] if len(largest) == OUTSIDE_RANK else largest[0]
 
     def solve_many(self, seeds: ArrayLike | None, targets: Sequence[Any], *, seed: int = 0,
                    workers: int | None = None, progress: bool | None = None,
