@@ -186,7 +186,7 @@ def test_bench_ik_json_matches_the_solvers_own_bench():
     doc = strict_json(json_document(bench.results("ik", quick=True, progress=done.append)))["sections"]["ik"]
     assert sum(done) == bench.units("ik", quick=True)  # the progress bar's total is right
     protocol = doc["protocol"]
-    assert protocol["targets"] == 10 and protocol["gain"] == pytest.approx(1 / protocol["dt"])
+    assert protocol["targets"] == 5 and protocol["gain"] == pytest.approx(1 / protocol["dt"])
     for s in protocol["solvers"]:
         assert 0 <= s["top_level_met"] <= 1 and 0 <= s["chatter"] <= 1
         assert s["step_median_units"] == pytest.approx(s["step_median_s"] / protocol["unit_s"])

@@ -192,7 +192,7 @@ def bounded_chatter(robot: Robot, episodes: int, *, dt: float, steps: int = 300,
 
 
 def _protocol_sizes(quick: bool) -> tuple[int, int]:
-    return (10 if quick else 100), (3 if quick else 20)  # targets, chatter episodes
+    return (5 if quick else 100), (2 if quick else 20)  # targets, chatter episodes
 
 
 def _backends() -> list[str]:
