@@ -72,3 +72,18 @@ def test_a_search_reaches_a_distance(dual_arm) -> None:
     result = solve(dual_arm, dual_arm.neutral(), [[task], [PostureTask(dual_arm, weight=0.01)]], seed=1)
     assert result.converged
     assert _distance(dual_arm, result.q) == pytest.approx(0.25, abs=1e-4)
+
+
+@pytest.mark.parametrize("backend", ["python", pytest.param("compiled", marks=needs_core)])
+def test_solve_many_sets_each_distance_and_its_own_target_is_taken_back(dual_arm, backend) -> None:
+    task = DistanceTask("left_tool", "right_tool")
+    task.set_target(0.25)
+    task.set_target(task.target)  # an array of one, as the task gives it
+    assert task.target.tolist() == [0.25]
+    with pytest.raises(TaskError, match="target distance"):
+        task.set_target(np.array([0.2, 0.3]))
+    levels = [[task], [PostureTask(dual_arm, weight=0.01)]]
+    results = reljac.ik.solve_many(dual_arm, dual_arm.neutral(), levels, [0.2, 0.3], seed=1, backend=backend,
+                                   workers=1)
+    for result, distance in zip(results, [0.2, 0.3], strict=True):
+        assert result.converged and _distance(dual_arm, result.q) == pytest.approx(distance, abs=1e-4)

@@ -52,6 +52,9 @@ class DistanceTask(_FramePairTask):
     kind = "distance"
 
     def set_target(self, distance: Any, velocity: ArrayLike | None = None) -> None:
+        """distance [m] >= 0: a number, or an array of one (the task's own :attr:`target` back)."""
+        if isinstance(distance, np.ndarray) and distance.size == 1 and distance.ndim <= 1:
+            distance = distance.reshape(-1)[0]
         self._target = np.array([as_float(distance, f"target distance of task '{self.name}' [m]", minimum=0.0)])
         self._set_target_velocity(None if velocity is None else np.reshape(velocity, -1))
         self._changed()
