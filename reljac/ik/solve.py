@@ -121,7 +121,10 @@ class Solver:
         """A configuration meeting every level, searched from q0 (nq,) (None: the middle of the
         joint limits, unbounded coordinates at the neutral configuration's); `seed` seeds the
         restarts' random stream (the same seed finds the same q on both backends)."""
-        start = time.perf_counter()
+        return self._solve_from(time.perf_counter(), q0, seed)
+
+    def _solve_from(self, start: float, q0: ArrayLike | None, seed: Any) -> IKResult:
+        """solve(q0, seed=seed), its timeout counted from `start` (time.perf_counter() [s])."""
         q = self.middle if q0 is None else self.robot.validate_q(q0)
         seed = _seed(seed)
         with self._held():
@@ -329,17 +332,19 @@ def solve(robot: Robot, q0: ArrayLike | None, levels: Any, *, tol: float = 1e-4,
           backend: str | None = None, max_step: float | None = None) -> IKResult:
     """A configuration meeting every level (a task with bounds: its error inside them), found from
     q0: ``Solver(robot, levels, ...).solve(q0, seed=seed)`` (see :class:`Solver` for the
-    arguments; set a Solver up once to solve many times).
+    arguments; set a Solver up once to solve many times). The timeout counts from this call, the
+    Solver's set-up included.
 
     Raises:
         TaskError: a bad tol, max_iters, restarts, timeout, max_step or seed, or a task whose rows
             are not finite anywhere searched (the rule: :mod:`reljac.validation`).
         ConfigurationError: a bad q0, robot or option.
     """
+    start = time.perf_counter()
     solver = Solver(robot, levels, tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout,
                     constraints=constraints, damping=damping, position_margin=position_margin, backend=backend,
                     max_step=max_step)
-    return solver.solve(q0, seed=seed)
+    return solver._solve_from(start, q0, seed)
 
 
 def solve_many(robot: Robot, seeds: ArrayLike | None, levels: Any, targets: Sequence[Any], *,
