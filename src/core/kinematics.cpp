@@ -99,6 +99,13 @@ PairKinematics::PairKinematics(const pinocchio::Model& robot, int frame_a, int f
   x_.setZero(model_.nq);
   Ja_.setZero(6, model_.nv);
   Jb_.setZero(6, model_.nv);
+  one_pass_ = reduce;  // the pair's model holds only the joints between a and b: one pass over it all
+  sign_.assign(static_cast<size_t>(model_.nv), 0.0);
+  for (int frame : {frame_a_, frame_b_})
+    for (pinocchio::JointIndex j : model_.supports[model_.frames[frame].parentJoint])
+      if (j > 0)  // (the universe has no column)
+        for (int k = 0; k < model_.joints[j].nv(); ++k)
+        sign_[static_cast<size_t>(model_.joints[j].idx_v() + k)] += frame == frame_b_ ? 1.0 : -1.0;
 }
 
 void PairKinematics::evaluate(const double* q, Pose& T_ab, double* J) {
@@ -106,6 +113,11 @@ void PairKinematics::evaluate(const double* q, Pose& T_ab, double* J) {
   const int nv = model_.nv;
   if (J == nullptr || nv == 0) {  // (Pinocchio's Jacobians do not take nv = 0)
     pinocchio::forwardKinematics(model_, data_, x_);
+    pinocchio::updateFramePlacement(model_, data_, frame_a_);
+    pinocchio::updateFramePlacement(model_, data_, frame_b_);
+  } else if (one_pass_) {  // every joint's WORLD column once; J_b - J_a's column k is sign_[k] times it
+    const Eigen::Map<const Eigen::VectorXd> x(x_.data(), model_.nq);
+    pinocchio::computeJointJacobians(model_, data_, x);  // (the library's instance: fewer instructions than one built here)
     pinocchio::updateFramePlacement(model_, data_, frame_a_);
     pinocchio::updateFramePlacement(model_, data_, frame_b_);
   } else {
@@ -129,8 +141,12 @@ void PairKinematics::evaluate(const double* q, Pose& T_ab, double* J) {
   const Matrix3& R_wa = T_wa.rotation();
   const Vector3& p_wb = T_wb.translation();
   for (int k = 0; k < nv; ++k) {  // [R_wa^T (D_v - p_wb x D_w); R_wa^T D_w], D = J_b - J_a
-    const Vector3 d_w = Jb_.col(k).tail<3>() - Ja_.col(k).tail<3>();
-    const Vector3 l = relative_linear_velocity(R_wa, p_wb, Jb_.col(k).head<3>() - Ja_.col(k).head<3>(), d_w);
+    const double sign = sign_[static_cast<size_t>(k)];
+    const Vector3 d_v = one_pass_ ? Vector3(sign * data_.J.col(k).head<3>())
+                                  : Vector3(Jb_.col(k).head<3>() - Ja_.col(k).head<3>());
+    const Vector3 d_w = one_pass_ ? Vector3(sign * data_.J.col(k).tail<3>())
+                                  : Vector3(Jb_.col(k).tail<3>() - Ja_.col(k).tail<3>());
+    const Vector3 l = relative_linear_velocity(R_wa, p_wb, d_v, d_w);
     const Vector3 w = R_wa.transpose() * d_w;
     for (int r = 0; r < 3; ++r) {
       J[r * nv + k] = l[r];

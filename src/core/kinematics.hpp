@@ -52,6 +52,8 @@ class PairKinematics {
   Eigen::VectorXd x_;              // model_'s configuration
   Eigen::Matrix<double, 6, Eigen::Dynamic> Ja_, Jb_;  // WORLD frame Jacobians
   bool mimic_;  // Pinocchio adds a mimic joint's column into its leader's: zeroed per configuration
+  bool one_pass_ = false;  // the reduced pair model: computeJointJacobians once instead of a frame Jacobian per frame
+  std::vector<double> sign_;  // per column of model_: +1 on b's branch only, -1 on a's only, 0 on both or neither
 };
 
 // Sample -> voxel binning and reduction for a capability map (see reljac/maps/capability.py).
