@@ -1,38 +1,21 @@
 // One level of the compiled inequality hierarchy: the twin of reljac/ik/active_set.py (see
-// active_set.hpp). No allocation once Space is sized, for levels of at most kMidLevel (48) rows.
+// active_set.hpp; its Gram-matrix algebra: active_set_gram.cpp). No allocation once Space is sized,
+// for levels of at most kMidLevel (48) rows.
 #include "active_set.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <limits>
 
 namespace reljac {
 namespace lex {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 // max(1, |x_i| over the finite entries): the size rounding grows with (Python's _tolerance).
 double size_of(const double* x, int n, double size) {
   for (int i = 0; i < n; ++i)
     if (std::isfinite(x[i])) size = std::max(size, std::abs(x[i]));
   return size;
-}
-
-double dot(const double* a, const double* b, int n) {
-  double s = 0.0;
-  for (int i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
-}
-
-template <typename Gram>
-void decompose(const Matrix& G, int r, Space& s, Gram& work) {
-  work = G.topLeftCorner(r, r);
-  Eigen::SelfAdjointEigenSolver<Gram> es(work);
-  s.eig_values.head(r) = es.eigenvalues();
-  s.eig_vectors.topLeftCorner(r, r) = es.eigenvectors();
 }
 
 // P becomes the projector onto {x in range(P): n^T x = 0}; false (P unchanged) when n has no
@@ -69,23 +52,6 @@ void face(const Matrix& P_in, Space& s, std::vector<int>& working, bool move = f
   for (int j : working)
     if (restrict(s.P_W, j, s, move)) s.kept.push_back(j);
   working.swap(s.kept);
-}
-
-// s.delta = argmin |M u - c|^2 + lam2 |u|^2 (the minimum-norm one when lam2 = 0), M = s.M (r rows),
-// on the eigenvalues of M M^T above the rank rule (Python's damped_step).
-void damped_step(int r, double lam2, Space& s) {
-  const int nv = s.nv;
-  s.delta.setZero();
-  if (r == 0) return;
-  const int rank = eigen(s.M.data(), r, nv, s);
-  auto y = s.coefficients.head(r);
-  y.setZero();
-  for (int k = r - rank; k < r; ++k) {  // the largest `rank` eigenvalues (ascending order)
-    const auto u = s.eig_vectors.col(k).head(r);
-    y += u * (u.dot(s.c.head(r)) / (s.eig_values(k) + lam2));
-  }
-  for (int i = 0; i < r; ++i)
-    if (y(i) != 0.0) factor::axpy(s.delta.data(), s.M.row(i).data(), y(i), nv);
 }
 
 // The first hard row reached along v + alpha delta, alpha in [0, 1] (Python's _first_hard): its
@@ -180,37 +146,6 @@ int update_soft(const Rows& rows, Space& s, double tol) {
   return changed;
 }
 
-// min |B x - r| by Householder QR, B (n x w) column-major in place (full column rank: the face
-// kept independent rows; a vanishing pivot's unknown is 0), r (n) overwritten, x (w).
-void least_squares(double* B, int n, int w, double* r, double* x) {
-  for (int k = 0; k < std::min(w, n); ++k) {
-    double* col = B + static_cast<long>(k) * n;
-    const double norm = std::sqrt(dot(col + k, col + k, n - k));
-    if (norm == 0.0) continue;
-    const double alpha = col[k] > 0 ? -norm : norm;
-    col[k] -= alpha;
-    const double vv = dot(col + k, col + k, n - k);
-    for (int j = k + 1; j < w; ++j) {
-      double* other = B + static_cast<long>(j) * n;
-      factor::axpy(other + k, col + k, -2.0 * dot(col + k, other + k, n - k) / vv, n - k);
-    }
-    factor::axpy(r + k, col + k, -2.0 * dot(col + k, r + k, n - k) / vv, n - k);
-    col[k] = alpha;  // R's diagonal (the reflector is not needed any more)
-  }
-  double largest = 0.0;
-  for (int k = 0; k < std::min(w, n); ++k) largest = std::max(largest, std::abs(B[static_cast<long>(k) * n + k]));
-  for (int k = w - 1; k >= 0; --k) {
-    const double diagonal = k < n ? B[static_cast<long>(k) * n + k] : 0.0;
-    if (std::abs(diagonal) <= 1e-14 * largest || diagonal == 0.0) {
-      x[k] = 0.0;
-      continue;
-    }
-    double sum = r[k];
-    for (int j = k + 1; j < w; ++j) sum -= B[static_cast<long>(j) * n + k] * x[j];
-    x[k] = sum / diagonal;
-  }
-}
-
 // s.mu: the working set's multipliers per unit normal (P_in (g + N_W^T mu) = 0); |P_in g| returned.
 double multipliers(const Matrix& P_in, Space& s) {
   const int nv = s.nv, w = static_cast<int>(s.working.size());
@@ -274,79 +209,6 @@ int model_step(const Rows& rows, double lam2, Space& s) {
   return r;
 }
 
-bool guessed(const Rows& rows, const Matrix& P_in, double lam2, Space& s);
-
-}  // namespace
-
-int eigen(const double* M, int r, int nv, Space& s, bool pin) {
-  if (pin) s.pinned_rows = -1;
-  for (int i = 0; i < r; ++i)
-    for (int j = 0; j <= i; ++j) s.G(i, j) = s.G(j, i) = dot(M + static_cast<long>(i) * nv, M + static_cast<long>(j) * nv, nv);
-  if (r == 0) return 0;
-  if (!s.G.topLeftCorner(r, r).allFinite()) {  // huge rows: no decomposition (Python's eigh raises)
-    s.overflow = true;
-    s.eig_values.head(r).setZero();
-    s.eig_vectors.topLeftCorner(r, r).setIdentity();
-    return 0;
-  }
-  if (!pin && r == s.pinned_rows) {  // the pinned Gram matrix again: its decomposition (the same bits)
-    bool same = true;
-    for (int j = 0; j < r && same; ++j) same = std::memcmp(&s.G(0, j), &s.pinned_G(0, j), sizeof(double) * r) == 0;
-    if (same) {
-      s.eig_values.head(r) = s.pinned_values.head(r);
-      s.eig_vectors.topLeftCorner(r, r) = s.pinned_vectors.topLeftCorner(r, r);
-      return s.pinned_rank;
-    }
-  }
-  if (r <= factor::kSmallLevel) {
-    factor::SmallGram work;
-    decompose(s.G, r, s, work);
-  } else if (r <= kMidLevel) {
-    s.mid.compute(s.G.topLeftCorner(r, r));
-    s.eig_values.head(r) = s.mid.eigenvalues();
-    s.eig_vectors.topLeftCorner(r, r) = s.mid.eigenvectors();
-  } else {
-    s.big.compute(s.G.topLeftCorner(r, r));
-    s.eig_values.head(r) = s.big.eigenvalues();
-    s.eig_vectors.topLeftCorner(r, r) = s.big.eigenvectors();
-  }
-  const double largest = s.eig_values(r - 1);
-  int rank = 0;
-  for (int i = 0; i < r; ++i) rank += s.eig_values(i) > kRankTolerance * std::max(1.0, largest);
-  if (pin) {
-    s.pinned_rows = r;
-    s.pinned_rank = rank;
-    s.pinned_G.topLeftCorner(r, r) = s.G.topLeftCorner(r, r);
-    s.pinned_values.head(r) = s.eig_values.head(r);
-    s.pinned_vectors.topLeftCorner(r, r) = s.eig_vectors.topLeftCorner(r, r);
-  }
-  return rank;
-}
-
-void subtract_row_space(const double* M, int r, Matrix& P, Space& s) {
-  const int nv = s.nv;
-  const int rank = eigen(M, r, nv, s);
-  if (rank == 0) return;
-  factor::WtMap Wt(s.Wt_room.data(), rank, nv);
-  Wt.setZero();
-  for (int k = 0; k < rank; ++k) {  // row k of W^T: u^T M / sqrt(e) for the k-th largest eigenvalue
-    const int col = r - 1 - k;
-    const double scale = 1.0 / std::sqrt(s.eig_values(col));
-    for (int i = 0; i < r; ++i) {
-      const double a = s.eig_vectors(i, col) * scale;
-      if (a != 0.0) factor::axpy(Wt.data() + static_cast<long>(k) * nv, M + static_cast<long>(i) * nv, a, nv);
-    }
-  }
-  factor::subtract_gram(P, Wt);
-}
-
-double smallest_singular_value(const double* M, int r, int nv, Space& s, int& rank) {
-  rank = eigen(M, r, nv, s, true);
-  if (r == 0) return kInf;
-  return rank == r ? std::sqrt(s.eig_values(0)) : 0.0;
-}
-
-namespace {
 
 // Hard row j's own rounding allowance on its bound at value x (Python's _allowance).
 double allowance(double x, double h) { return kBoundTolerance * std::max({1.0, std::abs(x), std::abs(h)}); }

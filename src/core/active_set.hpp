@@ -135,6 +135,21 @@ Space& lex_space(Workspace& workspace);
 // s.pinned_* too; a G equal to the pinned one (bit for bit) takes the pinned decomposition.
 int eigen(const double* M, int r, int nv, Space& s, bool pin = false);
 
+// sum a_i b_i over n entries.
+inline double dot(const double* a, const double* b, int n) {
+  double s = 0.0;
+  for (int i = 0; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+// s.delta = argmin |M u - c|^2 + lam2 |u|^2 (the minimum-norm one when lam2 = 0), M = s.M (r rows),
+// c = s.c, on the eigenvalues of M M^T above the rank rule (Python's damped_step).
+void damped_step(int r, double lam2, Space& s);
+
+// min |B x - r| by Householder QR, B (n x w) column-major in place (full column rank: the face
+// kept independent rows; a vanishing pivot's unknown is 0), r (n) overwritten, x (w).
+void least_squares(double* B, int n, int w, double* r, double* x);
+
 // P -= W W^T, W an orthonormal basis of the row space of M (r x nv) (Python's row_basis).
 void subtract_row_space(const double* M, int r, Matrix& P, Space& s);
 
