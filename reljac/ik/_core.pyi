@@ -973,7 +973,7 @@ def search_many(steps: collections.abc.Sequence[Step], target_tasks: collections
     """
     One search per row of targets, on one thread per step (reljac.ik.solve.Solver.solve_many); progress(finished) is called with the GIL between two of the calling thread's problems, at most every `every` seconds [s], after the signal handlers (Ctrl-C stops every thread).
     """
-def solve_hierarchy(As: list, bs: list, identity_scales: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], masks: list, extra_damping: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], lo: typing.Any, hi: typing.Any, C: typing.Any, d: typing.Any, threshold: typing.SupportsFloat | typing.SupportsIndex, max_damping: typing.SupportsFloat | typing.SupportsIndex, lowers: typing.Any = None, uppers: typing.Any = None, change_cap: typing.SupportsInt | typing.SupportsIndex = -1, repeat: typing.SupportsInt | typing.SupportsIndex = 1, search: bool = False) -> tuple:
+def solve_hierarchy(As: list, bs: list, identity_scales: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], masks: list, extra_damping: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], lo: typing.Any, hi: typing.Any, C: typing.Any, d: typing.Any, threshold: typing.SupportsFloat | typing.SupportsIndex, max_damping: typing.SupportsFloat | typing.SupportsIndex, lowers: typing.Any = None, uppers: typing.Any = None, change_cap: typing.SupportsInt | typing.SupportsIndex = -1, repeat: typing.SupportsInt | typing.SupportsIndex = 1, search: bool = False, warm: bool = False) -> tuple:
     """
     Joint velocity v (nv,) for prioritized levels inside lo <= v <= hi and C v <= d, and one report per level.
     
@@ -987,6 +987,8 @@ def solve_hierarchy(As: list, bs: list, identity_scales: collections.abc.Sequenc
     a level that reaches it stops at its best feasible point and reports capped. repeat: solves in a row
     with one workspace, the last one returned (for timing and the allocation test; the first sizes the buffers).
     search: the levels are a search's (reljac.ik.hierarchy.Level.search: extra_damping is its Levenberg-Marquardt mu).
+    warm: each solve after the first starts each bounded level from the sets it ended with in the one before
+    (the controller's warm start, reljac.ik.inequality.WarmStart; not for a search's levels).
     Each report: a LevelReport (the core's, bound with named fields: those of reljac.ik.hierarchy.LevelReport
     it fills in, margins None on an equality hierarchy).
     

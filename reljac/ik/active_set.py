@@ -37,6 +37,12 @@ event.
 
 Tolerances are each row's own (a bound of 1.8e308 on a floating base does not widen another
 row's), and a level starts from the working set the level above ended with.
+
+A controller's level may first try a guess (a warm start: the sets it ended with at the previous
+control step, :class:`reljac.ik.inequality.WarmStart`): v moved onto the guessed hard rows'
+bounds, the model's minimum there, kept only when it is optimal (the conditions the search ends
+on) and where the search from v_prev would have gone too (no row moved onto or pulled onto its
+bound that the level does not push against): else the search above, from v_prev.
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .hierarchy import RANK_TOLERANCE
+from .hierarchy import MET_TOLERANCE, RANK_TOLERANCE
 from .saturation import BOUND_TOLERANCE, PIVOT_TOLERANCE
 
 MULTIPLIER_TOLERANCE = 1e-9  # a multiplier below -this x max(1, |P g|) (per unit normal) releases its row
@@ -61,14 +67,20 @@ def change_cap(nv: int, hard_rows: int, rows: int) -> int:
 class HardRows:
     """One-sided rows every level keeps: ``N v <= h``, N (k, nv), h (k,). ``tags[j]`` says what
     row j is, (kind, index, level): kind 0 a joint's bound (index: its velocity index), 1 a row
-    of C, 3 row `index` of level `level`."""
+    of C, 3 row `index` of level `level`; ``sides[j]`` which bound, +1 an upper one (N_j = +a),
+    -1 a lower one (N_j = -a). (tag, side) names a row across control steps (a warm start)."""
 
     N: np.ndarray
     h: np.ndarray
     tags: list[tuple[int, int, int]]
+    sides: list[int]
 
-    def extended(self, N: np.ndarray, h: np.ndarray, tags: list[tuple[int, int, int]]) -> HardRows:
-        return HardRows(np.vstack([self.N, N]), np.concatenate([self.h, h]), self.tags + tags)
+    def extended(self, N: np.ndarray, h: np.ndarray, tags: list[tuple[int, int, int]], sides: list[int]) -> HardRows:
+        return HardRows(np.vstack([self.N, N]), np.concatenate([self.h, h]), self.tags + tags, self.sides + sides)
+
+    def key(self, j: int) -> tuple[int, int, int, int]:
+        """Hard row j's name across steps: (kind, index, level, side)."""
+        return (*self.tags[j], self.sides[j])
 
 
 @dataclass
@@ -89,7 +101,8 @@ class LevelRows:
 class LevelResult:
     """What the search of one level ended with: v (nv,), the working set (indices of hard
     rows), the soft active set (row -> the bound it aims at), the multipliers of the working set
-    at the end (None: not computed there), the changes made, and whether it stopped early."""
+    at the end (None: not computed there), the changes made, whether it stopped early, and
+    whether a warm start's guess was taken."""
 
     v: np.ndarray
     working: list[int]
@@ -97,24 +110,26 @@ class LevelResult:
     multipliers: np.ndarray | None
     changes: int
     capped: bool = False
+    guessed: bool = False  # a warm start's guess was optimal: taken
 
 
-def restrict(P: np.ndarray, n: np.ndarray) -> bool:
-    """P becomes the projector onto {x in range(P): n^T x = 0} (in place); False (P unchanged)
-    when n has no component left in range(P) (a dependent row)."""
-    Pn = P @ n
-    pivot = float(n @ Pn)
-    if pivot < PIVOT_TOLERANCE * max(1.0, float(n @ n)):
-        return False
-    P -= np.outer(Pn, Pn / pivot)
-    return True
-
-
-def face(P_in: np.ndarray, N: np.ndarray, working: list[int]) -> tuple[np.ndarray, list[int]]:
+def face(P_in: np.ndarray, N: np.ndarray, working: list[int], v: np.ndarray | None = None,
+         h: np.ndarray | None = None) -> tuple[np.ndarray, list[int]]:
     """The projector of range(P_in) with the working set's rows held, and the rows kept (a row
-    dependent on those before it is dropped: it is held already)."""
+    dependent on those before it is dropped: it is held already). Given v and h, v moves (in
+    place) onto the kept rows' bounds, N_j v = h_j, by the least change in range(P_in): row j
+    along P n_j, P the face of the rows before it (which that leaves on their bounds)."""
     P = P_in.copy()
-    kept = [j for j in working if restrict(P, N[j])]
+    kept = []
+    for j in working:
+        Pn = P @ N[j]
+        pivot = float(N[j] @ Pn)
+        if pivot < PIVOT_TOLERANCE * max(1.0, float(N[j] @ N[j])):
+            continue
+        if v is not None and h is not None:
+            v += Pn * ((h[j] - float(N[j] @ v)) / pivot)
+        P -= np.outer(Pn, Pn / pivot)
+        kept.append(j)
     return P, kept
 
 
@@ -233,35 +248,104 @@ def _multipliers(P_in: np.ndarray, N: np.ndarray, gradient: np.ndarray) -> tuple
     return mu * norms, norms
 
 
+def _model_step(rows: LevelRows, soft: dict[int, float], v: np.ndarray, v_prev: np.ndarray, P_W: np.ndarray,
+                lam2: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The model's rows J (equality rows, then the soft ones, each in order), their aims t and the
+    damped least-squares step delta (nv,) from v in the face range(P_W) (anchored at v_prev when
+    lam2 > 0)."""
+    chosen = np.concatenate([np.flatnonzero(rows.equal), np.array(sorted(soft), dtype=int)]).astype(int)
+    J = rows.A[chosen]
+    t = np.array([rows.lower[i] if rows.equal[i] else soft[int(i)] for i in chosen])
+    offset = P_W @ (v - v_prev) if lam2 > 0.0 else np.zeros_like(v)
+    M = J @ P_W
+    # projected once more onto the face: M^T y rounds off it by |J^T y| x the face's rounding, and
+    # |J^T y| grows as 1 / sigma^2 on M's smallest kept singular values (sigma down to 1e-6)
+    return J, t, P_W @ (damped_step(M, t - J @ v + M @ offset, lam2) - offset)
+
+
+def _released(mu: np.ndarray, P_in: np.ndarray, gradient: np.ndarray) -> int:
+    """The working row to release (the most negative multiplier), -1 when every sign is right."""
+    worst = int(np.argmin(mu))
+    return worst if mu[worst] < -MULTIPLIER_TOLERANCE * max(1.0, float(np.linalg.norm(P_in @ gradient))) else -1
+
+
+def _guessed(rows: LevelRows, v_prev: np.ndarray, P_in: np.ndarray, hard: HardRows, lam2: float,
+             working: list[int], soft: dict[int, float]) -> LevelResult | None:
+    """The level's answer if the guessed sets (a warm start) are its sets at the optimum, else
+    None: v on the working rows' bounds (the least change from v_prev in range(P_in)), then the
+    model's minimum there (the rows held, the soft rows aiming at their bounds); kept when it is
+    optimal: every other hard row kept (each within its own rounding allowance), the soft set
+    the same read anew at that point, and every multiplier of the held rows of the right sign
+    (the conditions the search ends on: the objective is convex), v - v_prev in range(P_in) (up
+    to MET_TOLERANCE: the levels above keep their values). Not kept either where the search from
+    v_prev would not have gone (among the optima of a level that has several): a hard row v was
+    moved onto that the level does not push against (multiplier 0), a soft row inside its
+    interval at v_prev that ends on its bound."""
+    v = v_prev.copy()
+    P_W, kept = face(P_in, hard.N, working, v, hard.h)
+    J, t, delta = _model_step(rows, soft, v, v_prev, P_W, lam2)
+    v += delta
+    # the move stays in range(P_in) (what the levels above reached kept): a row nearly dependent on
+    # the rows they fixed (a pivot near the threshold) moves v far, its rounding with it
+    moved = v - v_prev
+    if np.linalg.norm(moved - P_in @ moved) > MET_TOLERANCE * max(1.0, float(np.linalg.norm(moved))):
+        return None
+    hard_value = hard.N @ v
+    outside = hard_value > hard.h + _allowance(hard_value, hard.h)
+    outside[kept] = False
+    value, start = rows.A @ v, rows.A @ v_prev
+    tol = _tolerance(value, rows.lower, rows.upper)
+    if outside.any() or _update_soft(rows, value, dict(soft), tol):
+        return None
+    for i, aim in soft.items():  # a soft row pulled onto its bound from inside: the level does not need it there
+        if abs(value[i] - aim) <= tol and rows.lower[i] - tol <= start[i] <= rows.upper[i] + tol:
+            return None
+    mu = None
+    if kept:
+        gradient = J.T @ (J @ v - t) + lam2 * (v - v_prev)
+        mu, _ = _multipliers(P_in, hard.N[kept], gradient)
+        least = MULTIPLIER_TOLERANCE * max(1.0, float(np.linalg.norm(P_in @ gradient)))
+        start = hard.N[kept] @ v_prev
+        moved = start < hard.h[kept] - _allowance(start, hard.h[kept])
+        # every multiplier of the right sign, and a row v was moved onto pushed against (else the
+        # search from v_prev would not have gone there: the level does not need it)
+        if (mu < -least).any() or (moved & (mu <= least)).any():
+            return None
+    return LevelResult(v, kept, soft, mu, 0, guessed=True)
+
+
+def _allowance(value: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """Each hard row's own rounding allowance on its bound (a huge bound elsewhere does not widen it)."""
+    return BOUND_TOLERANCE * np.maximum(1.0, np.maximum(np.abs(value), np.abs(h)))
+
+
 def solve_level(rows: LevelRows, v_prev: np.ndarray, P_in: np.ndarray, hard: HardRows, lam2: float,
-                cap: int, start: list[int] | None = None) -> LevelResult:
+                cap: int, start: list[int] | None = None,
+                guess: tuple[list[int], dict[int, float]] | None = None) -> LevelResult:
     """The least-violation point of one level (see the module docstring); v_prev (nv,) keeps the
-    hard rows (up to rounding) and is in the affine space the levels above left. The search
+    hard rows (up to rounding) and is in the affine space the levels above left. A `guess`
+    (working set, soft set: a warm start, the sets this level ended with at the previous control
+    step) is tried first (:func:`_guessed`): kept when optimal, with 0 changes. Else the search
     starts from the working set `start` (the one the level above ended with, in its order: its
     rows are on their bound up to the rounding of its steps), then the other hard rows on their
     bound within their own rounding allowance, by index."""
+    if guess is not None:
+        result = _guessed(rows, v_prev, P_in, hard, lam2, *guess)
+        if result is not None:
+            return result
     v = v_prev.copy()
-    anchored = lam2 > 0.0
     value = rows.A @ v
     tol = _tolerance(value, rows.lower, rows.upper)
     soft = {i: float(rows.upper[i] if value[i] > rows.upper[i] else rows.lower[i])
             for i in np.flatnonzero(~rows.equal & ((value > rows.upper + tol) | (value < rows.lower - tol))).tolist()}
-    hard_value = hard.N @ v  # a row's rounding allowance is its own (a huge bound elsewhere does not widen it)
-    hard_tol = BOUND_TOLERANCE * np.maximum(1.0, np.maximum(np.abs(hard_value), np.abs(hard.h)))
+    hard_value = hard.N @ v
+    on_bound = np.flatnonzero(hard_value >= hard.h - _allowance(hard_value, hard.h))
     working = list(start or [])
-    working += [int(j) for j in np.flatnonzero(hard_value >= hard.h - hard_tol) if j not in working]
+    working += [int(j) for j in on_bound if j not in working]
     changes, capped, mu = 0, False, None
-    equal = np.flatnonzero(rows.equal)
     while True:
         P_W, working = face(P_in, hard.N, working)
-        chosen = np.concatenate([equal, np.array(sorted(soft), dtype=int)]).astype(int)
-        J = rows.A[chosen]
-        t = np.array([rows.lower[i] if rows.equal[i] else soft[int(i)] for i in chosen])
-        offset = P_W @ (v - v_prev) if anchored else np.zeros_like(v)
-        M = J @ P_W
-        # projected once more onto the face: M^T y rounds off it by |J^T y| x the face's rounding, and
-        # |J^T y| grows as 1 / sigma^2 on M's smallest kept singular values (sigma down to 1e-6)
-        delta = P_W @ (damped_step(M, t - J @ v + M @ offset, lam2) - offset)
+        J, t, delta = _model_step(rows, soft, v, v_prev, P_W, lam2)
         value, rate = rows.A @ v, rows.A @ delta
         hard_value, hard_rate = hard.N @ v, hard.N @ delta
         tol = _tolerance(value, rate, hard_value, hard_rate)
@@ -283,8 +367,8 @@ def solve_level(rows: LevelRows, v_prev: np.ndarray, P_in: np.ndarray, hard: Har
                     break
                 gradient = J.T @ (J @ v - t) + lam2 * (v - v_prev)
                 mu, _ = _multipliers(P_in, hard.N[working], gradient)
-                worst = int(np.argmin(mu))
-                if mu[worst] >= -MULTIPLIER_TOLERANCE * max(1.0, float(np.linalg.norm(P_in @ gradient))):
+                worst = _released(mu, P_in, gradient)
+                if worst < 0:
                     break
                 if changes >= cap:
                     capped = True

@@ -21,7 +21,7 @@ import pinocchio  # before the core: it loads the Pinocchio, coal and Boost libr
 
 from ..exceptions import ConfigurationError, TaskError
 from .hierarchy import OVERFLOW, DampingPolicy, Level, LevelReport, solve_hierarchy
-from .inequality import has_bounds, solve_lexicographic
+from .inequality import WarmStart, has_bounds, solve_lexicographic
 
 BACKENDS = ("compiled", "python")
 
@@ -85,9 +85,9 @@ def resolve(name: str | None) -> str:
 
 
 def _python(levels: list[Level], lo: np.ndarray, hi: np.ndarray, C: np.ndarray | None, d: np.ndarray | None,
-            policy: DampingPolicy) -> tuple[np.ndarray, list[LevelReport]]:
+            policy: DampingPolicy, warm: WarmStart | None = None) -> tuple[np.ndarray, list[LevelReport]]:
     if has_bounds(levels):  # inequality rows: the lexicographic active-set solver
-        return solve_lexicographic(levels, lo, hi, policy=policy, C=C, d=d)
+        return solve_lexicographic(levels, lo, hi, policy=policy, C=C, d=d, warm=warm)
     return solve_hierarchy(levels, lo, hi, policy=policy, C=C, d=d)
 
 
@@ -125,6 +125,18 @@ def core_report(raw: Any) -> LevelReport:
     return LevelReport(**{name: getattr(raw, name) for name in _CORE_FIELDS})
 
 
-def solver(name: str) -> Callable[..., tuple[np.ndarray, list[LevelReport]]]:
-    """The solve function of backend `name`."""
-    return _compiled if resolve(name) == "compiled" else _python
+def solver(name: str, warm: bool = False) -> Callable[..., tuple[np.ndarray, list[LevelReport]]]:
+    """The solve function of backend `name`; `warm`: the Python one keeps each bounded level's
+    sets from one call to the next (a controller's warm start, :class:`WarmStart`; the compiled
+    controller keeps them in its compiled step)."""
+    if resolve(name) == "compiled":
+        return _compiled
+    if not warm:
+        return _python
+    state = WarmStart()
+
+    def warm_started(levels: list[Level], lo: np.ndarray, hi: np.ndarray, C: np.ndarray | None, d: np.ndarray | None,
+                     policy: DampingPolicy) -> tuple[np.ndarray, list[LevelReport]]:
+        return _python(levels, lo, hi, C, d, policy, state)
+
+    return warm_started

@@ -147,7 +147,7 @@ class Controller:
         self._damping = damping or DampingPolicy()
         self.backend = _backend.resolve(backend)
         self.backend_note = ""  # why the backend is not the one asked for ("" when it is)
-        self._solve = _backend.solver(self.backend)
+        self._solve = _backend.solver(self.backend, warm=True)  # bounded levels: warm-started
         self.data = robot.new_data()
         self._last_q: np.ndarray | None = None  # the q of the last velocity / step (see _stepped_q)
         self._q_in_core = False  # the last step's q is the compiled step's copy, fetched when asked for
@@ -367,6 +367,7 @@ class Controller:
             limit.reset()
         if self._step is not None:
             self._step.reset()
+        self._solve = _backend.solver(self.backend, warm=True)  # (cold again)
         self._reports, self._compiled_reports = [], False
         self._last_q, self._last_kinematics, self._last_velocity = None, None, None
         self._q_in_core = False

@@ -115,10 +115,14 @@ def solve_lexicographic(
     policy: DampingPolicy | None = None,
     C: np.ndarray | None = None,
     d: np.ndarray | None = None,
+    warm: WarmStart | None = None,
 ) -> tuple[np.ndarray, list[LevelReport]]:
     """Joint velocity v (nv,) for prioritized levels with inequality rows, inside ``lo <= v <=
     hi`` (lo <= hi) and ``C v <= d``: see the module docstring. Levels without bounds are
     equality levels (``A v = b``). The result keeps the box and the rows of C (up to rounding).
+    `warm`: the sets of a controller's previous step (:class:`WarmStart`, updated), tried first
+    by each level; not used for a search's levels (``Level.search``: each search step is cold).
+    It changes the path of the search, not what it ends at: the same violations, level by level.
 
     Raises:
         TaskError: bad bounds on a level (:func:`level_rows`), or the levels' rows overflow
@@ -128,7 +132,8 @@ def solve_lexicographic(
     rows = [level_rows(level, nv, k) for k, level in enumerate(levels)]
     try:
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is the TaskError below
-            v, reports = _solve(rows, lo, hi, policy or DampingPolicy(), C, d)
+            warm = None if any(level.search for level in levels) else warm
+            v, reports = _solve(rows, lo, hi, policy or DampingPolicy(), C, d, warm)
     except np.linalg.LinAlgError:  # a Gram matrix with inf or NaN entries
         raise TaskError(OVERFLOW) from None
     if not np.isfinite(v).all():
@@ -145,11 +150,56 @@ def _hard_rows(lo: np.ndarray, hi: np.ndarray, C: np.ndarray, d: np.ndarray, ski
     return HardRows(np.vstack([eye[up], -eye[down], C[kept].reshape(len(kept), nv)]),
                     np.concatenate([hi[up], -lo[down], d[kept]]),
                     [(JOINT, int(j), -1) for j in up] + [(JOINT, int(j), -1) for j in down] +
-                    [(ROW, j, -1) for j in kept])
+                    [(ROW, j, -1) for j in kept], [1] * len(up) + [-1] * len(down) + [1] * len(kept))
+
+
+class WarmStart:
+    """The sets each level ended with at the last solve, kept between the control steps of one
+    controller (a warm start: each level first tries them, :func:`reljac.ik.active_set.solve_level`).
+    Per level index: (its row count, its working set by hard-row name (kind, index, level, side),
+    its soft set: row -> +1 aiming at its upper bound, -1 at its lower one). A level whose guess
+    failed waits before trying again, one solve more after each failure in a row (at most
+    MAX_WAIT): a level whose sets are not optimal from step to step costs little (its result is
+    the search's either way)."""
+
+    MAX_WAIT = 8
+
+    def __init__(self) -> None:
+        self.levels: dict[int, tuple[int, list[tuple[int, int, int, int]], dict[int, int]]] = {}
+        self.misses: dict[int, int] = {}  # failed guesses in a row
+        self.wait: dict[int, int] = {}  # solves left before the next guess
+
+    def guess(self, k: int, rows: LevelRows, hard: HardRows) -> tuple[list[int], dict[int, float]] | None:
+        """Level k's sets of the last solve in this solve's indices: None (a cold start) for a level
+        not solved then, whose row count changed, or waiting after a failed guess; hard rows no
+        longer there, and soft rows now equality rows or whose bound is now infinite, dropped (the
+        guess is checked anyway)."""
+        kept = self.levels.get(k)
+        if kept is None or kept[0] != rows.A.shape[0]:
+            return None
+        if self.wait.get(k, 0) > 0:
+            self.wait[k] -= 1
+            return None
+        index = {hard.key(j): j for j in range(len(hard.tags))}
+        working = [index[key] for key in kept[1] if key in index]
+        soft = {}
+        for i, side in kept[2].items():
+            bound = rows.upper[i] if side > 0 else rows.lower[i]
+            if not rows.equal[i] and np.isfinite(bound):
+                soft[i] = float(bound)
+        return working, soft
+
+    def keep(self, k: int, rows: LevelRows, hard: HardRows, result: LevelResult, guessed: bool) -> None:
+        """Level k's sets at the end of its solve; `guessed`: a guess was tried (result.guessed: taken)."""
+        if guessed:
+            self.misses[k] = 0 if result.guessed else self.misses.get(k, 0) + 1
+            self.wait[k] = min(self.misses[k], self.MAX_WAIT)
+        self.levels[k] = (rows.A.shape[0], [hard.key(j) for j in result.working],
+                          {i: 1 if aim == rows.upper[i] else -1 for i, aim in result.soft.items()})
 
 
 def _solve(rows: list[LevelRows], lo: np.ndarray, hi: np.ndarray, policy: DampingPolicy,
-           C: np.ndarray | None, d: np.ndarray | None) -> tuple[np.ndarray, list[LevelReport]]:
+           C: np.ndarray | None, d: np.ndarray | None, warm: WarmStart | None) -> tuple[np.ndarray, list[LevelReport]]:
     nv = lo.shape[0]
     C = np.zeros((0, nv)) if C is None or d is None else C
     d = np.zeros(0) if C.shape[0] == 0 or d is None else d
@@ -161,29 +211,34 @@ def _solve(rows: list[LevelRows], lo: np.ndarray, hi: np.ndarray, policy: Dampin
     if violated:  # recovery: C_j v <= d_j for the rows the start violates, as a level above all
         recovery = LevelRows(C[violated], np.full(len(violated), -np.inf), d[violated])
         tags = [(ROW, j, -1) for j in violated]
-        v, P, hard, _, working = _level(recovery, tags, v, P, hard, policy, -1, working)
+        v, P, hard, _, working = _level(recovery, tags, v, P, hard, policy, -1, working, None)
     reports = []
     for k, level in enumerate(rows):
         if level.A.shape[0] == 0:  # every row masked out: nothing asked
             reports.append(LevelReport(scale=1.0))
             continue
         tags = [(LEVEL_ROW, i, k) for i in range(level.A.shape[0])]
-        v, P, hard, report, working = _level(level, tags, v, P, hard, policy, k, working, last=k == len(rows) - 1)
+        v, P, hard, report, working = _level(level, tags, v, P, hard, policy, k, working, warm,
+                                             last=k == len(rows) - 1)
         reports.append(report)
     return v, reports
 
 
 def _level(rows: LevelRows, tags: list[tuple[int, int, int]], v: np.ndarray, P: np.ndarray, hard: HardRows,
-           policy: DampingPolicy, index: int, start: list[int], last: bool = False,
+           policy: DampingPolicy, index: int, start: list[int], warm: WarmStart | None, last: bool = False,
            ) -> tuple[np.ndarray, np.ndarray, HardRows, LevelReport, list[int]]:
-    """One level, its search started from the working set `start`: (v, the projector and hard
+    """One level, first from the sets `warm` kept for it (then they are updated), else its search
+    started from the working set `start`: (v, the projector and hard
     rows left for the levels below (as they came after the `last` level: nothing below uses
     them), its report, its working set at the end). A level of more rows than the
     dimension P leaves (its trace, rounded) is rank-deficient: its smallest singular value is 0."""
     smallest = 0.0 if rows.A.shape[0] > round(float(np.trace(P))) else smallest_singular_value(rows.A @ P)
     lam2 = policy.damping(smallest) + rows.extra_damping
     cap = change_cap(v.shape[0], hard.N.shape[0], rows.A.shape[0])
-    result = solve_level(rows, v, P, hard, lam2, cap, start)
+    guess = warm.guess(index, rows, hard) if warm is not None else None
+    result = solve_level(rows, v, P, hard, lam2, cap, start, guess)
+    if warm is not None:
+        warm.keep(index, rows, hard, result, guess is not None)
     v = result.v
     distance = _distances(rows, v)
     scale = float(np.linalg.norm(np.clip(rows.A @ v, rows.lower, rows.upper)))
@@ -194,17 +249,19 @@ def _level(rows: LevelRows, tags: list[tuple[int, int, int]], v: np.ndarray, P: 
     fixed = rows.equal | (distance > tol)  # their values stay: out of the null space below
     P_next = P - (W := row_basis(rows.A[fixed] @ P)) @ W.T
     inside = ~fixed  # inequality rows inside or on their bounds: kept by the levels below
-    new_N, new_h, new_tags = [], [], []
+    new_N, new_h, new_tags, new_sides = [], [], [], []
     for i in np.flatnonzero(inside).tolist():
         if np.isfinite(rows.upper[i]):
             new_N.append(rows.A[i])
             new_h.append(rows.upper[i])
             new_tags.append(tags[i])
+            new_sides.append(1)
         if np.isfinite(rows.lower[i]):
             new_N.append(-rows.A[i])
             new_h.append(-rows.lower[i])
             new_tags.append(tags[i])
-    hard_next = hard.extended(np.array(new_N), np.array(new_h), new_tags) if new_N else hard
+            new_sides.append(-1)
+    hard_next = hard.extended(np.array(new_N), np.array(new_h), new_tags, new_sides) if new_N else hard
     return v, P_next, hard_next, report, result.working
 
 

@@ -1,38 +1,21 @@
 // One level of the compiled inequality hierarchy: the twin of reljac/ik/active_set.py (see
-// active_set.hpp). No allocation once Space is sized, for levels of at most kMidLevel (48) rows.
+// active_set.hpp; its Gram-matrix algebra: active_set_gram.cpp). No allocation once Space is sized,
+// for levels of at most kMidLevel (48) rows.
 #include "active_set.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <limits>
 
 namespace reljac {
 namespace lex {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 // max(1, |x_i| over the finite entries): the size rounding grows with (Python's _tolerance).
 double size_of(const double* x, int n, double size) {
   for (int i = 0; i < n; ++i)
     if (std::isfinite(x[i])) size = std::max(size, std::abs(x[i]));
   return size;
-}
-
-double dot(const double* a, const double* b, int n) {
-  double s = 0.0;
-  for (int i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
-}
-
-template <typename Gram>
-void decompose(const Matrix& G, int r, Space& s, Gram& work) {
-  work = G.topLeftCorner(r, r);
-  Eigen::SelfAdjointEigenSolver<Gram> es(work);
-  s.eig_values.head(r) = es.eigenvalues();
-  s.eig_vectors.topLeftCorner(r, r) = es.eigenvectors();
 }
 
 // P becomes the projector onto {x in range(P): n^T x = 0}; false (P unchanged) when n has no
@@ -46,12 +29,14 @@ void times_normal(const Matrix& P, int j, Space& s, Out&& out) {
     out.noalias() = P * s.N.row(j).transpose();
 }
 
-bool restrict(Matrix& P, int j, Space& s) {
+// `move`: s.v moves first onto the row's bound along P n (Python's face with v).
+bool restrict(Matrix& P, int j, Space& s, bool move = false) {
   const int nv = static_cast<int>(P.rows());
   const double* n = s.N.row(j).data();
   times_normal(P, j, s, s.Pn);
   const double pivot = dot(n, s.Pn.data(), nv);
   if (pivot < kPivotTolerance * std::max(1.0, dot(n, n, nv))) return false;
+  if (move) factor::axpy(s.v.data(), s.Pn.data(), (s.h(j) - dot(n, s.v.data(), nv)) / pivot, nv);
   for (int b = 0; b < nv; ++b) {  // P -= Pn (Pn / pivot)^T, column by column
     const double scale = s.Pn(b) / pivot;
     if (scale != 0.0) factor::axpy(P.data() + b * nv, s.Pn.data(), -scale, nv);
@@ -59,30 +44,14 @@ bool restrict(Matrix& P, int j, Space& s) {
   return true;
 }
 
-// s.P_W: range(P_in) with the working set's rows held; a row dependent on those before it is dropped.
-void face(const Matrix& P_in, Space& s) {
+// s.P_W: range(P_in) with the rows of `working` (s.working or s.guess) held; a row dependent on
+// those before it is dropped. `move`: s.v moves onto the kept rows' bounds (Python's face with v).
+void face(const Matrix& P_in, Space& s, std::vector<int>& working, bool move = false) {
   s.P_W = P_in;
   s.kept.clear();
-  for (int j : s.working)
-    if (restrict(s.P_W, j, s)) s.kept.push_back(j);
-  s.working.swap(s.kept);
-}
-
-// s.delta = argmin |M u - c|^2 + lam2 |u|^2 (the minimum-norm one when lam2 = 0), M = s.M (r rows),
-// on the eigenvalues of M M^T above the rank rule (Python's damped_step).
-void damped_step(int r, double lam2, Space& s) {
-  const int nv = s.nv;
-  s.delta.setZero();
-  if (r == 0) return;
-  const int rank = eigen(s.M.data(), r, nv, s);
-  auto y = s.coefficients.head(r);
-  y.setZero();
-  for (int k = r - rank; k < r; ++k) {  // the largest `rank` eigenvalues (ascending order)
-    const auto u = s.eig_vectors.col(k).head(r);
-    y += u * (u.dot(s.c.head(r)) / (s.eig_values(k) + lam2));
-  }
-  for (int i = 0; i < r; ++i)
-    if (y(i) != 0.0) factor::axpy(s.delta.data(), s.M.row(i).data(), y(i), nv);
+  for (int j : working)
+    if (restrict(s.P_W, j, s, move)) s.kept.push_back(j);
+  working.swap(s.kept);
 }
 
 // The first hard row reached along v + alpha delta, alpha in [0, 1] (Python's _first_hard): its
@@ -177,37 +146,6 @@ int update_soft(const Rows& rows, Space& s, double tol) {
   return changed;
 }
 
-// min |B x - r| by Householder QR, B (n x w) column-major in place (full column rank: the face
-// kept independent rows; a vanishing pivot's unknown is 0), r (n) overwritten, x (w).
-void least_squares(double* B, int n, int w, double* r, double* x) {
-  for (int k = 0; k < std::min(w, n); ++k) {
-    double* col = B + static_cast<long>(k) * n;
-    const double norm = std::sqrt(dot(col + k, col + k, n - k));
-    if (norm == 0.0) continue;
-    const double alpha = col[k] > 0 ? -norm : norm;
-    col[k] -= alpha;
-    const double vv = dot(col + k, col + k, n - k);
-    for (int j = k + 1; j < w; ++j) {
-      double* other = B + static_cast<long>(j) * n;
-      factor::axpy(other + k, col + k, -2.0 * dot(col + k, other + k, n - k) / vv, n - k);
-    }
-    factor::axpy(r + k, col + k, -2.0 * dot(col + k, r + k, n - k) / vv, n - k);
-    col[k] = alpha;  // R's diagonal (the reflector is not needed any more)
-  }
-  double largest = 0.0;
-  for (int k = 0; k < std::min(w, n); ++k) largest = std::max(largest, std::abs(B[static_cast<long>(k) * n + k]));
-  for (int k = w - 1; k >= 0; --k) {
-    const double diagonal = k < n ? B[static_cast<long>(k) * n + k] : 0.0;
-    if (std::abs(diagonal) <= 1e-14 * largest || diagonal == 0.0) {
-      x[k] = 0.0;
-      continue;
-    }
-    double sum = r[k];
-    for (int j = k + 1; j < w; ++j) sum -= B[static_cast<long>(j) * n + k] * x[j];
-    x[k] = sum / diagonal;
-  }
-}
-
 // s.mu: the working set's multipliers per unit normal (P_in (g + N_W^T mu) = 0); |P_in g| returned.
 double multipliers(const Matrix& P_in, Space& s) {
   const int nv = s.nv, w = static_cast<int>(s.working.size());
@@ -223,82 +161,132 @@ double multipliers(const Matrix& P_in, Space& s) {
   return s.Pg.norm();
 }
 
+// The model's rows s.J (the equality rows, then the soft ones, each in order: s.chosen), their
+// aims s.t and the damped least-squares step s.delta from s.v in the face s.P_W, anchored at
+// s.v_prev when lam2 > 0 (Python's _model_step); returns the rows' count.
+int model_step(const Rows& rows, double lam2, Space& s) {
+  const int nv = s.nv, m = rows.m;
+  const RowMatrixMap A(rows.A, m, nv);
+  const Vector& v = s.v;
+  s.chosen.clear();  // the equality rows, then the soft ones, each in order
+  for (int i = 0; i < m; ++i)
+    if (rows.equal(i)) s.chosen.push_back(i);
+  for (int i = 0; i < m; ++i)
+    if (s.soft[i]) s.chosen.push_back(i);
+  const int r = static_cast<int>(s.chosen.size());
+  for (int a = 0; a < r; ++a) {
+    const int i = s.chosen[a];
+    s.J.row(a) = A.row(i);
+    s.t(a) = rows.equal(i) ? rows.lower[i] : s.aim(i);
+  }
+  auto J = s.J.topRows(r);
+  auto M = s.M.topRows(r);
+  if (rows.column) {  // identity rows (c e_j^T): J P_W's rows are c times P_W's (the same bits)
+    for (int a = 0; a < r; ++a) M.row(a) = rows.scale * s.P_W.row(rows.column[s.chosen[a]]);
+  } else {  // J P_W^T (P_W symmetric up to rounding; exactly, and M is the level's A P_in bit for bit,
+            // when no row is held and every row is chosen), row by row over J's nonzeros
+    for (int a = 0; a < r; ++a) {
+      double* row = s.M.row(a).data();
+      std::fill(row, row + nv, 0.0);
+      const double* j_row = s.J.row(a).data();
+      for (int j = 0; j < nv; ++j)
+        if (j_row[j] != 0.0) factor::axpy(row, s.P_W.col(j).data(), j_row[j], nv);
+    }
+  }
+  if (lam2 > 0.0) {  // (products one at a time, into the buffers: no temporaries)
+    s.Pg = v - s.v_prev;
+    s.offset.noalias() = s.P_W * s.Pg;
+  } else {
+    s.offset.setZero();
+  }
+  rows.times_chosen(J, s.chosen, v, s.c.head(r));  // c = t - J v
+  s.c.head(r) = s.t.head(r) - s.c.head(r);
+  s.c.head(r).noalias() += M * s.offset;
+  damped_step(r, lam2, s);
+  s.delta -= s.offset;
+  s.Pn.noalias() = s.P_W * s.delta;  // projected once more onto the face (Python's comment)
+  s.delta = s.Pn;
+  return r;
+}
+
+
+// Hard row j's own rounding allowance on its bound at value x (Python's _allowance).
+double allowance(double x, double h) { return kBoundTolerance * std::max({1.0, std::abs(x), std::abs(h)}); }
+
+// The guess s.guess / s.soft (Python's _guessed): s.v (from s.v_prev) on the guessed rows' bounds,
+// then the model's minimum there; true when optimal (then s.working is the guess kept, s.mu its
+// multipliers), false with s.v back at s.v_prev.
+bool guessed(const Rows& rows, const Matrix& P_in, double lam2, Space& s) {
+  const int nv = s.nv, m = rows.m;
+  face(P_in, s, s.guess, true);
+  const int r = model_step(rows, lam2, s);
+  s.v += s.delta;
+  // the move stays in range(P_in) (Python's comment)
+  s.Pg = s.v - s.v_prev;
+  s.rhs.noalias() = P_in * s.Pg;
+  s.rhs -= s.Pg;
+  bool optimal = s.rhs.norm() <= kMetTolerance * std::max(1.0, s.Pg.norm());
+  s.hard_products(true, false);
+  for (int j = 0; j < s.hard && optimal; ++j)
+    optimal = s.hard_value(j) <= s.h(j) + allowance(s.hard_value(j), s.h(j)) ||
+              std::find(s.guess.begin(), s.guess.end(), j) != s.guess.end();
+  if (optimal) {  // the soft set read anew at v is the same (Python's _update_soft on a copy, 0 changes)
+    rows.times(s.v, nv, s.x.head(m));
+    const double tol = kBoundTolerance * size_of(rows.upper, m, size_of(rows.lower, m, size_of(s.x.data(), m, 1.0)));
+    for (int i = 0; i < m && optimal; ++i) {
+      if (rows.equal(i)) continue;
+      const double y = s.x(i);
+      if (y > rows.upper[i] + tol)
+        optimal = s.soft[i] && s.aim(i) == rows.upper[i];
+      else if (y < rows.lower[i] - tol)
+        optimal = s.soft[i] && s.aim(i) == rows.lower[i];
+      else
+        optimal = !s.soft[i] || std::abs(y - s.aim(i)) <= tol;
+    }
+    // a soft row pulled onto its bound from inside: the level does not need it there (Python's)
+    rows.times(s.v_prev, nv, s.value.head(m));
+    for (int i = 0; i < m && optimal; ++i)
+      optimal = !(s.soft[i] && std::abs(s.x(i) - s.aim(i)) <= tol && rows.lower[i] - tol <= s.value(i) &&
+                  s.value(i) <= rows.upper[i] + tol);
+  }
+  s.mu_size = -1;
+  const int w = static_cast<int>(s.guess.size());
+  if (optimal && w) {  // every multiplier of the right sign, and a row v was moved onto pushed against
+    auto residual = s.x.head(r);
+    rows.times_chosen(s.J.topRows(r), s.chosen, s.v, residual);
+    residual -= s.t.head(r);
+    s.gradient.noalias() = s.J.topRows(r).transpose() * residual;
+    s.gradient += lam2 * (s.v - s.v_prev);
+    s.working.swap(s.guess);  // (multipliers() reads s.working)
+    const double least = kMultiplierTolerance * std::max(1.0, multipliers(P_in, s));
+    for (int a = 0; a < w && optimal; ++a) {
+      const int j = s.working[a];
+      const double start = s.unit_column[j] >= 0 ? s.unit_coef(j) * s.v_prev(s.unit_column[j])
+                                                 : s.N.row(j).dot(s.v_prev);
+      const bool moved = start < s.h(j) - allowance(start, s.h(j));
+      optimal = s.mu(a) >= -least && !(moved && s.mu(a) <= least);
+    }
+    s.working.swap(s.guess);
+  }
+  if (!optimal) {
+    s.v = s.v_prev;
+    s.mu_size = -1;
+    return false;
+  }
+  s.working.swap(s.guess);
+  return true;
+}
+
 }  // namespace
 
-int eigen(const double* M, int r, int nv, Space& s, bool pin) {
-  if (pin) s.pinned_rows = -1;
-  for (int i = 0; i < r; ++i)
-    for (int j = 0; j <= i; ++j) s.G(i, j) = s.G(j, i) = dot(M + static_cast<long>(i) * nv, M + static_cast<long>(j) * nv, nv);
-  if (r == 0) return 0;
-  if (!s.G.topLeftCorner(r, r).allFinite()) {  // huge rows: no decomposition (Python's eigh raises)
-    s.overflow = true;
-    s.eig_values.head(r).setZero();
-    s.eig_vectors.topLeftCorner(r, r).setIdentity();
-    return 0;
-  }
-  if (!pin && r == s.pinned_rows) {  // the pinned Gram matrix again: its decomposition (the same bits)
-    bool same = true;
-    for (int j = 0; j < r && same; ++j) same = std::memcmp(&s.G(0, j), &s.pinned_G(0, j), sizeof(double) * r) == 0;
-    if (same) {
-      s.eig_values.head(r) = s.pinned_values.head(r);
-      s.eig_vectors.topLeftCorner(r, r) = s.pinned_vectors.topLeftCorner(r, r);
-      return s.pinned_rank;
-    }
-  }
-  if (r <= factor::kSmallLevel) {
-    factor::SmallGram work;
-    decompose(s.G, r, s, work);
-  } else if (r <= kMidLevel) {
-    s.mid.compute(s.G.topLeftCorner(r, r));
-    s.eig_values.head(r) = s.mid.eigenvalues();
-    s.eig_vectors.topLeftCorner(r, r) = s.mid.eigenvectors();
-  } else {
-    s.big.compute(s.G.topLeftCorner(r, r));
-    s.eig_values.head(r) = s.big.eigenvalues();
-    s.eig_vectors.topLeftCorner(r, r) = s.big.eigenvectors();
-  }
-  const double largest = s.eig_values(r - 1);
-  int rank = 0;
-  for (int i = 0; i < r; ++i) rank += s.eig_values(i) > kRankTolerance * std::max(1.0, largest);
-  if (pin) {
-    s.pinned_rows = r;
-    s.pinned_rank = rank;
-    s.pinned_G.topLeftCorner(r, r) = s.G.topLeftCorner(r, r);
-    s.pinned_values.head(r) = s.eig_values.head(r);
-    s.pinned_vectors.topLeftCorner(r, r) = s.eig_vectors.topLeftCorner(r, r);
-  }
-  return rank;
-}
-
-void subtract_row_space(const double* M, int r, Matrix& P, Space& s) {
-  const int nv = s.nv;
-  const int rank = eigen(M, r, nv, s);
-  if (rank == 0) return;
-  factor::WtMap Wt(s.Wt_room.data(), rank, nv);
-  Wt.setZero();
-  for (int k = 0; k < rank; ++k) {  // row k of W^T: u^T M / sqrt(e) for the k-th largest eigenvalue
-    const int col = r - 1 - k;
-    const double scale = 1.0 / std::sqrt(s.eig_values(col));
-    for (int i = 0; i < r; ++i) {
-      const double a = s.eig_vectors(i, col) * scale;
-      if (a != 0.0) factor::axpy(Wt.data() + static_cast<long>(k) * nv, M + static_cast<long>(i) * nv, a, nv);
-    }
-  }
-  factor::subtract_gram(P, Wt);
-}
-
-double smallest_singular_value(const double* M, int r, int nv, Space& s, int& rank) {
-  rank = eigen(M, r, nv, s, true);
-  if (r == 0) return kInf;
-  return rank == r ? std::sqrt(s.eig_values(0)) : 0.0;
-}
-
-int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Space& s, bool& capped) {
+int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Space& s, bool& capped, bool guess) {
   const int nv = s.nv, m = rows.m;
   const RowMatrixMap A(rows.A, m, nv);
   Vector& v = s.v;
   s.v_prev = v;
-  const bool anchored = lam2 > 0.0;
+  capped = false;
+  s.guess_taken = guess && guessed(rows, P_in, lam2, s);
+  if (s.guess_taken) return 0;
   rows.times(v, nv, s.value.head(m));
   double tol = kBoundTolerance * size_of(rows.upper, m, size_of(rows.lower, m, size_of(s.value.data(), m, 1.0)));
   for (int i = 0; i < m; ++i) {
@@ -322,46 +310,10 @@ int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Spac
     // the spec forms the face anew at every iteration; here only after a release: an entering or
     // leaving soft row leaves it as it was, and a hard row held at the end of the working set is
     // one more restriction of it, the same operations in the same order (the same bits)
-    if (!face_known) face(P_in, s);
+    if (!face_known) face(P_in, s, s.working);
     face_known = true;
-    s.chosen.clear();  // the equality rows, then the soft ones, each in order
-    for (int i = 0; i < m; ++i)
-      if (rows.equal(i)) s.chosen.push_back(i);
-    for (int i = 0; i < m; ++i)
-      if (s.soft[i]) s.chosen.push_back(i);
-    const int r = static_cast<int>(s.chosen.size());
-    for (int a = 0; a < r; ++a) {
-      const int i = s.chosen[a];
-      s.J.row(a) = A.row(i);
-      s.t(a) = rows.equal(i) ? rows.lower[i] : s.aim(i);
-    }
+    const int r = model_step(rows, lam2, s);
     auto J = s.J.topRows(r);
-    auto M = s.M.topRows(r);
-    if (rows.column) {  // identity rows (c e_j^T): J P_W's rows are c times P_W's (the same bits)
-      for (int a = 0; a < r; ++a) M.row(a) = rows.scale * s.P_W.row(rows.column[s.chosen[a]]);
-    } else {  // J P_W^T (P_W symmetric up to rounding; exactly, and M is the level's A P_in bit for bit,
-              // when no row is held and every row is chosen), row by row over J's nonzeros
-      for (int a = 0; a < r; ++a) {
-        double* row = s.M.row(a).data();
-        std::fill(row, row + nv, 0.0);
-        const double* j_row = s.J.row(a).data();
-        for (int j = 0; j < nv; ++j)
-          if (j_row[j] != 0.0) factor::axpy(row, s.P_W.col(j).data(), j_row[j], nv);
-      }
-    }
-    if (anchored) {  // (products one at a time, into the buffers: no temporaries)
-      s.Pg = v - s.v_prev;
-      s.offset.noalias() = s.P_W * s.Pg;
-    } else {
-      s.offset.setZero();
-    }
-    rows.times_chosen(J, s.chosen, v, s.c.head(r));  // c = t - J v
-    s.c.head(r) = s.t.head(r) - s.c.head(r);
-    s.c.head(r).noalias() += M * s.offset;
-    damped_step(r, lam2, s);
-    s.delta -= s.offset;
-    s.Pn.noalias() = s.P_W * s.delta;  // projected once more onto the face (Python's comment)
-    s.delta = s.Pn;
     rows.times(v, nv, s.value.head(m));
     rows.times(s.delta, nv, s.rate.head(m));
     s.hard_products(true, true);

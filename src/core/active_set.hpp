@@ -24,7 +24,22 @@ inline int change_cap(int nv, int hard_rows, int rows) { return kCapBase + 2 * (
 
 struct Tag {  // what a hard row is: a joint's bound (index: velocity index), a row of C, row `index` of `level`
   int kind, index, level;
+  int side = 1;  // +1 an upper bound (N_j = +a), -1 a lower one (N_j = -a): with the rest, its name across steps
+  bool operator==(const Tag& o) const { return kind == o.kind && index == o.index && level == o.level && side == o.side; }
 };
+
+// The sets a level ended with at the last solve (a controller's warm start: Python's WarmStart):
+// its row count (-1: none kept), its working set by name, its soft set (+1 aiming at the upper
+// bound, -1 at the lower one, 0 not soft).
+// A level whose guess failed waits before trying again: one solve more after each failure in a
+// row, at most kMaxWait.
+struct WarmLevel {
+  int rows = -1;
+  std::vector<Tag> working;
+  std::vector<signed char> soft;
+  int misses = 0, wait = 0;
+};
+constexpr int kMaxWait = 8;
 
 // A level's rows made explicit: lower_i <= A_i v <= upper_i, A (m x nv) row-major.
 struct Rows {
@@ -94,6 +109,17 @@ struct Space {
   RowMatrix recovery_A;
   Vector recovery_lower, recovery_upper;
   Vector Cv;  // (C's room): C v for violated_rows
+  // the warm start: on for a controller's step (step.cpp), never for a search's levels
+  bool warm_start = false;
+  std::vector<WarmLevel> warm;  // per level index
+  std::vector<int> guess;       // a level's guessed working set in this solve's hard rows
+  bool guess_taken = false;     // the last solve_level took its guess
+  void forget_warm() {
+    for (WarmLevel& w : warm) {
+      w.rows = -1;
+      w.misses = w.wait = 0;
+    }
+  }
 
   void size(const std::vector<Level>& levels, const Constraints& cons);
   void push_hard(const double* n, double sign, double bound, Tag tag, int column = -1);
@@ -109,6 +135,21 @@ Space& lex_space(Workspace& workspace);
 // s.pinned_* too; a G equal to the pinned one (bit for bit) takes the pinned decomposition.
 int eigen(const double* M, int r, int nv, Space& s, bool pin = false);
 
+// sum a_i b_i over n entries.
+inline double dot(const double* a, const double* b, int n) {
+  double s = 0.0;
+  for (int i = 0; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+// s.delta = argmin |M u - c|^2 + lam2 |u|^2 (the minimum-norm one when lam2 = 0), M = s.M (r rows),
+// c = s.c, on the eigenvalues of M M^T above the rank rule (Python's damped_step).
+void damped_step(int r, double lam2, Space& s);
+
+// min |B x - r| by Householder QR, B (n x w) column-major in place (full column rank: the face
+// kept independent rows; a vanishing pivot's unknown is 0), r (n) overwritten, x (w).
+void least_squares(double* B, int n, int w, double* r, double* x);
+
 // P -= W W^T, W an orthonormal basis of the row space of M (r x nv) (Python's row_basis).
 void subtract_row_space(const double* M, int r, Matrix& P, Space& s);
 
@@ -120,7 +161,10 @@ double smallest_singular_value(const double* M, int r, int nv, Space& s, int& ra
 // one the level above ended with), then the other rows on their bound: v (in s.v, from v_prev) at the least violation,
 // s.working the working set at the end, s.mu its multipliers (s.mu_size); returns the changes,
 // `capped` when the cap stopped it.
-int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Space& s, bool& capped);
+// `guessed`: first try s.guess with the soft set in s.soft / s.aim (a warm start, Python's
+// _guessed): kept when optimal (0 changes, s.working the guess), else the search as above.
+int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Space& s, bool& capped,
+                bool guessed = false);
 
 }  // namespace lex
 }  // namespace reljac

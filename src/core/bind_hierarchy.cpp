@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "active_set.hpp"
 #include "bindings.hpp"
 #include "hierarchy.hpp"
 
@@ -62,7 +63,7 @@ py::tuple solve_hierarchy(const py::list& As, const py::list& bs, const std::vec
                           const py::list& masks, const std::vector<double>& extra_damping, const py::handle& lo,
                           const py::handle& hi, const py::handle& C, const py::handle& d, double threshold,
                           double max_damping, const py::object& lowers, const py::object& uppers, int change_cap, int repeat,
-                          bool search) {
+                          bool search, bool warm) {
   if (repeat < 1) throw py::value_error("repeat must be >= 1");
   reljac::Constraints cons;
   cons.lo = as_vector(lo, "lo");
@@ -112,6 +113,7 @@ py::tuple solve_hierarchy(const py::list& As, const py::list& bs, const std::vec
   {
     py::gil_scoped_release release;
     reljac::Workspace workspace;
+    if (warm) reljac::lex::lex_space(workspace).warm_start = true;
     for (int i = 0; i < repeat; ++i) v = reljac::solve_hierarchy(levels, cons, policy, reports, workspace);
     reljac::finish_reports(reports, workspace);
   }
@@ -124,7 +126,7 @@ void bind_hierarchy(py::module_& m) {
   m.def("solve_hierarchy", &solve_hierarchy, py::arg("As"), py::arg("bs"), py::arg("identity_scales"),
         py::arg("masks"), py::arg("extra_damping"), py::arg("lo"), py::arg("hi"), py::arg("C"), py::arg("d"),
         py::arg("threshold"), py::arg("max_damping"), py::arg("lowers") = py::none(), py::arg("uppers") = py::none(),
-        py::arg("change_cap") = -1, py::arg("repeat") = 1, py::arg("search") = false,
+        py::arg("change_cap") = -1, py::arg("repeat") = 1, py::arg("search") = false, py::arg("warm") = false,
         R"doc(Joint velocity v (nv,) for prioritized levels inside lo <= v <= hi and C v <= d, and one report per level.
 
 Level k: A v = b with As[k] (m, nv) and bs[k] (m,), or As[k] None: A = identity_scales[k] diag(masks[k])
@@ -137,6 +139,8 @@ change_cap: active-set changes allowed per bounded level (-1: the rule of reljac
 a level that reaches it stops at its best feasible point and reports capped. repeat: solves in a row
 with one workspace, the last one returned (for timing and the allocation test; the first sizes the buffers).
 search: the levels are a search's (reljac.ik.hierarchy.Level.search: extra_damping is its Levenberg-Marquardt mu).
+warm: each solve after the first starts each bounded level from the sets it ended with in the one before
+(the controller's warm start, reljac.ik.inequality.WarmStart; not for a search's levels).
 Each report: a LevelReport (the core's, bound with named fields: those of reljac.ik.hierarchy.LevelReport
 it fills in, margins None on an equality hierarchy).
 

@@ -78,9 +78,47 @@ void sort_unique(std::vector<T>& x) {
 // the tag of the level's row i as a hard row. The report is filled when given. After the `last`
 // level P and the hard rows are left as they are (nothing below uses them). A level of more rows
 // than the dimension P leaves (its trace, rounded) is rank-deficient: smallest singular value 0.
+// Level k's guess from the sets kept at the last solve (Python's WarmStart.guess): false (a cold
+// start) when none are kept or its row count changed; rows no longer there dropped.
+bool warm_guess(const Rows& rows, int k, Space& s) {
+  WarmLevel& w = s.warm[k];
+  if (w.rows != rows.m) return false;
+  if (w.wait > 0) {
+    --w.wait;
+    return false;
+  }
+  s.guess.clear();
+  for (const Tag& tag : w.working)
+    for (int j = 0; j < s.hard; ++j)
+      if (s.tags[j] == tag) {
+        s.guess.push_back(j);
+        break;
+      }
+  for (int i = 0; i < rows.m; ++i) {
+    const double bound = w.soft[i] > 0 ? rows.upper[i] : rows.lower[i];
+    s.soft[i] = w.soft[i] != 0 && !rows.equal(i) && std::isfinite(bound);
+    if (s.soft[i]) s.aim(i) = bound;
+  }
+  return true;
+}
+
+// Keeps level k's sets at the end of its solve, `guessed`: a guess was tried (Python's WarmStart.keep).
+void warm_keep(const Rows& rows, int k, bool guessed, Space& s) {
+  WarmLevel& w = s.warm[k];
+  if (guessed) {
+    w.misses = s.guess_taken ? 0 : w.misses + 1;
+    w.wait = std::min(w.misses, kMaxWait);
+  }
+  w.rows = rows.m;
+  w.working.clear();
+  for (int j : s.working) w.working.push_back(s.tags[j]);
+  for (int i = 0; i < rows.m; ++i) w.soft[i] = !s.soft[i] ? 0 : s.aim(i) == rows.upper[i] ? 1 : -1;
+}
+
+// `warm`: the level's index in s.warm when warm-started (-1: cold, nothing kept).
 template <typename TagOf>
 void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& policy, Space& s, LevelReport* report,
-               bool last = false) {
+               bool last = false, int warm = -1) {
   const int nv = s.nv, m = rows.m;
   const RowMatrixMap A(rows.A, m, nv);
   int rank_AP = 0;
@@ -96,8 +134,10 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
   const bool AP_known = rank_AP >= 0;
   const double lam2 = policy.singular_damping(smallest) + rows.extra_damping;
   bool capped = false;
+  const bool guess = warm >= 0 && warm_guess(rows, warm, s);
   const int changes = solve_level(rows, P, lam2, policy.change_cap >= 0 ? policy.change_cap : change_cap(nv, s.hard, m), s,
-                                  capped);
+                                  capped, guess);
+  if (warm >= 0) warm_keep(rows, warm, guess, s);
   const Vector& v = s.v;
   // distances to the intervals, the scale of the met test
   rows.times(v, nv, s.x.head(m));
@@ -185,6 +225,7 @@ void Space::push_hard(const double* n, double sign, double bound, Tag tag, int c
   for (int j = 0; j < nv; ++j) N(hard, j) = sign * n[j];
   h(hard) = bound;
   tags[hard] = tag;
+  tags[hard].side = sign > 0 ? 1 : -1;
   unit_column[hard] = column;
   if (column >= 0) unit_coef(hard) = N(hard, column);
   ++hard;
@@ -212,6 +253,12 @@ void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
     total += m;
   }
   const int hard_room = 2 * n + 2 * k_room + 2 * total;
+  if (warm.size() < levels.size()) warm.resize(levels.size());
+  for (WarmLevel& w : warm) {  // (sized here: a step allocates nothing)
+    if (static_cast<int>(w.working.capacity()) < hard_room) w.working.reserve(hard_room);
+    if (static_cast<int>(w.soft.size()) < rows) w.soft.resize(rows, 0);
+  }
+  if (static_cast<int>(guess.capacity()) < hard_room) guess.reserve(hard_room);
   if (identity_A.size() < levels.size()) {
     identity_A.resize(levels.size());
     identity_column.resize(levels.size());
@@ -290,7 +337,7 @@ const Vector& solve_lexicographic(const std::vector<Level>& levels, const Constr
       s.h(s.hard) = -cons.lo(j);
       s.unit_column[s.hard] = j;
       s.unit_coef(s.hard) = -1.0;
-      s.tags[s.hard++] = {kJoint, j, -1};
+      s.tags[s.hard++] = {kJoint, j, -1, -1};
     }
   for (int j = 0, next = 0; j < k; ++j) {
     if (next < static_cast<int>(s.violated.size()) && s.violated[next] == j) {
@@ -302,6 +349,8 @@ const Vector& solve_lexicographic(const std::vector<Level>& levels, const Constr
     s.unit_column[s.hard] = -1;
     s.tags[s.hard++] = {kRow, j, -1};
   }
+  bool warm = s.warm_start;  // a controller's step: each level first tries the sets it ended with last time
+  for (const Level& level : levels) warm = warm && !level.search;  // (a search's steps are cold)
   s.working.clear();  // the working set a level ends with: the next one starts from it
   if (!s.violated.empty()) {  // recovery: C_j v <= d_j for the rows the start violates, as a level above all
     const int n = static_cast<int>(s.violated.size());
@@ -327,7 +376,7 @@ const Vector& solve_lexicographic(const std::vector<Level>& levels, const Constr
     }
     const int level = static_cast<int>(i);
     solve_one(rows, [level](int row) { return Tag{kLevelRow, row, level}; }, P, policy, s, &report,
-              i + 1 == levels.size());
+              i + 1 == levels.size(), warm ? level : -1);
   }
   if (s.overflow) v.setConstant(std::numeric_limits<double>::quiet_NaN());  // the levels' rows overflow
   return v;

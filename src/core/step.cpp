@@ -4,6 +4,7 @@
 #include "pinocchio/algorithm/jacobian.hpp"
 #include "pinocchio/algorithm/joint-configuration.hpp"
 #include "pinocchio/algorithm/kinematics.hpp"
+#include "active_set.hpp"
 #include "step_impl.hpp"
 
 namespace reljac {
@@ -72,6 +73,7 @@ Step::Step(PyObject* model, PyObject* data)
                                    pinocchio_object<PinData>(data, "pin.Data"))) {
   if (impl_->data.oMi.size() != static_cast<size_t>(impl_->model.njoints))
     throw std::invalid_argument("data is not a pin.Data of this model");
+  lex::lex_space(impl_->workspace).warm_start = true;  // bounded levels: warm-started from step to step
 }
 
 Step::~Step() = default;
@@ -208,6 +210,7 @@ const std::vector<Level>& Step::system(const Vector& q, const std::vector<RowMat
 
 void Step::reset() {
   for (const auto& limit : impl_->limits) limit->reset();
+  lex::lex_space(impl_->workspace).forget_warm();
   impl_->reports.clear();
 }
 

@@ -1,0 +1,141 @@
+// The Gram-matrix linear algebra of the compiled inequality hierarchy (see active_set.hpp): the
+// eigen-decompositions of M M^T (pinned per level), the damped least-squares step, the row space
+// a level leaves below, the smallest singular value, and the least squares of the multipliers.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "active_set.hpp"
+
+namespace reljac {
+namespace lex {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+template <typename Gram>
+void decompose(const Matrix& G, int r, Space& s, Gram& work) {
+  work = G.topLeftCorner(r, r);
+  Eigen::SelfAdjointEigenSolver<Gram> es(work);
+  s.eig_values.head(r) = es.eigenvalues();
+  s.eig_vectors.topLeftCorner(r, r) = es.eigenvectors();
+}
+
+}  // namespace
+
+void damped_step(int r, double lam2, Space& s) {
+  const int nv = s.nv;
+  s.delta.setZero();
+  if (r == 0) return;
+  const int rank = eigen(s.M.data(), r, nv, s);
+  auto y = s.coefficients.head(r);
+  y.setZero();
+  for (int k = r - rank; k < r; ++k) {  // the largest `rank` eigenvalues (ascending order)
+    const auto u = s.eig_vectors.col(k).head(r);
+    y += u * (u.dot(s.c.head(r)) / (s.eig_values(k) + lam2));
+  }
+  for (int i = 0; i < r; ++i)
+    if (y(i) != 0.0) factor::axpy(s.delta.data(), s.M.row(i).data(), y(i), nv);
+}
+
+void least_squares(double* B, int n, int w, double* r, double* x) {
+  for (int k = 0; k < std::min(w, n); ++k) {
+    double* col = B + static_cast<long>(k) * n;
+    const double norm = std::sqrt(dot(col + k, col + k, n - k));
+    if (norm == 0.0) continue;
+    const double alpha = col[k] > 0 ? -norm : norm;
+    col[k] -= alpha;
+    const double vv = dot(col + k, col + k, n - k);
+    for (int j = k + 1; j < w; ++j) {
+      double* other = B + static_cast<long>(j) * n;
+      factor::axpy(other + k, col + k, -2.0 * dot(col + k, other + k, n - k) / vv, n - k);
+    }
+    factor::axpy(r + k, col + k, -2.0 * dot(col + k, r + k, n - k) / vv, n - k);
+    col[k] = alpha;  // R's diagonal (the reflector is not needed any more)
+  }
+  double largest = 0.0;
+  for (int k = 0; k < std::min(w, n); ++k) largest = std::max(largest, std::abs(B[static_cast<long>(k) * n + k]));
+  for (int k = w - 1; k >= 0; --k) {
+    const double diagonal = k < n ? B[static_cast<long>(k) * n + k] : 0.0;
+    if (std::abs(diagonal) <= 1e-14 * largest || diagonal == 0.0) {
+      x[k] = 0.0;
+      continue;
+    }
+    double sum = r[k];
+    for (int j = k + 1; j < w; ++j) sum -= B[static_cast<long>(j) * n + k] * x[j];
+    x[k] = sum / diagonal;
+  }
+}
+
+int eigen(const double* M, int r, int nv, Space& s, bool pin) {
+  if (pin) s.pinned_rows = -1;
+  for (int i = 0; i < r; ++i)
+    for (int j = 0; j <= i; ++j) s.G(i, j) = s.G(j, i) = dot(M + static_cast<long>(i) * nv, M + static_cast<long>(j) * nv, nv);
+  if (r == 0) return 0;
+  if (!s.G.topLeftCorner(r, r).allFinite()) {  // huge rows: no decomposition (Python's eigh raises)
+    s.overflow = true;
+    s.eig_values.head(r).setZero();
+    s.eig_vectors.topLeftCorner(r, r).setIdentity();
+    return 0;
+  }
+  if (!pin && r == s.pinned_rows) {  // the pinned Gram matrix again: its decomposition (the same bits)
+    bool same = true;
+    for (int j = 0; j < r && same; ++j) same = std::memcmp(&s.G(0, j), &s.pinned_G(0, j), sizeof(double) * r) == 0;
+    if (same) {
+      s.eig_values.head(r) = s.pinned_values.head(r);
+      s.eig_vectors.topLeftCorner(r, r) = s.pinned_vectors.topLeftCorner(r, r);
+      return s.pinned_rank;
+    }
+  }
+  if (r <= factor::kSmallLevel) {
+    factor::SmallGram work;
+    decompose(s.G, r, s, work);
+  } else if (r <= kMidLevel) {
+    s.mid.compute(s.G.topLeftCorner(r, r));
+    s.eig_values.head(r) = s.mid.eigenvalues();
+    s.eig_vectors.topLeftCorner(r, r) = s.mid.eigenvectors();
+  } else {
+    s.big.compute(s.G.topLeftCorner(r, r));
+    s.eig_values.head(r) = s.big.eigenvalues();
+    s.eig_vectors.topLeftCorner(r, r) = s.big.eigenvectors();
+  }
+  const double largest = s.eig_values(r - 1);
+  int rank = 0;
+  for (int i = 0; i < r; ++i) rank += s.eig_values(i) > kRankTolerance * std::max(1.0, largest);
+  if (pin) {
+    s.pinned_rows = r;
+    s.pinned_rank = rank;
+    s.pinned_G.topLeftCorner(r, r) = s.G.topLeftCorner(r, r);
+    s.pinned_values.head(r) = s.eig_values.head(r);
+    s.pinned_vectors.topLeftCorner(r, r) = s.eig_vectors.topLeftCorner(r, r);
+  }
+  return rank;
+}
+
+void subtract_row_space(const double* M, int r, Matrix& P, Space& s) {
+  const int nv = s.nv;
+  const int rank = eigen(M, r, nv, s);
+  if (rank == 0) return;
+  factor::WtMap Wt(s.Wt_room.data(), rank, nv);
+  Wt.setZero();
+  for (int k = 0; k < rank; ++k) {  // row k of W^T: u^T M / sqrt(e) for the k-th largest eigenvalue
+    const int col = r - 1 - k;
+    const double scale = 1.0 / std::sqrt(s.eig_values(col));
+    for (int i = 0; i < r; ++i) {
+      const double a = s.eig_vectors(i, col) * scale;
+      if (a != 0.0) factor::axpy(Wt.data() + static_cast<long>(k) * nv, M + static_cast<long>(i) * nv, a, nv);
+    }
+  }
+  factor::subtract_gram(P, Wt);
+}
+
+double smallest_singular_value(const double* M, int r, int nv, Space& s, int& rank) {
+  rank = eigen(M, r, nv, s, true);
+  if (r == 0) return kInf;
+  return rank == r ? std::sqrt(s.eig_values(0)) : 0.0;
+}
+
+}  // namespace lex
+}  // namespace reljac
