@@ -91,6 +91,10 @@ class CompiledStep:
         self.row_names: list[str] = []
         self._python_row_names: list[tuple[str, ...]] = []
         self.set_parameters()
+        # built-in parts only: a step is one call of the core (step); read per step, so kept as attributes
+        self.whole = not (self.python_tasks or self.python_limits)
+        self._model = robot.model  # the model the core was built on
+        self._step_checked = self.core.step_checked
 
     # ------------------------------------------------------------------ building
     def _add_task(self, task: Task) -> int:
@@ -184,10 +188,10 @@ class CompiledStep:
         if self.watched or self._dirty:
             self._prepare()
         try:
-            q_next = self.core.step_checked(self.robot.model, q)
+            q_next = self._step_checked(self._model, q)
             if q_next is None:  # not a plain float64 array, or refused: validate_q says why or converts it
                 q = self.robot.validate_q(q)
-                q_next = self.core.step_checked(self.robot.model, q)
+                q_next = self._step_checked(self._model, q)
                 if q_next is None:  # (C++'s unit-norm tolerance is a hair tighter than Python's)
                     q_next = self.core.step(q)
         except self._failures as error:
@@ -239,7 +243,7 @@ class CompiledStep:
 
     @property
     def has_python_parts(self) -> bool:
-        return bool(self.python_tasks or self.python_limits)
+        return not self.whole
 
     def integrate(self, q: np.ndarray) -> np.ndarray:
         """q_next = integrate(q, v dt) with the last velocity, guarded by the position limits."""

@@ -338,18 +338,21 @@ class Controller:
 
     def step(self, q: ArrayLike) -> np.ndarray:
         """q_next (nq,) = integrate(q, velocity(q) * dt); never leaves the position limits."""
-        self._acquire()
+        if not self._lock.acquire(False):  # (_acquire, inline: the compiled step's path is short)
+            self._acquire()
         try:
             step = self._step
             if step is not None:
-                if step.has_python_parts:
-                    q = self.robot.validate_q(q)
-                    step.velocity(q)
-                    q_next = step.integrate(q)
-                    self._after_compiled(q)
-                else:  # the whole step in one compiled call, q checked there (the core keeps a copy)
+                if step.whole:  # the whole step in one compiled call, q checked there (the core keeps a copy)
                     q_next = step.step(q)
-                    self._after_compiled(None)
+                    # _after_compiled(None), inline
+                    self._compiled_reports = self._q_in_core = True
+                    self._last_q = self._last_kinematics = self._last_velocity = None
+                    return q_next
+                q = self.robot.validate_q(q)
+                step.velocity(q)
+                q_next = step.integrate(q)
+                self._after_compiled(q)
                 return q_next
             v = self._velocity(q)
             q_now = self._last_q

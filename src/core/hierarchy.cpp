@@ -169,20 +169,21 @@ void reset(LevelReport& report) {
 
 // One SNS level; updates v, P, dim and held (rows of C saturated so far) for the levels below.
 // The candidate being tried is w.step (its projector ws.P_free and w.M); the best so far is
-// w.best, with ws.P_best and w.M_best once the solver has moved on from it.
+// w.best, with ws.P_best and w.M_best once the solver has moved on from it. P_free is copied from P
+// at the first saturation only (until then the candidate's projector is P itself).
 // `P_is_identity`: nothing has been projected out yet (M = A without a product).
 void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, int& dim, std::vector<char>& held,
                  const Constraints& cons, const Policy& policy, Buffers& ws, LevelSpace& w, LevelReport& report) {
   const int nv = static_cast<int>(v.size());
   Vector& base = ws.base;
   base = v;
-  ws.P_free = P;
+  const Matrix* P_now = &P;  // the candidate's projector: P, then ws.P_free once a saturation changes it
   int free = dim;
   if (level.A) {
     if (P_is_identity)
       w.M = RowMatrixMap(level.A, level.rows(), nv);
     else
-      times_symmetric(level.A, level.rows(), ws.P_free, w.M);  // P is exactly symmetric (subtract_gram)
+      times_symmetric(level.A, level.rows(), P, w.M);  // P is exactly symmetric (subtract_gram)
     if (w.G_now.rows() != level.rows()) w.G_now.resize(level.rows(), level.rows());
     gram(w.M, w.G_now);
   }
@@ -204,7 +205,7 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
     times(level, base, nv, w.Ax);
     w.residual = level.b - w.Ax;
     with_gram_type(level.rows(), [&](auto gram_type) {  // the correction with G as a matrix of that type
-      correction<decltype(gram_type)>(level, w.M, w.G_now, ws.P_free, w.residual, policy, nv, known_singular, w.step,
+      correction<decltype(gram_type)>(level, w.M, w.G_now, *P_now, w.residual, policy, nv, known_singular, w.step,
                                       w.coefficients);
     });
     const Limiting lim = max_scale(base, w.step.delta, cons, ws.held_free, ws.Cb, ws.Cd);
@@ -230,9 +231,13 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
     }
     if (s >= 1.0 || stale >= kMaxStaleSaturations || free == 0) break;
     if (best_is_current) {  // P_free and M are about to change
-      ws.P_best = ws.P_free;
+      ws.P_best = *P_now;
       if (level.A) w.M_best = w.M;
       best_is_current = false;
+    }
+    if (P_now == &P) {  // the first saturation: P_free from here on
+      ws.P_free = P;
+      P_now = &ws.P_free;
     }
     const int j = lim.index;
     const Vector& delta = kept ? w.best.delta : w.step.delta;  // this candidate's
@@ -268,7 +273,7 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
       });
     }
     row_space(w.best, M_best, w);
-    P.swap(best_is_current ? ws.P_free : ws.P_best);  // P_free is refilled by the next level
+    if (!best_is_current || P_now != &P) P.swap(best_is_current ? ws.P_free : ws.P_best);  // (P_free: refilled by the next level's first saturation)
     subtract_gram(P, w.Wt(nv));                       // saturated columns of Wt are exactly 0
     dim = best_dim - w.best.rank;
   } else {  // an identity level uses every direction it can

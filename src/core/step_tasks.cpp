@@ -64,6 +64,7 @@ class FrameTask : public CompiledTask {
     check_size(d.velocity, size, "target velocity");
     s.use_frame(d.frame_a);
     s.use_frame(d.frame_b);
+    support_columns(s.model, d.frame_a, d.frame_b, columns_);
     d_ = d;
     set_target_matrix(d.target);
     moving_target_ = d.velocity.cwiseAbs().maxCoeff() > 0;
@@ -75,21 +76,34 @@ class FrameTask : public CompiledTask {
     const pinocchio::SE3& T_wa = s.data.oMf[a];
     const pinocchio::SE3& T_wb = s.data.oMf[b];
     const pinocchio::SE3 T_ab = T_wa.actInv(T_wb);
-    s.D = s.jacobian(b) - s.jacobian(a);
+    // J's columns outside the frames' supports are zero (D = J_b - J_a is): only the others are computed
+    const int nv = s.model.nv;
+    const Matrix &J_a = s.jacobian(a), &J_b = s.jacobian(b);
     if (d_.kind == FrameKind::kPose) {  // RelativeFrameTask.compute
       const pinocchio::SE3 T_err = target_.actInv(T_ab);
       e = pinocchio::log6(T_err).toVector();
       Matrix6 Jlog;
       pinocchio::Jlog6(T_err, Jlog);
-      move(T_wb.rotation(), T_wb.translation(), s.D, s.moved);
-      s.product6.noalias() = Jlog * s.moved;  // J = Jlog moved, through Eigen's temporary's type
-      out.J = s.product6;
+      const Matrix3& R = T_wb.rotation();
+      const Vector3& p = T_wb.translation();
+      out.J.setZero(6, nv);
+      for (int k : columns_) {  // J = Jlog moved, column by column
+        Vector6 moved;
+        move_column(R, p, J_b.col(k) - J_a.col(k), moved);
+        out.J.col(k).noalias() = Jlog * moved;
+      }
       ff = Vector::Zero(6);
       if (moving_target_) ff = Jlog * (T_err.inverse().toActionMatrix() * Vector6(d_.velocity));
     } else if (d_.kind == FrameKind::kPosition) {  // RelativePositionTask.compute
       e = T_ab.translation() - target_.translation();
-      move(T_wa.rotation(), T_wb.translation(), s.D, s.moved);
-      out.J = s.moved.topRows<3>();
+      const Matrix3& R = T_wa.rotation();
+      const Vector3& p = T_wb.translation();
+      out.J.setZero(3, nv);
+      for (int k : columns_) {
+        Vector6 moved;
+        move_column(R, p, J_b.col(k) - J_a.col(k), moved);
+        out.J.col(k) = moved.head<3>();
+      }
       ff = d_.velocity;
     } else {  // RelativeOrientationTask.compute
       const Matrix3 R_err = target_.rotation().transpose() * T_ab.rotation();
@@ -97,9 +111,12 @@ class FrameTask : public CompiledTask {
       const Vector3 w = pinocchio::log3(R_err, theta);
       Matrix3 Jlog;
       pinocchio::Jlog3(theta, w, Jlog);
-      s.rotated3.noalias() = T_wb.rotation().transpose() * s.D.bottomRows<3>();
-      s.product3.noalias() = Jlog * s.rotated3;  // J = Jlog (R_wb^T D_w), through Eigen's temporaries' types
-      out.J = s.product3;
+      const Matrix3& R = T_wb.rotation();
+      out.J.setZero(3, nv);
+      for (int k : columns_) {  // J = Jlog (R_wb^T D_w)
+        const Vector3 rotated = R.transpose() * Vector3(J_b.col(k).tail<3>() - J_a.col(k).tail<3>());
+        out.J.col(k).noalias() = Jlog * rotated;
+      }
       ff = Jlog * (R_err.transpose() * Vector3(d_.velocity));
       e = w;
     }
@@ -142,18 +159,32 @@ class FrameTask : public CompiledTask {
     target_ = pinocchio::SE3(Matrix3(T.topLeftCorner<3, 3>()), Vector3(T.topRightCorner<3, 1>()));
   }
 
-  // J_ab at b's origin in c's axes from D = J_b - J_a (Kinematics.relative_jacobian).
-  static void move(const Matrix3& R_wc, const Vector3& p_wb, const Matrix& D, Matrix& out) {
-    const int nv = static_cast<int>(D.cols());
-    out.resize(6, nv);
-    for (int k = 0; k < nv; ++k) {
-      const Vector3 w = D.col(k).tail<3>();
-      out.col(k).head<3>() = relative_linear_velocity(R_wc, p_wb, Vector3(D.col(k).head<3>()), w);
-      out.col(k).tail<3>() = R_wc.transpose() * w;
-    }
+  // A column of J_ab at b's origin in c's axes from that column d of D = J_b - J_a
+  // (Kinematics.relative_jacobian).
+  static void move_column(const Matrix3& R_wc, const Vector3& p_wb, const Vector6& d, Vector6& out) {
+    const Vector3 w = d.tail<3>();
+    out.head<3>() = relative_linear_velocity(R_wc, p_wb, Vector3(d.head<3>()), w);
+    out.tail<3>() = R_wc.transpose() * w;
+  }
+
+  // The velocity columns where the WORLD Jacobian of frame a or b can be non-zero, ascending: those
+  // of the joints supporting either frame (every column in a model with mimic joints, whose
+  // Jacobians also fill a leader's column).
+  static void support_columns(const PinModel& model, int frame_a, int frame_b, std::vector<int>& out) {
+    std::vector<char> used(model.nv, model.mimicking_joints.empty() ? 0 : 1);
+    for (int frame : {frame_a, frame_b})
+      for (const auto joint : model.supports[model.frames[frame].parentJoint]) {
+        if (joint == 0) continue;  // the universe: no column
+        for (int c = model.joints[joint].idx_v(); c < model.joints[joint].idx_v() + model.joints[joint].nv(); ++c)
+          used[c] = 1;
+      }
+    out.clear();
+    for (int c = 0; c < model.nv; ++c)
+      if (used[c]) out.push_back(c);
   }
 
   FrameTaskDescription d_;
+  std::vector<int> columns_;  // support_columns of the task's frames
   pinocchio::SE3 target_;
   bool moving_target_ = false;  // a non-zero target velocity
 };
