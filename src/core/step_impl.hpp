@@ -170,10 +170,7 @@ struct Step::Impl {
   Workspace workspace;                     // the solver's buffers, kept across steps
   Vector v, q_last;
   Vector v_dt, q_run, q_next;              // integrate(): v dt; run(): the configurations
-  Matrix D, moved, com_J, com_J_world;  // com_J: (3 x nv) in a task's or region's frame
-  // what Eigen would evaluate in temporaries of these types (the same arithmetic, no allocation)
-  Eigen::Matrix<double, 6, Eigen::Dynamic> product6;
-  Eigen::Matrix<double, 3, Eigen::Dynamic> product3, rotated3;
+  Matrix com_J, com_J_world;  // com_J: (3 x nv) in a task's or region's frame
   Vector box_lo, box_hi, clipped_lo;      // constraints(): one limit's box, the intersection's new lo
   Eigen::Vector3d com_p, com_world;       // the centre of mass in that frame, and in the world
 
