@@ -101,6 +101,7 @@ struct Space {
   Matrix pinned_G, pinned_vectors;
   Vector pinned_values;
   int pinned_rows = -1, pinned_rank = 0;  // -1: nothing pinned
+  bool pinned_has_vectors = false;  // pinned_vectors known (else decomposed at the first reuse)
   Eigen::SelfAdjointEigenSolver<MidGram> mid;  // levels of kSmallLevel to kMidLevel rows (no allocation)
   Eigen::SelfAdjointEigenSolver<Matrix> big;   // more than kMidLevel rows
   // explicit rows of identity levels and of the recovery level
@@ -133,7 +134,9 @@ Space& lex_space(Workspace& workspace);
 // Eigen-decomposition of G = M M^T (M: r x nv row-major, r <= m_max) into s.eig_values
 // (ascending) and s.eig_vectors; returns the rank (the equality solver's rule). `pin`: kept as
 // s.pinned_* too; a G equal to the pinned one (bit for bit) takes the pinned decomposition.
-int eigen(const double* M, int r, int nv, Space& s, bool pin = false);
+// `vectors` false (with `pin` only): the eigenvalues alone (s.eig_vectors untouched), the vectors
+// left to the first reuse of the pinned Gram matrix.
+int eigen(const double* M, int r, int nv, Space& s, bool pin = false, bool vectors = true);
 
 // sum a_i b_i over n entries.
 inline double dot(const double* a, const double* b, int n) {
@@ -154,8 +157,9 @@ void least_squares(double* B, int n, int w, double* r, double* x);
 void subtract_row_space(const double* M, int r, Matrix& P, Space& s);
 
 // The smallest singular value of M (r x nv), 0 when rank-deficient, inf when r = 0; and its rank
-// (the decomposition pinned: see eigen).
-double smallest_singular_value(const double* M, int r, int nv, Space& s, int& rank);
+// (the decomposition pinned: see eigen; `vectors` false: its eigenvalues only, the vectors made at
+// their first reuse).
+double smallest_singular_value(const double* M, int r, int nv, Space& s, int& rank, bool vectors);
 
 // The level's search (active_set.solve_level), started from the working set in s.working (the
 // one the level above ended with), then the other rows on their bound: v (in s.v, from v_prev) at the least violation,

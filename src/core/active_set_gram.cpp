@@ -16,11 +16,30 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 template <typename Gram>
-void decompose(const Matrix& G, int r, Space& s, Gram& work) {
+void decompose(const Matrix& G, int r, Space& s, Gram& work, int options) {
   work = G.topLeftCorner(r, r);
-  Eigen::SelfAdjointEigenSolver<Gram> es(work);
+  Eigen::SelfAdjointEigenSolver<Gram> es(work, options);
   s.eig_values.head(r) = es.eigenvalues();
-  s.eig_vectors.topLeftCorner(r, r) = es.eigenvectors();
+  if (options == Eigen::ComputeEigenvectors) s.eig_vectors.topLeftCorner(r, r) = es.eigenvectors();
+}
+
+// s.eig_values (and s.eig_vectors when `vectors`) of s.G's leading r x r block. The eigenvalues
+// are the same bits either way (Eigen's tridiagonal QR moves them alike; the vectors only
+// accumulate its rotations).
+void decompose(int r, Space& s, bool vectors) {
+  const int options = vectors ? Eigen::ComputeEigenvectors : Eigen::EigenvaluesOnly;
+  if (r <= factor::kSmallLevel) {
+    factor::SmallGram work;
+    decompose(s.G, r, s, work, options);
+  } else if (r <= kMidLevel) {
+    s.mid.compute(s.G.topLeftCorner(r, r), options);
+    s.eig_values.head(r) = s.mid.eigenvalues();
+    if (vectors) s.eig_vectors.topLeftCorner(r, r) = s.mid.eigenvectors();
+  } else {
+    s.big.compute(s.G.topLeftCorner(r, r), options);
+    s.eig_values.head(r) = s.big.eigenvalues();
+    if (vectors) s.eig_vectors.topLeftCorner(r, r) = s.big.eigenvectors();
+  }
 }
 
 }  // namespace
@@ -69,7 +88,7 @@ void least_squares(double* B, int n, int w, double* r, double* x) {
   }
 }
 
-int eigen(const double* M, int r, int nv, Space& s, bool pin) {
+int eigen(const double* M, int r, int nv, Space& s, bool pin, bool vectors) {
   if (pin) s.pinned_rows = -1;
   for (int i = 0; i < r; ++i)
     for (int j = 0; j <= i; ++j) s.G(i, j) = s.G(j, i) = dot(M + static_cast<long>(i) * nv, M + static_cast<long>(j) * nv, nv);
@@ -84,32 +103,28 @@ int eigen(const double* M, int r, int nv, Space& s, bool pin) {
     bool same = true;
     for (int j = 0; j < r && same; ++j) same = std::memcmp(&s.G(0, j), &s.pinned_G(0, j), sizeof(double) * r) == 0;
     if (same) {
+      if (!s.pinned_has_vectors) {  // pinned without its vectors: decomposed now, and they pinned too
+        decompose(r, s, true);
+        s.pinned_vectors.topLeftCorner(r, r) = s.eig_vectors.topLeftCorner(r, r);
+        s.pinned_has_vectors = true;
+      }
       s.eig_values.head(r) = s.pinned_values.head(r);
       s.eig_vectors.topLeftCorner(r, r) = s.pinned_vectors.topLeftCorner(r, r);
       return s.pinned_rank;
     }
   }
-  if (r <= factor::kSmallLevel) {
-    factor::SmallGram work;
-    decompose(s.G, r, s, work);
-  } else if (r <= kMidLevel) {
-    s.mid.compute(s.G.topLeftCorner(r, r));
-    s.eig_values.head(r) = s.mid.eigenvalues();
-    s.eig_vectors.topLeftCorner(r, r) = s.mid.eigenvectors();
-  } else {
-    s.big.compute(s.G.topLeftCorner(r, r));
-    s.eig_values.head(r) = s.big.eigenvalues();
-    s.eig_vectors.topLeftCorner(r, r) = s.big.eigenvectors();
-  }
+  vectors = vectors || !pin;
+  decompose(r, s, vectors);
   const double largest = s.eig_values(r - 1);
   int rank = 0;
   for (int i = 0; i < r; ++i) rank += s.eig_values(i) > kRankTolerance * std::max(1.0, largest);
   if (pin) {
     s.pinned_rows = r;
     s.pinned_rank = rank;
+    s.pinned_has_vectors = vectors;
     s.pinned_G.topLeftCorner(r, r) = s.G.topLeftCorner(r, r);
     s.pinned_values.head(r) = s.eig_values.head(r);
-    s.pinned_vectors.topLeftCorner(r, r) = s.eig_vectors.topLeftCorner(r, r);
+    if (vectors) s.pinned_vectors.topLeftCorner(r, r) = s.eig_vectors.topLeftCorner(r, r);
   }
   return rank;
 }
@@ -131,8 +146,8 @@ void subtract_row_space(const double* M, int r, Matrix& P, Space& s) {
   factor::subtract_gram(P, Wt);
 }
 
-double smallest_singular_value(const double* M, int r, int nv, Space& s, int& rank) {
-  rank = eigen(M, r, nv, s, true);
+double smallest_singular_value(const double* M, int r, int nv, Space& s, int& rank, bool vectors) {
+  rank = eigen(M, r, nv, s, true, vectors);
   if (r == 0) return kInf;
   return rank == r ? std::sqrt(s.eig_values(0)) : 0.0;
 }

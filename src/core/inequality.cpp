@@ -129,7 +129,11 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
     rank_AP = -1;  // (computed below only if the report needs it)
   } else {
     factor::times_symmetric(rows.A, m, P, s.AP);  // A P (P exactly symmetric: identity or subtract_gram's)
-    smallest = smallest_singular_value(s.AP.data(), m, nv, s, rank_AP);
+    // its eigenvectors up front only where a reuse is sure (a level of equality rows leaves all of
+    // them out of the projector below: the same Gram matrix), else at its first reuse, if any
+    bool equal = !last;
+    for (int i = 0; i < m && equal; ++i) equal = rows.equal(i);
+    smallest = smallest_singular_value(s.AP.data(), m, nv, s, rank_AP, equal);
   }
   const bool AP_known = rank_AP >= 0;
   const double lam2 = policy.singular_damping(smallest) + rows.extra_damping;
