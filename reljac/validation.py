@@ -142,8 +142,14 @@ def check_rotation(R: np.ndarray, what: str, *, error: ErrorClass = TaskError) -
     """Raise unless R (3, 3) is finite, orthonormal and right-handed (within ROTATION_TOLERANCE)."""
     if not np.isfinite(R).all():
         raise error(f"{what} has a non-finite rotation")
-    if np.abs(R.T @ R - np.eye(3)).max() > ROTATION_TOLERANCE or np.linalg.det(R) < 0:
+    (a, b, c), (d, e, f), (g, h, i) = R.tolist()
+    det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)  # (floats: a tenth of np.linalg.det)
+    if np.abs(R.T @ R - _IDENTITY3).max() > ROTATION_TOLERANCE or det < 0:
         raise error(f"{what} is not a rotation matrix (R^T R != I or det(R) < 0)")
+
+
+_IDENTITY3 = np.eye(3)
+_IDENTITY3.flags.writeable = False
 
 
 def as_float(x: Any, what: str, *, minimum: float | None = None, strict: bool = False, allow_inf: bool = False,

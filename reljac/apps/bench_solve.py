@@ -42,7 +42,7 @@ from .bench_solve_peers import CONFIGURED, chain_joints, run_ikpy, run_pink, run
 from .report import format_table
 
 TOL, BUDGET = 1e-5, 0.005
-MANY_RUNS = 5  # solve_many timings of each kind (one lasts about 0.15 s on 1,000 problems)
+MANY_RUNS = 9  # solve_many timings of each kind (one lasts about 0.1 s on 1,000 problems: a median of many)
 #: (robot by name, base frame, tip frame)
 CHAINS = [("ur5", "base_link", "tool0"), ("panda", "panda_link0", "panda_hand"),
           ("kinova", "j2s6s200_link_base", "j2s6s200_end_effector"), ("xarm7", "link_base", "link_eef")]

@@ -14,7 +14,6 @@ import collections
 import contextlib
 import dataclasses
 import functools
-import heapq
 import os
 import threading
 import time
@@ -32,15 +31,15 @@ from .hierarchy import DampingPolicy
 from .limits import JointPositionLimit, Limit
 from .many_results import REASONS, Explainer, IKResult, Problems, SearchBatch, SolverView, snapshot
 from .many_targets import core_target, own_copy, set_row, target_values
-from .search import PythonSearch, SearchOptions, SearchResult
+from .search import PythonSearch, SearchOptions
 from .search_restarts import sampling
 from .task import Task
 
 SEARCH_LIMIT_GAIN = 0.5  # a step may use half the way to a position limit: full steps slam joints onto them
 UNDAMPED = DampingPolicy(threshold=0.0, max_damping=0.0, error_damping=0.0)  # the search's: mu damps
 OUTSIDE_START = 2e-4  # [s] a call's time outside its search, assumed before a Solver's first call
-OUTSIDE_WINDOW = 50  # the search's budget leaves the OUTSIDE_RANK-th largest time outside of the last
-OUTSIDE_RANK = 3  # OUTSIDE_WINDOW calls (about their 95th percentile: the wall time's tail, not its mean)
+OUTSIDE_WINDOW = 50  # the search's budget leaves the largest time outside it of the last this many calls (the
+# wall time's tail, not its mean: a 3rd-largest, about their 95th percentile, left the p99 0.1-0.2 ms later)
 PROGRESS_EVERY = 0.1  # [s] solve_many's bar (and Ctrl-C) is looked at this often during its one call to the core
 
 
@@ -64,10 +63,9 @@ class Solver:
         timeout: wall-clock budget of one search [s] (None: none); the best configuration is
             returned when it runs out. The budget is the whole call's: the search itself stops
             earlier by what this Solver's recent calls spent outside it (setting up, building the
-            result: about 0.1-0.3 ms): the :data:`OUTSIDE_RANK`-th largest of the last
-            :data:`OUTSIDE_WINDOW` calls' (about their 95th percentile, so that the call's wall
-            time keeps to the budget when the machine is busy too; :data:`OUTSIDE_START` before
-            the first call).
+            result: about 0.1-0.4 ms): the largest of the last :data:`OUTSIDE_WINDOW` calls', so
+            that the call's wall time keeps to the budget when the machine is busy too
+            (:data:`OUTSIDE_START` before the first call).
         max_step: a cap on each Newton step's largest joint displacement max_i |v_i| [rad or m]
             (None: no cap, full steps); a larger step is scaled down whole, its direction kept.
         constraints: :class:`~reljac.ik.limits.Limit` objects held above every level (collision
@@ -158,13 +156,11 @@ class Solver:
         core_options.timeout = -1.0 if timeout is None else timeout
         step = controller._step
         assert step is not None
-        return self.result(_from_core(step.search(q, core_options)))
+        return self.result(step.search(q, core_options))  # (the core's SearchResult: the same fields)
 
     def _reserve(self) -> float:
-        """The time [s] a call's budget keeps for outside its search: the OUTSIDE_RANK-th largest of
-        the recent calls' (the largest while there are fewer)."""
-        largest = heapq.nlargest(OUTSIDE_RANK, self._outside)
-        return largest[-1] if len(largest) == OUTSIDE_RANK else largest[0]
+        """The time [s] a call's budget keeps for outside its search: the largest of the recent calls'."""
+        return max(self._outside)
 
     def solve_many(self, seeds: ArrayLike | None, targets: Sequence[Any], *, seed: int = 0,
                    workers: int | None = None, progress: bool | None = None,
@@ -234,11 +230,12 @@ class Solver:
         o.sample_kind, o.lower, o.upper = self.sample
         return o
 
-    def result(self, found: SearchResult) -> IKResult:
-        """The IKResult of one search (see :meth:`results`)."""
+    def result(self, found: Any) -> IKResult:
+        """The IKResult of one search (see :meth:`results`): a SearchResult, or the core's record
+        of the same fields (its q a read-only view: copied)."""
         if found.reason not in REASONS:  # FAILED
             raise self._failure(found.failing)
-        return IKResult(found.q, found.converged, found.iterations, REASONS[found.reason], found.searches - 1,
+        return IKResult(np.array(found.q), found.converged, found.iterations, REASONS[found.reason], found.searches - 1,
                         found.seconds, np.sqrt(found.level_costs).tolist(), self._explainer(None))
 
     def results(self, found: SearchBatch, problems: Problems | None = None) -> list[IKResult]:
@@ -380,8 +377,3 @@ def _options(tol: Any, max_iters: Any, restarts: Any, timeout: Any, seed: Any, m
                                                       valid="a positive number [rad or m] or None")
     return SearchOptions(tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout, seed=_seed(seed),
                          max_step=max_step)
-
-
-def _from_core(raw: Any) -> SearchResult:
-    return SearchResult(np.array(raw.q), raw.converged, raw.reason, raw.iterations, raw.searches,
-                        np.array(raw.level_costs), raw.seconds, raw.failing)
