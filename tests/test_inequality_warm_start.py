@@ -77,7 +77,7 @@ def check(problem, v_warm: np.ndarray, v_cold: np.ndarray, where: str) -> int:
 
 
 def test_a_warm_start_ends_where_a_cold_one_does_on_random_problems(monkeypatch):
-    """The Python specification, 300 problems: warm from the sets of the same problem (then also
+    """The Python specification, 120 problems: warm from the sets of the same problem (then also
     the cascade's violations) and of the problem before a perturbation (the next step's); the
     guesses are tried and most of them taken."""
     tried, taken = [0], [0]
@@ -92,7 +92,7 @@ def test_a_warm_start_ends_where_a_cold_one_does_on_random_problems(monkeypatch)
     monkeypatch.setattr(active_set, "_guessed", counted)
     rng = np.random.default_rng(29)
     compared = 0
-    for n in range(300):
+    for n in range(120):  # (300 took 13 s of the suite; the 1,000-problem oracle test covers the cold solver)
         problem = qp_cascade.random_problem(rng)
         for warm_from, now in ((problem, problem), (problem, perturbed(problem, rng))):
             state = WarmStart()
@@ -105,7 +105,7 @@ def test_a_warm_start_ends_where_a_cold_one_does_on_random_problems(monkeypatch)
                 assert inside(now, v_warm), f"problem {n}: v leaves the box"
             assert not any(r.capped for r in reports)
             compared += check(now, v_warm, v_cold, f"problem {n}{'' if now is problem else ', perturbed'}")
-    assert compared >= 570
+    assert compared >= 220  # of 240 (daqp fails on a few degenerate cascades)
     assert taken[0] >= 0.5 * tried[0] > 0, f"{taken[0]} of {tried[0]} guesses taken: the warm path is not exercised"
 
 
