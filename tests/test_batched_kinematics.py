@@ -122,6 +122,21 @@ def test_backend_none_is_the_compiled_core_and_bad_backends_are_refused():
         _core.relative_kinematics(robot.model.createData(), 0, 1, Q)
 
 
+
+def test_the_benchs_threaded_reference_refuses_bad_input():
+    """threaded_kinematics_seconds (reljac bench solve's measure of the machine's scaling) takes
+    the same checked arguments as relative_kinematics, and workers >= 1."""
+    robot = _model_with(pin.JointModelRZ(), "hinge")
+    Q = random_configurations(robot, 8, 2)
+    fa, fb = robot.frame_id("base_link"), robot.frame_id("tool")
+    assert _core.threaded_kinematics_seconds(robot.model, fa, fb, Q, 3) >= 0.0
+    with pytest.raises(ValueError, match="workers must be at least 1"):
+        _core.threaded_kinematics_seconds(robot.model, fa, fb, Q, 0)
+    with pytest.raises(ValueError, match=r"Q must have shape \(N, nq\)"):
+        _core.threaded_kinematics_seconds(robot.model, fa, fb, Q[:, :0], 1)
+    with pytest.raises(ValueError, match="frame ids must be in"):
+        _core.threaded_kinematics_seconds(robot.model, fa, robot.model.nframes, Q, 1)
+
 def test_matches_the_in_house_reference():
     from reljac.reference import ReferenceRobot
     from reljac.reference_map import LayerMap

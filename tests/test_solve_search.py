@@ -326,6 +326,7 @@ def test_bench_solve_measures_every_chain_and_problem_it_announces():
     for s in [c["reljac"] for c in r["chains"]] + r["cases"]:
         assert 0.0 <= s["within_budget"] <= s["at_all"] <= 1.0 and s["median_s"] <= s["p95_s"] <= s["p99_s"]
     assert r["solve_many"]["problems"] == 64 and r["solve_many"]["speedup"] > 0
+    assert r["solve_many"]["reference_speedup"] > 0  # the machine's own scaling, beside it
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -476,3 +477,13 @@ def test_bare_pose_targets_checked_at_once_give_what_one_by_one_set_targets_give
     skewed = pin.SE3(np.diag([1.0, 1.0, 1.001]), np.zeros(3))  # not a rotation: said as set_target says it
     with pytest.raises(TaskError, match="not a rotation"):
         solve_many(dual_arm, None, [[task]], [*poses, skewed])
+    mirrored = pin.SE3(np.diag([1.0, 1.0, -1.0]), np.zeros(3))  # orthonormal, a reflection: refused too
+    with pytest.raises(TaskError, match="reflection|right-handed|not a rotation"):
+        solve_many(dual_arm, None, [[task]], [*poses, mirrored])
+
+
+def test_the_batch_check_of_pose_targets_takes_numpys_determinants(rng):
+    from reljac.ik.many_targets import _determinants
+
+    R = rng.normal(size=(200, 3, 3))
+    np.testing.assert_allclose(_determinants(R), np.linalg.det(R), rtol=1e-12, atol=1e-12)

@@ -4,8 +4,10 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <stdexcept>
+#include <thread>
 
 #include "bindings.hpp"
 #include "kinematics.hpp"
@@ -244,6 +246,32 @@ py::array_t<double> configurations_from_uniforms(const IntArray& kinds, const In
   return Q;
 }
 
+// The machine's own scaling for `reljac bench solve`: the wall time [s] of T_ab and J_ab
+// (PairKinematics: Pinocchio's computeJointJacobians) at every configuration of Q (N, nq), rows
+// split evenly across `workers` threads, each with its own pin.Data made before the clock starts.
+double threaded_kinematics_seconds(const py::object& model_object, int frame_a, int frame_b, const Array& Q,
+                                   int workers) {
+  const pinocchio::Model& model = pin_model(model_object);
+  py::ssize_t n;
+  const double* q = configurations(model, Q, n);
+  if (workers < 1) throw py::value_error("workers must be at least 1");
+  std::vector<std::unique_ptr<reljac::kin::PairKinematics>> pairs;
+  for (int w = 0; w < workers; ++w) pairs.push_back(pair_of(model, frame_a, frame_b));
+  py::gil_scoped_release release;
+  const auto start = std::chrono::steady_clock::now();
+  auto work = [&](int w) {
+    reljac::kin::Pose pose;
+    std::vector<double> J(6 * static_cast<size_t>(pairs[w]->columns()));
+    for (py::ssize_t s = n * w / workers; s < n * (w + 1) / workers; ++s)
+      pairs[w]->evaluate(q + s * model.nq, pose, J.data());
+  };
+  std::vector<std::thread> threads;
+  for (int w = 1; w < workers; ++w) threads.emplace_back(work, w);
+  work(0);
+  for (std::thread& t : threads) t.join();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 }  // namespace
 
 void bind_kinematics(py::module_& m) {
@@ -251,6 +279,10 @@ void bind_kinematics(py::module_& m) {
         py::arg("Q"), "(T_ab (N, 4, 4), J_ab (N, 6, nv)) of a pin.Model for configurations Q (N, nq).");
   m.def("manipulabilities", &manipulabilities, py::arg("model"), py::arg("frame_a"), py::arg("frame_b"), py::arg("Q"),
         py::arg("rows"), "Manipulability of rows `rows` of J_ab at each configuration of Q (N, nq): (N,).");
+  m.def("threaded_kinematics_seconds", &threaded_kinematics_seconds, py::arg("model"), py::arg("frame_a"),
+        py::arg("frame_b"), py::arg("Q"), py::arg("workers"),
+        "Wall time [s] of T_ab and J_ab at every row of Q (N, nq), split across `workers` threads "
+        "(the machine's own scaling, for `reljac bench solve`).");
   py::class_<Reduction>(m, "CapabilityReduction", "One chunk's reduction of a capability map (reljac/maps/kernel.py)")
       .def(py::init<const py::object&, int, int, const Array&, double, const IntArray&, const Array&, int,
                     const std::vector<int>&>(),
