@@ -173,12 +173,15 @@ def as_float(x: Any, what: str, *, minimum: float | None = None, strict: bool = 
     return value
 
 
-def as_count(x: Any, what: str, *, minimum: int = 0, error: ErrorClass = TaskError) -> int:
-    """x as an integer (not a bool, not a float) >= minimum."""
+def as_count(x: Any, what: str, *, minimum: int = 0, maximum: int | None = None,
+             error: ErrorClass = TaskError) -> int:
+    """x as an integer (not a bool, not a float) >= minimum (and <= maximum, when given)."""
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
         raise error(f"{what} must be an integer, got {short_repr(x)}")
     if int(x) < minimum:
         raise error(f"{what} must be >= {minimum}, got {int(x)}")
+    if maximum is not None and int(x) > maximum:
+        raise error(f"{what} must be at most {maximum}, got {int(x)}")
     return int(x)
 
 

@@ -61,6 +61,18 @@ def _as_levels(levels: Any) -> list[list[Task]]:
     return out
 
 
+def _check_names(levels: Sequence[Sequence[Task]]) -> None:
+    """Refuse two distinct tasks of one name: errors, reports and solve_many's targets are keyed by
+    name (the same task in two levels is one task)."""
+    seen: dict[str, tuple[Task, int]] = {}
+    for i, level in enumerate(levels):
+        for task in level:
+            first = seen.setdefault(task.name, (task, i))
+            if first[0] is not task:
+                raise TaskError(f"two tasks are named {task.name!r} (levels {first[1]} and {i}): give one another "
+                                "name (name=...): errors, reports and solve_many's targets are keyed by name")
+
+
 SINGULAR = 1e-3  # a level whose smallest singular value is below this is called singular in reports
 
 
@@ -131,6 +143,7 @@ class Controller:
                 raise ConfigurationError(f"constraints must be reljac.ik Limit objects, got {limit!r}")
         self.robot = robot
         self._levels = tuple(tuple(level) for level in _as_levels(levels))
+        _check_names(self._levels)
         for task in self.tasks:
             other = getattr(task, "robot", None)
             if other is not None and (other.nq, other.nv, other.name) != (robot.nq, robot.nv, robot.name):

@@ -17,10 +17,12 @@ from ..validation import ROTATION_TOLERANCE
 from .task import Task
 
 
-def target_values(tasks: list[Task], robot: Robot, targets: Sequence[Any]) -> tuple[list[Task], np.ndarray]:
+def target_values(tasks: list[Task], robot: Robot, targets: Sequence[Any],
+                  aliases: Mapping[int, Task] | None = None) -> tuple[list[Task], np.ndarray]:
     """The tasks whose targets change and, per problem, their core target values in a row
     (each target checked by its task's set_target, or as it checks, all at once:
-    :func:`_poses_at_once`). `targets`: :meth:`~reljac.ik.solve.Solver.solve_many`'s."""
+    :func:`_poses_at_once`). `targets`: :meth:`~reljac.ik.solve.Solver.solve_many`'s; aliases:
+    id(a task) -> the task of `tasks` a dict keyed by it sets (solve_many's copies of the caller's)."""
     fast = _poses_at_once(tasks[0], targets)
     if fast is not None:
         return [tasks[0]], fast
@@ -29,9 +31,12 @@ def target_values(tasks: list[Task], robot: Robot, targets: Sequence[Any]) -> tu
     rows = []
     for i, entry in enumerate(targets):
         pairs = entry.items() if isinstance(entry, Mapping) else [(tasks[0], entry)]
+        if not pairs:
+            raise ConfigurationError(f"targets[{i}] is an empty dict: give {{task (or its name): target}} for "
+                                     "at least one task, or a bare target for the first task")
         row: dict[int, np.ndarray] = {}
         for key, target in pairs:
-            task = by_name.get(key) if isinstance(key, str) else key
+            task = by_name.get(key) if isinstance(key, str) else aliases.get(id(key), key) if aliases else key
             if task is None or not any(task is t for t in tasks):
                 raise ConfigurationError(f"targets[{i}] names task {key!r}, not one of the levels' "
                                          f"({', '.join(repr(t.name) for t in tasks)})")
@@ -66,6 +71,16 @@ def own_copy(task: Task) -> Task:
     return twin
 
 
+def own_copies(levels: list[list[Task]]) -> tuple[list[list[Task]], dict[int, Task]]:
+    """The levels with :func:`own_copy` of each task (one copy per task, in however many levels it
+    is), and id(task) -> its copy (a target keyed by the caller's task sets its copy's)."""
+    twins: dict[int, Task] = {}
+    for task in (task for level in levels for task in level):
+        if id(task) not in twins:
+            twins[id(task)] = own_copy(task)
+    return [[twins[id(task)] for task in level] for level in levels], twins
+
+
 def _poses_at_once(task: Task, targets: Sequence[Any]) -> np.ndarray | None:
     """(n, 16): the homogeneous matrices of bare pin.SE3 targets of a pose task, checked at once
     as set_target checks each (finite, a rotation within ROTATION_TOLERANCE, right-handed); None
@@ -88,9 +103,27 @@ def _determinants(R: np.ndarray) -> np.ndarray:
 
 
 def core_target(task: Task, robot: Robot) -> np.ndarray:
-    """The task's current target as the core holds it (Step.set_task_target's values)."""
+    """The task's current target as the core holds it (Step.set_task_target's values); for a
+    task computed in Python (no description), its target in the same layout: a pose, position
+    or orientation as a homogeneous matrix (16,), any other target flattened."""
     d: Any = task.description(robot)
-    return np.asarray(d.target, dtype=float).reshape(-1)
+    if d is not None:
+        return np.asarray(d.target, dtype=float).reshape(-1)
+    target = getattr(task, "target", None)
+    if target is None:
+        raise ConfigurationError(f"task '{task.name}' has no target that solve_many can set (no `target`)")
+    if isinstance(target, pin.SE3):
+        return np.array(target.homogeneous).reshape(-1)
+    values = np.array(target, dtype=float)
+    kind = getattr(task, "kind", None)
+    if kind in ("position", "orientation") and values.shape in ((3,), (3, 3)):
+        T = np.eye(4)
+        if values.shape == (3,):
+            T[:3, 3] = values
+        else:
+            T[:3, :3] = values
+        return T.reshape(-1)
+    return values.reshape(-1)
 
 
 def set_from_core(task: Task, values: np.ndarray) -> None:

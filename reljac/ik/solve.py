@@ -30,7 +30,7 @@ from .controller import Controller, _as_levels
 from .hierarchy import DampingPolicy
 from .limits import JointPositionLimit, Limit
 from .many_results import REASONS, Explainer, IKResult, Problems, SearchBatch, SolverView, snapshot
-from .many_targets import core_target, own_copy, set_row, target_values
+from .many_targets import core_target, own_copies, set_row, target_values
 from .search import PythonSearch, SearchOptions
 from .search_restarts import sampling
 from .task import Task
@@ -40,6 +40,8 @@ UNDAMPED = DampingPolicy(threshold=0.0, max_damping=0.0, error_damping=0.0)  # t
 OUTSIDE_START = 2e-4  # [s] a call's time outside its search, assumed before a Solver's first call
 OUTSIDE_WINDOW = 50  # the search's budget leaves the largest time outside it of the last this many calls (the
 # wall time's tail, not its mean: a 3rd-largest, about their 95th percentile, left the p99 0.1-0.2 ms later)
+MAX_COUNT = 2**31 - 1  # max_iters and restarts at most this (the core counts them in C ints)
+MAX_TOL = 1e100  # [m or rad] tol at most this (the search compares costs with tol^2)
 PROGRESS_EVERY = 0.1  # [s] solve_many's bar (and Ctrl-C) is looked at this often during its one call to the core
 
 
@@ -109,6 +111,7 @@ class Solver:
         self._core_options: Any = self._to_core(self.options) if self.compiled else None
         self._lock = threading.Lock()
         self._outside: collections.deque[float] = collections.deque([OUTSIDE_START], maxlen=OUTSIDE_WINDOW)
+        self._aliases: dict[int, Task] = {}  # id(a task) -> the levels' task that stands for it (solve_many's copies)
 
     @property
     def backend(self) -> str:
@@ -168,9 +171,9 @@ class Solver:
         """:meth:`solve` for each of `targets`, on `workers` threads (default: every core).
 
         seeds: None (every problem from the middle of the limits), one q (nq,) for all, or
-        (len(targets), nq), one per problem. targets: one entry per problem: a dict {task (object
-        or name): target} of the targets that change, or a bare target for the first task of the
-        first level. Problem i uses the seed ``seed + i``: its result equals ``solve(seeds[i],
+        (len(targets), nq), one per problem. targets: one entry per problem (a list, or an array whose
+        rows are the entries: (n, 4, 4) poses): a dict {task (object or name): target} of the
+        targets that change, or a bare target for the first task of the first level. Problem i uses the seed ``seed + i``: its result equals ``solve(seeds[i],
         seed=seed + i)`` with its targets set (without a timeout, whose results depend on the
         machine's speed). The tasks' targets are as before when it returns. progress: a progress
         bar on standard error (None: for 1,000 problems or more). scheduler: None or "threads"
@@ -181,6 +184,8 @@ class Solver:
         """
         n_workers = (os.cpu_count() or 1) if workers is None else as_count(workers, "workers", minimum=1,
                                                                              error=ConfigurationError)
+        if isinstance(targets, np.ndarray) and targets.ndim > 0:  # (n, 4, 4) poses, (n, 3) positions: n problems
+            targets = list(targets)
         if isinstance(targets, (str, bytes, Mapping)) or not isinstance(targets, Sequence):
             raise ConfigurationError(f"targets must be a list with one entry per problem, got "
                                      f"{type(targets).__name__}")
@@ -197,7 +202,7 @@ class Solver:
         kept = [(task, getattr(task, "target", None), getattr(task, "target_velocity", None)) for task in tasks
                 if hasattr(task, "set_target")]
         try:
-            changed, values = target_values(self.controllers[0].tasks, self.robot, targets)
+            changed, values = target_values(self.controllers[0].tasks, self.robot, targets, self._aliases)
             threads = scheduler is None or scheduler == "threads"
             if self.compiled and threads:
                 while len(self.controllers) < min(n_workers, len(targets)):
@@ -274,11 +279,21 @@ class Solver:
     def _seed_rows(self, seeds: Any, n: int) -> np.ndarray:
         if seeds is None:
             return self.middle[None, :]
-        rows = [seeds] if np.ndim(seeds) <= 1 else list(seeds)
-        if np.ndim(seeds) > 1 and len(rows) != n:
+        try:
+            many = np.ndim(seeds) > 1
+        except ValueError:  # nested lists of different lengths: rows, one of which is wrong
+            many = True
+        rows = list(seeds) if many else [seeds]
+        if many and len(rows) != n:
             raise ConfigurationError(f"seeds must be None, one q ({self.robot.nq},) or ({n}, {self.robot.nq}), "
                                      f"one per target; got {len(rows)} rows")
-        return np.array([self.robot.validate_q(q) for q in rows])
+        checked = []
+        for i, q in enumerate(rows):
+            try:
+                checked.append(self.robot.validate_q(q))
+            except ConfigurationError as error:
+                raise ConfigurationError(f"seeds[{i}]: {error}" if many else str(error)) from None
+        return np.array(checked)
 
     def _run_many(self, changed: list[Task], values: np.ndarray, seed_rows: np.ndarray, seed: int, show: bool,
                   workers: int) -> list[IKResult]:
@@ -353,10 +368,11 @@ def solve_many(robot: Robot, seeds: ArrayLike | None, levels: Any, targets: Sequ
     """:meth:`Solver.solve_many` on copies of the levels' tasks (the caller's are not touched):
     one :class:`IKResult` per target, on every core or on a Dask cluster (`scheduler`: see
     :meth:`Solver.solve_many`; :class:`Solver` for the other arguments)."""
-    copies = [[own_copy(task) for task in level] for level in _as_levels(levels)]
+    copies, twins = own_copies(_as_levels(levels))
     solver = Solver(robot, copies, tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout,
                     constraints=constraints, damping=damping, position_margin=position_margin, backend=backend,
                     max_step=max_step)
+    solver._aliases = twins  # targets keyed by the caller's tasks set their copies'
     return solver.solve_many(seeds, targets, seed=seed, workers=workers, progress=progress, scheduler=scheduler)
 
 
@@ -369,10 +385,13 @@ def _seed(seed: Any) -> int:
 
 def _options(tol: Any, max_iters: Any, restarts: Any, timeout: Any, seed: Any, max_step: Any = None) -> SearchOptions:
     tol = as_float(tol, "tol", minimum=0.0, strict=True, valid="a positive number [m or rad]")
-    max_iters = as_count(max_iters, "max_iters", minimum=1)
+    if tol > MAX_TOL:
+        raise TaskError(f"tol must be at most {MAX_TOL:g} [m or rad], got {tol:g}")
+    max_iters = as_count(max_iters, "max_iters", minimum=1, maximum=MAX_COUNT)
     if timeout is not None:
         timeout = as_float(timeout, "timeout [s]", minimum=0.0, strict=True, valid="a positive number of seconds")
-    restarts = (None if timeout is not None else 20) if restarts is None else as_count(restarts, "restarts")
+    restarts = ((None if timeout is not None else 20) if restarts is None else
+                as_count(restarts, "restarts", maximum=MAX_COUNT))
     max_step = None if max_step is None else as_float(max_step, "max_step", minimum=0.0, strict=True,
                                                       valid="a positive number [rad or m] or None")
     return SearchOptions(tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout, seed=_seed(seed),

@@ -162,7 +162,8 @@ class Task(ABC, Observable):
         can be set, changed or cleared between steps of a controller using the task.
 
         Raises:
-            TaskError: a bound NaN or of the wrong size, a lower bound above its upper bound.
+            TaskError: a bound NaN or of the wrong size, a lower bound above its upper bound, a
+                lower bound of +inf or an upper bound of -inf (no error meets them).
         """
         if lower is None and upper is None:
             self._bounds = None
@@ -177,6 +178,11 @@ class Task(ABC, Observable):
                 raise TaskError(f"{side} bound of task '{self.name}' must be a number or {self.size} numbers "
                                 f"(+-inf for an open side), got {short_repr(given)}")
             sides.append(x.astype(float))
+        for side, x, shut in (("lower", sides[0], np.inf), ("upper", sides[1], -np.inf)):
+            if (x == shut).any():
+                raise TaskError(f"{side} bound of task '{self.name}' is {shut} (component "
+                                f"{int(np.flatnonzero(x == shut)[0])}): no error meets it; use {-shut} (or None) "
+                                "for an open side")
         if (sides[0] > sides[1]).any():
             i = int(np.flatnonzero(sides[0] > sides[1])[0])
             raise TaskError(f"task '{self.name}': lower bound {sides[0][i]} above upper bound {sides[1][i]} "
