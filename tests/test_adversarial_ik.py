@@ -224,3 +224,18 @@ def test_solver_used_from_two_threads_answers_right_or_refuses(dual_arm, poses, 
     for (_, i), q in found.items():
         np.testing.assert_array_equal(q, alone[i])
     assert all("another thread" in message for message in refused)
+
+
+# ---------------------------------------------------------------- the controller's error damping
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("gain", [1e160, 1e300])
+def test_a_gain_whose_ask_overflows_is_a_task_error(dual_arm, backend, gain):
+    # was: |gain e dt|^2 overflowed in the error-dependent damping: lambda^2 = inf, v = 0 and the
+    # level reported met (at 1e300) 5 cm from its target; numpy's overflow warning on Python
+    q = dual_arm.reference_configuration()
+    T = reljac.Kinematics(dual_arm, q).placement(TOOL)
+    task = tool_task(pin.SE3(T.rotation, T.translation + np.array([0.05, 0.0, 0.0])), gain=gain)
+    controller = Controller(dual_arm, [[task]], dt=0.01, backend=backend)
+    with pytest.raises(TaskError) as excinfo:
+        controller.velocity(q)
+    assert repr(task.name) in one_line_reljac_error(excinfo) and "overflow" in str(excinfo.value)

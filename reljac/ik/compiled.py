@@ -163,7 +163,7 @@ class CompiledStep:
             r = task.rows(kin)
             A, b = r.dense(self.robot.nv)
             if not (np.isfinite(b).all() and np.isfinite(A).all()):
-                raise _overflow(task)
+                raise task_overflow(task)
             feedback = r.feedback if r.A is not None else r.feedback[(r.mask if r.mask is not None else
                                                                        np.ones(len(r.b))) > 0]
             if r.lower is not None:  # a task with bounds: its rows' intervals too
@@ -229,7 +229,7 @@ class CompiledStep:
         index = int(str(error))
         if index == -2:
             return TaskError("the levels' velocities overflow (huge gains or weights): no finite solution")
-        return _overflow(next(task for task, i in self._tasks if i == index))
+        return task_overflow(next(task for task, i in self._tasks if i == index))
 
     def prepared_core(self) -> Any:
         """The core's Step with every change pushed (for a search: reljac.ik.solve)."""
@@ -260,7 +260,7 @@ class CompiledStep:
         self._prepare()
         levels, lo, hi, failing = self.core.system(q)
         if failing != -1:
-            raise _overflow(next(task for task, i in self._tasks if i == failing))
+            raise task_overflow(next(task for task, i in self._tasks if i == failing))
         return levels, lo, hi
 
     def last_q(self) -> np.ndarray:
@@ -302,7 +302,8 @@ class CompiledStep:
         self.core.reset()
 
 
-def _overflow(task: Task) -> TaskError:
+def task_overflow(task: Task) -> TaskError:
+    """The error of a task whose rows, or the step they ask for, are not finite (both backends')."""
     return TaskError(f"task '{task.name}' asks for a non-finite velocity: its gain, weights or target "
                      "velocity overflow (gain * weight * error must stay finite)")
 

@@ -24,6 +24,7 @@ from ..validation import as_float
 from . import backend as _backend
 from . import compiled as _compiled
 from .bounds import row_labels
+from .compiled import task_overflow
 from .hierarchy import DampingPolicy, Level, LevelReport
 from .limits import JointPositionLimit, JointVelocityLimit, Limit, ReversalDamping, intersect
 from .tasks import Task
@@ -275,9 +276,7 @@ class Controller:
         else:
             for task, r in zip(tasks, rows, strict=True):
                 if not (np.isfinite(r.b).all() and (r.A is None or np.isfinite(r.A).all())):
-                    raise TaskError(
-                        f"task '{task.name}' asks for a non-finite velocity: its gain, weights or target "
-                        "velocity overflow (gain * weight * error must stay finite)")
+                    raise task_overflow(task)
             dense = [r.dense(self.robot.nv) for r in rows]
             if len(dense) == 1:
                 level = Level(*dense[0])
@@ -289,7 +288,12 @@ class Controller:
                 level.upper = np.concatenate([hi for _, hi in bounds])
         if self._damping.error_damping and level.identity_scale is None:  # (an identity level: undamped)
             # |b dt|^2 (dt * dt: ** raises on overflow where a product gives inf)
-            asked = sum(float(r.feedback @ r.feedback) for r in rows) * (self._dt * self._dt)
+            with np.errstate(over="ignore"):
+                parts = [float(r.feedback @ r.feedback) for r in rows]
+            for task, part in zip(tasks, parts, strict=True):
+                if not np.isfinite(part):  # |gain e|^2 overflows: lambda^2 = inf would stop the level and call it met
+                    raise task_overflow(task)
+            asked = sum(parts) * (self._dt * self._dt)
             level.extra_damping = self._damping.error_part(asked)
         return level
 

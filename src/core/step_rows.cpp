@@ -155,7 +155,14 @@ void Step::Impl::assemble(const Vector& q, const std::vector<ExternalRows>& exte
     }
     if (!newton && error_damping > 0 && level.A != nullptr) {  // (an identity level: undamped; a search: its own)
       double asked = 0.0;
-      for (int index : members) asked += rows[index].feedback.squaredNorm();
+      for (int index : members) {
+        const double part = rows[index].feedback.squaredNorm();
+        if (!std::isfinite(part)) {  // |gain e|^2 overflows: lambda^2 = inf would stop the level and call it met
+          failing = index;
+          return;
+        }
+        asked += part;
+      }
       asked *= dt * dt;
       level.extra_damping = error_damping * std::max(asked - step_threshold * step_threshold, 0.0);
     }
