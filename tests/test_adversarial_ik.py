@@ -239,3 +239,14 @@ def test_a_gain_whose_ask_overflows_is_a_task_error(dual_arm, backend, gain):
     with pytest.raises(TaskError) as excinfo:
         controller.velocity(q)
     assert repr(task.name) in one_line_reljac_error(excinfo) and "overflow" in str(excinfo.value)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_solve_many_refuses_a_task_set_twice_in_one_problem(dual_arm, poses, backend):
+    # was: {task: T1, task.name: T2} solved for T2 alone, silently
+    task = tool_task(poses[0])
+    solver = Solver(dual_arm, [[task]], backend=backend, restarts=1)
+    with pytest.raises(ConfigurationError) as excinfo:
+        solver.solve_many(None, [{task: poses[1], task.name: poses[2]}])
+    assert "twice" in one_line_reljac_error(excinfo)
+    assert task.target == poses[0]

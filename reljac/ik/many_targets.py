@@ -42,6 +42,8 @@ def target_values(tasks: list[Task], robot: Robot, targets: Sequence[Any],
                                          f"({', '.join(repr(t.name) for t in tasks)})")
             if not hasattr(task, "set_target"):
                 raise ConfigurationError(f"task '{task.name}' takes no target")
+            if id(task) in row:
+                raise ConfigurationError(f"targets[{i}] sets task '{task.name}' twice (by the task and by its name)")
             task.set_target(target)  # type: ignore[union-attr]
             if not any(task is t for t in changed):
                 if i > 0:
