@@ -250,3 +250,13 @@ def test_solve_many_refuses_a_task_set_twice_in_one_problem(dual_arm, poses, bac
         solver.solve_many(None, [{task: poses[1], task.name: poses[2]}])
     assert "twice" in one_line_reljac_error(excinfo)
     assert task.target == poses[0]
+
+
+def test_a_pose_given_as_a_position_target_is_named(poses):
+    # was: "must be 3 finite numbers, got 16 entries: [...]" (the pose's matrix read as numbers)
+    task = RelativePositionTask("universe", TOOL)
+    with pytest.raises(TaskError) as excinfo:
+        task.set_target(poses[0])
+    assert "pin.SE3" in one_line_reljac_error(excinfo) and ".translation" in str(excinfo.value)
+    task.set_target(poses[0].translation)
+    np.testing.assert_array_equal(task.target, poses[0].translation)

@@ -13,6 +13,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
+from ..exceptions import TaskError
 from ..poses import as_rotation, as_se3
 from ..relative import Kinematics
 from ..robot import FrameRef, Robot
@@ -132,6 +133,9 @@ class RelativePositionTask(_FramePairTask):
 
     def set_target(self, p_ab: ArrayLike, velocity: ArrayLike | None = None) -> None:
         """Target position of b in a (3,) [m]; optional velocity d/dt p_target (3,) [m/s]."""
+        if isinstance(p_ab, pin.SE3):  # (as_vector would read its 16 matrix entries)
+            raise TaskError(f"target of task '{self.name}' is a position (3,) [m], got a pin.SE3 (a pose): "
+                            "give its .translation")
         self._target = as_vector(p_ab, 3, f"target of task '{self.name}'")
         self._set_target_velocity(velocity)
         self._changed()
