@@ -22,30 +22,38 @@ def lexicographically_lower(a: np.ndarray, b: np.ndarray, floor: float) -> tuple
     return False, 0.0
 
 
-def active_level(costs: np.ndarray, floor: float, counted: list[bool]) -> int:
-    """The first level not met: its cost above `floor` and above SLACK times the largest cost of a
+def active_level(costs: np.ndarray, floor: float, counted: list[bool], slack: float = SLACK) -> int:
+    """The first level not met: its cost above `floor` and above `slack` times the largest cost of a
     counted level below it (a level that small next to what is left below is met for now: the
-    Newton steps bring it back as the levels below converge). len(costs) when all are met."""
+    Newton steps bring it back as the levels below converge; slack 0: exact lexicographic order).
+    len(costs) when all are met."""
     below = 0.0  # the largest cost of a counted level below k
     bounds = [0.0] * len(costs)
     for k in range(len(costs) - 1, -1, -1):
         bounds[k] = below
         if counted[k]:
             below = max(below, float(costs[k]))
-    return next((k for k, c in enumerate(costs) if c > max(floor, SLACK * bounds[k])), len(costs))
+    return next((k for k, c in enumerate(costs) if c > max(floor, slack * bounds[k])), len(costs))
 
 
-def improves(new: np.ndarray, old: np.ndarray, floor: float, counted: list[bool]) -> tuple[bool, float, int, int]:
+def slack_used(costs: np.ndarray, floor: float, counted: list[bool]) -> bool:
+    """A level above the first one not met (:func:`active_level`) is above `floor`: met only by
+    SLACK, as a search that stops here would return it (the exact pass then follows)."""
+    return active_level(costs, floor, counted) > active_level(costs, floor, counted, 0.0)
+
+
+def improves(new: np.ndarray, old: np.ndarray, floor: float, counted: list[bool],
+             slack: float = SLACK) -> tuple[bool, float, int, int]:
     """(keep, ratio, culprit, active): whether a step from costs `old` to `new` is kept. The levels
-    above the active one (:func:`active_level` of `old`) are met; they may rise to
-    ``max(floor, SLACK * old[active])``, and from the active level on the costs must be
+    above the active one (:func:`active_level` of `old`, with `slack`) are met; they may rise to
+    ``max(floor, slack * old[active])``, and from the active level on the costs must be
     lexicographically lower (:func:`lexicographically_lower`). ratio: the relative improvement at
     the level that decided; culprit: the level that got worse (-1 when kept or all tied)."""
-    active = active_level(old, floor, counted)
+    active = active_level(old, floor, counted, slack)
     if active < len(old):
-        slack = max(floor, SLACK * float(old[active]))
+        rise = max(floor, slack * float(old[active]))
         for k in range(active):
-            if float(new[k]) > slack:
+            if float(new[k]) > rise:
                 return False, 0.0, k, active
     for k in range(active, len(old)):
         x, y = max(float(new[k]), floor), max(float(old[k]), floor)

@@ -86,9 +86,11 @@ class Searcher {
           best_flat = ended_flat;
           have_best_flat = true;
         }
-        const SearchReason status = local(phase == 0 ? flat_ : strict_, phase == 0 ? flat_counted_ : strict_counted_,
-                                          two && phase == 1 ? std::min(o_.max_iters, kPolishIters) : o_.max_iters,
-                                          two && phase == 0);
+        const int cap = two && phase == 1 ? std::min(o_.max_iters, kPolishIters) : o_.max_iters;
+        SearchReason status = local(phase == 0 ? flat_ : strict_, phase == 0 ? flat_counted_ : strict_counted_, cap,
+                                    two && phase == 0);
+        if (status == SearchReason::kExhausted && two && phase == 1 && slack_used(costs_, o_.floor, strict_counted_))
+          status = local(strict_, strict_counted_, cap, false, true);  // the exact pass, from where it ended
         if (status != SearchReason::kExhausted) return finish(status);
       }
       if (o_.restarts >= 0 && out_.searches > o_.restarts)
@@ -120,9 +122,10 @@ class Searcher {
   // kStallWindow iterations before.
   // The strict phase after a flat one also ends on its own window (window_stalled, kStrictWindow
   // iterations, from the kStrictWindowFrom-th on).
+  // exact: steps kept in exact lexicographic order (no kSlack above the active level: the exact pass).
   // costs_ holds the costs where it ended.
   SearchReason local(const std::vector<std::vector<int>>& levels, const std::vector<char>& counted, int max_iters,
-                     bool window) {
+                     bool window, bool exact = false) {
     const bool polish = !window && &levels == &strict_ && flat_.size() != strict_.size();
     s_.levels = levels;
     int failing = evaluate(q_, level_costs_, costs_);
@@ -170,7 +173,7 @@ class Searcher {
       failing = evaluate(q_new_, new_level_costs_, new_costs_);
       if (!outside_.empty() && entered(failing)) failing = enter(q_);  // to where they enter
       int active = 0;
-      const Verdict verdict = failing < 0 ? improves(new_costs_, costs_, o_.floor, counted, active)
+      const Verdict verdict = failing < 0 ? improves(new_costs_, costs_, o_.floor, counted, active, exact ? 0.0 : kSlack)
                                           : Verdict{false, 0.0, 0};
       if (verdict.keep) {
         q_.swap(q_new_);

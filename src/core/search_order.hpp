@@ -35,26 +35,31 @@ struct Verdict {
   int culprit = -1;
 };
 
-// search.py's active_level: the first level whose cost is above floor and above kSlack times the
-// largest cost of a counted level below it.
-inline int active_level(const Vector& costs, double floor, const std::vector<char>& counted) {
+// search.py's active_level: the first level whose cost is above floor and above `slack` times the
+// largest cost of a counted level below it (slack 0: exact lexicographic order).
+inline int active_level(const Vector& costs, double floor, const std::vector<char>& counted, double slack = kSlack) {
   const int n = static_cast<int>(costs.size());
   int active = n;
   double below = 0.0;
   for (int k = n - 1; k >= 0; --k) {
-    if (costs(k) > std::max(floor, kSlack * below)) active = k;
+    if (costs(k) > std::max(floor, slack * below)) active = k;
     if (counted[k]) below = std::max(below, costs(k));
   }
   return active;
 }
 
+// search.py's slack_used: a level above the active one is above floor (met only by kSlack).
+inline bool slack_used(const Vector& costs, double floor, const std::vector<char>& counted) {
+  return active_level(costs, floor, counted) > active_level(costs, floor, counted, 0.0);
+}
+
 inline Verdict improves(const Vector& fresh, const Vector& old, double floor, const std::vector<char>& counted,
-                 int& active) {
-  active = active_level(old, floor, counted);
+                        int& active, double slack = kSlack) {
+  active = active_level(old, floor, counted, slack);
   if (active < old.size()) {
-    const double slack = std::max(floor, kSlack * old(active));
+    const double rise = std::max(floor, slack * old(active));
     for (int k = 0; k < active; ++k)
-      if (fresh(k) > slack) return {false, 0.0, k};
+      if (fresh(k) > rise) return {false, 0.0, k};
   }
   for (int k = active; k < old.size(); ++k) {
     const double x = std::max(fresh(k), floor), y = std::max(old(k), floor);
