@@ -35,6 +35,7 @@ controller). The defaults below follow the table for the values they are used fo
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -85,8 +86,20 @@ def real_array(x: Any, *, copy: bool = True) -> np.ndarray | None:
         elif arr.dtype.kind not in "fiu":
             return None
         return np.array(arr, dtype=float) if copy else np.asarray(arr, dtype=float)
-    except (TypeError, ValueError, OverflowError):
+    except OverflowError:  # integers beyond float's range: +-inf, which the finiteness checks then name
+        return np.array(_clipped(x), dtype=float)
+    except (TypeError, ValueError):
         return None
+
+
+def _clipped(x: Any) -> Any:
+    """Nested lists of real numbers with each integer beyond float's range as +-inf."""
+    if isinstance(x, (list, tuple, np.ndarray)):
+        return [_clipped(e) for e in x]
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf if x > 0 else -math.inf
 
 
 def _all_real(items: list | tuple) -> bool:

@@ -260,3 +260,27 @@ def test_a_pose_given_as_a_position_target_is_named(poses):
     assert "pin.SE3" in one_line_reljac_error(excinfo) and ".translation" in str(excinfo.value)
     task.set_target(poses[0].translation)
     np.testing.assert_array_equal(task.target, poses[0].translation)
+
+
+@pytest.mark.parametrize("progress", ["yes", 1, [True]])
+def test_solve_many_refuses_a_progress_that_is_not_a_switch(dual_arm, poses, progress):
+    # was: any truthy value turned the bar on
+    solver = Solver(dual_arm, [[tool_task(poses[0])]], restarts=1)
+    with pytest.raises(ConfigurationError) as excinfo:
+        solver.solve_many(None, poses[:2], progress=progress)
+    assert "progress must be True, False or None" in one_line_reljac_error(excinfo)
+
+
+def test_last_reports_is_the_callers_copy(dual_arm, poses):
+    controller = Controller(dual_arm, [[tool_task(poses[0])]], dt=0.01)
+    controller.step(dual_arm.neutral())
+    reports = controller.last_reports
+    reports.clear()
+    assert len(controller.last_reports) == 1
+
+
+def test_a_configuration_of_integers_beyond_floats_range_is_named_infinite(dual_arm):
+    # was: "must be an array of 15 real numbers (not booleans, text or complex)"
+    with pytest.raises(ConfigurationError) as excinfo:
+        dual_arm.validate_q([10**400] + [0] * (dual_arm.nq - 1))
+    assert "q[0] is inf" in one_line_reljac_error(excinfo)

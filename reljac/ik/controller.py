@@ -243,7 +243,7 @@ class Controller:
                 self._reports = self._named(self._step.reports(),
                                             self._step.constraint_names())
                 self._compiled_reports = False
-            return self._reports
+            return list(self._reports)  # (a copy: the caller may change it)
 
     def _named(self, reports: list[LevelReport], row_names: list[str]) -> list[LevelReport]:
         for k, (report, tasks) in enumerate(zip(reports, self._levels, strict=True)):

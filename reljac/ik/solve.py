@@ -171,12 +171,13 @@ class Solver:
         """:meth:`solve` for each of `targets`, on `workers` threads (default: every core).
 
         seeds: None (every problem from the middle of the limits), one q (nq,) for all, or
-        (len(targets), nq), one per problem. targets: one entry per problem (a list, or an array whose
-        rows are the entries: (n, 4, 4) poses): a dict {task (object or name): target} of the
-        targets that change, or a bare target for the first task of the first level. Problem i uses the seed ``seed + i``: its result equals ``solve(seeds[i],
-        seed=seed + i)`` with its targets set (without a timeout, whose results depend on the
-        machine's speed). The tasks' targets are as before when it returns. progress: a progress
-        bar on standard error (None: for 1,000 problems or more). scheduler: None or "threads"
+        (len(targets), nq), one per problem. targets: one entry per problem (a list, or an array
+        whose rows are the entries: (n, 4, 4) poses): a dict {task (object or name): target} of
+        the targets that change, or a bare target for the first task of the first level. Problem i
+        uses the seed ``seed + i``: its result equals ``solve(seeds[i], seed=seed + i)`` with its
+        targets set (without a timeout, whose results depend on the machine's speed). The tasks'
+        targets are as before when it returns. progress: True, False or None (a progress bar on
+        standard error for 1,000 problems or more). scheduler: None or "threads"
         (C++ threads here), "local" (a Dask LocalCluster of `workers` processes), a Dask address
         ("tcp://HOST:8786") or a distributed.Client: the same results, computed on the cluster's
         workers (:mod:`reljac.ik.solve_dask`; Dask is the extra ``.[scale]``; a failure of
@@ -189,6 +190,9 @@ class Solver:
         if isinstance(targets, (str, bytes, Mapping)) or not isinstance(targets, Sequence):
             raise ConfigurationError(f"targets must be a list with one entry per problem, got "
                                      f"{type(targets).__name__}")
+        if progress is not None and not isinstance(progress, (bool, np.bool_)):
+            raise ConfigurationError(f"progress must be True, False or None (for 1,000 problems or more), "
+                                     f"got {progress!r}")
         seed = _seed(seed)
         seed_rows = self._seed_rows(seeds, len(targets))
         if not targets:
