@@ -94,14 +94,22 @@ def _widened(M: np.ndarray, low: np.ndarray, high: np.ndarray, x_now: np.ndarray
     return M, np.minimum(low - x_now, 0.0) - RELAX, np.maximum(high - x_now, 0.0) + RELAX
 
 
-def cascade(problem: Problem) -> list[float]:
-    """Each level's least violation (|distances|), in order (the recovery level not included)."""
-    nv = problem.lo.shape[0]
-    v = np.clip(np.zeros(nv), problem.lo, problem.hi)
+def with_recovery(problem: Problem) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+    """The rows of C that v = clip(0, lo, hi) violates (a mask), and the levels, those rows first
+    as a level of their own when there are any (the recovery)."""
+    v = np.clip(np.zeros(problem.lo.shape[0]), problem.lo, problem.hi)
     broken = problem.C @ v > problem.d + 1e-12
     levels = list(problem.levels)
     if broken.any():
         levels.insert(0, (problem.C[broken], np.full(int(broken.sum()), -np.inf), problem.d[broken]))
+    return broken, levels
+
+
+def cascade(problem: Problem) -> list[float]:
+    """Each level's least violation (|distances|), in order (the recovery level not included)."""
+    nv = problem.lo.shape[0]
+    v = np.clip(np.zeros(nv), problem.lo, problem.hi)
+    broken, levels = with_recovery(problem)
     hard = [(np.eye(nv), problem.lo, problem.hi), (problem.C[~broken], np.full(int((~broken).sum()), -np.inf),
                                                    problem.d[~broken])]
     fixed = np.zeros((0, nv))

@@ -55,6 +55,7 @@ from .hierarchy import MET_TOLERANCE, RANK_TOLERANCE
 from .saturation import BOUND_TOLERANCE, PIVOT_TOLERANCE
 
 MULTIPLIER_TOLERANCE = 1e-9  # a multiplier below -this x max(1, |P g|) (per unit normal) releases its row
+REORTHOGONALIZE = 0.1  # a face's row with |P n|^2 below this x |n|^2 is projected twice (see face)
 CAP_BASE = 10  # changes of the active sets allowed per level: CAP_BASE + 2 (nv + hard rows + own rows)
 
 
@@ -118,16 +119,27 @@ def face(P_in: np.ndarray, N: np.ndarray, working: list[int], v: np.ndarray | No
     """The projector of range(P_in) with the working set's rows held, and the rows kept (a row
     dependent on those before it is dropped: it is held already). Given v and h, v moves (in
     place) onto the kept rows' bounds, N_j v = h_j, by the least change in range(P_in): row j
-    along P n_j, P the face of the rows before it (which that leaves on their bounds)."""
+    along P n_j, P the face of the rows before it (which that leaves on their bounds).
+
+    Each row is one Gram-Schmidt step, P -= u u^T (u = P n / |P n|): the pivot is |P n|^2, not
+    n^T P n (the two differ by P's rounding, ~1e-14, which n^T P n would divide by a small pivot:
+    a P with eigenvalues of -1e-6 and a step leaving range(P_in)), and P n is projected twice
+    where the pivot is small (|P n|^2 < REORTHOGONALIZE |n|^2: twice is enough, u's part outside
+    range(P) is then P's rounding, not that over |P n|)."""
     P = P_in.copy()
     kept = []
     for j in working:
-        Pn = P @ N[j]
-        pivot = float(N[j] @ Pn)
-        if pivot < PIVOT_TOLERANCE * max(1.0, float(N[j] @ N[j])):
+        n = N[j]
+        Pn = P @ n
+        pivot = float(Pn @ Pn)
+        size = float(n @ n)
+        if pivot < PIVOT_TOLERANCE * max(1.0, size):
             continue
+        if pivot < REORTHOGONALIZE * size:
+            Pn = P @ Pn
+            pivot = float(Pn @ Pn)
         if v is not None and h is not None:
-            v += Pn * ((h[j] - float(N[j] @ v)) / pivot)
+            v += Pn * ((h[j] - float(n @ v)) / float(n @ Pn))
         P -= np.outer(Pn, Pn / pivot)
         kept.append(j)
     return P, kept
@@ -175,14 +187,14 @@ def _tolerance(*arrays: np.ndarray) -> float:
 def _first_hard(hard: HardRows, hard_value: np.ndarray, hard_rate: np.ndarray, working: list[int],
                 P_W: np.ndarray, tol: float) -> tuple[float, int]:
     """The first hard row reached along v + alpha delta, alpha in [0, 1]: (alpha, row), row -1 for
-    none (alpha 1). A hard row with no freedom in the face (n^T P_W n below PIVOT_TOLERANCE |n|^2:
+    none (alpha 1). A hard row with no freedom in the face (|P_W n|^2 below PIVOT_TOLERANCE |n|^2:
     fixed by the levels above and the rows held) is not reached: its rate is rounding."""
     alpha, which = 1.0, -1
     held = set(working)
     for j in np.flatnonzero((hard_rate > tol) & (hard_value + hard_rate > hard.h + tol)).tolist():
         a = max(0.0, (hard.h[j] - hard_value[j]) / hard_rate[j])
         n = hard.N[j]
-        if a < alpha and j not in held and float(n @ P_W @ n) >= PIVOT_TOLERANCE * max(1.0, float(n @ n)):
+        if a < alpha and j not in held and float((Pn := P_W @ n) @ Pn) >= PIVOT_TOLERANCE * max(1.0, float(n @ n)):
             alpha, which = a, j
     return alpha, which
 

@@ -18,8 +18,6 @@ double size_of(const double* x, int n, double size) {
   return size;
 }
 
-// P becomes the projector onto {x in range(P): n^T x = 0}; false (P unchanged) when n has no
-// component left in range(P).
 // P times hard row j's normal into `out` (a unit row: c times P's column, the same bits).
 template <typename Out>
 void times_normal(const Matrix& P, int j, Space& s, Out&& out) {
@@ -29,14 +27,23 @@ void times_normal(const Matrix& P, int j, Space& s, Out&& out) {
     out.noalias() = P * s.N.row(j).transpose();
 }
 
+// P becomes the projector onto {x in range(P): n^T x = 0} by one Gram-Schmidt step, P -= u u^T
+// with u = P n / |P n| (Python's face: the pivot is |P n|^2, and P n is projected twice where it
+// is below kReorthogonalize |n|^2); false (P unchanged) when n has no component left in range(P).
 // `move`: s.v moves first onto the row's bound along P n (Python's face with v).
 bool restrict(Matrix& P, int j, Space& s, bool move = false) {
   const int nv = static_cast<int>(P.rows());
   const double* n = s.N.row(j).data();
   times_normal(P, j, s, s.Pn);
-  const double pivot = dot(n, s.Pn.data(), nv);
-  if (pivot < kPivotTolerance * std::max(1.0, dot(n, n, nv))) return false;
-  if (move) factor::axpy(s.v.data(), s.Pn.data(), (s.h(j) - dot(n, s.v.data(), nv)) / pivot, nv);
+  double pivot = dot(s.Pn.data(), s.Pn.data(), nv);
+  const double size = dot(n, n, nv);
+  if (pivot < kPivotTolerance * std::max(1.0, size)) return false;
+  if (pivot < kReorthogonalize * size) {
+    s.Pn_again.noalias() = P * s.Pn;
+    s.Pn.swap(s.Pn_again);
+    pivot = dot(s.Pn.data(), s.Pn.data(), nv);
+  }
+  if (move) factor::axpy(s.v.data(), s.Pn.data(), (s.h(j) - dot(n, s.v.data(), nv)) / dot(n, s.Pn.data(), nv), nv);
   for (int b = 0; b < nv; ++b) {  // P -= Pn (Pn / pivot)^T, column by column
     const double scale = s.Pn(b) / pivot;
     if (scale != 0.0) factor::axpy(P.data() + b * nv, s.Pn.data(), -scale, nv);
@@ -68,15 +75,10 @@ Hit first_hard(Space& s, double tol) {
     if (!(rate > tol && s.hard_value(j) + rate > s.h(j) + tol)) continue;
     const double a = std::max(0.0, (s.h(j) - s.hard_value(j)) / rate);
     if (!(a < e.alpha) || std::find(s.working.begin(), s.working.end(), j) != s.working.end()) continue;
-    if (s.unit_column[j] >= 0) {  // pivot c^2 P_W(k, k)
-      const double c = s.unit_coef(j);
-      const int k = s.unit_column[j];
-      if (c * c * s.P_W(k, k) < kPivotTolerance * std::max(1.0, c * c)) continue;
-    } else {
-      const double* n = s.N.row(j).data();
-      s.Pn.noalias() = s.P_W * Eigen::Map<const Vector>(n, s.nv);
-      if (dot(n, s.Pn.data(), s.nv) < kPivotTolerance * std::max(1.0, dot(n, n, s.nv))) continue;
-    }
+    // its freedom |P_W n|^2, as restrict reads it (the same bits: a row reached is kept)
+    times_normal(s.P_W, j, s, s.Pn);
+    const double* n = s.N.row(j).data();
+    if (dot(s.Pn.data(), s.Pn.data(), s.nv) < kPivotTolerance * std::max(1.0, dot(n, n, s.nv))) continue;
     e = {a, j};
   }
   return e;

@@ -15,6 +15,7 @@ namespace reljac {
 namespace lex {
 
 constexpr double kMultiplierTolerance = 1e-9;  // a multiplier below -this x max(1, |P g|) releases its row
+constexpr double kReorthogonalize = 0.1;  // a face's row with |P n|^2 below this x |n|^2 is projected twice
 constexpr int kMidLevel = 48;  // Gram matrices of at most this many rows decompose without allocating
 using MidGram = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kMidLevel, kMidLevel>;
 constexpr int kCapBase = 10;                   // active-set changes per level: this + 2 (nv + hard rows + rows)
@@ -81,7 +82,7 @@ struct Space {
   std::vector<int> unit_column;  // hard row j is unit_coef(j) e_{unit_column[j]}^T when >= 0 (a joint's bound, an identity row)
   Vector unit_coef;
   int hard = 0;
-  Vector v, v_prev, delta, offset, gradient, Pn, Pg, rhs, mu, norms;
+  Vector v, v_prev, delta, offset, gradient, Pn, Pn_again, Pg, rhs, mu, norms;  // Pn_again: restrict's reprojection
   Matrix P, P_W, normals;  // (nv x nv)
   RowMatrix J, M;          // (m_max x nv)
   Vector value, rate, aim, t, c, coefficients, eig_values, distance, x;  // (m_max)

@@ -288,7 +288,7 @@ void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
   unit_coef.resize(room);
   hard_value.resize(room);
   hard_rate.resize(room);
-  for (Vector* x : {&v, &v_prev, &delta, &offset, &gradient, &Pn, &Pg, &rhs, &mu, &norms}) x->resize(nv);
+  for (Vector* x : {&v, &v_prev, &delta, &offset, &gradient, &Pn, &Pn_again, &Pg, &rhs, &mu, &norms}) x->resize(nv);
   for (Matrix* x : {&P, &P_W, &normals}) x->resize(nv, nv);
   J.resize(m_max, nv);
   M.resize(m_max, nv);
