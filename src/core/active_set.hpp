@@ -16,6 +16,7 @@ namespace lex {
 
 constexpr double kMultiplierTolerance = 1e-9;  // a multiplier below -this x max(1, |P g|) releases its row
 constexpr double kReorthogonalize = 0.1;  // a face's row with |P n|^2 below this x |n|^2 is projected twice
+constexpr double kOrthonormalize = 1e-4;  // subtract_row_space: a basis from eigenvalues spread wider is orthonormalized again
 constexpr int kMidLevel = 48;  // Gram matrices of at most this many rows decompose without allocating
 using MidGram = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kMidLevel, kMidLevel>;
 constexpr int kCapBase = 10;                   // active-set changes per level: this + 2 (nv + hard rows + rows)
@@ -154,7 +155,8 @@ void damped_step(int r, double lam2, Space& s);
 // kept independent rows; a vanishing pivot's unknown is 0), r (n) overwritten, x (w).
 void least_squares(double* B, int n, int w, double* r, double* x);
 
-// P -= W W^T, W an orthonormal basis of the row space of M (r x nv) (Python's row_basis).
+// P -= W W^T, W an orthonormal basis of the row space of M (r x nv) (Python's row_basis: made
+// orthonormal again where the kept eigenvalues spread wider than kOrthonormalize).
 void subtract_row_space(const double* M, int r, Matrix& P, Space& s);
 
 // The smallest singular value of M (r x nv), 0 when rank-deficient, inf when r = 0; and its rank

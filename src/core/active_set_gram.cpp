@@ -143,6 +143,18 @@ void subtract_row_space(const double* M, int r, Matrix& P, Space& s) {
       if (a != 0.0) factor::axpy(Wt.data() + static_cast<long>(k) * nv, M + static_cast<long>(i) * nv, a, nv);
     }
   }
+  if (s.eig_values(r - rank) < kOrthonormalize * s.eig_values(r - 1)) {  // (Python's row_basis)
+    for (int k = 0; k < rank; ++k) {  // modified Gram-Schmidt twice, in the eigenvalues' order
+      double* w = Wt.data() + static_cast<long>(k) * nv;
+      for (int pass = 0; pass < 2; ++pass)
+        for (int j = 0; j < k; ++j) {
+          const double* u = Wt.data() + static_cast<long>(j) * nv;
+          factor::axpy(w, u, -dot(u, w, nv), nv);
+        }
+      const double norm = std::sqrt(dot(w, w, nv));
+      for (int b = 0; b < nv; ++b) w[b] /= norm;
+    }
+  }
   factor::subtract_gram(P, Wt);
 }
 
