@@ -35,7 +35,6 @@ controller). The defaults below follow the table for the values they are used fo
 
 from __future__ import annotations
 
-import math
 import numbers
 from typing import Any
 
@@ -99,7 +98,7 @@ def _clipped(x: Any) -> Any:
     try:
         return float(x)
     except OverflowError:
-        return math.inf if x > 0 else -math.inf
+        return np.inf if x > 0 else -np.inf
 
 
 def _all_real(items: list | tuple) -> bool:
