@@ -54,7 +54,9 @@ inline void axpy(double* __restrict y, const double* __restrict x, double alpha,
 class Axpys {
  public:
   Axpys(double* y, Eigen::Index n) : y_(y), n_(n) {}
-  ~Axpys() { flush(); }
+  ~Axpys() {
+    if (count_) flush();
+  }
   Axpys(const Axpys&) = delete;
   Axpys& operator=(const Axpys&) = delete;
   void add(const double* x, double alpha) {  // y += alpha x, after those added before
@@ -62,7 +64,7 @@ class Axpys {
     a_[count_] = alpha;
     if (++count_ == 4) flush();
   }
-  void flush() {
+  __attribute__((always_inline)) void flush() {  // (inline: a call per pass cost more than it saved)
     double* __restrict y = y_;
     const Eigen::Index n = n_;
     const double a0 = a_[0], a1 = a_[1], a2 = a_[2], a3 = a_[3];
