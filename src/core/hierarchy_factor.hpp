@@ -47,16 +47,65 @@ inline void axpy(double* __restrict y, const double* __restrict x, double alpha,
   for (Eigen::Index i = 0; i < n; ++i) y[i] += alpha * x[i];
 }
 
+// Up to four axpys into one y in one pass: y[i] = (((y[i] + a0 x0[i]) + a1 x1[i]) + ...), the
+// same operations in the same order as the axpys one after the other (the same bits), with y
+// loaded and stored once and one loop's set-up for all of them (on the solver's short vectors,
+// the set-up and y's traffic were most of an axpy's instructions). The x's must not overlap y.
+class Axpys {
+ public:
+  Axpys(double* y, Eigen::Index n) : y_(y), n_(n) {}
+  ~Axpys() {
+    if (count_) flush();
+  }
+  Axpys(const Axpys&) = delete;
+  Axpys& operator=(const Axpys&) = delete;
+  void add(const double* x, double alpha) {  // y += alpha x, after those added before
+    x_[count_] = x;
+    a_[count_] = alpha;
+    if (++count_ == 4) flush();
+  }
+  __attribute__((always_inline)) void flush() {  // (inline: a call per pass cost more than it saved)
+    double* __restrict y = y_;
+    const Eigen::Index n = n_;
+    const double a0 = a_[0], a1 = a_[1], a2 = a_[2], a3 = a_[3];
+    const double *__restrict x0 = x_[0], *__restrict x1 = x_[1], *__restrict x2 = x_[2], *__restrict x3 = x_[3];
+    switch (count_) {
+      case 4:
+        for (Eigen::Index i = 0; i < n; ++i) y[i] = y[i] + a0 * x0[i] + a1 * x1[i] + a2 * x2[i] + a3 * x3[i];
+        break;
+      case 3:
+        for (Eigen::Index i = 0; i < n; ++i) y[i] = y[i] + a0 * x0[i] + a1 * x1[i] + a2 * x2[i];
+        break;
+      case 2:
+        for (Eigen::Index i = 0; i < n; ++i) y[i] = y[i] + a0 * x0[i] + a1 * x1[i];
+        break;
+      case 1:
+        axpy(y, x0, a0, n);
+        break;
+      default:
+        break;
+    }
+    count_ = 0;
+  }
+
+ private:
+  double* y_;
+  Eigen::Index n_;
+  const double* x_[4] = {nullptr, nullptr, nullptr, nullptr};
+  double a_[4] = {0.0, 0.0, 0.0, 0.0};
+  int count_ = 0;
+};
+
 // M = A P for A (rows x n, row-major) and an exactly symmetric P (n x n): row i of M is the sum of
 // A_ij P_j over the columns j of P (contiguous), skipping A's zeros (joints a task does not move).
 inline void times_symmetric(const double* A, Eigen::Index rows, const Matrix& P, RowMatrix& M) {
   const Eigen::Index n = P.rows();
   M.setZero();
   for (Eigen::Index i = 0; i < rows; ++i) {
-    double* m = M.data() + i * n;
+    Axpys m(M.data() + i * n, n);
     const double* a = A + i * n;
     for (Eigen::Index j = 0; j < n; ++j)
-      if (a[j] != 0.0) axpy(m, P.data() + j * n, a[j], n);
+      if (a[j] != 0.0) m.add(P.data() + j * n, a[j]);
   }
 }
 
@@ -253,8 +302,10 @@ template <typename Lower>
 inline void solve_lower_by_rows(const Lower& L, WtMap& Wt) {
   const Eigen::Index n = Wt.cols();
   for (Eigen::Index i = 0; i < Wt.rows(); ++i) {
-    double* row = Wt.data() + i * n;
-    for (Eigen::Index k = 0; k < i; ++k) axpy(row, Wt.data() + k * n, -L(i, k), n);
+    {
+      Axpys row(Wt.data() + i * n, n);  // (rows k < i: apart from row i)
+      for (Eigen::Index k = 0; k < i; ++k) row.add(Wt.data() + k * n, -L(i, k));
+    }
     Wt.row(i) /= L(i, i);
   }
 }
@@ -307,15 +358,18 @@ inline void row_space(const Correction& step, const RowMatrix& M, LevelSpace& w)
 }
 
 // P -= W W^T (W^T = Wt, rank x nv): the lower triangle, column by column, as axpys along Wt's
-// contiguous rows (each entry computed once; fewer instructions than Eigen's blocked symmetric
-// update at these sizes), mirrored into the upper one, so that P stays exactly symmetric.
+// contiguous rows, up to four per pass over a column (Axpys; each entry computed once; fewer
+// instructions than Eigen's blocked symmetric update at these sizes), mirrored into the upper
+// one, so that P stays exactly symmetric.
 inline void subtract_gram(Matrix& P, const WtMap& Wt) {
   if (Wt.rows() == 0) return;
   const Eigen::Index n = P.rows();
-  for (Eigen::Index k = 0; k < Wt.rows(); ++k) {
-    const double* w = Wt.data() + k * n;
-    for (Eigen::Index b = 0; b < n; ++b)
-      if (w[b] != 0.0) axpy(P.data() + b * n + b, w + b, -w[b], n - b);
+  for (Eigen::Index b = 0; b < n; ++b) {  // column b takes the rows k in order, as row by row would
+    Axpys column(P.data() + b * n + b, n - b);
+    for (Eigen::Index k = 0; k < Wt.rows(); ++k) {
+      const double* w = Wt.data() + k * n;
+      if (w[b] != 0.0) column.add(w + b, -w[b]);
+    }
   }
   P.triangularView<Eigen::StrictlyUpper>() = P.transpose();
 }
