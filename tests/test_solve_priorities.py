@@ -83,3 +83,17 @@ def test_slack_used_names_a_level_above_the_active_one_that_only_the_slack_calls
     assert not slack_used(np.array([0.5 * floor, 0.2, 0.3]), floor, counted)  # under floor: met outright
     assert not slack_used(np.array([2 * SLACK * 0.3, 0.2, 0.3]), floor, counted)  # level 0 is the active one
     assert not slack_used(costs, floor, [True, False, False])  # nothing counted below level 0: no slack for it
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_timed_search_keeps_time_for_the_exact_pass(backend):
+    """The Panda stack with a budget instead of restarts: it ends on its budget, the top level met
+    (the search left the exact pass its share: EXACT_RESERVE iterations' time)."""
+    robot = example_robot("panda")
+    if robot is None:
+        pytest.skip("needs example-robot-data (the test extra)")
+    frame = "panda_hand_tcp"
+    p = Kinematics(robot, robot.random_configuration(1)).placement(frame).translation
+    levels = stacked(frame, p, pin.rpy.rpyToMatrix(np.pi, 0.0, 0.0), p + np.array([0.0, 0.0, -0.5]))
+    r = solve(robot, None, levels, tol=TOL, timeout=0.1 if backend == "compiled" else 0.5, seed=1, backend=backend)
+    assert r.reason == "timeout" and r.level_errors[0] <= TOL, r.level_errors

@@ -199,16 +199,17 @@ def dual_arm_levels(robot, q_target, q_posture):
 def test_the_strict_phase_runs_only_after_a_flat_phase_that_ended_lowest_so_far(dual_arm, monkeypatch):
     """An unreachable relative target (the tools 3 m apart): every flat phase fails; the strict
     phase follows exactly those that ended lower (counted level, lexicographically) than every
-    flat phase before them, and the exact pass follows every strict phase that ended without
-    converging with a level above its active one met only by the slack; the flat phases end on their counted cost's stalled window, the strict ones and
+    flat phase before them; the search ends on one exact pass (from the best found, where a level
+    above its first unmet one is met only by the slack: none in between); the flat phases end on their counted cost's stalled window, the strict ones and
     the exact passes on their own (window_stalled: not asked for through `window`)."""
     calls = []
     original = PythonSearch.local
 
     def local(self, q, structure, counts, max_iters, window=False, exact=False):
+        slack = exact and slack_used(self.best_costs, self.o.floor, counts)  # at the best found, before the pass
         status, q_end = original(self, q, structure, counts, max_iters, window, exact)
         kind = "exact" if exact else "strict" if structure is self.strict else "flat"
-        calls.append((kind, window, float(self.ended[0]), slack_used(self.ended, self.o.floor, counts)))
+        calls.append((kind, window, float(self.ended[0]), slack))
         return status, q_end
 
     monkeypatch.setattr(PythonSearch, "local", local)
@@ -217,11 +218,16 @@ def test_the_strict_phase_runs_only_after_a_flat_phase_that_ended_lowest_so_far(
     result = solve(dual_arm, None, levels, tol=1e-6, restarts=7, backend="python")
     assert result.reason == "unreachable" and result.restarts == 7
     lowest, skipped = math.inf, 0
-    for i, (kind, window, ended, slack) in enumerate(calls):
+    exact = [i for i, c in enumerate(calls) if c[0] == "exact"]
+    if exact:  # one, last, where the slack was used at the best found
+        assert exact == [len(calls) - 1] and calls[-1][3]
+        calls.pop()
+    else:  # (here: the top level unmet at the best found, no slack used)
+        assert not slack_used(np.square(result.level_errors), 1e-12, [True, True, False])
+    for i, (kind, window, ended, _) in enumerate(calls):
         after = calls[i + 1][0] if i + 1 < len(calls) else None
         if kind != "flat":
             assert not window
-            assert (after == "exact") == (kind == "strict" and slack), (i, kind, after)  # (none here converges)
             continue
         assert window
         assert (after == "strict") == (ended < lowest), (i, ended, lowest)
@@ -406,7 +412,7 @@ def test_a_local_search_that_leaves_no_support_region_ends_and_the_search_goes_o
     """A gripper target (rng 5's second draw of the left arm's first four joints in their limits)
     with a 7 cm margin: a local search moves the feet (the flat phase holds them as one task among
     others) to where the soles' hull shrunk by the margin is empty; seen: a SupportError ended the
-    whole search. That local search ends, a later one converges (seed 5: after 5 restarts on the
+    whole search. That local search ends, a later one converges (seed 7: after 5 restarts on the
     Python backend) with the CoM supported. (bench solve's problem 6 met this with a 2 cm margin
     through a hull bug, since fixed: convex_hull dropped true corners.)"""
     from reljac.apps.balance_demo import FEET, LEFT, POSITION
@@ -435,7 +441,7 @@ def test_a_local_search_that_leaves_no_support_region_ends_and_the_search_goes_o
             raise
 
     monkeypatch.setattr(type(standing.support), "constraint", counted)
-    result = solve(talos, q0, levels, tol=1e-4, restarts=30, seed=5, constraints=standing.constraints,
+    result = solve(talos, q0, levels, tol=1e-4, restarts=30, seed=7, constraints=standing.constraints,
                    backend=backend)
     assert result.converged and result.restarts >= 1, result.message
     assert backend != "python" or raised  # the case is the one named

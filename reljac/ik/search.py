@@ -70,16 +70,19 @@ of all; Newton steps per solve: mean 58 -> 53, 99th percentile 337 -> 289; a win
 280; none at all: 48, 267, but then no priorities restored). With a single level there is one
 phase, which ends only as said above.
 
-**The exact pass**: a strict phase that ends without converging, with a level above its active one
-still above ``floor`` (met only by the slack: :func:`~reljac.ik.search_order.slack_used`), is
-followed, from where it ended, by up to ``POLISH_ITERS`` more iterations on the same levels with
-the steps kept in exact lexicographic order (a level above the active one may not rise above
-``floor``), under the same window. The slack lets a level sit at up to 1 % of the cost left below
-it, met for now, which is what a search that never converges would return: strict priority broken
-in the answer (Panda, a position it can reach above an orientation it cannot have there: the
-position was returned 1.8 cm off; with the exact pass, met, and the orientation as close as it
-allows). Its cost where every level can be met (``bench solve``'s dual arm, 600 targets, all
-converging): Newton steps per solve, mean 53 -> 58, 99th percentile 289 -> 326.
+**The exact pass**: a search of two phases that ends without converging (restarts spent, or its
+budget), while at the best configuration found a level above the first unmet one is met only by
+the slack (:func:`~reljac.ik.search_order.slack_used`), ends with a strict local search from that
+configuration with the steps kept in exact lexicographic order (a level above the active one may
+not rise above ``floor``), under the strict window; its configurations count for the best found.
+The slack lets a level sit at up to 1 % of the cost left below it, met for now, which is what a
+search that never converges would return: strict priority broken in the answer (Panda, a position
+it can reach above an orientation it cannot have there: the position was returned 4 cm off; with
+the exact pass, met, and the orientation as close as it allows). A timed search of two phases
+keeps for it the time of ``EXACT_RESERVE = 20`` iterations at its mean iteration time so far
+(the rest of the search ends that much before the budget). Run after every unconverged strict
+phase instead, it cost the searches that converge (``bench solve``'s 600 dual-arm targets: Newton
+steps per solve, mean 53 -> 58, 99th percentile 289 -> 326); at the end it costs them nothing.
 
 **Restarts** (:mod:`reljac.ik.search_restarts`): a local search that ends without converging is
 followed by another, from where it ended with every bounded coordinate that lies within
@@ -117,6 +120,7 @@ from .task import Task
 CONVERGED, TIMEOUT, EXHAUSTED, FAILED = 0, 1, 2, 3  # SearchResult.reason, as the core's
 FEASIBLE_TOLERANCE = 1e-9  # how far below 0 a row's d may be at a converged q [units of d]
 POLISH_ITERS = 20  # Newton iterations of the strict phase after a flat one, at most
+EXACT_RESERVE = 20  # iterations' time a timed search of two phases keeps for its exact pass
 STALL_WINDOW = 8  # a flat phase ends when its counted cost has not fallen by 30 % over this many iterations
 STALL_WINDOW_FROM = 8  # ... from this iteration on
 STALL_WINDOW_RATIO = 0.7
@@ -198,6 +202,7 @@ class PythonSearch:
         self.flat = flat_levels(self.strict, counted)
         self.levels: list[Level] = []
         self.failing = -1
+        self.reserving = False  # a timed search keeps time for its exact pass (run: two phases)
 
     def evaluate(self, q: np.ndarray, structure: list[list[Task]]) -> tuple[Kinematics, np.ndarray, np.ndarray]:
         """The kinematics at q, the search-mode rows of `structure`'s levels (kept for the step),
@@ -286,6 +291,7 @@ class PythonSearch:
         counted = [[any(id(t) in ids for t in level) for level in levels] for levels in (self.strict, self.flat)]
         phases = [(self.flat, counted[1]), (self.strict, counted[0])] if len(self.flat) != len(self.strict) \
             else [(self.strict, counted[0])]
+        self.reserving = len(phases) == 2  # (one phase: one level of counted tasks, no slack, no exact pass)
         q, searches, best_flat = q0, 0, None
         while True:
             searches += 1
@@ -298,18 +304,33 @@ class PythonSearch:
                     best_flat = ended
                 cap = min(o.max_iters, POLISH_ITERS) if two and structure is self.strict else o.max_iters
                 status, q = self.local(q, structure, counts, cap, window=two and structure is self.flat)
-                if status == EXHAUSTED and two and structure is self.strict and slack_used(self.ended, o.floor, counts):
-                    status, q = self.local(q, structure, counts, cap, exact=True)  # the exact pass, from where it ended
                 if status != EXHAUSTED:
-                    return self.result(status, searches)
+                    return self.end(status, searches, counted[0])
             if o.restarts is not None and searches > o.restarts:
-                return self.result(FAILED if self.best_costs is None else EXHAUSTED, searches)
+                return self.end(FAILED if self.best_costs is None else EXHAUSTED, searches, counted[0])
             if self.timed_out():
-                return self.result(TIMEOUT, searches)
+                return self.end(TIMEOUT, searches, counted[0])
             q = restart_configuration(random, q0, q, searches, *self.sample)
 
+    def end(self, reason: int, searches: int, counts: list[bool]) -> SearchResult:
+        """The result; a search of two phases that ends unconverged with a level above its first
+        unmet one met only by SLACK (at the best found) ends on the exact pass from the best found,
+        which may use the time reserved for it (:meth:`timed_out`)."""
+        if reason in (EXHAUSTED, TIMEOUT) and self.reserving and self.best_costs is not None and \
+                slack_used(self.best_costs, self.o.floor, counts):
+            self.reserving = False  # the whole budget from here
+            if self.local(self.best_q, self.strict, counts, self.o.max_iters, exact=True)[0] == CONVERGED:
+                reason = CONVERGED
+        return self.result(reason, searches)
+
     def timed_out(self) -> bool:
-        return self.o.timeout is not None and time.perf_counter() - self.start >= self.o.timeout
+        """The budget spent; while `reserving`, less the time of EXACT_RESERVE iterations at the
+        mean time of an iteration so far (the exact pass's share)."""
+        if self.o.timeout is None:
+            return False
+        elapsed = time.perf_counter() - self.start
+        reserve = EXACT_RESERVE * elapsed / self.iterations if self.reserving and self.iterations else 0.0
+        return elapsed >= self.o.timeout - reserve
 
     def result(self, reason: int, searches: int) -> SearchResult:
         """The search's result: the converged q (kept as best) or the best found."""

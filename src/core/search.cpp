@@ -18,6 +18,7 @@ namespace {
 using namespace search_order;  // NOLINT: the search's order (search_order.hpp)
 
 constexpr int kPolishIters = 20;  // Newton iterations of the strict phase after a flat one, at most
+constexpr double kExactReserve = 20;  // iterations' time a timed search of two phases keeps for its exact pass
 constexpr int kStallWindow = 8;  // a flat phase ends when its counted cost has not fallen by 30 % over this many
 constexpr int kStallWindowFrom = 8;       // iterations, from this iteration on
 constexpr double kStallWindowRatio = 0.7;
@@ -75,6 +76,7 @@ class Searcher {
     q_new_.resize(q0.size());
     // the flat phase, then the strict one from where it ended (one phase when they are the same)
     const bool two = flat_.size() != strict_.size();
+    reserving_ = two;  // (one phase: one level of counted tasks, no slack, no exact pass)
     bool have_best_flat = false;
     Vector best_flat, ended_flat;
     while (true) {
@@ -87,15 +89,13 @@ class Searcher {
           have_best_flat = true;
         }
         const int cap = two && phase == 1 ? std::min(o_.max_iters, kPolishIters) : o_.max_iters;
-        SearchReason status = local(phase == 0 ? flat_ : strict_, phase == 0 ? flat_counted_ : strict_counted_, cap,
-                                    two && phase == 0);
-        if (status == SearchReason::kExhausted && two && phase == 1 && slack_used(costs_, o_.floor, strict_counted_))
-          status = local(strict_, strict_counted_, cap, false, true);  // the exact pass, from where it ended
-        if (status != SearchReason::kExhausted) return finish(status);
+        const SearchReason status = local(phase == 0 ? flat_ : strict_, phase == 0 ? flat_counted_ : strict_counted_,
+                                          cap, two && phase == 0);
+        if (status != SearchReason::kExhausted) return end(status);
       }
       if (o_.restarts >= 0 && out_.searches > o_.restarts)
-        return finish(have_best_ ? SearchReason::kExhausted : SearchReason::kFailed);
-      if (timed_out()) return finish(SearchReason::kTimeout);
+        return end(have_best_ ? SearchReason::kExhausted : SearchReason::kFailed);
+      if (timed_out()) return end(SearchReason::kTimeout);
       restart(random, q0, out_.searches, q_);
     }
   }
@@ -112,9 +112,30 @@ class Searcher {
   std::vector<Level> kept_systems_;
   std::vector<RowMatrix> kept_storage_;
   bool have_best_ = false, best_feasible_ = false;
+  bool reserving_ = false;  // a timed search keeps time for its exact pass (run: two phases)
 
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
-  bool timed_out() const { return o_.timeout >= 0 && elapsed() >= o_.timeout; }
+  // search.py's timed_out: the budget spent; while reserving_, less the time of kExactReserve
+  // iterations at the mean time of an iteration so far (the exact pass's share).
+  bool timed_out() const {
+    if (o_.timeout < 0) return false;
+    const double t = elapsed();
+    const double reserve = reserving_ && out_.iterations > 0 ? kExactReserve * t / out_.iterations : 0.0;
+    return t >= o_.timeout - reserve;
+  }
+
+  // search.py's end: a search of two phases that ends unconverged with a level above its first unmet
+  // one met only by kSlack (at the best found) ends on the exact pass from the best found.
+  SearchResult end(SearchReason reason) {
+    if ((reason == SearchReason::kExhausted || reason == SearchReason::kTimeout) && reserving_ && have_best_ &&
+        slack_used(best_costs_, o_.floor, strict_counted_)) {
+      reserving_ = false;  // the whole budget from here
+      q_ = best_q_;
+      if (local(strict_, strict_counted_, o_.max_iters, false, true) == SearchReason::kConverged)
+        reason = SearchReason::kConverged;
+    }
+    return finish(reason);
+  }
 
   // search.py's PythonSearch.local: a local search from q_ on `levels`; kConverged (q_ kept as
   // best), kTimeout, or kExhausted (q_: where it ended).
