@@ -23,6 +23,19 @@ _LAST_ROW = np.array([0.0, 0.0, 0.0, 1.0])  # a homogeneous matrix's, within np.
 _LAST_ROW_TOLERANCE = 1e-8 + 1e-5 * np.abs(_LAST_ROW)  # atol + rtol |expected|
 
 
+def homogeneous(target: pin.SE3 | np.ndarray) -> np.ndarray:
+    """(4, 4) of a pose (pin.SE3), a position (3,) [m] or a rotation (3, 3): what is not given is
+    the identity's (a position's rotation, a rotation's translation)."""
+    T = np.eye(4)
+    if isinstance(target, pin.SE3):
+        T[:3, :3], T[:3, 3] = target.rotation, target.translation
+    elif np.shape(target) == (3,):
+        T[:3, 3] = target
+    else:
+        T[:3, :3] = target
+    return T
+
+
 def as_se3(T: Any, what: str, *, error: ErrorClass = TaskError) -> pin.SE3:
     """A pin.SE3 (a copy) from a pin.SE3 or a (4, 4) homogeneous matrix."""
     if isinstance(T, pin.SE3):

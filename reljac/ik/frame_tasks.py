@@ -14,7 +14,7 @@ import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from ..exceptions import TaskError
-from ..poses import as_rotation, as_se3
+from ..poses import as_rotation, as_se3, homogeneous
 from ..relative import Kinematics
 from ..robot import FrameRef, Robot
 from ..validation import as_vector
@@ -59,14 +59,7 @@ class _FramePairTask(TargetedTask):
 
     def description(self, robot: Robot) -> TaskDescription:
         """The task for the compiled step (frames resolved on `robot`)."""
-        target = self._require_target()
-        T = np.eye(4)
-        if isinstance(target, pin.SE3):
-            T[:3, :3], T[:3, 3] = target.rotation, target.translation
-        elif target.shape == (3,):
-            T[:3, 3] = target
-        else:
-            T[:3, :3] = target
+        T = homogeneous(self._require_target())
         return FrameTaskDescription(self.kind, robot.frame_id(self._frame_a), robot.frame_id(self._frame_b),  # type: ignore[arg-type]
                                     self._gain, frozen(self._weight), None if self._max_speed is None else
                                     frozen(self._max_speed), frozen(T), frozen(self._target_velocity),

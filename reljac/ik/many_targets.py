@@ -12,6 +12,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import ConfigurationError
+from ..poses import homogeneous
 from ..robot import Robot
 from ..validation import ROTATION_TOLERANCE
 from .task import Task
@@ -115,16 +116,10 @@ def core_target(task: Task, robot: Robot) -> np.ndarray:
     if target is None:
         raise ConfigurationError(f"task '{task.name}' has no target that solve_many can set (no `target`)")
     if isinstance(target, pin.SE3):
-        return np.array(target.homogeneous).reshape(-1)
+        return homogeneous(target).reshape(-1)
     values = np.array(target, dtype=float)
-    kind = getattr(task, "kind", None)
-    if kind in ("position", "orientation") and values.shape in ((3,), (3, 3)):
-        T = np.eye(4)
-        if values.shape == (3,):
-            T[:3, 3] = values
-        else:
-            T[:3, :3] = values
-        return T.reshape(-1)
+    if getattr(task, "kind", None) in ("position", "orientation") and values.shape in ((3,), (3, 3)):
+        return homogeneous(values).reshape(-1)
     return values.reshape(-1)
 
 
