@@ -164,6 +164,20 @@ _IDENTITY3 = np.eye(3)
 _IDENTITY3.flags.writeable = False
 
 
+def rotations_ok(R: np.ndarray) -> bool:
+    """Every matrix of R (n, 3, 3) passes :func:`check_rotation` (finite, orthonormal within
+    ROTATION_TOLERANCE, right-handed), checked at once."""
+    off = np.abs(np.matmul(R.transpose(0, 2, 1), R) - _IDENTITY3).max(axis=(1, 2), initial=0.0)
+    return bool(np.isfinite(R).all() and (off <= ROTATION_TOLERANCE).all() and (determinants(R) >= 0).all())
+
+
+def determinants(R: np.ndarray) -> np.ndarray:
+    """det of each matrix of R (n, 3, 3), by cofactors (numpy's LU path: 8x slower here)."""
+    a, b, c = R[:, 0], R[:, 1], R[:, 2]
+    return (a[:, 0] * (b[:, 1] * c[:, 2] - b[:, 2] * c[:, 1]) - a[:, 1] * (b[:, 0] * c[:, 2] - b[:, 2] * c[:, 0])
+            + a[:, 2] * (b[:, 0] * c[:, 1] - b[:, 1] * c[:, 0]))
+
+
 def as_float(x: Any, what: str, *, minimum: float | None = None, strict: bool = False, allow_inf: bool = False,
              valid: str | None = None, error: ErrorClass = TaskError) -> float:
     """x as a real number (not a bool, not text), finite unless `allow_inf`, and > `minimum`

@@ -14,7 +14,7 @@ import pinocchio as pin
 from ..exceptions import ConfigurationError
 from ..poses import homogeneous
 from ..robot import Robot
-from ..validation import ROTATION_TOLERANCE
+from ..validation import rotations_ok
 from .task import Task
 
 
@@ -91,18 +91,9 @@ def _poses_at_once(task: Task, targets: Sequence[Any]) -> np.ndarray | None:
     if getattr(task, "kind", None) != "pose" or not all(isinstance(T, pin.SE3) for T in targets):
         return None
     H = np.array([T.homogeneous for T in targets])
-    R = H[:, :3, :3]
-    off = np.abs(np.matmul(R.transpose(0, 2, 1), R) - np.eye(3)).max(axis=(1, 2))
-    if not (np.isfinite(H).all() and (off <= ROTATION_TOLERANCE).all() and (_determinants(R) >= 0).all()):
+    if not (np.isfinite(H).all() and rotations_ok(H[:, :3, :3])):
         return None
     return H.reshape(len(targets), 16)
-
-
-def _determinants(R: np.ndarray) -> np.ndarray:
-    """det of each 3x3 matrix of R (n, 3, 3), by cofactors (numpy's LU path: 8x slower here)."""
-    a, b, c = R[:, 0], R[:, 1], R[:, 2]
-    return (a[:, 0] * (b[:, 1] * c[:, 2] - b[:, 2] * c[:, 1]) - a[:, 1] * (b[:, 0] * c[:, 2] - b[:, 2] * c[:, 0])
-            + a[:, 2] * (b[:, 0] * c[:, 1] - b[:, 1] * c[:, 0]))
 
 
 def core_target(task: Task, robot: Robot) -> np.ndarray:
