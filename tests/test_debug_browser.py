@@ -350,8 +350,11 @@ LINK_PIXELS = """((root) => {
   return out; })"""
 
 
+# Panda (Collada meshes of several materials each: the ones whose links once vanished when simplified,
+# with Baxter's arms) and TIAGo (STL meshes). Baxter's page, the same Collada path, was left out to
+# keep the suite under its 5 minutes: its 30 MB of Collada took 17 s of the suite's time.
 @needs_chromium
-@pytest.mark.parametrize("name", ["panda", "baxter", "tiago"])
+@pytest.mark.parametrize("name", ["panda", "tiago"])
 def test_a_software_drawn_page_draws_every_link_of_the_robot(name, browser):
     if name not in example_robots():
         pytest.skip(f"needs example-robot-data's {name}")
