@@ -67,6 +67,47 @@ def test_two_levels_solved_by_hand(solver):
     assert r2.scale == pytest.approx(0.4, abs=1e-15) and r2.saturated == [] and not r2.met
 
 
+# A level nearly in the span of the one above (its two rows ~3e-6 from a row of level 0's, and 1e-8
+# from each other), undamped: its correction is large (~1e5) and M = A P's rounding, amplified,
+# once left range(P) by 1e-5 and moved level 0 off by that (found by a random scan: seed 65).
+NEAR_SPAN = (
+    np.array([[1.240682024953179, -1.567614539773742, -0.6372445167803943, -0.7550397805290173],
+              [0.08732080408403757, 0.17027235771663737, -1.2565576156697487, 0.2675750375560291]]),
+    np.array([1.84456836261714, -0.08669425274473325]),
+    np.array([[0.0873215662010598, 0.17027368571968754, -1.2565577631046758, 0.2675739121834924],
+              [0.08732156485894406, 0.1702736876967624, -1.2565577609220784, 0.26757391172268213]]),
+    np.array([0.89655170212707, 0.39211903582030105]),
+)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("case", range(6))
+def test_a_level_nearly_in_the_span_of_the_one_above_leaves_it_met(solver, case):
+    """Level 0 (full rank) is met whatever level 1 asks, even where level 1's rows lie within ~3e-6
+    of level 0's span and nothing damps it; level 1 then gets what it can from the rest, as an SVD
+    oracle of the lexicographic least squares says (its residual)."""
+    if case == 0:
+        A0, b0, A1, b1 = NEAR_SPAN
+    else:
+        rng = np.random.default_rng(case)
+        A0, b0 = rng.standard_normal((2, 5)), rng.standard_normal(2)
+        A1 = np.repeat(A0[1:], 2, axis=0) + 3e-6 * rng.standard_normal((2, 5))
+        A1[1] = A1[0] + 1e-8 * rng.standard_normal(5)
+        b1 = rng.standard_normal(2)
+    undamped = DampingPolicy(threshold=0.0, max_damping=0.0, error_damping=0.0)
+    nv = A0.shape[1]
+    v, (r0, _) = _solve(solver, [H.Level(A0, b0), H.Level(A1, b1)], np.full(nv, -1e15), np.full(nv, 1e15), undamped)
+    assert np.linalg.norm(A0 @ v - b0) <= 1e-9 * (1 + np.linalg.norm(b0)) and r0.met
+    # the oracle: v0 = A0^+ b0, then level 1 in A0's null space N by the SVD of A1 N (cut as the
+    # solver cuts: sigma <= 1e-6 max(1, sigma_max) is zero)
+    N = np.linalg.svd(A0)[2][2:].T
+    U, s, Vt = np.linalg.svd(A1 @ N, full_matrices=False)
+    kept = s > 1e-6 * max(1.0, s[0])
+    v0 = np.linalg.pinv(A0) @ b0
+    w = Vt[kept].T @ ((U[:, kept].T @ (b1 - A1 @ v0)) / s[kept])
+    assert np.linalg.norm(A1 @ v - b1) == pytest.approx(np.linalg.norm(A1 @ (v0 + N @ w) - b1), rel=1e-6)
+
+
 @pytest.mark.parametrize("solver", SOLVERS)
 @pytest.mark.parametrize("sigma", [0.0, 0.005, 0.015, 0.0199, 0.02, 0.5])
 def test_damping_curve(solver, sigma):

@@ -88,12 +88,21 @@ def test_slack_used_names_a_level_above_the_active_one_that_only_the_slack_calls
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_timed_search_keeps_time_for_the_exact_pass(backend):
     """The Panda stack with a budget instead of restarts: it ends on its budget, the top level met
-    (the search left the exact pass its share: EXACT_RESERVE iterations' time)."""
+    (the search left the exact pass its share: EXACT_RESERVE iterations' time). The pass takes 13
+    of the 20 iterations it is left here, so a busy machine that stops this process for longer
+    than 7 iterations (0.2 ms compiled) in it ends it early: three tries, one must meet the level
+    (without the reserve none would: the budget ends inside a restart, before any exact pass)."""
     robot = example_robot("panda")
     if robot is None:
         pytest.skip("needs example-robot-data (the test extra)")
     frame = "panda_hand_tcp"
     p = Kinematics(robot, robot.random_configuration(1)).placement(frame).translation
     levels = stacked(frame, p, pin.rpy.rpyToMatrix(np.pi, 0.0, 0.0), p + np.array([0.0, 0.0, -0.5]))
-    r = solve(robot, None, levels, tol=TOL, timeout=0.1 if backend == "compiled" else 0.5, seed=1, backend=backend)
-    assert r.reason == "timeout" and r.level_errors[0] <= TOL, r.level_errors
+    errors = []
+    for _ in range(3):
+        r = solve(robot, None, levels, tol=TOL, timeout=0.1 if backend == "compiled" else 0.5, seed=1, backend=backend)
+        assert r.reason == "timeout"
+        errors.append(r.level_errors)
+        if r.level_errors[0] <= TOL:
+            break
+    assert errors[-1][0] <= TOL, errors

@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['BOUND_TOLERANCE', 'BallTaskDescription', 'COLLINEAR_TOLERANCE', 'CapabilityReduction', 'CoMTaskDescription', 'CollisionAvoidanceDescription', 'CollisionRows', 'DistanceTaskDescription', 'ExternalLimitDescription', 'ExternalTaskDescription', 'FAILED', 'FrameTaskDescription', 'GJK_TOLERANCE', 'LevelReport', 'LimitDescription', 'MAX_SQUARE', 'MAX_STALE_SATURATIONS', 'MET_TOLERANCE', 'OVERSHOOT', 'PIVOT_TOLERANCE', 'PendingTaskDescription', 'PositionLimitDescription', 'PostureDescription', 'RANK_TOLERANCE', 'ReversalDampingDescription', 'RowSource', 'SearchBatch', 'SearchOptions', 'SearchResult', 'Step', 'StepFailure', 'SupportFailure', 'SupportRegionDescription', 'TaskDescription', 'UNIT_TOLERANCE', 'VelocityBoxDescription', 'accumulate', 'built_with', 'configuration_ok', 'configurations_from_uniforms', 'manipulabilities', 'merge_partials', 'relative_jacobian', 'relative_jacobian_in', 'relative_jacobians_in', 'relative_kinematics', 'relative_placement', 'relative_placement_in', 'search_many', 'solve_hierarchy', 'threaded_kinematics_seconds']
+__all__: list[str] = ['AMPLIFIED', 'BOUND_TOLERANCE', 'BallTaskDescription', 'COLLINEAR_TOLERANCE', 'CapabilityReduction', 'CoMTaskDescription', 'CollisionAvoidanceDescription', 'CollisionRows', 'DistanceTaskDescription', 'ExternalLimitDescription', 'ExternalTaskDescription', 'FAILED', 'FrameTaskDescription', 'GJK_TOLERANCE', 'LevelReport', 'LimitDescription', 'MAX_SQUARE', 'MAX_STALE_SATURATIONS', 'MET_TOLERANCE', 'OVERSHOOT', 'PIVOT_TOLERANCE', 'PendingTaskDescription', 'PositionLimitDescription', 'PostureDescription', 'RANK_TOLERANCE', 'ReversalDampingDescription', 'RowSource', 'SearchBatch', 'SearchOptions', 'SearchResult', 'Step', 'StepFailure', 'SupportFailure', 'SupportRegionDescription', 'TaskDescription', 'UNIT_TOLERANCE', 'VelocityBoxDescription', 'accumulate', 'built_with', 'configuration_ok', 'configurations_from_uniforms', 'manipulabilities', 'merge_partials', 'relative_jacobian', 'relative_jacobian_in', 'relative_jacobians_in', 'relative_kinematics', 'relative_placement', 'relative_placement_in', 'search_many', 'solve_hierarchy', 'threaded_kinematics_seconds']
 class CapabilityReduction:
     """
     One chunk's reduction of a capability map (reljac/maps/kernel.py)
@@ -998,6 +998,7 @@ def threaded_kinematics_seconds(model: typing.Any, frame_a: typing.SupportsInt |
     """
     Wall time [s] of T_ab and J_ab at every row of Q (N, nq), split across `workers` threads (the machine's own scaling, for `reljac bench solve`).
     """
+AMPLIFIED: float = 10000.0
 BOUND_TOLERANCE: float = 1e-12
 COLLINEAR_TOLERANCE: float = 1e-12
 FAILED: float = 10000000000.0

@@ -36,6 +36,7 @@ from .saturation import Constraints, max_scale, saturate, violated_rows
 RANK_TOLERANCE = 1e-12  # eigenvalues of G below this x max(1, largest) count as zero (sigma < 1e-6)
 MAX_STALE_SATURATIONS = 2  # stop saturating a level after this many saturations that did not help
 MET_TOLERANCE = 1e-9  # a level is met when |A v - b| <= this x (1 + |b|)
+AMPLIFIED = 1e4  # [rad or m] |A|_F |y| above this: the correction delta = M^T y is projected on range(P) (amplified)
 SEARCH_CHOLESKY = 1e-8  # a search's mu at least this x max(1, tr G): its candidates solved with G + mu I (Level.search)
 OVERFLOW = "the levels' velocities overflow (huge gains or weights): no finite solution"  # the compiled step's words
 
@@ -186,6 +187,16 @@ class _Step:
     smallest: float
 
 
+def amplified(level: Level, y: np.ndarray) -> bool:
+    """Whether a correction delta = M^T y is projected on range(P) (P delta): M = A P is rounded at
+    eps |A|, so M^T y leaves range(P) by about eps |A|_F |y| [rad or m] and moves the levels above
+    by that; where the level lies nearly in their span (|M| << |A|, y large: an undamped level) it
+    is no longer negligible. Projected when |A|_F |y| > AMPLIFIED (that rounding above ~1e-12); the
+    check costs O(m nv), the projection O(nv^2) only then."""
+    assert level.A is not None
+    return float(np.linalg.norm(level.A)) * float(np.linalg.norm(y)) > AMPLIFIED
+
+
 def _correction(level: Level, M: np.ndarray | None, P: np.ndarray, residual: np.ndarray,
                 policy: DampingPolicy) -> _Step:
     """Damped least-squares correction delta (in range(P)) of A delta = residual.
@@ -198,7 +209,8 @@ def _correction(level: Level, M: np.ndarray | None, P: np.ndarray, residual: np.
     eigenvalues are exact zeros (joints saturated out of M: M^T u = 0 there), and where they are
     merely small, those directions damped by mu rather than cut. Below that mu, the rounding of
     (G + mu I)^-1 along G's null directions would no longer be negligible (relative eps tr G / mu).
-    The row space W is G's eigen-decomposition's either way.
+    The row space W is G's eigen-decomposition's either way. delta = M^T y is projected on
+    range(P) where its rounding outside it may matter (:func:`amplified`).
     """
     if level.identity_scale is not None:  # A = c diag(mask): (c P)^+ = P / c on the kept rows
         c, lam2 = level.identity_scale, level.extra_damping  # damped: c P / (c^2 + lambda^2)
@@ -215,9 +227,12 @@ def _correction(level: Level, M: np.ndarray | None, P: np.ndarray, residual: np.
     e, U_r = eigenvalues[:rank], U[:, :rank]
     mu = level.extra_damping
     if level.search and policy.damping(0.0) == 0.0 and mu >= SEARCH_CHOLESKY * max(1.0, float(np.trace(G))):
-        delta = M.T @ np.linalg.solve(G + mu * np.eye(level.rows), residual)
+        y = np.linalg.solve(G + mu * np.eye(level.rows), residual)
     else:
-        delta = M.T @ (U_r @ ((U_r.T @ residual) / (e + lam2)))
+        y = U_r @ ((U_r.T @ residual) / (e + lam2))
+    delta = M.T @ y
+    if amplified(level, y):
+        delta = P @ delta
     W = M.T @ (U_r / np.sqrt(e))  # M^T U_r Sigma_r^-1: the level's row space inside range(P)
     return _Step(delta, level.times(delta), W, lam2, smallest)
 

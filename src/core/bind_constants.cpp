@@ -12,6 +12,7 @@ void bind_constants(py::module_& m) {
   m.attr("PIVOT_TOLERANCE") = reljac::kPivotTolerance;
   m.attr("MAX_STALE_SATURATIONS") = reljac::kMaxStaleSaturations;
   m.attr("MET_TOLERANCE") = reljac::kMetTolerance;
+  m.attr("AMPLIFIED") = reljac::kAmplified;
   m.attr("UNIT_TOLERANCE") = reljac::kUnitTolerance;  // reljac.joint_space
   m.attr("MAX_SQUARE") = reljac::kMaxSquare;
   m.attr("COLLINEAR_TOLERANCE") = reljac::kCollinearTolerance;  // reljac.support

@@ -201,12 +201,13 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
     w.step.U_scaled.resize(level.rows(), level.rows());
     w.best.U_scaled.resize(level.rows(), level.rows());
   }
+  const double a_norm = level.A ? Eigen::Map<const Vector>(level.A, Eigen::Index(level.rows()) * nv).norm() : 0.0;
   for (int it = 0; it < iterations; ++it) {
     times(level, base, nv, w.Ax);
     w.residual = level.b - w.Ax;
     with_gram_type(level.rows(), [&](auto gram_type) {  // the correction with G as a matrix of that type
-      correction<decltype(gram_type)>(level, w.M, w.G_now, *P_now, w.residual, policy, nv, known_singular, w.step,
-                                      w.coefficients);
+      correction<decltype(gram_type)>(level, w.M, w.G_now, *P_now, w.residual, policy, nv, a_norm, known_singular,
+                                      w.step, w.coefficients, w.projected);
     });
     const Limiting lim = max_scale(base, w.step.delta, cons, ws.held_free, ws.Cb, ws.Cd);
     if (lim.scale < 0) break;

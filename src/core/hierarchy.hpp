@@ -27,6 +27,7 @@ constexpr double kPivotTolerance = 1e-12;  // P_jj (c^T P c) below this: cannot 
 constexpr int kMaxStaleSaturations = 2;    // saturations in a row that did not lower the residual
 constexpr double kMetTolerance = 1e-9;     // met when |A v - b| <= this x (1 + |b|)
 constexpr double kSearchCholesky = 1e-8;   // a search's mu at least this x max(1, tr G): Cholesky of G + mu I
+constexpr double kAmplified = 1e4;          // [rad or m] |A|_F |y| above this: delta = M^T y projected on range(P)
 
 struct Level {
   const double* A = nullptr;  // (rows x nv) row-major, or nullptr: A = identity_scale diag(mask)

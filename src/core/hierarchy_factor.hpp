@@ -148,6 +148,7 @@ struct LevelSpace {
   Vector Wt_room;       // W^T (rank x nv, row-major) in its first rank x nv entries: see Wt()
   int Wt_rows = 0;
   Vector residual, Ax, coefficients, Mc;  // coefficients: (m), the first `rank` used
+  Vector projected;                        // (nv): P delta, when a correction is projected (see correction)
   Correction step, best;
   const RowMatrix* smallest_of = nullptr;  // M of the chosen candidate, while its report waits for sigma_min
   Eigen::LLT<Matrix> llt;
@@ -174,6 +175,7 @@ struct LevelSpace {
     for (Vector* x : {&residual, &Ax, &coefficients, &Mc, &step.A_delta, &best.A_delta}) x->resize(m);
     step.delta.resize(nv);
     best.delta.resize(nv);
+    projected.resize(nv);
     step.U_scaled.resize(m, m);
     best.U_scaled.resize(m, m);
     const Matrix identity = Matrix::Identity(m, m);
@@ -204,6 +206,20 @@ inline void eigen_rank(const Solver& eig, int m, Correction& step) {
   step.U_scaled.leftCols(rank) = eig.eigenvectors().rightCols(rank) * e.tail(rank).array().sqrt().inverse().matrix().asDiagonal();
 }
 
+// delta = M^T y, y (m) given in step.A_delta, then A delta into step.A_delta. M = A P is rounded at
+// eps |A|, so M^T y leaves range(P) by about eps |A|_F |y| [rad or m] (moving the levels above by
+// that): where |A|_F |y| > kAmplified (a level nearly in the span of the levels above, undamped),
+// delta is projected on range(P) (reljac/ik/hierarchy.py, amplified). a_norm: |A|_F.
+inline void delta_from(const Level& level, const RowMatrix& M, const Matrix& P, double a_norm, int nv,
+                       Correction& step, Vector& projected) {
+  step.delta.noalias() = M.transpose() * step.A_delta;
+  if (a_norm * step.A_delta.norm() > kAmplified) {
+    projected.noalias() = P * step.delta;
+    step.delta.swap(projected);
+  }
+  times(level, step.delta, nv, step.A_delta);
+}
+
 // Damped least-squares correction delta (in range(P)) of A delta = residual, into `step`.
 // The same matrix function as the Python solver's eigen-decomposition of G = M M^T. A level
 // whose G - shift I has a Cholesky factor (shift = threshold^2, and at least the rank
@@ -219,7 +235,8 @@ inline void eigen_rank(const Solver& eig, int m, Correction& step) {
 // saturations only shrink G's eigenvalues (interlacing), so the test would fail again: skip it.
 template <typename Gram>
 inline void correction(const Level& level, const RowMatrix& M, const Matrix& G_now, const Matrix& P, const Vector& residual,
-                       const Policy& policy, int nv, bool& known_singular, Correction& step, Vector& coefficients) {
+                       const Policy& policy, int nv, double a_norm, bool& known_singular, Correction& step,
+                       Vector& coefficients, Vector& projected) {
   step.has_W = false;
   step.full_rank = false;
   step.factored = false;
@@ -249,8 +266,8 @@ inline void correction(const Level& level, const RowMatrix& M, const Matrix& G_n
     step.damping = level.extra_damping;
     G.diagonal().array() += step.damping;
     const Eigen::LLT<Gram> llt(G);
-    step.delta.noalias() = M.transpose() * llt.solve(residual);
-    times(level, step.delta, nv, step.A_delta);
+    step.A_delta = llt.solve(residual);  // y
+    delta_from(level, M, P, a_norm, nv, step, projected);
     return;
   }
   const double shift = std::max(policy.threshold * policy.threshold, kRankTolerance * std::max(1.0, G.trace()));
@@ -269,12 +286,12 @@ inline void correction(const Level& level, const RowMatrix& M, const Matrix& G_n
     step.damping = level.extra_damping;
     G.diagonal().array() += step.damping;
     const Eigen::LLT<Gram> llt(G);
-    step.delta.noalias() = M.transpose() * llt.solve(residual);
+    step.A_delta = llt.solve(residual);  // y
     if (step.damping == 0.0) {  // G's own factor: the row space reuses it if this candidate is chosen
       step.U_scaled = llt.matrixL();
       step.factored = true;
     }
-    times(level, step.delta, nv, step.A_delta);
+    delta_from(level, M, P, a_norm, nv, step, projected);
     return;
   }
   const Eigen::SelfAdjointEigenSolver<Gram> eig(G);  // ascending
@@ -286,8 +303,8 @@ inline void correction(const Level& level, const RowMatrix& M, const Matrix& G_n
   coefficients.resize(m);  // buffers of the largest rank: a smaller one does not reallocate
   auto c_r = coefficients.head(rank);
   c_r = (U_r.transpose() * residual).array() / (e_r.array() + step.damping);
-  step.delta.noalias() = M.transpose() * (U_r * c_r);
-  times(level, step.delta, nv, step.A_delta);
+  step.A_delta.noalias() = U_r * c_r;  // y
+  delta_from(level, M, P, a_norm, nv, step, projected);
 }
 
 // The smallest singular value of M (full rank), for a report.
