@@ -44,8 +44,17 @@ def frame_jacobian_call(robot: Robot) -> float:
 
 
 def middle(robot: Robot) -> np.ndarray:
-    """The middle of the joint limits (normalized): where the protocol starts."""
-    return robot.normalize(0.5 * (robot.lower_limits + robot.upper_limits))
+    """Where the protocols start, (nq,): each one-DoF joint with finite limits at their middle,
+    every other coordinate (floating bases, continuous and spherical joints) as in the neutral
+    configuration (the middle of their +-1 or infinite bounds is no configuration)."""
+    model = robot.model
+    lo, hi = model.lowerPositionLimit, model.upperPositionLimit
+    q = robot.neutral().copy()
+    for joint in model.joints[1:]:
+        i = joint.idx_q
+        if joint.nq == 1 and np.isfinite(lo[i]) and np.isfinite(hi[i]):
+            q[i] = 0.5 * (lo[i] + hi[i])
+    return q
 
 
 def dual_arm_levels(robot: Robot, q_target: np.ndarray, gain: float, q_rest: np.ndarray) -> list[list[Task]]:
