@@ -15,7 +15,7 @@ import numpy as np
 from ..relative import Kinematics
 from ..robot import Robot
 from .many_targets import own_copy, set_row
-from .search import CONVERGED, EXHAUSTED, FAILED, TIMEOUT, SearchResult
+from .search_options import CONVERGED, EXHAUSTED, FAILED, TIMEOUT, SearchResult
 from .task import Task
 
 AT_LIMIT = 1e-6  # [rad or m] a joint this close to a limit is at it (for the messages)
@@ -80,7 +80,7 @@ class IKResult:
 
 @dataclass
 class SearchBatch:
-    """What n searches found, row i problem i's (:class:`~reljac.ik.search.SearchResult`'s fields
+    """What n searches found, row i problem i's (:class:`~reljac.ik.search_options.SearchResult`'s fields
     as arrays): q (n, nq), converged (n,) bool, reason, iterations, searches, failing (n,) int,
     level_costs (n, levels) [m^2, rad^2, weighted], seconds (n,) [s]."""
 

@@ -41,7 +41,7 @@ came through, within tol).
 A local search ends when every task that counts for convergence has its error norms
 (:meth:`Task.error_norms`: of its violation for a task with bounds) at most ``tol`` and q
 satisfies the limits' rows (no collision pair closer than its minimum distance, the centre of mass
-in its support region: :func:`feasible`): converged; or after ``max_iters`` iterations, when
+in its support region: :func:`~reljac.ik.search_options.feasible`): converged; or after ``max_iters`` iterations, when
 every ``mu_k`` exceeds ``mu_max``, or after ``stall_iters`` iterations in a row that were rejected
 or improved by less than ``stall_ratio`` (relative).
 
@@ -102,7 +102,6 @@ rows (any, when none did).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
@@ -112,13 +111,12 @@ from ..relative import Kinematics
 from .controller import Controller
 from .hierarchy import Level
 from .limits import intersect
+from .search_options import CONVERGED, EXHAUSTED, FAILED, TIMEOUT, SearchOptions, SearchResult, feasible
 from .search_order import SLACK, improves, lexicographically_lower, raise_damping, slack_used, window_stalled
 from .search_restarts import SplitMix64, restart_configuration
 from .search_rows import level_of, newton_rows
 from .task import Task
 
-CONVERGED, TIMEOUT, EXHAUSTED, FAILED = 0, 1, 2, 3  # SearchResult.reason, as the core's
-FEASIBLE_TOLERANCE = 1e-9  # how far below 0 a row's d may be at a converged q [units of d]
 POLISH_ITERS = 20  # Newton iterations of the strict phase after a flat one, at most
 EXACT_RESERVE = 20  # iterations' time a timed search of two phases keeps for its exact pass
 STALL_WINDOW = 8  # a flat phase ends when its counted cost has not fallen by 30 % over this many iterations
@@ -127,59 +125,6 @@ STALL_WINDOW_RATIO = 0.7
 STRICT_WINDOW = 3  # a strict phase ends when its first level not met has not fallen by 30 % over this many
 STRICT_WINDOW_FROM = 3  # ... iterations, from this iteration on
 ENTRY_BISECTIONS = 16  # halvings of a step cut back to where the bounded tasks it took inside enter
-
-
-@dataclass
-class SearchOptions:
-    """How a search runs (the fields of the core's ``SearchOptions``, the same defaults).
-
-    tol [m, rad]; max_iters per local search; restarts (None: no cap); timeout [s] of wall clock
-    (None: none); seed of the random stream; the Levenberg-Marquardt damping's start, factors,
-    floor and ceiling [same units as the levels' sigma^2]; stall_iters and stall_ratio; floor
-    [m^2, rad^2] under which level costs tie; max_step [rad or m]: a Newton step's largest joint
-    displacement max_i |v_i| at most this (the step scaled, its direction kept; None: no cap).
-    """
-
-    tol: float = 1e-4
-    max_iters: int = 100
-    restarts: int | None = 20
-    timeout: float | None = None
-    seed: int = 0
-    mu_initial: float = 1e-2
-    mu_grow: float = 10.0
-    mu_shrink: float = 0.5
-    mu_min: float = 1e-12
-    mu_max: float = 1e4
-    stall_iters: int = 10
-    stall_ratio: float = 1e-3
-    max_step: float | None = None
-
-    @property
-    def floor(self) -> float:
-        """Level costs below this tie, and a level under it is met: tol^2."""
-        return self.tol ** 2
-
-
-@dataclass
-class SearchResult:
-    """What a search found: q (nq,), converged, reason (CONVERGED, TIMEOUT, EXHAUSTED, FAILED),
-    iterations (Newton steps in all), searches (1 + restarts), level_costs (one per level) and
-    seconds of wall clock; failing: the index of a task whose rows were not finite (FAILED)."""
-
-    q: np.ndarray
-    converged: bool
-    reason: int
-    iterations: int
-    searches: int
-    level_costs: np.ndarray
-    seconds: float
-    failing: int = -1
-
-
-def feasible(d: np.ndarray | None) -> bool:
-    """q satisfies the limits' rows C v <= d at v = 0 (no pair closer than its minimum distance,
-    the centre of mass inside its region): every d_j >= -FEASIBLE_TOLERANCE."""
-    return d is None or len(d) == 0 or float(np.min(d)) >= -FEASIBLE_TOLERANCE
 
 
 def flat_levels(levels: list[list[Task]], counted: list[Task]) -> list[list[Task]]:

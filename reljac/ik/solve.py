@@ -31,7 +31,8 @@ from .hierarchy import DampingPolicy
 from .limits import JointPositionLimit, Limit
 from .many_results import REASONS, Explainer, IKResult, Problems, SearchBatch, SolverView, snapshot
 from .many_targets import core_target, own_copies, set_row, target_values
-from .search import PythonSearch, SearchOptions
+from .search import PythonSearch
+from .search_options import SearchOptions
 from .search_restarts import sampling
 from .task import Task
 

@@ -1,0 +1,65 @@
+"""The records of a search (:mod:`reljac.ik.search`): how it runs (:class:`SearchOptions`), what it
+found (:class:`SearchResult`, its reasons), and when a configuration satisfies the limits' rows
+(:func:`feasible`). The core's ``SearchOptions`` and results carry the same fields and codes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+CONVERGED, TIMEOUT, EXHAUSTED, FAILED = 0, 1, 2, 3  # SearchResult.reason, as the core's
+FEASIBLE_TOLERANCE = 1e-9  # how far below 0 a row's d may be at a converged q [units of d]
+
+
+@dataclass
+class SearchOptions:
+    """How a search runs (the fields of the core's ``SearchOptions``, the same defaults).
+
+    tol [m, rad]; max_iters per local search; restarts (None: no cap); timeout [s] of wall clock
+    (None: none); seed of the random stream; the Levenberg-Marquardt damping's start, factors,
+    floor and ceiling [same units as the levels' sigma^2]; stall_iters and stall_ratio; floor
+    [m^2, rad^2] under which level costs tie; max_step [rad or m]: a Newton step's largest joint
+    displacement max_i |v_i| at most this (the step scaled, its direction kept; None: no cap).
+    """
+
+    tol: float = 1e-4
+    max_iters: int = 100
+    restarts: int | None = 20
+    timeout: float | None = None
+    seed: int = 0
+    mu_initial: float = 1e-2
+    mu_grow: float = 10.0
+    mu_shrink: float = 0.5
+    mu_min: float = 1e-12
+    mu_max: float = 1e4
+    stall_iters: int = 10
+    stall_ratio: float = 1e-3
+    max_step: float | None = None
+
+    @property
+    def floor(self) -> float:
+        """Level costs below this tie, and a level under it is met: tol^2."""
+        return self.tol ** 2
+
+
+@dataclass
+class SearchResult:
+    """What a search found: q (nq,), converged, reason (CONVERGED, TIMEOUT, EXHAUSTED, FAILED),
+    iterations (Newton steps in all), searches (1 + restarts), level_costs (one per level) and
+    seconds of wall clock; failing: the index of a task whose rows were not finite (FAILED)."""
+
+    q: np.ndarray
+    converged: bool
+    reason: int
+    iterations: int
+    searches: int
+    level_costs: np.ndarray
+    seconds: float
+    failing: int = -1
+
+
+def feasible(d: np.ndarray | None) -> bool:
+    """q satisfies the limits' rows C v <= d at v = 0 (no pair closer than its minimum distance,
+    the centre of mass inside its region): every d_j >= -FEASIBLE_TOLERANCE."""
+    return d is None or len(d) == 0 or float(np.min(d)) >= -FEASIBLE_TOLERANCE
