@@ -76,7 +76,7 @@ using WtMap = Eigen::Map<RowMatrix, Eigen::AlignedMax>;
 // Buffers sized by one level's rows.
 struct LevelSpace {
   RowMatrix M, M_best;  // A P_free (rows x nv, row-major) and the best candidate's
-  Matrix G;             // M M^T (row space, report)
+  Matrix G;             // M M^T (report), or its Cholesky factor (row space)
   Matrix G_now;         // M M^T of the candidate being tried, lower triangle (see correction)
   Vector Wt_room;       // W^T (rank x nv, row-major) in its first rank x nv entries: see Wt()
   int Wt_rows = 0;
@@ -84,7 +84,6 @@ struct LevelSpace {
   Vector projected;                        // (nv): P delta, when a correction is projected (see correction)
   Correction step, best;
   const RowMatrix* smallest_of = nullptr;  // M of the chosen candidate, while its report waits for sigma_min
-  Eigen::LLT<Matrix> llt;
   Eigen::SelfAdjointEigenSolver<Matrix> values;
 
   // W^T (rows x nv), made room for when larger than any before.
@@ -112,7 +111,6 @@ struct LevelSpace {
     step.U_scaled.resize(m, m);
     best.U_scaled.resize(m, m);
     const Matrix identity = Matrix::Identity(m, m);
-    llt.compute(identity);
     values.compute(identity, Eigen::EigenvaluesOnly);
   }
 };
@@ -296,8 +294,8 @@ inline void row_space(const Correction& step, const RowMatrix& M, LevelSpace& w)
       return;
     }
     gram(M, w.G);
-    w.llt.compute(w.G);
-    solve_lower_by_rows(w.llt.matrixLLT(), Wt);  // its lower triangle is L
+    cholesky_in_place(w.G);  // (full rank: it has a factor) w.G's lower triangle is L
+    solve_lower_by_rows(w.G, Wt);
     return;
   }
   w.Wt(step.rank, nv).noalias() = step.U_scaled.leftCols(step.rank).transpose() * M;
