@@ -87,6 +87,8 @@ def test_a_closed_loop_gives_the_same_v_on_both_backends(planar, which):
         assert c.active_rows == py.active_rows and c.held == py.held and c.changes == py.changes
         assert c.capped == py.capped and c.met == py.met
         np.testing.assert_allclose(c.margins, py.margins, rtol=0, atol=1e-9)
+        assert c.smallest_singular_value == pytest.approx(py.smallest_singular_value, rel=1e-9)
+        assert c.damping == pytest.approx(py.damping, rel=1e-9, abs=1e-15)
 
 
 def test_reports_name_the_active_rows_from_the_compiled_step(planar):

@@ -49,7 +49,7 @@ def check_held_rows(problem, v, report, where):
 
 def compare(problem, levels, policy, where):
     """The compiled and Python solutions of one problem: v, each level's violation, its active
-    rows, whether it was met and capped, and its damping agree; so do the rows held on a bound
+    rows, whether it was met and capped, its damping and smallest singular value agree; so do the rows held on a bound
     (joints, rows of C, rows of levels above) and what limited the level, except where several
     rows are held at one point with multipliers of zero up to rounding, where either choice is
     right: returns how many levels differ there (the caller bounds it), after checking that the
@@ -68,6 +68,8 @@ def compare(problem, levels, policy, where):
         assert (b.capped, b.met) == (a.capped, a.met), f"{where}, level {k}"
         np.testing.assert_allclose(b.margins, a.margins, rtol=1e-7, atol=1e-7, err_msg=f"{where}, level {k}")
         assert b.damping == pytest.approx(a.damping, rel=1e-9, abs=1e-15)
+        # (the compiled solver leaves it for when the report is read where it is above the threshold)
+        assert b.smallest_singular_value == pytest.approx(a.smallest_singular_value, rel=1e-7, abs=1e-12), where
         if k == len(levels) - 1:  # reports are at the level's own solution: the last one's is v
             check_held_rows(problem, v_c, b, f"{where}, level {k}")
         differ += (b.held, b.saturated, b.saturated_rows, b.limit_kind, b.limit_index, b.limit_level) != \

@@ -18,10 +18,13 @@ double size_of(const double* x, int n, double size) {
   return size;
 }
 
-// P times hard row j's normal into `out` (a unit row: c times P's column, the same bits).
+// P times hard row j's normal into `out` (a unit row: c times P's column, the same bits;
+// `identity`: P is exactly the identity, the normal itself).
 template <typename Out>
-void times_normal(const Matrix& P, int j, Space& s, Out&& out) {
-  if (s.unit_column[j] >= 0)
+void times_normal(const Matrix& P, int j, Space& s, Out&& out, bool identity) {
+  if (identity)
+    out = s.N.row(j).transpose();
+  else if (s.unit_column[j] >= 0)
     out = s.unit_coef(j) * P.col(s.unit_column[j]);
   else
     out.noalias() = P * s.N.row(j).transpose();
@@ -34,7 +37,7 @@ void times_normal(const Matrix& P, int j, Space& s, Out&& out) {
 bool restrict(Matrix& P, int j, Space& s, bool move = false) {
   const int nv = static_cast<int>(P.rows());
   const double* n = s.N.row(j).data();
-  times_normal(P, j, s, s.Pn);
+  times_normal(P, j, s, s.Pn, &P == &s.P_W && s.P_W_is_P_in && s.P_identity);
   double pivot = dot(s.Pn.data(), s.Pn.data(), nv);
   const double size = dot(n, n, nv);
   if (pivot < kPivotTolerance * std::max(1.0, size)) return false;
@@ -55,9 +58,13 @@ bool restrict(Matrix& P, int j, Space& s, bool move = false) {
 // those before it is dropped. `move`: s.v moves onto the kept rows' bounds (Python's face with v).
 void face(const Matrix& P_in, Space& s, std::vector<int>& working, bool move = false) {
   s.P_W = P_in;
+  s.P_W_is_P_in = true;
   s.kept.clear();
   for (int j : working)
-    if (restrict(s.P_W, j, s, move)) s.kept.push_back(j);
+    if (restrict(s.P_W, j, s, move)) {
+      s.kept.push_back(j);
+      s.P_W_is_P_in = false;
+    }
   working.swap(s.kept);
 }
 
@@ -76,7 +83,7 @@ Hit first_hard(Space& s, double tol) {
     const double a = std::max(0.0, (s.h(j) - s.hard_value(j)) / rate);
     if (!(a < e.alpha) || std::find(s.working.begin(), s.working.end(), j) != s.working.end()) continue;
     // its freedom |P_W n|^2, as restrict reads it (the same bits: a row reached is kept)
-    times_normal(s.P_W, j, s, s.Pn);
+    times_normal(s.P_W, j, s, s.Pn, s.P_W_is_P_in && s.P_identity);
     const double* n = s.N.row(j).data();
     if (dot(s.Pn.data(), s.Pn.data(), s.nv) < kPivotTolerance * std::max(1.0, dot(n, n, s.nv))) continue;
     e = {a, j};
@@ -152,10 +159,13 @@ int update_soft(const Rows& rows, Space& s, double tol) {
 double multipliers(const Matrix& P_in, Space& s) {
   const int nv = s.nv, w = static_cast<int>(s.working.size());
   for (int a = 0; a < w; ++a) {
-    times_normal(P_in, s.working[a], s, s.normals.col(a));
+    times_normal(P_in, s.working[a], s, s.normals.col(a), s.P_identity);
     s.norms(a) = s.normals.col(a).norm();
   }
-  s.Pg.noalias() = P_in * s.gradient;
+  if (s.P_identity)
+    s.Pg = s.gradient;
+  else
+    s.Pg.noalias() = P_in * s.gradient;
   s.rhs = -s.Pg;
   least_squares(s.normals.data(), nv, w, s.rhs.data(), s.mu.data());
   for (int a = 0; a < w; ++a) s.mu(a) *= s.norms(a);
@@ -183,7 +193,15 @@ int model_step(const Rows& rows, double lam2, Space& s) {
   }
   auto J = s.J.topRows(r);
   auto M = s.M.topRows(r);
-  if (rows.column) {  // identity rows (c e_j^T): J P_W's rows are c times P_W's (the same bits)
+  // every row chosen, in order, in the face P_in: M = A P_in, the level's s.AP (the same bits)
+  s.M_is_AP = s.P_W_is_P_in && r == m && s.AP_gram_rows == m;
+  for (int a = 0; a < r && s.M_is_AP; ++a) s.M_is_AP = s.chosen[a] == a;
+  const bool identity = s.P_W_is_P_in && s.P_identity;  // P_W = I: M = J
+  if (s.M_is_AP) {
+    M = s.AP.topRows(m);
+  } else if (identity) {
+    M = J;
+  } else if (rows.column) {  // identity rows (c e_j^T): J P_W's rows are c times P_W's (the same bits)
     for (int a = 0; a < r; ++a) M.row(a) = rows.scale * s.P_W.row(rows.column[s.chosen[a]]);
   } else {  // J P_W^T (P_W symmetric up to rounding; exactly, and M is the level's A P_in bit for bit,
             // when no row is held and every row is chosen), row by row over J's nonzeros
@@ -197,7 +215,10 @@ int model_step(const Rows& rows, double lam2, Space& s) {
   }
   if (lam2 > 0.0) {  // (products one at a time, into the buffers: no temporaries)
     s.Pg = v - s.v_prev;
-    s.offset.noalias() = s.P_W * s.Pg;
+    if (identity)
+      s.offset = s.Pg;
+    else
+      s.offset.noalias() = s.P_W * s.Pg;
   } else {
     s.offset.setZero();
   }
@@ -206,8 +227,10 @@ int model_step(const Rows& rows, double lam2, Space& s) {
   s.c.head(r).noalias() += M * s.offset;
   damped_step(r, lam2, s);
   s.delta -= s.offset;
-  s.Pn.noalias() = s.P_W * s.delta;  // projected once more onto the face (Python's comment)
-  s.delta = s.Pn;
+  if (!identity) {
+    s.Pn.noalias() = s.P_W * s.delta;  // projected once more onto the face (Python's comment)
+    s.delta = s.Pn;
+  }
   return r;
 }
 
@@ -225,8 +248,12 @@ bool guessed(const Rows& rows, const Matrix& P_in, double lam2, Space& s) {
   s.v += s.delta;
   // the move stays in range(P_in) (Python's comment)
   s.Pg = s.v - s.v_prev;
-  s.rhs.noalias() = P_in * s.Pg;
-  s.rhs -= s.Pg;
+  if (s.P_identity) {
+    s.rhs.setZero();
+  } else {
+    s.rhs.noalias() = P_in * s.Pg;
+    s.rhs -= s.Pg;
+  }
   bool optimal = s.rhs.norm() <= kMetTolerance * std::max(1.0, s.Pg.norm());
   s.hard_products(true, false);
   for (int j = 0; j < s.hard && optimal; ++j)
@@ -336,7 +363,10 @@ int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Spac
     const double alpha = line_minimum(rows, s, slope, Jd.dot(Jd) + lam2 * s.delta.squaredNorm());
     if (hit.which >= 0 && hit.alpha <= alpha) {  // a hard row reached first: held from here
       v += hit.alpha * s.delta;
-      if (restrict(s.P_W, hit.which, s)) s.working.push_back(hit.which);
+      if (restrict(s.P_W, hit.which, s)) {
+        s.working.push_back(hit.which);
+        s.P_W_is_P_in = false;
+      }
       rows.times(v, nv, s.x.head(m));
       changes += 1 + update_soft(rows, s, step_tol);
     } else {

@@ -3,9 +3,11 @@
 // inequality.cpp and active_set.cpp. Same constants, same order of decisions: the working set of
 // hard rows held on their bound (saturations as projector restrictions, released by their
 // multipliers), the soft active set of the level's own inequality rows, damped least squares in
-// task space through the eigen-decomposition of the Gram matrix.
+// task space through the Gram matrix (the same matrix functions as the spec's eigen-decomposition:
+// by Cholesky factors where the Gram matrix is clear of the rank cut, active_set_gram.cpp).
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "hierarchy.hpp"
@@ -88,6 +90,14 @@ struct Space {
   RowMatrix J, M;          // (m_max x nv)
   Vector value, rate, aim, t, c, coefficients, eig_values, distance, x;  // (m_max)
   Matrix G, eig_vectors;   // (m_max x m_max)
+  Matrix L;                // (m_max x m_max): a Cholesky factor (clear_of, factor_damped)
+  // what the products may skip: P (the levels' projector) and P_W (the face) exactly the
+  // identity (the first level, a face of no rows in it), s.M a copy of s.AP (model_step), and
+  // s.AP's Gram matrix kept in G_AP (its rows; -1: none) for the steps and the row space of an
+  // equality level, which form it again
+  bool P_identity = false, P_W_is_P_in = false, M_is_AP = false;
+  int AP_gram_rows = -1;
+  Matrix G_AP;
   Vector Wt_room;          // (m_max x nv) row-major
   Vector crossings;        // (2 m_max): where the rows cross a bound along a step
   Vector hard_value, hard_rate;  // (room)
@@ -103,6 +113,10 @@ struct Space {
   Matrix pinned_G, pinned_vectors;
   Vector pinned_values;
   int pinned_rows = -1, pinned_rank = 0;  // -1: nothing pinned
+  // the levels whose report's smallest singular value was left for when it is read (their A P_in
+  // full rank beyond the damping threshold: see smallest_singular_value), and their Gram matrices
+  std::vector<std::pair<int, int>> pending;  // (level, rows)
+  std::vector<Matrix> pending_G;
   bool pinned_has_vectors = false;  // pinned_vectors known (else decomposed at the first reuse)
   Eigen::SelfAdjointEigenSolver<MidGram> mid;  // levels of kSmallLevel to kMidLevel rows (no allocation)
   Eigen::SelfAdjointEigenSolver<Matrix> big;   // more than kMidLevel rows
@@ -140,11 +154,17 @@ Space& lex_space(Workspace& workspace);
 // left to the first reuse of the pinned Gram matrix.
 int eigen(const double* M, int r, int nv, Space& s, bool pin = false, bool vectors = true);
 
-// sum a_i b_i over n entries.
+// sum a_i b_i over n entries, in two interleaved sums (even and odd i: one SIMD register, half
+// the chain of additions of one sum; factor::gram's arithmetic).
 inline double dot(const double* a, const double* b, int n) {
-  double s = 0.0;
-  for (int i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
+  double even = 0.0, odd = 0.0;
+  int i = 0;
+  for (; i + 1 < n; i += 2) {
+    even += a[i] * b[i];
+    odd += a[i + 1] * b[i + 1];
+  }
+  if (i < n) even += a[i] * b[i];
+  return even + odd;
 }
 
 // s.delta = argmin |M u - c|^2 + lam2 |u|^2 (the minimum-norm one when lam2 = 0), M = s.M (r rows),
@@ -161,8 +181,16 @@ void subtract_row_space(const double* M, int r, Matrix& P, Space& s);
 
 // The smallest singular value of M (r x nv), 0 when rank-deficient, inf when r = 0; and its rank
 // (the decomposition pinned: see eigen; `vectors` false: its eigenvalues only, the vectors made at
-// their first reuse).
-double smallest_singular_value(const double* M, int r, int nv, Space& s, int& rank, bool vectors);
+// their first reuse). -1 (rank r, nothing pinned) when every squared singular value is above
+// `floor` (and the rank rule: clear_of), its value left to smallest_of_gram on s.G when read.
+double smallest_singular_value(const double* M, int r, int nv, Space& s, double floor, int& rank, bool vectors);
+
+// The smallest singular value sqrt(lambda_min) of a Gram matrix G (r x r, a copy of s.G), the
+// same bits as smallest_singular_value's eigen-decomposition would give.
+double smallest_of_gram(const Matrix& G, int r, Space& s);
+
+// Fills in the smallest singular values the last solve_lexicographic left at -1 (idempotent).
+void finish_reports(std::vector<LevelReport>& reports, Space& s);
 
 // The level's search (active_set.solve_level), started from the working set in s.working (the
 // one the level above ended with), then the other rows on their bound: v (in s.v, from v_prev) at the least violation,

@@ -42,18 +42,59 @@ void decompose(int r, Space& s, bool vectors) {
   }
 }
 
+// s.G = M M^T (r x r, both triangles) for M (r rows of nv, row-major): each entry in two
+// interleaved sums (factor::gram's arithmetic); false (s.overflow set) when an entry is inf or NaN.
+// s.AP's (kept by smallest_singular_value) copied where M is s.AP, or s.M as its copy.
+bool gram(const double* M, int r, int nv, Space& s) {
+  if (r == s.AP_gram_rows && (M == s.AP.data() || (M == s.M.data() && s.M_is_AP))) {
+    s.G.topLeftCorner(r, r) = s.G_AP.topLeftCorner(r, r);  // (finite: checked when kept)
+    return true;
+  }
+  for (int i = 0; i < r; ++i)
+    for (int j = 0; j <= i; ++j) s.G(i, j) = s.G(j, i) = dot(M + static_cast<long>(i) * nv, M + static_cast<long>(j) * nv, nv);
+  return s.G.topLeftCorner(r, r).allFinite();
+}
+
+// True when every eigenvalue of s.G's leading r x r block (gram) is above
+// max(floor, kRankTolerance x max(1, its trace)): G - shift I has a Cholesky factor. Then the
+// eigen-decomposition's rank rule (eigenvalues above kRankTolerance x max(1, the largest)) keeps
+// all r, and the matrix functions of G below need no eigenvectors. A G nearer the cut than
+// rounding may fail here where the eigenvalues would pass: the eigen-decomposition decides then.
+bool clear_of(int r, double floor, Space& s) {
+  const double trace = s.G.topLeftCorner(r, r).trace();
+  auto L = s.L.topLeftCorner(r, r);
+  L = s.G.topLeftCorner(r, r);
+  L.diagonal().array() -= std::max(floor, kRankTolerance * std::max(1.0, trace));
+  return factor::cholesky_in_place(L);
+}
+
+// s.L's leading r x r block: the Cholesky factor of s.G + lam2 I (G positive definite: clear_of).
+void factor_damped(int r, double lam2, Space& s) {
+  auto L = s.L.topLeftCorner(r, r);
+  L = s.G.topLeftCorner(r, r);
+  L.diagonal().array() += lam2;
+  factor::cholesky_in_place(L);
+}
+
 }  // namespace
 
 void damped_step(int r, double lam2, Space& s) {
   const int nv = s.nv;
   s.delta.setZero();
   if (r == 0) return;
-  const int rank = eigen(s.M.data(), r, nv, s);
   auto y = s.coefficients.head(r);
-  y.setZero();
-  for (int k = r - rank; k < r; ++k) {  // the largest `rank` eigenvalues (ascending order)
-    const auto u = s.eig_vectors.col(k).head(r);
-    y += u * (u.dot(s.c.head(r)) / (s.eig_values(k) + lam2));
+  if (gram(s.M.data(), r, nv, s) && clear_of(r, 0.0, s)) {  // full rank: y = (G + lam2 I)^-1 c
+    factor_damped(r, lam2, s);
+    y = s.c.head(r);
+    const auto L = s.L.topLeftCorner(r, r);
+    factor::cholesky_solve_in_place(L, y);
+  } else {
+    const int rank = eigen(s.M.data(), r, nv, s);
+    y.setZero();
+    for (int k = r - rank; k < r; ++k) {  // the largest `rank` eigenvalues (ascending order)
+      const auto u = s.eig_vectors.col(k).head(r);
+      y += u * (u.dot(s.c.head(r)) / (s.eig_values(k) + lam2));
+    }
   }
   for (int i = 0; i < r; ++i)
     if (y(i) != 0.0) factor::axpy(s.delta.data(), s.M.row(i).data(), y(i), nv);
@@ -90,10 +131,8 @@ void least_squares(double* B, int n, int w, double* r, double* x) {
 
 int eigen(const double* M, int r, int nv, Space& s, bool pin, bool vectors) {
   if (pin) s.pinned_rows = -1;
-  for (int i = 0; i < r; ++i)
-    for (int j = 0; j <= i; ++j) s.G(i, j) = s.G(j, i) = dot(M + static_cast<long>(i) * nv, M + static_cast<long>(j) * nv, nv);
   if (r == 0) return 0;
-  if (!s.G.topLeftCorner(r, r).allFinite()) {  // huge rows: no decomposition (Python's eigh raises)
+  if (!gram(M, r, nv, s)) {  // huge rows: no decomposition (Python's eigh raises)
     s.overflow = true;
     s.eig_values.head(r).setZero();
     s.eig_vectors.topLeftCorner(r, r).setIdentity();
@@ -131,6 +170,25 @@ int eigen(const double* M, int r, int nv, Space& s, bool pin, bool vectors) {
 
 void subtract_row_space(const double* M, int r, Matrix& P, Space& s) {
   const int nv = s.nv;
+  if (r == 0) return;
+  if (gram(M, r, nv, s) && clear_of(r, kOrthonormalize * s.G.topLeftCorner(r, r).trace(), s)) {
+    // full rank and no eigenvalue below kOrthonormalize x the trace (so none below that x the
+    // largest: the eigen path would not orthonormalize again): W^T = L^-1 M, G = L L^T
+    factor_damped(r, 0.0, s);
+    factor::WtMap Wt(s.Wt_room.data(), r, nv);
+    for (int i = 0; i < r; ++i) {  // forward substitution by rows
+      double* w = Wt.data() + static_cast<long>(i) * nv;
+      std::copy(M + static_cast<long>(i) * nv, M + static_cast<long>(i + 1) * nv, w);
+      {
+        factor::Axpys row(w, nv);
+        for (int k = 0; k < i; ++k) row.add(Wt.data() + static_cast<long>(k) * nv, -s.L(i, k));
+      }
+      const double inverse = 1.0 / s.L(i, i);
+      for (int b = 0; b < nv; ++b) w[b] *= inverse;
+    }
+    factor::subtract_gram(P, Wt);
+    return;
+  }
   const int rank = eigen(M, r, nv, s);
   if (rank == 0) return;
   factor::WtMap Wt(s.Wt_room.data(), rank, nv);
@@ -158,10 +216,30 @@ void subtract_row_space(const double* M, int r, Matrix& P, Space& s) {
   factor::subtract_gram(P, Wt);
 }
 
-double smallest_singular_value(const double* M, int r, int nv, Space& s, int& rank, bool vectors) {
+double smallest_singular_value(const double* M, int r, int nv, Space& s, double floor, int& rank, bool vectors) {
+  if (r == 0) {
+    s.pinned_rows = -1;
+    rank = 0;
+    return kInf;
+  }
+  const bool finite = gram(M, r, nv, s);
+  if (finite && M == s.AP.data()) {  // kept for the reuses of s.AP's Gram matrix
+    s.G_AP.topLeftCorner(r, r) = s.G.topLeftCorner(r, r);
+    s.AP_gram_rows = r;
+  }
+  if (finite && clear_of(r, floor, s)) {  // every sigma above sqrt(floor): known when read
+    s.pinned_rows = -1;
+    rank = r;
+    return -1.0;
+  }
   rank = eigen(M, r, nv, s, true, vectors);
-  if (r == 0) return kInf;
   return rank == r ? std::sqrt(s.eig_values(0)) : 0.0;
+}
+
+double smallest_of_gram(const Matrix& G, int r, Space& s) {
+  s.G.topLeftCorner(r, r) = G.topLeftCorner(r, r);
+  decompose(r, s, false);
+  return std::sqrt(std::max(s.eig_values(0), 0.0));
 }
 
 }  // namespace lex

@@ -311,6 +311,7 @@ const Vector& solve_hierarchy(const std::vector<Level>& levels, const Constraint
                               std::vector<LevelReport>& reports, Workspace& workspace) {
   Buffers& ws = workspace.buffers();
   ws.pending.clear();
+  if (ws.lex) ws.lex->pending.clear();
   for (const Level& level : levels)  // inequality rows: the lexicographic solver (inequality.cpp)
     if (level.bounded()) return solve_lexicographic(levels, cons, policy, reports, workspace);
   const int nv = static_cast<int>(cons.lo.size());
@@ -401,6 +402,7 @@ void finish_reports(std::vector<LevelReport>& reports, Workspace& workspace) {
     if (i < static_cast<int>(reports.size()) && reports[i].smallest < 0)
       reports[i].smallest = smallest_singular_value(*ws.levels[i].smallest_of, ws.levels[i]);
   ws.pending.clear();
+  if (ws.lex) lex::finish_reports(reports, *ws.lex);
 }
 
 Vector solve_hierarchy(const std::vector<Level>& levels, const Constraints& cons, const Policy& policy,

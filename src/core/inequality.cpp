@@ -115,28 +115,39 @@ void warm_keep(const Rows& rows, int k, bool guessed, Space& s) {
   for (int i = 0; i < rows.m; ++i) w.soft[i] = !s.soft[i] ? 0 : s.aim(i) == rows.upper[i] ? 1 : -1;
 }
 
-// `warm`: the level's index in s.warm when warm-started (-1: cold, nothing kept).
+// `warm`: the level's index in s.warm when warm-started (-1: cold, nothing kept). `level`: the
+// level's index (its report's, when given).
 template <typename TagOf>
 void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& policy, Space& s, LevelReport* report,
-               bool last = false, int warm = -1) {
+               bool last = false, int warm = -1, int level = -1) {
   const int nv = s.nv, m = rows.m;
   const RowMatrixMap A(rows.A, m, nv);
   int rank_AP = 0;
   double smallest = 0.0;
   const double dimension = P.trace();
   s.pinned_rows = -1;
+  s.AP_gram_rows = -1;  // (s.AP is this level's once computed below)
   if (static_cast<double>(m) > std::nearbyint(dimension)) {
     rank_AP = -1;  // (computed below only if the report needs it)
   } else {
-    factor::times_symmetric(rows.A, m, P, s.AP);  // A P (P exactly symmetric: identity or subtract_gram's)
+    if (s.P_identity)
+      s.AP.topRows(m) = A;
+    else
+      factor::times_symmetric(rows.A, m, P, s.AP);  // A P (P exactly symmetric: identity or subtract_gram's)
     // its eigenvectors up front only where a reuse is sure (a level of equality rows leaves all of
     // them out of the projector below: the same Gram matrix), else at its first reuse, if any
     bool equal = !last;
     for (int i = 0; i < m && equal; ++i) equal = rows.equal(i);
-    smallest = smallest_singular_value(s.AP.data(), m, nv, s, rank_AP, equal);
+    smallest = smallest_singular_value(s.AP.data(), m, nv, s, policy.threshold * policy.threshold, rank_AP, equal);
+    if (smallest < 0 && report) {  // above the threshold: undamped; its value waits for the report's reader
+      Matrix& G = s.pending_G[level];
+      if (G.rows() < m) G.resize(s.m_max, s.m_max);
+      G.topLeftCorner(m, m) = s.G.topLeftCorner(m, m);
+      s.pending.emplace_back(level, m);
+    }
   }
   const bool AP_known = rank_AP >= 0;
-  const double lam2 = policy.singular_damping(smallest) + rows.extra_damping;
+  const double lam2 = (smallest < 0 ? 0.0 : policy.singular_damping(smallest)) + rows.extra_damping;
   bool capped = false;
   const bool guess = warm >= 0 && warm_guess(rows, warm, s);
   const int changes = solve_level(rows, P, lam2, policy.change_cap >= 0 ? policy.change_cap : change_cap(nv, s.hard, m), s,
@@ -190,9 +201,11 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
         r.limit_level = tag.level;
       } else {
         if (rank_AP < 0) {
+          s.M_is_AP = false;
           factor::times_symmetric(rows.A, m, P, s.M);
           rank_AP = eigen(s.M.data(), m, nv, s);
         }
+        s.M_is_AP = false;
         std::copy(rows.A, rows.A + static_cast<long>(m) * nv, s.M.data());
         if (rank_AP < eigen(s.M.data(), m, nv, s)) r.limit_kind = kNoFreedom;
       }
@@ -207,9 +220,12 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
   }
   if (fixed == m && AP_known) {  // every row: A P as the smallest singular value had it
     subtract_row_space(s.AP.data(), fixed, P, s);
+    s.P_identity = false;
   } else if (fixed) {
+    s.M_is_AP = false;
     factor::times_symmetric(s.J.data(), fixed, P, s.M);
     subtract_row_space(s.M.data(), fixed, P, s);
+    s.P_identity = false;
   }
   for (int i = 0; i < m; ++i) {  // the others, inside or on a bound, are kept by the levels below
     if (s.fixed[i]) continue;
@@ -225,89 +241,11 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
 
 namespace lex {
 
-void Space::push_hard(const double* n, double sign, double bound, Tag tag, int column) {
-  for (int j = 0; j < nv; ++j) N(hard, j) = sign * n[j];
-  h(hard) = bound;
-  tags[hard] = tag;
-  tags[hard].side = sign > 0 ? 1 : -1;
-  unit_column[hard] = column;
-  if (column >= 0) unit_coef(hard) = N(hard, column);
-  ++hard;
-}
-
-void Space::hard_products(bool values, bool rates) {
-  for (int j = 0; j < hard; ++j) {
-    const int column = unit_column[j];
-    if (column >= 0) {
-      if (values) hard_value(j) = unit_coef(j) * v(column);
-      if (rates) hard_rate(j) = unit_coef(j) * delta(column);
-    } else {
-      if (values) hard_value(j) = N.row(j).dot(v);
-      if (rates) hard_rate(j) = N.row(j).dot(delta);
-    }
-  }
-}
-
-void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
-  const int n = static_cast<int>(cons.lo.size()), k_room = static_cast<int>(cons.C.rows());
-  int rows = k_room, total = 0;
-  for (const Level& level : levels) {
-    const int m = level.A ? level.rows() : n;
-    rows = std::max(rows, m);
-    total += m;
-  }
-  const int hard_room = 2 * n + 2 * k_room + 2 * total;
-  if (warm.size() < levels.size()) warm.resize(levels.size());
-  for (WarmLevel& w : warm) {  // (sized here: a step allocates nothing)
-    if (static_cast<int>(w.working.capacity()) < hard_room) w.working.reserve(hard_room);
-    if (static_cast<int>(w.soft.size()) < rows) w.soft.resize(rows, 0);
-  }
-  if (static_cast<int>(guess.capacity()) < hard_room) guess.reserve(hard_room);
-  if (identity_A.size() < levels.size()) {
-    identity_A.resize(levels.size());
-    identity_column.resize(levels.size());
-    identity_lower.resize(levels.size());
-    identity_upper.resize(levels.size());
-  }
-  for (size_t i = 0; i < levels.size(); ++i)
-    if (!levels[i].A && identity_A[i].rows() != n) {
-      identity_A[i].resize(n, n);
-      identity_column[i].resize(n);
-      identity_lower[i].resize(n);
-      identity_upper[i].resize(n);
-    }
-  if (n == nv && rows <= m_max && hard_room <= room && k_room == c_room) return;
-  nv = n;
-  m_max = std::max(rows, m_max);
-  room = std::max(hard_room, room);
-  c_room = k_room;
-  N.resize(room, nv);
-  h.resize(room);
-  tags.resize(room);
-  unit_column.resize(room);
-  unit_coef.resize(room);
-  hard_value.resize(room);
-  hard_rate.resize(room);
-  for (Vector* x : {&v, &v_prev, &delta, &offset, &gradient, &Pn, &Pn_again, &Pg, &rhs, &mu, &norms}) x->resize(nv);
-  for (Matrix* x : {&P, &P_W, &normals}) x->resize(nv, nv);
-  J.resize(m_max, nv);
-  M.resize(m_max, nv);
-  AP.resize(m_max, nv);
-  for (Matrix* x : {&pinned_G, &pinned_vectors}) x->resize(m_max, m_max);
-  pinned_values.resize(m_max);
-  pinned_rows = -1;
-  for (Vector* x : {&value, &rate, &aim, &t, &c, &coefficients, &eig_values, &distance, &x}) x->resize(m_max);
-  G.resize(m_max, m_max);
-  eig_vectors.resize(m_max, m_max);
-  Wt_room.resize(static_cast<Eigen::Index>(m_max) * nv);
-  crossings.resize(2 * m_max);
-  soft.assign(m_max, 0);
-  fixed.assign(m_max, 0);
-  for (std::vector<int>* x : {&chosen, &working, &kept, &violated}) x->reserve(std::max(room, m_max));
-  recovery_A.resize(c_room, nv);
-  recovery_lower = Vector::Constant(c_room, -kInf);
-  recovery_upper.resize(c_room);
-  Cv.resize(c_room);
+void finish_reports(std::vector<LevelReport>& reports, Space& s) {
+  for (const auto& [level, rows] : s.pending)
+    if (level < static_cast<int>(reports.size()) && reports[level].smallest < 0)
+      reports[level].smallest = smallest_of_gram(s.pending_G[level], rows, s);
+  s.pending.clear();
 }
 
 }  // namespace lex
@@ -317,11 +255,13 @@ const Vector& solve_lexicographic(const std::vector<Level>& levels, const Constr
   Space& s = lex_space(workspace);
   s.size(levels, cons);
   s.overflow = false;
+  s.pending.clear();
   const int nv = s.nv, k = cons.rows();
   Vector& v = s.v;
   v = Vector::Zero(nv).cwiseMax(cons.lo).cwiseMin(cons.hi);  // zero if feasible, else the box's nearest point
   Matrix& P = s.P;
   P.setIdentity();
+  s.P_identity = true;
   violated_rows(cons, v, s.Cv, s.violated);  // rows of C violated at v (beyond rounding)
   // the hard rows: the box's finite bounds (upper ones first), then the rows of C not violated
   s.hard = 0;
@@ -380,7 +320,7 @@ const Vector& solve_lexicographic(const std::vector<Level>& levels, const Constr
     }
     const int level = static_cast<int>(i);
     solve_one(rows, [level](int row) { return Tag{kLevelRow, row, level}; }, P, policy, s, &report,
-              i + 1 == levels.size(), warm ? level : -1);
+              i + 1 == levels.size(), warm ? level : -1, level);
   }
   if (s.overflow) v.setConstant(std::numeric_limits<double>::quiet_NaN());  // the levels' rows overflow
   return v;

@@ -69,7 +69,7 @@ class Axpys {
 // A_ij P_j over the columns j of P (contiguous), skipping A's zeros (joints a task does not move).
 inline void times_symmetric(const double* A, Eigen::Index rows, const Matrix& P, RowMatrix& M) {
   const Eigen::Index n = P.rows();
-  M.setZero();
+  M.topRows(rows).setZero();  // (M may have room for more rows: only these are written)
   for (Eigen::Index i = 0; i < rows; ++i) {
     Axpys m(M.data() + i * n, n);
     const double* a = A + i * n;
