@@ -27,7 +27,7 @@ void times_normal(const Matrix& P, int j, Space& s, Out&& out, bool identity) {
   else if (s.unit_column[j] >= 0)
     out = s.unit_coef(j) * P.col(s.unit_column[j]);
   else
-    out.noalias() = P * s.N.row(j).transpose();
+    factor::times_vector(P, s.N.row(j).data(), out.data());
 }
 
 // P becomes the projector onto {x in range(P): n^T x = 0} by one Gram-Schmidt step, P -= u u^T
@@ -42,7 +42,7 @@ bool restrict(Matrix& P, int j, Space& s, bool move = false) {
   const double size = dot(n, n, nv);
   if (pivot < kPivotTolerance * std::max(1.0, size)) return false;
   if (pivot < kReorthogonalize * size) {
-    s.Pn_again.noalias() = P * s.Pn;
+    factor::times_vector(P, s.Pn.data(), s.Pn_again.data());
     s.Pn.swap(s.Pn_again);
     pivot = dot(s.Pn.data(), s.Pn.data(), nv);
   }
@@ -165,7 +165,7 @@ double multipliers(const Matrix& P_in, Space& s) {
   if (s.P_identity)
     s.Pg = s.gradient;
   else
-    s.Pg.noalias() = P_in * s.gradient;
+    factor::times_vector(P_in, s.gradient.data(), s.Pg.data());
   s.rhs = -s.Pg;
   least_squares(s.normals.data(), nv, w, s.rhs.data(), s.mu.data());
   for (int a = 0; a < w; ++a) s.mu(a) *= s.norms(a);
@@ -209,8 +209,9 @@ int model_step(const Rows& rows, double lam2, Space& s) {
       double* row = s.M.row(a).data();
       std::fill(row, row + nv, 0.0);
       const double* j_row = s.J.row(a).data();
+      factor::Axpys sum(row, nv);
       for (int j = 0; j < nv; ++j)
-        if (j_row[j] != 0.0) factor::axpy(row, s.P_W.col(j).data(), j_row[j], nv);
+        if (j_row[j] != 0.0) sum.add(s.P_W.col(j).data(), j_row[j]);
     }
   }
   if (lam2 > 0.0) {  // (products one at a time, into the buffers: no temporaries)
@@ -218,7 +219,7 @@ int model_step(const Rows& rows, double lam2, Space& s) {
     if (identity)
       s.offset = s.Pg;
     else
-      s.offset.noalias() = s.P_W * s.Pg;
+      factor::times_vector(s.P_W, s.Pg.data(), s.offset.data());
   } else {
     s.offset.setZero();
   }
@@ -228,7 +229,7 @@ int model_step(const Rows& rows, double lam2, Space& s) {
   damped_step(r, lam2, s);
   s.delta -= s.offset;
   if (!identity) {
-    s.Pn.noalias() = s.P_W * s.delta;  // projected once more onto the face (Python's comment)
+    factor::times_vector(s.P_W, s.delta.data(), s.Pn.data());  // projected once more onto the face (Python's comment)
     s.delta = s.Pn;
   }
   return r;
@@ -251,7 +252,7 @@ bool guessed(const Rows& rows, const Matrix& P_in, double lam2, Space& s) {
   if (s.P_identity) {
     s.rhs.setZero();
   } else {
-    s.rhs.noalias() = P_in * s.Pg;
+    factor::times_vector(P_in, s.Pg.data(), s.rhs.data());
     s.rhs -= s.Pg;
   }
   bool optimal = s.rhs.norm() <= kMetTolerance * std::max(1.0, s.Pg.norm());

@@ -3,6 +3,7 @@
 // instructions than Eigen's expressions on dynamic blocks there). Used by hierarchy_factor.hpp.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 
 #include "hierarchy.hpp"
@@ -76,6 +77,17 @@ inline void times_symmetric(const double* A, Eigen::Index rows, const Matrix& P,
     for (Eigen::Index j = 0; j < n; ++j)
       if (a[j] != 0.0) m.add(P.data() + j * n, a[j]);
   }
+}
+
+// out = P x for P (n x n, column-major) and x (n), x and out apart: the columns of x's nonzeros
+// added in order, four at a time (Axpys; about half the instructions of Eigen's dynamic-size
+// matrix-vector product at a level's sizes).
+inline void times_vector(const Matrix& P, const double* x, double* out) {
+  const Eigen::Index n = P.rows();
+  std::fill(out, out + n, 0.0);
+  Axpys sum(out, n);
+  for (Eigen::Index j = 0; j < n; ++j)
+    if (x[j] != 0.0) sum.add(P.data() + j * n, x[j]);
 }
 
 // G = M M^T in its lower triangle (the upper one is not read: LLT and the eigen-solver read the
