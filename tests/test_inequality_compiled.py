@@ -68,8 +68,9 @@ def compare(problem, levels, policy, where):
         assert (b.capped, b.met) == (a.capped, a.met), f"{where}, level {k}"
         np.testing.assert_allclose(b.margins, a.margins, rtol=1e-7, atol=1e-7, err_msg=f"{where}, level {k}")
         assert b.damping == pytest.approx(a.damping, rel=1e-9, abs=1e-15)
-        # (the compiled solver leaves it for when the report is read where it is above the threshold)
-        assert b.smallest_singular_value == pytest.approx(a.smallest_singular_value, rel=1e-7, abs=1e-12), where
+        # (the compiled solver leaves it for when the report is read where it is above the threshold;
+        # a small one moves with the rounding of the projector: sigma^2 to ~1e-16 of the rows' scale)
+        assert b.smallest_singular_value == pytest.approx(a.smallest_singular_value, rel=1e-7, abs=1e-9), where
         if k == len(levels) - 1:  # reports are at the level's own solution: the last one's is v
             check_held_rows(problem, v_c, b, f"{where}, level {k}")
         differ += (b.held, b.saturated, b.saturated_rows, b.limit_kind, b.limit_index, b.limit_level) != \
