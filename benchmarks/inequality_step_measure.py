@@ -7,7 +7,9 @@ Run ``python benchmarks/inequality_step_measure.py [STEPS] [REPEATS]`` (needs ex
 each backend makes STEPS steps (default 100; the first 5 left out: warm-up), the run repeated
 REPEATS times (default 3), and the compiled step of the same stack without bounds (the box a
 target, the posture plain: the equality solver) for reference; printed: the median and the 90th percentile of one step's wall time over
-all of them [us], and the load average (a shared 2-core machine: figures move with it). Not a test.
+all of them [us], then the fastest and the median of batches of 10 compiled steps taken in C++
+along the same trajectories (with and without bounds), and the load average (a shared 2-core machine: figures move with it).
+Not a test.
 """
 
 from __future__ import annotations
@@ -50,6 +52,24 @@ def step_times(backend: str, steps: int, bounded: bool = True) -> list[float]:
     return times[5:]
 
 
+def batch_times(bounded: bool, steps: int, repeats: int, size: int = 10) -> np.ndarray:
+    """Per-step wall time [s] of batches of `size` compiled steps taken in C++ (the step's own loop,
+    `core.run`: no Python between steps) along the same trajectories as step_times (from q0, the
+    first 5 steps left out), `repeats` times: on a shared machine the fastest batch is the figure
+    least moved by other work."""
+    times = []
+    for _ in range(repeats):
+        robot, levels, q, limits = talos_bounded(bounded)
+        controller = Controller(robot, levels, dt=0.01, constraints=limits, backend="compiled")
+        for _ in range(5):
+            q = controller.step(q)
+        for _ in range((steps - 5) // size):
+            start = time.perf_counter()
+            q = controller._step.core.run(q, size, [], [])
+            times.append((time.perf_counter() - start) / size)
+    return np.array(times)
+
+
 def main(steps: int = 100, repeats: int = 3) -> None:
     load = os.getloadavg()
     print(f"Talos whole body, 4 levels, 2 bounded; {steps} steps x {repeats} per backend")
@@ -62,6 +82,10 @@ def main(steps: int = 100, repeats: int = 3) -> None:
     for backend, us in results.items():
         print(f"  {backend:19s} step median {np.median(us):9.1f} us, p90 {np.percentile(us, 90):9.1f} us")
     print(f"  compiled / python: {np.median(results['python']) / np.median(results['compiled']):.1f}x faster")
+    for bounded in (True, False):
+        us = 1e6 * batch_times(bounded, steps, repeats)
+        print(f"  compiled{'' if bounded else ', no bounds'}, batches of 10 steps in C++: fastest {us.min():.1f} us, "
+              f"median {np.median(us):.1f} us per step")
     end = os.getloadavg()
     print(f"load average {load[0]:.2f} at the start, {end[0]:.2f} at the end (2 cores)")
 
