@@ -40,10 +40,16 @@ def talos_bounded(bounded: bool = True):
     return robot, [feet, [box], lead_com, [posture]], q0, limits
 
 
-def step_times(backend: str, steps: int, bounded: bool = True) -> list[float]:
+def controller_at_start(backend: str, bounded: bool) -> tuple[Controller, np.ndarray]:
+    """A controller of the stack on `backend` and its start configuration q0."""
     robot, levels, q, limits = talos_bounded(bounded)
     controller = Controller(robot, levels, dt=0.01, constraints=limits, backend=backend)
     assert controller.compiled_step == (backend == "compiled")
+    return controller, q
+
+
+def step_times(backend: str, steps: int, bounded: bool = True) -> list[float]:
+    controller, q = controller_at_start(backend, bounded)
     times = []
     for _ in range(steps):
         start = time.perf_counter()
@@ -59,8 +65,7 @@ def batch_times(bounded: bool, steps: int, repeats: int, size: int = 10) -> np.n
     least moved by other work."""
     times = []
     for _ in range(repeats):
-        robot, levels, q, limits = talos_bounded(bounded)
-        controller = Controller(robot, levels, dt=0.01, constraints=limits, backend="compiled")
+        controller, q = controller_at_start("compiled", bounded)
         for _ in range(5):
             q = controller.step(q)
         for _ in range((steps - 5) // size):

@@ -194,10 +194,10 @@ int model_step(const Rows& rows, double lam2, Space& s) {
   auto J = s.J.topRows(r);
   auto M = s.M.topRows(r);
   // every row chosen, in order, in the face P_in: M = A P_in, the level's s.AP (the same bits)
-  s.M_is_AP = s.P_W_is_P_in && r == m && s.AP_gram_rows == m;
-  for (int a = 0; a < r && s.M_is_AP; ++a) s.M_is_AP = s.chosen[a] == a;
+  bool of_AP = s.P_W_is_P_in && r == m && s.AP_gram_rows == m;
+  for (int a = 0; a < r && of_AP; ++a) of_AP = s.chosen[a] == a;
   const bool identity = s.P_W_is_P_in && s.P_identity;  // P_W = I: M = J
-  if (s.M_is_AP) {
+  if (of_AP) {
     M = s.AP.topRows(m);
   } else if (identity) {
     M = J;
@@ -226,7 +226,7 @@ int model_step(const Rows& rows, double lam2, Space& s) {
   rows.times_chosen(J, s.chosen, v, s.c.head(r));  // c = t - J v
   s.c.head(r) = s.t.head(r) - s.c.head(r);
   s.c.head(r).noalias() += M * s.offset;
-  damped_step(r, lam2, s);
+  damped_step(r, lam2, s, of_AP);
   s.delta -= s.offset;
   if (!identity) {
     factor::times_vector(s.P_W, s.delta.data(), s.Pn.data());  // projected once more onto the face (Python's comment)

@@ -92,10 +92,9 @@ struct Space {
   Matrix G, eig_vectors;   // (m_max x m_max)
   Matrix L;                // (m_max x m_max): a Cholesky factor (clear_of, factor_damped)
   // what the products may skip: P (the levels' projector) and P_W (the face) exactly the
-  // identity (the first level, a face of no rows in it), s.M a copy of s.AP (model_step), and
-  // s.AP's Gram matrix kept in G_AP (its rows; -1: none) for the steps and the row space of an
+  // identity (the first level, a face of no rows in it), and s.AP's Gram matrix kept in G_AP (its rows; -1: none) for the steps and the row space of an
   // equality level, which form it again
-  bool P_identity = false, P_W_is_P_in = false, M_is_AP = false;
+  bool P_identity = false, P_W_is_P_in = false;
   int AP_gram_rows = -1;
   Matrix G_AP;
   Vector Wt_room;          // (m_max x nv) row-major
@@ -154,22 +153,12 @@ Space& lex_space(Workspace& workspace);
 // left to the first reuse of the pinned Gram matrix.
 int eigen(const double* M, int r, int nv, Space& s, bool pin = false, bool vectors = true);
 
-// sum a_i b_i over n entries, in two interleaved sums (even and odd i: one SIMD register, half
-// the chain of additions of one sum; factor::gram's arithmetic).
-inline double dot(const double* a, const double* b, int n) {
-  double even = 0.0, odd = 0.0;
-  int i = 0;
-  for (; i + 1 < n; i += 2) {
-    even += a[i] * b[i];
-    odd += a[i + 1] * b[i + 1];
-  }
-  if (i < n) even += a[i] * b[i];
-  return even + odd;
-}
+using factor::dot;  // sum a_i b_i over n entries (small_dense.hpp)
 
 // s.delta = argmin |M u - c|^2 + lam2 |u|^2 (the minimum-norm one when lam2 = 0), M = s.M (r rows),
-// c = s.c, on the eigenvalues of M M^T above the rank rule (Python's damped_step).
-void damped_step(int r, double lam2, Space& s);
+// c = s.c, on the eigenvalues of M M^T above the rank rule (Python's damped_step). `of_AP`: s.M
+// is a copy of the level's s.AP (its Gram matrix kept: not formed again).
+void damped_step(int r, double lam2, Space& s, bool of_AP = false);
 
 // min |B x - r| by Householder QR, B (n x w) column-major in place (full column rank: the face
 // kept independent rows; a vanishing pivot's unknown is 0), r (n) overwritten, x (w).

@@ -43,10 +43,10 @@ void decompose(int r, Space& s, bool vectors) {
 }
 
 // s.G = M M^T (r x r, both triangles) for M (r rows of nv, row-major): each entry in two
-// interleaved sums (factor::gram's arithmetic); false (s.overflow set) when an entry is inf or NaN.
-// s.AP's (kept by smallest_singular_value) copied where M is s.AP, or s.M as its copy.
-bool gram(const double* M, int r, int nv, Space& s) {
-  if (r == s.AP_gram_rows && (M == s.AP.data() || (M == s.M.data() && s.M_is_AP))) {
+// interleaved sums (factor::gram's arithmetic); false when an entry is inf or NaN. s.AP's (kept by
+// smallest_singular_value) copied where M is s.AP, or `of_AP`: a copy of it.
+bool gram(const double* M, int r, int nv, Space& s, bool of_AP = false) {
+  if (r == s.AP_gram_rows && (M == s.AP.data() || of_AP)) {
     s.G.topLeftCorner(r, r) = s.G_AP.topLeftCorner(r, r);  // (finite: checked when kept)
     return true;
   }
@@ -78,12 +78,12 @@ void factor_damped(int r, double lam2, Space& s) {
 
 }  // namespace
 
-void damped_step(int r, double lam2, Space& s) {
+void damped_step(int r, double lam2, Space& s, bool of_AP) {
   const int nv = s.nv;
   s.delta.setZero();
   if (r == 0) return;
   auto y = s.coefficients.head(r);
-  if (gram(s.M.data(), r, nv, s) && clear_of(r, 0.0, s)) {  // full rank: y = (G + lam2 I)^-1 c
+  if (gram(s.M.data(), r, nv, s, of_AP) && clear_of(r, 0.0, s)) {  // full rank: y = (G + lam2 I)^-1 c
     factor_damped(r, lam2, s);
     y = s.c.head(r);
     const auto L = s.L.topLeftCorner(r, r);
@@ -176,16 +176,8 @@ void subtract_row_space(const double* M, int r, Matrix& P, Space& s) {
     // largest: the eigen path would not orthonormalize again): W^T = L^-1 M, G = L L^T
     factor_damped(r, 0.0, s);
     factor::WtMap Wt(s.Wt_room.data(), r, nv);
-    for (int i = 0; i < r; ++i) {  // forward substitution by rows
-      double* w = Wt.data() + static_cast<long>(i) * nv;
-      std::copy(M + static_cast<long>(i) * nv, M + static_cast<long>(i + 1) * nv, w);
-      {
-        factor::Axpys row(w, nv);
-        for (int k = 0; k < i; ++k) row.add(Wt.data() + static_cast<long>(k) * nv, -s.L(i, k));
-      }
-      const double inverse = 1.0 / s.L(i, i);
-      for (int b = 0; b < nv; ++b) w[b] *= inverse;
-    }
+    Wt = RowMatrixMap(M, r, nv);
+    factor::solve_lower_by_rows(s.L.topLeftCorner(r, r), Wt);
     factor::subtract_gram(P, Wt);
     return;
   }

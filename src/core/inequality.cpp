@@ -201,11 +201,9 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
         r.limit_level = tag.level;
       } else {
         if (rank_AP < 0) {
-          s.M_is_AP = false;
           factor::times_symmetric(rows.A, m, P, s.M);
           rank_AP = eigen(s.M.data(), m, nv, s);
         }
-        s.M_is_AP = false;
         std::copy(rows.A, rows.A + static_cast<long>(m) * nv, s.M.data());
         if (rank_AP < eigen(s.M.data(), m, nv, s)) r.limit_kind = kNoFreedom;
       }
@@ -222,7 +220,6 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
     subtract_row_space(s.AP.data(), fixed, P, s);
     s.P_identity = false;
   } else if (fixed) {
-    s.M_is_AP = false;
     factor::times_symmetric(s.J.data(), fixed, P, s.M);
     subtract_row_space(s.M.data(), fixed, P, s);
     s.P_identity = false;
