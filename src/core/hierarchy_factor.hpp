@@ -34,8 +34,10 @@ inline void with_gram_type(int rows, F&& f) {
 
 // y = A x for a level.
 inline void times(const Level& level, const Vector& x, int nv, Vector& y) {
-  if (level.A != nullptr) {
-    y.noalias() = RowMatrixMap(level.A, level.rows(), nv) * x;
+  if (level.A != nullptr) {  // a dot product per contiguous row of A (fewer instructions than Eigen's product)
+    const int m = level.rows();
+    y.resize(m);
+    for (int i = 0; i < m; ++i) y(i) = dot(level.A + static_cast<Eigen::Index>(i) * nv, x.data(), nv);
     return;
   }
   y = level.identity_scale * x;
@@ -135,7 +137,12 @@ inline void eigen_rank(const Solver& eig, int m, Correction& step) {
 // delta is projected on range(P) (reljac/ik/hierarchy.py, amplified). a_norm: |A|_F.
 inline void delta_from(const Level& level, const RowMatrix& M, const Matrix& P, double a_norm, int nv,
                        Correction& step, Vector& projected) {
-  step.delta.noalias() = M.transpose() * step.A_delta;
+  step.delta.setZero(nv);  // M^T y: the rows of M (contiguous) added four at a time
+  {
+    Axpys sum(step.delta.data(), nv);
+    for (Eigen::Index i = 0; i < M.rows(); ++i)
+      if (step.A_delta(i) != 0.0) sum.add(M.data() + i * nv, step.A_delta(i));
+  }
   if (a_norm * step.A_delta.norm() > kAmplified) {
     projected.noalias() = P * step.delta;
     step.delta.swap(projected);
@@ -143,11 +150,47 @@ inline void delta_from(const Level& level, const RowMatrix& M, const Matrix& P, 
   times(level, step.delta, nv, step.A_delta);
 }
 
+// G's smallest eigenvalue e0 (G: m x m, lower triangle; L: its Cholesky factor) by inverse
+// iteration from (1, ..., 1), certified: e0 <= rho (a Rayleigh quotient) and G - (rho - eps) I has a
+// Cholesky factor (every eigenvalue above rho - eps), eps = kCertifiedEigenvalue max(1, tr G), so
+// e0 is known to within eps, as an eigen-decomposition knows it (to eps x |G|, eps the rounding).
+// False (nothing known) where that fails within kInverseIterations (e0 close to the next
+// eigenvalue, or a start nearly orthogonal to its eigenvector) or where e0 < kWellConditioned
+// max(1, tr G) (a level that close to rank deficiency keeps the eigen-decomposition).
+constexpr double kCertifiedEigenvalue = 1e-13;
+constexpr double kWellConditioned = 1e-8;
+constexpr int kInverseIterations = 24;
+template <typename Gram>
+inline bool certified_smallest_eigenvalue(const Gram& G, const Gram& L, double& e0) {
+  using Column = Eigen::Matrix<double, Gram::RowsAtCompileTime, 1, 0, Gram::MaxRowsAtCompileTime, 1>;
+  const Eigen::Index m = G.rows();
+  const double scale = std::max(1.0, G.trace()), eps = kCertifiedEigenvalue * scale;
+  Column x = Column::Constant(m, 1.0 / std::sqrt(static_cast<double>(m))), y(m);
+  double rho = std::numeric_limits<double>::infinity();
+  for (int k = 0; k < kInverseIterations; ++k) {
+    y = x;
+    cholesky_solve_in_place(L, y);  // G^-1 x
+    x = y / y.norm();
+    const double previous = rho;
+    rho = x.dot(G.template selfadjointView<Eigen::Lower>() * x);
+    if (std::abs(previous - rho) <= 1e-2 * eps) break;
+  }
+  if (!(rho - eps >= kWellConditioned * scale)) return false;  // (NaN too)
+  Gram shifted = G;
+  shifted.diagonal().array() -= rho - eps;
+  if (!cholesky_in_place(shifted)) return false;
+  e0 = rho;
+  return true;
+}
+
 // Damped least-squares correction delta (in range(P)) of A delta = residual, into `step`.
 // The same matrix function as the Python solver's eigen-decomposition of G = M M^T. A level
 // whose G - shift I has a Cholesky factor (shift = threshold^2, and at least the rank
 // tolerance) has full rank and no singular damping: it is solved through a Cholesky factor of
-// G + lambda^2 I; only the others need the eigen-decomposition.
+// G + lambda^2 I. One with sigma_min below the threshold whose G has a Cholesky factor and a
+// certified, well-conditioned smallest eigenvalue (certified_smallest_eigenvalue) is too, with
+// lambda^2 from that eigenvalue (U (E + lambda^2)^-1 U^T = (G + lambda^2 I)^-1 at full rank);
+// only the others (rank deficient, or nearly) need the eigen-decomposition.
 // Gram is the (m x m) matrix type: fixed-capacity (no allocation) for small levels.
 //
 // `G_now`: M M^T in its lower triangle (gram()), formed by the caller after each saturation. Not
@@ -168,7 +211,8 @@ inline void correction(const Level& level, const RowMatrix& M, const Matrix& G_n
   step.damping = 0.0;
   step.smallest = std::numeric_limits<double>::infinity();
   if (level.A == nullptr) {  // A = c diag(mask): (c P)^+ = P / c on the kept rows
-    step.delta.noalias() = P * residual;
+    step.delta.resize(nv);
+    times_vector(P, residual.data(), step.delta.data());  // P residual
     const double c = level.identity_scale, lam2 = level.extra_damping;  // damped: c P / (c^2 + lambda^2)
     step.damping = lam2;
     if (lam2 == 0.0)
@@ -218,6 +262,25 @@ inline void correction(const Level& level, const RowMatrix& M, const Matrix& G_n
     }
     delta_from(level, M, P, a_norm, nv, step, projected);
     return;
+  }
+  if (m > 0 && fixed_shift) {  // sigma_min below the threshold: its value sets the damping
+    Gram L = G;
+    double e0 = 0.0;
+    if (cholesky_in_place(L) && certified_smallest_eigenvalue(G, L, e0)) {  // full rank, well conditioned
+      step.full_rank = true;
+      step.rank = m;
+      step.smallest = std::sqrt(e0);
+      step.damping = policy.singular_damping(step.smallest) + level.extra_damping;
+      Gram damped = G;  // y = (G + lambda^2 I)^-1 r: U (E + lambda^2)^-1 U^T r without U
+      damped.diagonal().array() += step.damping;
+      cholesky_in_place(damped);  // (G positive definite, lambda^2 >= 0)
+      step.A_delta = residual;
+      cholesky_solve_in_place(damped, step.A_delta);
+      step.U_scaled = L.template triangularView<Eigen::Lower>();  // G's own factor, for row_space
+      step.factored = true;
+      delta_from(level, M, P, a_norm, nv, step, projected);
+      return;
+    }
   }
   const Eigen::SelfAdjointEigenSolver<Gram> eig(G);  // ascending
   eigen_rank(eig, m, step);
