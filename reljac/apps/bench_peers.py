@@ -190,22 +190,32 @@ def compare(case: Case, robot: Robot, *, targets: int, collision: bool, librarie
             dt: float = DT, max_steps: int = MAX_STEPS, hold: int = HOLD, progress: Progress = None) -> dict[str, Any]:
     """One case with each installed library (reljac first). Returns {``case``, ``robot``, ``nv``,
     ``collision``, ``pairs``, ``targets``, ``unit_s``, ``problems``, ``runs``: {library: the dict of
-    :func:`run_library`}, ``failures``: {library: a setup failure}}."""
+    :func:`run_library`}, ``failures``: {library: a setup failure}}. The libraries take turns
+    target by target (each target's episode with every library before the next target), so that
+    a change of the machine's load during the case falls on all of them alike."""
     model = CollisionModel(robot)
     problems = make_problems(case, robot, model if case.collision else None, targets)
     unit = frame_jacobian_call(robot)
     missing = missing_peers()
-    runs, failures = {}, {}
+    peers, failures = {}, {}
     for name in libraries or list(ADAPTERS):
         if name in missing:
             continue
         try:
-            peer = ADAPTERS[name](robot, dt, model if collision else None)
+            peers[name] = ADAPTERS[name](robot, dt, model if collision else None)
         except PeerFailure as e:
             failures[name] = str(e)
-            continue
-        runs[name] = run_library(peer, robot, problems, model if collision else None, dt=dt, max_steps=max_steps,
-                                 hold=hold, progress=progress)
+    runs: dict[str, dict] = {name: {"times": [], "episodes": [], "min_distance": np.inf} for name in peers}
+    for problem in problems:
+        for name, peer in peers.items():
+            one = run_library(peer, robot, [problem], model if collision else None, dt=dt, max_steps=max_steps,
+                              hold=hold, progress=progress)
+            run = runs[name]
+            run["times"].append(one["times"])
+            run["episodes"] += one["episodes"]
+            run["min_distance"] = min(run["min_distance"], one["min_distance"])
+    for run in runs.values():
+        run["times"] = np.concatenate(run["times"]) if run["times"] else np.zeros(0)
     return {"case": case.name, "robot": robot.name, "nv": robot.nv, "collision": collision,
             "pairs": len(model.pairs) if collision else 0, "targets": targets, "unit_s": unit,
             "problems": problems, "runs": runs, "failures": failures}
