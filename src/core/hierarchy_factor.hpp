@@ -160,6 +160,7 @@ inline void delta_from(const Level& level, const RowMatrix& M, const Matrix& P, 
 constexpr double kCertifiedEigenvalue = 1e-13;
 constexpr double kWellConditioned = 1e-8;
 constexpr int kInverseIterations = 24;
+constexpr double kIterationSettled = 1e-2;  // rho moved by less than this x eps: stop iterating
 template <typename Gram>
 inline bool certified_smallest_eigenvalue(const Gram& G, const Gram& L, double& e0) {
   using Column = Eigen::Matrix<double, Gram::RowsAtCompileTime, 1, 0, Gram::MaxRowsAtCompileTime, 1>;
@@ -173,7 +174,7 @@ inline bool certified_smallest_eigenvalue(const Gram& G, const Gram& L, double& 
     x = y / y.norm();
     const double previous = rho;
     rho = x.dot(G.template selfadjointView<Eigen::Lower>() * x);
-    if (std::abs(previous - rho) <= 1e-2 * eps) break;
+    if (std::abs(previous - rho) <= kIterationSettled * eps) break;
   }
   if (!(rho - eps >= kWellConditioned * scale)) return false;  // (NaN too)
   Gram shifted = G;
@@ -247,38 +248,35 @@ inline void correction(const Level& level, const RowMatrix& M, const Matrix& G_n
     full_rank_test = cholesky_in_place(shifted);  // every sigma^2 > shift
     if (!full_rank_test && fixed_shift) known_singular = true;
   }
-  if (full_rank_test) {
+  // A full-rank candidate: y = (G + lambda^2 I)^-1 r by a Cholesky factor (U (E + lambda^2)^-1 U^T r
+  // without U). G's own factor, which the row space reuses if this candidate is chosen: `own` when
+  // known, else the damped one at lambda = 0.
+  auto full_rank_step = [&](double smallest, double damping, const Gram* own) {
     step.full_rank = true;
     step.rank = m;
-    step.smallest = -1.0;  // not needed to solve: computed for the report of the chosen candidate
-    step.damping = level.extra_damping;
-    G.diagonal().array() += step.damping;
-    cholesky_in_place(G);  // (G - shift I has a factor: G + lambda^2 I has one)
+    step.smallest = smallest;
+    step.damping = damping;
+    Gram damped = G;
+    damped.diagonal().array() += damping;
+    cholesky_in_place(damped);  // (G positive definite, lambda^2 >= 0)
     step.A_delta = residual;  // y
-    cholesky_solve_in_place(G, step.A_delta);
-    if (step.damping == 0.0) {  // G's own factor: the row space reuses it if this candidate is chosen
-      step.U_scaled = G.template triangularView<Eigen::Lower>();
+    cholesky_solve_in_place(damped, step.A_delta);
+    if (own != nullptr || damping == 0.0) {
+      step.U_scaled = (own != nullptr ? *own : damped).template triangularView<Eigen::Lower>();
       step.factored = true;
     }
     delta_from(level, M, P, a_norm, nv, step, projected);
+  };
+  if (full_rank_test) {  // sigma_min: not needed to solve, computed for the report of the chosen candidate
+    full_rank_step(-1.0, level.extra_damping, nullptr);
     return;
   }
   if (m > 0 && fixed_shift) {  // sigma_min below the threshold: its value sets the damping
     Gram L = G;
     double e0 = 0.0;
     if (cholesky_in_place(L) && certified_smallest_eigenvalue(G, L, e0)) {  // full rank, well conditioned
-      step.full_rank = true;
-      step.rank = m;
-      step.smallest = std::sqrt(e0);
-      step.damping = policy.singular_damping(step.smallest) + level.extra_damping;
-      Gram damped = G;  // y = (G + lambda^2 I)^-1 r: U (E + lambda^2)^-1 U^T r without U
-      damped.diagonal().array() += step.damping;
-      cholesky_in_place(damped);  // (G positive definite, lambda^2 >= 0)
-      step.A_delta = residual;
-      cholesky_solve_in_place(damped, step.A_delta);
-      step.U_scaled = L.template triangularView<Eigen::Lower>();  // G's own factor, for row_space
-      step.factored = true;
-      delta_from(level, M, P, a_norm, nv, step, projected);
+      const double smallest = std::sqrt(e0);
+      full_rank_step(smallest, policy.singular_damping(smallest) + level.extra_damping, &L);
       return;
     }
   }
