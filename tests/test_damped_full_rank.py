@@ -2,7 +2,7 @@
 
 A level whose smallest singular value lies below DampingPolicy.threshold but that has full rank
 is solved by the compiled solver through Cholesky factors, its smallest eigenvalue found by
-inverse iteration and certified by a shifted Cholesky factor (src/core/hierarchy_factor.hpp,
+inverse iteration and certified by a shifted Cholesky factor (src/core/hierarchy_rank.hpp,
 certified_smallest_eigenvalue); the Python solver, its specification, takes an eigen-decomposition.
 Both must give the same velocity, damping and smallest singular value, on levels whose singular
 values are chosen (closed form: the damping is the policy's formula at the chosen sigma_min), with

@@ -211,6 +211,10 @@ def _correction(level: Level, M: np.ndarray | None, P: np.ndarray, residual: np.
     (G + mu I)^-1 along G's null directions would no longer be negligible (relative eps tr G / mu).
     The row space W is G's eigen-decomposition's either way. delta = M^T y is projected on
     range(P) where its rounding outside it may matter (:func:`amplified`).
+    The compiled solver computes the same matrix functions without the eigen-decomposition where it
+    can certify what that would find (src/core/hierarchy_rank.hpp): by Cholesky factors at full
+    rank, and, at a rank k < m, on k pivot rows of M from a Cholesky factorization of G with
+    diagonal pivoting (W from those rows, delta = W (B^T B + lambda^2 I)^-1 B^T r with G = B B^T).
     """
     if level.identity_scale is not None:  # A = c diag(mask): (c P)^+ = P / c on the kept rows
         c, lam2 = level.identity_scale, level.extra_damping  # damped: c P / (c^2 + lambda^2)

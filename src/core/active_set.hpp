@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "hierarchy.hpp"
-#include "hierarchy_factor.hpp"
+#include "hierarchy_row_space.hpp"
 
 namespace reljac {
 namespace lex {

@@ -1,6 +1,6 @@
 // The compiled SNS solver; see hierarchy.hpp and reljac/ik/hierarchy.py (its specification).
 #include "hierarchy.hpp"
-#include "hierarchy_factor.hpp"
+#include "hierarchy_row_space.hpp"
 #include "active_set.hpp"
 
 #include <algorithm>

@@ -1,7 +1,8 @@
 // How the compiled SNS solver factors one level: the candidate correction (Cholesky of the
-// Gram matrix, or its eigen-decomposition when singular), the level's row space and the projector
-// update, with the buffers they reuse. Private to hierarchy.cpp (inline: the solver's inner loop);
-// the Python twin is _correction in reljac/ik/hierarchy.py.
+// Gram matrix; on the pivot rows where its rank deficiency is certified, hierarchy_rank.hpp; else
+// its eigen-decomposition), with the buffers it and the row space (hierarchy_row_space.hpp) reuse.
+// Private to the compiled solver (inline: its inner loop); the Python twin is _correction in
+// reljac/ik/hierarchy.py.
 #pragma once
 
 #include <algorithm>
@@ -9,13 +10,11 @@
 #include <limits>
 
 #include "hierarchy.hpp"
+#include "hierarchy_rank.hpp"
 #include "small_dense.hpp"
 
 namespace reljac {
 namespace factor {
-
-constexpr int kSmallLevel = 12;  // levels with at most this many rows factor without allocating
-using SmallGram = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kSmallLevel, kSmallLevel>;
 
 // f(G) with G an empty Gram matrix of the type a level of `rows` rows is factored in: fixed sizes
 // for a pose (6) and a position or orientation (3: unrolled factorizations), fixed capacity up to
@@ -51,7 +50,9 @@ struct Correction {
   bool full_rank = false;  // W W^T = M^T G^-1 M (Cholesky); else W = M^T U_scaled
   bool factored = false;   // full rank with no damping: U_scaled holds G's Cholesky factor L
   bool undecided = false;  // a search's candidate solved by Cholesky of G + mu I: rank and row space found when chosen (row_space)
-  Matrix U_scaled;         // U_r Sigma_r^-1 in the first `rank` columns (m x m) when not full rank; L when factored
+  bool pivoted = false;    // rank deficient, certified by pivoted_rank: W^T = L11^-1 (M's rows pivots(0..rank-1))
+  Matrix U_scaled;         // U_r Sigma_r^-1 in the first `rank` columns (m x m) when not full rank; L when factored; L11 when pivoted
+  Pivots pivots;
   int rank = 0;
   double damping = 0.0;
   double smallest = std::numeric_limits<double>::infinity();
@@ -64,6 +65,8 @@ struct Correction {
     std::swap(full_rank, other.full_rank);
     std::swap(factored, other.factored);
     std::swap(undecided, other.undecided);
+    std::swap(pivoted, other.pivoted);
+    std::swap(pivots, other.pivots);
     std::swap(rank, other.rank);
     std::swap(damping, other.damping);
     std::swap(smallest, other.smallest);
@@ -150,38 +153,50 @@ inline void delta_from(const Level& level, const RowMatrix& M, const Matrix& P, 
   times(level, step.delta, nv, step.A_delta);
 }
 
-// G's smallest eigenvalue e0 (G: m x m, lower triangle; L: its Cholesky factor) by inverse
-// iteration from (1, ..., 1), certified: e0 <= rho (a Rayleigh quotient) and G - (rho - eps) I has a
-// Cholesky factor (every eigenvalue above rho - eps), eps = kCertifiedEigenvalue max(1, tr G), so
-// e0 is known to within eps, as an eigen-decomposition knows it (to eps x |G|, eps the rounding).
-// False (nothing known) where that fails within kInverseIterations (e0 close to the next
-// eigenvalue, or a start nearly orthogonal to its eigenvector) or where e0 < kWellConditioned
-// max(1, tr G) (a level that close to rank deficiency keeps the eigen-decomposition).
-constexpr double kCertifiedEigenvalue = 1e-13;
-constexpr double kWellConditioned = 1e-8;
-constexpr int kInverseIterations = 24;
-constexpr double kIterationSettled = 1e-2;  // rho moved by less than this x eps: stop iterating
+// The rank-deficient candidate whose rank k < m pivoted_rank certified (F, step.pivots): sigma_min
+// 0 (damping: `damping`), and with B = [L11; L21] (G = B B^T after the pivots, up to the dropped
+// part), M's row space has the orthonormal basis W = M1^T L11^-T (M1: the pivot rows of M) and
+// M = B W^T, so the eigen path's U_r (E_r + lambda^2)^-1 U_r^T r gives (B's singular value
+// decomposition) delta = W (B^T B + lambda^2 I)^-1 B^T r: y = L11^-T (B^T B + lambda^2 I)^-1 B^T r
+// on the pivot rows, 0 on the others, into step.A_delta; L11 into step.U_scaled (row_space:
+// pivoted_rank_of, which decide_rank shares).
 template <typename Gram>
-inline bool certified_smallest_eigenvalue(const Gram& G, const Gram& L, double& e0) {
-  using Column = Eigen::Matrix<double, Gram::RowsAtCompileTime, 1, 0, Gram::MaxRowsAtCompileTime, 1>;
-  const Eigen::Index m = G.rows();
-  const double scale = std::max(1.0, G.trace()), eps = kCertifiedEigenvalue * scale;
-  Column x = Column::Constant(m, 1.0 / std::sqrt(static_cast<double>(m))), y(m);
-  double rho = std::numeric_limits<double>::infinity();
-  for (int k = 0; k < kInverseIterations; ++k) {
-    y = x;
-    cholesky_solve_in_place(L, y);  // G^-1 x
-    x = y / y.norm();
-    const double previous = rho;
-    rho = x.dot(G.template selfadjointView<Eigen::Lower>() * x);
-    if (std::abs(previous - rho) <= kIterationSettled * eps) break;
+inline void pivoted_rank_of(const Gram& F, int k, int m, Correction& step) {
+  step.pivoted = true;
+  step.rank = k;
+  step.smallest = 0.0;
+  step.U_scaled.resize(m, m);
+  step.U_scaled.topLeftCorner(k, k) = F.topLeftCorner(k, k);
+}
+
+template <typename Gram>
+inline void pivoted_step(const Gram& F, int k, const RowMatrix& M, const Vector& residual, double damping,
+                         Correction& step) {
+  const int m = static_cast<int>(M.rows());
+  pivoted_rank_of(F, k, m, step);
+  step.damping = damping;
+  SmallGram C(k, k);  // B^T B + lambda^2 I (B(i, a) = 0 for i < a)
+  SmallColumn z(k);   // B^T r, then the solution
+  for (int a = 0; a < k; ++a) {
+    double bt_r = 0.0;
+    for (int i = a; i < m; ++i) bt_r += F(i, a) * residual(step.pivots(i));
+    z(a) = bt_r;
+    for (int b = 0; b <= a; ++b) {
+      double c = 0.0;
+      for (int i = a; i < m; ++i) c += F(i, a) * F(i, b);
+      C(a, b) = c;
+    }
+    C(a, a) += damping;
   }
-  if (!(rho - eps >= kWellConditioned * scale)) return false;  // (NaN too)
-  Gram shifted = G;
-  shifted.diagonal().array() -= rho - eps;
-  if (!cholesky_in_place(shifted)) return false;
-  e0 = rho;
-  return true;
+  cholesky_in_place(C);  // (B has full column rank: L11 is certified well conditioned)
+  cholesky_solve_in_place(C, z);
+  for (int a = k - 1; a >= 0; --a) {  // L11^-T z
+    double x = z(a);
+    for (int i = a + 1; i < k; ++i) x -= F(i, a) * z(i);
+    z(a) = x / F(a, a);
+  }
+  step.A_delta.setZero(m);  // y
+  for (int a = 0; a < k; ++a) step.A_delta(step.pivots(a)) = z(a);
 }
 
 // Damped least-squares correction delta (in range(P)) of A delta = residual, into `step`.
@@ -208,6 +223,7 @@ inline void correction(const Level& level, const RowMatrix& M, const Matrix& G_n
   step.full_rank = false;
   step.factored = false;
   step.undecided = false;
+  step.pivoted = false;
   step.rank = 0;
   step.damping = 0.0;
   step.smallest = std::numeric_limits<double>::infinity();
@@ -280,6 +296,15 @@ inline void correction(const Level& level, const RowMatrix& M, const Matrix& G_n
       return;
     }
   }
+  if (m > 0 && m <= kSmallLevel) {  // rank deficient: certified by pivoted Cholesky (pivoted_step)
+    Gram F;
+    int k = 0;
+    if (pivoted_rank(G, F, step.pivots, k) && k < m) {
+      pivoted_step(F, k, M, residual, policy.singular_damping(0.0) + level.extra_damping, step);
+      delta_from(level, M, P, a_norm, nv, step, projected);
+      return;
+    }
+  }
   const Eigen::SelfAdjointEigenSolver<Gram> eig(G);  // ascending
   eigen_rank(eig, m, step);
   const int rank = step.rank;
@@ -291,92 +316,6 @@ inline void correction(const Level& level, const RowMatrix& M, const Matrix& G_n
   c_r = (U_r.transpose() * residual).array() / (e_r.array() + step.damping);
   step.A_delta.noalias() = U_r * c_r;  // y
   delta_from(level, M, P, a_norm, nv, step, projected);
-}
-
-// The smallest singular value of M (full rank), for a report.
-inline double smallest_singular_value(const RowMatrix& M, LevelSpace& w) {
-  gram(M, w.G);
-  w.values.compute(w.G, Eigen::EigenvaluesOnly);
-  return std::sqrt(std::max(w.values.eigenvalues()(0), 0.0));
-}
-
-// Wt = L^-1 Wt in place (L lower triangular, rows x rows): forward substitution by rows of Wt.
-template <typename Lower>
-inline void solve_lower_by_rows(const Lower& L, WtMap& Wt) {
-  const Eigen::Index n = Wt.cols();
-  for (Eigen::Index i = 0; i < Wt.rows(); ++i) {
-    {
-      Axpys row(Wt.data() + i * n, n);  // (rows k < i: apart from row i)
-      for (Eigen::Index k = 0; k < i; ++k) row.add(Wt.data() + k * n, -L(i, k));
-    }
-    Wt.row(i) /= L(i, i);
-  }
-}
-
-// A search's chosen candidate solved by Cholesky of G + mu I (Correction::undecided): its rank and
-// smallest singular value as correction() finds them without mu (full rank: G - shift I has a
-// Cholesky factor, and G's own factor goes to U_scaled for row_space; else the eigen-decomposition
-// of G, U_scaled), so that row_space goes on as for any candidate. G_now: M M^T (lower triangle)
-// when it is at hand (the candidate tried last), else nullptr.
-template <typename Gram>
-inline void decide_rank(Correction& step, const RowMatrix& M, const Matrix* G_now, const Policy& policy,
-                        LevelSpace& w) {
-  const int m = static_cast<int>(M.rows());
-  if (G_now == nullptr) {
-    gram(M, w.G);
-    G_now = &w.G;
-  }
-  const Gram G = *G_now;
-  const double shift = std::max(policy.threshold * policy.threshold, kRankTolerance * std::max(1.0, G.trace()));
-  Gram shifted = G;
-  shifted.diagonal().array() -= shift;
-  step.undecided = false;
-  if (cholesky_in_place(shifted)) {
-    step.full_rank = true;
-    step.rank = m;
-    step.smallest = -1.0;  // computed for the report when it is read
-    Gram factor = G;
-    cholesky_in_place(factor);
-    step.U_scaled = factor.template triangularView<Eigen::Lower>();  // G's factor: row_space's W^T = L^-1 M
-    step.factored = true;
-    return;
-  }
-  eigen_rank(Eigen::SelfAdjointEigenSolver<Gram>(G), m, step);
-}
-
-// w.Wt() = W^T (rank x nv) with W W^T the projector onto the level's rows inside range(P) (M = A P).
-inline void row_space(const Correction& step, const RowMatrix& M, LevelSpace& w) {
-  const int nv = static_cast<int>(M.cols());
-  if (step.full_rank) {  // W^T = L^-1 M with G = L L^T
-    WtMap Wt = w.Wt(static_cast<int>(M.rows()), nv);
-    Wt = M;
-    if (step.factored) {  // L from the candidate's correction (the same G = M M^T, undamped)
-      solve_lower_by_rows(step.U_scaled, Wt);
-      return;
-    }
-    gram(M, w.G);
-    cholesky_in_place(w.G);  // (full rank: it has a factor) w.G's lower triangle is L
-    solve_lower_by_rows(w.G, Wt);
-    return;
-  }
-  w.Wt(step.rank, nv).noalias() = step.U_scaled.leftCols(step.rank).transpose() * M;
-}
-
-// P -= W W^T (W^T = Wt, rank x nv): the lower triangle, column by column, as axpys along Wt's
-// contiguous rows, up to four per pass over a column (Axpys; each entry computed once; fewer
-// instructions than Eigen's blocked symmetric update at these sizes), mirrored into the upper
-// one, so that P stays exactly symmetric.
-inline void subtract_gram(Matrix& P, const WtMap& Wt) {
-  if (Wt.rows() == 0) return;
-  const Eigen::Index n = P.rows();
-  for (Eigen::Index b = 0; b < n; ++b) {  // column b takes the rows k in order, as row by row would
-    Axpys column(P.data() + b * n + b, n - b);
-    for (Eigen::Index k = 0; k < Wt.rows(); ++k) {
-      const double* w = Wt.data() + k * n;
-      if (w[b] != 0.0) column.add(w + b, -w[b]);
-    }
-  }
-  P.triangularView<Eigen::StrictlyUpper>() = P.transpose();
 }
 
 }  // namespace factor
