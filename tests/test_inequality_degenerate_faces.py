@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from scipy.optimize import nnls
 
-from reljac.ik import active_set, compiled_available, inequality
+from reljac.ik import active_set, active_set_algebra, compiled_available, inequality
 from reljac.ik.backend import core
 from reljac.ik.hierarchy import DampingPolicy, Level
 from reljac.ik.inequality import WarmStart, solve_lexicographic
@@ -145,7 +145,7 @@ def test_a_face_on_a_nearly_dependent_row_is_a_projector_in_range_of_p_in(monkey
     basis = vectors[:, values > 0.5]
     assert basis.shape[1] == 3
     assert np.linalg.svd(hard.N[[15, 7, 2]] @ basis, compute_uv=False)[-1] < 1e-4  # (nearly dependent)
-    P_W, kept = active_set.face(P_in, hard.N, [15, 7, 2, 3])
+    P_W, kept = active_set_algebra.face(P_in, hard.N, [15, 7, 2, 3])
     assert kept == [15, 7, 2]
     eigenvalues = np.linalg.eigvalsh(0.5 * (P_W + P_W.T))
     assert eigenvalues.min() >= -1e-12 and eigenvalues.max() <= 1.0 + 1e-12

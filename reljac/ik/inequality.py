@@ -45,16 +45,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..exceptions import TaskError
-from .active_set import (
-    HardRows,
-    LevelResult,
-    LevelRows,
-    change_cap,
-    eigen,
-    row_basis,
-    smallest_singular_value,
-    solve_level,
-)
+from .active_set import HardRows, LevelResult, LevelRows, change_cap, solve_level
+from .active_set_algebra import eigen, row_basis, smallest_singular_value
 from .hierarchy import MET_TOLERANCE, OVERFLOW, DampingPolicy, Level, LevelReport
 from .saturation import Constraints, violated_rows
 

@@ -1,15 +1,22 @@
 """The records of a search (:mod:`reljac.ik.search`): how it runs (:class:`SearchOptions`), what it
 found (:class:`SearchResult`, its reasons), and when a configuration satisfies the limits' rows
-(:func:`feasible`). The core's ``SearchOptions`` and results carry the same fields and codes."""
+(:func:`feasible`), and the options checked from a caller's values (:func:`checked_options`). The
+core's ``SearchOptions`` and results carry the same fields and codes."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from ..exceptions import TaskError
+from ..validation import as_count, as_float
+
 CONVERGED, TIMEOUT, EXHAUSTED, FAILED = 0, 1, 2, 3  # SearchResult.reason, as the core's
 FEASIBLE_TOLERANCE = 1e-9  # how far below 0 a row's d may be at a converged q [units of d]
+MAX_COUNT = 2**31 - 1  # max_iters and restarts at most this (the core counts them in C ints)
+MAX_TOL = 1e100  # [m or rad] tol at most this (the search compares costs with tol^2)
 
 
 @dataclass
@@ -63,3 +70,29 @@ def feasible(d: np.ndarray | None) -> bool:
     """q satisfies the limits' rows C v <= d at v = 0 (no pair closer than its minimum distance,
     the centre of mass inside its region): every d_j >= -FEASIBLE_TOLERANCE."""
     return d is None or len(d) == 0 or float(np.min(d)) >= -FEASIBLE_TOLERANCE
+
+
+def checked_seed(seed: Any) -> int:
+    """A search's seed: an integer in [0, 2**64) (TaskError otherwise)."""
+    seed = as_count(seed, "seed", minimum=0)
+    if seed >= 2 ** 64:
+        raise TaskError(f"seed must be below 2**64, got {seed}")
+    return seed
+
+
+def checked_options(tol: Any, max_iters: Any, restarts: Any, timeout: Any, seed: Any,
+                    max_step: Any = None) -> SearchOptions:
+    """SearchOptions from a caller's values, each checked (a TaskError naming it and what is valid);
+    restarts None: 20 without a timeout, no cap with one."""
+    tol = as_float(tol, "tol", minimum=0.0, strict=True, valid="a positive number [m or rad]")
+    if tol > MAX_TOL:
+        raise TaskError(f"tol must be at most {MAX_TOL:g} [m or rad], got {tol:g}")
+    max_iters = as_count(max_iters, "max_iters", minimum=1, maximum=MAX_COUNT)
+    if timeout is not None:
+        timeout = as_float(timeout, "timeout [s]", minimum=0.0, strict=True, valid="a positive number of seconds")
+    restarts = ((None if timeout is not None else 20) if restarts is None else
+                as_count(restarts, "restarts", maximum=MAX_COUNT))
+    max_step = None if max_step is None else as_float(max_step, "max_step", minimum=0.0, strict=True,
+                                                      valid="a positive number [rad or m] or None")
+    return SearchOptions(tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout, seed=checked_seed(seed),
+                         max_step=max_step)

@@ -25,14 +25,14 @@ from numpy.typing import ArrayLike
 
 from ..exceptions import ConfigurationError, ReljacError, TaskError
 from ..robot import Robot, as_robot
-from ..validation import as_count, as_float
+from ..validation import as_count
 from .controller import Controller, _as_levels
 from .hierarchy import DampingPolicy
 from .limits import JointPositionLimit, Limit
 from .many_results import REASONS, Explainer, IKResult, Problems, SearchBatch, SolverView, snapshot
 from .many_targets import core_target, own_copies, set_row, target_values
 from .search import PythonSearch
-from .search_options import SearchOptions
+from .search_options import SearchOptions, checked_options, checked_seed
 from .search_restarts import sampling
 from .task import Task
 
@@ -41,8 +41,6 @@ UNDAMPED = DampingPolicy(threshold=0.0, max_damping=0.0, error_damping=0.0)  # t
 OUTSIDE_START = 2e-4  # [s] a call's time outside its search, assumed before a Solver's first call
 OUTSIDE_WINDOW = 50  # the search's budget leaves the largest time outside it of the last this many calls (the
 # wall time's tail, not its mean: a 3rd-largest, about their 95th percentile, left the p99 0.1-0.2 ms later)
-MAX_COUNT = 2**31 - 1  # max_iters and restarts at most this (the core counts them in C ints)
-MAX_TOL = 1e100  # [m or rad] tol at most this (the search compares costs with tol^2)
 PROGRESS_EVERY = 0.1  # [s] solve_many's bar (and Ctrl-C) is looked at this often during its one call to the core
 
 
@@ -90,7 +88,7 @@ class Solver:
                  restarts: int | None = None, timeout: float | None = None, constraints: Sequence[Limit] = (),
                  damping: DampingPolicy | None = None, position_margin: float = 0.0,
                  backend: str | None = None, max_step: float | None = None) -> None:
-        self.options = _options(tol, max_iters, restarts, timeout, 0, max_step)
+        self.options = checked_options(tol, max_iters, restarts, timeout, 0, max_step)
         self._settings = dict(tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout, constraints=constraints,
                               damping=damping, position_margin=position_margin, backend=backend,
                               max_step=max_step)  # solve_dask's
@@ -128,7 +126,7 @@ class Solver:
     def _solve_from(self, start: float, q0: ArrayLike | None, seed: Any) -> IKResult:
         """solve(q0, seed=seed), its timeout counted from `start` (time.perf_counter() [s])."""
         q = self.middle if q0 is None else self.robot.validate_q(q0)
-        seed = _seed(seed)
+        seed = checked_seed(seed)
         with self._held():
             result = self._solve(q, seed, start)
             if self.options.timeout is not None:  # what this call spent outside its search [s]
@@ -194,7 +192,7 @@ class Solver:
         if progress is not None and not isinstance(progress, (bool, np.bool_)):
             raise ConfigurationError(f"progress must be True, False or None (for 1,000 problems or more), "
                                      f"got {progress!r}")
-        seed = _seed(seed)
+        seed = checked_seed(seed)
         seed_rows = self._seed_rows(seeds, len(targets))
         if not targets:
             return []
@@ -380,24 +378,3 @@ def solve_many(robot: Robot, seeds: ArrayLike | None, levels: Any, targets: Sequ
     solver._aliases = twins  # targets keyed by the caller's tasks set their copies'
     return solver.solve_many(seeds, targets, seed=seed, workers=workers, progress=progress, scheduler=scheduler)
 
-
-def _seed(seed: Any) -> int:
-    seed = as_count(seed, "seed", minimum=0)
-    if seed >= 2 ** 64:
-        raise TaskError(f"seed must be below 2**64, got {seed}")
-    return seed
-
-
-def _options(tol: Any, max_iters: Any, restarts: Any, timeout: Any, seed: Any, max_step: Any = None) -> SearchOptions:
-    tol = as_float(tol, "tol", minimum=0.0, strict=True, valid="a positive number [m or rad]")
-    if tol > MAX_TOL:
-        raise TaskError(f"tol must be at most {MAX_TOL:g} [m or rad], got {tol:g}")
-    max_iters = as_count(max_iters, "max_iters", minimum=1, maximum=MAX_COUNT)
-    if timeout is not None:
-        timeout = as_float(timeout, "timeout [s]", minimum=0.0, strict=True, valid="a positive number of seconds")
-    restarts = ((None if timeout is not None else 20) if restarts is None else
-                as_count(restarts, "restarts", maximum=MAX_COUNT))
-    max_step = None if max_step is None else as_float(max_step, "max_step", minimum=0.0, strict=True,
-                                                      valid="a positive number [rad or m] or None")
-    return SearchOptions(tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout, seed=_seed(seed),
-                         max_step=max_step)

@@ -1,6 +1,7 @@
 // The compiled SNS solver; see hierarchy.hpp and reljac/ik/hierarchy.py (its specification).
 #include "hierarchy.hpp"
 #include "hierarchy_row_space.hpp"
+#include "hierarchy_saturation.hpp"
 #include "active_set.hpp"
 
 #include <algorithm>
@@ -51,101 +52,9 @@ lex::Space& lex::lex_space(Workspace& workspace) {
 namespace {
 
 using Buffers = Workspace::Buffers;
-
-struct Limiting {
-  double scale;
-  int kind;   // 0 joint, 1 row of C, -1 nothing
-  int index;
-};
-
-template <typename X, typename Bound>
-void scan(const X& x, const X& dx, const Vector* low, const Bound& high, const std::vector<char>* held,
-          int which, double& s, int& kind, int& limiting, int& worst, int& worst_kind, double& worst_violation) {
-  // rounding in x and dx grows with their size: a crossing smaller than that does not count
-  const double size = std::max({1.0, x.size() ? x.cwiseAbs().maxCoeff() : 0.0, dx.size() ? dx.cwiseAbs().maxCoeff() : 0.0});
-  const double tol = kBoundTolerance * size;
-  for (int j = 0; j < x.size(); ++j) {
-    if (held && (*held)[j]) continue;  // saturated row: c^T delta is 0 up to rounding
-    const double b = x(j), d = dx(j), hj = high(j);
-    const double lj = low ? (*low)(j) : -std::numeric_limits<double>::infinity();
-    const double violation = b > hj ? b - hj : lj - b;
-    if (violation > tol) {
-      if (violation - tol > worst_violation) {
-        worst = j;
-        worst_kind = which;
-        worst_violation = violation - tol;
-      }
-      continue;
-    }
-    const double end = b + d;
-    double ratio;
-    if (end > hj + tol) {
-      ratio = (hj - b) / d;
-    } else if (end < lj - tol) {
-      ratio = (lj - b) / d;
-    } else {
-      continue;
-    }
-    if (ratio < s) {
-      s = ratio;
-      kind = which;
-      limiting = j;
-    }
-  }
-}
-
-// Largest s in [0, 1] keeping base + s delta inside the constraints; s = -1 when base violates one.
-// Rows marked in `held` (saturated) are skipped.
-Limiting max_scale(const Vector& base, const Vector& delta, const Constraints& cons, const std::vector<char>& held,
-                   Vector& Cb, Vector& Cd) {
-  double s = 1.0, worst_violation = 0.0;
-  int kind = -1, limiting = -1, worst = -1, worst_kind = -1;
-  scan(base, delta, &cons.lo, cons.hi, nullptr, 0, s, kind, limiting, worst, worst_kind, worst_violation);
-  if (const int k = cons.rows()) {  // Cb, Cd: room for all of C's rows (no allocation when k changes)
-    if (Cb.size() < cons.C.rows()) Cb.resize(cons.C.rows());
-    if (Cd.size() < cons.C.rows()) Cd.resize(cons.C.rows());
-    auto Cb_k = Cb.head(k), Cd_k = Cd.head(k);
-    Cb_k.noalias() = cons.used_C() * base;
-    Cd_k.noalias() = cons.used_C() * delta;
-    scan(Cb_k, Cd_k, nullptr, cons.used_d(), &held, 1, s, kind, limiting, worst, worst_kind, worst_violation);
-  }
-  if (worst >= 0) return {-1.0, worst_kind, worst};
-  if (kind < 0) return {1.0, -1, -1};
-  return {std::max(s, 0.0), kind, limiting};
-}
-
-// Fix c^T v = target (joint j when c == nullptr) inside range(P), in place; false if it cannot move.
-// M (when given) follows as A P for the new P.
-bool saturate(Buffers& ws, Matrix& P, RowMatrix* M, Vector& Mc, Vector& base, const Vector* c, int j, double target) {
-  Vector& Pc = ws.Pc;
-  if (c)
-    Pc.noalias() = P * *c;
-  else
-    Pc = P.col(j);
-  const double pivot = c ? c->dot(Pc) : Pc(j);
-  if (pivot < kPivotTolerance) return false;
-  const double value = c ? c->dot(base) : base(j);
-  base += Pc * ((target - value) / pivot);
-  ws.scaled = Pc / pivot;
-  const Eigen::Index n = P.rows();
-  for (Eigen::Index k = 0; k < n; ++k)  // P -= Pc scaled^T, column by column (axpys: see factor::axpy)
-    if (ws.scaled(k) != 0.0) axpy(P.data() + k * n, Pc.data(), -ws.scaled(k), n);
-  if (M) {
-    if (c)
-      Mc.noalias() = *M * *c;
-    else
-      Mc = M->col(j);
-    for (Eigen::Index i = 0; i < M->rows(); ++i)  // M -= Mc scaled^T, row by row (M is row-major)
-      if (Mc(i) != 0.0) axpy(M->data() + i * n, ws.scaled.data(), -Mc(i), n);
-  }
-  if (!c) {  // exactly: a saturated joint never moves again
-    base(j) = target;
-    P.row(j).setZero();
-    P.col(j).setZero();
-    if (M) M->col(j).setZero();
-  }
-  return true;
-}
+using saturation::Limiting;
+using saturation::max_scale;
+using saturation::saturate;
 
 // |A v - b| of a level.
 double norm_of_difference(const Level& level, const Vector& v, int nv, Vector& Av) {
@@ -244,11 +153,11 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
     const Vector& delta = kept ? w.best.delta : w.step.delta;  // this candidate's
     if (lim.kind == 0) {
       const double target = delta(j) > 0 ? cons.hi(j) : cons.lo(j);
-      if (!saturate(ws, ws.P_free, level.A ? &w.M : nullptr, w.Mc, base, nullptr, j, target)) break;
+      if (!saturate(ws.Pc, ws.scaled, ws.P_free, level.A ? &w.M : nullptr, w.Mc, base, nullptr, j, target)) break;
       ws.saturated.push_back(j);
     } else {
       ws.c = cons.C.row(j).transpose();
-      if (!saturate(ws, ws.P_free, level.A ? &w.M : nullptr, w.Mc, base, &ws.c, j, cons.d(j))) break;
+      if (!saturate(ws.Pc, ws.scaled, ws.P_free, level.A ? &w.M : nullptr, w.Mc, base, &ws.c, j, cons.d(j))) break;
       ws.saturated_rows.push_back(j);
       ws.held_free[j] = 1;
     }

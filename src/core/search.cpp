@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "search_order.hpp"
+#include "search_restarts.hpp"
 #include "step_impl.hpp"
 
 namespace reljac {
@@ -16,6 +17,7 @@ namespace reljac {
 namespace {
 
 using namespace search_order;  // NOLINT: the search's order (search_order.hpp)
+using namespace search_restarts;  // NOLINT: where its restarts start (search_restarts.hpp)
 
 constexpr int kPolishIters = 20;  // Newton iterations of the strict phase after a flat one, at most
 constexpr double kExactReserve = 20;  // iterations' time a timed search of two phases keeps for its exact pass
@@ -24,24 +26,8 @@ constexpr int kStallWindowFrom = 8;       // iterations, from this iteration on
 constexpr double kStallWindowRatio = 0.7;
 constexpr int kStrictWindow = 3;      // a strict phase ends when its first level not met has not fallen by 30 % over
 constexpr int kStrictWindowFrom = 3;  // this many iterations, from this iteration on
-constexpr double kPartialBand = 0.01;  // a bounded coordinate this close to a limit (fraction of its range) is at it
-constexpr int kFreshEvery = 3;         // every third restart draws every coordinate
 constexpr double kFeasibleTolerance = 1e-9;  // how far below 0 a row's d may be at a converged q
 constexpr int kEntryBisections = 16;  // halvings of a step cut back to where the bounded tasks it took inside enter
-constexpr double kPi = 3.14159265358979323846;
-
-// splitmix64 (Steele, Lea, Flood 2014): the restarts' random stream.
-struct SplitMix64 {
-  unsigned long long state;
-  unsigned long long next() {
-    unsigned long long z = (state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
-  double between(double lower, double upper) { return lower + uniform() * (upper - lower); }  // [lower, upper)
-};
 
 }  // namespace
 
@@ -96,7 +82,7 @@ class Searcher {
       if (o_.restarts >= 0 && out_.searches > o_.restarts)
         return end(have_best_ ? SearchReason::kExhausted : SearchReason::kFailed);
       if (timed_out()) return end(SearchReason::kTimeout);
-      restart(random, q0, out_.searches, q_);
+      restart_configuration(random, o_, q0, out_.searches, q_);
     }
   }
 
@@ -355,46 +341,6 @@ class Searcher {
     }
     s_.advance(q, q_new);
     return q_new.allFinite();
-  }
-
-  // search.py's restart_configuration: from where the last local search ended (q), the bounded
-  // coordinates at a limit drawn anew, the others kept; every kFreshEvery-th restart, and when none
-  // is at a limit, sample().
-  void restart(SplitMix64& random, const Vector& seed, int restart, Vector& q) const {
-    if (restart % kFreshEvery) {
-      bool any = false;
-      for (long i = 0; i < q.size(); ++i) {
-        if (o_.sample_kind(i) != 0) continue;
-        const double band = kPartialBand * (o_.upper(i) - o_.lower(i));
-        if (q(i) - o_.lower(i) <= band || o_.upper(i) - q(i) <= band) {
-          q(i) = random.between(o_.lower(i), o_.upper(i));
-          any = true;
-        }
-      }
-      if (any) return;
-    }
-    sample(random, seed, q);
-  }
-
-  // A random configuration inside the limits (SearchOptions.sample_kind), else the seed's values.
-  void sample(SplitMix64& random, const Vector& seed, Vector& q) const {
-    const int nq = static_cast<int>(q.size());
-    for (int i = 0; i < nq; ++i) {
-      switch (o_.sample_kind(i)) {
-        case 0:
-          q(i) = random.between(o_.lower(i), o_.upper(i));
-          break;
-        case 2: {
-          const double angle = -kPi + 2.0 * kPi * random.uniform();
-          q(i) = std::cos(angle);
-          q(i + 1) = std::sin(angle);
-          ++i;
-          break;
-        }
-        default:
-          q(i) = seed(i);
-      }
-    }
   }
 };
 
