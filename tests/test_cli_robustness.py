@@ -134,6 +134,16 @@ def test_a_pipe_closed_after_the_first_line_ends_quietly(tmp_path):
 
 
 # ----------------------------------------------------------------------------- Ctrl-C
+# An interrupted `reljac` says so in one line and ends with status 130 as a shell reports it: exit
+# code 130, or killed by SIGINT (a shell's $? is 128 + 2 = 130 too). The second happens when Ctrl-C
+# lands while a module is being imported: CPython 3.11 marks a KeyboardInterrupt raised inside
+# eval() or exec() of a string (namedtuple and dataclasses build their methods so) as unhandled
+# even when the program handles it, and at exit kills itself with SIGINT (seen under gdb: a watch on
+# _Py_UnhandledKeyboardInterrupt set in run_eval_code_obj under namedtuple's eval; about one
+# interrupt in eight between 0.4 and 0.9 s into `reljac demo hand` here).
+INTERRUPTED = (130, -signal.SIGINT)
+
+
 def _interrupt_after(argv, delay: float):
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     time.sleep(delay)
@@ -146,7 +156,7 @@ def _interrupt_after(argv, delay: float):
 def test_ctrl_c_while_computing_is_one_line_and_exit_130(tmp_path, delay):
     chain = chain_urdf(tmp_path / "chain.urdf", 150)  # check takes ~20 s: always interrupted
     code, _out, err = _interrupt_after(reljac_program("check", str(chain), "--samples", "30"), delay)
-    assert code == 130, (code, err)
+    assert code in INTERRUPTED, (code, err)
     assert err.strip() == "reljac: interrupted", err
 
 
@@ -156,7 +166,7 @@ def test_ctrl_c_during_a_demo_never_prints_a_traceback(delay):
     "(interrupted)") is printed first."""
     code, out, err = _interrupt_after(reljac_program("demo", "hand"), delay)
     assert "Traceback" not in err and "Traceback" not in out, err
-    assert code == 130 and err.strip() == "reljac: interrupted", (code, err)
+    assert code in INTERRUPTED and err.strip() == "reljac: interrupted", (code, err)
     assert "simulated in" not in out or "(interrupted)" in out, out[-500:]  # a summary says it was cut
 
 
