@@ -133,3 +133,18 @@ def test_near_the_rank_cut(tiny):
         (v_py, r_py), (v_c, r_c) = _both([top], *_free(nv), policy)
         assert r_c[0].damping == pytest.approx(r_py[0].damping, rel=1e-12)
         np.testing.assert_allclose(top.times(v_c), top.times(v_py), rtol=0, atol=1e-9 * (1 + np.abs(top.b).max()))
+
+
+@pytest.mark.parametrize("units", [1e-4, 1e3])
+def test_the_certificates_scale_with_the_level(units):
+    """The same rank-deficient levels in other units (rows x units: G x units^2): the certificates
+    are relative to max(1, max diag G) and max(1, tr G), so small levels (below 1 there) and large
+    ones keep the specification's answers."""
+    rng = np.random.default_rng(17)
+    nv, policy = 12, DampingPolicy(max_damping=0.0)
+    for k in range(6):
+        sigma = units * rng.uniform(0.2, 2.0, k)
+        top = Level(_rank_k(rng, 6, nv, sigma), units * rng.standard_normal(6))
+        posture = Level(None, rng.standard_normal(nv), identity_scale=1.0)
+        condition = (sigma.max() / sigma.min()) ** 2 if k else 1.0
+        _check([top, posture], *_free(nv), policy, 1e-13 * condition)
