@@ -153,27 +153,33 @@ inline void delta_from(const Level& level, const RowMatrix& M, const Matrix& P, 
   times(level, step.delta, nv, step.A_delta);
 }
 
-// The rank-deficient candidate whose rank k < m pivoted_rank certified (F, step.pivots): sigma_min
-// 0 (damping: `damping`), and with B = [L11; L21] (G = B B^T after the pivots, up to the dropped
-// part), M's row space has the orthonormal basis W = M1^T L11^-T (M1: the pivot rows of M) and
-// M = B W^T, so the eigen path's U_r (E_r + lambda^2)^-1 U_r^T r gives (B's singular value
-// decomposition) delta = W (B^T B + lambda^2 I)^-1 B^T r: y = L11^-T (B^T B + lambda^2 I)^-1 B^T r
-// on the pivot rows, 0 on the others, into step.A_delta; L11 into step.U_scaled (row_space:
-// pivoted_rank_of, which decide_rank shares).
+// G's rank k < m (G: m x m, lower triangle) certified by pivoted_rank, into `step` with what
+// row_space needs of it (L11 in U_scaled, the pivots; sigma_min 0); F: the pivoted factor
+// (pivoted_step's B). False, `step` untouched but its pivots: G has full rank, or no certificate.
+// Shared by correction() and decide_rank().
 template <typename Gram>
-inline void pivoted_rank_of(const Gram& F, int k, int m, Correction& step) {
+inline bool certified_rank_deficiency(const Gram& G, Gram& F, Correction& step) {
+  const int m = static_cast<int>(G.rows());
+  int k = 0;
+  if (m == 0 || !pivoted_rank(G, F, step.pivots, k) || k == m) return false;
   step.pivoted = true;
   step.rank = k;
   step.smallest = 0.0;
   step.U_scaled.resize(m, m);
   step.U_scaled.topLeftCorner(k, k) = F.topLeftCorner(k, k);
+  return true;
 }
 
+// The correction of a candidate certified_rank_deficiency found of rank k = step.rank: with
+// B = [L11; L21] (F; G = B B^T after the pivots, up to the dropped part), M's row space has the
+// orthonormal basis W = M1^T L11^-T (M1: the pivot rows of M) and M = B W^T, so the eigen path's
+// U_r (E_r + lambda^2)^-1 U_r^T r gives (B's singular value decomposition)
+// delta = W (B^T B + lambda^2 I)^-1 B^T r: y = L11^-T (B^T B + lambda^2 I)^-1 B^T r on the pivot
+// rows, 0 on the others, into step.A_delta (lambda^2 = `damping`).
 template <typename Gram>
-inline void pivoted_step(const Gram& F, int k, const RowMatrix& M, const Vector& residual, double damping,
+inline void pivoted_step(const Gram& F, const RowMatrix& M, const Vector& residual, double damping,
                          Correction& step) {
-  const int m = static_cast<int>(M.rows());
-  pivoted_rank_of(F, k, m, step);
+  const int m = static_cast<int>(M.rows()), k = step.rank;
   step.damping = damping;
   SmallGram C(k, k);  // B^T B + lambda^2 I (B(i, a) = 0 for i < a)
   SmallColumn z(k);   // B^T r, then the solution
@@ -296,14 +302,11 @@ inline void correction(const Level& level, const RowMatrix& M, const Matrix& G_n
       return;
     }
   }
-  if (m > 0 && m <= kSmallLevel) {  // rank deficient: certified by pivoted Cholesky (pivoted_step)
-    Gram F;
-    int k = 0;
-    if (pivoted_rank(G, F, step.pivots, k) && k < m) {
-      pivoted_step(F, k, M, residual, policy.singular_damping(0.0) + level.extra_damping, step);
-      delta_from(level, M, P, a_norm, nv, step, projected);
-      return;
-    }
+  Gram F;
+  if (certified_rank_deficiency(G, F, step)) {  // rank deficient: on the pivot rows
+    pivoted_step(F, M, residual, policy.singular_damping(0.0) + level.extra_damping, step);
+    delta_from(level, M, P, a_norm, nv, step, projected);
+    return;
   }
   const Eigen::SelfAdjointEigenSolver<Gram> eig(G);  // ascending
   eigen_rank(eig, m, step);

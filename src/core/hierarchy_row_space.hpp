@@ -1,8 +1,9 @@
 // What a level's chosen candidate leaves to the levels below: its rank (decided now for a
 // search's candidate), its row space W^T (from a Cholesky factor, the pivot rows, or the
 // eigenvectors: hierarchy_factor.hpp's Correction) and the projector update P -= W W^T; and the
-// smallest singular value a report reads. Private to hierarchy.cpp (inline: the solver's inner
-// loop); the Python twin is the W of _correction in reljac/ik/hierarchy.py.
+// smallest singular value a report reads. Inline (the solver's inner loop), for hierarchy.cpp; the
+// inequality solver (active_set_gram.cpp) shares solve_lower_by_rows and subtract_gram. The
+// Python twin is the W of _correction in reljac/ik/hierarchy.py.
 #pragma once
 
 #include <algorithm>
@@ -60,15 +61,8 @@ inline void decide_rank(Correction& step, const RowMatrix& M, const Matrix* G_no
     step.factored = true;
     return;
   }
-  step.pivoted = false;
-  if (m <= kSmallLevel) {  // rank deficient: certified by pivoted Cholesky (its L11 for row_space)
-    Gram F;
-    int k = 0;
-    if (pivoted_rank(G, F, step.pivots, k) && k < m) {
-      pivoted_rank_of(F, k, m, step);
-      return;
-    }
-  }
+  Gram F;
+  if (certified_rank_deficiency(G, F, step)) return;  // its L11 and pivots for row_space
   eigen_rank(Eigen::SelfAdjointEigenSolver<Gram>(G), m, step);
 }
 
