@@ -6,18 +6,16 @@ Saturation in the Null Space. See :class:`Controller` (tracking, a step per cont
 :func:`solve` / :func:`solve_many` (finding a pose).
 """
 
-from .backend import compiled_available, default_backend
-from .balance import CoMTask, SupportRegion, SupportRegionTask
-from .bounds import BallTask
-from .collision_avoidance import CollisionAvoidance, CollisionAvoidanceTask
 from .controller import Controller
-from .distance import DistanceTask
-from .hierarchy import DampingPolicy, LevelReport
 from .humanoid import ContactTask, HumanoidStack, humanoid_stack
-from .limits import JointPositionLimit, JointVelocityLimit, Limit, VelocityConstraint
+from .limits.base import Limit, VelocityConstraint
+from .limits.collision import CollisionAvoidance, CollisionAvoidanceTask
+from .limits.joints import JointPositionLimit, JointVelocityLimit
+from .limits.support import SupportRegion, SupportRegionTask
 from .nlp import NLPResult, solve_nlp
-from .regions import ConeTask, HalfSpaceTask
-from .solve import IKResult, Solver, solve, solve_many
+from .search.solve import IKResult, Solver, solve, solve_many
+from .solvers.backend import compiled_available, default_backend
+from .solvers.hierarchy import DampingPolicy, LevelReport
 from .tasks import (
     FrameTask,
     PostureTask,
@@ -28,6 +26,10 @@ from .tasks import (
     TaskRows,
     TaskTerms,
 )
+from .tasks.ball import BallTask
+from .tasks.com import CoMTask
+from .tasks.distance import DistanceTask
+from .tasks.regions import ConeTask, HalfSpaceTask
 
 __all__ = [
     "BallTask",

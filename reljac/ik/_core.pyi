@@ -1,12 +1,12 @@
 """
-reljac's compiled core on Pinocchio and coal (see reljac/ik/hierarchy.py for the solver it mirrors)
+reljac's compiled core on Pinocchio and coal (see reljac/ik/solvers/hierarchy.py for the solver it mirrors)
 """
 from __future__ import annotations
 import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['AMPLIFIED', 'BOUND_TOLERANCE', 'BallTaskDescription', 'COLLINEAR_TOLERANCE', 'CapabilityReduction', 'CoMTaskDescription', 'CollisionAvoidanceDescription', 'CollisionRows', 'DistanceTaskDescription', 'ExternalLimitDescription', 'ExternalTaskDescription', 'FAILED', 'FrameTaskDescription', 'GJK_TOLERANCE', 'LevelReport', 'LimitDescription', 'MAX_SQUARE', 'MAX_STALE_SATURATIONS', 'MET_TOLERANCE', 'OVERSHOOT', 'PIVOT_TOLERANCE', 'PendingTaskDescription', 'PositionLimitDescription', 'PostureDescription', 'RANK_TOLERANCE', 'ReversalDampingDescription', 'RowSource', 'SearchBatch', 'SearchOptions', 'SearchResult', 'Step', 'StepFailure', 'SupportFailure', 'SupportRegionDescription', 'TaskDescription', 'UNIT_TOLERANCE', 'VelocityBoxDescription', 'accumulate', 'built_with', 'configuration_ok', 'configurations_from_uniforms', 'manipulabilities', 'merge_partials', 'relative_jacobian', 'relative_jacobian_in', 'relative_jacobians_in', 'relative_kinematics', 'relative_placement', 'relative_placement_in', 'search_many', 'solve_hierarchy', 'threaded_kinematics_seconds']
+__all__: list[str] = ['AMPLIFIED', 'BOUND_TOLERANCE', 'COLLINEAR_TOLERANCE', 'CapabilityReduction', 'CollisionRows', 'Description', 'FAILED', 'GJK_TOLERANCE', 'LevelReport', 'MAX_SQUARE', 'MAX_STALE_SATURATIONS', 'MET_TOLERANCE', 'OVERSHOOT', 'PIVOT_TOLERANCE', 'RANK_TOLERANCE', 'RowSource', 'SearchBatch', 'SearchOptions', 'SearchResult', 'Step', 'StepFailure', 'SupportFailure', 'UNIT_TOLERANCE', 'accumulate', 'built_with', 'certified_rank', 'configuration_ok', 'configurations_from_uniforms', 'describe', 'kinds', 'manipulabilities', 'merge_partials', 'relative_jacobian', 'relative_jacobian_in', 'relative_jacobians_in', 'relative_kinematics', 'relative_placement', 'relative_placement_in', 'search_many', 'solve_hierarchy', 'threaded_kinematics_seconds']
 class CapabilityReduction:
     """
     One chunk's reduction of a capability map (reljac/maps/kernel.py)
@@ -23,416 +23,29 @@ class CapabilityReduction:
         """
         The chunk's result: per-voxel arrays (reljac/maps/kernel.py).
         """
-class TaskDescription:
+class Description:
     """
-    What a task gives the compiled step (one subclass per kind).
+    What a task or limit gives the compiled step: one kind's fields, by name (describe(); the kinds and their fields: kinds()).
     """
-class LimitDescription:
-    """
-    What a limit gives the compiled step (one subclass per kind).
-    """
-class FrameTaskDescription(TaskDescription):
-    """
-    The motion of frame b measured in frame a (reljac.ik.description.FrameTaskDescription).
-    """
-    def __init__(self, kind: str, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, gain: typing.SupportsFloat | typing.SupportsIndex, weight: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], max_speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None, target: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[4, 4]"], target_velocity: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], lower: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None = None, upper: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None = None) -> None:
+    def __repr__(self) -> str:
         ...
-    @property
-    def frame_a(self) -> int:
+    def field(self, name: str) -> typing.Any:
         """
-        Pinocchio frame id of a
+        The value of field `name` (a copy; a description within: itself).
         """
-    @property
-    def frame_b(self) -> int:
+    def fields(self) -> dict:
         """
-        Pinocchio frame id of b
+        Every field by name (copies), in the schema's order.
         """
     @property
-    def gain(self) -> float:
+    def is_task(self) -> bool:
         """
-        gain [1/s]
+        a task's description (else a limit's)
         """
     @property
     def kind(self) -> str:
         """
-        'pose' (6 rows), 'position' or 'orientation' (3 rows)
-        """
-    @property
-    def lower(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
-        """
-        (size,) lower bounds on e (-inf: open), or None: no bounds
-        """
-    @property
-    def max_speed(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
-        """
-        (linear, angular) caps on |gain e| [m/s, rad/s], or None
-        """
-    @property
-    def target(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[4, 4]"]:
-        """
-        (4, 4) homogeneous T_ab target
-        """
-    @property
-    def target_velocity(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        """
-        (size,) target velocity [m/s, rad/s]
-        """
-    @property
-    def upper(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
-        """
-        (size,) upper bounds on e (inf: open), or None: no bounds
-        """
-    @property
-    def weight(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        """
-        (size,) row weights
-        """
-class PostureDescription(TaskDescription):
-    """
-    A joint posture: e = difference(target, q) (reljac.ik.description.PostureDescription).
-    """
-    def __init__(self, gain: typing.SupportsFloat | typing.SupportsIndex, weight: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], max_speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None, target: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], lower: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None = None, upper: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None = None) -> None:
-        ...
-    @property
-    def gain(self) -> float:
-        """
-        gain [1/s]
-        """
-    @property
-    def lower(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
-        """
-        (size,) lower bounds on e (-inf: open), or None: no bounds
-        """
-    @property
-    def max_speed(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
-        """
-        (linear, angular) caps on |gain e| [m/s, rad/s], or None
-        """
-    @property
-    def target(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        """
-        (nq,) target configuration
-        """
-    @property
-    def upper(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
-        """
-        (size,) upper bounds on e (inf: open), or None: no bounds
-        """
-    @property
-    def weight(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        """
-        (size,) row weights
-        """
-class CoMTaskDescription(TaskDescription):
-    """
-    The centre of mass measured in frame a (reljac.ik.description.CoMTaskDescription).
-    """
-    def __init__(self, frame: typing.SupportsInt | typing.SupportsIndex, axes: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"], gain: typing.SupportsFloat | typing.SupportsIndex, weight: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], max_speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None, target: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], target_velocity: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], lower: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None = None, upper: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None = None) -> None:
-        ...
-    @property
-    def axes(self) -> typing.Annotated[numpy.typing.NDArray[numpy.int32], "[m, 1]"]:
-        """
-        (size,) indices among x, y, z
-        """
-    @property
-    def frame(self) -> int:
-        """
-        Pinocchio frame id of a (0: the world)
-        """
-    @property
-    def gain(self) -> float:
-        """
-        gain [1/s]
-        """
-    @property
-    def lower(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
-        """
-        (size,) lower bounds on e (-inf: open), or None: no bounds
-        """
-    @property
-    def max_speed(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
-        """
-        (linear, angular) caps on |gain e| [m/s, rad/s], or None
-        """
-    @property
-    def target(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        """
-        (size,) target [m]
-        """
-    @property
-    def target_velocity(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        """
-        (size,) target velocity [m/s]
-        """
-    @property
-    def upper(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
-        """
-        (size,) upper bounds on e (inf: open), or None: no bounds
-        """
-    @property
-    def weight(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        """
-        (size,) row weights
-        """
-class ExternalTaskDescription(TaskDescription):
-    """
-    A task whose rows Python computes each step (passed to Step.velocity).
-    """
-    def __init__(self, size: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-    @property
-    def size(self) -> int:
-        """
-        rows of its error
-        """
-class PendingTaskDescription(TaskDescription):
-    """
-    A task described at its first step (no target yet): its rows until then.
-    """
-    def __init__(self, size: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-    @property
-    def size(self) -> int:
-        """
-        rows of its error
-        """
-class VelocityBoxDescription(LimitDescription):
-    """
-    A constant box lo <= v <= hi (reljac.ik.description.VelocityBoxDescription).
-    """
-    def __init__(self, lo: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], hi: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]) -> None:
-        ...
-    @property
-    def hi(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        """
-        (nv,) [rad/s, m/s]
-        """
-    @property
-    def lo(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        """
-        (nv,) [rad/s, m/s]
-        """
-class PositionLimitDescription(LimitDescription):
-    """
-    Position limits as velocity bounds (reljac.ik.description.PositionLimitDescription).
-    """
-    def __init__(self, q_index: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"], v_index: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"], q_min: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], q_max: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], urdf_min: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], urdf_max: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], limit_gain: typing.SupportsFloat | typing.SupportsIndex) -> None:
-        ...
-    @property
-    def limit_gain(self) -> float:
-        """
-        gamma in (0, 1]
-        """
-    @property
-    def q_index(self) -> typing.Annotated[numpy.typing.NDArray[numpy.int32], "[m, 1]"]:
-        """
-        (k,) q indices of the limited joints
-        """
-    @property
-    def q_max(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        """
-        (k,) limits kept
-        """
-    @property
-    def q_min(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        """
-        (k,) limits kept
-        """
-    @property
-    def urdf_max(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        """
-        (k,) the URDF's limits
-        """
-    @property
-    def urdf_min(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        """
-        (k,) the URDF's limits
-        """
-    @property
-    def v_index(self) -> typing.Annotated[numpy.typing.NDArray[numpy.int32], "[m, 1]"]:
-        """
-        (k,) their v indices
-        """
-class ReversalDampingDescription(LimitDescription):
-    """
-    Rprop's step-size control (reljac.ik.description.ReversalDampingDescription).
-    """
-    def __init__(self, velocity_limits: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], floor: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], shrink: typing.SupportsFloat | typing.SupportsIndex, grow: typing.SupportsFloat | typing.SupportsIndex) -> None:
-        ...
-    @property
-    def floor(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        """
-        (nv,) speeds below which a reversal does not count
-        """
-    @property
-    def grow(self) -> float:
-        """
-        factor by which a cap grows back per step
-        """
-    @property
-    def shrink(self) -> float:
-        """
-        factor on the last speed after a reversal
-        """
-    @property
-    def velocity_limits(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        """
-        (nv,) [rad/s, m/s]
-        """
-class CollisionAvoidanceDescription(LimitDescription):
-    """
-    Velocity dampers on a geometry model's pairs (reljac.ik.description.CollisionAvoidanceDescription).
-    """
-    def __init__(self, geometry: typing.Any, min_distance: typing.SupportsFloat | typing.SupportsIndex, influence_distance: typing.SupportsFloat | typing.SupportsIndex, gain: typing.SupportsFloat | typing.SupportsIndex, margin: typing.SupportsFloat | typing.SupportsIndex) -> None:
-        ...
-    @property
-    def gain(self) -> float:
-        """
-        the dampers' gain
-        """
-    @property
-    def geometry(self) -> typing.Any:
-        """
-        the pin.GeometryModel whose collisionPairs are kept apart
-        """
-    @property
-    def influence_distance(self) -> float:
-        """
-        [m]
-        """
-    @property
-    def margin(self) -> float:
-        """
-        [m]
-        """
-    @property
-    def min_distance(self) -> float:
-        """
-        [m]
-        """
-class SupportRegionDescription(LimitDescription):
-    """
-    The horizontal centre of mass inside the contacts' hull (reljac.ik.description.SupportRegionDescription).
-    """
-    def __init__(self, frame: typing.SupportsInt | typing.SupportsIndex, contact_frames: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"], contact_points: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, n]"]], margin: typing.SupportsFloat | typing.SupportsIndex, gain: typing.SupportsFloat | typing.SupportsIndex) -> None:
-        ...
-    @property
-    def contact_frames(self) -> typing.Annotated[numpy.typing.NDArray[numpy.int32], "[m, 1]"]:
-        """
-        (k,) frame ids
-        """
-    @property
-    def contact_points(self) -> list[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
-        """
-        k arrays (p_j, 3) in their frames [m]
-        """
-    @property
-    def frame(self) -> int:
-        """
-        Pinocchio frame id of the region's plane
-        """
-    @property
-    def gain(self) -> float:
-        """
-        the dampers' gain
-        """
-    @property
-    def margin(self) -> float:
-        """
-        [m]
-        """
-class ExternalLimitDescription(LimitDescription):
-    """
-    A limit whose box or rows Python computes each step (passed to Step.velocity).
-    """
-    def __init__(self) -> None:
-        ...
-class BallTaskDescription(TaskDescription):
-    """
-    The norm of another task's error (reljac.ik.bounds.BallTaskDescription).
-    """
-    def __init__(self, inner: typing.Any, gain: typing.SupportsFloat | typing.SupportsIndex, weight: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], max_speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None, lower: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None = None, upper: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None = None) -> None:
-        ...
-    @property
-    def gain(self) -> float:
-        """
-        gain [1/s]
-        """
-    @property
-    def inner(self) -> typing.Any:
-        """
-        the inner task's description (a core description object)
-        """
-    @property
-    def lower(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
-        """
-        (size,) lower bounds on e (-inf: open), or None: no bounds
-        """
-    @property
-    def max_speed(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
-        """
-        (linear, angular) caps on |gain e| [m/s, rad/s], or None
-        """
-    @property
-    def upper(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
-        """
-        (size,) upper bounds on e (inf: open), or None: no bounds
-        """
-    @property
-    def weight(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        """
-        (size,) row weights
-        """
-class DistanceTaskDescription(TaskDescription):
-    """
-    The distance between two frames' origins (reljac.ik.distance.DistanceTaskDescription).
-    """
-    def __init__(self, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, gain: typing.SupportsFloat | typing.SupportsIndex, weight: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], max_speed: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None, target: typing.SupportsFloat | typing.SupportsIndex, target_velocity: typing.SupportsFloat | typing.SupportsIndex, lower: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None = None, upper: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"] | None = None) -> None:
-        ...
-    @property
-    def frame_a(self) -> int:
-        """
-        Pinocchio frame id of a
-        """
-    @property
-    def frame_b(self) -> int:
-        """
-        Pinocchio frame id of b
-        """
-    @property
-    def gain(self) -> float:
-        """
-        gain [1/s]
-        """
-    @property
-    def lower(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
-        """
-        (size,) lower bounds on e (-inf: open), or None: no bounds
-        """
-    @property
-    def max_speed(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
-        """
-        (linear, angular) caps on |gain e| [m/s, rad/s], or None
-        """
-    @property
-    def target(self) -> float:
-        """
-        target distance [m]
-        """
-    @property
-    def target_velocity(self) -> float:
-        """
-        its rate [m/s]
-        """
-    @property
-    def upper(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"] | None:
-        """
-        (size,) upper bounds on e (inf: open), or None: no bounds
-        """
-    @property
-    def weight(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        """
-        (size,) row weights
+        the kind's name
         """
 class StepFailure(Exception):
     pass
@@ -440,7 +53,7 @@ class SupportFailure(ValueError):
     pass
 class LevelReport:
     """
-    What happened to one level (reljac.ik.hierarchy.LevelReport: the same fields).
+    What happened to one level (reljac.ik.solvers.hierarchy.LevelReport: the same fields).
     """
     @property
     def active(self) -> list[int]:
@@ -461,6 +74,11 @@ class LevelReport:
     def damping(self) -> float:
         """
         lambda^2 used
+        """
+    @property
+    def exact(self) -> bool:
+        """
+        no damping at this level nor above: its residual is the least the levels above leave it
         """
     @property
     def held(self) -> list[tuple[int, int]]:
@@ -567,21 +185,15 @@ class CollisionRows:
         """
 class Step:
     """
-    A controller's whole step in one call, on Pinocchio and coal (reljac/ik/compiled.py).
+    A controller's whole step in one call, on Pinocchio and coal (reljac/ik/compiled_step.py).
     """
     def __init__(self, model: typing.Any, data: typing.Any) -> None:
         """
         A step on Python's pin.Model and a pin.Data of it (both kept alive).
         """
-    @typing.overload
-    def add(self, description: TaskDescription) -> int:
+    def add(self, description: Description) -> int:
         """
-        A task of the kind its description names: its index among the tasks.
-        """
-    @typing.overload
-    def add(self, description: LimitDescription) -> int:
-        """
-        A limit of the kind its description names: its index among the limits.
+        A task or limit of the kind its description names: its index among the tasks (or the limits).
         """
     def collision_rows(self, limit: typing.SupportsInt | typing.SupportsIndex) -> CollisionRows:
         """
@@ -621,7 +233,7 @@ class Step:
         """
     def search(self, q0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], options: SearchOptions) -> SearchResult:
         """
-        A search from q0 (reljac.ik.search); built-in tasks and limits only.
+        A search from q0 (reljac.ik.search.local_search); built-in tasks and limits only.
         """
     def set_dt(self, dt: typing.SupportsFloat | typing.SupportsIndex) -> None:
         """
@@ -633,7 +245,7 @@ class Step:
         """
     def set_policy(self, threshold: typing.SupportsFloat | typing.SupportsIndex, max_damping: typing.SupportsFloat | typing.SupportsIndex, error_damping: typing.SupportsFloat | typing.SupportsIndex, step_threshold: typing.SupportsFloat | typing.SupportsIndex) -> None:
         """
-        The damping policy (reljac.ik.hierarchy.DampingPolicy's fields).
+        The damping policy (reljac.ik.solvers.hierarchy.DampingPolicy's fields).
         """
     def set_task_target(self, index: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]) -> None:
         """
@@ -651,15 +263,17 @@ class Step:
         """
         (levels, lo, hi, failing) the step would solve at q, per level (A or None, b, identity scale, mask or None, extra damping, lower or None, upper or None); built-in parts only, for tests.
         """
-    @typing.overload
-    def update(self, index: typing.SupportsInt | typing.SupportsIndex, description: TaskDescription) -> None:
+    def task_collision_rows(self, task: typing.SupportsInt | typing.SupportsIndex) -> CollisionRows:
         """
-        A new description of task `index`, of its kind (a pending task takes its first).
+        The last CollisionRows of collision avoidance task `task`.
         """
-    @typing.overload
-    def update(self, index: typing.SupportsInt | typing.SupportsIndex, description: LimitDescription) -> None:
+    def task_row_sources(self, task: typing.SupportsInt | typing.SupportsIndex) -> list[int] | None:
         """
-        A new description of limit `index`, of its kind.
+        Where each row of task `task`'s last step comes from (a support region's edge, a collision pair's index in collisionPairs), for a kind whose rows change in number; else None.
+        """
+    def update(self, index: typing.SupportsInt | typing.SupportsIndex, description: Description) -> None:
+        """
+        A new description of task (or limit) `index`, of its kind (a pending task takes its first).
         """
     def velocity(self, q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], kinematics_done: bool, tasks: list, limits: list) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         """
@@ -687,10 +301,13 @@ class Step:
         """
 class SearchOptions:
     """
-    How a search runs (reljac.ik.search.SearchOptions documents each field).
+    How a search runs: SearchOptions(**options), each option by name (`fields`), the others at their defaults (reljac.ik.search.local_search).
     """
-    def __init__(self) -> None:
-        ...
+    fields: typing.ClassVar[tuple] = ('tol', 'max_iters', 'restarts', 'timeout', 'seed', 'mu_initial', 'mu_grow', 'mu_shrink', 'mu_min', 'mu_max', 'stall_iters', 'stall_ratio', 'floor', 'max_step')
+    def __init__(self, **kwargs: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        """
+        Every option by keyword (the others at their defaults).
+        """
     @property
     def counted(self) -> list[int]:
         """
@@ -702,7 +319,7 @@ class SearchOptions:
     @property
     def floor(self) -> float:
         """
-        level costs below this tie [m^2, rad^2]
+        level costs below this tie, a level under it is met (tol^2) [m^2, rad^2]
         """
     @floor.setter
     def floor(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
@@ -742,7 +359,7 @@ class SearchOptions:
     @property
     def mu_initial(self) -> float:
         """
-        Levenberg-Marquardt damping at a search's start
+        Levenberg-Marquardt damping of each level at a local search's start
         """
     @mu_initial.setter
     def mu_initial(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
@@ -750,7 +367,7 @@ class SearchOptions:
     @property
     def mu_max(self) -> float:
         """
-        above it a local search ends
+        every level's damping above it ends a local search
         """
     @mu_max.setter
     def mu_max(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
@@ -766,7 +383,7 @@ class SearchOptions:
     @property
     def mu_shrink(self) -> float:
         """
-        its factor after an accepted step
+        its factor after a kept step
         """
     @mu_shrink.setter
     def mu_shrink(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
@@ -774,7 +391,7 @@ class SearchOptions:
     @property
     def restarts(self) -> int:
         """
-        local searches after the first (< 0: no cap)
+        local searches after the first (< 0: no cap, the timeout ends it)
         """
     @restarts.setter
     def restarts(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
@@ -798,7 +415,7 @@ class SearchOptions:
     @property
     def stall_iters(self) -> int:
         """
-        iterations in a row rejected or below stall_ratio end it
+        iterations in a row rejected or improving by less than stall_ratio end it
         """
     @stall_iters.setter
     def stall_iters(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
@@ -806,7 +423,7 @@ class SearchOptions:
     @property
     def stall_ratio(self) -> float:
         """
-        relative improvement of a step that counts
+        relative improvement of a kept step that counts as progress
         """
     @stall_ratio.setter
     def stall_ratio(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
@@ -814,7 +431,7 @@ class SearchOptions:
     @property
     def timeout(self) -> float:
         """
-        wall-clock budget [s] (< 0: none)
+        wall-clock budget of the search [s] (< 0: none)
         """
     @timeout.setter
     def timeout(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
@@ -837,7 +454,7 @@ class SearchOptions:
         ...
 class SearchResult:
     """
-    What a search found (reljac.ik.search).
+    What a search found (reljac.ik.search.local_search).
     """
     @property
     def converged(self) -> bool:
@@ -929,6 +546,13 @@ def built_with() -> tuple[str, str]:
     """
     (Pinocchio, coal) versions the core was compiled against
     """
+def certified_rank(G: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, n]"]) -> tuple:
+    """
+    The rank of a Gram matrix G (m, m), m <= 12, as the compiled solver certifies it without an
+    eigen-decomposition (Cholesky with diagonal pivoting, Weyl's and Cauchy's inequalities:
+    src/core/hierarchy_rank.hpp): (rank, the pivot rows in order), rank -1 where nothing is certified (the
+    solver then decomposes G). Only G's lower triangle is read, as the solver forms only that one.
+    """
 def configuration_ok(model: typing.Any, q: typing.Any) -> bool:
     """
     True when q is a float64 (nq,) array passing ConfigurationSpace.validate_q's checks (else let it say why)
@@ -936,6 +560,14 @@ def configuration_ok(model: typing.Any, q: typing.Any) -> bool:
 def configurations_from_uniforms(kinds: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], q_idx: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], u_idx: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], lo: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], hi: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], neutral: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], U: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
     """
     Q (n, nq) from uniforms U (n, k) by a sampling plan (reljac/maps/sampling.py).
+    """
+def describe(_kind: str, /, **kwargs) -> Description:
+    """
+    A Description of kind `kind` (positional) from its fields by keyword (every field its schema requires; a task's: gain, weight, max_speed, lower, upper too). TypeError names a missing or unknown field.
+    """
+def kinds() -> list:
+    """
+    Every kind of the core: dicts of name, role ('task' or 'limit'), doc and fields, each field a tuple (name, type, doc, required), in the order its schema lists them.
     """
 def manipulabilities(model: typing.Any, frame_a: typing.SupportsInt | typing.SupportsIndex, frame_b: typing.SupportsInt | typing.SupportsIndex, Q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rows: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> numpy.typing.NDArray[numpy.float64]:
     """
@@ -969,9 +601,9 @@ def relative_placement_in(model: typing.Any, data: typing.Any, frame_a: typing.S
     """
     T_ab (4, 4) from the kinematics in data (the frames' placements updated)
     """
-def search_many(steps: collections.abc.Sequence[Step], target_tasks: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], target_sizes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], targets: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, n]"], seeds: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, n]"], options: SearchOptions, progress: typing.Any = None, every: typing.SupportsFloat | typing.SupportsIndex = 0.1) -> SearchBatch:
+def search_many(steps: collections.abc.Sequence[Step], target_tasks: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], target_offsets: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], target_sizes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], targets: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, n]"], seeds: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, n]"], options: SearchOptions, progress: typing.Any = None, every: typing.SupportsFloat | typing.SupportsIndex = 0.1) -> SearchBatch:
     """
-    One search per row of targets, on one thread per step (reljac.ik.solve.Solver.solve_many); progress(finished) is called with the GIL between two of the calling thread's problems, at most every `every` seconds [s], after the signal handlers (Ctrl-C stops every thread).
+    One search per row of targets, on one thread per step (reljac.ik.search.solve.Solver.solve_many): task target_tasks[j] takes target_sizes[j] values at column target_offsets[j] of the problem's row; progress(finished) is called with the GIL between two of the calling thread's problems, at most every `every` seconds [s], after the signal handlers (Ctrl-C stops every thread).
     """
 def solve_hierarchy(As: list, bs: list, identity_scales: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], masks: list, extra_damping: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], lo: typing.Any, hi: typing.Any, C: typing.Any, d: typing.Any, threshold: typing.SupportsFloat | typing.SupportsIndex, max_damping: typing.SupportsFloat | typing.SupportsIndex, lowers: typing.Any = None, uppers: typing.Any = None, change_cap: typing.SupportsInt | typing.SupportsIndex = -1, repeat: typing.SupportsInt | typing.SupportsIndex = 1, search: bool = False, warm: bool = False) -> tuple:
     """
@@ -981,15 +613,15 @@ def solve_hierarchy(As: list, bs: list, identity_scales: collections.abc.Sequenc
     (masks[k] (nv,) 1 kept / 0 masked, or None), bs[k] (nv,); extra_damping[k] is added to lambda^2.
     lowers[k], uppers[k]: None (an equality level) or (m,) bounds, lower <= A v <= upper (+-inf one-sided;
     one of the two None: unbounded on that side); a hierarchy with a bounded level is solved in strict
-    least violation (reljac/ik/inequality.py, the specification), else by Saturation in the Null Space
-    (reljac/ik/hierarchy.py). threshold, max_damping: the singular damping (DampingPolicy).
-    change_cap: active-set changes allowed per bounded level (-1: the rule of reljac.ik.active_set.change_cap);
+    least violation (reljac/ik/solvers/inequality.py, the specification), else by Saturation in the Null Space
+    (reljac/ik/solvers/hierarchy.py). threshold, max_damping: the singular damping (DampingPolicy).
+    change_cap: active-set changes allowed per bounded level (-1: the rule of reljac.ik.solvers.active_set.change_cap);
     a level that reaches it stops at its best feasible point and reports capped. repeat: solves in a row
     with one workspace, the last one returned (for timing and the allocation test; the first sizes the buffers).
-    search: the levels are a search's (reljac.ik.hierarchy.Level.search: extra_damping is its Levenberg-Marquardt mu).
+    search: the levels are a search's (reljac.ik.solvers.hierarchy.Level.search: extra_damping is its Levenberg-Marquardt mu).
     warm: each solve after the first starts each bounded level from the sets it ended with in the one before
-    (the controller's warm start, reljac.ik.inequality.WarmStart; not for a search's levels).
-    Each report: a LevelReport (the core's, bound with named fields: those of reljac.ik.hierarchy.LevelReport
+    (the controller's warm start, reljac.ik.solvers.inequality.WarmStart; not for a search's levels).
+    Each report: a LevelReport (the core's, bound with named fields: those of reljac.ik.solvers.hierarchy.LevelReport
     it fills in, margins None on an equality hierarchy).
     
     Raises ValueError: arrays of the wrong shape, NaN bounds, a lower bound above its upper bound.

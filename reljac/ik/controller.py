@@ -2,7 +2,9 @@
 
 Per step: one kinematics pass (:class:`~reljac.relative.Kinematics`), every task's rows from it,
 every limit's velocity constraint from it, and one call to the hierarchy solver (compiled or
-Python, see :mod:`reljac.ik.backend`). The controller knows no task or limit class by name.
+Python, see :mod:`reljac.ik.solvers.backend`). The controller knows no task or limit class by name.
+A level's system is built by :mod:`reljac.ik.level_system`, the reports are named by
+:mod:`reljac.ik.level_names`.
 """
 
 from __future__ import annotations
@@ -21,73 +23,15 @@ from ..joint_space import velocity_labels
 from ..relative import Kinematics
 from ..robot import Robot, as_robot
 from ..validation import as_float
-from . import backend as _backend
-from . import compiled as _compiled
-from .bounds import row_labels
-from .compiled import task_overflow
-from .hierarchy import DampingPolicy, Level, LevelReport
-from .limits import JointPositionLimit, JointVelocityLimit, Limit, ReversalDamping, intersect
+from . import compiled_step as _compiled
+from .level_names import check_names, name_reports
+from .level_system import level_system
+from .levels import as_levels
+from .limits.base import Limit, intersect
+from .limits.joints import JointPositionLimit, JointVelocityLimit, ReversalDamping
+from .solvers import backend as _backend
+from .solvers.hierarchy import DampingPolicy, Level, LevelReport
 from .tasks import Task
-
-
-def _as_task(item: Any, i: int) -> Any:
-    """A level's item: a Task as it is, a Limit that can be a level's rows (``as_task()``:
-    SupportRegion, CollisionAvoidance) as its task; anything else as it is (refused by the caller)."""
-    if isinstance(item, Limit):
-        as_task = getattr(item, "as_task", None)
-        if not callable(as_task):
-            raise TaskError(f"level {i}: limit '{item.name}' cannot be a level's rows (a limit with as_task(), "
-                            "e.g. SupportRegion or CollisionAvoidance, can): pass it in constraints=")
-        return as_task()
-    return item
-
-
-def _as_levels(levels: Any) -> list[list[Task]]:
-    """Normalize ``levels``: a list of levels, each a task or a list of tasks (a limit with
-    ``as_task()`` in a level stands for its task: its rows at that level)."""
-    if isinstance(levels, (Task, Limit)):
-        levels = [[levels]]
-    if not isinstance(levels, (list, tuple)):
-        raise TaskError(f"levels must be a list of levels (lists of tasks), got {type(levels).__name__}")
-    out: list[list[Task]] = []
-    for i, level in enumerate(levels):
-        items = [level] if isinstance(level, (Task, Limit)) else list(level) if isinstance(level, (list, tuple)) \
-            else []
-        tasks = [_as_task(item, i) for item in items]
-        if not tasks or not all(isinstance(t, Task) for t in tasks):
-            raise TaskError(f"level {i} must be a Task or a non-empty list of Tasks, got {level!r}")
-        out.append(tasks)
-    if not out:
-        raise TaskError("the controller needs at least one level of tasks")
-    return out
-
-
-def _check_names(levels: Sequence[Sequence[Task]]) -> None:
-    """Refuse two distinct tasks of one name: errors, reports and solve_many's targets are keyed by
-    name (the same task in two levels is one task)."""
-    seen: dict[str, tuple[Task, int]] = {}
-    for i, level in enumerate(levels):
-        for task in level:
-            first = seen.setdefault(task.name, (task, i))
-            if first[0] is not task:
-                raise TaskError(f"two tasks are named {task.name!r} (levels {first[1]} and {i}): give one another "
-                                "name (name=...): errors, reports and solve_many's targets are keyed by name")
-
-
-SINGULAR = 1e-3  # a level whose smallest singular value is below this is called singular in reports
-
-
-def _why_unmet(report: LevelReport) -> str:
-    """Why a level not met at full scale is not met: the joints or rows saturated for it, else
-    a singular level or its target out of reach (the closest point held), else the levels above."""
-    held = report.saturated_joints + report.saturated_constraints
-    if held:
-        return f"{', '.join(held)} at {'its limit' if len(held) == 1 else 'their limits'}"
-    sigma = report.smallest_singular_value
-    if sigma < SINGULAR or report.damping > 0.0:
-        return (f"out of reach or singular (smallest singular value {sigma:.2g}, damping {report.damping:.2g}): "
-                "the closest point is held")
-    return "the levels above (what they leave cannot meet it)"
 
 
 class Controller:
@@ -104,7 +48,7 @@ class Controller:
         position_margin: distance kept from every position limit [rad or m] (default 0).
         damping: the damping policy (threshold on the smallest singular value, maximum
             damping, error-dependent damping).
-        constraints: more :class:`~reljac.ik.limits.Limit` objects (e.g. collision avoidance),
+        constraints: more :class:`~reljac.ik.limits.base.Limit` objects (e.g. collision avoidance),
             held together with the joint limits above every task level.
         backend: "compiled" or "python" (default: the ``RELJAC_BACKEND`` environment variable,
             else the compiled solver when it is built).
@@ -143,8 +87,8 @@ class Controller:
             if not isinstance(limit, Limit):
                 raise ConfigurationError(f"constraints must be reljac.ik Limit objects, got {limit!r}")
         self.robot = robot
-        self._levels = tuple(tuple(level) for level in _as_levels(levels))
-        _check_names(self._levels)
+        self._levels = tuple(tuple(level) for level in as_levels(levels))
+        check_names(self._levels)
         for task in self.tasks:
             other = getattr(task, "robot", None)
             if other is not None and (other.nq, other.nv, other.name) != (robot.nq, robot.nv, robot.name):
@@ -169,6 +113,7 @@ class Controller:
         self._kinematics_data: pin.Data | None = None  # last_kinematics' after a compiled step (made once)
         self._last_velocity: np.ndarray | None = None
         self._reports: list[LevelReport] = []
+        self._last_problem: tuple | None = None  # last_problem
         self._compiled_reports = False  # the last step's reports are the compiled step's, not named yet
         self._labels = velocity_labels(robot)
         self._lock = threading.Lock()
@@ -236,66 +181,51 @@ class Controller:
         return self._step is not None
 
     @property
+    def core_step(self) -> _compiled.CompiledStep | None:
+        """The :class:`~reljac.ik.compiled_step.CompiledStep` this controller steps with on the
+        compiled backend (what :func:`~reljac.ik.solve`'s search runs in C++), else None."""
+        return self._step
+
+    @property
+    def last_problem(self) -> tuple | None:
+        """What the last step or velocity on the Python backend solved: ``(levels, lo, hi, C, d,
+        damping)``, the arguments of a solver of :mod:`reljac.ik.solvers.backend`
+        (``solver(name)(*problem)``); None before one and on the compiled backend."""
+        return self._last_problem
+
+    def solve_levels(self, levels: list[Level], lo: np.ndarray, hi: np.ndarray, C: np.ndarray | None,
+                     d: np.ndarray | None) -> tuple[np.ndarray, list[LevelReport]]:
+        """v (nv,) and the levels' reports: the hierarchy `levels` solved by this controller's
+        solver (warm-started on bounded levels, as its steps are) within the box lo <= v <= hi
+        (nv,) and the rows C v <= d (or None), with its damping policy."""
+        return self._solve(levels, lo, hi, C, d, self._damping)
+
+    @property
+    def python_parts(self) -> list[Any]:
+        """The tasks and limits whose rows are computed in Python at each step: on the compiled
+        backend those without a compiled description (a custom task, a subclass that changes how
+        its rows are computed), on the Python backend all of them."""
+        if self._step is None:
+            return [task for level in self._levels for task in level] + list(self._limits)
+        return [*self._step.python_tasks, *self._step.python_limits]
+
+    @property
     def last_reports(self) -> list[LevelReport]:
         """Per level, what the last velocity / step did (see :class:`LevelReport`)."""
         with self._held():
             if self._compiled_reports and self._step is not None:
-                self._reports = self._named(self._step.reports(),
-                                            self._step.constraint_names())
+                self._reports = name_reports(self._step.reports(), self._levels, self._labels,
+                                             self._step.constraint_names())
                 self._compiled_reports = False
             return list(self._reports)  # (a copy: the caller may change it)
-
-    def _named(self, reports: list[LevelReport], row_names: list[str]) -> list[LevelReport]:
-        for k, (report, tasks) in enumerate(zip(reports, self._levels, strict=True)):
-            report.scale += 0.0  # -0.0 (a level scaled to nothing from below) reads as 0.0
-            report.tasks = [t.name for t in tasks]
-            report.saturated_joints = [self._labels[j] for j in report.saturated]
-            report.saturated_constraints = [row_names[i] for i in report.saturated_rows]
-            report.limited_by = (self._labels[report.limit_index] if report.limit_kind == 0 else
-                                 row_names[report.limit_index] if report.limit_kind == 1 else
-                                 "the levels above (no freedom left)" if report.limit_kind == 2 else
-                                 row_labels(self._levels[report.limit_level])[report.limit_index]
-                                 if report.limit_kind == 3 else
-                                 _why_unmet(report) if not report.met else "")
-            report.on_bound = sorted(set(report.active) | {i for r in reports[k + 1:] for j, i in r.held if j == k})
-            if report.on_bound:  # a level with bounds: its rows at or beyond a bound, by name
-                labels = row_labels(tasks)
-                report.active_rows = [labels[i] for i in report.active]
-                report.on_bound_rows = [labels[i] for i in report.on_bound]
-        return reports
 
     @property
     def tasks(self) -> list[Task]:
         return [t for level in self._levels for t in level]
 
     def _level(self, tasks: Sequence[Task], kin: Kinematics) -> Level:
-        rows = [task.rows(kin) for task in tasks]
-        if len(rows) == 1 and rows[0].A is None:
-            r = rows[0]
-            level = Level(None, r.b, identity_scale=r.identity_scale, mask=r.mask, lower=r.lower, upper=r.upper)
-        else:
-            for task, r in zip(tasks, rows, strict=True):
-                if not (np.isfinite(r.b).all() and (r.A is None or np.isfinite(r.A).all())):
-                    raise task_overflow(task)
-            dense = [r.dense(self.robot.nv) for r in rows]
-            if len(dense) == 1:
-                level = Level(*dense[0])
-            else:
-                level = Level(np.vstack([A for A, _ in dense]), np.concatenate([b for _, b in dense]))
-            if any(r.lower is not None for r in rows):  # bounds: inequality rows (equality rows: lower = upper = b)
-                bounds = [r.dense_bounds(self.robot.nv) for r in rows]
-                level.lower = np.concatenate([lo for lo, _ in bounds])
-                level.upper = np.concatenate([hi for _, hi in bounds])
-        if self._damping.error_damping and level.identity_scale is None:  # (an identity level: undamped)
-            # |b dt|^2 (dt * dt: ** raises on overflow where a product gives inf)
-            with np.errstate(over="ignore"):
-                parts = [float(r.feedback @ r.feedback) for r in rows]
-            for task, part in zip(tasks, parts, strict=True):
-                if not np.isfinite(part):  # |gain e|^2 overflows: lambda^2 = inf would stop the level and call it met
-                    raise task_overflow(task)
-            asked = sum(parts) * (self._dt * self._dt)
-            level.extra_damping = self._damping.error_part(asked)
-        return level
+        """The level of `tasks` at `kin` as this controller solves it (:func:`level_system`)."""
+        return level_system(tasks, kin, self.robot.nv, self._damping, self._dt)
 
     def _velocity(self, q: ArrayLike) -> np.ndarray:
         if self._step is not None:
@@ -307,12 +237,13 @@ class Controller:
         levels = [self._level(tasks, kin) for tasks in self._levels]
         lo, hi, C, d, row_names = intersect([limit.constraint(kin, self._dt) for limit in self._limits],
                                             self.robot.nv)
+        self._last_problem = (levels, lo, hi, C, d, self._damping)
         v, reports = self._solve(levels, lo, hi, C, d, self._damping)
         if not np.isfinite(v).all():
             raise TaskError("the levels' velocities overflow (huge gains or weights): no finite solution")
         for limit in self._limits:
             limit.observe(v)
-        self._reports, self._compiled_reports = self._named(reports, row_names), False
+        self._reports, self._compiled_reports = name_reports(reports, self._levels, self._labels, row_names), False
         self._last_q, self._last_kinematics, self._last_velocity = kin.q, kin, v
         self._q_in_core = False
         return v
@@ -388,7 +319,7 @@ class Controller:
         if self._step is not None:
             self._step.reset()
         self._solve = _backend.solver(self.backend, warm=True)  # (cold again)
-        self._reports, self._compiled_reports = [], False
+        self._reports, self._compiled_reports, self._last_problem = [], False, None
         self._last_q, self._last_kinematics, self._last_velocity = None, None, None
         self._q_in_core = False
 

@@ -39,10 +39,12 @@ from ..relative import Kinematics
 from ..robot import FrameRef, Robot, as_robot
 from ..support import SupportContact
 from ..validation import as_float
-from .balance import WORLD, CoMTask, SupportRegion
-from .controller import Controller, _as_levels
-from .limits import Limit
+from .controller import Controller
+from .levels import as_levels
+from .limits.base import Limit
+from .limits.support import WORLD, SupportRegion
 from .tasks import FrameTask, PostureTask, RelativeFrameTask, RelativePositionTask, Task
+from .tasks.com import CoMTask
 
 CONTACT_GAIN = 100.0  # [1/s]: a contact's error removed in one step at dt = 10 ms
 HANDS_GAIN = 100.0  # [1/s]: as a contact (a carried box stays rigid)
@@ -52,7 +54,7 @@ POSTURE_GAIN = 1.0  # [1/s]
 COM_PRIORITIES = ("high", "low", "none")
 
 
-class ContactTask(FrameTask):
+class ContactTask(FrameTask, kind="contact"):
     """A frame held fixed in the world: e = log6(T_target^-1 T_wf) (6,), target T_wf at q.
 
     Args:
@@ -237,7 +239,7 @@ def humanoid_stack(robot: Robot, q: ArrayLike | None = None, *, feet: Sequence[F
     height = None if pelvis is None else _pelvis(robot, q, _frames(robot, pelvis, "pelvis", count=1)[0],
                                                  pelvis_height, pelvis_gain)
     posture = _posture(robot, posture_gain)
-    extra = _as_levels(list(tasks)) if len(tasks) else []
+    extra = as_levels(list(tasks)) if len(tasks) else []
     levels: list[list[Task]] = [list(held)]
     if com_priority == "high":
         levels.append([com])

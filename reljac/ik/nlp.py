@@ -21,10 +21,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pinocchio as pin
-import scipy.optimize
 from numpy.typing import ArrayLike
 
 from ..costs import Cost, CostSum, as_cost
@@ -32,6 +32,9 @@ from ..exceptions import ConfigurationError, TaskError
 from ..relative import Kinematics
 from ..robot import Robot
 from ..validation import as_count, as_float
+
+if TYPE_CHECKING:
+    import scipy.optimize
 
 BOUNDS = ("joint limits", None)
 
@@ -140,6 +143,8 @@ class _Search:
             self.keep_if_better(chart.to_q(x))
             if self.converged:
                 raise StopIteration  # scipy >= 1.11 stops cleanly; older versions propagate it
+
+        import scipy.optimize  # here: the package's import stays light (scipy.optimize takes about a second)
 
         try:
             with np.errstate(over="ignore", invalid="ignore"):  # huge steps in a line search overflow harmlessly

@@ -1,6 +1,6 @@
 """What the compiled step reads of the controller it steps (a protocol).
 
-:mod:`reljac.ik.controller` builds its :class:`~reljac.ik.compiled.CompiledStep` from itself; the
+:mod:`reljac.ik.controller` builds its :class:`~reljac.ik.compiled_step.CompiledStep` from itself; the
 compiled step reads the controller's robot, its ``pin.Data``, its levels and limits, and its
 ``dt`` and damping policy. Typing that controller by this protocol rather than by the
 :class:`~reljac.ik.controller.Controller` class keeps the import one way: the controller imports
@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..robot import Robot
-    from .hierarchy import DampingPolicy
-    from .limits import Limit
+    from .limits.base import Limit
+    from .solvers.hierarchy import DampingPolicy
     from .tasks import Task
 
 

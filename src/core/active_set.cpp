@@ -1,7 +1,9 @@
-// One level of the compiled inequality hierarchy: the twin of reljac/ik/active_set.py (see
-// active_set.hpp; its Gram-matrix algebra: active_set_gram.cpp). No allocation once Space is sized,
-// for levels of at most kMidLevel (48) rows.
+// One level of the compiled inequality hierarchy: the twin of reljac/ik/solvers/active_set.py (see
+// active_set.hpp; its Gram-matrix algebra: active_set_gram/_pivoted/_step/_row_space.cpp). No
+// allocation once Space is sized, for levels of at most kMidLevel (48) rows.
 #include "active_set.hpp"
+#include "active_set_face.hpp"
+#include "active_set_gram.hpp"
 #include "active_set_line.hpp"
 
 #include <algorithm>
@@ -17,56 +19,6 @@ double size_of(const double* x, int n, double size) {
   for (int i = 0; i < n; ++i)
     if (std::isfinite(x[i])) size = std::max(size, std::abs(x[i]));
   return size;
-}
-
-// P times hard row j's normal into `out` (a unit row: c times P's column, the same bits;
-// `identity`: P is exactly the identity, the normal itself).
-template <typename Out>
-void times_normal(const Matrix& P, int j, Space& s, Out&& out, bool identity) {
-  if (identity)
-    out = s.N.row(j).transpose();
-  else if (s.unit_column[j] >= 0)
-    out = s.unit_coef(j) * P.col(s.unit_column[j]);
-  else
-    factor::times_vector(P, s.N.row(j).data(), out.data());
-}
-
-// P becomes the projector onto {x in range(P): n^T x = 0} by one Gram-Schmidt step, P -= u u^T
-// with u = P n / |P n| (Python's face: the pivot is |P n|^2, and P n is projected twice where it
-// is below kReorthogonalize |n|^2); false (P unchanged) when n has no component left in range(P).
-// `move`: s.v moves first onto the row's bound along P n (Python's face with v).
-bool restrict(Matrix& P, int j, Space& s, bool move = false) {
-  const int nv = static_cast<int>(P.rows());
-  const double* n = s.N.row(j).data();
-  times_normal(P, j, s, s.Pn, &P == &s.P_W && s.P_W_is_P_in && s.P_identity);
-  double pivot = dot(s.Pn.data(), s.Pn.data(), nv);
-  const double size = dot(n, n, nv);
-  if (pivot < kPivotTolerance * std::max(1.0, size)) return false;
-  if (pivot < kReorthogonalize * size) {
-    factor::times_vector(P, s.Pn.data(), s.Pn_again.data());
-    s.Pn.swap(s.Pn_again);
-    pivot = dot(s.Pn.data(), s.Pn.data(), nv);
-  }
-  if (move) factor::axpy(s.v.data(), s.Pn.data(), (s.h(j) - dot(n, s.v.data(), nv)) / dot(n, s.Pn.data(), nv), nv);
-  for (int b = 0; b < nv; ++b) {  // P -= Pn (Pn / pivot)^T, column by column
-    const double scale = s.Pn(b) / pivot;
-    if (scale != 0.0) factor::axpy(P.data() + b * nv, s.Pn.data(), -scale, nv);
-  }
-  return true;
-}
-
-// s.P_W: range(P_in) with the rows of `working` (s.working or s.guess) held; a row dependent on
-// those before it is dropped. `move`: s.v moves onto the kept rows' bounds (Python's face with v).
-void face(const Matrix& P_in, Space& s, std::vector<int>& working, bool move = false) {
-  s.P_W = P_in;
-  s.P_W_is_P_in = true;
-  s.kept.clear();
-  for (int j : working)
-    if (restrict(s.P_W, j, s, move)) {
-      s.kept.push_back(j);
-      s.P_W_is_P_in = false;
-    }
-  working.swap(s.kept);
 }
 
 // The first hard row reached along v + alpha delta, alpha in [0, 1] (Python's _first_hard): its
@@ -112,8 +64,10 @@ double multipliers(const Matrix& P_in, Space& s) {
 
 // The model's rows s.J (the equality rows, then the soft ones, each in order: s.chosen), their
 // aims s.t and the damped least-squares step s.delta from s.v in the face s.P_W, anchored at
-// s.v_prev when lam2 > 0 (Python's _model_step); returns the rows' count.
-int model_step(const Rows& rows, double lam2, Space& s) {
+// s.v_prev when lam2 > 0 (Python's _model_step); returns the rows' count. `P_in`: the face is kept
+// implicit (face_kept_implicit: s.P_W not formed), P_in its projector before the restrictions
+// (general rows only: identity rows read P_W's entries).
+int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nullptr) {
   const int nv = s.nv, m = rows.m;
   const RowMatrixMap A(rows.A, m, nv);
   const Vector& v = s.v;
@@ -134,27 +88,51 @@ int model_step(const Rows& rows, double lam2, Space& s) {
   bool of_AP = s.P_W_is_P_in && r == m && s.AP_gram_rows == m;
   for (int a = 0; a < r && of_AP; ++a) of_AP = s.chosen[a] == a;
   const bool identity = s.P_W_is_P_in && s.P_identity;  // P_W = I: M = J
+  bool formed = false;  // s.G holds M M^T already
   if (of_AP) {
     M = s.AP.topRows(m);
   } else if (identity) {
     M = J;
   } else if (rows.column) {  // identity rows (c e_j^T): J P_W's rows are c times P_W's (the same bits)
     for (int a = 0; a < r; ++a) M.row(a) = rows.scale * s.P_W.row(rows.column[s.chosen[a]]);
+    // and M M^T is c^2 P_W's [columns, columns] block (P_W an orthogonal projector), read, not formed
+    gram_of_identity_rows(s.P_W, rows.column, s.chosen, r, rows.scale, s);
+    formed = true;
+  } else if (s.AP_rows == m && s.face_rows >= 0) {  // A P_W = A P_in - sum_k (A Pn_k) (Pn_k / pivot_k)^T: the face's restrictions on
+                                // the level's A P_in (Space::face_Pn), not a product by P_W (equal up to rounding)
+    for (int a = 0; a < r; ++a) {
+      double* row = s.M.row(a).data();
+      const double* ap = s.AP.row(s.chosen[a]).data();
+      const double* j_row = s.J.row(a).data();
+      std::copy(ap, ap + nv, row);
+      for (int k = 0; k < s.face_rows; ++k) {
+        const double* pn = s.face_Pn.col(k).data();
+        factor::axpy(row, pn, -dot(j_row, pn, nv) * s.face_scale(k), nv);
+      }
+    }
   } else {  // J P_W^T (P_W symmetric up to rounding; exactly, and M is the level's A P_in bit for bit,
             // when no row is held and every row is chosen), row by row over J's nonzeros
     for (int a = 0; a < r; ++a) {
       double* row = s.M.row(a).data();
       std::fill(row, row + nv, 0.0);
       const double* j_row = s.J.row(a).data();
-      factor::Axpys sum(row, nv);
-      for (int j = 0; j < nv; ++j)
-        if (j_row[j] != 0.0) sum.add(s.P_W.col(j).data(), j_row[j]);
+      {
+        factor::Axpys sum(row, nv);
+        for (int j = 0; j < nv; ++j)
+          if (j_row[j] != 0.0) sum.add((P_in ? *P_in : s.P_W).col(j).data(), j_row[j]);
+      }
+      for (int k = 0; P_in && k < s.face_rows; ++k) {  // (implicit: J P_in less the restrictions')
+        const double* pn = s.face_Pn.col(k).data();
+        factor::axpy(row, pn, -dot(j_row, pn, nv) * s.face_scale(k), nv);
+      }
     }
   }
   if (lam2 > 0.0) {  // (products one at a time, into the buffers: no temporaries)
     s.Pg = v - s.v_prev;
     if (identity)
       s.offset = s.Pg;
+    else if (P_in)
+      times_face(*P_in, s.Pg.data(), s.offset.data(), s);
     else
       factor::times_vector(s.P_W, s.Pg.data(), s.offset.data());
   } else {
@@ -163,10 +141,17 @@ int model_step(const Rows& rows, double lam2, Space& s) {
   rows.times_chosen(J, s.chosen, v, s.c.head(r));  // c = t - J v
   s.c.head(r) = s.t.head(r) - s.c.head(r);
   s.c.head(r).noalias() += M * s.offset;
-  damped_step(r, lam2, s, of_AP);
+  const bool deficient = s.AP_rows < 0 && r == m;  // (no A P_in: m above the dimension, solve_one)
+  if (formed)
+    damped_step_on_gram(r, lam2, s, deficient);
+  else
+    damped_step(r, lam2, s, of_AP, deficient);
   s.delta -= s.offset;
-  if (!identity) {
-    factor::times_vector(s.P_W, s.delta.data(), s.Pn.data());  // projected once more onto the face (Python's comment)
+  if (!identity) {  // projected once more onto the face (Python's comment)
+    if (P_in)
+      times_face(*P_in, s.delta.data(), s.Pn.data(), s);
+    else
+      factor::times_vector(s.P_W, s.delta.data(), s.Pn.data());
     s.delta = s.Pn;
   }
   return r;
@@ -181,8 +166,14 @@ double allowance(double x, double h) { return kBoundTolerance * std::max({1.0, s
 // multipliers), false with s.v back at s.v_prev.
 bool guessed(const Rows& rows, const Matrix& P_in, double lam2, Space& s) {
   const int nv = s.nv, m = rows.m;
-  face(P_in, s, s.guess, true);
-  const int r = model_step(rows, lam2, s);
+  // the face kept implicit (P_W not formed: a guess that fails forms the search's), but for identity
+  // rows, whose model step reads P_W's rows and entries
+  const bool implicit = !rows.column && static_cast<int>(s.guess.size()) < nv;
+  if (implicit)
+    face_kept_implicit(P_in, s, s.guess, true);
+  else
+    face(P_in, s, s.guess, true);
+  const int r = model_step(rows, lam2, s, implicit ? &P_in : nullptr);
   s.v += s.delta;
   // the move stays in range(P_in) (Python's comment)
   s.Pg = s.v - s.v_prev;

@@ -1,10 +1,13 @@
 // The buffers and the one-level search of the compiled inequality hierarchy: the twin of
-// reljac/ik/active_set.py (its specification: read its docstring first), private to
+// reljac/ik/solvers/active_set.py (its specification: read its docstring first), private to
 // inequality.cpp and active_set.cpp. Same constants, same order of decisions: the working set of
 // hard rows held on their bound (saturations as projector restrictions, released by their
 // multipliers), the soft active set of the level's own inequality rows, damped least squares in
 // task space through the Gram matrix (the same matrix functions as the spec's eigen-decomposition:
-// by Cholesky factors where the Gram matrix is clear of the rank cut, active_set_gram.cpp).
+// by Cholesky factors where the Gram matrix is clear of the rank cut, and where it is certified rank
+// deficient or well conditioned as the SNS solver certifies it, hierarchy_rank.hpp, by a pivoted
+// Cholesky factor or inverse iteration: active_set_gram.cpp, active_set_pivoted.cpp, active_set_step.cpp,
+// active_set_row_space.cpp, their shared helpers in active_set_gram.hpp).
 #pragma once
 
 #include <utility>
@@ -19,6 +22,7 @@ namespace lex {
 constexpr double kMultiplierTolerance = 1e-9;  // a multiplier below -this x max(1, |P g|) releases its row
 constexpr double kReorthogonalize = 0.1;  // a face's row with |P n|^2 below this x |n|^2 is projected twice
 constexpr double kOrthonormalize = 1e-4;  // subtract_row_space: a basis from eigenvalues spread wider is orthonormalized again
+constexpr double kFineRank = 1e-10;  // singular values below this x the largest never count (Python's FINE_RANK)
 constexpr int kMidLevel = 48;  // Gram matrices of at most this many rows decompose without allocating
 using MidGram = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kMidLevel, kMidLevel>;
 constexpr int kCapBase = 10;                   // active-set changes per level: this + 2 (nv + hard rows + rows)
@@ -88,6 +92,7 @@ struct Space {
   Vector v, v_prev, delta, offset, gradient, Pn, Pn_again, Pg, rhs, mu, norms;  // Pn_again: restrict's reprojection
   Matrix P, P_W, normals;  // (nv x nv)
   RowMatrix J, M;          // (m_max x nv)
+  RowMatrix fine;          // (m_max x nv): M (I - W W^T), the directions the rank rule drops (active_set_row_space.cpp)
   Vector value, rate, aim, t, c, coefficients, eig_values, distance, x;  // (m_max)
   Matrix G, eig_vectors;   // (m_max x m_max)
   Matrix L;                // (m_max x m_max): a Cholesky factor (clear_of, factor_damped)
@@ -103,6 +108,7 @@ struct Space {
   std::vector<char> soft, fixed;
   std::vector<int> chosen, working, kept, violated;
   std::vector<std::vector<int>> identity_column;  // per identity level: the velocity index of each kept row
+  double last_damping = 0.0;  // lambda^2 of the last level solved (the recovery's: whether the levels are exact)
   bool overflow = false;  // a Gram matrix with inf or NaN entries (the spec's LinAlgError): v is made NaN
   int mu_size = -1;  // -1: no multipliers computed (Python's None); kept stale as the spec keeps them
   // the level's A P_in (m x nv), its Gram matrix and their decomposition, kept by the level's
@@ -119,6 +125,8 @@ struct Space {
   bool pinned_has_vectors = false;  // pinned_vectors known (else decomposed at the first reuse)
   Eigen::SelfAdjointEigenSolver<MidGram> mid;  // levels of kSmallLevel to kMidLevel rows (no allocation)
   Eigen::SelfAdjointEigenSolver<Matrix> big;   // more than kMidLevel rows
+  Matrix dual_G;  // (nv x nv): M^T M of a level of more rows than nv (rank_of)
+  Eigen::SelfAdjointEigenSolver<Matrix> dual;  // its eigenvalues (sized nv: no allocation)
   // explicit rows of identity levels and of the recovery level
   std::vector<RowMatrix> identity_A;
   std::vector<Vector> identity_lower, identity_upper;
@@ -130,6 +138,17 @@ struct Space {
   std::vector<WarmLevel> warm;  // per level index
   std::vector<int> guess;       // a level's guessed working set in this solve's hard rows
   bool guess_taken = false;     // the last solve_level took its guess
+  Matrix F;                // (m_max x m_max): a Cholesky factor with diagonal pivoting (pivoted_rank)
+  std::vector<int> pivots; // (m_max): its pivots
+  Vector pivot_z;          // (m_max): its Schur complement's diagonal
+  // the face as restrict made it: s.P_W = P_in - sum_k Pn_k Pn_k^T / pivot_k over the first
+  // face_rows columns of face_Pn (Pn_k) and entries of face_scale (1 / pivot_k); with s.AP (the
+  // level's A P_in, AP_rows rows; -1: not formed), model_step's M = A P_W without a product by P_W
+  // (face_rows -1: not kept)
+  Matrix face_Pn;          // (nv x nv)
+  Vector face_scale;       // (nv)
+  int face_rows = 0, AP_rows = -1;
+
   void forget_warm() {
     for (WarmLevel& w : warm) {
       w.rows = -1;
@@ -155,10 +174,17 @@ int eigen(const double* M, int r, int nv, Space& s, bool pin = false, bool vecto
 
 using factor::dot;  // sum a_i b_i over n entries (small_dense.hpp)
 
+// The rank of M (r x nv, row-major) by the rank rule, from the smaller of its Gram matrices (the same
+// nonzero eigenvalues): eigen's for r <= nv (pinning nothing), else M^T M's eigenvalues (Python's
+// active_set_algebra.rank: a level of many rows spanning few directions costs a decomposition of
+// size nv, not r).
+int rank_of(const double* M, int r, int nv, Space& s);
+
 // s.delta = argmin |M u - c|^2 + lam2 |u|^2 (the minimum-norm one when lam2 = 0), M = s.M (r rows),
 // c = s.c, on the eigenvalues of M M^T above the rank rule (Python's damped_step). `of_AP`: s.M
-// is a copy of the level's s.AP (its Gram matrix kept: not formed again).
-void damped_step(int r, double lam2, Space& s, bool of_AP = false);
+// is a copy of the level's s.AP (its Gram matrix kept: not formed again). `deficient`: M has more
+// rows than the dimension of the levels' null space (rank deficient: no Cholesky factor of G tried).
+void damped_step(int r, double lam2, Space& s, bool of_AP = false, bool deficient = false);
 
 // min |B x - r| by Householder QR, B (n x w) column-major in place (full column rank: the face
 // kept independent rows; a vanishing pivot's unknown is 0), r (n) overwritten, x (w).
@@ -172,6 +198,10 @@ void subtract_row_space(const double* M, int r, Matrix& P, Space& s);
 // (the decomposition pinned: see eigen; `vectors` false: its eigenvalues only, the vectors made at
 // their first reuse). -1 (rank r, nothing pinned) when every squared singular value is above
 // `floor` (and the rank rule: clear_of), its value left to smallest_of_gram on s.G when read.
+// Below `floor`, with `vectors` false: by certified inverse iteration where it certifies full rank,
+// well conditioned (factor::certified_smallest_eigenvalue, r <= factor::kSmallLevel), and 0 where a
+// pivoted Cholesky factor certifies it rank deficient (pivoted_rank: the rank the eigenvalues would
+// count); nothing pinned either way.
 double smallest_singular_value(const double* M, int r, int nv, Space& s, double floor, int& rank, bool vectors);
 
 // The smallest singular value sqrt(lambda_min) of a Gram matrix G (r x r, a copy of s.G), the

@@ -1,12 +1,14 @@
-// The Gram-matrix linear algebra of the compiled inequality hierarchy (see active_set.hpp): the
-// eigen-decompositions of M M^T (pinned per level), the damped least-squares step, the row space
-// a level leaves below, the smallest singular value, and the least squares of the multipliers.
+// The Gram matrices of the compiled inequality hierarchy (see active_set.hpp, active_set_gram.hpp):
+// M M^T formed (or read off a projector for identity rows), the shifted Cholesky test that keeps a
+// matrix clear of the rank cut off the eigen-decomposition, the eigen-decompositions (pinned per
+// level), the rank, and the smallest singular value (certified without a decomposition where a
+// pivoted Cholesky factor proves the level rank deficient).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
-#include "active_set.hpp"
+#include "active_set_gram.hpp"
 
 namespace reljac {
 namespace lex {
@@ -21,6 +23,88 @@ void decompose(const Matrix& G, int r, Space& s, Gram& work, int options) {
   Eigen::SelfAdjointEigenSolver<Gram> es(work, options);
   s.eig_values.head(r) = es.eigenvalues();
   if (options == Eigen::ComputeEigenvectors) s.eig_vectors.topLeftCorner(r, r) = es.eigenvectors();
+}
+
+// out[q] = dot(a, b + q n) for q < 4 (b: four contiguous rows of n), each in dot's two interleaved
+// sums in dot's order (the same bits), a read once for the four.
+inline void dot4(const double* __restrict a, const double* __restrict b, int n, double* out) {
+  const double *b0 = b, *b1 = b + n, *b2 = b + 2 * n, *b3 = b + 3 * n;
+  double e0 = 0.0, o0 = 0.0, e1 = 0.0, o1 = 0.0, e2 = 0.0, o2 = 0.0, e3 = 0.0, o3 = 0.0;
+  int k = 0;
+  for (; k + 1 < n; k += 2) {
+    const double x = a[k], y = a[k + 1];
+    e0 += x * b0[k];
+    o0 += y * b0[k + 1];
+    e1 += x * b1[k];
+    o1 += y * b1[k + 1];
+    e2 += x * b2[k];
+    o2 += y * b2[k + 1];
+    e3 += x * b3[k];
+    o3 += y * b3[k + 1];
+  }
+  if (k < n) {
+    e0 += a[k] * b0[k];
+    e1 += a[k] * b1[k];
+    e2 += a[k] * b2[k];
+    e3 += a[k] * b3[k];
+  }
+  out[0] = e0 + o0;
+  out[1] = e1 + o1;
+  out[2] = e2 + o2;
+  out[3] = e3 + o3;
+}
+
+}  // namespace
+
+// (active_set_gram.hpp) A prefix of s.AP's rows takes the leading block of its Gram matrix: each
+// entry is the same dot product of the same two rows, whatever r (dot4: the same bits as dot).
+bool gram(const double* M, int r, int nv, Space& s, bool of_AP) {
+  if ((M == s.AP.data() && r <= s.AP_gram_rows) || (of_AP && r == s.AP_gram_rows)) {
+    s.G.topLeftCorner(r, r) = s.G_AP.topLeftCorner(r, r);  // (finite: checked when kept)
+    return true;
+  }
+  for (int i = 0; i < r; ++i) {
+    const double* a = M + static_cast<long>(i) * nv;
+    int j = 0;
+    for (; j + 3 <= i; j += 4) {  // four entries of row i at once (dot4: the same bits as dot)
+      double out[4];
+      dot4(a, M + static_cast<long>(j) * nv, nv, out);
+      for (int q = 0; q < 4; ++q) s.G(i, j + q) = s.G(j + q, i) = out[q];
+    }
+    for (; j <= i; ++j) s.G(i, j) = s.G(j, i) = dot(a, M + static_cast<long>(j) * nv, nv);
+  }
+  return s.G.topLeftCorner(r, r).allFinite();
+}
+
+void gram_of_identity_rows(const Matrix& P_W, const int* column, const std::vector<int>& chosen, int r, double scale,
+                           Space& s) {
+  const double c2 = scale * scale;
+  for (int i = 0; i < r; ++i) {
+    const int a = column[chosen[i]];
+    for (int j = 0; j <= i; ++j) {
+      const int b = column[chosen[j]];
+      s.G(i, j) = s.G(j, i) = c2 * P_W(std::max(a, b), std::min(a, b));
+    }
+  }
+}
+
+// (active_set_gram.hpp) Then the
+// eigen-decomposition's rank rule (eigenvalues above kRankTolerance x max(1, the largest)) keeps
+// all r, and the matrix functions of G below need no eigenvectors. A G nearer the cut than
+// rounding may fail here where the eigenvalues would pass: the eigen-decomposition decides then.
+bool clear_of(int r, double floor, Space& s) {
+  const double trace = s.G.topLeftCorner(r, r).trace();
+  auto L = s.L.topLeftCorner(r, r);
+  L = s.G.topLeftCorner(r, r);
+  L.diagonal().array() -= std::max(floor, kRankTolerance * std::max(1.0, trace));
+  return factor::cholesky_in_place(L);
+}
+
+void factor_damped(int r, double lam2, Space& s) {
+  auto L = s.L.topLeftCorner(r, r);
+  L = s.G.topLeftCorner(r, r);
+  L.diagonal().array() += lam2;
+  factor::cholesky_in_place(L);
 }
 
 // s.eig_values (and s.eig_vectors when `vectors`) of s.G's leading r x r block. The eigenvalues
@@ -42,97 +126,17 @@ void decompose(int r, Space& s, bool vectors) {
   }
 }
 
-// s.G = M M^T (r x r, both triangles) for M (r rows of nv, row-major): each entry in two
-// interleaved sums (factor::gram's arithmetic); false when an entry is inf or NaN. s.AP's (kept by
-// smallest_singular_value) copied where M is s.AP, or `of_AP`: a copy of it.
-bool gram(const double* M, int r, int nv, Space& s, bool of_AP = false) {
-  if (r == s.AP_gram_rows && (M == s.AP.data() || of_AP)) {
-    s.G.topLeftCorner(r, r) = s.G_AP.topLeftCorner(r, r);  // (finite: checked when kept)
-    return true;
-  }
-  for (int i = 0; i < r; ++i)
-    for (int j = 0; j <= i; ++j) s.G(i, j) = s.G(j, i) = dot(M + static_cast<long>(i) * nv, M + static_cast<long>(j) * nv, nv);
-  return s.G.topLeftCorner(r, r).allFinite();
-}
-
-// True when every eigenvalue of s.G's leading r x r block (gram) is above
-// max(floor, kRankTolerance x max(1, its trace)): G - shift I has a Cholesky factor. Then the
-// eigen-decomposition's rank rule (eigenvalues above kRankTolerance x max(1, the largest)) keeps
-// all r, and the matrix functions of G below need no eigenvectors. A G nearer the cut than
-// rounding may fail here where the eigenvalues would pass: the eigen-decomposition decides then.
-bool clear_of(int r, double floor, Space& s) {
-  const double trace = s.G.topLeftCorner(r, r).trace();
-  auto L = s.L.topLeftCorner(r, r);
-  L = s.G.topLeftCorner(r, r);
-  L.diagonal().array() -= std::max(floor, kRankTolerance * std::max(1.0, trace));
-  return factor::cholesky_in_place(L);
-}
-
-// s.L's leading r x r block: the Cholesky factor of s.G + lam2 I (G positive definite: clear_of).
-void factor_damped(int r, double lam2, Space& s) {
-  auto L = s.L.topLeftCorner(r, r);
-  L = s.G.topLeftCorner(r, r);
-  L.diagonal().array() += lam2;
-  factor::cholesky_in_place(L);
-}
-
-}  // namespace
-
-void damped_step(int r, double lam2, Space& s, bool of_AP) {
-  const int nv = s.nv;
-  s.delta.setZero();
-  if (r == 0) return;
-  auto y = s.coefficients.head(r);
-  if (gram(s.M.data(), r, nv, s, of_AP) && clear_of(r, 0.0, s)) {  // full rank: y = (G + lam2 I)^-1 c
-    factor_damped(r, lam2, s);
-    y = s.c.head(r);
-    const auto L = s.L.topLeftCorner(r, r);
-    factor::cholesky_solve_in_place(L, y);
-  } else {
-    const int rank = eigen(s.M.data(), r, nv, s);
-    y.setZero();
-    for (int k = r - rank; k < r; ++k) {  // the largest `rank` eigenvalues (ascending order)
-      const auto u = s.eig_vectors.col(k).head(r);
-      y += u * (u.dot(s.c.head(r)) / (s.eig_values(k) + lam2));
-    }
-  }
-  for (int i = 0; i < r; ++i)
-    if (y(i) != 0.0) factor::axpy(s.delta.data(), s.M.row(i).data(), y(i), nv);
-}
-
-void least_squares(double* B, int n, int w, double* r, double* x) {
-  for (int k = 0; k < std::min(w, n); ++k) {
-    double* col = B + static_cast<long>(k) * n;
-    const double norm = std::sqrt(dot(col + k, col + k, n - k));
-    if (norm == 0.0) continue;
-    const double alpha = col[k] > 0 ? -norm : norm;
-    col[k] -= alpha;
-    const double vv = dot(col + k, col + k, n - k);
-    for (int j = k + 1; j < w; ++j) {
-      double* other = B + static_cast<long>(j) * n;
-      factor::axpy(other + k, col + k, -2.0 * dot(col + k, other + k, n - k) / vv, n - k);
-    }
-    factor::axpy(r + k, col + k, -2.0 * dot(col + k, r + k, n - k) / vv, n - k);
-    col[k] = alpha;  // R's diagonal (the reflector is not needed any more)
-  }
-  double largest = 0.0;
-  for (int k = 0; k < std::min(w, n); ++k) largest = std::max(largest, std::abs(B[static_cast<long>(k) * n + k]));
-  for (int k = w - 1; k >= 0; --k) {
-    const double diagonal = k < n ? B[static_cast<long>(k) * n + k] : 0.0;
-    if (std::abs(diagonal) <= 1e-14 * largest || diagonal == 0.0) {
-      x[k] = 0.0;
-      continue;
-    }
-    double sum = r[k];
-    for (int j = k + 1; j < w; ++j) sum -= B[static_cast<long>(j) * n + k] * x[j];
-    x[k] = sum / diagonal;
-  }
-}
-
 int eigen(const double* M, int r, int nv, Space& s, bool pin, bool vectors) {
   if (pin) s.pinned_rows = -1;
   if (r == 0) return 0;
-  if (!gram(M, r, nv, s)) {  // huge rows: no decomposition (Python's eigh raises)
+  gram(M, r, nv, s);
+  return eigen_of_gram(r, s, pin, vectors);
+}
+
+int eigen_of_gram(int r, Space& s, bool pin, bool vectors) {
+  if (pin) s.pinned_rows = -1;
+  if (r == 0) return 0;
+  if (!s.G.topLeftCorner(r, r).allFinite()) {  // huge rows: no decomposition (Python's eigh raises)
     s.overflow = true;
     s.eig_values.head(r).setZero();
     s.eig_vectors.topLeftCorner(r, r).setIdentity();
@@ -168,44 +172,23 @@ int eigen(const double* M, int r, int nv, Space& s, bool pin, bool vectors) {
   return rank;
 }
 
-void subtract_row_space(const double* M, int r, Matrix& P, Space& s) {
-  const int nv = s.nv;
-  if (r == 0) return;
-  if (gram(M, r, nv, s) && clear_of(r, kOrthonormalize * s.G.topLeftCorner(r, r).trace(), s)) {
-    // full rank and no eigenvalue below kOrthonormalize x the trace (so none below that x the
-    // largest: the eigen path would not orthonormalize again): W^T = L^-1 M, G = L L^T
-    factor_damped(r, 0.0, s);
-    factor::WtMap Wt(s.Wt_room.data(), r, nv);
-    Wt = RowMatrixMap(M, r, nv);
-    factor::solve_lower_by_rows(s.L.topLeftCorner(r, r), Wt);
-    factor::subtract_gram(P, Wt);
-    return;
+int rank_of(const double* M, int r, int nv, Space& s) {
+  if (r <= nv) return eigen(M, r, nv, s);
+  s.dual_G.setZero();
+  for (int i = 0; i < r; ++i) {  // M^T M, its lower triangle: a rank-one update per row
+    const double* m = M + static_cast<long>(i) * nv;
+    for (int b = 0; b < nv; ++b)
+      if (m[b] != 0.0) factor::axpy(s.dual_G.col(b).data() + b, m + b, m[b], nv - b);
   }
-  const int rank = eigen(M, r, nv, s);
-  if (rank == 0) return;
-  factor::WtMap Wt(s.Wt_room.data(), rank, nv);
-  Wt.setZero();
-  for (int k = 0; k < rank; ++k) {  // row k of W^T: u^T M / sqrt(e) for the k-th largest eigenvalue
-    const int col = r - 1 - k;
-    const double scale = 1.0 / std::sqrt(s.eig_values(col));
-    for (int i = 0; i < r; ++i) {
-      const double a = s.eig_vectors(i, col) * scale;
-      if (a != 0.0) factor::axpy(Wt.data() + static_cast<long>(k) * nv, M + static_cast<long>(i) * nv, a, nv);
-    }
+  if (!s.dual_G.allFinite()) {  // huge rows (Python's eigh raises)
+    s.overflow = true;
+    return 0;
   }
-  if (s.eig_values(r - rank) < kOrthonormalize * s.eig_values(r - 1)) {  // (Python's row_basis)
-    for (int k = 0; k < rank; ++k) {  // modified Gram-Schmidt twice, in the eigenvalues' order
-      double* w = Wt.data() + static_cast<long>(k) * nv;
-      for (int pass = 0; pass < 2; ++pass)
-        for (int j = 0; j < k; ++j) {
-          const double* u = Wt.data() + static_cast<long>(j) * nv;
-          factor::axpy(w, u, -dot(u, w, nv), nv);
-        }
-      const double norm = std::sqrt(dot(w, w, nv));
-      for (int b = 0; b < nv; ++b) w[b] /= norm;
-    }
-  }
-  factor::subtract_gram(P, Wt);
+  s.dual.compute(s.dual_G, Eigen::EigenvaluesOnly);
+  const auto& e = s.dual.eigenvalues();
+  int rank = 0;
+  for (int i = 0; i < nv; ++i) rank += e(i) > kRankTolerance * std::max(1.0, e(nv - 1));
+  return rank;
 }
 
 double smallest_singular_value(const double* M, int r, int nv, Space& s, double floor, int& rank, bool vectors) {
@@ -224,7 +207,22 @@ double smallest_singular_value(const double* M, int r, int nv, Space& s, double 
     rank = r;
     return -1.0;
   }
-  rank = eigen(M, r, nv, s, true, vectors);
+  if (finite && !vectors && r <= factor::kSmallLevel) {  // full rank and well conditioned: certified as the SNS solver
+    factor::SmallGram G = s.G.topLeftCorner(r, r), L = G;  // certifies it (hierarchy_rank.hpp), no decomposition
+    double e0 = 0.0;
+    if (factor::cholesky_in_place(L) && factor::certified_smallest_eigenvalue(G, L, e0)) {
+      s.pinned_rows = -1;
+      rank = r;
+      return std::sqrt(e0);
+    }
+  }
+  int k = 0;
+  if (finite && !vectors && pivoted_rank(r, s, k)) {  // rank deficient, certified as the eigenvalues would
+    s.pinned_rows = -1;                                 // count it: sigma_min 0, no decomposition (nothing pinned)
+    rank = k;
+    return 0.0;
+  }
+  rank = eigen_of_gram(r, s, true, vectors);  // (s.G is M M^T: formed above)
   return rank == r ? std::sqrt(s.eig_values(0)) : 0.0;
 }
 

@@ -1,7 +1,7 @@
 // Along one step of an inequality level (active_set.cpp): where the level's true objective stops
 // falling (its rows' distances to their bounds are piecewise quadratic along the step), and the
 // soft set read anew at the point reached. Private to active_set.cpp (inline: its inner loop); the
-// Python twins are _line_minimum and _update_soft in reljac/ik/active_set.py.
+// Python twins are _line_minimum and _update_soft in reljac/ik/solvers/active_set.py.
 #pragma once
 
 #include <algorithm>

@@ -40,7 +40,7 @@ void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
   const int n = static_cast<int>(cons.lo.size()), k_room = static_cast<int>(cons.C.rows());
   int rows = k_room, total = 0;
   for (const Level& level : levels) {
-    const int m = level.A ? level.rows() : n;
+    const int m = level.A || level.rows() == 0 ? level.rows() : n;  // (no rows: none, whatever A is)
     rows = std::max(rows, m);
     total += m;
   }
@@ -60,7 +60,7 @@ void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
     identity_upper.resize(levels.size());
   }
   for (size_t i = 0; i < levels.size(); ++i)
-    if (!levels[i].A && identity_A[i].rows() != n) {
+    if (!levels[i].A && levels[i].rows() > 0 && identity_A[i].rows() != n) {
       identity_A[i].resize(n, n);
       identity_column[i].resize(n);
       identity_lower[i].resize(n);
@@ -79,9 +79,13 @@ void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
   hard_value.resize(room);
   hard_rate.resize(room);
   for (Vector* x : {&v, &v_prev, &delta, &offset, &gradient, &Pn, &Pn_again, &Pg, &rhs, &mu, &norms}) x->resize(nv);
-  for (Matrix* x : {&P, &P_W, &normals}) x->resize(nv, nv);
+  for (Matrix* x : {&P, &P_W, &normals, &face_Pn}) x->resize(nv, nv);
+  face_scale.resize(nv);
   J.resize(m_max, nv);
   M.resize(m_max, nv);
+  fine.resize(m_max, nv);
+  dual_G.resize(nv, nv);
+  dual = Eigen::SelfAdjointEigenSolver<Matrix>(nv);
   AP.resize(m_max, nv);
   for (Matrix* x : {&pinned_G, &pinned_vectors}) x->resize(m_max, m_max);
   pinned_values.resize(m_max);
@@ -89,6 +93,9 @@ void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
   for (Vector* x : {&value, &rate, &aim, &t, &c, &coefficients, &eig_values, &distance, &x}) x->resize(m_max);
   G.resize(m_max, m_max);
   L.resize(m_max, m_max);
+  F.resize(m_max, m_max);
+  pivots.resize(m_max);
+  pivot_z.resize(m_max);
   G_AP.resize(m_max, m_max);
   AP_gram_rows = -1;
   eig_vectors.resize(m_max, m_max);

@@ -145,6 +145,7 @@ void SupportLimit::set(const SupportRegionDescription& d) {
   count_ = 0;
   C_.resize(points, 0);  // columns (nv) set by the first compute
   d_.resize(points);
+  to_shrunk_.resize(points);
 }
 
 void SupportLimit::compute(const PinData& data, const Eigen::Vector3d& p, const Matrix& J, double dt) {
@@ -196,6 +197,7 @@ void SupportLimit::compute(const PinData& data, const Eigen::Vector3d& p, const 
   const double delta = std::min(kOvershoot, desc_.margin);
   for (int i = 0; i < n; ++i) {  // SupportRegion.constraint: a damper inside, an overshoot held, back beyond
     const double to_shrunk = offsets_[i] - desc_.margin - normals_[i].dot(p.head<2>());
+    to_shrunk_(i) = to_shrunk;
     d_(i) = desc_.gain * (to_shrunk >= 0 ? to_shrunk : std::min(to_shrunk + delta, 0.0)) / dt;
   }
   count_ = n;

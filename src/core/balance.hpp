@@ -1,12 +1,13 @@
 // Balance in the compiled step: the centre of mass in any frame (CoMTask's rows) and the support
-// region's rows (SupportRegion). The compiled twins of reljac/ik/balance.py and reljac/support.py,
+// region's rows (SupportRegion). The compiled twins of reljac/ik/limits/support.py and reljac/support.py,
 // their specification and oracle; Pinocchio's own jacobianCenterOfMass gives c and J_c.
 #pragma once
 
 #include <vector>
 
 #include "constants.hpp"
-#include "pinocchio_objects.hpp"
+#include "limit_descriptions.hpp"
+#include "pinocchio_model.hpp"
 #include "step.hpp"
 
 namespace reljac {
@@ -37,6 +38,8 @@ class SupportLimit {
   int room() const { return static_cast<int>(C_.rows()); }  // the most rows: one per contact point
   Eigen::Block<const RowMatrix, Eigen::Dynamic, Eigen::Dynamic, true> C() const { return C_.topRows(count_); }
   Eigen::VectorBlock<const Vector> d() const { return d_.head(count_); }
+  // s_i [m], the centre of mass's distance to each edge of the shrunk region (>= 0 inside), this step
+  Eigen::VectorBlock<const Vector> to_shrunk() const { return to_shrunk_.head(count_); }
 
  private:
   SupportRegionDescription desc_;
@@ -44,7 +47,7 @@ class SupportLimit {
   std::vector<double> offsets_, inside_;
   int count_ = 0;
   RowMatrix C_;  // (room x nv), the first count_ rows this step's
-  Vector d_;
+  Vector d_, to_shrunk_;
 };
 
 }  // namespace reljac

@@ -7,7 +7,7 @@
 namespace py = pybind11;
 
 void bind_constants(py::module_& m) {
-  m.attr("RANK_TOLERANCE") = reljac::kRankTolerance;  // reljac.ik.hierarchy
+  m.attr("RANK_TOLERANCE") = reljac::kRankTolerance;  // reljac.ik.solvers.hierarchy
   m.attr("BOUND_TOLERANCE") = reljac::kBoundTolerance;
   m.attr("PIVOT_TOLERANCE") = reljac::kPivotTolerance;
   m.attr("MAX_STALE_SATURATIONS") = reljac::kMaxStaleSaturations;
@@ -16,7 +16,7 @@ void bind_constants(py::module_& m) {
   m.attr("UNIT_TOLERANCE") = reljac::kUnitTolerance;  // reljac.joint_space
   m.attr("MAX_SQUARE") = reljac::kMaxSquare;
   m.attr("COLLINEAR_TOLERANCE") = reljac::kCollinearTolerance;  // reljac.support
-  m.attr("OVERSHOOT") = reljac::kOvershoot;                      // reljac.ik.balance
+  m.attr("OVERSHOOT") = reljac::kOvershoot;                      // reljac.ik.limits.support
   m.attr("GJK_TOLERANCE") = reljac::kGjkTolerance;              // reljac.collision.distances
   m.attr("FAILED") = reljac::kFailed;
 }

@@ -1,209 +1,282 @@
-// Python bindings of the descriptions the compiled step takes (step.hpp): one class per task and
-// limit kind, built from named arguments, its fields readable. Their names and fields are those of
-// reljac/ik/description.py's records (tests/test_core_schema.py checks it field by field), so the
-// compiled step hands a record over as core.<its class name>(*its fields, in order). Names and shapes only.
+// Python bindings of the descriptions (schema.hpp): one class, Description, filled in by keyword
+// from a kind's schema (`_core.describe(kind, **fields)`) and read back by field name; the list of
+// kinds and their fields (`_core.kinds()`). The only file that converts a field's value between
+// Python and C++: a kind's file lists its fields and stays free of pybind11.
 #include <pybind11/eigen.h>
 #include <pybind11/stl.h>
+
+#include <algorithm>
+#include <optional>
 
 #include "bind_descriptions.hpp"
 
 namespace py = pybind11;
-using reljac::Vector;
+
+namespace reljac {
+
+PyRef::PyRef(void* object) : object_(object) { Py_XINCREF(static_cast<PyObject*>(object_)); }
+PyRef::PyRef(const PyRef& other) : PyRef(other.object_) {}
+PyRef& PyRef::operator=(const PyRef& other) {
+  Py_XINCREF(static_cast<PyObject*>(other.object_));
+  Py_XDECREF(static_cast<PyObject*>(object_));
+  object_ = other.object_;
+  return *this;
+}
+PyRef::~PyRef() { Py_XDECREF(static_cast<PyObject*>(object_)); }
 
 namespace {
 
-const char* const kFrameKinds[] = {"pose", "position", "orientation"};
-
-reljac::FrameKind frame_kind(const std::string& kind) {
-  for (int k = 0; k < 3; ++k)
-    if (kind == kFrameKinds[k]) return static_cast<reljac::FrameKind>(k);
-  throw py::value_error("kind must be 'pose', 'position' or 'orientation', got '" + kind + "'");
+const char* type_name(FieldType type) {
+  switch (type) {
+    case FieldType::kInt: return "int";
+    case FieldType::kDouble: return "float";
+    case FieldType::kBool: return "bool";
+    case FieldType::kIntVector: return "int array (k,)";
+    case FieldType::kVector: return "float array (k,)";
+    case FieldType::kVector3: return "float array (3,)";
+    case FieldType::kMatrix4: return "float array (4, 4)";
+    case FieldType::kMatrix: return "float array (k, n)";
+    case FieldType::kMatrices: return "float arrays (k_j, n)";
+    case FieldType::kChoice: return "str";
+    case FieldType::kObject: return "object";
+    case FieldType::kTask: return "task Description";
+    case FieldType::kLimit: return "limit Description";
+    case FieldType::kParameters: return "gain, weight, max_speed, lower, upper";
+  }
+  return "?";
 }
+
+// lower, upper: the bounds on e of a task with bounds ((size,) each, +-inf open), or both None.
+TaskParameters parameters(double gain, const Vector& weight, const std::optional<Vector>& max_speed,
+                          const std::optional<Vector>& lower, const std::optional<Vector>& upper) {
+  TaskParameters p;
+  p.gain = gain;
+  p.weight = weight;
+  if (lower.has_value() != upper.has_value()) throw py::value_error("lower and upper: both arrays or both None");
+  if (lower) {
+    if (lower->size() != weight.size() || upper->size() != weight.size())
+      throw py::value_error("lower and upper must have one bound per row of e");
+    p.lower = *lower;
+    p.upper = *upper;
+  }
+  p.has_max_speed = max_speed.has_value();
+  if (max_speed) {
+    if (max_speed->size() != 2) throw py::value_error("max_speed must be (linear, angular)");
+    p.max_speed[0] = (*max_speed)(0);
+    p.max_speed[1] = (*max_speed)(1);
+  }
+  return p;
+}
+
+const char* const kParameterKeys[] = {"gain", "weight", "max_speed", "lower", "upper"};
+
+template <typename T>
+void set(const Field& f, Description& d, py::handle value) {
+  *static_cast<T*>(f.address(d)) = value.cast<T>();
+}
+
+// The description a Description object holds, as a task's or a limit's.
+template <typename Base>
+std::shared_ptr<const Base> nested(const Field& f, py::handle value) {
+  const auto& inner = value.cast<const DescriptionObject&>();
+  auto out = std::dynamic_pointer_cast<const Base>(inner.object);
+  if (!out) throw py::type_error(f.name + " must be a " + type_name(f.type) + ", got a " + inner.kind->name);
+  return out;
+}
+
+void assign(const Field& f, Description& d, py::handle value) {
+  switch (f.type) {
+    case FieldType::kInt: return set<int>(f, d, value);
+    case FieldType::kDouble: return set<double>(f, d, value);
+    case FieldType::kBool: return set<bool>(f, d, value);
+    case FieldType::kIntVector: return set<Eigen::VectorXi>(f, d, value);
+    case FieldType::kVector: return set<Vector>(f, d, value);
+    case FieldType::kVector3: return set<Eigen::Vector3d>(f, d, value);
+    case FieldType::kMatrix4: return set<Eigen::Matrix4d>(f, d, value);
+    case FieldType::kMatrix: return set<RowMatrix>(f, d, value);
+    case FieldType::kMatrices: return set<std::vector<RowMatrix>>(f, d, value);
+    case FieldType::kObject:
+      *static_cast<PyRef*>(f.address(d)) = PyRef(value.ptr());
+      return;
+    case FieldType::kTask:
+      *static_cast<std::shared_ptr<const TaskDescription>*>(f.address(d)) = nested<TaskDescription>(f, value);
+      return;
+    case FieldType::kLimit:
+      *static_cast<std::shared_ptr<const LimitDescription>*>(f.address(d)) = nested<LimitDescription>(f, value);
+      return;
+    case FieldType::kChoice: {
+      const auto name = value.cast<std::string>();
+      for (size_t i = 0; i < f.choices.size(); ++i)
+        if (f.choices[i] == name) {
+          *static_cast<int*>(f.address(d)) = static_cast<int>(i);
+          return;
+        }
+      std::string valid;
+      for (const auto& c : f.choices) valid += (valid.empty() ? "'" : ", '") + c + "'";
+      throw py::value_error(f.name + " must be one of " + valid + ", got '" + name + "'");
+    }
+    case FieldType::kParameters: break;  // (describe() reads its keys)
+  }
+}
+
+py::object read(const Field& f, Description& d) {
+  void* at = f.address(d);
+  switch (f.type) {
+    case FieldType::kInt: return py::cast(*static_cast<int*>(at));
+    case FieldType::kDouble: return py::cast(*static_cast<double*>(at));
+    case FieldType::kBool: return py::cast(*static_cast<bool*>(at));
+    case FieldType::kIntVector: return py::cast(*static_cast<Eigen::VectorXi*>(at));
+    case FieldType::kVector: return py::cast(*static_cast<Vector*>(at));
+    case FieldType::kVector3: return py::cast(*static_cast<Eigen::Vector3d*>(at));
+    case FieldType::kMatrix4: return py::cast(*static_cast<Eigen::Matrix4d*>(at));
+    case FieldType::kMatrix: return py::cast(*static_cast<RowMatrix*>(at));
+    case FieldType::kMatrices: return py::cast(*static_cast<std::vector<RowMatrix>*>(at));
+    case FieldType::kChoice: return py::cast(f.choices.at(*static_cast<int*>(at)));
+    case FieldType::kObject: {
+      void* object = static_cast<PyRef*>(at)->get();
+      return object ? py::reinterpret_borrow<py::object>(static_cast<PyObject*>(object)) : py::none();
+    }
+    case FieldType::kTask:
+    case FieldType::kLimit: return py::none();  // (a Description object keeps its nested ones: fields())
+    case FieldType::kParameters: break;
+  }
+  return py::none();
+}
+
+std::vector<std::string> field_names(const KindSchema& kind) {
+  std::vector<std::string> out;
+  for (const Field& f : kind.fields)
+    if (f.type == FieldType::kParameters)
+      out.insert(out.end(), std::begin(kParameterKeys), std::end(kParameterKeys));
+    else
+      out.push_back(f.name);
+  return out;
+}
+
+// A description of kind `name` from keyword arguments: every required field given, no other key.
+DescriptionObject describe(const std::string& name, const py::kwargs& values) {
+  const KindSchema* kind = find_kind(name);
+  if (kind == nullptr) throw py::value_error("the compiled core has no kind '" + name + "'");
+  DescriptionObject out;
+  out.kind = kind;
+  out.object = kind->create();
+  Description& d = *out.object;
+  for (auto item : values) {  // an unknown key first (a misspelt field is also a missing one)
+    const auto key = item.first.cast<std::string>();
+    bool known = false;
+    for (const Field& f : kind->fields)
+      known = known || f.name == key ||
+              (f.type == FieldType::kParameters &&
+               std::find(std::begin(kParameterKeys), std::end(kParameterKeys), key) != std::end(kParameterKeys));
+    if (!known) {
+      std::string fields;
+      for (const auto& name : field_names(*kind)) fields += (fields.empty() ? "" : ", ") + name;
+      throw py::type_error(name + " has no field '" + key + "'; its fields: " + fields);
+    }
+  }
+  for (const Field& f : kind->fields) {
+    if (f.type == FieldType::kParameters) {
+      for (const char* key : {"gain", "weight"})
+        if (!values.contains(key)) throw py::type_error(name + " needs the field '" + key + "'");
+      auto optional = [&](const char* key) -> std::optional<Vector> {
+        if (!values.contains(key)) return std::nullopt;
+        const py::handle v = values[key];
+        return v.is_none() ? std::nullopt : std::optional<Vector>(v.cast<Vector>());
+      };
+      const std::optional<Vector> max_speed = optional("max_speed"), lower = optional("lower"), upper = optional("upper");
+      *static_cast<TaskParameters*>(f.address(d)) =
+          parameters(values["gain"].cast<double>(), values["weight"].cast<Vector>(), max_speed, lower, upper);
+      continue;
+    }
+    if (!values.contains(f.name.c_str())) {
+      if (f.required) throw py::type_error(name + " needs the field '" + f.name + "'");
+      continue;
+    }
+    const py::handle value = values[f.name.c_str()];
+    if (f.type == FieldType::kTask || f.type == FieldType::kLimit) out.nested[f.name] = py::reinterpret_borrow<py::object>(value);
+    if (value.is_none() && !f.required) continue;
+    try {
+      assign(f, d, value);
+    } catch (const py::cast_error&) {
+      throw py::type_error(name + "." + f.name + " must be " + type_name(f.type) + ", got " +
+                           std::string(py::str(py::type::of(value).attr("__name__"))));
+    }
+  }
+  return out;
+}
+
+// A field's value by name (the task parameters' keys too).
+py::object field_value(const DescriptionObject& self, const std::string& key) {
+  Description& d = *self.object;
+  for (const Field& f : self.kind->fields) {
+    if (f.type == FieldType::kParameters) {
+      const auto& p = *static_cast<const TaskParameters*>(f.address(d));
+      if (key == "gain") return py::cast(p.gain);
+      if (key == "weight") return py::cast(p.weight);
+      if (key == "max_speed") return p.has_max_speed ? py::cast(Vector(Eigen::Vector2d(p.max_speed[0], p.max_speed[1]))) : py::none();
+      if (key == "lower") return p.bounded() ? py::cast(p.lower) : py::none();
+      if (key == "upper") return p.bounded() ? py::cast(p.upper) : py::none();
+      continue;
+    }
+    if (f.name != key) continue;
+    if (f.type == FieldType::kTask || f.type == FieldType::kLimit) {
+      const auto it = self.nested.find(key);
+      return it == self.nested.end() ? py::none() : it->second;
+    }
+    return read(f, d);
+  }
+  throw py::attribute_error(self.kind->name + " has no field '" + key + "'");
+}
+
 
 }  // namespace
 
+}  // namespace reljac
+
 void bind_descriptions(py::module_& m) {
   using namespace reljac;
-  py::class_<TaskDescription>(m, "TaskDescription", "What a task gives the compiled step (one subclass per kind).");
-  py::class_<LimitDescription>(m, "LimitDescription", "What a limit gives the compiled step (one subclass per kind).");
-
-  py::class_<FrameTaskDescription, TaskDescription> frame(
-      m, "FrameTaskDescription", "The motion of frame b measured in frame a (reljac.ik.description.FrameTaskDescription).");
-  frame
-      .def(py::init([](const std::string& kind, int frame_a, int frame_b, double gain, const Vector& weight,
-                       const std::optional<Vector>& max_speed, const Eigen::Matrix4d& target, const Vector& velocity,
-                       const std::optional<Vector>& lower, const std::optional<Vector>& upper) {
-             FrameTaskDescription d;
-             d.kind = frame_kind(kind);
-             d.frame_a = frame_a;
-             d.frame_b = frame_b;
-             d.parameters = parameters(gain, weight, max_speed, lower, upper);
-             d.target = target;
-             d.velocity = velocity;
-             return d;
-           }),
-           py::arg("kind"), py::arg("frame_a"), py::arg("frame_b"), py::arg("gain"), py::arg("weight"),
-           py::arg("max_speed"), py::arg("target"), py::arg("target_velocity"), py::arg("lower") = py::none(), py::arg("upper") = py::none())
-      .def_property_readonly("kind", [](const FrameTaskDescription& d) { return kFrameKinds[static_cast<int>(d.kind)]; },
-                             "'pose' (6 rows), 'position' or 'orientation' (3 rows)")
-      .def_readonly("frame_a", &FrameTaskDescription::frame_a, "Pinocchio frame id of a")
-      .def_readonly("frame_b", &FrameTaskDescription::frame_b, "Pinocchio frame id of b")
-      .def_readonly("target", &FrameTaskDescription::target, "(4, 4) homogeneous T_ab target")
-      .def_readonly("target_velocity", &FrameTaskDescription::velocity, "(size,) target velocity [m/s, rad/s]");
-  parameter_fields(frame);
-
-  py::class_<PostureDescription, TaskDescription> posture(
-      m, "PostureDescription", "A joint posture: e = difference(target, q) (reljac.ik.description.PostureDescription).");
-  posture
-      .def(py::init([](double gain, const Vector& weight, const std::optional<Vector>& max_speed, const Vector& target,
-                       const std::optional<Vector>& lower, const std::optional<Vector>& upper) {
-             PostureDescription d;
-             d.parameters = parameters(gain, weight, max_speed, lower, upper);
-             d.target = target;
-             return d;
-           }),
-           py::arg("gain"), py::arg("weight"), py::arg("max_speed"), py::arg("target"), py::arg("lower") = py::none(), py::arg("upper") = py::none())
-      .def_readonly("target", &PostureDescription::target, "(nq,) target configuration");
-  parameter_fields(posture);
-
-  py::class_<CoMTaskDescription, TaskDescription> com(
-      m, "CoMTaskDescription", "The centre of mass measured in frame a (reljac.ik.description.CoMTaskDescription).");
-  com.def(py::init([](int frame, const Eigen::VectorXi& axes, double gain, const Vector& weight,
-                      const std::optional<Vector>& max_speed, const Vector& target, const Vector& velocity,
-                      const std::optional<Vector>& lower, const std::optional<Vector>& upper) {
-            CoMTaskDescription d;
-            d.frame = frame;
-            d.axes = axes;
-            d.parameters = parameters(gain, weight, max_speed, lower, upper);
-            d.target = target;
-            d.velocity = velocity;
-            return d;
-          }),
-          py::arg("frame"), py::arg("axes"), py::arg("gain"), py::arg("weight"), py::arg("max_speed"),
-          py::arg("target"), py::arg("target_velocity"), py::arg("lower") = py::none(), py::arg("upper") = py::none())
-      .def_readonly("frame", &CoMTaskDescription::frame, "Pinocchio frame id of a (0: the world)")
-      .def_readonly("axes", &CoMTaskDescription::axes, "(size,) indices among x, y, z")
-      .def_readonly("target", &CoMTaskDescription::target, "(size,) target [m]")
-      .def_readonly("target_velocity", &CoMTaskDescription::velocity, "(size,) target velocity [m/s]");
-  parameter_fields(com);
-
-  py::class_<ExternalTaskDescription, TaskDescription>(
-      m, "ExternalTaskDescription", "A task whose rows Python computes each step (passed to Step.velocity).")
-      .def(py::init([](int size) {
-             ExternalTaskDescription d;
-             d.size = size;
-             return d;
-           }),
-           py::arg("size"))
-      .def_readonly("size", &ExternalTaskDescription::size, "rows of its error");
-  py::class_<PendingTaskDescription, TaskDescription>(
-      m, "PendingTaskDescription", "A task described at its first step (no target yet): its rows until then.")
-      .def(py::init([](int size) {
-             PendingTaskDescription d;
-             d.size = size;
-             return d;
-           }),
-           py::arg("size"))
-      .def_readonly("size", &PendingTaskDescription::size, "rows of its error");
-
-  py::class_<VelocityBoxDescription, LimitDescription>(
-      m, "VelocityBoxDescription", "A constant box lo <= v <= hi (reljac.ik.description.VelocityBoxDescription).")
-      .def(py::init([](const Vector& lo, const Vector& hi) {
-             VelocityBoxDescription d;
-             d.lo = lo;
-             d.hi = hi;
-             return d;
-           }),
-           py::arg("lo"), py::arg("hi"))
-      .def_readonly("lo", &VelocityBoxDescription::lo, "(nv,) [rad/s, m/s]")
-      .def_readonly("hi", &VelocityBoxDescription::hi, "(nv,) [rad/s, m/s]");
-
-  py::class_<PositionLimitDescription, LimitDescription>(
-      m, "PositionLimitDescription", "Position limits as velocity bounds (reljac.ik.description.PositionLimitDescription).")
-      .def(py::init([](const Eigen::VectorXi& q_index, const Eigen::VectorXi& v_index, const Vector& q_min,
-                       const Vector& q_max, const Vector& urdf_min, const Vector& urdf_max, double limit_gain) {
-             PositionLimitDescription d;
-             d.q_index = q_index;
-             d.v_index = v_index;
-             d.q_min = q_min;
-             d.q_max = q_max;
-             d.urdf_min = urdf_min;
-             d.urdf_max = urdf_max;
-             d.gain = limit_gain;
-             return d;
-           }),
-           py::arg("q_index"), py::arg("v_index"), py::arg("q_min"), py::arg("q_max"), py::arg("urdf_min"),
-           py::arg("urdf_max"), py::arg("limit_gain"))
-      .def_readonly("q_index", &PositionLimitDescription::q_index, "(k,) q indices of the limited joints")
-      .def_readonly("v_index", &PositionLimitDescription::v_index, "(k,) their v indices")
-      .def_readonly("q_min", &PositionLimitDescription::q_min, "(k,) limits kept")
-      .def_readonly("q_max", &PositionLimitDescription::q_max, "(k,) limits kept")
-      .def_readonly("urdf_min", &PositionLimitDescription::urdf_min, "(k,) the URDF's limits")
-      .def_readonly("urdf_max", &PositionLimitDescription::urdf_max, "(k,) the URDF's limits")
-      .def_readonly("limit_gain", &PositionLimitDescription::gain, "gamma in (0, 1]");
-
-  py::class_<ReversalDampingDescription, LimitDescription>(
-      m, "ReversalDampingDescription", "Rprop's step-size control (reljac.ik.description.ReversalDampingDescription).")
-      .def(py::init([](const Vector& velocity_limits, const Vector& floor, double shrink, double grow) {
-             ReversalDampingDescription d;
-             d.velocity_limits = velocity_limits;
-             d.floor = floor;
-             d.shrink = shrink;
-             d.grow = grow;
-             return d;
-           }),
-           py::arg("velocity_limits"), py::arg("floor"), py::arg("shrink"), py::arg("grow"))
-      .def_readonly("velocity_limits", &ReversalDampingDescription::velocity_limits, "(nv,) [rad/s, m/s]")
-      .def_readonly("floor", &ReversalDampingDescription::floor, "(nv,) speeds below which a reversal does not count")
-      .def_readonly("shrink", &ReversalDampingDescription::shrink, "factor on the last speed after a reversal")
-      .def_readonly("grow", &ReversalDampingDescription::grow, "factor by which a cap grows back per step");
-
-  py::class_<CollisionAvoidanceDescription, LimitDescription>(
-      m, "CollisionAvoidanceDescription",
-      "Velocity dampers on a geometry model's pairs (reljac.ik.description.CollisionAvoidanceDescription).")
-      .def(py::init([](const py::object& geometry, double min_distance, double influence_distance, double gain,
-                       double margin) {
-             CollisionAvoidanceDescription d;
-             d.geometry = PyRef(geometry.ptr());
-             d.min_distance = min_distance;
-             d.influence_distance = influence_distance;
-             d.gain = gain;
-             d.margin = margin;
-             return d;
-           }),
-           py::arg("geometry"), py::arg("min_distance"), py::arg("influence_distance"), py::arg("gain"),
-           py::arg("margin"))
-      .def_property_readonly("geometry", [](const CollisionAvoidanceDescription& d) {
-        return py::reinterpret_borrow<py::object>(d.geometry.get());
-      }, "the pin.GeometryModel whose collisionPairs are kept apart")
-      .def_readonly("min_distance", &CollisionAvoidanceDescription::min_distance, "[m]")
-      .def_readonly("influence_distance", &CollisionAvoidanceDescription::influence_distance, "[m]")
-      .def_readonly("gain", &CollisionAvoidanceDescription::gain, "the dampers' gain")
-      .def_readonly("margin", &CollisionAvoidanceDescription::margin, "[m]");
-
-  py::class_<SupportRegionDescription, LimitDescription>(
-      m, "SupportRegionDescription",
-      "The horizontal centre of mass inside the contacts' hull (reljac.ik.description.SupportRegionDescription).")
-      .def(py::init([](int frame, const Eigen::VectorXi& contact_frames, const std::vector<RowMatrix>& contact_points,
-                       double margin, double gain) {
-             SupportRegionDescription d;
-             d.frame = frame;
-             d.contact_frames = contact_frames;
-             d.points = contact_points;
-             d.margin = margin;
-             d.gain = gain;
-             return d;
-           }),
-           py::arg("frame"), py::arg("contact_frames"), py::arg("contact_points"), py::arg("margin"), py::arg("gain"))
-      .def_readonly("frame", &SupportRegionDescription::frame, "Pinocchio frame id of the region's plane")
-      .def_readonly("contact_frames", &SupportRegionDescription::contact_frames, "(k,) frame ids")
-      .def_readonly("contact_points", &SupportRegionDescription::points, "k arrays (p_j, 3) in their frames [m]")
-      .def_readonly("margin", &SupportRegionDescription::margin, "[m]")
-      .def_readonly("gain", &SupportRegionDescription::gain, "the dampers' gain");
-
-  py::class_<ExternalLimitDescription, LimitDescription>(
-      m, "ExternalLimitDescription", "A limit whose box or rows Python computes each step (passed to Step.velocity).")
-      .def(py::init<>());
-
-  for (const auto& bind : module_parts()) bind(m);  // the kinds defined in files of their own
+  py::class_<DescriptionObject>(m, "Description",
+                                "What a task or limit gives the compiled step: one kind's fields, by name "
+                                "(describe(); the kinds and their fields: kinds()).")
+      .def_property_readonly("kind", [](const DescriptionObject& d) { return d.kind->name; }, "the kind's name")
+      .def_property_readonly("is_task", [](const DescriptionObject& d) { return d.kind->task; },
+                             "a task's description (else a limit's)")
+      .def("field", &field_value, py::arg("name"), "The value of field `name` (a copy; a description within: itself).")
+      .def("fields", [](const DescriptionObject& d) {
+        py::dict out;
+        for (const auto& name : field_names(*d.kind)) out[py::str(name)] = field_value(d, name);
+        return out;
+      }, "Every field by name (copies), in the schema's order.")
+      .def("__repr__", [](const DescriptionObject& d) { return "<Description " + d.kind->name + ">"; });
+  m.def("describe", &describe, py::arg("_kind"), py::pos_only(),
+        "A Description of kind `kind` (positional) from its fields by keyword (every field its schema requires; "
+        "a task's: gain, weight, max_speed, lower, upper too). TypeError names a missing or unknown field.");
+  m.def("kinds", [] {
+    py::list out;
+    for (const KindSchema& k : kind_schemas()) {
+      py::list fields;
+      for (const Field& f : k.fields) {
+        if (f.type == FieldType::kParameters) {
+          fields.append(py::make_tuple("gain", "float", "[1/s]", true));
+          fields.append(py::make_tuple("weight", "float array (size,)", "row weights (0: masked)", true));
+          fields.append(py::make_tuple("max_speed", "float array (2,) or None",
+                                       "(linear, angular) caps on |gain e| [m/s, rad/s]", false));
+          fields.append(py::make_tuple("lower", "float array (size,) or None", "bounds on e (-inf: open)", false));
+          fields.append(py::make_tuple("upper", "float array (size,) or None", "bounds on e (inf: open)", false));
+          continue;
+        }
+        std::string type = type_name(f.type);
+        if (f.type == FieldType::kChoice) {
+          type += " in {";
+          for (size_t i = 0; i < f.choices.size(); ++i) type += (i ? ", '" : "'") + f.choices[i] + "'";
+          type += "}";
+        }
+        fields.append(py::make_tuple(f.name, type, f.doc, f.required));
+      }
+      out.append(py::dict(py::arg("name") = k.name, py::arg("role") = k.task ? "task" : "limit",
+                          py::arg("doc") = k.doc, py::arg("fields") = fields));
+    }
+    return out;
+  }, "Every kind of the core: dicts of name, role ('task' or 'limit'), doc and fields, each field a tuple "
+     "(name, type, doc, required), in the order its schema lists them.");
 }

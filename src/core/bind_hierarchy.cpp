@@ -10,6 +10,7 @@
 #include "active_set.hpp"
 #include "bindings.hpp"
 #include "hierarchy.hpp"
+#include "hierarchy_rank.hpp"
 
 namespace py = pybind11;
 using Array = py::array_t<double, py::array::c_style | py::array::forcecast>;
@@ -29,7 +30,7 @@ reljac::Vector as_vector(const py::handle& obj, const char* what) {
 }
 
 // Level k's bounds (lowers[k], uppers[k]: None or (rows) arrays, +-inf allowed; one of them None:
-// one-sided), checked as reljac.ik.inequality.level_rows checks them, with its messages.
+// one-sided), checked as reljac.ik.solvers.inequality.level_rows checks them, with its messages.
 void set_bounds(reljac::Level& level, size_t k, const py::handle& lower, const py::handle& upper) {
   if (lower.is_none() && upper.is_none()) return;
   const long m = level.b.size();
@@ -58,7 +59,7 @@ void set_bounds(reljac::Level& level, size_t k, const py::handle& lower, const p
   }
 }
 
-// (v, reports) for levels given as parallel lists; see reljac/ik/backend.py.
+// (v, reports) for levels given as parallel lists; see reljac/ik/solvers/backend.py.
 py::tuple solve_hierarchy(const py::list& As, const py::list& bs, const std::vector<double>& identity_scales,
                           const py::list& masks, const std::vector<double>& extra_damping, const py::handle& lo,
                           const py::handle& hi, const py::handle& C, const py::handle& d, double threshold,
@@ -120,9 +121,27 @@ py::tuple solve_hierarchy(const py::list& As, const py::list& bs, const std::vec
   return py::make_tuple(py::array_t<double>(v.size(), v.data()), py::cast(reports));
 }
 
+// The rank of a Gram matrix as the compiled solver certifies it without an eigen-decomposition
+// (hierarchy_rank.hpp, pivoted_rank): (rank, pivots), rank -1 where nothing is certified.
+py::tuple certified_rank(const reljac::Matrix& G) {
+  if (G.rows() != G.cols()) throw py::value_error("G must be square");
+  reljac::Matrix F;
+  reljac::factor::Pivots pivots;
+  int rank = -1;
+  if (!reljac::factor::pivoted_rank(G, F, pivots, rank)) rank = -1;
+  std::vector<int> order(pivots.data(), pivots.data() + (rank > 0 ? rank : 0));
+  return py::make_tuple(rank, order);
+}
+
 }  // namespace
 
 void bind_hierarchy(py::module_& m) {
+  m.def("certified_rank", &certified_rank, py::arg("G"),
+        R"doc(The rank of a Gram matrix G (m, m), m <= 12, as the compiled solver certifies it without an
+eigen-decomposition (Cholesky with diagonal pivoting, Weyl's and Cauchy's inequalities:
+src/core/hierarchy_rank.hpp): (rank, the pivot rows in order), rank -1 where nothing is certified (the
+solver then decomposes G). Only G's lower triangle is read, as the solver forms only that one.)doc");
+
   m.def("solve_hierarchy", &solve_hierarchy, py::arg("As"), py::arg("bs"), py::arg("identity_scales"),
         py::arg("masks"), py::arg("extra_damping"), py::arg("lo"), py::arg("hi"), py::arg("C"), py::arg("d"),
         py::arg("threshold"), py::arg("max_damping"), py::arg("lowers") = py::none(), py::arg("uppers") = py::none(),
@@ -133,15 +152,15 @@ Level k: A v = b with As[k] (m, nv) and bs[k] (m,), or As[k] None: A = identity_
 (masks[k] (nv,) 1 kept / 0 masked, or None), bs[k] (nv,); extra_damping[k] is added to lambda^2.
 lowers[k], uppers[k]: None (an equality level) or (m,) bounds, lower <= A v <= upper (+-inf one-sided;
 one of the two None: unbounded on that side); a hierarchy with a bounded level is solved in strict
-least violation (reljac/ik/inequality.py, the specification), else by Saturation in the Null Space
-(reljac/ik/hierarchy.py). threshold, max_damping: the singular damping (DampingPolicy).
-change_cap: active-set changes allowed per bounded level (-1: the rule of reljac.ik.active_set.change_cap);
+least violation (reljac/ik/solvers/inequality.py, the specification), else by Saturation in the Null Space
+(reljac/ik/solvers/hierarchy.py). threshold, max_damping: the singular damping (DampingPolicy).
+change_cap: active-set changes allowed per bounded level (-1: the rule of reljac.ik.solvers.active_set.change_cap);
 a level that reaches it stops at its best feasible point and reports capped. repeat: solves in a row
 with one workspace, the last one returned (for timing and the allocation test; the first sizes the buffers).
-search: the levels are a search's (reljac.ik.hierarchy.Level.search: extra_damping is its Levenberg-Marquardt mu).
+search: the levels are a search's (reljac.ik.solvers.hierarchy.Level.search: extra_damping is its Levenberg-Marquardt mu).
 warm: each solve after the first starts each bounded level from the sets it ended with in the one before
-(the controller's warm start, reljac.ik.inequality.WarmStart; not for a search's levels).
-Each report: a LevelReport (the core's, bound with named fields: those of reljac.ik.hierarchy.LevelReport
+(the controller's warm start, reljac.ik.solvers.inequality.WarmStart; not for a search's levels).
+Each report: a LevelReport (the core's, bound with named fields: those of reljac.ik.solvers.hierarchy.LevelReport
 it fills in, margins None on an equality hierarchy).
 
 Raises ValueError: arrays of the wrong shape, NaN bounds, a lower bound above its upper bound.)doc");

@@ -1,7 +1,10 @@
 // Python bindings of the compiled search (Step.search, search_many, SearchOptions, SearchResult);
-// see reljac/ik/search.py. Names and shapes only.
+// see reljac/ik/search/local_search.py. Names and shapes only.
 #include <pybind11/eigen.h>
 #include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
 
 #include "bindings.hpp"
 #include "search.hpp"
@@ -12,28 +15,43 @@ using reljac::SearchResult;
 using reljac::Step;
 
 void bind_search(py::module_& m) {
-  py::class_<SearchOptions>(m, "SearchOptions", "How a search runs (reljac.ik.search.SearchOptions documents each field).")
-      .def(py::init<>())
-      .def_readwrite("tol", &SearchOptions::tol, "every counted task's error norms at most this [m, rad]")
-      .def_readwrite("max_iters", &SearchOptions::max_iters, "Newton iterations of one local search")
-      .def_readwrite("restarts", &SearchOptions::restarts, "local searches after the first (< 0: no cap)")
-      .def_readwrite("timeout", &SearchOptions::timeout, "wall-clock budget [s] (< 0: none)")
-      .def_readwrite("seed", &SearchOptions::seed, "seed of the restarts' random stream (splitmix64)")
-      .def_readwrite("mu_initial", &SearchOptions::mu_initial, "Levenberg-Marquardt damping at a search's start")
-      .def_readwrite("mu_grow", &SearchOptions::mu_grow, "its factor after a rejected step")
-      .def_readwrite("mu_shrink", &SearchOptions::mu_shrink, "its factor after an accepted step")
-      .def_readwrite("mu_min", &SearchOptions::mu_min, "its floor")
-      .def_readwrite("mu_max", &SearchOptions::mu_max, "above it a local search ends")
-      .def_readwrite("stall_iters", &SearchOptions::stall_iters, "iterations in a row rejected or below stall_ratio end it")
-      .def_readwrite("stall_ratio", &SearchOptions::stall_ratio, "relative improvement of a step that counts")
-      .def_readwrite("floor", &SearchOptions::floor, "level costs below this tie [m^2, rad^2]")
-      .def_readwrite("max_step", &SearchOptions::max_step,
-                     "a Newton step's largest joint displacement at most this [rad or m] (<= 0: no cap)")
-      .def_readwrite("counted", &SearchOptions::counted, "indices of the tasks that decide convergence")
+  // The options from their one declaration (RELJAC_SEARCH_OPTIONS, search_options.hpp): the names
+  // (SearchOptions.fields), the keyword arguments of the constructor, the attributes and their docs.
+  static const std::vector<std::string> names = {
+#define RELJAC_OPTION_NAME(type, name, value, doc) #name,
+      RELJAC_SEARCH_OPTIONS(RELJAC_OPTION_NAME)
+#undef RELJAC_OPTION_NAME
+  };
+  py::class_<SearchOptions> options(m, "SearchOptions",
+                                    "How a search runs: SearchOptions(**options), each option by name (`fields`), "
+                                    "the others at their defaults (reljac.ik.search.local_search).");
+  options.def(py::init([](const py::KWArgs<double>& given) {  // (typed for the stub: ints are numbers too)
+                SearchOptions o;
+                std::size_t used = 0;
+#define RELJAC_OPTION_KEYWORD(type, name, value, doc) \
+  if (given.contains(#name)) {                        \
+    o.name = given[#name].cast<type>();               \
+    ++used;                                           \
+  }
+                RELJAC_SEARCH_OPTIONS(RELJAC_OPTION_KEYWORD)
+#undef RELJAC_OPTION_KEYWORD
+                if (used != given.size()) {
+                  std::string valid;
+                  for (const std::string& name : names) valid += (valid.empty() ? "" : ", ") + name;
+                  throw py::type_error("SearchOptions takes these keyword arguments only: " + valid);
+                }
+                return o;
+              }),
+              "Every option by keyword (the others at their defaults).");
+#define RELJAC_OPTION_ATTRIBUTE(type, name, value, doc) options.def_readwrite(#name, &SearchOptions::name, doc);
+  RELJAC_SEARCH_OPTIONS(RELJAC_OPTION_ATTRIBUTE)
+#undef RELJAC_OPTION_ATTRIBUTE
+  options.attr("fields") = py::tuple(py::cast(names));
+  options.def_readwrite("counted", &SearchOptions::counted, "indices of the tasks that decide convergence")
       .def_readwrite("sample_kind", &SearchOptions::sample_kind, "(nq) 0 uniform, 1 the seed's, 2 an angle pair")
       .def_readwrite("lower", &SearchOptions::lower, "(nq) lower bounds of the uniform coordinates")
       .def_readwrite("upper", &SearchOptions::upper, "(nq) upper bounds of the uniform coordinates");
-  py::class_<SearchResult>(m, "SearchResult", "What a search found (reljac.ik.search).")
+  py::class_<SearchResult>(m, "SearchResult", "What a search found (reljac.ik.search.local_search).")
       .def_readonly("q", &SearchResult::q, "(nq) the converged configuration or the best found")
       .def_readonly("converged", &SearchResult::converged)
       .def_property_readonly("reason", [](const SearchResult& r) { return static_cast<int>(r.reason); },
@@ -47,7 +65,7 @@ void bind_search(py::module_& m) {
   step.def("set_task_target", &Step::set_task_target, py::arg("index"), py::arg("values"),
            "A frame task's target (16 values of T_ab, row-major), a CoM task's (size) or a posture's (nq).")
       .def("search", &Step::search, py::arg("q0"), py::arg("options"), py::call_guard<py::gil_scoped_release>(),
-           "A search from q0 (reljac.ik.search); built-in tasks and limits only.");
+           "A search from q0 (reljac.ik.search.local_search); built-in tasks and limits only.");
   py::class_<reljac::SearchBatch>(m, "SearchBatch", "What many searches found, as arrays (row i: problem i).")
       .def_readonly("q", &reljac::SearchBatch::q, "(n, nq) each problem's configuration")
       .def_readonly("converged", &reljac::SearchBatch::converged, "(n) bool")
@@ -59,8 +77,8 @@ void bind_search(py::module_& m) {
       .def_readonly("failing", &reljac::SearchBatch::failing, "(n) the task whose rows were not finite, or -1");
   m.def(
       "search_many",
-      [](const std::vector<Step*>& steps, const std::vector<int>& target_tasks, const std::vector<int>& target_sizes,
-         const reljac::RowMatrix& targets, const reljac::RowMatrix& seeds, const SearchOptions& options,
+      [](const std::vector<Step*>& steps, const std::vector<int>& target_tasks, const std::vector<int>& target_offsets,
+         const std::vector<int>& target_sizes, const reljac::RowMatrix& targets, const reljac::RowMatrix& seeds, const SearchOptions& options,
          const py::object& progress, double every) {
         // between two of the calling thread's problems: Ctrl-C (a signal's Python handler), then progress
         const reljac::SearchProgress report = [&progress](long finished) {
@@ -71,13 +89,16 @@ void bind_search(py::module_& m) {
         std::vector<SearchResult> found;
         {
           py::gil_scoped_release release;
-          found = reljac::search_many(steps, target_tasks, target_sizes, targets, seeds, options, report, every);
+          found = reljac::search_many(steps, target_tasks, target_offsets, target_sizes, targets, seeds, options, report,
+                                      every);
         }
         return reljac::as_batch(found);
       },
-      py::arg("steps"), py::arg("target_tasks"), py::arg("target_sizes"), py::arg("targets"), py::arg("seeds"),
+      py::arg("steps"), py::arg("target_tasks"), py::arg("target_offsets"), py::arg("target_sizes"), py::arg("targets"),
+      py::arg("seeds"),
       py::arg("options"), py::arg("progress") = py::none(), py::arg("every") = 0.1,
-      "One search per row of targets, on one thread per step (reljac.ik.solve.Solver.solve_many); "
+      "One search per row of targets, on one thread per step (reljac.ik.search.solve.Solver.solve_many): task "
+      "target_tasks[j] takes target_sizes[j] values at column target_offsets[j] of the problem's row; "
       "progress(finished) is called with the GIL between two of the calling thread's problems, at most "
       "every `every` seconds [s], after the signal handlers (Ctrl-C stops every thread).");
 }

@@ -1,4 +1,4 @@
-// Python bindings of the compiled controller step (reljac.ik._core.Step); see reljac/ik/compiled.py.
+// Python bindings of the compiled controller step (reljac.ik._core.Step); see reljac/ik/compiled_step.py.
 // Names and shapes only.
 #include <pybind11/eigen.h>
 #include <pybind11/numpy.h>
@@ -7,6 +7,7 @@
 #include <cstring>
 #include <optional>
 
+#include "bind_descriptions.hpp"
 #include "bindings.hpp"
 #include "relative.hpp"
 #include "step.hpp"
@@ -146,7 +147,7 @@ void bind_step(py::module_& m) {
     }
   });
   py::class_<reljac::LevelReport>(m, "LevelReport",
-                                  "What happened to one level (reljac.ik.hierarchy.LevelReport: the same fields).")
+                                  "What happened to one level (reljac.ik.solvers.hierarchy.LevelReport: the same fields).")
       .def_readonly("scale", &reljac::LevelReport::scale, "factor s in [0, 1] applied to the level's correction")
       .def_readonly("saturated", &reljac::LevelReport::saturated, "velocity indices of the joints saturated for it")
       .def_readonly("saturated_rows", &reljac::LevelReport::saturated_rows, "rows of C saturated for it")
@@ -158,7 +159,9 @@ void bind_step(py::module_& m) {
       .def_readonly("limit_kind", &reljac::LevelReport::limit_kind,
                     "what stopped it: 0 a joint's bound, 1 a row of C, 2 no freedom left, -1 nothing")
       .def_readonly("limit_index", &reljac::LevelReport::limit_index, "its velocity index or row of C (or of a level)")
-      // a hierarchy with bounded levels (reljac.ik.inequality says what they mean)
+      .def_readonly("exact", &reljac::LevelReport::exact,
+                    "no damping at this level nor above: its residual is the least the levels above leave it")
+      // a hierarchy with bounded levels (reljac.ik.solvers.inequality says what they mean)
       .def_readonly("active", &reljac::LevelReport::active, "the level's inequality rows at or beyond a bound")
       .def_property_readonly("margins", [](const reljac::LevelReport& r) -> std::optional<Vector> {
         if (r.margins.size() == 0) return std::nullopt;
@@ -179,7 +182,7 @@ void bind_step(py::module_& m) {
       .def_readonly("normal", &reljac::CollisionRows::normal, "(m, 3) unit normals from the first to the second")
       .def_readonly("jacobian", &reljac::CollisionRows::jacobian, "(m, nv) d distance / dv");
 
-  py::class_<Step>(m, "Step", "A controller's whole step in one call, on Pinocchio and coal (reljac/ik/compiled.py).")
+  py::class_<Step>(m, "Step", "A controller's whole step in one call, on Pinocchio and coal (reljac/ik/compiled_step.py).")
       .def(py::init([](const py::object& model, const py::object& data) {
              return std::make_unique<Step>(model.ptr(), data.ptr());
            }),
@@ -187,18 +190,31 @@ void bind_step(py::module_& m) {
            "A step on Python's pin.Model and a pin.Data of it (both kept alive).")
       .def_property_readonly("nq", &Step::nq, "the model's nq")
       .def_property_readonly("nv", &Step::nv, "the model's nv")
-      .def("add", py::overload_cast<const reljac::TaskDescription&>(&Step::add), py::arg("description"),
-           "A task of the kind its description names: its index among the tasks.")
-      .def("add", py::overload_cast<const reljac::LimitDescription&>(&Step::add), py::arg("description"),
-           "A limit of the kind its description names: its index among the limits.")
-      .def("update", py::overload_cast<int, const reljac::TaskDescription&>(&Step::update), py::arg("index"),
-           py::arg("description"), "A new description of task `index`, of its kind (a pending task takes its first).")
-      .def("update", py::overload_cast<int, const reljac::LimitDescription&>(&Step::update), py::arg("index"),
-           py::arg("description"), "A new description of limit `index`, of its kind.")
+      .def("add", [](Step& s, const reljac::DescriptionObject& d) {
+             return d.kind->task ? s.add(static_cast<const reljac::TaskDescription&>(*d.object))
+                                 : s.add(static_cast<const reljac::LimitDescription&>(*d.object));
+           }, py::arg("description"),
+           "A task or limit of the kind its description names: its index among the tasks (or the limits).")
+      .def("update", [](Step& s, int index, const reljac::DescriptionObject& d) {
+             if (d.kind->task)
+               s.update(index, static_cast<const reljac::TaskDescription&>(*d.object));
+             else
+               s.update(index, static_cast<const reljac::LimitDescription&>(*d.object));
+           }, py::arg("index"), py::arg("description"),
+           "A new description of task (or limit) `index`, of its kind (a pending task takes its first).")
+      .def("task_row_sources", [](const Step& s, int task) -> std::optional<std::vector<int>> {
+             const std::vector<int>* sources = s.task_row_sources(task);
+             if (sources == nullptr) return std::nullopt;
+             return *sources;
+           }, py::arg("task"),
+           "Where each row of task `task`'s last step comes from (a support region's edge, a collision pair's "
+           "index in collisionPairs), for a kind whose rows change in number; else None.")
+      .def("task_collision_rows", &Step::task_collision_rows, py::arg("task"),
+           "The last CollisionRows of collision avoidance task `task`.")
       .def("set_levels", &Step::set_levels, py::arg("levels"), "The priority levels: task indices, highest first.")
       .def("set_dt", &Step::set_dt, py::arg("dt"), "The control period [s].")
       .def("set_policy", &Step::set_policy, py::arg("threshold"), py::arg("max_damping"), py::arg("error_damping"),
-           py::arg("step_threshold"), "The damping policy (reljac.ik.hierarchy.DampingPolicy's fields).")
+           py::arg("step_threshold"), "The damping policy (reljac.ik.solvers.hierarchy.DampingPolicy's fields).")
       .def("kinematics", [](Step& s, const Array& q) { s.kinematics(as_q(s, q)); }, py::arg("q"),
            "The kinematics pass at q (nq,) into the step's pin.Data (for the Python tasks' rows).")
       .def("velocity", &velocity, py::arg("q"), py::arg("kinematics_done"), py::arg("tasks"), py::arg("limits"),

@@ -2,7 +2,7 @@
 #include "bindings.hpp"
 
 PYBIND11_MODULE(_core, m) {
-  m.doc() = "reljac's compiled core on Pinocchio and coal (see reljac/ik/hierarchy.py for the solver it mirrors)";
+  m.doc() = "reljac's compiled core on Pinocchio and coal (see reljac/ik/solvers/hierarchy.py for the solver it mirrors)";
   bind_constants(m);
   bind_hierarchy(m);
   bind_kinematics(m);

@@ -19,18 +19,6 @@ inline const double* plain_vector(pybind11::handle q, long& size) {
   return static_cast<const double*>(a.data());
 }
 
-// The bindings of the parts defined in files of their own (a compiled task or limit kind with its
-// description: tests/test_core_example_task.py shows one), run by bind_descriptions. A file adds
-// its own with a static ModulePart:  const ModulePart part([](pybind11::module_& m) { ... });
-using ModuleBinder = void (*)(pybind11::module_&);
-inline std::vector<ModuleBinder>& module_parts() {
-  static std::vector<ModuleBinder> parts;
-  return parts;
-}
-struct ModulePart {
-  explicit ModulePart(ModuleBinder bind) { module_parts().push_back(bind); }
-};
-
 void bind_constants(pybind11::module_& m);
 void bind_descriptions(pybind11::module_& m);  // before bind_step: Step.add names them
 void bind_hierarchy(pybind11::module_& m);

@@ -1,5 +1,5 @@
 // Collision avoidance rows of one step, in C++ on Pinocchio's geometry data and coal: the
-// compiled twin of reljac/ik/collision_avoidance.py (CollisionAvoidance.constraint / observe)
+// compiled twin of reljac/ik/limits/collision.py (CollisionAvoidance.constraint / observe)
 // and reljac/collision/distances.py (Kernel.compute with per_geometry=True), its oracle.
 #pragma once
 
@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "constants.hpp"
+#include "limit_descriptions.hpp"
 #include "pinocchio_objects.hpp"
 #include "step.hpp"
 
@@ -30,6 +31,11 @@ class CollisionLimit {
   int room() const { return static_cast<int>(C_.rows()); }  // the most rows a step can have: one per pair
   Eigen::Block<const RowMatrix, Eigen::Dynamic, Eigen::Dynamic, true> C() const { return C_.topRows(count()); }
   Eigen::VectorBlock<const Vector> d() const { return d_.head(count()); }
+  // This step's rows' distances [m] and distance Jacobians (count x nv), one per pair in pairs().
+  Eigen::VectorBlock<const Vector> distances() const { return distance_.head(count()); }
+  Eigen::Block<const RowMatrix, Eigen::Dynamic, Eigen::Dynamic, true> jacobians() const { return jacobian_.topRows(count()); }
+  const std::vector<int>& pairs() const { return pair_; }  // geometry pair indices in collisionPairs
+  const CollisionAvoidanceDescription& description() const { return desc_; }
 
  private:
   void bind(PyObject* geometry);

@@ -12,7 +12,7 @@ constexpr double kUnitTolerance = 1e-6;
 constexpr double kMaxSquare = 1e200;
 // reljac.support.COLLINEAR_TOLERANCE: |cross| below this x scale^2 counts as collinear.
 constexpr double kCollinearTolerance = 1e-12;
-// reljac.ik.balance.OVERSHOOT: overshoot of the shrunk edge held rather than pushed back [m].
+// reljac.ik.limits.support.OVERSHOOT: overshoot of the shrunk edge held rather than pushed back [m].
 constexpr double kOvershoot = 1e-4;
 // reljac.collision.distances.GJK_TOLERANCE: coal's GJK tolerance in the step's distances.
 constexpr double kGjkTolerance = 1e-10;

@@ -1,4 +1,4 @@
-// The compiled SNS solver; see hierarchy.hpp and reljac/ik/hierarchy.py (its specification).
+// The compiled SNS solver; see hierarchy.hpp and reljac/ik/solvers/hierarchy.py (its specification).
 #include "hierarchy.hpp"
 #include "hierarchy_row_space.hpp"
 #include "hierarchy_saturation.hpp"
@@ -236,8 +236,9 @@ const Vector& solve_hierarchy(const std::vector<Level>& levels, const Constraint
   ws.pending.reserve(levels.size());
   ws.pending.clear();
   if (ws.levels.size() < levels.size()) ws.levels.resize(levels.size());
-  for (size_t i = 0; i < levels.size(); ++i)  // a level's buffers, sized when its rows change
-    if (levels[i].A && (ws.levels[i].reserved_rows != levels[i].rows() || ws.levels[i].reserved_nv != nv))
+  for (size_t i = 0; i < levels.size(); ++i)  // a level's buffers, sized when its rows change (none for no rows)
+    if (levels[i].A && levels[i].rows() > 0 &&
+        (ws.levels[i].reserved_rows != levels[i].rows() || ws.levels[i].reserved_nv != nv))
       ws.levels[i].reserve(levels[i].rows(), nv);
   if (ws.P_best.rows() != nv) {  // what the first saturation would size
     for (Matrix* x : {&ws.P_free, &ws.P_best}) x->resize(nv, nv);
@@ -280,6 +281,7 @@ const Vector& solve_hierarchy(const std::vector<Level>& levels, const Constraint
     solve_level(recovery->level, v, P, true, dim, ws.held, cons, policy, ws, recovery->space, ws.recovery_report);
     P_is_identity = false;
   }
+  bool damped = !ws.violated.empty() && ws.recovery_report.damping > 0.0;  // the levels below are not exact
   reports.resize(levels.size());
   for (size_t i = 0; i < levels.size(); ++i) {
     const Level& level = levels[i];
@@ -288,6 +290,7 @@ const Vector& solve_hierarchy(const std::vector<Level>& levels, const Constraint
     report.saturated_rows.reserve(room);
     if (level.rows() == 0) {
       reset(report);
+      report.exact = !damped;
       continue;
     }
     if (dim == 0) {
@@ -296,9 +299,12 @@ const Vector& solve_hierarchy(const std::vector<Level>& levels, const Constraint
       report.residual = norm_of_difference(level, v, nv, ws.levels[i].Ax);
       report.met = is_met(report.residual, level);
       if (!report.met) report.limit_kind = 2;
+      report.exact = !damped;
       continue;
     }
     solve_level(level, v, P, P_is_identity, dim, ws.held, cons, policy, ws, ws.levels[i], report);
+    damped = damped || report.damping > 0.0;
+    report.exact = !damped;
     P_is_identity = false;
     if (ws.levels[i].smallest_of) ws.pending.push_back(static_cast<int>(i));
   }

@@ -1,4 +1,4 @@
-// Strict task hierarchy under velocity constraints: the compiled twin of reljac/ik/hierarchy.py.
+// Strict task hierarchy under velocity constraints: the compiled twin of reljac/ik/solvers/hierarchy.py.
 //
 // Same algorithm, same constants, same order of decisions as the Python solver, which is its
 // specification and its test oracle (read that module's docstring first). Levels (A_k, b_k),
@@ -37,7 +37,7 @@ struct Level {
   double extra_damping = 0;   // added to lambda^2
   // A search's level (Step::search: extra_damping is its Levenberg-Marquardt mu): with no singular
   // damping from the policy and mu >= kSearchCholesky x max(1, tr G), a candidate's correction is
-  // M^T (G + mu I)^-1 r by Cholesky, no direction cut (reljac/ik/hierarchy.py, _correction).
+  // M^T (G + mu I)^-1 r by Cholesky, no direction cut (reljac/ik/solvers/hierarchy.py, _correction).
   bool search = false;
   // Inequality rows (issue 29): empty on an equality level, else (rows) each, lower_i <= A_i v <=
   // upper_i (+-inf: one-sided; lower_i = upper_i: an equality row; b is not read). A hierarchy
@@ -75,7 +75,8 @@ struct LevelReport {
   bool met = true;
   int limit_kind = -1;   // what limited the scale: 0 a joint, 1 a row of C, 2 no freedom left, -1 none
   int limit_index = -1;  // its velocity index or row
-  // Filled in on the levels of a hierarchy with bounds (reljac/ik/inequality.py says what they
+  bool exact = true;     // no damping here nor above (the recovery included): reljac/ik/solvers/hierarchy.py's LevelReport
+  // Filled in on the levels of a hierarchy with bounds (reljac/ik/solvers/inequality.py says what they
   // mean): the level's inequality rows at or beyond a bound, each row's margin to its interval,
   // active-set changes, whether the cap on them stopped the search, the (level, row) inequality
   // rows of levels above held on their bound, and limit_level (limit_kind 3: row limit_index of
@@ -117,12 +118,12 @@ const Vector& solve_hierarchy(const std::vector<Level>& levels, const Constraint
                               std::vector<LevelReport>& reports, Workspace& workspace);
 
 // The same for a hierarchy with bounded levels (strict least violation, level by level: see
-// inequality.cpp and reljac/ik/inequality.py); solve_hierarchy calls it when a level is bounded.
+// inequality.cpp and reljac/ik/solvers/inequality.py); solve_hierarchy calls it when a level is bounded.
 // Sized as solve_hierarchy's buffers (levels of at most 12 rows allocate nothing after the first solve).
 const Vector& solve_lexicographic(const std::vector<Level>& levels, const Constraints& cons, const Policy& policy,
                                   std::vector<LevelReport>& reports, Workspace& workspace);
 
-// Rows j of C with C_j v > d_j beyond rounding (reljac/ik/saturation.py's violated_rows), into `out`;
+// Rows j of C with C_j v > d_j beyond rounding (reljac/ik/solvers/saturation.py's violated_rows), into `out`;
 // Cv_room: a buffer, grown to C's rows when smaller (no allocation once it has them).
 void violated_rows(const Constraints& cons, const Vector& v, Vector& Cv_room, std::vector<int>& out);
 

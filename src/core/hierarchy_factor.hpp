@@ -2,7 +2,7 @@
 // Gram matrix; on the pivot rows where its rank deficiency is certified, hierarchy_rank.hpp; else
 // its eigen-decomposition), with the buffers it and the row space (hierarchy_row_space.hpp) reuse.
 // Private to the compiled solver (inline: its inner loop); the Python twin is _correction in
-// reljac/ik/hierarchy.py.
+// reljac/ik/solvers/hierarchy.py.
 #pragma once
 
 #include <algorithm>
@@ -137,7 +137,7 @@ inline void eigen_rank(const Solver& eig, int m, Correction& step) {
 // delta = M^T y, y (m) given in step.A_delta, then A delta into step.A_delta. M = A P is rounded at
 // eps |A|, so M^T y leaves range(P) by about eps |A|_F |y| [rad or m] (moving the levels above by
 // that): where |A|_F |y| > kAmplified (a level nearly in the span of the levels above, undamped),
-// delta is projected on range(P) (reljac/ik/hierarchy.py, amplified). a_norm: |A|_F.
+// delta is projected on range(P) (reljac/ik/solvers/hierarchy.py, amplified). a_norm: |A|_F.
 inline void delta_from(const Level& level, const RowMatrix& M, const Matrix& P, double a_norm, int nv,
                        Correction& step, Vector& projected) {
   step.delta.setZero(nv);  // M^T y: the rows of M (contiguous) added four at a time
@@ -170,6 +170,33 @@ inline bool certified_rank_deficiency(const Gram& G, Gram& F, Correction& step) 
   return true;
 }
 
+// z (k) = L11^-T (B^T B + lam2 I)^-1 B^T c for a pivoted factor F of `rows` rows and rank k
+// (B = F's first k columns, B(i, a) = 0 for i < a; L11 its top k x k block, certified well
+// conditioned), c_i = rhs(i) the right-hand side at the i-th pivot; C (k x k) is workspace.
+// Shared by pivoted_step here and the bounded solver's (active_set_pivoted.cpp).
+template <typename Factor, typename Rhs, typename Workspace, typename Coefficients>
+inline void pivoted_coefficients(const Factor& F, int rows, int k, Rhs&& rhs, double lam2, Workspace&& C,
+                                 Coefficients&& z) {
+  for (int a = 0; a < k; ++a) {
+    double bt_c = 0.0;
+    for (int i = a; i < rows; ++i) bt_c += F(i, a) * rhs(i);
+    z(a) = bt_c;
+    for (int b = 0; b <= a; ++b) {
+      double sum = 0.0;
+      for (int i = a; i < rows; ++i) sum += F(i, a) * F(i, b);
+      C(a, b) = sum;
+    }
+    C(a, a) += lam2;
+  }
+  cholesky_in_place(C);  // (B has full column rank: L11 is certified well conditioned)
+  cholesky_solve_in_place(C, z);
+  for (int a = k - 1; a >= 0; --a) {  // L11^-T z
+    double x = z(a);
+    for (int i = a + 1; i < k; ++i) x -= F(i, a) * z(i);
+    z(a) = x / F(a, a);
+  }
+}
+
 // The correction of a candidate certified_rank_deficiency found of rank k = step.rank: with
 // B = [L11; L21] (F; G = B B^T after the pivots, up to the dropped part), M's row space has the
 // orthonormal basis W = M1^T L11^-T (M1: the pivot rows of M) and M = B W^T, so the eigen path's
@@ -181,26 +208,9 @@ inline void pivoted_step(const Gram& F, const RowMatrix& M, const Vector& residu
                          Correction& step) {
   const int m = static_cast<int>(M.rows()), k = step.rank;
   step.damping = damping;
-  SmallGram C(k, k);  // B^T B + lambda^2 I (B(i, a) = 0 for i < a)
-  SmallColumn z(k);   // B^T r, then the solution
-  for (int a = 0; a < k; ++a) {
-    double bt_r = 0.0;
-    for (int i = a; i < m; ++i) bt_r += F(i, a) * residual(step.pivots(i));
-    z(a) = bt_r;
-    for (int b = 0; b <= a; ++b) {
-      double c = 0.0;
-      for (int i = a; i < m; ++i) c += F(i, a) * F(i, b);
-      C(a, b) = c;
-    }
-    C(a, a) += damping;
-  }
-  cholesky_in_place(C);  // (B has full column rank: L11 is certified well conditioned)
-  cholesky_solve_in_place(C, z);
-  for (int a = k - 1; a >= 0; --a) {  // L11^-T z
-    double x = z(a);
-    for (int i = a + 1; i < k; ++i) x -= F(i, a) * z(i);
-    z(a) = x / F(a, a);
-  }
+  SmallGram C(k, k);
+  SmallColumn z(k);
+  pivoted_coefficients(F, m, k, [&](int i) { return residual(step.pivots(i)); }, damping, C, z);
   step.A_delta.setZero(m);  // y
   for (int a = 0; a < k; ++a) step.A_delta(step.pivots(a)) = z(a);
 }

@@ -2,8 +2,8 @@
 // search's candidate), its row space W^T (from a Cholesky factor, the pivot rows, or the
 // eigenvectors: hierarchy_factor.hpp's Correction) and the projector update P -= W W^T; and the
 // smallest singular value a report reads. Inline (the solver's inner loop), for hierarchy.cpp; the
-// inequality solver (active_set_gram.cpp) shares solve_lower_by_rows and subtract_gram. The
-// Python twin is the W of _correction in reljac/ik/hierarchy.py.
+// inequality solver (active_set_row_space.cpp) shares solve_lower_by_rows and subtract_gram. The
+// Python twin is the W of _correction in reljac/ik/solvers/hierarchy.py.
 #pragma once
 
 #include <algorithm>

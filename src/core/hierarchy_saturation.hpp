@@ -1,7 +1,7 @@
 // The constraints' geometry inside the compiled SNS solver: how far a level's correction may go
 // before a joint's bound or a row of C stops it (max_scale), and the saturation that then holds
 // that joint or row on its bound inside range(P) (saturate). Private to hierarchy.cpp (inline: the
-// solver's inner loop); the Python twin is reljac/ik/saturation.py.
+// solver's inner loop); the Python twin is reljac/ik/solvers/saturation.py.
 #pragma once
 
 #include <algorithm>

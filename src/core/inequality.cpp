@@ -1,4 +1,4 @@
-// The compiled hierarchy with inequality rows at any level: the twin of reljac/ik/inequality.py
+// The compiled hierarchy with inequality rows at any level: the twin of reljac/ik/solvers/inequality.py
 // (its specification and oracle: read its docstring first). Strict least violation, level by
 // level; what a level leaves to the levels below (its equality rows and the rows it leaves beyond a
 // bound out of the projector, its rows inside or on a bound as hard rows); the recovery of rows of
@@ -22,6 +22,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 Rows rows_of(const Level& level, int k, Space& s) {
   Rows rows;
   rows.extra_damping = level.extra_damping;
+  if (level.rows() == 0) return rows;  // no rows (its A may be null: an empty matrix's data), m = 0
   if (level.A) {
     rows.A = level.A;
     rows.m = level.rows();
@@ -126,7 +127,7 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
   double smallest = 0.0;
   const double dimension = P.trace();
   s.pinned_rows = -1;
-  s.AP_gram_rows = -1;  // (s.AP is this level's once computed below)
+  s.AP_gram_rows = s.AP_rows = -1;  // (s.AP is this level's once computed below)
   if (static_cast<double>(m) > std::nearbyint(dimension)) {
     rank_AP = -1;  // (computed below only if the report needs it)
   } else {
@@ -134,6 +135,7 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
       s.AP.topRows(m) = A;
     else
       factor::times_symmetric(rows.A, m, P, s.AP);  // A P (P exactly symmetric: identity or subtract_gram's)
+    s.AP_rows = m;
     // its eigenvectors up front only where a reuse is sure (a level of equality rows leaves all of
     // them out of the projector below: the same Gram matrix), else at its first reuse, if any
     bool equal = !last;
@@ -148,6 +150,7 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
   }
   const bool AP_known = rank_AP >= 0;
   const double lam2 = (smallest < 0 ? 0.0 : policy.singular_damping(smallest)) + rows.extra_damping;
+  s.last_damping = lam2;
   bool capped = false;
   const bool guess = warm >= 0 && warm_guess(rows, warm, s);
   const int changes = solve_level(rows, P, lam2, policy.change_cap >= 0 ? policy.change_cap : change_cap(nv, s.hard, m), s,
@@ -202,10 +205,10 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
       } else {
         if (rank_AP < 0) {
           factor::times_symmetric(rows.A, m, P, s.M);
-          rank_AP = eigen(s.M.data(), m, nv, s);
+          rank_AP = rank_of(s.M.data(), m, nv, s);
         }
         std::copy(rows.A, rows.A + static_cast<long>(m) * nv, s.M.data());
-        if (rank_AP < eigen(s.M.data(), m, nv, s)) r.limit_kind = kNoFreedom;
+        if (rank_AP < rank_of(s.M.data(), m, nv, s)) r.limit_kind = kNoFreedom;
       }
     }
   }
@@ -216,11 +219,18 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
     s.fixed[i] = rows.equal(i) || s.distance(i) > tol;
     if (s.fixed[i]) s.J.row(fixed++) = A.row(i);
   }
-  if (fixed == m && AP_known) {  // every row: A P as the smallest singular value had it
+  bool prefix = AP_known;  // the fixed rows are the first rows of A: A P as the smallest singular value had it
+  for (int i = 0; i < fixed && prefix; ++i) prefix = s.fixed[i];
+  if (prefix && fixed) {  // (and its Gram matrix's leading block: gram)
     subtract_row_space(s.AP.data(), fixed, P, s);
     s.P_identity = false;
   } else if (fixed) {
-    factor::times_symmetric(s.J.data(), fixed, P, s.M);
+    if (AP_known) {  // their rows of A P (times_symmetric works row by row: the same bits)
+      for (int i = 0, a = 0; i < m; ++i)
+        if (s.fixed[i]) s.M.row(a++) = s.AP.row(i);
+    } else {
+      factor::times_symmetric(s.J.data(), fixed, P, s.M);
+    }
     subtract_row_space(s.M.data(), fixed, P, s);
     s.P_identity = false;
   }
@@ -302,6 +312,7 @@ const Vector& solve_lexicographic(const std::vector<Level>& levels, const Constr
     Rows recovery{s.recovery_A.data(), n, s.recovery_lower.data(), s.recovery_upper.data(), 0.0};
     solve_one(recovery, [&s](int i) { return Tag{kRow, s.violated[i], -1}; }, P, policy, s, nullptr);
   }
+  bool damped = !s.violated.empty() && s.last_damping > 0.0;  // the levels below are not exact
   reports.resize(levels.size());
   for (size_t i = 0; i < levels.size(); ++i) {
     LevelReport& report = reports[i];
@@ -313,11 +324,14 @@ const Vector& solve_lexicographic(const std::vector<Level>& levels, const Constr
     if (rows.m == 0) {  // every row masked out: nothing asked
       clear(report);
       report.margins.resize(0);
+      report.exact = !damped;
       continue;
     }
     const int level = static_cast<int>(i);
     solve_one(rows, [level](int row) { return Tag{kLevelRow, row, level}; }, P, policy, s, &report,
               i + 1 == levels.size(), warm ? level : -1, level);
+    damped = damped || report.damping > 0.0;
+    report.exact = !damped;
   }
   if (s.overflow) v.setConstant(std::numeric_limits<double>::quiet_NaN());  // the levels' rows overflow
   return v;

@@ -13,11 +13,9 @@
 #include "pinocchio/multibody.hpp"
 #include "pinocchio/spatial.hpp"
 #include "pinocchio/geometry.hpp"
+#include "pinocchio_model.hpp"
 
 namespace reljac {
-
-using PinModel = pinocchio::Model;
-using PinData = pinocchio::Data;
 
 // The last object pinocchio_object<T> looked up, with a reference held on it (so its address
 // cannot be reused by another object), and the C++ object it wraps.

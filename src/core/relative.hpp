@@ -7,21 +7,13 @@
 #include <Eigen/Dense>
 
 #include "constants.hpp"
+#include "kind.hpp"
 
 namespace reljac {
 
 using Matrix4 = Eigen::Matrix<double, 4, 4, Eigen::RowMajor>;
 
-// The velocity of a point moving with frame b, at p_wb, measured in frame a and expressed in frame
-// c's axes, from one column of D = J_b - J_a, the difference of the frames' WORLD Jacobians
-// (d_v: its linear rows, d_w: its angular rows): R_wc^T (d_v - p_wb x d_w). J_ab's linear rows
-// (Kinematics.relative_jacobian; its angular rows are R_wc^T d_w), written once for the one-shot
-// and batched J_ab (relative.cpp), the step's frame tasks (step_tasks.cpp) and the centre of mass
-// measured in a frame (balance.cpp: b the centre of mass, d_w = -w_a).
-inline Eigen::Vector3d relative_linear_velocity(const Eigen::Matrix3d& R_wc, const Eigen::Vector3d& p_wb,
-                                                const Eigen::Vector3d& d_v, const Eigen::Vector3d& d_w) {
-  return R_wc.transpose() * (d_v - p_wb.cross(d_w));
-}
+// relative_linear_velocity (J_ab's linear rows from a column of J_b - J_a) is kind.hpp's.
 
 // Axes J_ab is expressed in: frame a, frame b, the world, or another frame c.
 enum Axes { kAxesA = 0, kAxesB = 1, kAxesWorld = 2, kAxesFrame = 3 };

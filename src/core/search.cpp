@@ -1,57 +1,31 @@
-// The compiled search for a configuration (Step::search; search_many: search_many.cpp); its
-// specification and test oracle is reljac/ik/search.py, whose docstring explains the method. Same
-// constants, same order of decisions, the same random stream (splitmix64), so both backends find
-// the same q from the same seed.
+// The compiled search for a configuration (Step::search; search_many: search_many.cpp): its phases,
+// restarts and exact pass around local searches (search_local.hpp). Its specification and test
+// oracle is reljac/ik/search/python_search.py (PythonSearch; local_search.py the local searches),
+// whose docstrings explain the method. Same constants, same order of decisions, the same random
+// stream (splitmix64), so both backends find the same q from the same seed.
 #include "search.hpp"
 
-#include <chrono>
-#include <cmath>
-#include <functional>
-
-#include "search_order.hpp"
+#include "search_local.hpp"
 #include "search_restarts.hpp"
-#include "step_impl.hpp"
 
 namespace reljac {
 
 namespace {
 
-using namespace search_order;  // NOLINT: the search's order (search_order.hpp)
+using namespace search_order;     // NOLINT: the search's order (search_order.hpp)
 using namespace search_restarts;  // NOLINT: where its restarts start (search_restarts.hpp)
+using search_local::kExactReserve;
+using search_local::kExactShare;
+using search_local::LocalSearch;
 
 constexpr int kPolishIters = 20;  // Newton iterations of the strict phase after a flat one, at most
-constexpr double kExactReserve = 20;  // iterations' time a timed search of two phases keeps for its exact pass
-constexpr int kStallWindow = 8;  // a flat phase ends when its counted cost has not fallen by 30 % over this many
-constexpr int kStallWindowFrom = 8;       // iterations, from this iteration on
-constexpr double kStallWindowRatio = 0.7;
-constexpr int kStrictWindow = 3;      // a strict phase ends when its first level not met has not fallen by 30 % over
-constexpr int kStrictWindowFrom = 3;  // this many iterations, from this iteration on
-constexpr double kFeasibleTolerance = 1e-9;  // how far below 0 a row's d may be at a converged q
-constexpr int kEntryBisections = 16;  // halvings of a step cut back to where the bounded tasks it took inside enter
 
 }  // namespace
 
-// The search's access to the step's parts (the Step's friend in all but name: it uses Impl).
-class Searcher {
+// The whole search: local searches from the seed and from restarts, each in its phases.
+class Searcher : public LocalSearch {
  public:
-  Searcher(Step::Impl& s, const SearchOptions& o) : s_(s), o_(o), strict_(s.levels) {
-    // flat_levels of search.py: the counted tasks in one level, then each level's others
-    std::vector<int> first;
-    std::vector<std::vector<int>> rest;
-    for (const auto& level : strict_) {
-      std::vector<int> others;
-      for (int index : level) (counts(index) ? first : others).push_back(index);
-      if (!others.empty()) rest.push_back(others);
-    }
-    if (!first.empty()) flat_.push_back(first);
-    flat_.insert(flat_.end(), rest.begin(), rest.end());
-    for (const auto& level : strict_) strict_counted_.push_back(std::any_of(level.begin(), level.end(), counts_));
-    for (const auto& level : flat_) flat_counted_.push_back(std::any_of(level.begin(), level.end(), counts_));
-  }
-  ~Searcher() {
-    s_.levels = strict_;
-    for (Level& level : s_.level_systems) level.search = false;  // the controller's steps again
-  }
+  Searcher(Step::Impl& s, const SearchOptions& o) : LocalSearch(s, o) {}
 
   SearchResult run(const Vector& q0) {
     start_ = Clock::now();
@@ -63,177 +37,63 @@ class Searcher {
     // the flat phase, then the strict one from where it ended (one phase when they are the same)
     const bool two = flat_.size() != strict_.size();
     reserving_ = two;  // (one phase: one level of counted tasks, no slack, no exact pass)
-    bool have_best_flat = false;
-    Vector best_flat, ended_flat;
     while (true) {
       ++out_.searches;
-      for (int phase = two ? 0 : 1; phase < 2; ++phase) {
-        if (two && phase == 1) {  // the strict phase only after a flat one that ended lower than every one before
-          counted_part(costs_, flat_counted_, ended_flat);
-          if (have_best_flat && !lexicographically_lower(ended_flat, best_flat, o_.floor).first) continue;
-          best_flat = ended_flat;
-          have_best_flat = true;
-        }
-        const int cap = two && phase == 1 ? std::min(o_.max_iters, kPolishIters) : o_.max_iters;
-        const SearchReason status = local(phase == 0 ? flat_ : strict_, phase == 0 ? flat_counted_ : strict_counted_,
-                                          cap, two && phase == 0);
+      start_q_ = q_;
+      bool collided = false;
+      for (int steering = 0; steering < (checked_.steerable() ? 2 : 1); ++steering) {  // free, then steered
+        checked_.steer(steering == 1);
+        collided_ = false;
+        q_ = start_q_;
+        const SearchReason status = attempt(two);
         if (status != SearchReason::kExhausted) return end(status);
+        collided = collided || collided_;
+        if (!collided_) break;
       }
       if (o_.restarts >= 0 && out_.searches > o_.restarts)
         return end(have_best_ ? SearchReason::kExhausted : SearchReason::kFailed);
       if (timed_out()) return end(SearchReason::kTimeout);
-      restart_configuration(random, o_, q0, out_.searches, q_);
+      restart_configuration(random, o_, q0, collided ? 0 : out_.searches, q_);
     }
   }
 
- private:
-  using Clock = std::chrono::steady_clock;
-  Clock::time_point start_;
-  SearchResult out_;
-  Vector q_, q_new_, step_, best_q_, best_costs_, costs_, new_costs_, level_costs_, new_level_costs_;
-  std::vector<double> history_;
-  std::vector<Vector> trail_;  // the costs after each iteration (the strict phase's window)
-  std::vector<int> outside_;  // counted tasks with bounds beyond tol at q_ (search.py's outside)
-  std::vector<Rows> kept_rows_;  // the rows at q_ while a step is tried (keep_rows)
-  std::vector<Level> kept_systems_;
-  std::vector<RowMatrix> kept_storage_;
-  bool have_best_ = false, best_feasible_ = false;
-  bool reserving_ = false;  // a timed search keeps time for its exact pass (run: two phases)
-
-  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
-  // search.py's timed_out: the budget spent; while reserving_, less the time of kExactReserve
-  // iterations at the mean time of an iteration so far (the exact pass's share).
-  bool timed_out() const {
-    if (o_.timeout < 0) return false;
-    const double t = elapsed();
-    const double reserve = reserving_ && out_.iterations > 0 ? kExactReserve * t / out_.iterations : 0.0;
-    return t >= o_.timeout - reserve;
+  // python_search.py's attempt: the phases of one local search from q_ (the flat one, then the strict one
+  // from where it ended when that flat phase ended lower than every one before it, and not in a
+  // collision); kExhausted with q_ where it ended, or what ended the search.
+  SearchReason attempt(bool two) {
+    for (int phase = two ? 0 : 1; phase < 2; ++phase) {
+      if (collided_) break;  // the levels met in a collision: no strict phase from there
+      if (two && phase == 1) {  // the strict phase only after a flat one that ended lower than every one before
+        counted_part(costs_, flat_counted_, ended_flat_);
+        if (have_best_flat_ && !lexicographically_lower(ended_flat_, best_flat_, o_.floor).first) continue;
+        best_flat_ = ended_flat_;
+        have_best_flat_ = true;
+      }
+      const int cap = two && phase == 1 ? std::min(o_.max_iters, kPolishIters) : o_.max_iters;
+      const SearchReason status = local(phase == 0 ? flat_ : strict_, phase == 0 ? flat_counted_ : strict_counted_,
+                                        cap, two && phase == 0);
+      if (status != SearchReason::kExhausted) return status;
+    }
+    return SearchReason::kExhausted;
   }
 
-  // search.py's end: a search of two phases that ends unconverged with a level above its first unmet
+ private:
+  // python_search.py's end: a search of two phases that ends unconverged with a level above its first unmet
   // one met only by kSlack (at the best found) ends on the exact pass from the best found.
   SearchResult end(SearchReason reason) {
     if ((reason == SearchReason::kExhausted || reason == SearchReason::kTimeout) && reserving_ && have_best_ &&
         slack_used(best_costs_, o_.floor, strict_counted_)) {
       reserving_ = false;  // the whole budget from here
+      checked_.steer(false);
+      if (o_.timeout >= 0 && out_.iterations > 0) {  // the iterations its reserve was kept for, whatever the clock
+        const double fit = kExactShare * o_.timeout / (elapsed() / out_.iterations);
+        assured_ = out_.iterations + static_cast<int>(std::min(fit, kExactReserve));
+      }
       q_ = best_q_;
       if (local(strict_, strict_counted_, o_.max_iters, false, true) == SearchReason::kConverged)
         reason = SearchReason::kConverged;
     }
     return finish(reason);
-  }
-
-  // search.py's PythonSearch.local: a local search from q_ on `levels`; kConverged (q_ kept as
-  // best), kTimeout, or kExhausted (q_: where it ended).
-  // window: also end when the counted cost has not fallen below kStallWindowRatio times itself
-  // kStallWindow iterations before.
-  // The strict phase after a flat one also ends on its own window (window_stalled, kStrictWindow
-  // iterations, from the kStrictWindowFrom-th on).
-  // exact: steps kept in exact lexicographic order (no kSlack above the active level: the exact pass).
-  // costs_ holds the costs where it ended.
-  SearchReason local(const std::vector<std::vector<int>>& levels, const std::vector<char>& counted, int max_iters,
-                     bool window, bool exact = false) {
-    const bool polish = !window && &levels == &strict_ && flat_.size() != strict_.size();
-    s_.levels = levels;
-    int failing = evaluate(q_, level_costs_, costs_);
-    if (failing >= 0 && !have_best_) out_.failing = failing;
-    Vector mu = Vector::Constant(static_cast<long>(levels.size()), o_.mu_initial);
-    int stale = 0, streak = 0;
-    history_.clear();  // the counted cost after each iteration
-    history_.reserve(static_cast<size_t>(max_iters) + 2);
-    history_.push_back(counted_sum(costs_, counted));
-    trail_.clear();
-    if (polish) trail_.push_back(costs_);
-    bool rejected = false;  // the last step was: q_, its rows (restored) and constraints are as checked
-    for (int it = 0; failing < 0; ++it) {
-      if (!rejected) {
-        try {
-          s_.constraints(q_, none_);  // (for the step, and the check that q is feasible)
-        } catch (const SupportFailure&) {  // no support region left at q (a restart's legs anywhere)
-          if (!have_best_) throw;          // the seed itself: the caller's contacts give no region to hold
-          costs_.setConstant(kInf);        // not a candidate: ends this local search
-          break;
-        }
-        const bool ok = feasible();
-        if (!have_best_ || (ok && !best_feasible_) ||
-            (ok == best_feasible_ && lexicographically_lower(level_costs_, best_costs_, o_.floor).first))
-          keep_best(ok);
-        if (ok && converged(q_)) {
-          keep_best(true);
-          return SearchReason::kConverged;
-        }
-        outside_.clear();  // search.py's outside: the counted tasks with bounds beyond tol at q_
-        for (int index : o_.counted)
-          if (s_.rows[index].bounded && violation(index) > o_.tol) outside_.push_back(index);
-      }
-      if (timed_out()) return SearchReason::kTimeout;
-      if (it >= max_iters) break;
-      if (window && it >= kStallWindowFrom &&
-          history_.back() > std::max(o_.floor, kStallWindowRatio * history_[history_.size() - 1 - kStallWindow]))
-        break;
-      if (polish && it >= kStrictWindowFrom &&
-          window_stalled(costs_, trail_[trail_.size() - 1 - kStrictWindow], o_.floor, kStallWindowRatio))
-        break;
-      if (!newton_step(q_, mu, q_new_)) break;
-      ++out_.iterations;
-      keep_rows();  // q_'s rows aside: a rejected step restores them instead of evaluating q_ again
-      failing = evaluate(q_new_, new_level_costs_, new_costs_);
-      if (!outside_.empty() && entered(failing)) failing = enter(q_);  // to where they enter
-      int active = 0;
-      const Verdict verdict = failing < 0 ? improves(new_costs_, costs_, o_.floor, counted, active, exact ? 0.0 : kSlack)
-                                          : Verdict{false, 0.0, 0};
-      if (verdict.keep) {
-        q_.swap(q_new_);
-        costs_.swap(new_costs_);
-        level_costs_.swap(new_level_costs_);
-        mu = (mu * o_.mu_shrink).cwiseMax(o_.mu_min);
-        streak = 0;
-        rejected = false;
-        stale = verdict.ratio < o_.stall_ratio ? stale + 1 : 0;
-        if (stale >= o_.stall_iters) break;
-      } else {
-        raise_damping(mu, verdict.culprit, active, ++streak, o_.mu_grow);
-        if (mu.minCoeff() > o_.mu_max || ++stale >= o_.stall_iters) break;
-        keep_rows();  // the rows at q again (the kinematics data stays q_new_'s: nothing reads it before the next evaluate)
-        failing = -1;
-        rejected = true;
-      }
-      history_.push_back(counted_sum(costs_, counted));
-      if (polish) trail_.push_back(costs_);
-    }
-    return SearchReason::kExhausted;
-  }
-
-  // Swaps the step's rows and level systems with the ones kept aside (their buffers stay allocated;
-  // a level's A points into its storage, which moves with it).
-  void keep_rows() {
-    s_.rows.swap(kept_rows_);
-    s_.level_systems.swap(kept_systems_);
-    s_.level_storage.swap(kept_storage_);
-  }
-
-  static double counted_sum(const Vector& costs, const std::vector<char>& counted) {
-    double sum = 0.0;
-    for (long k = 0; k < costs.size(); ++k)
-      if (counted[static_cast<size_t>(k)]) sum += costs(k);
-    return sum;
-  }
-
-  // The costs of the counted levels, in order.
-  static void counted_part(const Vector& costs, const std::vector<char>& counted, Vector& out) {
-    long n = 0;
-    for (char c : counted) n += c ? 1 : 0;
-    out.resize(n);
-    n = 0;
-    for (long k = 0; k < costs.size(); ++k)
-      if (counted[static_cast<size_t>(k)]) out(n++) = costs(k);
-  }
-
-  void keep_best(bool feasible) {
-    best_q_ = q_;
-    best_costs_ = level_costs_;
-    best_feasible_ = feasible;
-    have_best_ = true;
   }
 
   SearchResult finish(SearchReason reason) {
@@ -243,104 +103,6 @@ class Searcher {
     out_.reason = reason;
     out_.seconds = elapsed();
     return out_;
-  }
-
-  Step::Impl& s_;
-  const SearchOptions& o_;
-  const std::vector<std::vector<int>> strict_;  // the step's levels, restored at the end
-  std::vector<std::vector<int>> flat_;
-  std::vector<char> strict_counted_, flat_counted_;  // per level: it holds a task that counts
-  const std::vector<ExternalRows> none_;
-  const std::function<bool(int)> counts_ = [this](int index) { return counts(index); };
-
-  bool counts(int index) const {
-    return std::find(o_.counted.begin(), o_.counted.end(), index) != o_.counted.end();
-  }
-
-  // Kinematics and the rows of the levels in use at q; costs |b|^2 per level of the step
-  // (level_costs) and per level in use (costs): |W e|^2, or |W (e - n)|^2 (the squared weighted
-  // violation) for a task with bounds.
-  int evaluate(const Vector& q, Vector& level_costs, Vector& costs) {
-    int failing = -1;
-    s_.kinematics(q, false);
-    s_.assemble(q, none_, failing);
-    if (failing >= 0) return failing;
-    auto sum = [&](const std::vector<std::vector<int>>& levels, Vector& out) {
-      out.setZero(static_cast<long>(levels.size()));
-      for (size_t k = 0; k < levels.size(); ++k)
-        for (int index : levels[k]) out(static_cast<long>(k)) += s_.rows[index].b.squaredNorm();
-    };
-    sum(strict_, level_costs);
-    sum(s_.levels, costs);
-    if (!costs.allFinite())  // |W e|^2 overflows (search.py: no local search from q): name the task
-      for (size_t i = 0; i < s_.rows.size(); ++i)
-        if (!std::isfinite(s_.rows[i].b.squaredNorm())) return static_cast<int>(i);
-    return -1;
-  }
-
-  // The largest error norm of task `index` at the last rows (Task.error_norms: of its violation
-  // when it has bounds).
-  double violation(int index) const {
-    double first = 0.0, second = 0.0;  // (position, orientation) of a pose, else (error, -)
-    const Rows& rows = s_.rows[index];
-    s_.tasks[index]->error_norms(s_, rows.bounded ? rows.gap : rows.e, first, second);
-    return std::max(first, second);
-  }
-
-  // Every counted task's largest error norm is at most tol.
-  bool converged(const Vector& q) const {
-    (void)q;
-    for (int index : o_.counted)
-      if (violation(index) > o_.tol) return false;
-    return true;
-  }
-
-  // search.py's entered: every task of outside_ within tol of its bounds at the last rows (finite).
-  bool entered(int failing) const {
-    if (failing >= 0) return false;
-    for (int index : outside_)
-      if (!(violation(index) <= o_.tol)) return false;
-    return true;
-  }
-
-  // search.py's enter: the step from q (step_, taken whole) cut back to where the tasks of
-  // outside_ enter their bounds, by kEntryBisections halvings; q_new_ and its rows and costs
-  // are the end of the bracket inside. Returns evaluate's failing.
-  int enter(const Vector& q) {
-    step_ = s_.v;
-    double low = 0.0, high = 1.0;
-    for (int k = 0; k < kEntryBisections; ++k) {
-      const double mid = 0.5 * (low + high);
-      s_.v = mid * step_;
-      s_.advance(q, q_new_);
-      (entered(evaluate(q_new_, new_level_costs_, new_costs_)) ? high : low) = mid;
-    }
-    s_.v = high * step_;
-    s_.advance(q, q_new_);
-    return evaluate(q_new_, new_level_costs_, new_costs_);
-  }
-
-  // q_new = integrate(q, v), v the hierarchy's Newton step at q (rows from evaluate(q)) with
-  // Levenberg-Marquardt damping mu (one per level); false when v is not finite.
-  // search.py's feasible: q satisfies the rows of the constraints at v = 0 (constraints() at q done).
-  bool feasible() const {
-    const auto d = s_.cons.used_d();
-    return d.size() == 0 || d.minCoeff() >= -kFeasibleTolerance;
-  }
-
-  bool newton_step(const Vector& q, const Vector& mu, Vector& q_new) {  // constraints() at q done
-    for (size_t k = 0; k < s_.level_systems.size(); ++k) {
-      s_.level_systems[k].extra_damping = mu(static_cast<long>(k));
-      s_.level_systems[k].search = true;
-    }
-    s_.v = solve_hierarchy(s_.level_systems, s_.cons, s_.policy, s_.reports, s_.workspace);
-    if (!s_.v.allFinite()) return false;
-    if (o_.max_step > 0) {  // the largest joint displacement at most max_step (the step's direction kept)
-      const double largest = s_.v.cwiseAbs().maxCoeff();
-      if (largest > o_.max_step) s_.v *= o_.max_step / largest;
-    }
-    s_.advance(q, q_new);
-    return q_new.allFinite();
   }
 };
 

@@ -1,6 +1,6 @@
 // Many compiled searches on threads (search_many, search.hpp), their results as arrays (as_batch),
 // and the target a search of many sets per problem (Step::set_task_target); one search is
-// search.cpp. Specification: the threaded path of reljac/ik/solve.py (Solver.solve_many), which
+// search.cpp. Specification: the threaded path of reljac/ik/search/solve.py (Solver.solve_many), which
 // equals one solve per problem.
 #include <atomic>
 #include <chrono>
@@ -17,32 +17,32 @@ void Step::set_task_target(int index, const Vector& values) {
 }
 
 std::vector<SearchResult> search_many(const std::vector<Step*>& steps, const std::vector<int>& target_tasks,
-                                      const std::vector<int>& target_sizes, const RowMatrix& targets,
+                                      const std::vector<int>& target_offsets, const std::vector<int>& target_sizes,
+                                      const RowMatrix& targets,
                                       const RowMatrix& seeds, const SearchOptions& options,
                                       const SearchProgress& progress, double every) {
   const long n = targets.rows();
   if (steps.empty()) throw std::invalid_argument("search_many needs at least one step");
-  if (target_tasks.size() != target_sizes.size()) throw std::invalid_argument("one size per target task");
-  long width = 0;
-  for (int size : target_sizes) width += size;
-  if (targets.cols() != width) throw std::invalid_argument("targets must have one column per target value");
+  if (target_tasks.size() != target_sizes.size() || target_tasks.size() != target_offsets.size())
+    throw std::invalid_argument("one offset and one size per target task");
+  for (size_t j = 0; j < target_tasks.size(); ++j)
+    if (target_offsets[j] < 0 || target_sizes[j] < 0 || target_offsets[j] + target_sizes[j] > targets.cols())
+      throw std::invalid_argument("a target task's columns are outside targets");
   if (seeds.rows() != 1 && seeds.rows() != n) throw std::invalid_argument("seeds must have 1 or len(targets) rows");
   for (Step* step : steps)
     if (seeds.cols() != step->nq()) throw std::invalid_argument("seeds must have nq columns");
   std::vector<SearchResult> results(static_cast<size_t>(n));
   std::atomic<long> next{0}, finished{0};
   std::vector<std::exception_ptr> errors(steps.size());
+  long shown = 0;  // the count progress was last called with (the calling thread's alone)
   auto work = [&](size_t worker) {
     try {
       Step& step = *steps[worker];
       SearchOptions mine = options;
       auto reported = std::chrono::steady_clock::now();
       for (long i; (i = next.fetch_add(1)) < n;) {
-        long at = 0;
-        for (size_t j = 0; j < target_tasks.size(); ++j) {
-          step.set_task_target(target_tasks[j], targets.row(i).segment(at, target_sizes[j]).transpose());
-          at += target_sizes[j];
-        }
+        for (size_t j = 0; j < target_tasks.size(); ++j)
+          step.set_task_target(target_tasks[j], targets.row(i).segment(target_offsets[j], target_sizes[j]).transpose());
         mine.seed = options.seed + static_cast<unsigned long long>(i);
         results[static_cast<size_t>(i)] = step.search(seeds.row(seeds.rows() == 1 ? 0 : i).transpose(), mine);
         const long count = finished.fetch_add(1) + 1;
@@ -50,6 +50,7 @@ std::vector<SearchResult> search_many(const std::vector<Step*>& steps, const std
           const auto now = std::chrono::steady_clock::now();
           if (std::chrono::duration<double>(now - reported).count() >= every) {
             reported = now;
+            shown = count;
             progress(count);
           }
         }
@@ -65,6 +66,7 @@ std::vector<SearchResult> search_many(const std::vector<Step*>& steps, const std
   for (std::thread& t : threads) t.join();
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);
+  if (progress && shown < n) progress(n);  // every problem, told on the calling thread once they are done
   return results;
 }
 

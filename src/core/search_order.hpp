@@ -1,4 +1,4 @@
-// The order a search keeps its steps in: reljac/ik/search_order.py's twin (level costs compared
+// The order a search keeps its steps in: reljac/ik/search/order.py's twin (level costs compared
 // lexicographically, the first level not met, whether a step is kept, which levels a rejected step
 // damps more). Private to search.cpp.
 #pragma once

@@ -1,6 +1,6 @@
 // Where the compiled search's restarts start (search.cpp): the random stream (splitmix64), a
 // random configuration inside the limits, and a restart from where the last local search ended.
-// Its specification is reljac/ik/search_restarts.py (the same constants, the same draws in the
+// Its specification is reljac/ik/search/restarts.py (the same constants, the same draws in the
 // same order, so both backends restart from the same q for the same seed).
 #pragma once
 

@@ -5,17 +5,20 @@
 #include "pinocchio/algorithm/joint-configuration.hpp"
 #include "pinocchio/algorithm/kinematics.hpp"
 #include "active_set.hpp"
+#include "balance.hpp"
+#include "pinocchio_objects.hpp"
 #include "step_impl.hpp"
+#include "step_limits.hpp"
 
 namespace reljac {
 
 Step::Impl::Impl(PinModel& m, PinData& d) : model(m), data(d) {
-  curved.assign(model.nv, 0);
+  curved_rows.assign(model.nv, 0);
   for (int j = 1; j < model.njoints; ++j) {
     const int nvj = model.joints[j].nv();
     if (nvj > 1) {
-      euclidean = false;
-      for (int i = 0; i < nvj; ++i) curved[model.joints[j].idx_v() + i] = 1;
+      all_euclidean = false;
+      for (int i = 0; i < nvj; ++i) curved_rows[model.joints[j].idx_v() + i] = 1;
     }
   }
   frame_jacobians.resize(model.nframes);
@@ -32,8 +35,32 @@ void Step::Impl::use_placement(int frame) {
   if (std::find(placed.begin(), placed.end(), frame) == placed.end()) placed.push_back(frame);
 }
 
-void Step::Impl::center_of_mass(int frame) {
-  center_of_mass_in(data, com_world, com_J_world, frame, jacobian(frame), com_p, com_J);
+void Step::Impl::center_of_mass(int frame, Vector3& p, Matrix& J) {
+  center_of_mass_in(data, com_world, com_J_world, frame, jacobian(frame), p, J);
+}
+
+// The velocity columns where the WORLD Jacobian of frame a or b can be non-zero, ascending: those
+// of the joints supporting either frame (every column in a model with mimic joints, whose
+// Jacobians also fill a leader's column).
+void Step::Impl::support_columns(int frame_a, int frame_b, std::vector<int>& out) const {
+  std::vector<char> used(model.nv, model.mimicking_joints.empty() ? 0 : 1);
+  for (int frame : {frame_a, frame_b})
+    for (const auto joint : model.supports[model.frames[frame].parentJoint]) {
+      if (joint == 0) continue;  // the universe: no column
+      for (int c = model.joints[joint].idx_v(); c < model.joints[joint].idx_v() + model.joints[joint].nv(); ++c)
+        used[c] = 1;
+    }
+  out.clear();
+  for (int c = 0; c < model.nv; ++c)
+    if (used[c]) out.push_back(c);
+}
+
+void Step::Impl::difference(const Vector& q0, const Vector& q1, Vector& out) const {
+  pinocchio::difference(model, q0, q1, out);
+}
+
+void Step::Impl::difference_jacobian(const Vector& q0, const Vector& q1, Matrix& out) const {
+  pinocchio::dDifference(model, q0, q1, out, pinocchio::ARG1);
 }
 
 void Step::Impl::kinematics(const Vector& q, bool all_frames) {
@@ -98,9 +125,9 @@ int Step::add(const LimitDescription& d) {
 void Step::update(int index, const TaskDescription& d) {
   if (index < 0 || index >= static_cast<int>(impl_->tasks.size())) throw std::out_of_range("no such task");
   std::unique_ptr<CompiledTask>& task = impl_->tasks[index];
-  if (dynamic_cast<const PendingTaskDescription*>(&d) != nullptr) throw std::invalid_argument("a task cannot become pending");
   if (task->pending()) {  // its first description
     std::unique_ptr<CompiledTask> described = d.make();
+    if (described->pending()) throw std::invalid_argument("a task cannot become pending");
     if (described->external()) throw std::invalid_argument("a pending task cannot become a Python task");
     described->update(*impl_, d);
     task = std::move(described);
@@ -225,6 +252,14 @@ CollisionRows Step::collision_rows(int limit) const {
   const auto* part = dynamic_cast<const CollisionPart*>(impl_->limits.at(limit).get());
   if (part == nullptr) throw std::invalid_argument("not a collision limit");
   return part->rows();
+}
+
+const std::vector<int>* Step::task_row_sources(int task) const { return impl_->tasks.at(task)->row_sources(); }
+
+CollisionRows Step::task_collision_rows(int task) const {
+  CollisionRows out;
+  if (!impl_->tasks.at(task)->collision_rows(out)) throw std::invalid_argument("not a collision avoidance task");
+  return out;
 }
 
 const Vector& Step::reversal_cap(int limit) const {

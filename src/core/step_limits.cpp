@@ -1,23 +1,69 @@
 // The limit kinds of the compiled step (one CompiledLimit class each), their intersection and
 // the state they keep between steps; see step_impl.hpp. Each class names the Python limit it
 // mirrors, its specification and oracle.
+#include "step_limits.hpp"
+
+#include "balance.hpp"
 #include "step_impl.hpp"
 
 namespace reljac {
 
 namespace {
 
+// The limit kinds' descriptions, field by field (schema.hpp; limit_descriptions.hpp holds the structs).
+const KindSchema box_schema =
+    limit_kind<VelocityBoxDescription>("VelocityBoxDescription", "A constant box lo <= v <= hi (VelocityBox limits).")
+        .field("lo", &VelocityBoxDescription::lo, "(nv,) [rad/s, m/s]")
+        .field("hi", &VelocityBoxDescription::hi, "(nv,) [rad/s, m/s]");
+const KindSchema position_schema =
+    limit_kind<PositionLimitDescription>("PositionLimitDescription", "Position limits as velocity bounds (JointPositionLimit).")
+        .field("q_index", &PositionLimitDescription::q_index, "(k,) q indices of the limited joints")
+        .field("v_index", &PositionLimitDescription::v_index, "(k,) their v indices")
+        .field("q_min", &PositionLimitDescription::q_min, "(k,) limits kept")
+        .field("q_max", &PositionLimitDescription::q_max, "(k,) limits kept")
+        .field("urdf_min", &PositionLimitDescription::urdf_min, "(k,) the URDF's limits")
+        .field("urdf_max", &PositionLimitDescription::urdf_max, "(k,) the URDF's limits")
+        .field("limit_gain", &PositionLimitDescription::gain, "gamma in (0, 1]");
+const KindSchema reversal_schema =
+    limit_kind<ReversalDampingDescription>("ReversalDampingDescription", "Rprop's step-size control (ReversalDamping).")
+        .field("velocity_limits", &ReversalDampingDescription::velocity_limits, "(nv,) [rad/s, m/s]")
+        .field("floor", &ReversalDampingDescription::floor, "(nv,) speeds below which a reversal does not count")
+        .field("shrink", &ReversalDampingDescription::shrink, "factor on the last speed after a reversal")
+        .field("grow", &ReversalDampingDescription::grow, "factor by which a cap grows back per step")
+        .field("window", &ReversalDampingDescription::window, "the running means' horizon [steps]")
+        .field("progress", &ReversalDampingDescription::progress,
+               "fraction of its mean speed a joint's mean velocity must reach for its cap to grow");
+const KindSchema collision_schema =
+    limit_kind<CollisionAvoidanceDescription>("CollisionAvoidanceDescription",
+                                              "Velocity dampers on a geometry model's pairs (CollisionAvoidance).")
+        .field("geometry", &CollisionAvoidanceDescription::geometry,
+               "the pin.GeometryModel whose collisionPairs are kept apart")
+        .field("min_distance", &CollisionAvoidanceDescription::min_distance, "[m]")
+        .field("influence_distance", &CollisionAvoidanceDescription::influence_distance, "[m]")
+        .field("gain", &CollisionAvoidanceDescription::gain, "the dampers' gain")
+        .field("margin", &CollisionAvoidanceDescription::margin, "[m]");
+const KindSchema support_schema =
+    limit_kind<SupportRegionDescription>("SupportRegionDescription",
+                                         "The horizontal centre of mass inside the contacts' hull (SupportRegion).")
+        .field("frame", &SupportRegionDescription::frame, "Pinocchio frame id of the region's plane")
+        .field("contact_frames", &SupportRegionDescription::contact_frames, "(k,) frame ids")
+        .field("contact_points", &SupportRegionDescription::points, "k arrays (p_j, 3) in their frames [m]")
+        .field("margin", &SupportRegionDescription::margin, "[m]")
+        .field("gain", &SupportRegionDescription::gain, "the dampers' gain");
+const KindSchema external_limit_schema = limit_kind<ExternalLimitDescription>(
+    "ExternalLimitDescription", "A limit whose box or rows Python computes each step (passed to Step.velocity).");
+
 // A constant box (JointVelocityLimit and the other VelocityBox limits).
 class VelocityBox : public CompiledLimit {
  public:
-  void update(Step::Impl& s, const LimitDescription& description) override {
+  void update(StepContext& s, const LimitDescription& description) override {
     const auto& d = described_as<VelocityBoxDescription>(description, "velocity box");
-    check_size(d.lo, s.model.nv, "lo");
-    check_size(d.hi, s.model.nv, "hi");
+    check_size(d.lo, s.nv(), "lo");
+    check_size(d.hi, s.nv(), "hi");
     lo_ = d.lo;
     hi_ = d.hi;
   }
-  bool constrain(Step::Impl&, const Vector&, Vector& lo, Vector& hi) override {
+  bool constrain(StepContext&, const Vector&, Vector& lo, Vector& hi) override {
     lo = lo_;
     hi = hi_;
     return true;
@@ -30,22 +76,22 @@ class VelocityBox : public CompiledLimit {
 // JointPositionLimit: joint_bounds as a box, and the guard after the integration.
 class PositionLimit : public CompiledLimit {
  public:
-  void update(Step::Impl& s, const LimitDescription& description) override {
+  void update(StepContext& s, const LimitDescription& description) override {
     const auto& d = described_as<PositionLimitDescription>(description, "position limit");
     const long n = d.q_index.size();
     if (d.v_index.size() != n || d.q_min.size() != n || d.q_max.size() != n || d.urdf_min.size() != n ||
         d.urdf_max.size() != n)
       throw std::invalid_argument("position limit arrays must have the same size");
     for (long k = 0; k < n; ++k)
-      if (d.q_index(k) < 0 || d.q_index(k) >= s.model.nq || d.v_index(k) < 0 || d.v_index(k) >= s.model.nv)
+      if (d.q_index(k) < 0 || d.q_index(k) >= s.nq() || d.v_index(k) < 0 || d.v_index(k) >= s.nv())
         throw std::invalid_argument("position limit index out of range");
     p_ = d;
   }
 
-  bool constrain(Step::Impl& s, const Vector& q, Vector& l, Vector& h) override {  // JointPositionLimit.joint_bounds
+  bool constrain(StepContext& s, const Vector& q, Vector& l, Vector& h) override {  // JointPositionLimit.joint_bounds
     l.setConstant(-kInf);
     h.setConstant(kInf);
-    const double g = p_.gain, dt = s.dt;
+    const double g = p_.gain, dt = s.period();
     for (int k = 0; k < p_.q_index.size(); ++k) {
       const double qj = q(p_.q_index(k));
       const double to_min = (p_.q_min(k) - qj) / dt, to_max = (p_.q_max(k) - qj) / dt;
@@ -75,7 +121,7 @@ class PositionLimit : public CompiledLimit {
 // SupportRegion: the centre of mass inside the contacts' hull (balance.hpp's SupportLimit).
 class SupportPart : public CompiledLimit {
  public:
-  void update(Step::Impl& s, const LimitDescription& description) override {
+  void update(StepContext& s, const LimitDescription& description) override {
     const auto& d = described_as<SupportRegionDescription>(description, "support region");
     if (static_cast<size_t>(d.contact_frames.size()) != d.points.size() || d.points.empty())
       throw std::invalid_argument("one points array per contact frame");
@@ -84,16 +130,15 @@ class SupportPart : public CompiledLimit {
       s.use_placement(d.contact_frames(j));
     }
     s.use_frame(d.frame);
-    s.needs_com = true;
+    s.use_center_of_mass();
     if (limit_)
       limit_->set(d);
     else
       limit_ = std::make_unique<SupportLimit>(d);
   }
-  bool constrain(Step::Impl& s, const Vector&, Vector&, Vector&) override {
-    const int frame = limit_->description().frame;
-    s.center_of_mass(frame);
-    limit_->compute(s.data, s.com_p, s.com_J, s.dt);
+  bool constrain(StepContext& s, const Vector&, Vector&, Vector&) override {
+    s.center_of_mass(limit_->description().frame, p_, J_);
+    limit_->compute(static_cast<Step::Impl&>(s).data, p_, J_, s.period());
     return false;
   }
   int count() const override { return limit_->count(); }
@@ -105,20 +150,22 @@ class SupportPart : public CompiledLimit {
 
  private:
   std::unique_ptr<SupportLimit> limit_;
+  Vector3 p_;  // the centre of mass in the region's frame, and its Jacobian (3 x nv)
+  Matrix J_;
 };
 
 // A Python limit: its box and rows, computed in Python this step (ExternalRows).
 class ExternalLimit : public CompiledLimit {
  public:
-  void update(Step::Impl& s, const LimitDescription& description) override {
+  void update(StepContext& s, const LimitDescription& description) override {
     described_as<ExternalLimitDescription>(description, "Python limit");
-    if (index_ < 0) index_ = s.external_limits++;
+    if (index_ < 0) index_ = s.add_external_limit();
   }
-  bool constrain(Step::Impl& s, const Vector&, Vector& lo, Vector& hi) override {
-    x_ = &s.external_limit_rows->at(index_);
+  bool constrain(StepContext& s, const Vector&, Vector& lo, Vector& hi) override {
+    x_ = &s.external_limit(index_);
     if (x_->lo == nullptr) return false;
-    lo = Eigen::Map<const Vector>(x_->lo, s.model.nv);
-    hi = Eigen::Map<const Vector>(x_->hi, s.model.nv);
+    lo = Eigen::Map<const Vector>(x_->lo, s.nv());
+    hi = Eigen::Map<const Vector>(x_->hi, s.nv());
     return true;
   }
   int count() const override { return x_ == nullptr ? 0 : x_->rows; }
@@ -145,15 +192,19 @@ std::unique_ptr<CompiledLimit> SupportRegionDescription::make() const { return s
 std::unique_ptr<CompiledLimit> ExternalLimitDescription::make() const { return std::make_unique<ExternalLimit>(); }
 
 // ReversalDamping: its caps as a box, updated by each velocity commanded.
-void ReversalLimit::update(Step::Impl& s, const LimitDescription& description) {
+void ReversalLimit::update(StepContext& s, const LimitDescription& description) {
   const auto& d = described_as<ReversalDampingDescription>(description, "reversal damping");
-  check_size(d.velocity_limits, s.model.nv, "velocity limits");
-  check_size(d.floor, s.model.nv, "floor");
-  if (cap_.size() != s.model.nv) cap_ = Vector::Constant(s.model.nv, kInf);
+  check_size(d.velocity_limits, s.nv(), "velocity limits");
+  check_size(d.floor, s.nv(), "floor");
+  if (cap_.size() != s.nv()) {
+    cap_ = Vector::Constant(s.nv(), kInf);
+    mean_ = Vector::Zero(s.nv());
+    speed_ = Vector::Zero(s.nv());
+  }
   desc_ = d;
 }
 
-bool ReversalLimit::constrain(Step::Impl&, const Vector&, Vector& lo, Vector& hi) {
+bool ReversalLimit::constrain(StepContext&, const Vector&, Vector& lo, Vector& hi) {
   lo = -cap_;
   hi = cap_;
   return true;
@@ -161,11 +212,17 @@ bool ReversalLimit::constrain(Step::Impl&, const Vector&, Vector& lo, Vector& hi
 
 void ReversalLimit::observe(const Vector& velocity) {  // ReversalDamping.observe
   const ReversalDampingDescription& r = desc_;
+  const double rate = 1.0 / r.window;
+  for (int j = 0; j < velocity.size(); ++j) {  // the running means of v and |v|
+    mean_(j) += rate * (velocity(j) - mean_(j));
+    speed_(j) += rate * (std::abs(velocity(j)) - speed_(j));
+  }
   if (has_last_) {
     for (int j = 0; j < velocity.size(); ++j) {
       const bool reversed = std::abs(velocity(j)) > r.floor(j) && std::abs(last_(j)) > r.floor(j) &&
                             velocity(j) * last_(j) < 0;
-      cap_(j) = reversed ? r.shrink * std::abs(velocity(j)) : cap_(j) * r.grow;
+      const bool going = std::abs(mean_(j)) >= r.progress * speed_(j);  // (at rest: 0 >= 0, it grows)
+      cap_(j) = reversed ? r.shrink * std::abs(velocity(j)) : going ? cap_(j) * r.grow : cap_(j);
       if (cap_(j) > r.velocity_limits(j)) cap_(j) = kInf;
     }
   }
@@ -175,20 +232,22 @@ void ReversalLimit::observe(const Vector& velocity) {  // ReversalDamping.observ
 
 void ReversalLimit::reset() {
   cap_.setConstant(kInf);
+  mean_.setZero();
+  speed_.setZero();
   has_last_ = false;
 }
 
 // CollisionAvoidance: its rows (collision.hpp's CollisionLimit).
-void CollisionPart::update(Step::Impl& s, const LimitDescription& description) {
+void CollisionPart::update(StepContext& s, const LimitDescription& description) {
   const auto& d = described_as<CollisionAvoidanceDescription>(description, "collision limit");
   if (limit_)
-    limit_->set(d.geometry.get(), d);
+    limit_->set(static_cast<PyObject*>(d.geometry.get()), d);
   else
-    limit_ = std::make_unique<CollisionLimit>(s.model, d.geometry.get(), d);
+    limit_ = std::make_unique<CollisionLimit>(static_cast<Step::Impl&>(s).model, static_cast<PyObject*>(d.geometry.get()), d);
 }
 
-bool CollisionPart::constrain(Step::Impl& s, const Vector&, Vector&, Vector&) {
-  limit_->compute(s.data, s.dt);
+bool CollisionPart::constrain(StepContext& s, const Vector&, Vector&, Vector&) {
+  limit_->compute(static_cast<Step::Impl&>(s).data, s.period());
   return false;
 }
 

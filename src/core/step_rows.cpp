@@ -1,5 +1,5 @@
 // Each task's rows and each level's system in the compiled step (Task.rows, Task.bound_rates,
-// Controller._level, the specification); the task kinds are step_tasks.cpp; see step_impl.hpp.
+// Controller._level, the specification); the task kinds are task_*.cpp; see step_impl.hpp.
 #include <algorithm>
 #include <cmath>
 

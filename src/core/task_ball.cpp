@@ -1,48 +1,51 @@
-// A compiled task kind in one file: the norm of another task's error (BallTask, reljac/ik/bounds.py,
-// its specification and oracle; tests/test_bounded_compiled_step.py). Its description (the inner
-// task's description, held as the Python object it was given as), its CompiledTask class and its
-// binding, as task_distance.cpp's.
+// The norm of another task's error (BallTask, reljac/ik/tasks/ball.py, its specification and
+// oracle; tests/test_bounded_compiled_step.py): a task kind in one file (kind.hpp, schema.hpp),
+// whose description holds its inner task's description (any compiled kind; a posture gives its
+// rows densely here).
 //
 // e = |e_in| over the rows the inner task keeps (weight > 0), 1 row [units of e_in]; J = u^T J_in,
 // feed-forward u . ff_in with u = e_in / |e_in| (a zero row at |e_in| <= kTinyNorm). The inner
 // task's own gain, weights and bounds are not used; the ball's bounds (0 <= |e| <= radius) are.
-#include "bind_descriptions.hpp"
-#include "step_impl.hpp"
+#include "schema.hpp"
 
 namespace reljac {
 
 namespace {
 
-constexpr double kTinyNorm = 1e-12;  // reljac.ik.bounds.TINY_NORM
+constexpr double kTinyNorm = 1e-12;  // reljac.ik.tasks.ball.TINY_NORM
 
 struct BallTaskDescription : TaskDescription {
-  PyRef inner_object;                      // the inner task's description (a core object)
-  const TaskDescription* inner = nullptr;  // ... as the C++ object it holds
+  std::shared_ptr<const TaskDescription> inner;  // the inner task's description
   TaskParameters parameters;
   std::unique_ptr<CompiledTask> make() const override;
 };
 
+const KindSchema ball_schema =
+    task_kind<BallTaskDescription>("BallTaskDescription", "The norm of another task's error (BallTask).")
+        .field("inner", &BallTaskDescription::inner, "the inner task's description")
+        .parameters(&BallTaskDescription::parameters);
+
 class BallTask : public CompiledTask {
  public:
-  void update(Step::Impl& s, const TaskDescription& description) override {
+  void update(StepContext& s, const TaskDescription& description) override {
     const auto& d = described_as<BallTaskDescription>(description, "ball task");
-    if (d.inner == nullptr) throw std::invalid_argument("a ball task needs its inner task's description");
+    if (!d.inner) throw std::invalid_argument("a ball task needs its inner task's description");
     std::unique_ptr<CompiledTask> inner = d.inner->make();
     if (inner->external() || inner->pending()) throw std::invalid_argument("a ball's inner task must be compiled");
+    inner->dense_rows();
     inner->update(s, *d.inner);
     set_parameters(d.parameters, 1);
     inner_ = std::move(inner);
   }
 
-  bool compute(Step::Impl& s, const Vector& q, Rows& out) override {  // BallTask.compute
-    if (!inner_->compute(s, q, inner_rows_))
-      throw std::logic_error("a ball's inner task gave no Jacobian (a posture in its identity form)");
+  bool compute(StepContext& s, const Vector& q, Rows& out) override {  // BallTask.compute
+    if (!inner_->compute(s, q, inner_rows_)) throw std::logic_error("a ball's inner task gave no Jacobian");
     const Vector& e = inner_rows_.e;
     const std::vector<int>& kept = inner_->kept;
     double squared = 0.0;
     for (int r : kept) squared += e(r) * e(r);
     const double norm = std::sqrt(squared);
-    const int nv = s.model.nv;
+    const int nv = s.nv();
     out.e.resize(1);
     out.e(0) = norm;
     out.J.setZero(1, nv);
@@ -56,33 +59,16 @@ class BallTask : public CompiledTask {
     return true;
   }
 
+  // The inner task's target (the ball's centre): solve_many's problems set it through the ball
+  // (Step::set_task_target on the ball's index; issue 42, a minimal change for the search).
+  void set_target(const StepContext& s, const Vector& values) override { inner_->set_target(s, values); }
+
  private:
   std::unique_ptr<CompiledTask> inner_;
   Rows inner_rows_;  // the inner task's terms (its buffers, kept from step to step)
 };
 
 std::unique_ptr<CompiledTask> BallTaskDescription::make() const { return std::make_unique<BallTask>(); }
-
-namespace py = pybind11;
-
-const ModulePart binding([](py::module_& m) {
-  py::class_<BallTaskDescription, TaskDescription> c(
-      m, "BallTaskDescription", "The norm of another task's error (reljac.ik.bounds.BallTaskDescription).");
-  c.def(py::init([](const py::object& inner, double gain, const Vector& weight, const std::optional<Vector>& max_speed,
-                    const std::optional<Vector>& lower, const std::optional<Vector>& upper) {
-          BallTaskDescription d;
-          d.inner = inner.cast<const TaskDescription*>();
-          d.inner_object = PyRef(inner.ptr());
-          d.parameters = parameters(gain, weight, max_speed, lower, upper);
-          return d;
-        }),
-        py::arg("inner"), py::arg("gain"), py::arg("weight"), py::arg("max_speed"), py::arg("lower") = py::none(),
-        py::arg("upper") = py::none())
-      .def_property_readonly("inner", [](const BallTaskDescription& d) {
-        return py::reinterpret_borrow<py::object>(d.inner_object.get());
-      }, "the inner task's description (a core description object)");
-  parameter_fields(c);
-});
 
 }  // namespace
 

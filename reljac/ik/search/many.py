@@ -1,0 +1,75 @@
+"""Many problems in one call (:meth:`reljac.ik.search.solve.Solver.solve_many`): the seeds as rows,
+the tasks' targets as they were once the call ends, and its progress bar."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from ...exceptions import ConfigurationError
+from ...robot import Robot
+from ..tasks.base import Task
+
+Progress = Callable[[int], None]  # called with the number of problems finished
+
+
+def seed_rows_of(robot: Robot, middle: np.ndarray, seeds: Any, n: int) -> np.ndarray:
+    """The seeds of n problems as rows (k, nq), each checked (:meth:`Robot.validate_q`): seeds
+    None (one row, `middle`), one q (nq,) for all (one row) or (n, nq), one per problem
+    (ConfigurationError naming the row that is wrong, or the count)."""
+    if seeds is None:
+        return middle[None, :]
+    try:
+        many = np.ndim(seeds) > 1
+    except ValueError:  # nested lists of different lengths: rows, one of which is wrong
+        many = True
+    rows = list(seeds) if many else [seeds]
+    if many and len(rows) != n:
+        raise ConfigurationError(f"seeds must be None, one q ({robot.nq},) or ({n}, {robot.nq}), "
+                                 f"one per target; got {len(rows)} rows")
+    checked = []
+    for i, q in enumerate(rows):
+        try:
+            checked.append(robot.validate_q(q))
+        except ConfigurationError as error:
+            raise ConfigurationError(f"seeds[{i}]: {error}" if many else str(error)) from None
+    return np.array(checked)
+
+
+@contextlib.contextmanager
+def targets_restored(tasks: Sequence[Task]) -> Iterator[None]:
+    """The targets (and target velocities) of `tasks` as they were when it ends, however it ends
+    (a task that had none: none again, where it can say so)."""
+    kept = [(task, getattr(task, "target", None), getattr(task, "target_velocity", None))
+            for task in tasks if hasattr(task, "set_target")]
+    try:
+        yield
+    finally:
+        for task, target, velocity in kept:
+            if target is None:
+                if getattr(task, "target", None) is not None and hasattr(task, "clear_target"):
+                    task.clear_target()
+            elif velocity is None:
+                task.set_target(target)
+            else:
+                task.set_target(target, velocity)
+
+
+def with_progress(n: int, show: bool, run: Callable[[Progress | None], Any]) -> Any:
+    """run(progress) for n problems, with a progress bar on standard error when `show` (progress:
+    None without one); its result."""
+    from tqdm.auto import tqdm
+
+    with tqdm(total=n, disable=not show, unit="pose", desc="solve_many") as bar:
+        shown = [0]
+
+        def progress(finished: int) -> None:
+            bar.update(finished - shown[0])
+            shown[0] = finished
+
+        found = run(progress if show else None)
+        progress(n)
+    return found

@@ -1,0 +1,1 @@
+"""reljac.ik.solvers."""

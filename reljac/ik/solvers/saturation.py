@@ -1,0 +1,101 @@
+"""The constraints of the SNS hierarchy solver (reljac.ik.solvers.hierarchy) and their geometry: the box
+and rows ``lo <= v <= hi``, ``C v <= d``; how far a level's step can go before it crosses one
+(``max_scale``), saturating a joint or a row inside the null-space projector (``saturate``), and
+the rows a velocity violates (``violated_rows``). Part of the readable specification of the
+compiled solver (src/core/hierarchy.cpp: ``max_scale``, ``saturate``, ``violated_rows``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+BOUND_TOLERANCE = 1e-12  # slack on a bound, relative to max(1, |v|, |delta|), before it counts as crossed
+PIVOT_TOLERANCE = 1e-12  # a joint (row) with P_jj (c^T P c) below this cannot move in what is left
+
+
+@dataclass
+class Constraints:
+    """lo <= v <= hi and C v <= d: lo, hi (nv,) with lo <= hi; C (k, nv), d (k,) (k may be 0)."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    C: np.ndarray
+    d: np.ndarray
+
+    @classmethod
+    def box(cls, lo: np.ndarray, hi: np.ndarray) -> Constraints:
+        return cls(lo, hi, np.zeros((0, lo.shape[0])), np.zeros(0))
+
+
+
+def max_scale(base: np.ndarray, delta: np.ndarray, cons: Constraints, held: list[int]) -> tuple[float, int, int]:
+    """Largest s in [0, 1] keeping base + s delta inside the constraints, and what limits it.
+
+    Rows of C in `held` are skipped: they are saturated (their direction is out of the null
+    space, so c^T delta is 0 up to rounding that must not count as a crossing).
+    Returns (s, kind, index): kind 0 a joint (index: its velocity index), 1 a row of C, -1
+    nothing (s = 1). s = -1 when base itself violates a constraint (index: the worst one).
+    """
+    s, kind, limiting, worst, worst_kind, worst_violation = 1.0, -1, -1, -1, -1, 0.0
+    items = [(0, base, delta, cons.lo, cons.hi)]
+    if cons.C.shape[0]:
+        free_d = cons.d.copy()
+        free_d[held] = np.inf
+        items.append((1, cons.C @ base, cons.C @ delta, np.full(cons.d.shape, -np.inf), free_d))
+    for which, x, dx, low, high in items:
+        # rounding in x and dx grows with their size: a crossing smaller than that does not count
+        tol = BOUND_TOLERANCE * max(1.0, float(np.abs(x).max(initial=0.0)), float(np.abs(dx).max(initial=0.0)))
+        for j, (b, d, lj, hj) in enumerate(zip(x.tolist(), dx.tolist(), low.tolist(), high.tolist(), strict=True)):
+            violation = b - hj if b > hj else lj - b
+            if violation > tol:
+                if violation - tol > worst_violation:
+                    worst, worst_kind, worst_violation = j, which, violation - tol
+                continue
+            end = b + d
+            if end > hj + tol:
+                ratio = (hj - b) / d
+            elif end < lj - tol:
+                ratio = (lj - b) / d
+            else:
+                continue
+            if ratio < s:
+                s, kind, limiting = ratio, which, j
+    if worst >= 0:
+        return -1.0, worst_kind, worst
+    return (1.0, -1, -1) if kind < 0 else (max(s, 0.0), kind, limiting)
+
+
+def saturate(P: np.ndarray, M: np.ndarray | None, base: np.ndarray, c: np.ndarray | None, j: int,
+              target: float) -> bool:
+    """Fix c^T v = target (c None: v_j = target) inside range(P); in place. False if it cannot move.
+
+    base moves along P c onto the bound (levels above are untouched: P c is in their null
+    space); P becomes the projector onto {x in range(P): c^T x = 0}, M = A P with it.
+    """
+    Pc = P[:, j].copy() if c is None else P @ c
+    pivot = float(Pc[j]) if c is None else float(c @ Pc)
+    if pivot < PIVOT_TOLERANCE:
+        return False
+    value = base[j] if c is None else float(c @ base)
+    base += Pc * ((target - value) / pivot)
+    P -= np.outer(Pc, Pc / pivot)
+    if M is not None:
+        M -= np.outer(M[:, j] if c is None else M @ c, Pc / pivot)
+    if c is None:  # exactly: a saturated joint never moves again
+        base[j] = target
+        P[j, :] = 0.0
+        P[:, j] = 0.0
+        if M is not None:
+            M[:, j] = 0.0
+    return True
+
+
+def violated_rows(cons: Constraints, v: np.ndarray) -> list[int]:
+    """Rows j of C with C_j v > d_j (beyond rounding)."""
+    if cons.C.shape[0] == 0:
+        return []
+    Cv = cons.C @ v
+    tol = BOUND_TOLERANCE * max(1.0, float(np.abs(Cv).max()))
+    return [int(j) for j in np.flatnonzero(Cv - cons.d > tol)]

@@ -1,0 +1,61 @@
+// The Gram-matrix helpers the compiled inequality hierarchy's algebra shares between its files
+// (active_set_gram.cpp: Gram matrices, their tests and decompositions; active_set_pivoted.cpp:
+// rank-deficient ones certified without a decomposition; active_set_step.cpp: the damped step and
+// the multipliers' least squares; active_set_row_space.cpp: the row space a level leaves below).
+// Private to those files; what inequality.cpp and active_set.cpp call is in active_set.hpp.
+#pragma once
+
+#include <vector>
+
+#include "active_set.hpp"
+
+namespace reljac {
+namespace lex {
+
+// s.G = M M^T (r x r, both triangles) for M (r rows of nv, row-major): each entry in two
+// interleaved sums (factor::gram's arithmetic); false when an entry is inf or NaN. s.AP's (kept by
+// smallest_singular_value) copied where M is s.AP (its leading r x r block: a prefix of its rows,
+// the same bits), or `of_AP`: a copy of all of it.
+bool gram(const double* M, int r, int nv, Space& s, bool of_AP = false);
+
+// s.G = M M^T for identity rows, M's row a = scale P_W's row column[chosen[a]] (a < r; P_W an
+// orthogonal projector: M M^T = scale^2 P_W P_W^T = scale^2 its [columns, columns] block, up to
+// rounding; read from P_W's lower triangle, both triangles of G written; not checked to be finite).
+void gram_of_identity_rows(const Matrix& P_W, const int* column, const std::vector<int>& chosen, int r, double scale,
+                           Space& s);
+
+// eigen (active_set.hpp) on s.G, already formed as M M^T (gram, gram_of_identity_rows): the same
+// rank, decomposition and pinning; s.overflow set where G has an inf or NaN entry.
+int eigen_of_gram(int r, Space& s, bool pin = false, bool vectors = true);
+
+// damped_step (active_set.hpp) on s.G, already formed as M M^T (the caller checks nothing: an inf
+// or NaN entry takes the eigen path, which sets s.overflow, as gram's would).
+void damped_step_on_gram(int r, double lam2, Space& s, bool deficient = false);
+
+// True when every eigenvalue of s.G's leading r x r block is above
+// max(floor, kRankTolerance x max(1, its trace)): G - shift I has a Cholesky factor (in s.L).
+bool clear_of(int r, double floor, Space& s);
+
+// s.L's leading r x r block: the Cholesky factor of s.G + lam2 I (G positive definite: clear_of).
+void factor_damped(int r, double lam2, Space& s);
+
+// s.eig_values (and s.eig_vectors when `vectors`) of s.G's leading r x r block.
+void decompose(int r, Space& s, bool vectors);
+
+// Rows 0..k-1 of Wt (k x nv, row-major) from `start` on made orthonormal to the rows before them
+// and to one another: modified Gram-Schmidt twice, in order (Python's _orthonormalized).
+void orthonormalize(double* Wt, int k, int nv, int start = 0);
+
+// Python's fine_directions, after eigen(M) gave `rank` of r: the rows' basis W^T in s.Wt_room's
+// first `rank` rows, M2 = M (I - W W^T) in s.fine; the cut on M2 M2^T's eigenvalues, or -1.
+double fine_directions(const double* M, int r, int rank, Space& s);
+
+// s.G's leading r x r block of rank k < r, certified without a decomposition (Cholesky with
+// diagonal pivoting into s.F / s.pivots; active_set_pivoted.cpp); false: full rank, or no certificate.
+bool pivoted_rank(int r, Space& s, int& k);
+
+// s.delta = M^T y for a Gram matrix of rank k certified by pivoted_rank (active_set_pivoted.cpp).
+void pivoted_step(int r, int k, double lam2, Space& s);
+
+}  // namespace lex
+}  // namespace reljac

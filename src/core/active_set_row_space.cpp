@@ -1,0 +1,113 @@
+// The row space a level of the compiled inequality hierarchy leaves below (see active_set.hpp):
+// P -= W W^T, W an orthonormal basis of the rows' span, through a Cholesky factor of their Gram
+// matrix where it is clear of the rank cut, else from its eigen-decomposition with the fine
+// directions (Python's row_basis); and the orthonormalization both use.
+#include <algorithm>
+#include <cmath>
+
+#include "active_set_gram.hpp"
+
+namespace reljac {
+namespace lex {
+
+// Rows 0..k-1 of Wt (k x nv, row-major) from `start` on made orthonormal to the rows before them
+// and to one another: modified Gram-Schmidt twice, in order (Python's _orthonormalized).
+void orthonormalize(double* Wt, int k, int nv, int start) {
+  for (int a = start; a < k; ++a) {
+    double* w = Wt + static_cast<long>(a) * nv;
+    for (int pass = 0; pass < 2; ++pass)
+      for (int j = 0; j < a; ++j) {
+        const double* u = Wt + static_cast<long>(j) * nv;
+        factor::axpy(w, u, -dot(u, w, nv), nv);
+      }
+    const double norm = std::sqrt(dot(w, w, nv));
+    for (int b = 0; b < nv; ++b) w[b] /= norm;
+  }
+}
+
+// Python's fine_directions, after eigen(M) gave `rank` of r (s.eig_values / s.eig_vectors): the
+// rows' basis W^T on the kept eigenvalues, orthonormalized, in s.Wt_room's first `rank` rows (the
+// largest eigenvalue first), and M2 = M (I - W W^T) in s.fine's first r rows; returns the cut on
+// M2 M2^T's eigenvalues (max(kRankTolerance, kFineRank^2 x the largest of G)), or -1: no direction
+// dropped beyond the rank M can have (min(r, nv)), or M2 holds none.
+double fine_directions(const double* M, int r, int rank, Space& s) {
+  const int nv = s.nv;
+  if (rank == 0 || rank >= std::min(r, nv)) return -1.0;
+  double* Wt = s.Wt_room.data();
+  for (int k = 0; k < rank; ++k) {  // row k: u^T M / sqrt(e) for the k-th largest eigenvalue
+    const int col = r - 1 - k;
+    const double scale = 1.0 / std::sqrt(s.eig_values(col));
+    double* w = Wt + static_cast<long>(k) * nv;
+    std::fill(w, w + nv, 0.0);
+    for (int i = 0; i < r; ++i) {
+      const double a = s.eig_vectors(i, col) * scale;
+      if (a != 0.0) factor::axpy(w, M + static_cast<long>(i) * nv, a, nv);
+    }
+  }
+  orthonormalize(Wt, rank, nv);
+  const double cut = std::max(kRankTolerance, kFineRank * kFineRank * s.eig_values(r - 1));
+  double size = 0.0;
+  for (int i = 0; i < r; ++i) {
+    const double* m = M + static_cast<long>(i) * nv;
+    double* out = s.fine.data() + static_cast<long>(i) * nv;
+    std::copy(m, m + nv, out);
+    for (int k = 0; k < rank; ++k) {
+      const double* w = Wt + static_cast<long>(k) * nv;
+      factor::axpy(out, w, -dot(m, w, nv), nv);
+    }
+    size += dot(out, out, nv);
+  }
+  return size > cut ? cut : -1.0;
+}
+
+void subtract_row_space(const double* M, int r, Matrix& P, Space& s) {
+  const int nv = s.nv;
+  if (r == 0) return;
+  if (gram(M, r, nv, s) && clear_of(r, kOrthonormalize * s.G.topLeftCorner(r, r).trace(), s)) {
+    // full rank and no eigenvalue below kOrthonormalize x the trace (so none below that x the
+    // largest: the eigen path would not orthonormalize again): W^T = L^-1 M, G = L L^T
+    factor_damped(r, 0.0, s);
+    factor::WtMap Wt(s.Wt_room.data(), r, nv);
+    Wt = RowMatrixMap(M, r, nv);
+    factor::solve_lower_by_rows(s.L.topLeftCorner(r, r), Wt);
+    factor::subtract_gram(P, Wt);
+    return;
+  }
+  const int rank = eigen_of_gram(r, s);  // (s.G is M M^T: formed above)
+  if (rank == 0) return;
+  const double cut = fine_directions(M, r, rank, s);
+  if (cut >= 0.0) {  // W (orthonormal) and the fine directions after it (Python's row_basis)
+    gram(s.fine.data(), r, nv, s);
+    decompose(r, s, true);
+    int rows = rank;
+    for (int k = 0; k < r; ++k) {  // ascending, as numpy's eigh
+      if (!(s.eig_values(k) > cut)) continue;
+      double* w = s.Wt_room.data() + static_cast<long>(rows++) * nv;
+      std::fill(w, w + nv, 0.0);
+      const double scale = 1.0 / std::sqrt(s.eig_values(k));
+      for (int i = 0; i < r; ++i) {
+        const double a = s.eig_vectors(i, k) * scale;
+        if (a != 0.0) factor::axpy(w, s.fine.data() + static_cast<long>(i) * nv, a, nv);
+      }
+    }
+    orthonormalize(s.Wt_room.data(), rows, nv, rank);
+    factor::subtract_gram(P, factor::WtMap(s.Wt_room.data(), rows, nv));
+    return;
+  }
+  factor::WtMap Wt(s.Wt_room.data(), rank, nv);
+  Wt.setZero();
+  for (int k = 0; k < rank; ++k) {  // row k of W^T: u^T M / sqrt(e) for the k-th largest eigenvalue
+    const int col = r - 1 - k;
+    const double scale = 1.0 / std::sqrt(s.eig_values(col));
+    for (int i = 0; i < r; ++i) {
+      const double a = s.eig_vectors(i, col) * scale;
+      if (a != 0.0) factor::axpy(Wt.data() + static_cast<long>(k) * nv, M + static_cast<long>(i) * nv, a, nv);
+    }
+  }
+  if (s.eig_values(r - rank) < kOrthonormalize * s.eig_values(r - 1))  // (Python's row_basis)
+    orthonormalize(Wt.data(), rank, nv);  // in the eigenvalues' order
+  factor::subtract_gram(P, Wt);
+}
+
+}  // namespace lex
+}  // namespace reljac
