@@ -1,0 +1,174 @@
+"""`reljac place ROBOT TASKFILE`: a task file made from the maps' own samples finds a placement
+whose configurations reach the file's poses (checked here by Pinocchio's placements), its JSON
+document has the keys docs/cli.md lists, and a bad file is one `reljac: error:` line, exit 2."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from reljac import Kinematics, Robot
+from reljac.apps.cli import main
+from reljac.placement import mobile_base, placement_maps, save_maps
+
+HANDS = ["left_tool", "right_tool"]
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
+
+
+def _pose(T: pin.SE3) -> str:
+    return f"{{position = {_list(T.translation)}, rpy = {_list(pin.rpy.matrixToRpy(T.rotation))}}}"
+
+
+def _list(values) -> str:
+    return repr([float(v) for v in values])
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    """A maps file of dual_arm's hands and a task file whose two poses its samples reach from
+    (0.1, 0.0, 0.2)."""
+    folder = tmp_path_factory.mktemp("place")
+    mobile = mobile_base(Robot.bundled("dual_arm"))
+    maps = placement_maps(mobile, HANDS, samples=4000, seed=5, workers=2)
+    save_maps(folder / "maps.npz", maps)
+    q = mobile.configuration((0.1, 0.0, 0.2))
+    q[maps.chains.q_index] = maps.chains.values[15]
+    for hand, row in zip(HANDS, (7, 11), strict=True):
+        m = maps.maps[hand].metadata
+        columns = np.concatenate([np.arange(a, a + n) for a, n in zip(m["joint_q"], m["joint_nq"], strict=True)])
+        q[columns] = maps.maps[hand].best_q[row]
+        for name, (lo, hi) in ((m["first"], m["first_range"]), (m["last"], m["last_range"])):
+            q[mobile.robot.model.joints[mobile.robot.model.getJointId(name)].idx_q] = 0.5 * (lo + hi)
+    kin = Kinematics(mobile.robot, q)
+    left, grasp = kin.placement(HANDS[0]), kin.placement(HANDS[0]).actInv(kin.placement(HANDS[1]))
+    text = f"""
+[object]
+poses = [{_pose(left)}, {_pose(left)}]
+
+[[hand]]
+frame = "left_tool"
+
+[[hand]]
+frame = "right_tool"
+position = {_list(grasp.translation)}
+rpy = {_list(pin.rpy.matrixToRpy(grasp.rotation))}
+
+[floor]
+x = [0.0, 0.2]
+y = [-0.1, 0.1]
+yaw = [0.0, 0.4]
+step = 0.1
+yaw_step = 0.2
+
+[collision]
+enabled = false
+
+[check]
+candidates = 1
+timeout = 0.2
+"""
+    (folder / "task.toml").write_text(text)
+    return folder, mobile, left, grasp
+
+
+@pytest.mark.slow
+def test_the_command_finds_a_placement_reaching_the_file_poses(setup, capsys):
+    folder, mobile, left, grasp = setup
+    assert main(["place", "dual_arm", str(folder / "task.toml"), "--maps", str(folder / "maps.npz"), "--json",
+                 "--no-progress"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    best = doc["best"]
+    assert best is not None and len(best["q"]) == 2 and doc["maps"]["built"] is False
+    for q in best["q"]:
+        kin = Kinematics(mobile.robot, np.array(q))
+        assert np.linalg.norm(pin.log6(left.actInv(kin.placement(HANDS[0]))).vector) < 1e-3
+        assert np.linalg.norm(pin.log6((left * grasp).actInv(kin.placement(HANDS[1]))).vector) < 1e-3
+    section = DOCS.read_text().split("### `reljac place ROBOT TASKFILE --json`")[1].split("\n### ")[0]
+    documented = set(re.findall(r"`(\w+)`", section))
+    assert set(doc) <= documented and set(doc["maps"]) <= documented, set(doc) - documented
+    assert main(["place", "dual_arm", str(folder / "task.toml"), "--maps", str(folder / "maps.npz"),
+                 "--no-progress"]) == 0
+    assert "best: x" in capsys.readouterr().out
+
+
+TASK = """
+[object]
+poses = [{position = [0.5, 0.0, 0.8], rpy = [0.0, 0.0, 0.0]}]
+
+[[hand]]
+frame = "left_tool"
+
+[[hand]]
+frame = "right_tool"
+position = [0.0, -0.3, 0.0]
+
+[floor]
+x = [0.0, 0.2]
+y = [-0.1, 0.1]
+step = 0.1
+
+[check]
+timeout = 0.2
+"""
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda t: t.replace("[floor]", "[flor]"), "unknown key 'flor'"),
+    (lambda t: t.replace('frame = "right_tool"', 'frame = "right_tol"'), "right_tol"),
+    (lambda t: t.replace("step = 0.1", "step = -0.1"), "step must be"),
+    (lambda t: t.replace("timeout = 0.2", "timeout = 0.2\nmargin = 9.0"), "margin"),
+    (lambda t: t.replace("[check]", "[collision]\nignore = ['nothing_*']\n[check]"), "matches no link"),
+    (lambda t: t.replace("[object]\nposes", "[object]\nsamples = 3\nposes"), "samples goes with waypoints"),
+    (lambda t: t + "\n[[obstacle]]\nname = 'crate'\nshape = 'cube'\n", "shape must be one of"),
+    (lambda t: t.replace("[[hand]]", "[[hand]]\ngrip = 1", 1), "unknown key 'grip'"),
+    (lambda t: "x = [", "not valid TOML"),
+])
+def test_a_bad_task_file_is_one_error_line(capsys, tmp_path, change, message):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(change(TASK))
+    assert main(["place", "dual_arm", str(bad), "--samples", "10", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("reljac: error:") and message in err, err
+
+
+@pytest.mark.slow
+def test_a_maps_file_of_other_hands_is_refused(capsys, tmp_path):
+    (tmp_path / "task.toml").write_text(TASK)
+    assert main(["place", "dual_arm", str(tmp_path / "task.toml"), "--maps", str(tmp_path / "maps.npz"),
+                 "--samples", "100", "--candidates", "1", "--no-progress"]) == 0  # builds and saves the maps
+    assert (tmp_path / "maps.npz").exists()
+    capsys.readouterr()
+    (tmp_path / "other.toml").write_text(TASK.replace('frame = "left_tool"', 'frame = "left_link7"'))
+    assert main(["place", "dual_arm", str(tmp_path / "other.toml"), "--maps", str(tmp_path / "maps.npz"),
+                 "--no-progress"]) == 2
+    assert "no map of left_link7" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["tiago_dual_place.toml", "panda_cart_place.toml"])
+def test_the_example_task_files_read(name):
+    from reljac.apps.place_file import read_place_file
+
+    spec = read_place_file(Path(__file__).resolve().parent.parent / "examples" / name)
+    task = spec.task()
+    assert len(task) in (12, 20) and spec.region.placements().size and spec.maps["file"].endswith(".npz")
+
+
+def test_a_yaw_rounded_below_zero_reads_zero():
+    """A grid's yaw of -1e-17 rad (from -60 degrees in steps) is printed 0.0, not -0.0."""
+    from reljac.apps.place import text
+
+    candidate = {"x": 0.3, "y": 0.0, "yaw": -1e-17, "map_score": 0.1, "map_poses_reached": 2, "map_poses_sure": 2,
+                 "map_poses_witnessed": 2, "feasible": True, "poses_reached": 2, "score": 0.1}
+    doc = {"robot": "r", "base_joint": "base_joint", "base_kind": "planar", "hands": ["h"], "frame": "base",
+           "shared": [], "shared_values": 1, "poses": 2, "placements": 1, "clear": 1, "reach_all": 1, "sure_all": 1,
+           "maps": {"built": False, "file": "m.npz", "seconds": 0.1, "samples": 10, "bytes": 10,
+                    "resolution": {"voxel": 0.04, "psi": 10.0, "beta": 10.0, "gamma": 15.0}},
+           "seconds": {"maps": 0.1, "check": 0.1, "total": 0.2}, "query_us_per_pair": 1.0, "checked": 1,
+           "check_problems": 0, "score": "manipulability", "best": candidate, "candidates": [candidate]}
+    out = text(doc)
+    assert "yaw 0.0 deg" in out and "-0.0" not in out
