@@ -1,5 +1,5 @@
 """Solve medians of the hierarchy with inequality levels: compiled (src/core/inequality.cpp) vs its
-Python specification (reljac.ik.inequality), on a Talos-sized problem (issue 29, item 4).
+Python specification (reljac.ik.solvers.inequality), on a Talos-sized problem (issue 29, item 4).
 
 Run ``python benchmarks/inequality_measure.py [PROBLEMS] [RUNS]`` (needs example-robot-data). The
 problems are real ones: Talos by name, whole body (floating base, nv 38), four levels, two of them
@@ -11,7 +11,7 @@ Python backend (bounded tasks run there) and each solve's arguments, ``(levels, 
 policy)``, are recorded for PROBLEMS steps (default 40); every recorded solve is then timed RUNS
 times (default 30) by each solver, and the median over all of them is printed, with the load
 average (a shared 2-core machine: figures move with it). Three compiled figures: through
-``reljac.ik.backend`` (the Python call, argument conversion and reports included), the binding's
+``reljac.ik.solvers.backend`` (the Python call, argument conversion and reports included), the binding's
 call alone, and the solve inside C++ (``repeat``: solves in a row with one workspace, per solve).
 Not a test: speed is measured, not asserted. It also prints the largest |v_python - v_compiled|
 over the recorded solves (about 1e-11 since each row's rounding allowance at a level's start is its
@@ -29,10 +29,12 @@ from pathlib import Path
 import numpy as np
 
 from reljac.apps.bench_inequality import recorded_solves
-from reljac.ik.backend import _compiled, _python, core
+from reljac.ik.solvers.backend import core, solver
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from step_measure import median_us
+
+python_solve, compiled_solve = solver("python"), solver("compiled")  # (the compiled core is needed)
 
 
 def talos_problems(count: int) -> tuple[list[tuple], int]:
@@ -52,10 +54,10 @@ def main(problems: int = 40, runs: int = 30) -> None:
     bounded = sum(level.bounded for level in levels)
     worst = 0.0
     for args in recorded:  # the two agree on what they time
-        (v_py, _), (v_c, _) = _python(*args), _compiled(*args)
+        (v_py, _), (v_c, _) = python_solve(*args), compiled_solve(*args)
         worst = max(worst, float(np.abs(v_py - v_c).max()))
-    python = [median_us(lambda a=args: _python(*a), max(3, runs // 3)) for args in recorded]
-    compiled = [median_us(lambda a=args: _compiled(*a), runs) for args in recorded]
+    python = [median_us(lambda a=args: python_solve(*a), max(3, runs // 3)) for args in recorded]
+    compiled = [median_us(lambda a=args: compiled_solve(*a), runs) for args in recorded]
     binding, inner = [], []
     for levels, lo, hi, C, d, policy in recorded:
         call = dict(As=[lv.A for lv in levels], bs=[lv.b for lv in levels],
@@ -74,8 +76,8 @@ def main(problems: int = 40, runs: int = 30) -> None:
     print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (2 cores)")
     print(f"{'solver':44s} {'median [us]':>12s} {'vs Python':>10s}")
     base = float(np.median(python))
-    for name, values in (("Python (reljac.ik.inequality)", python),
-                         ("compiled, through reljac.ik.backend", compiled),
+    for name, values in (("Python (reljac.ik.solvers.inequality)", python),
+                         ("compiled, through reljac.ik.solvers.backend", compiled),
                          ("compiled, the binding's call", binding),
                          ("compiled, inside C++ (repeat)", inner)):
         median = float(np.median(values))

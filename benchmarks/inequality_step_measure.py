@@ -70,7 +70,7 @@ def batch_times(bounded: bool, steps: int, repeats: int, size: int = 10) -> np.n
             q = controller.step(q)
         for _ in range((steps - 5) // size):
             start = time.perf_counter()
-            q = controller._step.core.run(q, size, [], [])
+            q = controller.core_step.core.run(q, size, [], [])
             times.append((time.perf_counter() - start) / size)
     return np.array(times)
 

@@ -2,7 +2,8 @@
 date and conditions, and the page's generated part written from them.
 
 ``python benchmarks/performance_page.py record WHAT [WHAT ...] [--peers]`` runs
-``reljac bench WHAT --json`` for each WHAT (jacobian, reference, ik, map, solve) in this Python
+``reljac bench WHAT --json`` for each WHAT (jacobian, reference, ik, kinds, map, solve; solve-collision:
+``reljac bench solve --collision``) in this Python
 and stores its document in ``benchmarks/results/DATE-WHAT.json`` together with the date (UTC), the
 command, the load average before and after, the cores, the commit and the versions of Python,
 Pinocchio and numpy. ``python benchmarks/performance_page.py render`` rewrites the part of
@@ -29,9 +30,9 @@ PAGE = ROOT / "docs" / "performance.md"
 START = "<!-- generated:start (python benchmarks/performance_page.py render; do not edit by hand) -->"
 END = "<!-- generated:end -->"
 #: the sections of ``reljac bench``'s document, in the page's order
-ORDER = ["jacobian", "reference", "ik", "peers", "map", "solve"]
-#: what ``reljac bench`` measures (its WHAT argument)
-WHATS = ("all", "jacobian", "reference", "ik", "map", "solve")
+ORDER = ["jacobian", "reference", "ik", "peers", "kinds", "map", "solve", "solve_collision"]
+#: what ``reljac bench`` measures (its WHAT argument; solve-collision: ``solve --collision``)
+WHATS = ("all", "jacobian", "reference", "ik", "kinds", "map", "solve", "solve-collision")
 
 
 def _load_average() -> list[float]:
@@ -50,7 +51,8 @@ def record(what: str, *, peers: bool = False) -> Path:
     import numpy
     import pinocchio
 
-    command = ["reljac", "bench", what, "--json", "--no-progress", *(["--peers"] if peers else [])]
+    asked = ["solve", "--collision"] if what == "solve-collision" else [what]
+    command = ["reljac", "bench", *asked, "--json", "--no-progress", *(["--peers"] if peers else [])]
     before, started = _load_average(), datetime.datetime.now(datetime.timezone.utc)
     run = subprocess.run([sys.executable, "-m", "reljac.apps.cli", *command[1:]], cwd=ROOT,
                          capture_output=True, text=True)
@@ -77,9 +79,7 @@ def newest_runs() -> dict[str, dict[str, Any]]:
 def _formatter(section: str):
     from reljac.apps import bench
 
-    if section.startswith("solve"):
-        return bench._lazy("bench_solve", "solve_text")
-    return bench.PEERS_SECTION[1] if section == "peers" else bench.SECTIONS[section][1]
+    return bench.formatter(section)
 
 
 def generated() -> str:
@@ -91,7 +91,8 @@ def generated() -> str:
         quick = " (`--quick`: fewer repetitions)" if run["document"]["quick"] else ""
         load = " ".join(f"{x:.2f}" for x in run["load_average_before"])
         after = " ".join(f"{x:.2f}" for x in run["load_average_after"])
-        out += [f"### `reljac bench {section}`: {run['date']}", "",
+        heading = "solve --collision" if section == "solve_collision" else section
+        out += [f"### `reljac bench {heading}`: {run['date']}", "",
                 f"`{run['command']}`{quick}, started {run['started_utc']} UTC, {run['wall_s']:.0f} s; load "
                 f"average {load} before, {after} after, on {run['cores']} cores; commit {run['commit']}; "
                 f"Python {run['python']}, Pinocchio {run['pinocchio']}, numpy {run['numpy']}.", "",

@@ -65,13 +65,17 @@ if not headless:
     viewer.show_target("reach target", reach.target)
 
 T_lr = kin.relative_placement(L, R)
-box_error, closest, limits = 0.0, np.inf, []
+T_feet = [kin.placement(foot) for foot in feet]
+box_error, feet_error, closest, fastest, limits = 0.0, 0.0, np.inf, 0.0, []
 start_time = time.perf_counter()
 for k in range(steps):
-    q = controller.step(q)
+    q_before, q = q, controller.step(q)
+    fastest = max(fastest, np.abs(pin.difference(talos.model, q_before, q)[6:]).max() / dt)  # [rad/s], base aside
     kin = Kinematics(talos, q)
     box_error = max(box_error, np.linalg.norm(pin.log6(T_lr.actInv(kin.relative_placement(L, R))).vector))
-    closest = min(closest, stack.support.polygon(kin).signed_distance(kin.center_of_mass()))
+    feet_error = max(feet_error, *(np.linalg.norm(pin.log6(T.actInv(kin.placement(foot))).vector)
+                                   for T, foot in zip(T_feet, feet, strict=True)))
+    closest = min(closest, stack.support.com_distance(kin))  # [m] to the region's edge, > 0 inside
     limits = [name for report in controller.last_reports for name in report.saturated_constraints] or limits
     if viewer is not None and k % 3 == 0:
         viewer.display(q)
@@ -80,9 +84,12 @@ if viewer is not None:
     viewer.close()
 
 moved = np.linalg.norm(kin.placement(L).translation - start)
-print(f"the left gripper reached {moved * 1e3:.0f} mm forward of 1000 mm asked")
-print(f"centre of mass {closest * 1e3:.1f} mm from the support region's edge at its closest (kept: 20 mm)")
+print(f"the left gripper reached {moved * 1e3:.0f} mm forward of 1000 mm asked ({1e3 - moved * 1e3:.0f} mm short)")
+print(f"centre of mass {closest * 1e3:.4f} mm from the support region's edge at its closest "
+      f"(kept: 20 mm; {(margin - closest) * 1e6:.1f} um nearer)")
+print(f"feet held: largest pose error {feet_error * 1e3:.3f} mm/mrad")
 print(f"box held: largest relative pose error {box_error * 1e3:.4f} mm/mrad")
+print(f"fastest joint: {fastest:.2f} rad/s")
 level = next(r for r in controller.last_reports if reach.name in r.tasks)
 print(f"the reach's level at the end: scaled by {level.scale:.3f}, {'met' if level.met else 'not met'}")
 print(f"reach limited by: {', '.join(sorted(set(limits))) or 'nothing named'} (named in the levels' reports)")

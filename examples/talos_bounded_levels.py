@@ -36,7 +36,7 @@ import pinocchio as pin
 
 from reljac import Kinematics, Robot
 from reljac.ik import CollisionAvoidance, Controller, FrameTask, LevelReport, humanoid_stack
-from reljac.ik.bounds import row_labels
+from reljac.ik.tasks.ball import row_labels
 
 DT, STEPS, MARGIN = 0.02, 150, 0.02  # [s], -, [m]
 GRIPPER, FEET = "gripper_left_base_link", ("left_sole_link", "right_sole_link")
@@ -81,7 +81,7 @@ def run(steps: int = STEPS, *, support_level: bool = True, viewer: Any = None) -
     for k in range(steps):
         q = controller.step(q)
         kin = Kinematics(talos, q)
-        com_inside = min(com_inside, region.polygon(kin).signed_distance(kin.center_of_mass()))
+        com_inside = min(com_inside, region.com_distance(kin))  # [m] to the region's edge, > 0 inside
         pair_distance = min(pair_distance, avoidance.minimum_distance)  # every pair nearer than 5 cm
         foot_error = max(foot_error, *(np.linalg.norm(pin.log6(T.actInv(kin.placement(f))).vector)
                                        for T, f in zip(feet, FEET, strict=True)))

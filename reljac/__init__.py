@@ -19,10 +19,15 @@ in-house kinematics) never loads Pinocchio.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from . import program as _program
 
-from .exceptions import (
+_program.catch_interrupts_while_starting()  # in the `reljac` program only: before any other import
+
+import importlib  # noqa: E402
+from typing import TYPE_CHECKING, Any  # noqa: E402
+
+from . import robot_parts as _robot_parts  # noqa: E402
+from .exceptions import (  # noqa: E402
     CollisionError,
     ConfigurationError,
     FrameNotFound,
@@ -33,8 +38,24 @@ from .exceptions import (
     TaskError,
     URDFError,
 )
+from .version import __version__ as __version__  # noqa: E402
 
-__version__ = "0.1.0"
+
+def _robot_collisions(robot: Any, kept: Any) -> Any:
+    """``robot.collisions``: built by the collision room (loaded at first use)."""
+    from .collision.state import robot_collisions
+
+    return robot_collisions(robot, kept)
+
+
+def _kept_collisions(model: Any) -> Any:
+    """What a copy or pickle of a robot keeps of ``robot.collisions``."""
+    from .collision.state import collision_state
+
+    return collision_state(model)
+
+
+_robot_parts.register("collisions", _robot_collisions, _kept_collisions)  # reljac.robot_parts says why here
 
 _LAZY = {
     "Robot": "robot",

@@ -27,8 +27,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .exceptions import TaskError
+from .json_values import json_ready
 from .one_shot import one_shot_kinematics
-from .plain import plain
 from .robot import FrameRef, Robot
 from .validation import as_task_rows, real_array, short_repr
 
@@ -84,7 +84,7 @@ class Manipulability:
         ``condition_number``, ``smallest_singular_value``, ``singular_values`` (m,) and
         ``directions`` (m, m) as rows (column i is the axis u_i). Non-finite numbers (the
         condition number at a singularity, an index beyond the float range) are None."""
-        return plain({"index": self.index, "condition_number": self.condition_number,
+        return json_ready({"index": self.index, "condition_number": self.condition_number,
                       "smallest_singular_value": self.smallest_singular_value,
                       "singular_values": self.singular_values, "directions": self.directions})
 

@@ -45,7 +45,7 @@ class ConfigurationSpace(ModelIndex):
                 checked: np.ndarray = q  # type: ignore[assignment]
                 return checked.copy() if copy else checked
         elif (type(q) is np.ndarray and q.dtype == np.float64 and q.shape == self._q_shape
-                and not self._unit_blocks and np.vdot(q, q) < MAX_SQUARE):  # vdot: no overflow warning
+                and not self.unit_blocks and np.vdot(q, q) < MAX_SQUARE):  # vdot: no overflow warning
             return q.copy() if copy else q  # fast path of the checks below (False for NaN, inf and huge entries)
         q = joint_space.as_vector(self, q, self.nq, name, tangent=False, copy=copy)
         joint_space.check_unit_blocks(self, q, name)
@@ -112,7 +112,7 @@ class ConfigurationSpace(ModelIndex):
         flyer's 7, a continuous joint's cos and sin) repeats its name; mimic followers and fixed
         joints, which have no entry, are not listed (what labels the columns of a recorded q)."""
         model = self.model
-        return [model.names[j] for j in self._dof_joint_ids for _ in range(model.joints[j].nq)]
+        return [model.names[j] for j in self.dof_joint_ids for _ in range(model.joints[j].nq)]
 
     # ----------------------------------------------------------------- SRDF and locked joints
     @property

@@ -36,7 +36,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pinocchio as pin
-import scipy.linalg
 from numpy.typing import ArrayLike
 
 from .exceptions import ConfigurationError, ReljacError, TaskError
@@ -99,7 +98,7 @@ class PointPair(ABC):
         for frame, point in ((self.frame_a, self.point_a), (self.frame_b, self.point_b)):
             T = kin.data.oMf[kin.robot.frame_id(frame)]
             offset = T.rotation @ point  # point relative to the frame origin, world axes
-            J = kin._lwa(kin.robot.frame_id(frame))
+            J = kin.frame_jacobian(frame)
             out.append((T.translation + offset, J[:3] - pin.skew(offset) @ J[3:]))
         (x_a, G_a), (x_b, G_b) = out
         return x_b - x_a, G_b - G_a
@@ -210,6 +209,8 @@ def effective_inverse_mass(robot: Robot, q: ArrayLike, G: ArrayLike) -> np.ndarr
     """
     G = as_matrix(G, robot.nv, "G", note=f" (columns: nv of '{robot.name}')")
     M = mass_matrix(robot, q)
+    import scipy.linalg  # here: the package's import stays light (scipy takes about a second)
+
     try:
         factor = scipy.linalg.cho_factor(M, lower=True)
     except np.linalg.LinAlgError:

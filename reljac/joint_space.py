@@ -46,9 +46,8 @@ class JointSpace(Protocol):
     name: str
     joint_names: list[str]
     srdf: SRDF | None
-    _dof_joint_ids: list[int]  # joints with degrees of freedom, in q order
-    _joint_ids: dict[str, int]
-    _unit_blocks: list[tuple[int, slice]]  # (joint, its unit-norm block of q)
+    dof_joint_ids: list[int]  # joints with degrees of freedom, in q order
+    unit_blocks: list[tuple[int, slice]]  # (joint, its unit-norm block of q)
 
     @property
     def nq(self) -> int: ...
@@ -101,7 +100,7 @@ def unit_slice(joint: pin.JointModel) -> slice | None:
 # ----------------------------------------------------------------------------- checks of q and v
 def owner(robot: JointSpace, index: int, *, tangent: bool = False) -> str:
     """Name of the joint whose q block (v block with `tangent`) holds entry `index` ('?' if none)."""
-    for j in robot._dof_joint_ids:
+    for j in robot.dof_joint_ids:
         joint = robot.model.joints[j]
         start, size = (joint.idx_v, joint.nv) if tangent else (joint.idx_q, joint.nq)
         if start <= index < start + size:
@@ -140,7 +139,7 @@ def as_vector(robot: JointSpace, x: ArrayLike, size: int, name: str, *, tangent:
 def check_unit_blocks(robot: JointSpace, q: np.ndarray, name: str) -> None:
     """ConfigurationError unless every quaternion and (cos, sin) block of q has unit norm (within
     UNIT_TOLERANCE)."""
-    for j, block in robot._unit_blocks:
+    for j, block in robot.unit_blocks:
         unit = q[block]
         norm = math.sqrt(float(unit @ unit))
         if abs(norm - 1.0) > UNIT_TOLERANCE:
@@ -153,7 +152,7 @@ def check_unit_blocks(robot: JointSpace, q: np.ndarray, name: str) -> None:
 def normalize(robot: JointSpace, q: ArrayLike) -> np.ndarray:
     """q with its quaternion and (cos, sin) blocks normalized; ConfigurationError for a zero block."""
     q = as_vector(robot, q, robot.nq, "q", tangent=False)
-    for j, block in robot._unit_blocks:
+    for j, block in robot.unit_blocks:
         if not np.any(q[block]):
             raise ConfigurationError(
                 f"q[{block.start}:{block.stop}] of joint '{robot.model.names[j]}' is zero: a "
@@ -167,7 +166,7 @@ def inside_limits(robot: JointSpace, q: np.ndarray, *, middle: bool) -> np.ndarr
     q = q.copy()
     model = robot.model
     lo, hi = model.lowerPositionLimit, model.upperPositionLimit
-    for j in robot._dof_joint_ids:
+    for j in robot.dof_joint_ids:
         joint = model.joints[j]
         i = joint.idx_q
         if joint.nq != 1 or not (math.isfinite(lo[i]) and math.isfinite(hi[i])) or lo[i] <= q[i] <= hi[i]:
@@ -191,7 +190,8 @@ def named_configuration(robot: JointSpace, name: str, base: np.ndarray | None = 
     if unknown:
         raise SRDFError(f"SRDF '{robot.srdf.path}', state '{name}' names joint '{unknown[0]}', which robot "
                         f"'{robot.name}' does not have{suggest(unknown[0], robot.joint_names)}")
-    values = {joint: value for joint, value in states[name].items() if joint in robot._joint_ids}
+    moving = set(robot.joint_names)
+    values = {joint: value for joint, value in states[name].items() if joint in moving}
     try:
         start = pin.neutral(robot.model) if base is None else base
         return normalize(robot, write_values(robot, values, start))
@@ -204,7 +204,7 @@ def random_configuration(robot: JointSpace, rng: np.random.Generator) -> np.ndar
     model = robot.model
     q = pin.neutral(model)
     lo, hi = model.lowerPositionLimit, model.upperPositionLimit
-    for j in robot._dof_joint_ids:
+    for j in robot.dof_joint_ids:
         joint = model.joints[j]
         i, kind = joint.idx_q, joint.shortname()
         if joint.nq == 1:
@@ -238,7 +238,7 @@ def joint_values(robot: JointSpace, q: ArrayLike) -> dict[str, Value]:
     """{joint name: value} of every joint with degrees of freedom, in q order (module docstring)."""
     q = robot.validate_q(q)
     out: dict[str, Value] = {}
-    for j in robot._dof_joint_ids:
+    for j in robot.dof_joint_ids:
         joint = robot.model.joints[j]
         block = q[joint.idx_q : joint.idx_q + joint.nq]
         if joint.nq == 1:
@@ -254,7 +254,7 @@ def joint_velocities(robot: JointSpace, v: ArrayLike) -> dict[str, Value]:
     """{joint name: velocity} (a number, or a tuple of the joint's nv entries) from v (nv,)."""
     v = robot.validate_v(v)
     out: dict[str, Value] = {}
-    for j in robot._dof_joint_ids:
+    for j in robot.dof_joint_ids:
         joint = robot.model.joints[j]
         block = v[joint.idx_v : joint.idx_v + joint.nv]
         out[robot.model.names[j]] = float(block[0]) if joint.nv == 1 else tuple(float(x) for x in block)

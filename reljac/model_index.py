@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .loading import MimicFree
 
 FrameRef = str | int
-SPARE_DATA = 4  # pin.Data objects a model keeps for the next Kinematics objects (see _borrow_data)
+SPARE_DATA = 4  # pin.Data objects a model keeps for the next Kinematics objects (see borrow_data)
 
 
 def _same_frame(a: pin.Frame, b: pin.Frame) -> bool:
@@ -35,6 +35,14 @@ class ModelIndex:
 
     Frame names: a name that two different frames carry (a joint named like a link that is not
     its child) is ambiguous: give it as ``"link:NAME"`` or ``"joint:NAME"`` (or by frame id).
+
+    Attributes:
+        dof_joint_ids: the ids of the joints with degrees of freedom, in q order (those of
+            ``joint_names``).
+        unit_blocks: (joint id, slice of q) of each unit-norm block of q: a quaternion, a
+            (cos, sin) pair.
+        movable: True when the model has a degree of freedom (nv > 0; Pinocchio's Jacobians
+            crash with nv = 0).
     """
 
     def __init__(self, model: pin.Model) -> None:
@@ -44,7 +52,7 @@ class ModelIndex:
         self._lock = threading.RLock()  # lazily built parts
         self._local = threading.local()  # per-thread pin.Data
         self._data: pin.Data | None = None
-        self._spare_data: list[pin.Data] = []  # data of collected Kinematics objects: see _borrow_data
+        self._spare_data: list[pin.Data] = []  # data of collected Kinematics objects: see borrow_data
         self._without_mimic: MimicFree | None = None
         self._index_names()
 
@@ -60,19 +68,19 @@ class ModelIndex:
             del self._frame_ids[name]
         dof_joints = [j for j in range(1, model.njoints) if model.joints[j].nq > 0]
         dof_joints.sort(key=lambda j: model.joints[j].idx_q)
-        self._dof_joint_ids = dof_joints
+        self.dof_joint_ids = dof_joints
         self.joint_names = [model.names[j] for j in dof_joints]
         self._joint_ids = {model.names[j]: j for j in dof_joints}
         self._mimic_leader = {model.names[f]: model.names[leader]
                               for f, leader in zip(model.mimicking_joints, model.mimicked_joints, strict=True)}
         self._q_shape = (model.nq,)
-        self._moves = model.nv > 0  # (Pinocchio's Jacobians crash with nv = 0)
-        self._unit_blocks = []
+        self.movable = model.nv > 0  # (Pinocchio's Jacobians crash with nv = 0)
+        self.unit_blocks: list[tuple[int, slice]] = []
         for j in dof_joints:
             block = unit_slice(model.joints[j])
             if block is not None:
                 start = model.joints[j].idx_q
-                self._unit_blocks.append((j, slice(start + block.start, start + block.stop)))
+                self.unit_blocks.append((j, slice(start + block.start, start + block.stop)))
 
     # ----------------------------------------------------------------- pin.Data
     def new_data(self) -> pin.Data:
@@ -84,17 +92,17 @@ class ModelIndex:
         """
         return new_data(self.model, self.name)
 
-    def _borrow_data(self) -> pin.Data:
+    def borrow_data(self) -> pin.Data:
         """A ``pin.Data`` that nothing else holds, for a Kinematics that was given none: one that
-        a collected Kinematics gave back (see :meth:`_give_back_data`), else a new one (a new
+        a collected Kinematics gave back (see :meth:`give_back_data`), else a new one (a new
         ``pin.Data`` costs about ten Kinematics passes). list.pop is atomic: threads never share one."""
         try:
             return self._spare_data.pop()
         except IndexError:
             return self.new_data()
 
-    def _give_back_data(self, data: pin.Data) -> None:
-        """Keep `data` (which nothing else holds) for the next :meth:`_borrow_data` (a few at most)."""
+    def give_back_data(self, data: pin.Data) -> None:
+        """Keep `data` (which nothing else holds) for the next :meth:`borrow_data` (a few at most)."""
         if len(self._spare_data) < SPARE_DATA:
             self._spare_data.append(data)
 
@@ -120,7 +128,7 @@ class ModelIndex:
     def _mimic_free(self) -> MimicFree:  # pragma: no cover - Robot's (it knows where the model came from)
         raise NotImplementedError
 
-    def _thread_mimic_free_data(self) -> pin.Data:
+    def thread_mimic_free_data(self) -> pin.Data:
         """The calling thread's data of :meth:`without_mimic`'s model."""
         try:
             return self._local.mimic_free_data

@@ -13,7 +13,7 @@ import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from .compiled_core import Core as _Core
-from .relative import EXPRESSED_IN_KEYWORDS, LWA, Kinematics, _axes_code, _frame_jacobian
+from .relative import EXPRESSED_IN_KEYWORDS, LWA, Kinematics, axes_code, frame_jacobian_of
 from .relative_layer import relative_jacobian_from_frames
 from .robot import FrameRef, Robot, as_robot
 
@@ -27,7 +27,7 @@ def one_shot_kinematics(robot: Robot, q: ArrayLike, v: ArrayLike | None = None) 
     """A Kinematics in the calling thread's data of `robot` (:meth:`Robot.thread_data`): for
     one-shot functions, whose answer is taken before the thread's next call overwrites it."""
     robot = as_robot(robot)
-    mimic_free = robot._thread_mimic_free_data() if v is not None and robot.model.mimicking_joints else None
+    mimic_free = robot.thread_mimic_free_data() if v is not None and robot.model.mimicking_joints else None
     return Kinematics(robot, q, v, data=robot.thread_data(), _mimic_free_data=mimic_free)
 
 
@@ -70,8 +70,8 @@ def relative_jacobian(
     model, data = robot.model, robot.thread_data()
     fa, fb = robot.frame_id(frame_a), robot.frame_id(frame_b)
     core = _Core.module if _Core.loaded else _Core.get()
-    if core is not None and robot._moves:  # (Pinocchio's Jacobians crash with nv = 0)
-        code, fc = _axes_code(robot, expressed_in, fa, fb)
+    if core is not None and robot.movable:  # (Pinocchio's Jacobians crash with nv = 0)
+        code, fc = axes_code(robot, expressed_in, fa, fb)
         J = core.relative_jacobian(model, data, q, fa, fb, code, fc, True)  # None: q is to be validated first
         if J is None:
             q = _contiguous(robot.validate_q(q, copy=False))
@@ -85,8 +85,8 @@ def relative_jacobian(
     else:
         fc = robot.frame_id(expressed_in)
         axes = "a" if fc == fa else "b" if fc == fb else pin.updateFramePlacement(model, data, fc).rotation
-    return relative_jacobian_from_frames(_frame_jacobian(model, data, fa, LWA), _frame_jacobian(model, data, fb, LWA),
-                                         T_a, T_b, expressed_in=axes)
+    J_a, J_b = frame_jacobian_of(model, data, fa, LWA), frame_jacobian_of(model, data, fb, LWA)
+    return relative_jacobian_from_frames(J_a, J_b, T_a, T_b, expressed_in=axes)
 
 
 def relative_twist(

@@ -38,7 +38,7 @@ EXPRESSED_IN_KEYWORDS = ("a", "b", "world")
 _AXES = {"a": 0, "b": 1, "world": 2}
 
 
-def _frame_jacobian(model: pin.Model, data: pin.Data, fid: int, reference: pin.ReferenceFrame) -> np.ndarray:
+def frame_jacobian_of(model: pin.Model, data: pin.Data, fid: int, reference: pin.ReferenceFrame) -> np.ndarray:
     """pin.getFrameJacobian, always (6, nv): Pinocchio returns (6,) when nv = 1 and crashes when nv = 0."""
     if model.nv == 0:
         return np.zeros((6, 0))
@@ -86,7 +86,7 @@ class Kinematics:
         if data is not None:
             _check_data(robot, data)
         else:  # one that nothing else holds: given back to the robot when this object goes,
-            data = robot._borrow_data()  # unless it was handed out (see data)
+            data = robot.borrow_data()  # unless it was handed out (see data)
             self._lender = robot
         self._data = data
         self._rates_source = None
@@ -94,7 +94,7 @@ class Kinematics:
             pin.computeJointJacobians(model, data, q)
         elif model.mimicking_joints:  # Pinocchio's dJ is wrong with mimic joints: see Robot.without_mimic
             pin.computeJointJacobians(model, data, q)
-            full, G, S, o = robot._mimic_free()
+            full, G, S, o = robot.without_mimic(copy=False)
             full_data = _mimic_free_data if _mimic_free_data is not None else new_data(full, robot.name)
             pin.computeJointJacobiansTimeVariation(full, full_data, S @ q + o, G @ self.v)
             self._rates_source = (full, full_data, G)
@@ -127,10 +127,10 @@ class Kinematics:
             self._lender = None
             with contextlib.suppress(Exception):  # (at interpreter exit the modules may be gone)
                 self._frames.clear()  # its placements are views into the data (a resurrected object's too)
-                lender._give_back_data(self.__dict__.pop("_data"))  # (a resurrected object fails loudly)
+                lender.give_back_data(self.__dict__.pop("_data"))  # (a resurrected object fails loudly)
 
     @classmethod
-    def _from_data(cls, robot: Robot, q: np.ndarray, data: pin.Data) -> Kinematics:
+    def from_data(cls, robot: Robot, q: np.ndarray, data: pin.Data) -> Kinematics:
         """A Kinematics over `data` that already holds the joint Jacobians and every frame
         placement at q (validated, (nq,)): no new pass (the compiled step computed it)."""
         kin = cls.__new__(cls)
@@ -153,7 +153,7 @@ class Kinematics:
         """frame_jacobian of frame id fid, cached (internal: never hand it out)."""
         J = self._jacobians.get(fid)
         if J is None:
-            J = self._jacobians[fid] = _frame_jacobian(self.model, self._data, fid, LWA)
+            J = self._jacobians[fid] = frame_jacobian_of(self.model, self._data, fid, LWA)
         return J
 
     def _oMf(self, fid: int) -> pin.SE3:
@@ -205,8 +205,8 @@ class Kinematics:
         robot = self.robot
         fa, fb = robot.frame_id(frame_a), robot.frame_id(frame_b)
         core = _Core.module if _Core.loaded else _Core.get()
-        if core is not None and robot._moves:  # (Pinocchio's Jacobians crash with nv = 0)
-            code, fc = _axes_code(robot, expressed_in, fa, fb)
+        if core is not None and robot.movable:  # (Pinocchio's Jacobians crash with nv = 0)
+            code, fc = axes_code(robot, expressed_in, fa, fb)
             return core.relative_jacobian_in(self.model, self._data, fa, fb, code, fc)
         return relative_jacobian_from_frames(self._lwa(fa), self._lwa(fb), self._oMf(fa), self._oMf(fb),
                                              expressed_in=self._expressed(expressed_in, fa, fb))
@@ -226,9 +226,9 @@ class Kinematics:
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise FrameNotFound(f"pairs must hold (frame_a, frame_b) pairs, got {pair!r}")
             ids += (frame_id(pair[0]), frame_id(pair[1]))
-        code, fc = _axes_code(robot, expressed_in, -1, -1)  # (no frame is -1: any frame c is code 3)
+        code, fc = axes_code(robot, expressed_in, -1, -1)  # (no frame is -1: any frame c is code 3)
         core = _Core.module if _Core.loaded else _Core.get()
-        if core is not None and robot._moves:
+        if core is not None and robot.movable:
             return core.relative_jacobians_in(self.model, self._data, ids, code, fc, self.model.nv)
         pairs_ids = zip(ids[::2], ids[1::2], strict=True)
         return np.array([self.relative_jacobian(a, b, expressed_in=expressed_in) for a, b in pairs_ids]
@@ -343,7 +343,7 @@ def _kind(shortname: str) -> str:
     return shortname.removeprefix("JointModel").removeprefix("JointData").removesuffix("Tpl")
 
 
-def _axes_code(robot: Robot, expressed_in: FrameRef, fa: int, fb: int) -> tuple[int, int]:
+def axes_code(robot: Robot, expressed_in: FrameRef, fa: int, fb: int) -> tuple[int, int]:
     """(code, frame id c) of the compiled core for `expressed_in`: 0 a's axes, 1 b's, 2 the
     world's, 3 frame c's (the keywords win over frames of the same name; a str subclass such as
     numpy's str_ is text)."""

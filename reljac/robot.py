@@ -4,7 +4,7 @@ Robots come in through :mod:`reljac.loading` (URDF, SRDF, Pinocchio models, mimi
 joints) and by name through :mod:`reljac.robots`; q and v by joint name come from
 :class:`~reljac.configuration_space.ConfigurationSpace` (the work in :mod:`reljac.joint_space`).
 Geometry (meshes) is loaded lazily, on first use of :attr:`Robot.visual_model`, so kinematics
-works even where meshes are missing.
+works even where meshes are missing (:mod:`reljac.robot_geometry` keeps it, and the collision model).
 
 Threads: a Robot may be shared. Its one-shot computations (``reljac.relative_jacobian`` and the
 like) use :meth:`Robot.thread_data`, a ``pin.Data`` of the calling thread; lazily built parts
@@ -31,6 +31,7 @@ from .exceptions import URDFError
 from .loading import LoadedUrdf, MimicFree
 from .model_index import FrameRef
 from .payload import Payload
+from .robot_geometry import RobotGeometry
 from .robots import bundled_robots
 from .srdf import SRDF, read_srdf
 from .urdf_files import exists_on_disk
@@ -39,7 +40,7 @@ __all__ = ["FrameRef", "Robot", "as_robot", "bundled_robots"]
 
 # q @ q overflows for entries beyond ~1e154: such a q is refused right after, without this warning.
 warnings.filterwarnings("ignore", "overflow encountered in (matmul|dot)", RuntimeWarning, __name__)
-_LAZY_PARTS = ("_data", "_without_mimic", "_visual_model", "_collision_model", "_collisions")
+_LAZY_PARTS = ("_data", "_without_mimic")  # (and the geometry loaded: see RobotGeometry)
 
 
 class Robot(ConfigurationSpace):
@@ -75,14 +76,6 @@ class Robot(ConfigurationSpace):
     :class:`~reljac.configuration_space.ConfigurationSpace`.
     """
 
-    # built on first use (see _LAZY_PARTS)
-    _visual_model: pin.GeometryModel | None
-    _collision_model: pin.GeometryModel | None
-    # reljac.collision sits above the robot: its CollisionModel, built on first use (robot.collisions),
-    # and the CollisionState of robot.collisions' edits from a copy or pickle are typed Any here
-    _collisions: Any
-    _collision_state: Any  # robot.collisions' edits, from a copy or pickle
-
     def __init__(self, model: pin.Model, *, urdf_path: str | Path | None = None,
                  package_dirs: Sequence[str | Path] = (), floating_base: bool = False, mimic: bool = True,
                  srdf: str | os.PathLike | SRDF | None = None, _loaded: LoadedUrdf | None = None,
@@ -98,11 +91,9 @@ class Robot(ConfigurationSpace):
         self.mimic = bool(mimic)
         self._loaded = _loaded
         self._reduced = _reduced  # (parent robot, locked joint ids, q of the parent)
-        self._given_geometry = {"collision": loading.check_geometry(collision, model, "collision"),
-                                "visual": loading.check_geometry(visual, model, "visual")}
+        self._geometries = RobotGeometry(model, collision, visual)
         self.reference_posture: str | None = None
         self.payloads: tuple[Payload, ...] = ()
-        self._collision_state = None
         for key in _LAZY_PARTS:
             setattr(self, key, None)
         self.srdf = None if srdf is None else srdf if isinstance(srdf, SRDF) else read_srdf(srdf, self.link_names)
@@ -112,10 +103,6 @@ class Robot(ConfigurationSpace):
         from a URDF is rebuilt from its text, any other model with mimic joints from the model
         without them (Pinocchio 4.1 crashes on unpickled mimic joints)."""
         state = {k: v for k, v in self.__dict__.items() if k not in ("_lock", "_local", "model", *_LAZY_PARTS)}
-        if self._collisions is not None:  # its pairs and obstacles, as robot.collisions edited them
-            from .collision.state import collision_state
-
-            state["_collision_state"] = collision_state(self._collisions)
         return {**state, "model": loading.model_state(self.model, self._loaded)}
 
     def __setstate__(self, state: dict) -> None:
@@ -176,8 +163,7 @@ class Robot(ConfigurationSpace):
         robot = cls(pin.Model(model), srdf=srdf)
         collision_model = wrapped_collision if collision_model is None else collision_model
         visual_model = wrapped_visual if visual_model is None else visual_model
-        robot._given_geometry = {"collision": loading.check_geometry(collision_model, model, "collision"),
-                                 "visual": loading.check_geometry(visual_model, model, "visual")}
+        robot._geometries = RobotGeometry(model, collision_model, visual_model)
         robot.floating_base = model.njoints > 1 and model.joints[1].shortname() == "JointModelFreeFlyer"
         return robot
 
@@ -206,6 +192,24 @@ class Robot(ConfigurationSpace):
             robot.reference_posture = source.posture
         return robot
 
+    def kinematics_state(self) -> tuple:
+        """What rebuilds this robot's kinematics in another process (:meth:`from_kinematics_state`):
+        its model, or the URDF text it was read from, its options and payloads; no geometry, SRDF
+        or parent robot (a Robot made from a pin.Model with meshes pickles to hundreds of MB)."""
+        return (loading.model_state(self.model, self._loaded), self._loaded, self.floating_base, self.mimic,
+                self.payloads)
+
+    @classmethod
+    def from_kinematics_state(cls, state: tuple) -> Robot:
+        """A Robot of the kinematics :meth:`kinematics_state` kept (its model, payloads counted)."""
+        model_state, loaded, floating_base, mimic, carried = state
+        robot = cls(loading.restored_model(model_state, loaded, floating_base=floating_base, mimic=mimic))
+        if model_state is None:  # rebuilt from its URDF text: the payloads added again
+            for load in carried:
+                payloads.attach(robot.model, load)
+        robot.payloads = tuple(carried)
+        return robot
+
     @property
     def urdf_text(self) -> str | None:
         """The URDF text the model was built from (None for a robot made from a pin.Model)."""
@@ -221,14 +225,17 @@ class Robot(ConfigurationSpace):
                                                         floating_base=self.floating_base)
         return self._loaded
 
-    def without_mimic(self) -> MimicFree:
-        """The same robot with every mimic joint independent, and the maps into it (copies).
+    def without_mimic(self, *, copy: bool = True) -> MimicFree:
+        """The same robot with every mimic joint independent, and the maps into it (copies; with
+        ``copy=False`` the robot's own, made once and shared: read them, never modify them).
 
         Returns a :class:`~reljac.loading.MimicFree` ``(model, G, S, o)``: ``v_full = G @ v``,
         ``q_full = S @ q + o``. Pinocchio's Jacobian time variations are wrong for models with
         mimic joints (checked by finite differences in the tests), so reljac computes them on
         that model: ``dJ = dJ_full @ G``.
         """
+        if not copy:
+            return self._mimic_free()
         full, G, S, o = self._mimic_free()
         return MimicFree(pin.Model(full), G.copy(), S.copy(), o.copy())
 
@@ -246,22 +253,17 @@ class Robot(ConfigurationSpace):
 
     # ----------------------------------------------------------------- geometry and collisions
     def _geometry(self, kind: str) -> pin.GeometryModel:
-        attribute = f"_{kind}_model"
-        if getattr(self, attribute) is None:
-            with self._lock:
-                if getattr(self, attribute) is None:
-                    setattr(self, attribute, self._load_geometry(kind))
-        return getattr(self, attribute)
+        return self._geometries.model(kind, self._lock, self._load_geometry)
 
-    def _load_geometry(self, kind: str) -> pin.GeometryModel:
+    def _load_geometry(self, kind: str) -> pin.GeometryModel | None:
+        """The `kind` model from where the robot came from; None: the model it was given (or none)."""
         if self.urdf_path is not None:
             kinds = {"visual": pin.GeometryType.VISUAL, "collision": pin.GeometryType.COLLISION}
             return loading.load_geometry(self.model, self._urdf(), kinds[kind], self.package_dirs)
         if self._reduced is not None:
             parent, lock, q = self._reduced
             return loading.reduce_model(parent.model, lock, q, [parent._geometry(kind)])[1][0]
-        given = self._given_geometry[kind]
-        return given.copy() if given is not None else pin.GeometryModel()
+        return None
 
     @property
     def visual_model(self) -> pin.GeometryModel:
@@ -275,19 +277,12 @@ class Robot(ConfigurationSpace):
         return self._geometry("collision")
 
     @property
-    def collisions(self):
+    def collisions(self) -> Any:
         """The robot's :class:`~reljac.collision.CollisionModel` (built on first use, with the
         SRDF's disabled pairs left out): add or remove pairs and obstacles through it; a copy or
-        pickle of the robot keeps them."""
-        if self._collisions is None:
-            with self._lock:
-                if self._collisions is None:
-                    from .collision import CollisionModel
-                    from .collision.state import restore
-
-                    kept = self._collision_state  # from a copy or pickle of a robot
-                    self._collisions = CollisionModel(self) if kept is None else restore(self, kept)
-        return self._collisions
+        pickle of the robot keeps them. The collision room, above this one, builds it and says
+        what a copy keeps (:mod:`reljac.robot_parts`)."""
+        return self._geometries.collisions(self, self._lock)
 
     @property
     def collision_pairs(self) -> list[tuple[str, str]]:
@@ -354,19 +349,10 @@ class Robot(ConfigurationSpace):
         carrying = Robot(model, urdf_path=self.urdf_path, package_dirs=self.package_dirs,
                          floating_base=self.floating_base, mimic=self.mimic, srdf=self.srdf, _loaded=self._loaded,
                          _reduced=self._reduced)
-        carrying._given_geometry = dict(self._given_geometry)
-        for kind in ("visual", "collision"):  # geometry already loaded: the same joints and frames
-            loaded = getattr(self, f"_{kind}_model")
-            if loaded is not None:
-                setattr(carrying, f"_{kind}_model", loaded.copy())
+        carrying._geometries = self._geometries.copy()  # the same joints and frames: what was loaded too
         carrying.reference_posture = self.reference_posture
         carrying.locked_joints = dict(self.locked_joints)
         carrying.payloads = (*self.payloads, load)
-        if self._collisions is not None or self._collision_state is not None:  # robot.collisions' edits
-            from .collision.state import collision_state
-
-            carrying._collision_state = (collision_state(self._collisions) if self._collisions is not None
-                                         else self._collision_state)
         return carrying
 
     def __repr__(self) -> str:

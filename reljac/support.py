@@ -8,7 +8,7 @@ edge, ``n_i . x <= h_i`` with n_i the outward unit normal. Shrinking it by a mar
 edge inward by that distance.
 
 Pure numpy geometry (the kinematics that place the contact points live in :mod:`reljac.relative`;
-the limit that keeps the centre of mass inside, in :mod:`reljac.ik.balance`).
+the limit that keeps the centre of mass inside, in :mod:`reljac.ik.limits.support`).
 """
 
 from __future__ import annotations

@@ -19,8 +19,8 @@ from numpy.typing import ArrayLike
 
 from .analysis import SCALE_ABOVE, rescale_singular_values, task_rows, yoshikawa_index
 from .exceptions import ReljacError, TaskError
+from .json_values import json_ready
 from .one_shot import one_shot_kinematics
-from .plain import plain
 from .reference import ReferenceRobot
 from .reference_map import LayerMap, reference_robot
 from .robot import FrameRef, Robot
@@ -94,7 +94,7 @@ class WorkspaceSummary:
         ``condition_number``}, closest first). Non-finite numbers (the condition number of a
         singular sample is infinite) are None.
         """
-        return plain({
+        return json_ready({
             "robot": self.robot, "frame_a": self.frame_a, "frame_b": self.frame_b, "part": list(self.part),
             "rows": [ROW_NAMES[r] for r in self.part], "samples": self.samples,
             "seed": self.seed if isinstance(self.seed, (int, np.integer)) else None, "backend": self.backend,

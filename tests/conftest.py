@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import signal
 
 import numpy as np
 import pytest
@@ -12,6 +13,12 @@ import reljac
 # import the source tree, which has no compiled core, instead of the installed reljac the tests
 # are about.
 os.environ["PYTHONSAFEPATH"] = "1"
+
+# A suite started in the background (nohup, or `&` in a script without job control) inherits SIGINT
+# ignored, and so would every process the tests start: the Ctrl-C tests' interrupts would never
+# land. Ignored signals stay ignored across exec; a handled one is reset to the default there.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture

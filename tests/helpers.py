@@ -13,13 +13,19 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 import pinocchio as pin
+import pytest
 from hypothesis import strategies as st
 
+from reljac.ik import compiled_available
 from reljac.robots import EXAMPLE_ROBOTS as ROBOT_TABLE
 from reljac.robots import example_robot_data_dir  # the tests take it from here too
 
 # The example-robot-data robots the tests load from their files: test name -> name in reljac's
 # table (reljac.robots.EXAMPLE_ROBOTS, which holds each one's files and free-flyer choice).
+#: a test parametrized over both solvers: the Python one (the specification) and the compiled one,
+#: skipped where the core is not built
+BACKENDS = ["python", pytest.param("compiled", marks=pytest.mark.skipif(not compiled_available(),
+                                                                        reason="the compiled core is not built"))]
 TESTED_ROBOTS = {"panda": "panda", "ur5": "ur5", "baxter": "baxter", "tiago_dual": "tiago_dual", "talos": "talos",
                  "allegro": "allegro_right_hand", "double_pendulum_continuous": "double_pendulum_continuous",
                  "solo12": "solo12"}

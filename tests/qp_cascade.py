@@ -1,5 +1,7 @@
-"""The oracle of the inequality hierarchy: a cascade of QPs, one per level, solved by daqp through
-qpsolvers (a test dependency only), and the random problems it is run on.
+"""The oracle of the inequality hierarchy: a cascade of QPs, one per level, solved by daqp (a dual
+active-set method) or by Clarabel (an interior-point method: a second, unrelated solver, for the
+problems where daqp alone is not trusted; both test dependencies only), and the random problems it
+is run on.
 
 Level k's QP (Kanoun et al.'s cascade, as OpenSoT's iHQP): minimize |s|^2 over (v, s) with
 ``lower <= A v - s <= upper`` for the level's rows (s: each row's distance to its interval at the
@@ -105,8 +107,41 @@ def with_recovery(problem: Problem) -> tuple[np.ndarray, list[tuple[np.ndarray, 
     return broken, levels
 
 
-def cascade(problem: Problem) -> list[float]:
-    """Each level's least violation (|distances|), in order (the recovery level not included)."""
+def _qp_clarabel(H: np.ndarray, blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> np.ndarray:
+    """_qp's problem by Clarabel: equality rows in its zero cone, each finite side of the others
+    as a row of its nonnegative cone, tolerances at 1e-13 (its default 1e-8 is the scan's own
+    tolerance); an AssertionError where it does not solve it."""
+    import clarabel
+    from scipy import sparse
+
+    M = np.vstack([b[0] for b in blocks])
+    low = np.concatenate([b[1] for b in blocks])
+    high = np.concatenate([b[2] for b in blocks])
+    keep = np.abs(M).max(axis=1, initial=0.0) > 1e-14
+    M, low, high = M[keep], low[keep], high[keep]
+    equal = low == high
+    up, down = ~equal & np.isfinite(high), ~equal & np.isfinite(low)
+    A = np.vstack([M[equal], M[up], -M[down]])
+    b = np.concatenate([high[equal], high[up], -low[down]])
+    cones = [clarabel.ZeroConeT(int(equal.sum()))] if equal.any() else []
+    if up.any() or down.any():
+        cones.append(clarabel.NonnegativeConeT(int(up.sum() + down.sum())))
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = 1e-13
+    settings.tol_ktratio = 1e-10
+    settings.static_regularization_constant = 1e-13
+    settings.max_iter = 400
+    solution = clarabel.DefaultSolver(sparse.csc_matrix(H), np.zeros(H.shape[0]), sparse.csc_matrix(A), b, cones,
+                                      settings).solve()
+    assert str(solution.status) in ("Solved", "AlmostSolved"), f"the oracle's QP failed (Clarabel: {solution.status})"
+    return np.asarray(solution.x)
+
+
+def cascade(problem: Problem, solver: str = "daqp") -> list[float]:
+    """Each level's least violation (|distances|), in order (the recovery level not included), each
+    level's QP solved by `solver`, "daqp" or "clarabel"."""
+    qp = _qp if solver == "daqp" else _qp_clarabel
     nv = problem.lo.shape[0]
     v = np.clip(np.zeros(nv), problem.lo, problem.hi)
     broken, levels = with_recovery(problem)
@@ -121,7 +156,7 @@ def cascade(problem: Problem) -> list[float]:
         for B, low, high in hard:  # the box, C and the inequality rows above
             blocks.append(_widened(np.hstack([B @ N, np.zeros((B.shape[0], m))]), low, high, B @ v))
         H = np.diag(np.concatenate([np.full(r, REGULARIZATION), np.ones(m)]))
-        v = v + N @ _qp(H, blocks)[:r]
+        v = v + N @ qp(H, blocks)[:r]
         out.append(float(np.linalg.norm(distances(A, lower, upper, v))))
         equal = lower == upper
         fixed = np.vstack([fixed, A[equal]])
@@ -171,3 +206,54 @@ def random_problem(rng: np.random.Generator) -> Problem:
     C = rng.normal(size=(k, nv))
     d = rng.normal(scale=1.0, size=k) + 0.3
     return Problem(levels, lo, hi, C, d)
+
+
+def agreed_cascade(problem: Problem, agreement: float = 1e-7) -> list[float] | None:
+    """The least violations two unrelated QP solvers agree on (daqp's and Clarabel's cascades, each
+    level within `agreement` x (1 + the smaller)): the smaller of the two per level, or None where
+    either fails or they disagree (then neither is trusted: in a scan of ill-conditioned levels
+    daqp's alone was wrong in 13 cases)."""
+    try:
+        first, second = cascade(problem), cascade(problem, "clarabel")
+    except AssertionError:
+        return None
+    if any(abs(a - b) > agreement * (1.0 + min(a, b)) for a, b in zip(first, second, strict=True)):
+        return None
+    return [min(a, b) for a, b in zip(first, second, strict=True)]
+
+
+def ill_conditioned_problem(rng: np.random.Generator, scale: float = 1e3) -> Problem:
+    """1-4 levels on 3-8 joints, one of them (the top one half of the time) with more rows than the
+    freedom the levels above can leave, its rows x `scale` and ill-conditioned (singular values
+    spread from 1 down to 1e-4 - 1e-10 of the largest), asking half of the time for rates a
+    velocity inside the box meets (its least violation 0: a dropped direction shows); the other
+    levels as random_problem's; equality and inequality rows mixed; a box and 0-2 rows of C."""
+    nv = int(rng.integers(3, 9))
+    lo, hi = -rng.uniform(0.1, 2.0, nv), rng.uniform(0.1, 2.0, nv)
+    count = int(rng.integers(1, 5))
+    special = int(rng.integers(0, count)) if rng.random() < 0.5 else 0
+    levels, used = [], 0
+    for k in range(count):
+        if k == special:
+            m = max(nv - used, 1) + int(rng.integers(1, 4))
+            r = min(m, nv)
+            U, _ = np.linalg.qr(rng.normal(size=(m, m)))
+            V, _ = np.linalg.qr(rng.normal(size=(nv, nv)))
+            sigma = np.logspace(0, -rng.uniform(4, 10), r)
+            rng.shuffle(sigma)
+            A = scale * (U[:, :r] * sigma) @ V[:, :r].T
+            centre = scale * rng.normal(scale=2.0, size=m)
+            if rng.random() < 0.5:
+                centre = A @ rng.uniform(lo, hi)
+        else:
+            m = int(rng.integers(1, 4))
+            A = rng.normal(size=(m, nv))
+            centre = rng.normal(scale=2.0, size=m)
+        kind = rng.integers(0, 4, size=m) if rng.random() < 0.6 else np.zeros(m, dtype=int)
+        half = np.abs(centre) * rng.uniform(0, 0.5, size=m) + rng.uniform(0, 1.5, size=m) * (scale if k == special else 1)
+        lower = np.where(kind == 0, centre, np.where(kind == 1, -np.inf, centre - half))
+        upper = np.where(kind == 0, centre, np.where(kind == 2, np.inf, centre + half))
+        levels.append((A, lower, upper))
+        used += int((kind == 0).sum())
+    k = int(rng.integers(0, 3))
+    return Problem(levels, lo, hi, rng.normal(size=(k, nv)), rng.normal(size=k) + 0.3)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
+from helpers import BACKENDS
 
 import reljac
 from reljac.exceptions import ConfigurationError, ReljacError, TaskError
@@ -21,14 +22,11 @@ from reljac.ik import (
     PostureTask,
     RelativePositionTask,
     Solver,
-    compiled_available,
     solve,
     solve_many,
 )
 from reljac.ik.tasks import TaskTerms
 
-BACKENDS = ["python", pytest.param("compiled", marks=pytest.mark.skipif(not compiled_available(),
-                                                                        reason="the compiled core is not built"))]
 TOOL = "left_tool"
 INT32_MAX = 2**31 - 1  # the core's iteration and restart counts are C ints
 

@@ -14,19 +14,16 @@ import sys
 import numpy as np
 import pinocchio as pin
 import pytest
+from helpers import BACKENDS
 
 import reljac
 from reljac import Kinematics, Robot
 from reljac.compiled_core import Core
 from reljac.exceptions import ConfigurationError, MapError, SupportError, TaskError
 from reljac.ik import Controller, FrameTask
-from reljac.ik.backend import compiled_available
-from reljac.ik.hierarchy import DampingPolicy
-from reljac.ik.task import Task
+from reljac.ik.solvers.hierarchy import DampingPolicy
+from reljac.ik.tasks.base import Task
 from reljac.support import SupportContact, support_polygon
-
-BACKENDS = ["python", pytest.param("compiled", marks=pytest.mark.skipif(
-    not compiled_available(), reason="compiled core not built"))]
 
 
 @pytest.fixture(scope="module")

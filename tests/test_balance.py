@@ -10,17 +10,15 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
-from helpers import feet_and_reaching_hand
+from helpers import BACKENDS, feet_and_reaching_hand
 from scipy.spatial import ConvexHull
 
 import reljac
 from reljac import Kinematics, Robot, SupportContact, SupportError, TaskError, support_polygon
 from reljac.ik import CoMTask, Controller, FrameTask, PostureTask, SupportRegion
-from reljac.ik.backend import compiled_available
+from reljac.ik.solvers.backend import compiled_available
 
 SOLES = ("left_sole_link", "right_sole_link")
-BACKENDS = ["python", pytest.param("compiled", marks=pytest.mark.skipif(
-    not compiled_available(), reason="compiled core not built"))]
 
 
 def random_q(robot, rng, scale=0.3):

@@ -115,7 +115,7 @@ def test_a_missing_peer_is_skipped_with_a_one_line_note(monkeypatch):
 def test_the_peers_section_comes_only_with_the_flag():
     assert bench._names("ik") == ["ik"] and bench._names("ik", peers=True) == ["ik", "peers"]
     assert "peers" not in bench._names("all")
-    assert bench._names("all", peers=True) == ["jacobian", "reference", "ik", "peers", "map", "solve+peers"]
+    assert bench._names("all", peers=True) == ["jacobian", "reference", "ik", "peers", "map", "kinds", "solve+peers"]
     assert bench._names("solve", peers=True) == ["solve+peers"] and bench._names("solve") == ["solve"]
 
 

@@ -7,7 +7,7 @@ compiled step holds reaches it before the next step (and clearing the bounds giv
 equality level).
 
 The oracle is the Python controller (its ``_level``: Task.rows / Task.bound_rates) and the
-Python hierarchy solver (reljac.ik.inequality). Where the two solvers part on the same system
+Python hierarchy solver (reljac.ik.solvers.inequality). Where the two solvers part on the same system
 (tests/test_inequality_compiled.py is their comparison), the step is checked against the compiled
 solver on the Python system instead: the plumbing is then exact whatever the solvers do.
 """
@@ -19,10 +19,10 @@ import pinocchio as pin
 import pytest
 
 from reljac.ik import Controller, PostureTask, RelativePositionTask, compiled_available
-from reljac.ik.backend import _compiled
-from reljac.ik.bounds import BallTask
-from reljac.ik.limits import intersect
+from reljac.ik.limits.base import intersect
+from reljac.ik.solvers.backend import _compiled
 from reljac.ik.tasks import TaskTerms
+from reljac.ik.tasks.ball import BallTask
 from reljac.relative import Kinematics
 
 pytestmark = pytest.mark.skipif(not compiled_available(), reason="the compiled core is not built")
@@ -245,7 +245,7 @@ def test_a_python_task_with_bounds_passes_its_intervals_to_the_compiled_step(pla
 
 def test_the_bound_solver_binding_returns_named_reports():
     """_core.solve_hierarchy's reports are the core's LevelReport objects, read by name."""
-    from reljac.ik.backend import core
+    from reljac.ik.solvers.backend import core
 
     A = np.eye(2)
     v, (report,) = core().solve_hierarchy([A], [np.zeros(2)], [0.0], [None], [0.0], -np.ones(2), np.ones(2),
@@ -286,6 +286,6 @@ def test_a_ball_runs_in_cpp_and_hears_of_its_inner_task(planar):
         return [[BallTask(inner, 0.1, gain=3.0)]]
 
     controller = Controller(planar, on_posture(planar, q), dt=0.01, backend="compiled")
-    assert controller._step.has_python_parts  # the ball of a posture: rows from Python
+    assert controller.python_parts == []  # the ball of a posture: compiled too (its posture's rows dense)
     out = closed_loop(planar, on_posture, q, 60)
     np.testing.assert_allclose(out["compiled"][0], out["python"][0], rtol=0, atol=TOL)

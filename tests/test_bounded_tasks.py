@@ -12,7 +12,7 @@ import pytest
 
 from reljac.exceptions import TaskError
 from reljac.ik import Controller, PostureTask, RelativePositionTask, compiled_available
-from reljac.ik.bounds import BallTask
+from reljac.ik.tasks.ball import BallTask
 from reljac.relative import Kinematics
 
 Q = np.array([0.3, 0.5])

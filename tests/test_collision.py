@@ -401,6 +401,27 @@ def test_a_copied_robot_keeps_the_obstacles_and_pair_edits_of_its_collisions(cop
     assert pickle.loads(pickle.dumps(again)).collisions.obstacle("table").T_fo.translation[0] == 5.0
 
 
+@pytest.mark.slow
+def test_a_pickled_robot_keeps_the_obstacle_pairs_removed_and_added():
+    """The pairs of an obstacle edited after it was added (one removed, one added with a link it
+    was not given) come back as they were, and so do the dropped pairs."""
+    import pickle
+
+    robot = reljac.Robot.bundled("dual_arm")
+    robot.collisions.add_obstacle("cup", sphere(0.04), [0.0, 0.0, 0.1], frame="left_tool",
+                                  links=["right_link8", "right_link7"])
+    robot.collisions.remove_pairs([("right_link7", "cup")])
+    robot.collisions.add_pairs([("left_link5", "cup")])
+    clone = pickle.loads(pickle.dumps(robot))
+    assert clone.collisions.pairs == robot.collisions.pairs
+    assert ("right_link7", "cup") not in clone.collisions.pairs and ("left_link5", "cup") in clone.collisions.pairs
+    assert clone.collisions.dropped == robot.collisions.dropped
+    assert clone.collisions.obstacle("cup").links == robot.collisions.obstacle("cup").links
+    q = robot.random_configuration(3)
+    a, b = robot.collisions.distances(q), clone.collisions.distances(q)
+    assert a.pairs == b.pairs
+    np.testing.assert_allclose(b.distance, a.distance, atol=1e-12)
+
 @needs_robots
 def test_an_srdf_prints_as_one_short_line():
     """Issue 18: robot.srdf's repr listed every disabled pair (thousands of characters)."""

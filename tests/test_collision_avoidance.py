@@ -24,8 +24,8 @@ from reljac.ik import (
     RelativePositionTask,
     compiled_available,
 )
-from reljac.ik import hierarchy as H
-from reljac.ik.backend import _compiled, _python
+from reljac.ik.solvers import hierarchy as H
+from reljac.ik.solvers.backend import _compiled, _python
 from reljac.relative import Kinematics
 
 BACKENDS = ["python"] + (["compiled"] if compiled_available() else [])

@@ -23,7 +23,7 @@ from reljac.ik import (
     RelativePositionTask,
     compiled_available,
 )
-from reljac.ik.limits import Limit, VelocityConstraint
+from reljac.ik.limits.base import Limit, VelocityConstraint
 from reljac.ik.tasks import TaskTerms
 
 pytestmark = pytest.mark.skipif(not compiled_available(), reason="the compiled core is not built")

@@ -16,7 +16,7 @@ import reljac
 from reljac import compiled_core
 from reljac.exceptions import FrameNotFound
 from reljac.ik import compiled_available
-from reljac.ik.backend import core
+from reljac.ik.solvers.backend import core
 from reljac.relative import Kinematics
 
 pytestmark = pytest.mark.skipif(not compiled_available(), reason="the compiled core is not built")
@@ -42,7 +42,7 @@ def _robot_with_every_unit_block() -> reljac.Robot:
 
 
 ROBOT = _robot_with_every_unit_block()
-BLOCKS = [block for _, block in ROBOT._unit_blocks]
+BLOCKS = [block for _, block in ROBOT.unit_blocks]
 
 
 @pytest.fixture(autouse=True)

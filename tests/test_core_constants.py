@@ -12,7 +12,7 @@ from reljac.ik import compiled_available
 
 hierarchy, saturation, joint_space, support, balance, distances = (
     importlib.import_module(f"reljac.{name}") for name in (
-        "ik.hierarchy", "ik.saturation", "joint_space", "support", "ik.balance", "collision.distances"))
+        "ik.solvers.hierarchy", "ik.solvers.saturation", "joint_space", "support", "ik.limits.support", "collision.distances"))
 
 pytestmark = pytest.mark.skipif(not compiled_available(), reason="the compiled core is not built")
 

@@ -1,13 +1,11 @@
-"""One schema across the compiled boundary: every description record a task or limit gives
-(reljac/ik/description.py, and DistanceTaskDescription and BallTaskDescription beside their
-tasks) has a class of the same name in the core, built from the same field names in the same
-order (its __init__'s named arguments), and a record handed over by ``core_description`` reads
-back field by field from the core's object (a description within one, field by field too)."""
+"""One schema across the compiled boundary, written once in C++ beside each kind (issue 41): the
+core lists its kinds and their fields (``_core.kinds()``: names, types, docs), every description a
+built-in task or limit gives names one of them with exactly its fields, the core fills it in by
+keyword and reads it back field by field (a description within too), and a missing, unknown or
+badly typed field is refused by name."""
 
 from __future__ import annotations
 
-import dataclasses
-import re
 import warnings
 
 import numpy as np
@@ -15,9 +13,12 @@ import pytest
 
 import reljac
 from reljac.ik import (
+    BallTask,
     CollisionAvoidance,
     CoMTask,
+    ConeTask,
     DistanceTask,
+    HalfSpaceTask,
     JointPositionLimit,
     JointVelocityLimit,
     PostureTask,
@@ -26,40 +27,24 @@ from reljac.ik import (
     RelativePositionTask,
     SupportRegion,
     compiled_available,
-    description,
 )
-from reljac.ik.bounds import BallTask, BallTaskDescription
-from reljac.ik.compiled import core_description
-from reljac.ik.distance import DistanceTaskDescription
-from reljac.ik.limits import ReversalDamping
+from reljac.ik.compiled_step import core_description
+from reljac.ik.description import Description
+from reljac.ik.limits.joints import ReversalDamping
 
 pytestmark = pytest.mark.skipif(not compiled_available(), reason="the compiled core is not built")
 
-BASES = (description.TaskDescription, description.LimitDescription)
-RECORDS = [obj for obj in vars(description).values()
-           if isinstance(obj, type) and issubclass(obj, BASES) and obj not in BASES] + [DistanceTaskDescription,
-                                                                                BallTaskDescription]
 
-
-def _init_arguments(cls) -> list[str]:
-    """The named arguments of a bound class's __init__, from pybind11's signature line."""
-    line = cls.__init__.__doc__.splitlines()[0]
-    return re.findall(r"(\w+): ", line.split("(", 1)[1])[1:]  # after self
-
-
-@pytest.mark.parametrize("record", RECORDS, ids=lambda r: r.__name__)
-def test_each_record_has_a_core_class_with_its_fields_by_name(record) -> None:
+def _core():
     from reljac.ik import _core
 
-    cls = getattr(_core, record.__name__)
-    assert _init_arguments(cls) == [f.name for f in dataclasses.fields(record)]
-    assert cls.__doc__ and all(getattr(cls, f.name).__doc__ for f in dataclasses.fields(record))
+    return _core
 
 
 def _samples():
+    """(robot, part) for every built-in task and limit kind, on the bundled dual_arm."""
     robot = reljac.Robot.bundled("dual_arm")
-    q = robot.neutral()
-    kin = reljac.Kinematics(robot, q)
+    kin = reljac.Kinematics(robot, robot.neutral())
     pose = RelativeFrameTask("left_tool", "right_tool", gain=3.0, weight=[1, 1, 1, 0.5, 0.5, 0], max_speed=[0.2, 0.4])
     pose.set_target(kin.relative_placement("left_tool", "right_tool"), velocity=np.arange(6) * 0.1)
     position = RelativePositionTask("left_tool", "right_tool")
@@ -71,22 +56,23 @@ def _samples():
     distance.set_target(0.3, velocity=0.01)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pairs starting near each other
-        limits = [JointVelocityLimit(robot), JointPositionLimit(robot), ReversalDamping(robot),
-                  CollisionAvoidance(robot)]
-    ball = BallTask(pose, 0.05, gain=2.0)  # a description holding another (the pose's)
-    parts = [(robot, p) for p in (pose, position, orientation, distance, PostureTask(robot, weight=0.3), ball,
-                                  *limits)]
+        avoidance = CollisionAvoidance(robot)
+    limits = [JointVelocityLimit(robot), JointPositionLimit(robot), ReversalDamping(robot), avoidance]
     com = CoMTask(robot, axes="xy", gain=2.0)
     com.set_target([0.1, 0.0])
-    parts.append((robot, com))
-    contact = reljac.SupportContact.rectangle("left_tool", 0.2, 0.1)
-    parts.append((robot, SupportRegion(robot, [contact], frame="universe")))
-    return parts
+    region = SupportRegion(robot, [reljac.SupportContact.rectangle("left_tool", 0.2, 0.1)], frame="universe")
+    posture = PostureTask(robot, weight=0.3)
+    parts = [pose, position, orientation, distance, posture, com, BallTask(pose, 0.05, gain=2.0), BallTask(posture, 0.2),
+             ConeTask("universe", "left_tool", 0.3, axis_b=[1, 0, 0]),
+             HalfSpaceTask("universe", "right_tool", [[1, 0, 0], [0, 1, 1]], [0.5, 0.2], weight=[1, 2]),
+             region.as_task(gain=7.0), avoidance.as_task(weight=0.5), *limits, region]
+    return [(robot, p) for p in parts]
 
 
 def _same(core_value, value) -> bool:
-    if isinstance(value, description.TaskDescription):  # a description within: field by field
-        return all(_same(getattr(core_value, f.name), getattr(value, f.name)) for f in dataclasses.fields(value))
+    if isinstance(value, Description):  # a description within: field by field
+        return core_value.kind == value.kind and all(
+            _same(core_value.field(name), v) for name, v in value.fields.items())
     if value is None or isinstance(value, str):
         return core_value == value
     if isinstance(value, tuple) and value and isinstance(value[0], np.ndarray):
@@ -97,24 +83,55 @@ def _same(core_value, value) -> bool:
     return core_value is value  # a pin.GeometryModel: the same object
 
 
-def test_every_record_reads_back_from_the_core_field_by_field() -> None:
-    from reljac.ik import _core
-
-    seen = set()
+def test_the_core_lists_every_kind_with_documented_typed_fields() -> None:
+    kinds = {k["name"]: k for k in _core().kinds()}
     for robot, part in _samples():
         d = part.description(robot)
-        seen.add(type(d))
-        core_d = core_description(_core, d)
-        for f in dataclasses.fields(d):
-            assert _same(getattr(core_d, f.name), getattr(d, f.name)), (type(d).__name__, f.name)
-    assert seen == set(RECORDS)
+        assert d.kind in kinds, d.kind
+        kind = kinds[d.kind]
+        assert kind["doc"] and kind["role"] == ("limit" if isinstance(part, reljac.ik.Limit) else "task")
+        names = [f[0] for f in kind["fields"]]
+        assert set(d.fields) == set(names), (d.kind, sorted(d.fields), names)
+        assert all(doc and type_ for _, type_, doc, _ in kind["fields"]), d.kind
+
+
+def test_every_description_reads_back_from_the_core_field_by_field() -> None:
+    core = _core()
+    kinds = set()
+    for robot, part in _samples():
+        d = part.description(robot)
+        kinds.add(d.kind)
+        core_d = core_description(core, d)
+        assert core_d.kind == d.kind
+        for name, value in d.fields.items():
+            assert _same(core_d.field(name), value), (d.kind, name)
+        assert list(core_d.fields()) == [f[0] for f in {k["name"]: k for k in core.kinds()}[d.kind]["fields"]]
+    public = {k["name"] for k in core.kinds()} - {"ExternalTaskDescription", "PendingTaskDescription",
+                                                     "ExternalLimitDescription"}
+    assert kinds == public  # every kind of the core is some built-in part's
 
 
 def test_a_bad_field_is_refused_by_name() -> None:
-    from reljac.ik import _core
+    core = _core()
+    pose = dict(frame_a=0, frame_b=1, gain=1.0, weight=np.ones(6), max_speed=None, target=np.eye(4),
+                target_velocity=np.zeros(6))
+    with pytest.raises(ValueError, match="kind must be one of 'pose', 'position', 'orientation', got 'twist'"):
+        core.describe("FrameTaskDescription", kind="twist", **pose)
+    with pytest.raises(TypeError, match="has no field 'high'; its fields: lo, hi"):
+        core.describe("VelocityBoxDescription", lo=np.zeros(3), high=np.ones(3))
+    with pytest.raises(TypeError, match="needs the field 'hi'"):
+        core.describe("VelocityBoxDescription", lo=np.zeros(3))
+    with pytest.raises(TypeError, match="FrameTaskDescription.frame_a must be int, got str"):
+        core.describe("FrameTaskDescription", kind="pose", **{**pose, "frame_a": "left"})
+    with pytest.raises(ValueError, match="no kind 'TwistDescription'"):
+        core.describe("TwistDescription")
+    with pytest.raises(TypeError, match="inner must be a task Description"):
+        core.describe("BallTaskDescription", inner=core.describe("VelocityBoxDescription", lo=np.zeros(3),
+                                                                  hi=np.ones(3)), gain=1.0, weight=np.ones(1))
 
-    with pytest.raises(ValueError, match="kind must be 'pose', 'position' or 'orientation'"):
-        _core.FrameTaskDescription(kind="twist", frame_a=0, frame_b=1, gain=1.0, weight=np.ones(6), max_speed=None,
-                                   target=np.eye(4), target_velocity=np.zeros(6))
-    with pytest.raises(TypeError):  # a field of another record
-        _core.VelocityBoxDescription(lo=np.zeros(3), high=np.ones(3))
+
+def test_a_description_names_a_missing_field() -> None:
+    d = Description("VelocityBoxDescription", lo=np.zeros(2))
+    assert d.lo.shape == (2,)
+    with pytest.raises(AttributeError, match="has no field 'hi'"):
+        d.hi

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from reljac.ik import compiled_available
-from reljac.ik.backend import _compiled, _python
-from reljac.ik.hierarchy import DampingPolicy, Level
+from reljac.ik.solvers.backend import _compiled, _python
+from reljac.ik.solvers.hierarchy import DampingPolicy, Level
 
 pytestmark = pytest.mark.skipif(not compiled_available(), reason="the compiled core is not built")
 

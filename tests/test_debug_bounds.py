@@ -138,7 +138,7 @@ def test_the_page_shows_the_rows_and_a_dragged_target_moves_the_box(dual_arm, tm
             center, tip = np.array(screen["center"][:2]), np.array(screen["axes"][1][:2])
             grab = center + 0.7 * (tip - center)
             drag(browser, grab, grab + 70.0 * (tip - center) / np.linalg.norm(tip - center))
-            wait_for(lambda: debugger._grab is None and not np.allclose(box.target.translation,
+            wait_for(lambda: debugger.run_state.grab is None and not np.allclose(box.target.translation,
                                                                         T_before.translation), "the drag")
             steps = debugger.steps
             wait_for(lambda: debugger.steps > steps + 150, "the stack to come to rest again")

@@ -103,7 +103,7 @@ def test_dragging_an_arrow_moves_the_target_along_that_axis_and_the_frame_follow
         T1 = wait_for(lambda: (T := left.target) is not None and not np.allclose(T.translation, T0.translation)
                       and browser.evaluate("reljacDebug.drag === null") and T, "the target to move")
         # the page sends "release" after its last drag, and the debugger takes them in order
-        wait_for(lambda: debugger._grab is None, "the drag's release")
+        wait_for(lambda: debugger.run_state.grab is None, "the drag's release")
         T1 = left.target
         moved = T1.translation - T0.translation
         expected = 40.0 * size / length  # [m]: the page maps the arrow's on-screen length to `size`
@@ -132,7 +132,7 @@ def test_dragging_an_arrow_moves_the_target_along_that_axis_and_the_frame_follow
         drag(browser, ring[k], ring[(k + 6) % 48])
         wait_for(lambda: not np.allclose(relative.target.rotation, R0) and
                  browser.evaluate("reljacDebug.drag === null"), "the relative target to turn")
-        wait_for(lambda: debugger._grab is None, "the drag's release")
+        wait_for(lambda: debugger.run_state.grab is None, "the drag's release")
         turn = R0.T @ relative.target.rotation  # in the target's frame: about its z axis only
         assert abs(pin.log3(turn)[2]) > 0.05
         np.testing.assert_allclose(pin.log3(turn)[:2], 0.0, atol=1e-9)
@@ -369,3 +369,59 @@ def test_a_software_drawn_page_draws_every_link_of_the_robot(name, browser):
     assert len(drawn) == robot.visual_model.ngeoms
     missing = sorted(link for link, pixels in drawn.items() if pixels < 20)  # framed on it: hundreds of pixels
     assert not missing, f"{len(missing)} of {len(drawn)} visual geometries draw nothing: {missing[:10]}"
+
+
+# ---------------------------------------------------------------------------- loading, scrubbing past the end
+LOADING = "(() => { const b = document.getElementById('loading'); return b.style.display === 'none' ? '' : b.textContent; })()"
+
+
+@needs_chromium
+def test_the_page_says_what_is_loading_until_the_robot_is_drawn(dual_arm, browser):
+    """Issue 43: Baxter's arms missing, the labels floating in empty space, nothing said. With the
+    scene's socket held back the page says how many of the robot's meshes are drawn, of how many
+    megabytes, and which comes next; with it, the message goes once every mesh is drawn."""
+    controller, q0 = load_hierarchy(dual_arm, DEMO_FILE)
+    with Debugger(controller, q0, paused=True) as debugger:
+        scene = debugger._hello()[0]["scene"]
+        names = [g.name for g in dual_arm.visual_model.geometryObjects]
+        assert [o["name"] for o in scene] == names and all(o["bytes"] > 0 for o in scene)
+        total = sum(o["bytes"] for o in scene) / 1e6
+        browser.call("Network.enable", session=True)
+        browser.call("Network.setBlockedURLs", session=True, urls=["*/scene"])
+        try:
+            browser.open(debugger.url)
+            text = wait_for(lambda: (t := browser.evaluate(LOADING)) and t.startswith("loading") and t, "the message")
+        finally:
+            browser.call("Network.setBlockedURLs", session=True, urls=[])
+        assert text == (f"loading the robot's meshes: 0 of {len(names)} drawn (0.0 of {total:.1f} MB); "
+                        f"next: {names[0]}"), text
+        open_page(browser, debugger, ready="reljacDebug.loading && reljacDebug.loading.drawn === reljacDebug.loading.of")
+        assert browser.evaluate(LOADING) == ""
+        loading = browser.evaluate("reljacDebug.loading")
+        assert loading["of"] == len(names) and loading["bytes"] == sum(o["bytes"] for o in scene)
+        meshes = browser.evaluate(
+            "reljacDebug.init.scene.filter(o => { const n = viewer.scene_tree.find(o.path.split('/').filter(x => x));"
+            " let m = 0; n.object.traverse(x => { if (x.isMesh) m++; }); return m > 0; }).length")
+        assert meshes == len(names)
+
+
+@needs_chromium
+def test_a_scrub_past_the_end_from_the_page_shows_the_last_frame(dual_arm, browser):
+    """The page's own timeline, pushed past its end (as a stale page after a reset would): the
+    debugger shows its last frame, paused, and the page says so."""
+    controller, q0 = load_hierarchy(dual_arm, DEMO_FILE)
+    with Debugger(controller, q0) as debugger:
+        open_page(browser, debugger)
+        wait_for(lambda: debugger.state()["steps"] > 5, "steps")
+        browser.evaluate("(() => { const t = document.getElementById('timeline'); t.max = 1e9; t.value = 1e9;"
+                         " t.dispatchEvent(new Event('input')); })()")
+        state = wait_for(lambda: (s := debugger.state())["scrub"] is not None and s, "the scrub")
+        frames = len(debugger.recording)
+        assert state["paused"] and state["scrub"] == frames - 1 == state["frames"] - 1
+        np.testing.assert_array_equal(state["q"], debugger.recording.frames[-1].q)
+        status = wait_for(lambda: (t := browser.evaluate("document.getElementById('status').textContent"))
+                          and f"frame {frames}/{frames}" in t and t, "the page to show the frame")
+        assert "PAUSED" in status
+        browser.evaluate("(() => { const t = document.getElementById('timeline'); t.min = -1e9; t.value = -1e9;"
+                         " t.dispatchEvent(new Event('input')); })()")
+        assert wait_for(lambda: (s := debugger.state())["scrub"] == 0 and s, "the scrub to the start")["paused"]

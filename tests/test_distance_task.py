@@ -1,5 +1,5 @@
 """DistanceTask: a compiled task kind added in its own files (src/core/task_distance.cpp: its
-description, class and binding; reljac/ik/distance.py: its Python specification; this test). Its
+description, class and binding; reljac/ik/tasks/distance.py: its Python specification; this test). Its
 Jacobian against finite differences, the compiled step against the Python one step by step, a
 target reached, and a search on it."""
 

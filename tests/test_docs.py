@@ -67,10 +67,17 @@ def test_signatures_are_wrapped_by_the_formatter(site):
 def test_the_ik_page_starts_with_what_a_program_uses_and_documents_set_target(site):
     ik = page(site, "ik")
     ids = re.findall(r'<h2 id="(reljac\.ik\.[\w.]+)"', ik)
-    assert ids.index("reljac.ik.solve") < ids.index("reljac.ik.tasks") < ids.index("reljac.ik.hierarchy")
-    for task in ("RelativeFrameTask", "RelativePositionTask", "RelativeOrientationTask", "PostureTask"):
+    assert ids.index("reljac.ik.search.solve") < ids.index("reljac.ik.tasks.base.Task") < \
+        ids.index("reljac.ik.solvers.hierarchy")
+    for task in ("frames.RelativeFrameTask", "frames.RelativePositionTask", "frames.RelativeOrientationTask",
+                 "posture.PostureTask", "distance.DistanceTask"):
         assert f'id="reljac.ik.tasks.{task}.set_target"' in ik, task
-    assert ik.index('id="reljac.ik.tasks.FrameTask"') < ik.index('id="reljac.ik.tasks.TaskRows"')
+    assert ik.index('id="reljac.ik.tasks.frames.FrameTask"') < ik.index('id="reljac.ik.tasks.base.TaskRows"')
+    from reljac.ik.kinds import kinds
+
+    for key, cls in kinds().items():  # every registered kind: in the table, its reference on the page
+        assert f"<code>{key}</code>" in ik, key
+        assert f'id="{cls.__module__}.{cls.__qualname__}"' in ik or f'id="{cls.__module__}"' in ik, key
 
 
 def test_the_maps_page_documents_the_maps_api(site):

@@ -154,7 +154,7 @@ def test_solve_nlp_with_the_largest_weights_stays_finite(planar):
 
 # ----------------------------------------------------------------------------- the Python solver (not fixed here)
 PYTHON_SOLVER_FIX = ("the Python solver squares with **, which raises OverflowError: reljac/ik/controller.py needs "
-                     "self.dt * self.dt and reljac/ik/hierarchy.py self.step_threshold * self.step_threshold")
+                     "self.dt * self.dt and reljac/ik/solvers/hierarchy.py self.step_threshold * self.step_threshold")
 
 
 @pytest.mark.parametrize("settings", [dict(damping=DampingPolicy(step_threshold=1e200), dt=0.01), dict(dt=1e200)])

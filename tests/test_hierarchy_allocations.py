@@ -74,7 +74,7 @@ PROBLEMS = {**{str(seed): partial(problem, seed) for seed in range(6)},
 
 def count() -> dict:
     """In the preloaded subprocess: allocations of N extra solves, per seed."""
-    from reljac.ik.backend import core
+    from reljac.ik.solvers.backend import core
 
     libc = ctypes.CDLL(None)
     out = {}
@@ -109,7 +109,7 @@ def test_a_bounded_hierarchy_solve_allocates_nothing_once_sized(counter):
 
 def test_the_problems_have_active_inequality_rows_and_a_recovery():
     """The counted problems exercise what they should: active rows, held rows, a violated row of C."""
-    from reljac.ik.backend import compiled_available, core
+    from reljac.ik.solvers.backend import compiled_available, core
 
     if not compiled_available():
         pytest.skip("the compiled core is not built")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
+from helpers import BACKENDS
 
 import reljac
 from reljac import Kinematics, Robot, SupportContact
@@ -17,8 +18,6 @@ from reljac.ik import ContactTask, FrameTask, JointVelocityLimit, compiled_avail
 
 FEET = ("left_sole_link", "right_sole_link")
 L, R = "gripper_left_base_link", "gripper_right_base_link"
-BACKENDS = ["python", pytest.param("compiled", marks=pytest.mark.skipif(
-    not compiled_available(), reason="compiled core not built"))]
 
 
 def placements(robot, q, frames):

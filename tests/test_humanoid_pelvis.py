@@ -9,16 +9,15 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from balance_helpers import FEET, L, reaching_run
+from helpers import BACKENDS
 
 import reljac
 from reljac import Kinematics
-from reljac.ik import compiled_available, humanoid_stack
-from reljac.ik.frame_tasks import RelativePositionTask
+from reljac.ik import humanoid_stack
+from reljac.ik.tasks.frames import RelativePositionTask
 
 PELVIS = "base_link"
 REACH = (0.4, 0.0, -0.3)  # [m] the left gripper forward and down: Talos squats unless its pelvis is held
-BACKENDS = ["python", pytest.param("compiled", marks=pytest.mark.skipif(
-    not compiled_available(), reason="compiled core not built"))]
 
 
 def height(robot, q, frame=PELVIS) -> float:

@@ -21,7 +21,7 @@ from reljac.ik import (
     RelativePositionTask,
     solve,
 )
-from reljac.ik.hierarchy import Level, solve_hierarchy
+from reljac.ik.solvers.hierarchy import Level, solve_hierarchy
 from reljac.relative import Kinematics
 
 
@@ -83,8 +83,6 @@ def test_the_built_in_tasks_describe_themselves_and_a_subclass_that_computes_ane
     """The built-in tasks live in several modules of reljac.ik (task, frame_tasks, posture): each
     still hands the compiled step its description; a subclass defined outside reljac.ik that
     overrides compute() runs in Python (description None), one that only adds a method keeps it."""
-    from reljac.ik.description import FrameTaskDescription, PostureDescription
-
     T = Kinematics(dual_arm, dual_arm.random_configuration(rng)).relative_placement("left_tool", "right_tool")
     tasks = {"pose": RelativeFrameTask("left_tool", "right_tool"), "position": RelativePositionTask("left_tool", "right_tool"),
              "orientation": RelativeOrientationTask("left_tool", "right_tool"), "world pose": FrameTask("right_tool")}
@@ -92,15 +90,15 @@ def test_the_built_in_tasks_describe_themselves_and_a_subclass_that_computes_ane
     for kind, task in tasks.items():
         task.set_target(targets[kind])
         described = task.description(dual_arm)
-        assert isinstance(described, FrameTaskDescription), kind
-        assert described.kind == kind.split()[-1]
+        assert described.kind == "FrameTaskDescription", kind
+        assert described.fields["kind"] == kind.split()[-1]
         assert described.frame_b == dual_arm.frame_id("right_tool")
         assert described.frame_a == dual_arm.frame_id("universe" if kind == "world pose" else "left_tool")
     np.testing.assert_allclose(tasks["pose"].description(dual_arm).target, T.homogeneous, atol=1e-15)
     posture = PostureTask(dual_arm)
     q = dual_arm.random_configuration(rng)
     posture.set_target(q)
-    assert isinstance(posture.description(dual_arm), PostureDescription)
+    assert posture.description(dual_arm).kind == "PostureDescription"
     np.testing.assert_array_equal(posture.description(dual_arm).target, q)
 
     class Halved(RelativePositionTask):
@@ -115,7 +113,7 @@ def test_the_built_in_tasks_describe_themselves_and_a_subclass_that_computes_ane
     halved = Halved("left_tool", "right_tool")
     halved.set_target(T.translation)
     assert halved.description(dual_arm) is None
-    assert isinstance(Named(dual_arm).description(dual_arm), PostureDescription)
+    assert Named(dual_arm).description(dual_arm).kind == "PostureDescription"
 
 
 def _three_levels(robot, rng):
@@ -424,3 +422,34 @@ def test_a_joint_with_equal_limits_stays_locked(tmp_path):
     for _ in range(50):
         q = ctrl.step(q)
     assert q[0] == 0.3 and q[1] != 0.2
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_the_last_problem_is_what_the_python_step_solved(dual_arm, bounded):
+    """Controller.last_problem, solved again by the Python solver, gives the step's velocity; and
+    Controller.solve_levels solves it as the step does. None before a step and on the compiled
+    backend."""
+    from reljac.ik import compiled_available
+    from reljac.ik.solvers.backend import solver
+
+    robot = dual_arm
+    q = middle(robot)
+    box = RelativeFrameTask("left_tool", "right_tool", gain=20.0)
+    T = Kinematics(robot, q).relative_placement("left_tool", "right_tool")
+    box.set_target(pin.SE3(T.rotation, T.translation + np.array([0.05, 0.0, 0.0])))
+    if bounded:
+        box.set_bounds(np.r_[np.full(3, -0.01), np.full(3, -0.1)], np.r_[np.full(3, 0.01), np.full(3, 0.1)])
+    levels = [[box], [PostureTask(robot, gain=1.0, weight=0.1)]]
+    controller = Controller(robot, levels, dt=0.01, backend="python")
+    assert controller.last_problem is None
+    for _ in range(3):
+        q = controller.step(q)
+        problem = controller.last_problem
+        assert problem is not None and len(problem) == 6
+        v, _ = solver("python")(*problem)  # cold: the step's warm start holds no set yet that differs
+        np.testing.assert_allclose(v, controller.last_velocity, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(controller.solve_levels(*problem[:5])[0], controller.last_velocity, atol=1e-12)
+    if compiled_available():
+        compiled = Controller(robot, levels, dt=0.01, backend="compiled")
+        compiled.step(middle(robot))
+        assert compiled.last_problem is None and compiled.core_step is not None

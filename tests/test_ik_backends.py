@@ -27,9 +27,9 @@ from reljac.ik import (
     RelativePositionTask,
     compiled_available,
 )
-from reljac.ik import hierarchy as H
-from reljac.ik.backend import _compiled, _python
-from reljac.ik.limits import intersect
+from reljac.ik.limits.base import intersect
+from reljac.ik.solvers import hierarchy as H
+from reljac.ik.solvers.backend import _compiled, _python
 from reljac.relative import Kinematics
 
 pytestmark = pytest.mark.skipif(not compiled_available(), reason="the compiled core is not built")

@@ -30,8 +30,8 @@ from reljac.ik import (
     compiled_available,
     solve,
 )
-from reljac.ik import hierarchy as H
-from reljac.ik.backend import _compiled, _python
+from reljac.ik.solvers import hierarchy as H
+from reljac.ik.solvers.backend import _compiled, _python
 from reljac.relative import Kinematics
 
 SOLVERS = [pytest.param(_python, id="python"),

@@ -1,5 +1,5 @@
 """The compiled inequality hierarchy (src/core/inequality.cpp, active_set.cpp) against its
-specification, reljac.ik.inequality (Python), and against the QP cascade oracle
+specification, reljac.ik.solvers.inequality (Python), and against the QP cascade oracle
 (tests/qp_cascade.py) directly: on the oracle's random problems (2-6 levels, equality and
 inequality rows mixed, feasible and infeasible, rank-deficient, a joint box, rows of C), every
 level's violation agrees level by level, and the reports name the same active rows, held rows,
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from reljac.exceptions import TaskError
-from reljac.ik.backend import _compiled, compiled_available, core
-from reljac.ik.hierarchy import DampingPolicy, Level
-from reljac.ik.inequality import solve_lexicographic
+from reljac.ik.solvers.backend import _compiled, compiled_available, core
+from reljac.ik.solvers.hierarchy import DampingPolicy, Level
+from reljac.ik.solvers.inequality import solve_lexicographic
 
 pytestmark = pytest.mark.skipif(not compiled_available(), reason="the compiled core is not built")
 qp_cascade = pytest.importorskip("qp_cascade", reason="needs daqp (the test extra)")
@@ -22,6 +22,8 @@ qp_cascade = pytest.importorskip("qp_cascade", reason="needs daqp (the test extr
 UNDAMPED = DampingPolicy(threshold=0.0, max_damping=0.0, error_damping=0.0)
 DAMPED = DampingPolicy(threshold=0.5, max_damping=0.1)
 SPEC = 1e-9  # compiled vs Python: |violation difference| / (1 + violation); the same decisions, rounding apart
+# (on these well-conditioned random problems: worst measured 6e-14 on 1,200; on ill-conditioned
+# levels the two agree to their rounding only, which grows with the condition: ILL_CONDITIONED below)
 ORACLE = 1e-6  # compiled vs the QP cascade, as the Python solver's own oracle test
 
 
@@ -151,7 +153,7 @@ def test_the_cap_on_active_set_changes_is_reported(monkeypatch):
     lo, hi = -np.ones(2), np.ones(2)
     v, raw = core().solve_hierarchy([level.A], [level.b], [0.0], [None], [0.0], lo, hi, np.zeros((0, 2)), np.zeros(0),
                                     0.0, 0.0, lowers=[level.lower], uppers=[level.upper], change_cap=1)
-    monkeypatch.setattr("reljac.ik.inequality.change_cap", lambda nv, hard, rows: 1)
+    monkeypatch.setattr("reljac.ik.solvers.inequality.change_cap", lambda nv, hard, rows: 1)
     v_py, (report,) = solve_lexicographic([level], lo, hi, policy=UNDAMPED)
     changes, capped = raw[0].changes, raw[0].capped
     assert capped and changes == 1 and report.capped
@@ -184,3 +186,30 @@ def test_overflowing_rows_are_refused_as_the_specification_refuses_them():
     level = Level(np.array([[1e200, 1e200]]), np.zeros(1), lower=np.array([1e300]), upper=np.array([np.inf]))
     with pytest.raises(TaskError, match="overflow"):
         _compiled([level], -np.full(2, np.inf), np.full(2, np.inf), None, None, DampingPolicy())
+
+
+ILL_CONDITIONED = 1e-7  # the same on levels of singular values spread over 1e-4 - 1e-10 (measured 3.5e-9: see the test)
+
+
+def test_ill_conditioned_hierarchies_agree_to_their_rounding():
+    """Where the stated 1e-9 does not hold (issue 43: 2.1e-9 on undamped random hierarchies with
+    ill-conditioned levels): levels with more rows than the freedom left, rows x 1e3, singular
+    values down to 1e-10 of the largest (qp_cascade.ill_conditioned_problem). Each level's
+    violation is met to the rounding of a solve through its Gram matrix, eps sigma_max^2 /
+    sigma_min^2 relative on its kept part, and the two solvers round differently (Eigen's and
+    LAPACK's eigen-decompositions, Cholesky factors for full rank): the real bound is that
+    rounding, not 1e-9. Measured over these 200 problems: 3.5e-9 at worst (3 levels above 1e-9);
+    asserted within ILL_CONDITIONED."""
+    rng = np.random.default_rng(41)
+    worst = 0.0
+    for n in range(200):
+        problem = qp_cascade.ill_conditioned_problem(rng)
+        levels = levels_of(problem)
+        v_py, _ = solve_lexicographic(levels, problem.lo, problem.hi, policy=UNDAMPED, C=problem.C, d=problem.d)
+        v_c, _ = _compiled(levels, problem.lo, problem.hi, problem.C, problem.d, UNDAMPED)
+        for A, low, high in problem.levels:
+            x_py = float(np.linalg.norm(qp_cascade.distances(A, low, high, v_py)))
+            x_c = float(np.linalg.norm(qp_cascade.distances(A, low, high, v_c)))
+            worst = max(worst, abs(x_c - x_py) / (1.0 + x_py))
+            assert abs(x_c - x_py) <= ILL_CONDITIONED * (1.0 + x_py), f"problem {n}: {x_c} vs the specification's {x_py}"
+    assert worst > SPEC  # (the stated bound for well-conditioned levels would not hold here)

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import BACKENDS
 from scipy.optimize import nnls
 
-from reljac.ik import active_set, active_set_algebra, compiled_available, inequality
-from reljac.ik.backend import core
-from reljac.ik.hierarchy import DampingPolicy, Level
-from reljac.ik.inequality import WarmStart, solve_lexicographic
+from reljac.ik.solvers import active_set, active_set_algebra, inequality
+from reljac.ik.solvers.backend import core
+from reljac.ik.solvers.hierarchy import DampingPolicy, Level
+from reljac.ik.solvers.inequality import WarmStart, solve_lexicographic
 
 qp_cascade = pytest.importorskip("qp_cascade", reason="needs daqp (the test extra)")
 from test_inequality_warm_start import perturbed  # noqa: E402  (the warm-start test's next-step problems)
@@ -27,8 +28,6 @@ from test_inequality_warm_start import perturbed  # noqa: E402  (the warm-start 
 UNDAMPED = DampingPolicy(threshold=0.0, max_damping=0.0, error_damping=0.0)
 ORACLE = 1e-6  # tests/test_inequality_oracle.py's tolerance
 KKT = 1e-8  # the certificate's residual, relative to 1 + the level's projected gradient
-BACKENDS = ["python", pytest.param("compiled", marks=pytest.mark.skipif(not compiled_available(),
-                                                                          reason="the compiled core is not built"))]
 
 
 def problem_of(seed: int, index: int, moved: bool):

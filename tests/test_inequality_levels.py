@@ -1,4 +1,4 @@
-"""Inequality rows at any level (reljac.ik.inequality), pinned on cases solved by hand (2-3
+"""Inequality rows at any level (reljac.ik.solvers.inequality), pinned on cases solved by hand (2-3
 joints), and what stays as it was: the equality solver refuses bounded levels, the backends
 dispatch, bad bounds are named."""
 
@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from reljac.exceptions import TaskError
-from reljac.ik import active_set
-from reljac.ik.backend import _compiled, _python
-from reljac.ik.hierarchy import DampingPolicy, Level, solve_hierarchy
-from reljac.ik.inequality import solve_lexicographic
+from reljac.ik.solvers import active_set
+from reljac.ik.solvers.backend import _compiled, _python
+from reljac.ik.solvers.hierarchy import DampingPolicy, Level, solve_hierarchy
+from reljac.ik.solvers.inequality import solve_lexicographic
 
 UNDAMPED = DampingPolicy(threshold=0.0, max_damping=0.0, error_damping=0.0)
 INF = np.inf
@@ -112,7 +112,7 @@ def test_rows_of_c_violated_at_the_start_are_recovered_first():
 def test_the_cap_on_active_set_changes_is_reported(monkeypatch):
     """Two changes needed (both joints onto the box corner); with a cap of one the level stops
     after one, feasible, and says so."""
-    monkeypatch.setattr("reljac.ik.inequality.change_cap", lambda nv, hard, rows: 1)
+    monkeypatch.setattr("reljac.ik.solvers.inequality.change_cap", lambda nv, hard, rows: 1)
     v, (report,) = solve([bounded(np.eye(2), [3, 3], [INF, INF])], [-1, -1], [1, 1])
     assert report.capped and report.changes == 1
     assert (np.abs(v) <= 1.0 + 1e-15).all()
@@ -174,7 +174,7 @@ def test_a_hierarchy_without_bounds_never_reaches_the_inequality_solver(monkeypa
     def refuse(*args, **kwargs):
         raise AssertionError("the inequality solver was called for equality levels")
 
-    monkeypatch.setattr("reljac.ik.backend.solve_lexicographic", refuse)
+    monkeypatch.setattr("reljac.ik.solvers.backend.solve_lexicographic", refuse)
     posture = PostureTask(planar)
     posture.set_target(np.array([0.1, -0.2]))
     controller = Controller(planar, [[posture]], dt=0.01, backend="python")

@@ -1,4 +1,4 @@
-"""The inequality hierarchy (reljac.ik.inequality) against its oracle, a cascade of QPs solved by
+"""The inequality hierarchy (reljac.ik.solvers.inequality) against its oracle, a cascade of QPs solved by
 daqp (tests/qp_cascade.py): on random problems (2-6 levels, equality and inequality rows mixed,
 feasible and infeasible, rank-deficient, a joint box, rows of C), every level's violation equals
 the oracle's, level by level in lexicographic order, and the solution keeps the box and C."""
@@ -10,8 +10,8 @@ import pytest
 
 qp_cascade = pytest.importorskip("qp_cascade", reason="needs daqp (the test extra)")
 
-from reljac.ik.hierarchy import DampingPolicy, Level  # noqa: E402
-from reljac.ik.inequality import solve_lexicographic  # noqa: E402
+from reljac.ik.solvers.hierarchy import DampingPolicy, Level  # noqa: E402
+from reljac.ik.solvers.inequality import solve_lexicographic  # noqa: E402
 
 UNDAMPED = DampingPolicy(threshold=0.0, max_damping=0.0, error_damping=0.0)  # exact least violation
 TOLERANCE = 1e-6  # on |violation - oracle's| / (1 + oracle's); the oracle is polished to ~1e-8
@@ -47,7 +47,7 @@ def test_agrees_with_the_qp_cascade_on_a_thousand_random_problems():
     """Without the compiled core only: with it, tests/test_inequality_compiled.py runs these 1,030
     problems through both solvers and the cascade once (the compiled solver within 1e-6 of the
     cascade, the specification within 1e-9 of the compiled one, level by level, neither capped)."""
-    from reljac.ik.backend import compiled_available
+    from reljac.ik.solvers.backend import compiled_available
 
     if compiled_available():
         pytest.skip("run with both solvers by test_inequality_compiled.py::test_agrees_on_a_thousand_random_problems")

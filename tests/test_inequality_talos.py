@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reljac.ik.backend import _compiled, compiled_available
-from reljac.ik.hierarchy import DampingPolicy, Level
-from reljac.ik.inequality import level_rows, solve_lexicographic, violation
+from reljac.ik.solvers.backend import _compiled, compiled_available
+from reljac.ik.solvers.hierarchy import DampingPolicy, Level
+from reljac.ik.solvers.inequality import level_rows, solve_lexicographic, violation
 
 UNDAMPED = DampingPolicy(threshold=0.0, max_damping=0.0, error_damping=0.0)
 HUGE = float(np.finfo(float).max)  # a floating base's velocity bound, as the controller passes it

@@ -14,8 +14,8 @@ import pytest
 
 from reljac import Kinematics
 from reljac.ik import Controller, DampingPolicy, FrameTask, humanoid_stack
-from reljac.ik.inequality import level_rows, solve_lexicographic
-from reljac.ik.limits import intersect
+from reljac.ik.limits.base import intersect
+from reljac.ik.solvers.inequality import level_rows, solve_lexicographic
 
 UNDAMPED = DampingPolicy(threshold=0.0, max_damping=0.0, error_damping=0.0)
 Q = np.array([  # 33 steps of feet > support region > avoidance > pelvis + reach 1 m forward > posture

@@ -1,4 +1,4 @@
-"""The warm start of the bounded hierarchy (reljac.ik.inequality.WarmStart, the compiled step's
+"""The warm start of the bounded hierarchy (reljac.ik.solvers.inequality.WarmStart, the compiled step's
 twin): each level first tries the sets it ended with at the previous solve, and keeps them only
 where they are optimal. It changes the path of the search, not what it ends at: on random
 problems (tests/qp_cascade.py), solved again and perturbed as a controller's next step would be,
@@ -15,10 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from reljac.ik import Controller, PostureTask, RelativePositionTask, active_set, compiled_available
-from reljac.ik.backend import core
-from reljac.ik.hierarchy import DampingPolicy, Level
-from reljac.ik.inequality import WarmStart, solve_lexicographic
+from reljac.ik import Controller, PostureTask, RelativePositionTask, compiled_available
+from reljac.ik.solvers import active_set
+from reljac.ik.solvers.backend import core
+from reljac.ik.solvers.hierarchy import DampingPolicy, Level
+from reljac.ik.solvers.inequality import WarmStart, solve_lexicographic
 from reljac.relative import Kinematics
 
 qp_cascade = pytest.importorskip("qp_cascade", reason="needs daqp (the test extra)")
@@ -146,7 +147,7 @@ def test_the_steps_after_a_change_of_structure_are_a_cold_controllers():
     the same q, each step of the warm-started controller is the cold one's (the Python solver
     without a WarmStart, the same limits' history) within 1e-9, and the compiled step's."""
     from reljac import Robot
-    from reljac.ik import backend as backends
+    from reljac.ik.solvers import backend as backends
 
     planar = Robot.bundled("planar_2link")
     q = np.array([0.3, 0.5])
@@ -205,7 +206,7 @@ def test_talos_whole_body_steps_warm_as_cold():
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
     from inequality_step_measure import talos_bounded
 
-    from reljac.ik import backend as backends
+    from reljac.ik.solvers import backend as backends
 
     try:
         talos_bounded(True)

@@ -10,8 +10,8 @@ import pytest
 
 from reljac import Robot
 from reljac.ik import Controller, PostureTask, RelativePositionTask
-from reljac.ik.backend import compiled_available, solver
-from reljac.ik.hierarchy import DampingPolicy, Level
+from reljac.ik.solvers.backend import compiled_available, solver
+from reljac.ik.solvers.hierarchy import DampingPolicy, Level
 
 SOLVERS = ["python", pytest.param("compiled", marks=pytest.mark.skipif(not compiled_available(),
                                                                        reason="compiled core not built"))]

@@ -133,13 +133,13 @@ def test_a_decompression_bomb_is_refused_from_the_zip_headers(small_map, tmp_pat
     _bomb(path, small_map, 64 * 2**20)
     assert path.stat().st_size < 2**20  # 64 MB of zeros in well under 1 MB
     inflated = []
-    real_read = mapfile._array
+    real_read = mapfile.npy_member
 
     def watched(archive, info, *args):
         inflated.append(info.filename)
         return real_read(archive, info, *args)
 
-    monkeypatch.setattr(mapfile, "_array", watched)
+    monkeypatch.setattr(mapfile, "npy_member", watched)
     limit = small_map.counts.size * 8
     with pytest.raises(MapError, match=rf"its counts array inflates to 67,10\d,\d\d\d bytes, more than the "
                                        rf"{limit:,} its metadata \(dims \[\d+, \d+, \d+\], nq 2\) allows"):

@@ -264,7 +264,7 @@ def test_a_robot_without_mass_is_refused(tmp_path):
 
 
 def test_a_support_region_from_reljac_ik_is_taken_when_it_is_in_the_world(stand):
-    from reljac.ik.balance import SupportRegion
+    from reljac.ik.limits.support import SupportRegion
 
     region = SupportRegion(stand, [SupportContact.rectangle("foot", *FOOT)], margin=0.03)
     by_region = capability_map(stand, "base_link", "tip", samples=1_000, voxel=VOXEL, support=region)

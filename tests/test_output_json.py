@@ -14,7 +14,8 @@ import reljac
 from reljac.analysis import Manipulability, manipulability, relative_manipulability
 from reljac.apps.check import CheckReport, CheckRow, check_urdf
 from reljac.apps.cli import main
-from reljac.apps.report import json_document, plain
+from reljac.apps.report import json_document
+from reljac.json_values import json_ready
 from reljac.relative import Kinematics
 from reljac.workspace import workspace_summary
 
@@ -35,17 +36,17 @@ def run_json(capsys, argv: list[str], code: int = 0):
     return strict_json(out)
 
 
-# ---------------------------------------------------------------------------- plain / json_document
-def test_plain_turns_arrays_and_non_finite_numbers_into_json_values():
+# ---------------------------------------------------------------------------- json_ready / json_document
+def test_json_ready_turns_arrays_and_non_finite_numbers_into_json_values():
     value = {"a": np.array([[1.0, np.nan], [np.inf, -np.inf]]), "b": (np.int64(3), np.float32(0.5)),
              "c": np.bool_(True), "d": pin.SE3.Identity(), "e": None, 4: "x"}
-    got = plain(value)
+    got = json_ready(value)
     assert got == {"a": [[1.0, None], [None, None]], "b": [3, 0.5], "c": True, "d": np.eye(4).tolist(),
                    "e": None, "4": "x"}
     assert type(got["b"][0]) is int and type(got["c"]) is bool
     assert strict_json(json_document(value)) == got
     with pytest.raises(TypeError, match="cannot put a object"):
-        plain(object())
+        json_ready(object())
 
 
 # ---------------------------------------------------------------------------- jacobian

@@ -15,14 +15,12 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from balance_helpers import L, R, bodies_com, contact_points, distance_inside, reaching_run
+from helpers import BACKENDS
 
 import reljac
 from reljac import Kinematics, Robot
 from reljac.ik import CoMTask, Controller, PostureTask, compiled_available
-from reljac.ik.balance import OVERSHOOT
-
-BACKENDS = ["python", pytest.param("compiled", marks=pytest.mark.skipif(
-    not compiled_available(), reason="compiled core not built"))]
+from reljac.ik.limits.support import OVERSHOOT
 
 
 def frame_point(robot: Robot, q: np.ndarray, frame: str, offset) -> np.ndarray:
@@ -180,7 +178,7 @@ def test_the_compiled_step_counts_the_payload(dual_arm):
 def test_talos_carrying_a_box_keeps_the_combined_centre_of_mass_in_the_support_region(talos, backend):
     """A 10 kg box between the grippers (attached to the left one): the reach pushes the combined
     centre of mass to the shrunk region's edge, never past it by more than the documented bound
-    (reljac.ik.balance: OVERSHOOT and the second-order drift), while the robot's own centre of
+    (reljac.ik.limits.support: OVERSHOOT and the second-order drift), while the robot's own centre of
     mass stays farther inside: the box is what the limit held."""
     q0 = talos.reference_configuration()
     kin = Kinematics(talos, q0)

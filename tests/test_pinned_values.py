@@ -8,18 +8,17 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
+from helpers import BACKENDS
 
 from reljac import Kinematics, Robot, SupportContact
 from reljac.ik import CoMTask, Controller, FrameTask, PostureTask, SupportRegion, humanoid_stack
-from reljac.ik.backend import compiled_available, solver
-from reljac.ik.hierarchy import DampingPolicy, Level, solve_hierarchy
+from reljac.ik.solvers.backend import compiled_available, solver
+from reljac.ik.solvers.hierarchy import DampingPolicy, Level, solve_hierarchy
 from reljac.maps import capability_map, seed_for
 from reljac.maps.kernel import Accumulator, Partial, merge_partials, merge_partials_numpy
 from reljac.maps.result import CapabilityMap
 from reljac.maps.sampling import Sampler
 
-BACKENDS = ["python", pytest.param("compiled", marks=pytest.mark.skipif(
-    not compiled_available(), reason="compiled core not built"))]
 INERTIA = '<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/>'
 YAW = 0.7  # [rad] of the foot frame in the base
 # A floating base carrying a two-link horizontal arm (its masses move the centre of mass in x-y),

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from reljac.ik import compiled_available
-from reljac.ik.backend import _compiled, _python
-from reljac.ik.hierarchy import DampingPolicy, Level
+from reljac.ik.solvers.backend import _compiled, _python
+from reljac.ik.solvers.hierarchy import DampingPolicy, Level
 
 pytestmark = pytest.mark.skipif(not compiled_available(), reason="the compiled core is not built")
 
@@ -148,3 +148,25 @@ def test_the_certificates_scale_with_the_level(units):
         posture = Level(None, rng.standard_normal(nv), identity_scale=1.0)
         condition = (sigma.max() / sigma.min()) ** 2 if k else 1.0
         _check([top, posture], *_free(nv), policy, 1e-13 * condition)
+
+
+def test_the_certified_rank_reads_only_the_lower_triangle():
+    """The solver forms only the lower triangle of a level's Gram matrix (small_dense.hpp's gram):
+    the certificate of a rank deficiency (pivoted_rank) must read its pivot rows' Gram matrix
+    there, also for pivots out of order (a later row with the larger diagonal). With the upper
+    triangle holding something else (here far off: an indefinite matrix if read), the certified
+    rank and pivots are those of the symmetric matrix, and the rank is the eigenvalues' count."""
+    from reljac.ik.solvers.backend import core
+
+    rng = np.random.default_rng(23)
+    out_of_order = 0
+    for m in range(3, 13):
+        for k in range(1, m):
+            B = rng.standard_normal((m, k)) * np.linspace(0.5, 2.0, m)[:, None]  # larger rows last
+            G = B @ B.T
+            stale = np.tril(G) + np.triu(np.full((m, m), -10.0 * np.abs(G).max()), 1)
+            rank, pivots = core().certified_rank(G)
+            assert rank == int(np.count_nonzero(np.linalg.eigvalsh(G) > 1e-12 * max(1.0, np.abs(G).max())))
+            assert core().certified_rank(stale) == (rank, pivots), (m, k)
+            out_of_order += pivots != sorted(pivots)
+    assert out_of_order > 20  # (the case the certificate's indexing matters for)

@@ -31,8 +31,9 @@ from reljac.ik import (
     SupportRegionTask,
     solve,
 )
-from reljac.ik.inequality import level_rows, solve_lexicographic
-from reljac.ik.limits import JointPositionLimit, intersect
+from reljac.ik.limits.base import intersect
+from reljac.ik.limits.joints import JointPositionLimit
+from reljac.ik.solvers.inequality import level_rows, solve_lexicographic
 from reljac.relative import Kinematics
 
 Q = np.array([0.3, 0.5])

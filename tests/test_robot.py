@@ -288,3 +288,29 @@ def test_a_continuous_joint_about_an_oblique_axis_is_an_angle_pair(tmp_path):
     np.testing.assert_allclose(robot.q_from_joint_values({"spin": 0.3})[:2], [math.cos(0.3), math.sin(0.3)])
     with pytest.raises(ConfigurationError, match="unit norm"):
         robot.validate_q([2.0, 0.0, 0.1])
+
+
+@pytest.mark.parametrize("name", ["dual_arm", "hand"])
+def test_a_robots_kinematics_state_rebuilds_its_kinematics_elsewhere(name):
+    """Robot.kinematics_state, pickled, and Robot.from_kinematics_state: the same q and v and the
+    same relative Jacobians, for a robot from its URDF and for one from a bare pin.Model (the
+    hand's mimic joints: its model made independent and its couplings)."""
+    import pickle
+
+    loaded = reljac.Robot.bundled(name)
+    for robot in (loaded, reljac.Robot(pin.Model(loaded.model))):
+        again = reljac.Robot.from_kinematics_state(pickle.loads(pickle.dumps(robot.kinematics_state())))
+        assert (again.nq, again.nv, again.joint_names) == (robot.nq, robot.nv, robot.joint_names)
+        q = robot.random_configuration(5)
+        last = robot.model.nframes - 1
+        np.testing.assert_allclose(reljac.relative_jacobian(again, q, 1, last),
+                                   reljac.relative_jacobian(robot, q, 1, last), rtol=0, atol=1e-12)
+
+
+def test_a_robots_kinematics_state_keeps_its_payloads():
+    """A robot carrying a payload, rebuilt from its kinematics state (from its URDF text, as a
+    capability map's Dask worker rebuilds it), carries it still: the same centre of mass."""
+    robot = reljac.Robot.bundled("dual_arm").with_payload(3.0, "left_tool", offset=[0.05, 0.0, 0.1])
+    again = reljac.Robot.from_kinematics_state(robot.kinematics_state())
+    q = robot.random_configuration(2)
+    np.testing.assert_allclose(reljac.center_of_mass(again, q), reljac.center_of_mass(robot, q), rtol=0, atol=1e-12)

@@ -1,4 +1,4 @@
-"""A search's levels (reljac.ik.hierarchy.Level.search): with a Levenberg-Marquardt mu not too
+"""A search's levels (reljac.ik.solvers.hierarchy.Level.search): with a Levenberg-Marquardt mu not too
 small, a candidate's correction is M^T (G + mu I)^-1 r, every direction damped by mu, none cut;
 the controller's levels keep the eigen-decomposition's cut. Both solvers, against the closed form
 of damped least squares, (A^T A + mu I)^-1 A^T b (the same vector: push-through identity)."""
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from reljac.ik import compiled_available
-from reljac.ik.backend import _compiled, _python
-from reljac.ik.hierarchy import SEARCH_CHOLESKY, DampingPolicy, Level
+from reljac.ik.solvers.backend import _compiled, _python
+from reljac.ik.solvers.hierarchy import SEARCH_CHOLESKY, DampingPolicy, Level
 
 SOLVERS = [_python, pytest.param(_compiled, marks=pytest.mark.skipif(not compiled_available(),
                                                                      reason="the compiled core is not built"))]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
+from helpers import BACKENDS
 
 from reljac.ik import (
     ConeTask,
@@ -27,14 +28,12 @@ from reljac.ik import (
     solve,
     solve_many,
 )
-from reljac.ik.bounds import BallTask
+from reljac.ik.tasks.ball import BallTask
 from reljac.relative import Kinematics
 
 L1, L2 = 1.0, 0.8
 TOL = 1e-4  # solve's default tol [m, rad]
 SAME_Q = 1e-9  # both backends, the same seeds [rad]
-BACKENDS = ["python", pytest.param("compiled", marks=pytest.mark.skipif(not compiled_available(),
-                                                                        reason="the compiled core is not built"))]
 OPEN = np.inf
 
 
@@ -274,17 +273,19 @@ def test_both_backends_agree_on_the_dual_arm(dual_arm, rng):
     assert "converged" in reasons, reasons
 
 
-def test_cone_and_half_space_tasks_are_met_by_the_python_search(dual_arm):
-    """ConeTask and HalfSpaceTask have Python rows (the search runs in Python): the tool's z axis
-    within 20 degrees of the world's, the tool 5 cm below where it starts, from a seed outside both."""
+@pytest.mark.parametrize("backend", ["python", "compiled"])
+def test_cone_and_half_space_tasks_are_met_by_the_search(dual_arm, backend):
+    """ConeTask and HalfSpaceTask (compiled kinds: the compiled search runs them too): the tool's
+    z axis within 20 degrees of the world's, the tool 5 cm below where it starts, from a seed
+    outside both."""
     q0 = dual_arm.normalize(0.5 * (dual_arm.lower_limits + dual_arm.upper_limits))
     kin0 = Kinematics(dual_arm, q0)
     z0 = kin0.placement("left_tool").translation[2]
     cone = ConeTask("universe", "left_tool", np.radians(20))
     below = HalfSpaceTask("universe", "left_tool", normal=(0, 0, 1), offset=z0 - 0.05)
     assert cone.angle(kin0) > np.radians(20)
-    solver = Solver(dual_arm, [[cone, below]], restarts=5)
-    assert solver.backend == "python"
+    solver = Solver(dual_arm, [[cone, below]], restarts=5, backend=backend)
+    assert solver.backend == backend
     result = solver.solve(q0)
     kin = Kinematics(dual_arm, result.q)
     assert result.reason == "converged"
@@ -334,7 +335,7 @@ def test_solve_many_with_bounds_on_dask_gives_the_threaded_results(thread_client
 def test_solve_many_copies_a_balls_inner_task_and_leaves_the_callers_alone(planar):
     """solve_many works on copies of the caller's tasks, the task a BallTask bounds included: its
     copy hears its own inner task's changes, the caller's ball and inner task keep theirs."""
-    from reljac.ik.many_targets import own_copy
+    from reljac.ik.search.targets import own_copy
 
     inner = RelativePositionTask("base_link", "tip", weight=[1, 1, 0])
     inner.set_target(np.array([1.5, 0.0, 0.0]))

@@ -1,4 +1,4 @@
-"""solve_many on Dask (reljac/ik/solve_dask.py): the same results as the threaded path for the
+"""solve_many on Dask (reljac/ik/search/dask_batches.py): the same results as the threaded path for the
 same seeds (no timeout), compared field by field on processes that rebuilt the Solver from its
 recipe; bad schedulers, failing workers and a missing Dask are one reljac error each."""
 
@@ -21,9 +21,9 @@ from reljac.ik import (
     PostureTask,
     RelativeFrameTask,
     RelativePositionTask,
-    solve_dask,
     solve_many,
 )
+from reljac.ik.search import dask_batches as solve_dask
 from reljac.relative import Kinematics
 
 distributed = pytest.importorskip("distributed")

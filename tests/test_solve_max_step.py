@@ -1,5 +1,5 @@
 """solve(..., max_step=...): a cap on each Newton step's largest joint displacement [rad or m]
-(reljac/ik/search.py, src/core/search.cpp); none unless asked.
+(reljac/ik/search/local_search.py, src/core/search.cpp); none unless asked.
 
 Values are pinned by the steps themselves (recorded on the Python specification: no coordinate
 moves more than max_step in one step), by a bound that needs no access to the steps (without
@@ -12,14 +12,13 @@ import math
 
 import numpy as np
 import pytest
+from helpers import BACKENDS
 
 from reljac.exceptions import TaskError
 from reljac.ik import FrameTask, RelativePositionTask, compiled_available, solve
-from reljac.ik.search import PythonSearch
+from reljac.ik.search.python_search import PythonSearch
 from reljac.relative import Kinematics
 
-BACKENDS = ["python", pytest.param("compiled", marks=pytest.mark.skipif(not compiled_available(),
-                                                                        reason="the compiled core is not built"))]
 START = np.array([0.3, 0.5])
 
 

@@ -1,4 +1,4 @@
-"""Strict priority in what a search returns when it cannot meet every level (reljac/ik/search.py's
+"""Strict priority in what a search returns when it cannot meet every level (reljac/ik/search/local_search.py's
 exact pass): a level the levels above leave room to meet is met, however unreachable the levels
 below it, and both backends return the same configuration. Seen before the exact pass: the
 search's slack (a met level may sit at 1 % of the cost left below it) was returned as the answer,
@@ -9,13 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
-from helpers import example_robot
+from helpers import BACKENDS, example_robot
 
 from reljac.ik import RelativeOrientationTask, RelativePositionTask, compiled_available, solve
 from reljac.relative import Kinematics
 
-BACKENDS = ["python", pytest.param("compiled", marks=pytest.mark.skipif(not compiled_available(),
-                                                                        reason="the compiled core is not built"))]
 TOL = 1e-6
 
 
@@ -74,7 +72,7 @@ def test_the_exact_pass_is_not_needed_where_every_level_is_met(dual_arm):
 
 
 def test_slack_used_names_a_level_above_the_active_one_that_only_the_slack_calls_met():
-    from reljac.ik.search_order import SLACK, active_level, slack_used
+    from reljac.ik.search.order import SLACK, active_level, slack_used
 
     floor, counted = 1e-12, [True, True, True]
     costs = np.array([0.5 * SLACK * 0.3, 0.2, 0.3])  # level 0: under 1 % of the 0.3 below it, above floor
@@ -89,20 +87,16 @@ def test_slack_used_names_a_level_above_the_active_one_that_only_the_slack_calls
 def test_a_timed_search_keeps_time_for_the_exact_pass(backend):
     """The Panda stack with a budget instead of restarts: it ends on its budget, the top level met
     (the search left the exact pass its share: EXACT_RESERVE iterations' time). The pass takes 13
-    of the 20 iterations it is left here, so a busy machine that stops this process for longer
-    than 7 iterations (0.2 ms compiled) in it ends it early: three tries, one must meet the level
-    (without the reserve none would: the budget ends inside a restart, before any exact pass)."""
+    of the 20 iterations it is left here, and it runs the iterations its time was kept for whatever
+    the clock (reljac/ik/search/budget.py: seen, a busy machine stopping this process for more than
+    7 iterations' time, 0.2 ms compiled, just before the pass or in it, cut it short; half the runs
+    at load 11). The reserve itself: tests/test_solve_budget.py."""
     robot = example_robot("panda")
     if robot is None:
         pytest.skip("needs example-robot-data (the test extra)")
     frame = "panda_hand_tcp"
     p = Kinematics(robot, robot.random_configuration(1)).placement(frame).translation
     levels = stacked(frame, p, pin.rpy.rpyToMatrix(np.pi, 0.0, 0.0), p + np.array([0.0, 0.0, -0.5]))
-    errors = []
     for _ in range(3):
         r = solve(robot, None, levels, tol=TOL, timeout=0.1 if backend == "compiled" else 0.5, seed=1, backend=backend)
-        assert r.reason == "timeout"
-        errors.append(r.level_errors)
-        if r.level_errors[0] <= TOL:
-            break
-    assert errors[-1][0] <= TOL, errors
+        assert r.reason == "timeout" and r.level_errors[0] <= TOL, r.level_errors

@@ -143,7 +143,7 @@ def _planar_bounded():
     (compiled BallTask) and a centring band (an identity level with bounds) below it."""
     import reljac
     from reljac.ik import Controller, PostureTask, RelativePositionTask
-    from reljac.ik.bounds import BallTask
+    from reljac.ik.tasks.ball import BallTask
 
     robot = reljac.Robot.bundled("planar_2link")
     q0 = np.array([0.2, 0.4])

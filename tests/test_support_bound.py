@@ -1,4 +1,4 @@
-"""How near the support region's edge the centre of mass comes (reljac.ik.balance's documented bound).
+"""How near the support region's edge the centre of mass comes (reljac.ik.limits.support's documented bound).
 
 SupportRegion holds, not pushes back, an overshoot of the shrunk edge up to delta = min(OVERSHOOT,
 margin); each step's second-order motion eps (what the linear rows do not see) adds up along the
@@ -16,14 +16,12 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from balance_helpers import FEET, bodies_com, contact_points, distance_inside, reaching_run
+from helpers import BACKENDS
 
 from reljac import SupportContact
-from reljac.ik import compiled_available
-from reljac.ik.balance import OVERSHOOT
+from reljac.ik.limits.support import OVERSHOOT
 from reljac.support import convex_hull
 
-BACKENDS = ["python", pytest.param("compiled", marks=pytest.mark.skipif(
-    not compiled_available(), reason="compiled core not built"))]
 # Soles of two lengths: no front or back edge runs along both feet (see the xfail test below).
 SOLES = [SupportContact.rectangle(FEET[0], 0.2, 0.1), SupportContact.rectangle(FEET[1], 0.22, 0.1)]
 

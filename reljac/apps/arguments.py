@@ -148,6 +148,10 @@ def configuration(robot: Any, args: argparse.Namespace, *, random: bool = True) 
     return robot.reference_configuration()
 
 
+FULL_MESHES = ("send the robot's mesh files as they are (default: large meshes simplified, drawn in seconds: "
+               "reljac.viz.meshes)")
+
+
 def debug_arguments(parser: argparse.ArgumentParser) -> None:
     """``reljac debug``'s own options (the robot's and the configuration's are shared with view)."""
     parser.add_argument("file", nargs="?", metavar="FILE",
@@ -164,6 +168,7 @@ def debug_arguments(parser: argparse.ArgumentParser) -> None:
                         help="folder the page's Export writes into (default: the current folder)")
     parser.add_argument("--open", action="store_true", help="open a browser tab")
     parser.add_argument("--no-hold", action="store_true", help="exit right away instead of waiting for Ctrl-C")
+    parser.add_argument("--full-meshes", action="store_true", help=FULL_MESHES)
 
 
 def configuration_arguments(parser: argparse.ArgumentParser, *, random: bool = True) -> None:
@@ -212,6 +217,27 @@ def support_arguments(parser: argparse.ArgumentParser) -> None:
                              "contact)")
     parser.add_argument("--margin", type=_margin, metavar="M",
                         help="with --support: distance [m] kept from the region's edges, 0 <= M <= 1e100 (default 0)")
+
+
+def place_arguments(parser: argparse.ArgumentParser) -> None:
+    """``reljac place``'s own options (see :mod:`reljac.apps.place`)."""
+    parser.add_argument("taskfile", metavar="TASKFILE", help="the task (TOML: object poses, hands, obstacles, "
+                        "floor; see docs/cli.md)")
+    parser.add_argument("--maps", metavar="FILE", help="pose maps file (.npz): read when it exists, else built and "
+                        "saved there (default: the task file's [maps] file, or built each run)")
+    parser.add_argument("--samples", type=integer(1, 10**12), metavar="N",
+                        help="samples per hand when the maps are built, 1..10^12 (default: the file's, else 2,000,000)")
+    parser.add_argument("--workers", type=integer(1, 4096), help="threads or processes, 1..4096 (default: all cores)")
+    parser.add_argument("--scheduler", metavar="URL", help="build the maps on Dask: 'local' or tcp://HOST:8786")
+    parser.add_argument("--candidates", type=integer(1, 1000), metavar="N",
+                        help="feasible placements wanted from the exact check, 1..1000 (default: the file's, else 3)")
+    parser.add_argument("--refine", action="store_true",
+                        help="decide the poses the maps are unsure of by a short search per hand (the floor map)")
+    parser.add_argument("--view", action="store_true", help="show the floor, candidates and best placement in the "
+                        "browser")
+    parser.add_argument("--open", action="store_true", help="with --view: open a browser tab")
+    parser.add_argument("--host", help="with --view: address the page listens on (default 127.0.0.1)")
+    parser.add_argument("--no-hold", action="store_true", help="with --view: exit right away")
 
 
 def seed_argument(parser: argparse.ArgumentParser, *, metavar: str | None = "S") -> None:

@@ -98,7 +98,7 @@ class TalosBalance:
         centre of mass is on, the constraints each level's report names, the reach and its level."""
         kin = Kinematics(self.robot, q)
         region, c = self.stack.support.polygon(kin), kin.center_of_mass()
-        self.margins.append(region.signed_distance(c))
+        self.margins.append(self.stack.support.com_distance(kin))
         gaps = region.offsets - region.normals @ c[:2] - self.stack.support.margin  # [m] to each shrunk edge
         n = len(gaps)
         self.on_edge.append([f"support region (edge {i + 1} of {n})" for i in np.flatnonzero(gaps < ON_EDGE)])

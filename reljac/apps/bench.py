@@ -93,11 +93,6 @@ def jacobian_text(r: dict[str, Any]) -> str:
             + format_table(UNITS_HEADER, robots_rows(r["robots"])))
 
 
-def jacobian_table(*, quick: bool = False) -> str:
-    """Relative Jacobians on dual_arm vs Pinocchio's computeFrameJacobian for one frame."""
-    return jacobian_text(jacobian_results(quick=quick))
-
-
 def reference_results(*, quick: bool = False, progress: Progress = None) -> dict[str, Any]:
     """Batched in-house reference vs a Python loop over the Pinocchio layer, per configuration.
 
@@ -140,11 +135,6 @@ def reference_text(r: dict[str, Any]) -> str:
             + format_table(["path", "time per configuration [us]", "ratio to batched"], rows))
 
 
-def reference_table(*, quick: bool = False) -> str:
-    """Batched in-house reference vs a Python loop over the Pinocchio layer, per configuration."""
-    return reference_text(reference_results(quick=quick))
-
-
 def _ik_results(*, quick: bool = False, progress: Progress = None) -> dict[str, Any]:
     from .bench_ik import ik_results
 
@@ -183,6 +173,8 @@ SECTIONS: dict[str, tuple[Callable[..., dict], Callable[[dict], str], Callable[[
     "reference": (reference_results, reference_text, lambda quick: 2),
     "ik": (_ik_results, _ik_text, _ik_units),
     "map": (_map_results, _map_text, lambda quick: 1),
+    "kinds": (lambda **kw: _lazy("bench_kinds", "kinds_results")(**kw), lambda r: _lazy("bench_kinds", "kinds_text")(r),
+              lambda quick: _lazy("bench_kinds", "kinds_units")(quick)),
 }
 
 
@@ -190,6 +182,13 @@ def _solve_section(peers: bool) -> tuple[Callable[..., dict], Callable[[dict], s
     """`reljac bench solve` (TRAC-IK's protocol; with `peers`, TRAC-IK itself on the same targets)."""
     return (lambda **kw: _lazy("bench_solve", "solve_results")(peers=peers, **kw),
             _lazy("bench_solve", "solve_text"), lambda quick: _lazy("bench_solve", "solve_units")(quick))
+
+
+def _collision_section(peers: bool) -> tuple[Callable[..., dict], Callable[[dict], str], Callable[[bool], int]]:
+    """`reljac bench solve --collision` (collision-free poses; with `peers`, TRAC-IK in a rejection loop)."""
+    return (lambda **kw: _lazy("bench_solve_collision", "collision_results")(peers=peers, **kw),
+            _lazy("bench_solve_collision", "collision_text"),
+            lambda quick: _lazy("bench_solve_collision", "collision_units")(quick))
 
 
 def _lazy(module: str, name: str) -> Callable[..., Any]:
@@ -205,7 +204,14 @@ PEERS_SECTION = (_lazy("bench_peers", "peers_results"), _lazy("bench_peers", "pe
                  lambda quick: _lazy("bench_peers", "peers_units")(quick=quick))
 
 
-def _names(what: str, peers: bool = False) -> list[str]:
+#: measured only when asked (``reljac bench place``: minutes, a brute-force truth), never in "all"
+PLACE_SECTION = (_lazy("bench_place", "place_results"), _lazy("bench_place", "place_text"),
+                 lambda quick: _lazy("bench_place", "place_units")(quick))
+
+
+def _names(what: str, peers: bool = False, collision: bool = False) -> list[str]:
+    if collision:  # `solve --collision`: its own protocol
+        return ["solve_collision+peers" if peers else "solve_collision"]
     names = [*SECTIONS, "solve"] if what == "all" else [what]
     if peers and "ik" in names:
         names.insert(names.index("ik") + 1, "peers")
@@ -213,36 +219,49 @@ def _names(what: str, peers: bool = False) -> list[str]:
 
 
 def _section(name: str) -> tuple[Callable[..., dict], Callable[[dict], str], Callable[[bool], int]]:
+    if name.startswith("solve_collision"):
+        return _collision_section(name.endswith("+peers"))
     if name.startswith("solve"):
         return _solve_section(name.endswith("+peers"))
+    if name == "place":
+        return PLACE_SECTION
     return PEERS_SECTION if name == "peers" else SECTIONS[name]
 
 
-def units(what: str = "all", *, quick: bool = False, peers: bool = False) -> int:
+def formatter(section: str) -> Callable[[dict], str]:
+    """The function that writes a measured section (a key of :func:`results`' ``sections``: "jacobian",
+    "solve", "solve_collision", "peers", ...) as its table: what ``reljac bench`` prints, and what the
+    performance page (benchmarks/performance_page.py) renders stored runs with."""
+    return _section(section)[1]
+
+
+def units(what: str = "all", *, quick: bool = False, peers: bool = False, collision: bool = False) -> int:
     """How many units of work :func:`main` reports to its `progress` hook for `what`."""
-    return sum(_section(name)[2](quick) for name in _names(what, peers))
+    return sum(_section(name)[2](quick) for name in _names(what, peers, collision))
 
 
 def results(what: str = "all", *, quick: bool = False, progress: Progress = None,
-            peers: bool = False) -> dict[str, Any]:
+            peers: bool = False, collision: bool = False) -> dict[str, Any]:
     """The measurements of ``reljac bench WHAT --json``: {``quick``, ``sections``: {name: dict}}
     with the dicts of :func:`jacobian_results`, :func:`reference_results`,
     :func:`reljac.apps.bench_ik.ik_results` and, with `peers` (for "ik" and "all"),
-    :func:`reljac.apps.bench_peers.peers_results` (times in seconds)."""
+    :func:`reljac.apps.bench_peers.peers_results`; with `collision` ("solve" only), the section
+    ``solve_collision`` of :func:`reljac.apps.bench_solve_collision.collision_results` (times in seconds)."""
     return {"quick": quick, "sections": {name.removesuffix("+peers"): _section(name)[0](quick=quick, progress=progress)
-                                         for name in _names(what, peers)}}
+                                         for name in _names(what, peers, collision)}}
 
 
 def main(what: str = "all", *, quick: bool = False, as_json: bool = False, progress: Progress = None,
-         peers: bool = False) -> int:
-    """Print the tables of `what` ("all", "jacobian", "reference", "ik" or "map") as each is
+         peers: bool = False, collision: bool = False) -> int:
+    """Print the tables of `what` ("all", "jacobian", "reference", "ik", "map", "kinds", "solve"
+    or "place") as each is
     measured, or with `as_json` one JSON document at the end; `progress` and `peers` as in
     :func:`results`."""
     if as_json:
-        print(json_document(results(what, quick=quick, progress=progress, peers=peers)))
+        print(json_document(results(what, quick=quick, progress=progress, peers=peers, collision=collision)))
         return 0
     out = partial(print, flush=True) if progress is None else write_line  # write_line: between bar redraws
-    for i, name in enumerate(_names(what, peers)):
+    for i, name in enumerate(_names(what, peers, collision)):
         measure, text, _ = _section(name)
         out(("\n" if i else "") + text(measure(quick=quick, progress=progress)))
     return 0

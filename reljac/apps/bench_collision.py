@@ -99,8 +99,3 @@ def collision_text(r: dict[str, Any]) -> str:
     return ("controller step with collision avoidance (min 1 cm, influence 5 cm) against the same runs without "
             f"it, gain = 1/dt, {r['episodes']} episodes x {r['steps']} steps, medians\n"
             + format_table(["robot / runs", "active pairs", "without [us]", "with [us]", "added"], rows))
-
-
-def collision_table(*, quick: bool = False) -> str:
-    """Step time with collision avoidance on against the same runs without it."""
-    return collision_text(collision_results(quick=quick))

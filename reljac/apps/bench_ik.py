@@ -258,10 +258,6 @@ def protocol_text(r: dict[str, Any]) -> str:
     return title + "\n" + table
 
 
-def protocol_table(*, quick: bool = False) -> str:
-    return protocol_text(protocol_results(quick=quick))
-
-
 def relative_results() -> dict[str, Any]:
     """relative_jacobian and Kinematics per pair: {``robot``, ``unit_s``, ``calls``: [{``call``,
     ``time_s`` (median [s]), ``units`` (in computeFrameJacobian calls)}]}."""
@@ -285,11 +281,6 @@ def relative_text(r: dict[str, Any]) -> str:
     rows = [(c["call"], 1e6 * c["time_s"], c["units"]) for c in r["calls"]]
     return (f"relative Jacobians on {r['robot']}, in units of one pin.computeFrameJacobian\n"
             + format_table(["call", "time [us]", "/ unit"], rows))
-
-
-def relative_table() -> str:
-    """relative_jacobian and Kinematics per pair, in units of one computeFrameJacobian call."""
-    return relative_text(relative_results())
 
 
 def ik_units(*, quick: bool = False) -> int:
@@ -321,8 +312,3 @@ def ik_text(r: dict[str, Any]) -> str:
     return "\n\n".join([protocol_text(r["protocol"]), collision_text(r["collision"]), relative_text(r["relative"]),
                         hand_text(r["hand"]), nlp_text(r["nlp"])]
                        + ([inequality_text(r["inequality"])] if "inequality" in r else []))  # (older stored runs)
-
-
-def ik_tables(*, quick: bool = False) -> str:
-    """All IK tables of ``reljac bench ik``."""
-    return ik_text(ik_results(quick=quick))

@@ -8,7 +8,7 @@ off, so rows are active) > lead gripper 10 cm forward and horizontal CoM (8 rows
 joint-centring band (32 masked identity rows), under the joint limits and the support region of
 both soles (2 cm margin). A controller steps it on the Python backend and each solve's arguments
 are recorded; each recorded solve is then timed on the compiled solver (through
-reljac.ik.backend, the call the controller makes) and on the Python specification.
+reljac.ik.solvers.backend, the call the controller makes) and on the Python specification.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pinocchio as pin
 
 from ..exceptions import URDFError
 from ..ik import CoMTask, Controller, FrameTask, PostureTask, RelativeFrameTask, SupportRegion, compiled_available
-from ..ik.backend import solver as backend_solver
+from ..ik.solvers.backend import solver as backend_solver
 from ..relative import Kinematics
 from ..robot import Robot
 from ..support import SupportContact
@@ -32,6 +32,29 @@ HANDS = ("gripper_left_base_link", "gripper_right_base_link")
 SOLES = ("left_sole_link", "right_sole_link")
 
 
+def talos_whole_body(robot: Robot, q0: np.ndarray) -> tuple[list[FrameTask], RelativeFrameTask, FrameTask, CoMTask,
+                                                             PostureTask, SupportRegion]:
+    """Talos's whole-body tasks at q0 (nq,): the soles held (level 0), the box between the
+    grippers at its pose at q0 (level 1), the lead gripper 10 cm ahead and the horizontal centre
+    of mass where it is (level 2), the posture, floating base masked (level 3); and the support
+    region of both soles (a limit). (feet, box, lead, com, posture, region)."""
+    kin = Kinematics(robot, q0)
+    feet = [FrameTask(f, gain=100.0) for f in SOLES]
+    for foot in feet:
+        foot.set_target(kin.placement(foot.frame_b))
+    left, right = HANDS
+    box = RelativeFrameTask(left, right, gain=20.0)
+    box.set_target(kin.relative_placement(left, right))
+    lead = FrameTask(left, gain=20.0)
+    T = kin.placement(left)
+    lead.set_target(pin.SE3(T.rotation, T.translation + np.array([0.1, 0.0, 0.0])))
+    com = CoMTask(robot, axes="xy", gain=2.0)
+    com.set_target_from_configuration(q0)
+    posture = PostureTask(robot, gain=1.0, weight=np.r_[np.zeros(6), np.full(robot.nv - 6, 0.1)])
+    region = SupportRegion(robot, [SupportContact.rectangle(f, 0.2, 0.11) for f in SOLES])
+    return feet, box, lead, com, posture, region
+
+
 def bounded_talos() -> tuple[Robot, Controller, np.ndarray] | None:
     """The bounded Talos stack's robot, controller (Python backend) and start q, or None when
     Talos is not installed (example-robot-data)."""
@@ -40,23 +63,11 @@ def bounded_talos() -> tuple[Robot, Controller, np.ndarray] | None:
     except URDFError:
         return None
     q0 = robot.reference_configuration()
-    kin = Kinematics(robot, q0)
-    feet = [FrameTask(f, gain=100.0) for f in SOLES]
-    for foot in feet:
-        foot.set_target(kin.placement(foot.frame_b))
-    left, right = HANDS
-    box = RelativeFrameTask(left, right, gain=20.0)
-    T = kin.relative_placement(left, right)
+    feet, box, lead, com, posture, region = talos_whole_body(robot, q0)
+    T = Kinematics(robot, q0).relative_placement(*HANDS)
     box.set_target(pin.SE3(T.rotation, T.translation + np.array([0.05, 0.0, 0.0])))
     box.set_bounds(np.r_[np.full(3, -0.03), np.full(3, -0.1)], np.r_[np.full(3, 0.03), np.full(3, 0.1)])
-    lead = FrameTask(left, gain=20.0)
-    T = kin.placement(left)
-    lead.set_target(pin.SE3(T.rotation, T.translation + np.array([0.1, 0.0, 0.0])))
-    com = CoMTask(robot, axes="xy", gain=2.0)
-    com.set_target_from_configuration(q0)
-    posture = PostureTask(robot, gain=1.0, weight=np.r_[np.zeros(6), np.full(robot.nv - 6, 0.1)])
     posture.set_centring_band(0.5)
-    region = SupportRegion(robot, [SupportContact.rectangle(f, 0.2, 0.11) for f in SOLES])
     controller = Controller(robot, [feet, [box], [lead, com], [posture]], dt=0.01, backend="python",
                             constraints=[region])
     return robot, controller, q0
@@ -70,15 +81,10 @@ def recorded_solves(steps: int) -> tuple[Robot, list[tuple]] | None:
         return None
     robot, controller, q = made
     recorded: list[tuple] = []
-    solve = controller._solve
-
-    def recording(*args: Any) -> Any:
-        recorded.append(args)
-        return solve(*args)
-
-    controller._solve = recording
     for _ in range(steps):
         q = controller.step(q)
+        assert controller.last_problem is not None  # (a step on the Python backend)
+        recorded.append(controller.last_problem)
     return robot, recorded
 
 
@@ -96,9 +102,9 @@ def inequality_results(*, quick: bool = False, progress: Progress = None) -> dic
         return {"robot": None}
     robot, recorded = made
     unit = frame_jacobian_call(robot)
-    solvers = [("Python specification (reljac.ik.inequality)", backend_solver("python"), 1, 1)]
+    solvers = [("Python specification (reljac.ik.solvers.inequality)", backend_solver("python"), 1, 1)]
     if compiled_available():
-        solvers.insert(0, ("compiled (inequality.cpp), through reljac.ik.backend", backend_solver("compiled"),
+        solvers.insert(0, ("compiled (inequality.cpp), through reljac.ik.solvers.backend", backend_solver("compiled"),
                            5 if quick else 20, 5))
     times: dict[str, list[float]] = {name: [] for name, *_ in solvers}
     for args in recorded:

@@ -16,7 +16,11 @@ the left tool in the world at level 2, a posture below: budget 10 ms) and a huma
 beside the machine's own scaling on as many threads (Pinocchio's kinematics of the chain, compiled:
 a shared machine's second core may give less than 2x to any program).
 **Budget kept**: the first chain's targets moved 3 m away (out of reach: every query ends on its
-budget), the call's wall time against the 5 ms budget (median, p99, max).
+budget), the call's wall time against the 5 ms budget (median, p99, max). **With a thread holding
+the GIL** beside it (30 ms in one C call, 0.1 s apart): Panda's chain, one Solver reused, the share
+within budget of all queries and of those no hold overlapped (a query a hold overlaps waits for
+the GIL; the ones after it must not pay for it). ``--collision``: collision-free poses
+(:mod:`reljac.apps.bench_solve_collision`).
 
 The peers (``--peers``, :mod:`reljac.apps.bench_solve_peers`, each seeded at the same middle
 configuration; how each is configured is printed under the table): TRAC-IK,
@@ -44,6 +48,7 @@ from .bench_solve_peers import CONFIGURED, chain_joints, run_ikpy, run_pink, run
 from .report import format_table
 
 TOL, BUDGET = 1e-5, 0.005
+GIL_HOLD, GIL_EVERY = 0.030, 0.1  # [s] gil_results: a thread holds the GIL this long, after each this long
 MANY_RUNS = 9  # solve_many timings of each kind (one lasts about 0.1 s on 1,000 problems: a median of many)
 REFERENCE_CONFIGS = 40_000  # the machine's scaling: kinematics per 1,000 problems of solve_many (~0.06 s)
 #: (robot by name, base frame, tip frame)
@@ -147,6 +152,52 @@ def humanoid_results(n: int, budget: float = 0.020) -> dict[str, Any]:
             **stats(times, ok, ok, budget)}
 
 
+def gil_results(n: int) -> dict[str, Any]:
+    """TRAC-IK's protocol on Panda's chain, one Solver reused, with a thread beside it that takes the
+    GIL GIL_EVERY seconds after each hold and holds it for GIL_HOLD in one C call (a garbage collection,
+    another library's work): {``queries``, ``within_budget`` (all), ``disturbed`` (queries a hold
+    overlapped: they wait for the GIL), ``within_budget_undisturbed``, ``median_s``, ``p99_s``}."""
+    import threading
+
+    name, base, tip = CHAINS[1]
+    robot = Robot.load(name)
+    targets = _targets(robot, base, tip, n, seed=2026)
+    task = RelativeFrameTask(base, tip)
+    task.set_target(targets[0])
+    solver = Solver(robot, [[task]], tol=TOL, timeout=BUDGET)
+    start = time.perf_counter()
+    sum(range(1_000_000))  # one C call that never lets the GIL go: its speed here
+    count = int(1_000_000 * GIL_HOLD / (time.perf_counter() - start))
+    holds: list[tuple[float, float]] = []
+    stop = threading.Event()
+
+    def hold() -> None:
+        while not stop.wait(GIL_EVERY):
+            began = time.perf_counter()
+            sum(range(count))
+            holds.append((began, time.perf_counter()))
+
+    holder = threading.Thread(target=hold, daemon=True)
+    holder.start()
+    spans, ok = [], []
+    try:
+        for i, T in enumerate(targets):
+            task.set_target(T)
+            began = time.perf_counter()
+            ok.append(solver.solve(None, seed=i).converged)
+            spans.append((began, time.perf_counter()))
+    finally:
+        stop.set()
+        holder.join()
+    times = np.array([b - a for a, b in spans])
+    within = np.array(ok) & (times <= BUDGET)
+    disturbed = np.array([any(a < h1 and h0 < b for h0, h1 in holds) for a, b in spans])
+    return {"queries": n, "hold_s": GIL_HOLD, "every_s": GIL_EVERY, "holds": len(holds),
+            "within_budget": float(within.mean()), "disturbed": int(disturbed.sum()),
+            "within_budget_undisturbed": float(within[~disturbed].mean()) if (~disturbed).any() else None,
+            "median_s": float(np.median(times)), "p99_s": float(np.percentile(times, 99))}
+
+
 def budget_results(n: int) -> dict[str, Any]:
     """The wall time of `n` queries that end on their BUDGET (the first chain's targets 3 m out of
     reach), one Solver: {``queries``, ``budget_s``, ``reasons``, ``median_s``, ``p99_s``, ``max_s``},
@@ -210,7 +261,7 @@ def _reference_configurations(robot: Robot, n: int) -> np.ndarray:
 def _reference_seconds(robot: Robot, base: str, tip: str, Q: np.ndarray, workers: int) -> float:
     """Wall time [s] of T_ab and J_ab at every row of Q (the core's PairKinematics on Pinocchio's
     computeJointJacobians, the rows split across `workers` C++ threads)."""
-    from ..ik.backend import core
+    from ..ik.solvers.backend import core
 
     return float(core().threaded_kinematics_seconds(robot.model, robot.frame_id(base), robot.frame_id(tip), Q,
                                                     workers))
@@ -230,13 +281,15 @@ def solve_results(*, quick: bool = False, progress: Progress = None, peers: bool
     many = many_results(64 if quick else 1000)
     budget = budget_results(10 if quick else 300)
     done(progress)
+    gil = gil_results(300 if quick else 3000)  # (about 0.1 and 1 s of queries: holds fall among them)
+    done(progress)
     configured = {who: CONFIGURED[who] for who in CONFIGURED if any(c.get(who) is not None for c in chains)}
     return {"tol": TOL, "budget_s": BUDGET, "chains": chains, "cases": cases, "solve_many": many,
-            "budget_kept": budget, "peers": configured}
+            "budget_kept": budget, "gil": gil, "peers": configured}
 
 
 def solve_units(quick: bool = False) -> int:
-    return len(CHAINS) + 3
+    return len(CHAINS) + 4
 
 
 def solve_text(r: dict[str, Any]) -> str:
@@ -253,7 +306,7 @@ def solve_text(r: dict[str, Any]) -> str:
                 continue
             rows.append([c["chain"], c["dof"], who, f"{100 * s['within_budget']:.1f} %", f"{100 * s['at_all']:.1f} %",
                          1e3 * s["mean_s"], 1e3 * s["median_s"], 1e3 * s["p95_s"], 1e3 * s["p99_s"]])
-    m, b = r["solve_many"], r.get("budget_kept")
+    m, b, g = r["solve_many"], r.get("budget_kept"), r.get("gil")
     cases = [[c["case"], f"{1e3 * c['budget_s']:g} ms", f"{100 * c['within_budget']:.1f} %",
               f"{100 * c['at_all']:.1f} %", 1e3 * c["mean_s"], 1e3 * c["median_s"], 1e3 * c["p95_s"]]
              for c in r["cases"]]
@@ -275,6 +328,11 @@ def solve_text(r: dict[str, Any]) -> str:
                f"; a loop only watching the clock for the budget, interleaved: p99 {1e3 * b['clock_p99_s']:.3f} ms, "
                f"max {1e3 * b['clock_max_s']:.3f} ms (the machine's preemptions)" if "clock_p99_s" in b else "")]
           if b else []),  # (runs stored before it had none)
+        *([f"with a thread holding the GIL for {1e3 * g['hold_s']:g} ms, {g['every_s']:g} s apart, beside it "
+           f"({g['holds']} holds), Panda, one Solver: {100 * g['within_budget']:.1f} % within budget; "
+           f"{g['disturbed']} of {g['queries']} queries overlapped a hold (they wait for the GIL), "
+           f"{100 * (g['within_budget_undisturbed'] or 0):.1f} % of the others within budget; "
+           f"median {1e3 * g['median_s']:.3f} ms, p99 {1e3 * g['p99_s']:.3f} ms"] if g else []),
         *(["", "peers, as configured:", *(f"  {text}" for text in r.get("peers", {}).values()), *notes]
           if r.get("peers") else []),
     ])

@@ -84,7 +84,7 @@ def with_angles(q0: np.ndarray, joints: list[tuple[int, int]], angles: np.ndarra
 
 
 @contextlib.contextmanager
-def _stdout_to_stderr() -> Iterator[None]:
+def stdout_to_stderr() -> Iterator[None]:
     """C-level writes to file descriptor 1 go to 2 meanwhile (Python's own stdout flushed first)."""
     sys.stdout.flush()
     saved = os.dup(1)
@@ -102,7 +102,7 @@ def run_tracik(robot: Robot, name: str, base: str, tip: str, targets: list[pin.S
         import pytracik
     except ImportError:
         return None
-    with _stdout_to_stderr():  # KDL's parser prints its warnings to C's stdout (it would break --json)
+    with stdout_to_stderr():  # KDL's parser prints its warnings to C's stdout (it would break --json)
         solver = pytracik.TRAC_IK(base, tip, resolve(name).urdf.read_text(), budget, TOL, pytracik.SolveType.Speed)
     joints = chain_joints(robot, base, tip)
     if pytracik.get_num_joints(solver) != len(joints):

@@ -69,10 +69,6 @@ def hand_text(r: dict[str, Any]) -> str:
             "levels pinch > posture; success: < 1 mm\n" + format_table(["quantity", "value"], rows))
 
 
-def hand_table(*, quick: bool = False) -> str:
-    return hand_text(hand_results(quick=quick))
-
-
 def nlp_targets(quick: bool) -> int:
     return 5 if quick else 20
 
@@ -99,7 +95,6 @@ def nlp_text(r: dict[str, Any]) -> str:
     rows = [(f"{x['problem']}: {x['solver']}", x["success_rate"], x["median_time_s"]) for x in r["rows"]]
     return ("solve (controller iterations) vs solve_nlp (scipy L-BFGS-B, analytic gradients) on dual_arm\n"
             + format_table(["problem / solver", "success rate", "median time per solve [s]"], rows))
-
 
 
 class BenchRow(NamedTuple):

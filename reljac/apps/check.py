@@ -68,9 +68,9 @@ class CheckReport:
         placements, per unit of v for Jacobians; None when not finite: a NaN in either layer
         counts as an infinite error), ``where`` (the frame or pair where it was largest)}.
         """
-        from .report import plain
+        from ..json_values import json_ready
 
-        return plain({"robot": self.robot, "samples": self.samples, "pairs": self.pairs,
+        return json_ready({"robot": self.robot, "samples": self.samples, "pairs": self.pairs,
                       "tolerance": self.tolerance, "ok": self.ok,
                       "rows": [{"quantity": r.quantity, "max_error": r.max_error, "where": r.where}
                                for r in self.rows]})

@@ -7,7 +7,7 @@ ROBOT is a robot name (``reljac robots``: the bundled ones, and example-robot-da
 installed) or a path to a URDF file. ``--lock JOINT[=VALUE]`` fixes joints (shell patterns
 such as 'hand_*' allowed), ``--q-named NAME`` takes a configuration of the robot's SRDF.
 
-``--json`` (info, jacobian, check, analyze, bench, map) prints one JSON document on stdout instead of
+``--json`` (info, jacobian, check, analyze, bench, map, place) prints one JSON document on stdout instead of
 text: numbers as numbers, null for NaN and infinities (keys in the docs' command-line page).
 check, analyze, bench and ``demo --headless`` draw a progress bar on stderr when stderr is a
 terminal and ``CI`` is unset; ``--progress`` / ``--no-progress`` decide instead.
@@ -24,25 +24,17 @@ import os
 import signal
 import sys
 
+from ..program import catch_interrupts_while_starting, interrupted_while_starting
 
-def _interrupted_while_starting(signum: int, frame: Any) -> None:  # pragma: no cover - timing dependent
-    os.write(2, b"reljac: interrupted\n")
-    os._exit(130)
-
-
-# The `reljac` program: Ctrl-C while the modules below load ends with one line too (main() then
-# turns Ctrl-C into KeyboardInterrupt again). Not when another program imports this module, nor in
-# the worker processes of `reljac map --scheduler local`: multiprocessing's spawn gives them the
-# program's argv and imports its script again as __mp_main__ (each would print the line too).
-if os.path.basename(sys.argv[0] if sys.argv else "") in ("reljac", "cli.py") \
-        and "__mp_main__" not in sys.modules \
-        and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-    signal.signal(signal.SIGINT, _interrupted_while_starting)
+# The `reljac` program: Ctrl-C while the modules below load ends with one line too (reljac's
+# __init__ did this already; main() then turns Ctrl-C into KeyboardInterrupt again). Not when
+# another program imports this module, nor in the worker processes of `reljac map --scheduler
+# local` (reljac.program says how it tells them apart).
+catch_interrupts_while_starting()
 
 import argparse  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
 from functools import partial  # noqa: E402
-from typing import Any  # noqa: E402
 
 # Small matrices: BLAS threads only add overhead (and noise to `reljac bench`). Set before numpy loads.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -54,6 +46,7 @@ from .arguments import (  # noqa: E402
     CHECK_SAMPLES,
     DEMO_DESCRIPTION,
     DEMO_EPILOG,
+    FULL_MESHES,
     MAX_PRECISION,
     Parser,
     UsageError,
@@ -62,6 +55,7 @@ from .arguments import (  # noqa: E402
     demo_arguments,
     integer,
     json_argument,
+    place_arguments,
     progress_argument,
     robot_arguments,
     seed_argument,
@@ -79,12 +73,14 @@ SYNOPSIS: tuple[tuple[str, str], ...] = (
      "Pinocchio layer vs the in-house reference (exit 1 on mismatch)"),
     ("reljac analyze ROBOT A B [--samples N]", "relative manipulability over the workspace"),
     ("reljac analyze ROBOT [A B] --com [--com-frame F] [--q ...|--q-named N]", "centre of mass and its Jacobian"),
-    ("reljac bench [jacobian|reference|ik|map|solve] [--peers]",
+    ("reljac bench [jacobian|reference|ik|map|kinds|solve|place] [--peers] [--collision]",
      "timing tables against Pinocchio (--peers: PlaCo, pink; solve: TRAC-IK, pink, ikpy)"),
     ("reljac view ROBOT --frames A B [--seed S]", "show the robot and frames in the browser"),
     ("reljac view ROBOT --map FILE [--color-by C]", "a capability map as coloured voxels, with the robot"),
     ("reljac map ROBOT A B --samples N --voxel V --out FILE [--scheduler URL]", "capability map of b in a (.npz)"),
     ("    [--support F1,F2 [--sole LxW] [--margin M]]", "... keeping only samples whose centre of mass is supported"),
+    ("reljac place ROBOT TASKFILE [--maps FILE] [--view]",
+     "where the base should stand for a task's poses (maps, then IK)"),
     ("reljac demo dual-arm|hand|talos-balance [--headless] [--duration S] [--loop]", "the IK demos"),
     ("reljac debug ROBOT [FILE] [--lock J] [--q-named N]", "debug a task hierarchy live in the browser"),
     ("reljac robots", "the names ROBOT accepts: bundled, then example-robot-data's"),
@@ -126,12 +122,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=commands.cmd_jacobian)
 
     p = sub.add_parser("bench", help=summary("bench"))
-    p.add_argument("what", nargs="?", default="all", choices=["all", "jacobian", "reference", "ik", "map", "solve"])
+    p.add_argument("what", nargs="?", default="all",
+                   choices=["all", "jacobian", "reference", "ik", "map", "kinds", "solve", "place"])
     p.add_argument("--quick", action="store_true", help="fewer repetitions (for smoke tests)")
     p.add_argument("--peers", action="store_true",
                    help="ik, solve (or all): also compare with PlaCo and pink (ik), TRAC-IK, pink and ikpy (solve) "
                         "on the same targets, when installed (pip install \".[peers]\" in a clone of reljac; PlaCo "
                         "by hand: its wheels need pin 3.8, so build it from source on pin 4.1)")
+    p.add_argument("--collision", action="store_true",
+                   help="solve: collision-free poses (Panda among obstacles, the dual arm's self-collision) within "
+                        "a budget, beside rejection loops (with --peers, TRAC-IK's too)")
     json_argument(p)
     progress_argument(p)
     p.set_defaults(func=commands.cmd_bench)
@@ -183,6 +183,13 @@ def build_parser() -> argparse.ArgumentParser:
     json_argument(p)
     p.set_defaults(func=commands.cmd_map)
 
+    p = sub.add_parser("place", help=summary("place"))
+    robot_arguments(p)
+    place_arguments(p)
+    json_argument(p)
+    progress_argument(p)
+    p.set_defaults(func=commands.cmd_place)
+
     p = sub.add_parser("demo", own_extras=True, description=DEMO_DESCRIPTION, epilog=DEMO_EPILOG,
                        help=summary("demo"))
     demo_arguments(p)
@@ -198,6 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "0.0.0.0: the network)")
     p.add_argument("--map", metavar="FILE", help="draw a capability map (from `reljac map`) as coloured voxels")
     p.add_argument("--color-by", default="coverage", choices=["coverage", "manipulability"], help="voxel colours")
+    p.add_argument("--full-meshes", action="store_true", help=FULL_MESHES)
     configuration_arguments(p)
     p.set_defaults(func=commands.cmd_view)
 
@@ -226,8 +234,23 @@ def _run(argv: list[str]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit code (see the module docstring). Never raises."""
+    code = _main(argv)
+    if code == 130:
+        _forget_the_interrupt()
+    return code
+
+
+def _forget_the_interrupt() -> None:
+    """CPython 3.11 remembers a KeyboardInterrupt raised inside eval() of a string (namedtuple and
+    dataclasses build their methods so, while a command loads its modules) as unhandled, even once
+    handled here, and a ``python -m reljac.apps.cli`` run then ends killed by SIGINT instead of
+    with 130; a successful eval() of a string clears that memory (Python's run_eval_code_obj)."""
+    eval("None")
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
-        if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
+        if signal.getsignal(signal.SIGINT) is interrupted_while_starting:
             signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             argv = list(sys.argv[1:] if argv is None else argv)

@@ -30,7 +30,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 def _info_json(args: argparse.Namespace) -> int:
     """``reljac info [ROBOT] --json``: {bundled_robots, ik_solver, compiled_core_built[, robot keys]}."""
-    from ..ik import backend
+    from ..ik.solvers import backend
     from ..robot import bundled_robots
     from .report import json_document, robot_dict
 
@@ -44,7 +44,7 @@ def _info_json(args: argparse.Namespace) -> int:
 
 def _ik_backend_line() -> str:
     """Which solver the IK controller runs on here."""
-    from ..ik import backend
+    from ..ik.solvers import backend
 
     name = backend.default_backend()
     if name == "compiled":
@@ -92,9 +92,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.peers and args.what not in ("ik", "solve", "all"):
         raise UsageError(f"reljac bench: error: --peers compares IK libraries: use it with 'ik', 'solve' or 'all', "
                          f"not '{args.what}'")
-    units = bench.units(args.what, quick=args.quick, peers=args.peers)
+    if args.collision and args.what != "solve":
+        raise UsageError(f"reljac bench: error: --collision is a protocol of 'solve', not of '{args.what}'")
+    units = bench.units(args.what, quick=args.quick, peers=args.peers, collision=args.collision)
     with _bar(args, units, f"bench {args.what}", "unit") as bar:
-        return bench.main(args.what, quick=args.quick, as_json=args.json, progress=hook(bar), peers=args.peers)
+        return bench.main(args.what, quick=args.quick, as_json=args.json, progress=hook(bar), peers=args.peers,
+                          collision=args.collision)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -154,6 +157,12 @@ def cmd_map(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_place(args: argparse.Namespace) -> int:
+    from .place import run
+
+    return run(args)
+
+
 # ------------------------------------------------------------------ view
 def cmd_view(args: argparse.Namespace) -> int:
     from .view import view
@@ -161,7 +170,8 @@ def cmd_view(args: argparse.Namespace) -> int:
     robot = load_robot(args)
     q = configuration(robot, args)
     view(robot, args.frames or [], q, hold=not args.no_hold, open=args.open, zmq_url=args.zmq_url,
-         host=args.host, capability_map=args.map, color_by=args.color_by)
+         host=args.host, capability_map=args.map, color_by=args.color_by,
+         meshes="full" if args.full_meshes else "simplified")
     return 0
 
 

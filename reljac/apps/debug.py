@@ -47,7 +47,7 @@ def start(robot: Robot, args: argparse.Namespace, **kwargs: Any) -> Debugger:
         robot, controller, q = hierarchy.robot, hierarchy.controller, hierarchy.q
     return Debugger(controller, q, robot=robot, history=args.history, host=args.host, port=args.port,
                     paused=args.paused, new_log=new_run_log, export_dir=args.export_dir, open=args.open,
-                    **kwargs)
+                    meshes="full" if getattr(args, "full_meshes", False) else "simplified", **kwargs)
 
 
 def run(robot: Robot, args: argparse.Namespace) -> int:

@@ -57,9 +57,9 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from ..collision import CollisionModel, shapes
-from ..exceptions import ConfigurationError, ReljacError
-from ..files import regular_file, shown, unreachable
+from ..collision import CollisionModel
+from ..exceptions import ConfigurationError
+from ..files import shown
 from ..footprint import sole_contact
 from ..ik import CollisionAvoidance, Controller, SupportRegion, Task
 from ..relative import Kinematics
@@ -67,11 +67,12 @@ from ..robot import Robot
 from ..support import SupportContact
 from .hierarchy_tasks import read_task
 from .hierarchy_values import joint_value, number, numbers, table, text, texts, unknown_keys, within
+from .obstacle_table import obstacle_shape
+from .toml_file import read_toml
 
 DEMO_FILE = Path(__file__).resolve().parent / "dual_arm_debug.toml"
 TOP_KEYS = {"dt", "lock", "start", "velocity_limits", "task", "collision", "obstacle", "support"}
 COLLISION_KEYS = {"min_distance", "influence_distance", "gain", "margin"}
-SHAPES = {"box": ("size",), "sphere": ("radius",), "capsule": ("radius", "length"), "cylinder": ("radius", "length")}
 OBSTACLE_KEYS = {"name", "shape", "position", "rpy", "frame", "size", "radius", "length"}
 SUPPORT_KEYS = {"contacts", "sole", "margin", "gain", "frame"}
 MAX_BYTES = 1 << 20  # a hierarchy file is a few hundred lines
@@ -86,60 +87,6 @@ class Hierarchy:
     robot: Robot
     controller: Controller | None
     q: np.ndarray
-
-
-def _nesting(text: str) -> int:
-    """The deepest nesting of [ ] and { } outside strings and comments (an upper bound is enough)."""
-    depth = deepest = 0
-    quote = ""
-    comment = False
-    for c in text:
-        if comment:
-            comment = c != "\n"
-        elif quote:
-            quote = "" if c == quote else quote
-        elif c in "\"'":
-            quote = c
-        elif c == "#":
-            comment = True
-        elif c in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif c in "]}":
-            depth = max(depth - 1, 0)
-    return deepest
-
-
-def _toml(path: Path, where: str) -> dict:
-    try:
-        import tomllib  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:  # Python 3.10
-        try:
-            import tomli as tomllib  # type: ignore[import-not-found,no-redef,unused-ignore]
-        except ImportError:
-            raise ReljacError("reading a hierarchy file needs Python >= 3.11 (tomllib) "
-                              "or `pip install tomli`") from None
-    info = regular_file(path, "hierarchy file", ConfigurationError)  # a FIFO would block the read
-    if info.st_size > MAX_BYTES:
-        raise ConfigurationError(f"{where} has {info.st_size} bytes; a hierarchy file has at most {MAX_BYTES}")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ConfigurationError(unreachable(path, where, exc)) from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigurationError(f"{where} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
-                                 f"TOML files are UTF-8: save it as UTF-8") from None
-    if _nesting(text) > MAX_DEPTH:
-        raise ConfigurationError(f"{where} nests arrays or tables more than {MAX_DEPTH} deep; "
-                                 f"the format needs at most 2")
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigurationError(f"{where} is not valid TOML: {exc}") from None
-    except RecursionError:  # nesting _nesting did not see: still one line
-        raise ConfigurationError(f"{where} nests values too deep for TOML's reader") from None
 
 
 def _start_values(robot: Robot, start: Any, where: str) -> dict[str, Any]:
@@ -172,19 +119,7 @@ def _velocity_limits(robot: Robot, limits: Any, where: str) -> np.ndarray:
 
 def _obstacle(model: CollisionModel, spec: Any, where: str) -> None:
     """Add one [[obstacle]] table to the collision model."""
-    spec = table(spec, where, "an obstacle ([[obstacle]])")
-    name = text(spec.get("name"), where, "name")
-    where = f"{where} ({name!r})"
-    kind = spec.get("shape")
-    if kind not in SHAPES:
-        raise ConfigurationError(f"{where}: shape must be one of {', '.join(SHAPES)}, got {kind!r}")
-    unknown_keys(spec, OBSTACLE_KEYS - set().union(*SHAPES.values()) | set(SHAPES[kind]), where)
-    for key in SHAPES[kind]:
-        if key not in spec:
-            raise ConfigurationError(f"{where}: a {kind} needs {' and '.join(SHAPES[kind])} [m]")
-    sizes = {key: numbers(spec[key], where, "size [m] (x, y, z)", (3,)) if key == "size" else
-             number(spec[key], where, f"{key} [m]", minimum=0.0, strict=True) for key in SHAPES[kind]}
-    shape = getattr(shapes, kind)(*sizes.values())
+    spec, name, where, shape = obstacle_shape(spec, where, OBSTACLE_KEYS)
     p = numbers(spec["position"], where, "position [m]", (3,)) if "position" in spec else np.zeros(3)
     R = pin.rpy.rpyToMatrix(*numbers(spec["rpy"], where, "rpy [rad]", (3,))) if "rpy" in spec else np.eye(3)
     frame = text(spec["frame"], where, "frame") if "frame" in spec else None
@@ -244,7 +179,8 @@ def read_hierarchy(robot: Robot, path: str | Path, q: np.ndarray | None = None) 
         FrameNotFound, JointNotFound: an unknown frame or joint name (named likewise).
     """
     where = f"hierarchy file '{shown(path)}'"
-    doc = _toml(Path(path), where)
+    doc = read_toml(Path(path), where, "hierarchy file", max_bytes=MAX_BYTES, max_depth=MAX_DEPTH,
+                    depth_note="; the format needs at most 2")
     unknown_keys(doc, TOP_KEYS, where)
     dt = doc.get("dt", 0.01)
     if isinstance(dt, bool) or not isinstance(dt, (int, float)) or math.isnan(dt) or not (1e-4 <= dt <= 0.1):

@@ -1,7 +1,8 @@
 """One ``[[task]]`` table of a hierarchy file (:mod:`reljac.apps.hierarchy_file`) -> (level, Task).
 
 Each task type takes the keys every task has (level, type, name, gain, weight, max_speed) and its
-own (:data:`TASK_KEYS`); a key another type uses is refused as not used by this one, never
+own (:data:`TASK_KEYS` for the types read here; every other registered kind's constructor
+parameters: :func:`task_keys`); a key another type uses is refused as not used by this one, never
 dropped. Default targets are the poses at the start configuration.
 
 Bounds: ``lower`` / ``upper`` (every type but ball) bound the task's error e per component
@@ -31,6 +32,7 @@ from ..ik import (
 )
 from ..relative import Kinematics
 from ..robot import Robot
+from .hierarchy_kinds import file_kinds, keys, read_kind
 from .hierarchy_values import bound, number, number_or_numbers, numbers, table, text, texts, unknown_keys, within
 
 WORLD = "universe"
@@ -49,30 +51,46 @@ TASK_KEYS: dict[str, tuple[str, ...]] = {
 POSE_UNITS = "[m, m, m, rad, rad, rad]"
 ERROR_UNITS = {"relative": POSE_UNITS, "frame": POSE_UNITS, "contact": POSE_UNITS, "position": "[m]",
                "orientation": "[rad]", "com": "[m]", "posture": "[rad or m]"}  # of each type's error e
-TASK_TYPES = tuple(TASK_KEYS)
+#: every other registered kind a level can hold (reljac.ik.kinds), its keys its constructor's (hierarchy_kinds)
+READERS = tuple(TASK_KEYS)  # the types read by this module's own code; the others by the registry
+
+
+def kind_classes() -> dict[str, type]:
+    """{type: class} of the registered kinds read from their constructor's parameters (read from
+    the registry at each file: a kind defined after this module was imported is a type too)."""
+    return file_kinds(dict.fromkeys(READERS))
+
+
+def task_keys() -> dict[str, tuple[str, ...]]:
+    """{type: its keys, but the common ones} of every type a ``[[task]]`` table may have."""
+    return {**{key: TASK_KEYS[key] for key in READERS}, **{key: keys(cls) for key, cls in kind_classes().items()}}
 _PAIRS: dict[str, Any] = {"relative": RelativeFrameTask, "position": RelativePositionTask,
                           "orientation": RelativeOrientationTask}
 
 
 def _check_keys(spec: dict, kind: str, where: str) -> None:
-    valid = COMMON_KEYS + TASK_KEYS[kind]
+    every = task_keys()
+    valid = COMMON_KEYS + every[kind]
     for key in spec:
-        users = [t for t, keys in TASK_KEYS.items() if key in keys]
+        users = [t for t, keys in every.items() if key in keys]
         if key not in valid and users:
             raise ConfigurationError(f"{where}: key {key!r} is not used by a {kind} task (it is for "
                                      f"{', '.join(users)} tasks); a {kind} task takes {', '.join(valid)}")
     unknown_keys(spec, valid, where)
 
 
-def _options(spec: dict, where: str, size: int) -> dict[str, Any]:
-    """gain, weight, max_speed and name, checked, as Task's keyword arguments."""
+def _options(spec: dict, where: str, size: int | None) -> dict[str, Any]:
+    """gain, weight, max_speed and name, checked, as Task's keyword arguments (size None: a weight
+    list of any length, which the task checks)."""
     options: dict[str, Any] = {}
     if "name" in spec:
         options["name"] = text(spec["name"], where, "name")
     if "gain" in spec:
         options["gain"] = number(spec["gain"], where, "gain [1/s]", minimum=0.0)
     if "weight" in spec:
-        options["weight"] = number_or_numbers(spec["weight"], where, "weight", size)
+        weight = spec["weight"]
+        count = len(weight) if size is None and isinstance(weight, list) else size or 1
+        options["weight"] = number_or_numbers(weight, where, "weight", count)
     if "max_speed" in spec:
         value = spec["max_speed"]
         what = "max_speed [m/s or rad/s] (one number or [linear, angular])"
@@ -126,7 +144,7 @@ def _bounds(task: Task, spec: dict, where: str, kind: str) -> None:
     """The task's ``lower`` / ``upper`` bounds on its error (an omitted side is open)."""
     if not any(key in spec for key in BOUNDS):
         return
-    what = f"{ERROR_UNITS[kind]} (on the task's error, from its target)"
+    what = f"{ERROR_UNITS.get(kind, '[units of e]')} (on the task's error, from its target)"
     count = f"{task.size} (one per velocity)" if kind == "posture" else str(task.size)
     lower, upper = (bound(spec[side], where, what, task.size, side, count) if side in spec else None
                     for side in BOUNDS)
@@ -159,14 +177,20 @@ def read_task(robot: Robot, spec: Any, where: str, kin: Kinematics) -> tuple[int
     if isinstance(spec.get("name"), str) and spec["name"].strip():
         where = f"{where} ({spec['name']!r})"
     kind = spec.get("type")
-    if not isinstance(kind, str) or kind not in TASK_KEYS:
-        raise ConfigurationError(f"{where}: type must be one of {', '.join(TASK_TYPES)}, got {kind!r}")
+    types = task_keys()
+    if not isinstance(kind, str) or kind not in types:
+        raise ConfigurationError(f"{where}: type must be one of {', '.join(types)}, got {kind!r}")
     _check_keys(spec, kind, where)
     level = spec.get("level", 0)
     if not isinstance(level, int) or isinstance(level, bool) or level < 0:
         raise ConfigurationError(f"{where}: level must be an integer >= 0 (0 is the highest), got {level!r}")
     if kind == "ball":
         return level, _ball(robot, spec, where, kin)
+    if kind not in READERS:
+        task = read_kind(robot, kind_classes()[kind], spec, where, _options(spec, where, None), kin)
+        if "lower" in spec or "upper" in spec:
+            _bounds(task, spec, where, kind)
+        return level, task
     task = _task(robot, spec, where, kind, kin)
     _bounds(task, spec, where, kind)
     return level, task

@@ -6,14 +6,14 @@
   :func:`robot_dict` and :func:`jacobian_dict` are the documents of ``reljac info`` and
   ``reljac jacobian``.
 * Progress bars (:func:`progress_bar`): tqdm bars on stderr, shown when stderr is a terminal
-  (and the ``CI`` variable is unset) or when asked; erased when they close, so that an error or
-  interruption that stops a command stays one line.
+  (and the ``CI`` variable is unset) or when asked (:func:`reljac.progress.progress_wanted`, the
+  library's rule too); erased when they close, so that an error or interruption that stops a
+  command stays one line.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -24,7 +24,8 @@ import numpy as np
 import pinocchio as pin
 
 from ..joint_space import velocity_labels
-from ..plain import plain
+from ..json_values import json_ready
+from ..progress import progress_wanted as progress_wanted  # the commands' rule is the library's
 from ..robot import Robot
 from ..urdf_files import shown
 
@@ -114,8 +115,9 @@ def robot_summary(robot: Robot) -> str:
 
 # ---------------------------------------------------------------------------- JSON
 def json_document(value: Any) -> str:
-    """One JSON document on one line (keys in the order given) of :func:`plain` (`value`)."""
-    return json.dumps(plain(value), allow_nan=False)
+    """One JSON document on one line (keys in the order given) of
+    :func:`~reljac.json_values.json_ready` (`value`)."""
+    return json.dumps(json_ready(value), allow_nan=False)
 
 
 def _bound(limit: float) -> float | None:
@@ -174,19 +176,6 @@ def jacobian_dict(robot: Robot, q: np.ndarray, frame_a: str, frame_b: str, expre
 
 
 # ---------------------------------------------------------------------------- progress bars
-def progress_wanted(asked: bool | None = None, stream: Any = None) -> bool:
-    """Show progress bars? `asked` True or False decides; None (the default): only when `stream`
-    (default sys.stderr) is a terminal and the environment variable ``CI`` is unset or empty."""
-    if asked is not None:
-        return bool(asked)
-    stream = sys.stderr if stream is None else stream
-    try:
-        terminal = stream is not None and stream.isatty()
-    except (AttributeError, ValueError):  # a replaced or closed stream
-        terminal = False
-    return terminal and not os.environ.get("CI")
-
-
 @contextmanager
 def progress_bar(total: int | None, what: str, *, show: bool, unit: str = "it",
                  delay: float = 0.0) -> Iterator[Any]:

@@ -27,6 +27,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..robot import Robot
 
 DISPLAY_PERIOD = 1.0 / 30.0  # [s] between viewer updates
+DISPLAY_GAP = 0.5  # [s] at most between two viewer updates, however late the loop runs
+REAL_TIME = 0.95  # a real-time factor below this, with a viewer, is reported with its cause
 PROGRESS_PERIOD = 1.0  # [s] between progress lines
 BROWSER_SETTLE = 1.0  # [s] given to a page that just connected to draw the scene
 
@@ -208,14 +210,23 @@ def run(name: str, robot: Robot, q: np.ndarray, ctrl_for: ControllerAt, set_targ
 def _loop(name: str, q: np.ndarray, ctrl_for: ControllerAt, set_targets: TargetsAt, tracked_at: TrackedAt,
           recorder: Any, log: Any, viewer: Any, update_viewer: Any, *, n_steps: float, dt: float,
           out: Callable[..., object], report: Any = None, progress: Any = None) -> DemoSummary:
-    """Run the control steps (paced in real time with a viewer); print and return the summary."""
+    """Run the control steps (paced in real time with a viewer); print and return the summary.
+
+    With a viewer, the scene is updated every DISPLAY_PERIOD of simulated time, in one round trip
+    to the meshcat server; an update due while the loop runs more than DISPLAY_PERIOD behind the
+    clock is skipped (the control catches up first), unless none was shown for DISPLAY_GAP. The
+    summary says how many were skipped, and why real time was not kept where it was not.
+    """
     display_every = max(1, round(DISPLAY_PERIOD / dt))
     progress_every = max(1, round(PROGRESS_PERIOD / dt))
     k, interrupted = 0, False
+    pace = _Pace()
     start = time.perf_counter()
+    last_shown = start
     try:
         while k < n_steps:
             t = k * dt
+            began = time.perf_counter()
             controller = ctrl_for(t)
             set_targets(t, q)
             q_before, q = q, controller.step(q)
@@ -228,11 +239,21 @@ def _loop(name: str, q: np.ndarray, ctrl_for: ControllerAt, set_targets: Targets
             line = _progress(t, norms, report) if k % progress_every == 0 else None
             if line is not None:
                 out(line)
+            now = time.perf_counter()
+            pace.stepping += now - began
             if viewer is not None:
                 if k % display_every == 0:
-                    viewer.display(q)
-                    if update_viewer:
-                        update_viewer(viewer, t, q)
+                    late = now - (start + k * dt)
+                    if late > DISPLAY_PERIOD and now - last_shown < DISPLAY_GAP:
+                        pace.skipped += 1
+                    else:
+                        with viewer.batch(wait=False):  # one message to the meshcat server, not awaited
+                            viewer.display(q)
+                            if update_viewer:
+                                update_viewer(viewer, t, q)
+                        last_shown = time.perf_counter()
+                        pace.shown += 1
+                        pace.displaying += last_shown - now
                 sleep = start + k * dt - time.perf_counter()
                 if sleep > 0:
                     time.sleep(sleep)
@@ -241,10 +262,41 @@ def _loop(name: str, q: np.ndarray, ctrl_for: ControllerAt, set_targets: Targets
         ignore_ctrl_c()  # what is left (table, files, closing) runs to its end
     wall = time.perf_counter() - start
     sim = k * dt
-    summary = DemoSummary(name, k, sim, wall, sim / wall if wall > 0 else math.inf, interrupted,
-                          recorder.stats(), report.notes() if report is not None else [])
+    factor = sim / wall if wall > 0 else math.inf
+    notes = report.notes() if report is not None else []
+    if viewer is not None:
+        notes += pace.notes(k, dt, wall, factor)
+    summary = DemoSummary(name, k, sim, wall, factor, interrupted, recorder.stats(), notes)
     out(summary.table())
     return summary
+
+
+@dataclass
+class _Pace:
+    """Where a run with a viewer spent its time: stepping [s] (targets, control step, records),
+    displaying [s] (viewer updates shown), and how many updates were shown or skipped."""
+
+    stepping: float = 0.0
+    displaying: float = 0.0
+    shown: int = 0
+    skipped: int = 0
+
+    def notes(self, steps: int, dt: float, wall: float, factor: float) -> list[str]:
+        """The summary's lines on the viewer: updates skipped, and why real time was not kept."""
+        lines = []
+        if self.skipped:
+            lines.append(f"viewer: {self.shown} updates shown ({self.shown / wall:.0f} per second), "
+                         f"{self.skipped} skipped to keep up with real time")
+        if steps and factor < REAL_TIME:
+            step_ms = 1e3 * self.stepping / steps
+            update_ms = 1e3 * self.displaying / self.shown if self.shown else 0.0
+            cause = (f"the control steps alone take {step_ms:.1f} ms per {dt * 1e3:g} ms step"
+                     if step_ms > dt * 1e3 else
+                     f"a control step takes {step_ms:.1f} ms of each {dt * 1e3:g} ms and a viewer update "
+                     f"{update_ms:.1f} ms, but the rest of the time went to other processes")
+            lines.append(f"not real time: {cause} (the machine is busy or slow; --headless runs without "
+                         "the viewer, as fast as it can)")
+        return lines
 
 
 def ignore_ctrl_c() -> None:

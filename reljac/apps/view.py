@@ -44,6 +44,7 @@ def view(
     scale: float | None = None,
     capability_map: str | Path | None = None,
     color_by: str = "coverage",
+    meshes: str = "simplified",
 ) -> Viewer | None:
     """Show a robot at q with triads on `frames` and a segment between the first two.
 
@@ -63,6 +64,7 @@ def view(
         capability_map: a map file (``reljac map``) of this robot, drawn as voxels coloured by
             `color_by` ("coverage" or "manipulability"); its frames a and b get triads when
             `frames` is empty.
+        meshes: "simplified" (default) or "full": see :class:`~reljac.viz.Viewer`.
 
     Raises:
         URDFError, FrameNotFound, ConfigurationError: bad robot, frame or q (before any server
@@ -78,7 +80,7 @@ def view(
         frames = frames or [cmap.metadata["frame_a"], cmap.metadata["frame_b"]]
     frame_ids = [robot.frame_id(f) for f in frames]
     q = robot.reference_configuration() if q is None else robot.validate_q(q)
-    viewer = Viewer(robot, q=q, scale=scale, zmq_url=zmq_url, host=host, open=open)
+    viewer = Viewer(robot, q=q, scale=scale, zmq_url=zmq_url, host=host, open=open, meshes=meshes)
     try:
         for fid in frame_ids:
             viewer.show_frame(fid, label=robot.model.frames[fid].name)

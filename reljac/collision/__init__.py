@@ -19,7 +19,8 @@ Per control step, from kinematics already computed (``reljac.Kinematics(robot, q
 Modules: ``srdf`` (SRDF disabled pairs and named states), ``shapes`` (obstacle shapes, hulls,
 bounding spheres), ``distances`` (the per-step kernel and its conventions: signed distance,
 witness points, normal from body 1 to body 2, ``d_dot = J_d @ v``), ``model``
-(:class:`CollisionModel`: geometry, pairs, obstacles).
+(:class:`CollisionModel`: geometry, pairs, obstacles), ``bodies`` (its bodies by name: the links with
+geometry and the obstacles, :class:`Obstacle`; their order and the checks of names and pairs).
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ from numpy.typing import ArrayLike
 
 from ..exceptions import CollisionError, SRDFError
 from ..srdf import SRDF, DisabledPair, read_srdf
+from .bodies import Obstacle
 from .distances import Distances
-from .model import CollisionModel, Obstacle
+from .model import CollisionModel
 from .shapes import box, capsule, cylinder, mesh, sphere
 
 __all__ = [

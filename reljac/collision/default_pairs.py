@@ -33,11 +33,10 @@ class PairModel(Protocol):
     robot: Robot
     links: list[str]  # links with collision geometry, in model order
     srdf: SRDF | None
-    _pairs: list[Pair]  # the pairs checked
 
-    def _joint(self, name: str) -> int: ...
+    def joint_of(self, name: str) -> int: ...
 
-    def _rebuild(self) -> None: ...
+    def check_only(self, pairs: list[Pair]) -> None: ...
 
     def distances(self, q: np.ndarray, *, within: float = ..., jacobians: bool = ...) -> Distances: ...
 
@@ -45,7 +44,7 @@ class PairModel(Protocol):
 def _adjacent(model: PairModel, a: str, b: str) -> bool:
     """Links separated by exactly one joint (counting links fixed to them)."""
     parents = model.robot.model.parents
-    ja, jb = model._joint(a), model._joint(b)
+    ja, jb = model.joint_of(a), model.joint_of(b)
     return ja != jb and (parents[ja] == jb or parents[jb] == ja)
 
 
@@ -56,7 +55,7 @@ def structural_pairs(model: PairModel) -> tuple[list[Pair], list[Dropped]]:
     for i, a in enumerate(model.links):
         for b in model.links[i + 1:]:
             reason = None
-            if model._joint(a) == model._joint(b):
+            if model.joint_of(a) == model.joint_of(b):
                 reason = "rigid: fixed to each other"
             elif model.srdf is not None:
                 disabled = model.srdf.is_disabled(a, b)
@@ -68,12 +67,6 @@ def structural_pairs(model: PairModel) -> tuple[list[Pair], list[Dropped]]:
             else:
                 dropped.append((a, b, reason))
     return candidates, dropped
-
-
-def _check_only(model: PairModel, pairs: list[Pair]) -> None:
-    """Make the model check `pairs` (meanwhile: the rules measure their distances)."""
-    model._pairs = pairs
-    model._rebuild()
 
 
 def _near(model: PairModel, q: np.ndarray, within: float) -> dict[Pair, float]:
@@ -96,7 +89,7 @@ def default_pairs(model: PairModel, reference_q: np.ndarray, touching_distance: 
     if not candidates:
         return candidates, dropped
     mm = f"{touching_distance * 1e3:g} mm"
-    _check_only(model, candidates)
+    model.check_only(candidates)
     touching = _near(model, reference_q, touching_distance)
     dropped += [(a, b, f"touching at the reference configuration (d = {d * 1e3:.2f} mm, within {mm})")
                 for (a, b), d in touching.items()]
@@ -105,7 +98,7 @@ def default_pairs(model: PairModel, reference_q: np.ndarray, touching_distance: 
         return candidates, dropped
     counts = dict.fromkeys(candidates, 0)
     rng = np.random.default_rng(SAMPLE_SEED)
-    _check_only(model, candidates)
+    model.check_only(candidates)
     for _ in range(samples):
         for pair in _near(model, model.robot.random_configuration(rng), touching_distance):
             counts[pair] += 1

@@ -30,17 +30,17 @@ import math
 import os
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
-from ..exceptions import CollisionError, suggest
+from ..exceptions import CollisionError
 from ..srdf import SRDF, read_srdf
 from ..validation import as_count, as_float
 from . import shapes
+from .bodies import Bodies, Obstacle
 from .default_pairs import default_pairs
 from .distances import Distances, Kernel
 
@@ -50,17 +50,6 @@ if TYPE_CHECKING:  # pragma: no cover
 TOUCHING_DISTANCE = 0.01  # [m] default touching_distance: CollisionAvoidance's default min_distance
 SAMPLES = 100  # default number of random configurations of the always-near rule
 ALWAYS_NEAR = 0.95  # default fraction of them (MoveIt Setup Assistant's "always in collision": 95 %)
-
-
-@dataclass
-class Obstacle:
-    """A user shape: geometry in frame o, placed at T_fo in frame `frame` (0: the world)."""
-
-    name: str
-    geometry: object
-    frame: int
-    T_fo: pin.SE3
-    links: tuple[str, ...]
 
 
 def _check_distance(x: ArrayLike, what: str, *, allow_inf: bool = False) -> float:
@@ -118,24 +107,15 @@ class CollisionModel:
         if any(o.parentJoint >= model.njoints or o.parentFrame >= model.nframes for o in source.geometryObjects):
             raise CollisionError(f"geometry is not a geometry model of robot '{robot.name}' (a parent joint "
                                  "or frame is out of range)")
-        self._robot_geometry = source.copy()
-        for obj in self._robot_geometry.geometryObjects:
+        geometry = source.copy()
+        for obj in geometry.geometryObjects:
             if convex_meshes:
                 obj.geometry = shapes.convex_hull(obj.geometry)
-        frames = model.frames
-        self._link_frame: dict[str, int] = {}
-        self._link_geoms: dict[str, list[int]] = {}
-        for g, obj in enumerate(self._robot_geometry.geometryObjects):
-            name = frames[obj.parentFrame].name
-            if name not in self._link_geoms:
-                self._link_geoms[name] = []
-                self._link_frame[name] = obj.parentFrame
-            self._link_geoms[name].append(g)
-        self.links: list[str] = sorted(self._link_geoms, key=lambda n: self._link_frame[n])  # model order
-        self._obstacles: dict[str, Obstacle] = {}
+        self._bodies = Bodies(robot, geometry)
+        self.links: list[str] = self._bodies.links  # model order
         self.srdf: SRDF | None = getattr(robot, "srdf", None)
         if srdf is not None:
-            self.srdf = srdf if isinstance(srdf, SRDF) else read_srdf(srdf, self._robot_links())
+            self.srdf = srdf if isinstance(srdf, SRDF) else read_srdf(srdf, self._bodies.robot_links())
         self.dropped: list[tuple[str, str, str]] = []
         touching_distance = _check_distance(touching_distance, "touching_distance")
         samples = as_count(samples, "samples", minimum=0, error=CollisionError)
@@ -146,24 +126,21 @@ class CollisionModel:
         reference_q = (robot.reference_configuration() if reference_q is None
                        else robot.validate_q(reference_q, name="reference_q"))
         if pairs is not None:
-            self._pairs = self._canonical(self._check_pairs(pairs, allow_obstacles=False))
+            self._pairs = self._bodies.canonical(self._bodies.check_pairs(pairs, allow_obstacles=False))
         else:
             self._pairs, self.dropped = default_pairs(self, reference_q, touching_distance, samples, always_near)
         self._rebuild()
 
     # ------------------------------------------------------------------ names
-    def _robot_links(self) -> list[str]:
-        return [f.name for f in self.robot.model.frames if f.type == pin.FrameType.BODY]
-
     @property
     def bodies(self) -> list[str]:
         """Names of the links with geometry, then of the obstacles."""
-        return self.links + list(self._obstacles)
+        return self._bodies.names
 
     @property
     def obstacles(self) -> list[str]:
         """Names of the obstacles, in the order added."""
-        return list(self._obstacles)
+        return self._bodies.obstacle_names
 
     @property
     def pairs(self) -> list[tuple[str, str]]:
@@ -176,54 +153,26 @@ class CollisionModel:
         the active geometry pairs). Read it, do not modify it."""
         return self._kernel.geometry
 
-    def _order(self, name: str) -> tuple[int, int]:
-        if name in self._link_frame:
-            return (0, self._link_frame[name])
-        return (1, list(self._obstacles).index(name))
-
-    def _canonical(self, pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
-        out = {(a, b) if self._order(a) <= self._order(b) else (b, a) for a, b in pairs}
-        return sorted(out, key=lambda p: (self._order(p[0]), self._order(p[1])))
-
-    def _check_body(self, name: Any, *, allow_obstacles: bool = True) -> str:
-        valid = self.bodies if allow_obstacles else self.links
-        if isinstance(name, str) and name in valid:
-            return name
-        if not isinstance(name, str):
-            raise CollisionError(f"a link or obstacle is given by its name (str), not {name!r}")
-        if name in self._robot_links() or (name in self._obstacles and not allow_obstacles):
-            raise CollisionError(f"link '{name}' of robot '{self.robot.name}' has no collision geometry "
-                                 f"(links with geometry: {', '.join(self.links)})")
-        kind = "link or obstacle" if allow_obstacles else "link"
-        raise CollisionError(f"'{name}' is not a {kind} with collision geometry of robot "
-                             f"'{self.robot.name}'{suggest(name, valid)} (valid: {', '.join(valid)})")
-
-    def _check_pairs(self, pairs: Any, *, allow_obstacles: bool = True) -> list[tuple[str, str]]:
-        if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Iterable):
-            raise CollisionError(f"pairs must be a list of (name, name) pairs, not {pairs!r}")
-        out = []
-        for pair in pairs:
-            if isinstance(pair, (str, bytes)) or not isinstance(pair, Sequence) or len(pair) != 2:
-                raise CollisionError(f"a pair must be two names (body 1, body 2), not {pair!r}")
-            a, b = (self._check_body(x, allow_obstacles=allow_obstacles) for x in pair)
-            if a == b:
-                raise CollisionError(f"a pair needs two different bodies, not ({a!r}, {b!r})")
-            out.append((a, b))
-        return out
-
     # ------------------------------------------------------------------ default pairs
-    def _joint(self, name: str) -> int:
-        if name in self._obstacles:
-            return self.robot.model.frames[self._obstacles[name].frame].parentJoint
-        return self.robot.model.frames[self._link_frame[name]].parentJoint
+    def joint_of(self, name: str) -> int:
+        """The id of the joint a link with geometry (or an obstacle, by its frame) moves with."""
+        return self._bodies.joint_of(name)
 
     # ------------------------------------------------------------------ editing pairs
+    def check_only(self, pairs: Iterable[Sequence[str]]) -> None:
+        """Check exactly these pairs of bodies from now on (:attr:`dropped` is left as it is: the
+        default-pair rules measure their candidates so)."""
+        with self._lock:
+            self._pairs = self._bodies.canonical(self._bodies.check_pairs(pairs))
+            self._rebuild()
+
     def add_pairs(self, pairs: Iterable[Sequence[str]]) -> None:
         """Check these pairs of bodies too (names of links with geometry or obstacles)."""
         with self._lock:
-            new = self._check_pairs(pairs)
-            self._pairs = self._canonical(self._pairs + new)
-            self.dropped = [d for d in self.dropped if tuple(sorted(d[:2], key=self._order)) not in set(self._pairs)]
+            new = self._bodies.check_pairs(pairs)
+            self._pairs = self._bodies.canonical(self._pairs + new)
+            self.dropped = [d for d in self.dropped
+                            if tuple(sorted(d[:2], key=self._bodies.order)) not in set(self._pairs)]
             self._rebuild()
 
     def remove_pairs(self, pairs: Iterable[Sequence[str]]) -> None:
@@ -233,7 +182,7 @@ class CollisionModel:
             CollisionError: an unknown name, or a pair that is not active.
         """
         with self._lock:
-            gone = set(self._canonical(self._check_pairs(pairs)))
+            gone = set(self._bodies.canonical(self._bodies.check_pairs(pairs)))
             missing = gone - set(self._pairs)
             if missing:
                 a, b = sorted(missing)[0]
@@ -262,63 +211,43 @@ class CollisionModel:
         with self._lock:
             if not isinstance(name, str) or not name.strip():
                 raise CollisionError(f"an obstacle's name must be a non-empty string, not {name!r}")
-            if name in self._robot_links():
+            if name in self._bodies.robot_links():
                 raise CollisionError(f"obstacle name '{name}' is a link of robot '{self.robot.name}'; pick another")
             geometry = shapes.as_geometry(shape)
             fid = 0 if frame is None else self.robot.frame_id(frame)
             T_fo = shapes.as_placement(placement)
             joint = self.robot.model.frames[fid].parentJoint
             if links is None:
-                chosen = [link for link in self.links if self._joint(link) != joint]
+                chosen = [link for link in self.links if self.joint_of(link) != joint]
             else:
-                chosen = [self._check_body(x, allow_obstacles=False) for x in _names(links)]
-            self._obstacles.pop(name, None)
+                chosen = self._bodies.check_links(links)
             self._pairs = [p for p in self._pairs if name not in p]
-            self._obstacles[name] = Obstacle(name, geometry, fid, T_fo, tuple(chosen))
-            self._pairs = self._canonical(self._pairs + [(link, name) for link in chosen])
+            self._bodies.put_obstacle(Obstacle(name, geometry, fid, T_fo, tuple(chosen)))
+            self._pairs = self._bodies.canonical(self._pairs + [(link, name) for link in chosen])
             self._rebuild()
 
     def move_obstacle(self, name: str, placement: Any) -> None:
         """Set an obstacle's pose T_fo in its frame (cheap: no rebuild; e.g. a tracked object)."""
         with self._lock:
-            obstacle = self._obstacle(name)
+            obstacle = self._bodies.obstacle(name)
             obstacle.T_fo = shapes.as_placement(placement)
-            g = self._robot_geometry.ngeoms + list(self._obstacles).index(name)  # obstacles follow the robot's
-            self._kernel.geometry.geometryObjects[g].placement = self._joint_placement(obstacle)
+            g = self._bodies.geometry_index(name)
+            self._kernel.geometry.geometryObjects[g].placement = self._bodies.joint_placement(obstacle)
 
     def remove_obstacle(self, name: str) -> None:
         """Remove an obstacle and its pairs."""
         with self._lock:
-            self._obstacle(name)
+            self._bodies.drop_obstacle(name)
             self._pairs = [p for p in self._pairs if name not in p]
-            del self._obstacles[name]
             self._rebuild()
 
     def obstacle(self, name: str) -> Obstacle:
         """The obstacle record (geometry, frame id, T_fo, links); do not modify it."""
-        return self._obstacle(name)
-
-    def _obstacle(self, name: str) -> Obstacle:
-        if name not in self._obstacles:
-            raise CollisionError(f"no obstacle named {name!r}{suggest(str(name), self._obstacles)} "
-                                 f"(obstacles: {', '.join(self._obstacles) or 'none'})")
-        return self._obstacles[name]
-
-    def _joint_placement(self, obstacle: Obstacle) -> pin.SE3:
-        """T_jo: the obstacle's pose in its frame's parent joint."""
-        return self.robot.model.frames[obstacle.frame].placement * obstacle.T_fo
+        return self._bodies.obstacle(name)
 
     # ------------------------------------------------------------------ the kernel
     def _rebuild(self) -> None:
-        geometry = self._robot_geometry.copy()
-        for obstacle in self._obstacles.values():
-            frame = self.robot.model.frames[obstacle.frame]
-            geometry.addGeometryObject(pin.GeometryObject(
-                obstacle.name, frame.parentJoint, obstacle.frame, self._joint_placement(obstacle), obstacle.geometry))
-        geoms = dict(self._link_geoms)
-        first_obstacle = self._robot_geometry.ngeoms
-        for k, name in enumerate(self._obstacles):
-            geoms[name] = [first_obstacle + k]
+        geometry, geoms = self._bodies.geometry_model()
         pair_body = []
         for i, (a, b) in enumerate(self._pairs):
             for ga in geoms[a]:
@@ -378,8 +307,8 @@ class CollisionModel:
     def pair_distance(self, q: ArrayLike, body1: str, body2: str) -> Distances:
         """The one row of the pair (body1, body2) at q, however far apart (normal from body1 to
         body2 as given), with its distance Jacobian (nv,) in ``jacobian[0]``."""
-        a, b = self._check_pairs([(body1, body2)])[0]
-        key = tuple(sorted((a, b), key=self._order))
+        a, b = self._bodies.check_pairs([(body1, body2)])[0]
+        key = tuple(sorted((a, b), key=self._bodies.order))
         if key not in self._pairs:
             raise CollisionError(f"pair ({a!r}, {b!r}) is not active; add it with add_pairs first")
         rows = self.distances(q)
@@ -394,11 +323,6 @@ class CollisionModel:
                          rows.point1[row].copy(), -rows.normal[row], -rows.jacobian[row])
 
     def __repr__(self) -> str:
-        return (f"CollisionModel('{self.robot.name}', {len(self.links)} links, {len(self._obstacles)} obstacles, "
+        return (f"CollisionModel('{self.robot.name}', {len(self.links)} links, {len(self.obstacles)} obstacles, "
                 f"{len(self._pairs)} pairs, {self._kernel.geometry.ngeoms} geometries)")
 
-
-def _names(links: Any) -> list:
-    if isinstance(links, (str, bytes)) or not isinstance(links, Iterable):
-        raise CollisionError(f"links must be a list of link names, not {links!r}")
-    return list(links)

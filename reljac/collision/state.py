@@ -4,7 +4,8 @@ A :class:`~reljac.collision.CollisionModel` holds Pinocchio and coal objects tha
 (a broad-phase manager, per-model data); a Robot's ``__getstate__`` keeps instead the user's
 edits: the active pairs, the dropped ones with their reasons, and the obstacles (coal
 geometries pickle). :func:`restore` rebuilds the model from them without running the
-default-pair rules again.
+default-pair rules again; :func:`robot_collisions` builds the model ``robot.collisions`` holds
+(registered as a robot's part by ``reljac/__init__.py``: :mod:`reljac.robot_parts`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..robot import Robot
-    from .model import CollisionModel, Obstacle
+    from .bodies import Obstacle
+    from .model import CollisionModel
 
 
 @dataclass(frozen=True)
@@ -28,7 +30,7 @@ class CollisionState:
 
 def collision_state(model: CollisionModel) -> CollisionState:
     """The state of `model` to keep (copies: later edits of the model do not change it)."""
-    from .model import Obstacle
+    from .bodies import Obstacle
 
     obstacles = tuple(Obstacle(o.name, o.geometry, o.frame, o.T_fo.copy(), o.links)
                       for o in (model.obstacle(name) for name in model.obstacles))
@@ -42,8 +44,15 @@ def restore(robot: Robot, state: CollisionState) -> CollisionModel:
     links = [p for p in state.pairs if not any(o.name in p for o in state.obstacles)]
     model = CollisionModel(robot, pairs=links)
     for o in state.obstacles:
-        model._obstacles[o.name] = o
-    model._pairs = list(state.pairs)
+        model.add_obstacle(o.name, o.geometry, o.T_fo, frame=o.frame, links=o.links)
+    model.check_only(state.pairs)
     model.dropped = list(state.dropped)
-    model._rebuild()
     return model
+
+
+def robot_collisions(robot: Robot, kept: CollisionState | None) -> CollisionModel:
+    """The model ``robot.collisions`` holds: built with the robot's SRDF (its disabled pairs left
+    out), or restored from what a copy or pickle of the robot kept (:func:`collision_state`)."""
+    from .model import CollisionModel
+
+    return CollisionModel(robot) if kept is None else restore(robot, kept)

@@ -76,7 +76,7 @@ class MapSupport:
 
     @classmethod
     def from_any(cls, support: Any) -> MapSupport:
-        """A MapSupport from itself, or from a :class:`reljac.ik.balance.SupportRegion` (anything with
+        """A MapSupport from itself, or from a :class:`reljac.ik.limits.support.SupportRegion` (anything with
         `contacts`, `margin` and `frame`: its contacts and margin; its frame must be the world's).
 
         Raises:

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .. import __version__
 from ..exceptions import MapError
 from ..robot import FrameRef, Robot
+from ..version import __version__
 from .balance import MapSupport, check_support, held_joints
 from .compiled import compiled_available, require_compiled
 from .grid import AXES, as_axis, as_directions, as_rows, make_grid

@@ -10,22 +10,20 @@ the specification the compiled path is tested against, and the path where the co
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..compiled_core import extension, mismatch
 from ..exceptions import ConfigurationError
 from ..relative import Kinematics
 from ..robot import FrameRef, Robot
 from ..validation import as_matrix
 
-# the compiled core as reljac.ik.backend loads it (None when not built, or built for another
-# Pinocchio: its MISMATCH says so), typed Any: pybind11 modules carry no annotations
-_backend = importlib.import_module("reljac.ik.backend")
-_core: Any = _backend.core()
-IMPORT_ERROR = "" if _core is not None else (_backend.MISMATCH or "no C++ compiler when reljac was installed")
+# the compiled core (None when not built, or built for another Pinocchio: mismatch() says so)
+_core: Any = extension()
+IMPORT_ERROR = "" if _core is not None else (mismatch() or "no C++ compiler when reljac was installed")
 
 
 def compiled_available() -> bool:
@@ -42,7 +40,7 @@ def require_compiled() -> None:
 def as_configurations(robot: Robot, Q: ArrayLike) -> np.ndarray:
     """Q as a C-contiguous float array (N, nq) of valid configurations (a copy), or raise."""
     configurations = as_matrix(Q, robot.nq, "Q", rows="N", note=f" for robot '{robot.name}'")
-    for i in range(configurations.shape[0]) if robot._unit_blocks else ():
+    for i in range(configurations.shape[0]) if robot.unit_blocks else ():
         robot.validate_q(configurations[i], name=f"Q[{i}]")
     return configurations
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import loading
+from ..compiled_core import extension
 from ..robot import Robot
 from .balance import BalanceCheck, Held, MapSupport
 from .grid import Grid
@@ -55,7 +55,8 @@ class Partial:
 class Job:
     """Everything a worker needs for any chunk of one map (sent once per worker).
 
-    Pickled with the robot's kinematics only, in the form a pickled Robot keeps
+    Pickled with the robot's kinematics only (:meth:`reljac.Robot.kinematics_state`), in the
+    form a pickled Robot keeps
     (:func:`reljac.loading.model_state`: its URDF text, or its model with mimic joints made
     independent plus their couplings). Pinocchio 4.1 crashes when the joint tree of an unpickled
     ``pin.Model`` with mimic joints is read, so a bare model is never shipped; and no geometry,
@@ -74,15 +75,12 @@ class Job:
         self._sampler: Sampler | None = None
 
     def __getstate__(self) -> dict:
-        robot = self.robot
-        kinematics = (loading.model_state(robot.model, robot._loaded), robot._loaded, robot.floating_base,
-                      robot.mimic)
-        return {**self.__dict__, "robot": None, "_sampler": None, "_kinematics": kinematics}
+        return {**self.__dict__, "robot": None, "_sampler": None, "_kinematics": self.robot.kinematics_state()}
 
     def __setstate__(self, state: dict) -> None:
-        model_state, loaded, floating_base, mimic = state.pop("_kinematics")
+        kinematics = state.pop("_kinematics")
         self.__dict__.update(state)
-        self.robot = Robot(loading.restored_model(model_state, loaded, floating_base=floating_base, mimic=mimic))
+        self.robot = Robot.from_kinematics_state(kinematics)
 
     @property
     def sampler(self) -> Sampler:
@@ -145,9 +143,7 @@ def _compiled_reduce(job: Job, Q: np.ndarray, indices: np.ndarray) -> Partial:
 def _compiled_reduction(job: Job) -> Any:
     """A compiled reduction over the job's grid (a ``reljac.ik._core.CapabilityReduction``, with
     its own pin.Data: one per chunk and thread)."""
-    from .compiled import _core
-
-    return _core.CapabilityReduction(
+    return extension().CapabilityReduction(
         job.robot.model, job.frame_a, job.frame_b, np.asarray(job.grid.origin), job.grid.voxel,
         np.asarray(job.grid.dims, np.int64), job.directions, job.axis, list(job.rows))
 
@@ -195,12 +191,11 @@ def _group(voxel: np.ndarray, count: np.ndarray, coverage: np.ndarray, best: np.
 def merge_partials(parts: list[Partial]) -> Partial:
     """Several partial results as one (any order gives the same result, up to the order of the
     voxels). Linear time in the compiled core when it is built, else :func:`merge_partials_numpy`."""
-    from .compiled import _core
-
-    if _core is None:
+    core = extension()
+    if core is None:
         return merge_partials_numpy(parts)
     fields = [[getattr(p, name) for p in parts] for name in ("voxel", "count", "coverage", "best", "best_index")]
-    voxel, count, coverage, best, best_index, _ = _core.merge_partials(*fields)
+    voxel, count, coverage, best, best_index, _ = core.merge_partials(*fields)
     return Partial(voxel, count, coverage, best, best_index, outside=sum(p.outside for p in parts),
                    samples=sum(p.samples for p in parts), rejected=sum(p.rejected for p in parts))
 
@@ -228,11 +223,10 @@ class Accumulator:
     def add(self, part: Partial) -> None:
         """Merge a partial result: in the compiled core when built (without the GIL), else
         :meth:`add_numpy`, its specification."""
-        from .compiled import _core
-
-        if _core is None:
+        core = extension()
+        if core is None:
             return self.add_numpy(part)
-        _core.accumulate(self.count, self.coverage, self.best, self.best_index, part.voxel, part.count,
+        core.accumulate(self.count, self.coverage, self.best, self.best_index, part.voxel, part.count,
                          part.coverage, part.best, part.best_index)
         self.outside += part.outside
         self.samples += part.samples

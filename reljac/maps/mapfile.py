@@ -17,7 +17,8 @@ import math
 import os
 import zipfile
 import zlib
-from typing import Any, cast
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -32,6 +33,7 @@ HEADER_BYTES = 10_240        # an .npy header (numpy reads at most 10,000 bytes 
 METADATA_CHARS = 2**16       # the metadata JSON is a few hundred characters
 MAX_NQ = 10**5
 GRID_ARRAYS = {"counts": np.int64, "coverage": np.uint64, "best_manipulability": np.float64, "best_index": np.int64}
+T = TypeVar("T")
 _READ = 2**24                # bytes inflated per read
 
 
@@ -44,17 +46,24 @@ def load_map(path: str | os.PathLike) -> CapabilityMap:
             arrays whose sizes or shapes differ from what the metadata says, or arrays larger
             than the memory available.
     """
-    regular_file(path, "capability map file", MapError)
+    return read_archive(path, "capability map file", _read)
+
+
+def read_archive(path: str | os.PathLike, what: str, read: Callable[[zipfile.ZipFile, str], T]) -> T:
+    """`read(archive, name)` on the zip file at `path`, a `what` ("capability map file"), named
+    `name` in errors: a file that is not a regular one, not a zip, truncated or corrupted is a
+    one-line MapError, as is what `read` raises of MapError."""
+    regular_file(path, what, MapError)
     name = f"'{shown(path)}'"
     try:
         with zipfile.ZipFile(path) as archive:
-            return _read(archive, name)
+            return read(archive, name)
     except MapError:
         raise
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, KeyError, NotImplementedError,
             RuntimeError) as exc:  # RuntimeError: an encrypted member
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "no detail"
-        raise MapError(f"{name} is not a readable capability map file ({type(exc).__name__}: {detail})") from None
+        raise MapError(f"{name} is not a readable {what} ({type(exc).__name__}: {detail})") from None
 
 
 def _read(archive: zipfile.ZipFile, name: str) -> CapabilityMap:
@@ -75,17 +84,17 @@ def _read(archive: zipfile.ZipFile, name: str) -> CapabilityMap:
     room = available_bytes()
     if room is not None and total > room:
         raise MapError(f"{name} holds {total:,} bytes of arrays, more than the {room:,} bytes of memory available")
-    arrays = {a: _array(archive, members[f"{a}.npy"], np.dtype(dtype), lambda s: s == dims, name)
+    arrays = {a: npy_member(archive, members[f"{a}.npy"], np.dtype(dtype), lambda s: s == dims, name)
               for a, dtype in GRID_ARRAYS.items()}
     reached = int(np.count_nonzero(arrays["counts"]))
-    arrays["best_q"] = _array(archive, members["best_q.npy"], np.dtype(np.float64),
+    arrays["best_q"] = npy_member(archive, members["best_q.npy"], np.dtype(np.float64),
                               lambda s: s == (reached, nq), name)
-    arrays["directions"] = _array(archive, members["directions.npy"], np.dtype(np.float64),
+    arrays["directions"] = npy_member(archive, members["directions.npy"], np.dtype(np.float64),
                                   lambda s: len(s) == 2 and s[1] == 3 and 1 <= s[0] <= MAX_DIRECTIONS, name)
     return CapabilityMap(**arrays, metadata=metadata)
 
 
-def _header(file: Any, name: str, array_name: str) -> tuple[tuple[int, ...], bool, np.dtype]:
+def npy_header(file: Any, name: str, array_name: str) -> tuple[tuple[int, ...], bool, np.dtype]:
     """(shape, fortran order, dtype) of an .npy member; MapError for anything numpy cannot parse
     (a corrupted header raises ValueError, SyntaxError or tokenize errors from numpy)."""
     try:
@@ -98,11 +107,12 @@ def _header(file: Any, name: str, array_name: str) -> tuple[tuple[int, ...], boo
         raise MapError(f"{name}: its {array_name} array has a corrupted .npy header ({type(exc).__name__})") from None
 
 
-def _array(archive: zipfile.ZipFile, info: zipfile.ZipInfo, dtype: np.dtype, shape_ok: Any, name: str) -> np.ndarray:
+def npy_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, dtype: np.dtype, shape_ok: Any,
+               name: str) -> np.ndarray:
     """One .npy member of `dtype` whose shape passes `shape_ok`, read without inflating more."""
     array_name = info.filename[:-4]
     with archive.open(info) as file:
-        shape, fortran, found = _header(file, name, array_name)
+        shape, fortran, found = npy_header(file, name, array_name)
         if found != dtype or not shape_ok(shape):
             raise MapError(f"{name}: its {array_name} array is {found} of shape {shape}, which does not match "
                            "its metadata")
@@ -121,7 +131,8 @@ def _array(archive: zipfile.ZipFile, info: zipfile.ZipInfo, dtype: np.dtype, sha
 def _metadata(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> dict:
     if info.file_size > 4 * METADATA_CHARS + HEADER_BYTES:
         raise MapError(f"{name}: its metadata inflates to {info.file_size:,} bytes; a map's takes a few hundred")
-    text = _array(archive, info, np.dtype(f"<U{max(1, _metadata_chars(archive, info, name))}"), lambda s: s == (), name)
+    chars = max(1, _metadata_chars(archive, info, name))
+    text = npy_member(archive, info, np.dtype(f"<U{chars}"), lambda s: s == (), name)
     try:
         metadata = json.loads(str(text[()]))
     except ValueError:
@@ -140,7 +151,7 @@ def _metadata(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> dic
 
 def _metadata_chars(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> int:
     with archive.open(info) as file:
-        _, _, dtype = _header(file, name, "metadata")
+        _, _, dtype = npy_header(file, name, "metadata")
     if dtype.kind != "U" or dtype.itemsize > 4 * METADATA_CHARS:
         raise MapError(f"{name}: its metadata is {dtype}, not a JSON text of at most {METADATA_CHARS:,} characters")
     return dtype.itemsize // 4
@@ -151,27 +162,28 @@ def short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _is_int(x: Any, lo: int, hi: int) -> bool:
+def int_within(x: Any, lo: int, hi: int) -> bool:
+    """x is an int (not a bool) in [lo, hi] (a map file's metadata field)."""
     return isinstance(x, int) and not isinstance(x, bool) and lo <= x <= hi
 
 
 def _check_fields(m: dict, name: str) -> None:
     """MapError naming the first metadata field that is missing or wrong."""
     checks = {
-        "dims": lambda d: isinstance(d, list) and len(d) == 3 and all(_is_int(n, 1, MAX_VOXELS) for n in d)
+        "dims": lambda d: isinstance(d, list) and len(d) == 3 and all(int_within(n, 1, MAX_VOXELS) for n in d)
         and math.prod(d) <= MAX_VOXELS,
-        "nq": lambda n: _is_int(n, 0, MAX_NQ),
-        "nv": lambda n: _is_int(n, 0, MAX_NQ),
+        "nq": lambda n: int_within(n, 0, MAX_NQ),
+        "nv": lambda n: int_within(n, 0, MAX_NQ),
         "voxel": lambda v: is_real_number(v) and math.isfinite(v) and v > 0,
         "origin": lambda o: isinstance(o, list) and len(o) == 3 and all(is_real_number(x) and math.isfinite(x)
                                                                          for x in o),
         "robot": lambda s: isinstance(s, str),
         "frame_a": lambda s: isinstance(s, str),
         "frame_b": lambda s: isinstance(s, str),
-        "samples": lambda n: _is_int(n, 1, 10**12),
+        "samples": lambda n: int_within(n, 1, 10**12),
         "axis": lambda a: a in AXES,
-        "rows": lambda r: isinstance(r, list) and 1 <= len(r) <= 6 and all(_is_int(i, 0, 5) for i in r),
-        "outside": lambda n: _is_int(n, 0, 10**12),
+        "rows": lambda r: isinstance(r, list) and 1 <= len(r) <= 6 and all(int_within(i, 0, 5) for i in r),
+        "outside": lambda n: int_within(n, 0, 10**12),
     }
     valid = {"dims": f"3 positive integers with at most {MAX_VOXELS:,} voxels in all", "nq": "an integer >= 0",
              "nv": "an integer >= 0", "voxel": "a positive number [m]", "origin": "3 finite numbers [m]",
@@ -203,5 +215,5 @@ def _support_ok(s: Any, samples: int) -> bool:
     return isinstance(s, dict) and isinstance(s.get("contacts"), list) and 1 <= len(s["contacts"]) <= 1_000 \
         and all(contact_ok(c) for c in s["contacts"]) and finite(s.get("margin")) and s["margin"] >= 0 \
         and isinstance(s.get("plane"), str) and isinstance(s.get("held"), list) \
-        and all(isinstance(h, str) for h in s["held"]) and _is_int(s.get("rejected"), 0, samples)
+        and all(isinstance(h, str) for h in s["held"]) and int_within(s.get("rejected"), 0, samples)
 

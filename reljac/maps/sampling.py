@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..compiled_core import extension
 from ..exceptions import UnsupportedJoint
 from ..joint_space import is_angle_pair
 from ..robot import Robot
@@ -97,9 +98,7 @@ class Sampler:
         is_linear = self._kinds == LINEAR
         self._linear = (self._q_idx[is_linear], self._u_idx[is_linear], self._lo[is_linear],
                         self._hi[is_linear] - self._lo[is_linear])
-        from .compiled import _core
-
-        self._core = _core if compiled else None
+        self._core = extension() if compiled else None
 
     def uniforms(self, start: int, stop: int) -> np.ndarray:
         """The uniform numbers of samples [start, stop), shape (stop - start, n_uniforms)."""

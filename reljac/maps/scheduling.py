@@ -55,24 +55,31 @@ def check_scheduler(scheduler: Any) -> None:
     check_any_scheduler(scheduler, MapError)
 
 
-def run(job: Job, chunks: Iterable[tuple[int, int]], on_result: Callable[[Partial], None],
-        on_progress: Callable[[int], None], *, scheduler: Any, workers: int, connect_timeout: float) -> None:
+def run(job: Any, chunks: Iterable[tuple[int, int]], on_result: Callable[[Any], None],
+        on_progress: Callable[[int], None], *, scheduler: Any, workers: int, connect_timeout: float,
+        chunk: Callable[..., Any] | None = None, merge: Callable[[list], Any] | None = None) -> None:
     """Run every chunk (start, stop) of the job; pass results (one per chunk, or merged ones) to
-    on_result and the size of each finished chunk to on_progress, both in this thread."""
+    on_result and the size of each finished chunk to on_progress, both in this thread.
+
+    `chunk(job, start, stop)` computes a chunk's partial result (with its count of ``samples``)
+    and `merge(partials)` merges several in any order (default: a capability map's; the pose maps
+    of :mod:`reljac.placement` pass their own; module-level functions, for Dask)."""
+    chunk = run_chunk if chunk is None else chunk  # (looked up now: a test may stand in for run_chunk)
+    merge = merge_partials if merge is None else merge
     if scheduler is None or scheduler == "threads":
-        _run_threads(job, chunks, on_result, on_progress, workers)
+        _run_threads(job, chunks, on_result, on_progress, workers, chunk)
     else:
-        _run_dask(job, chunks, on_result, on_progress, scheduler, workers, connect_timeout)
+        _run_dask(job, chunks, on_result, on_progress, scheduler, workers, connect_timeout, chunk, merge)
 
 
 def _run_threads(job: Job, chunks: Iterable[tuple[int, int]], on_result: Callable[[Partial], None], on_progress: Any,
-                 workers: int) -> None:
+                 workers: int, chunk: Callable[..., Any] = run_chunk) -> None:
     pending: set[cf.Future] = set()
     todo = iter(chunks)
     with cf.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="reljac-map") as pool:
         try:
             for start, stop in todo:
-                pending.add(pool.submit(run_chunk, job, start, stop))
+                pending.add(pool.submit(chunk, job, start, stop))
                 if len(pending) >= 2 * workers:
                     break
             while pending:
@@ -83,7 +90,7 @@ def _run_threads(job: Job, chunks: Iterable[tuple[int, int]], on_result: Callabl
                     on_progress(part.samples)
                     nxt = next(todo, None)
                     if nxt is not None:
-                        pending.add(pool.submit(run_chunk, job, *nxt))
+                        pending.add(pool.submit(chunk, job, *nxt))
         except BaseException:
             for future in pending:
                 future.cancel()
@@ -91,11 +98,13 @@ def _run_threads(job: Job, chunks: Iterable[tuple[int, int]], on_result: Callabl
 
 
 def _run_dask(job: Job, chunks: Iterable[tuple[int, int]], on_result: Callable[[Partial], None], on_progress: Any,
-              scheduler: Any, workers: int, connect_timeout: float) -> None:
+              scheduler: Any, workers: int, connect_timeout: float, chunk: Callable[..., Any] = run_chunk,
+              merge: Callable[[list], Any] = merge_partials) -> None:
     client, created = make_client(scheduler, workers, connect_timeout)  # SchedulerError
     owned = client is not scheduler
     try:
-        _stream(client, job, chunks, _passing(on_result), _passing(on_progress), workers, connect_timeout)
+        _stream(client, job, chunks, _passing(on_result), _passing(on_progress), workers, connect_timeout, chunk,
+                merge)
     except _CallerError as passed:
         raise passed.error from None
     except ReljacError:
@@ -112,7 +121,8 @@ def _run_dask(job: Job, chunks: Iterable[tuple[int, int]], on_result: Callable[[
 
 
 def _stream(client: Any, job: Job, chunks: Iterable[tuple[int, int]], on_result: Callable[[Partial], None],
-            on_progress: Any, workers: int, connect_timeout: float) -> None:
+            on_progress: Any, workers: int, connect_timeout: float, run_one: Callable[..., Any] = run_chunk,
+            merge: Callable[[list], Any] = merge_partials) -> None:
     import distributed
 
     n_workers = max(1, len(client.scheduler_info(n_workers=-1).get("workers", {})) or workers)
@@ -124,7 +134,7 @@ def _stream(client: Any, job: Job, chunks: Iterable[tuple[int, int]], on_result:
         sizes: dict[str, int] = {}
 
         def submit(chunk):
-            future = client.submit(run_chunk, job_future, *chunk, pure=False)
+            future = client.submit(run_one, job_future, *chunk, pure=False)
             sizes[future.key] = chunk[1] - chunk[0]
             return future
 
@@ -141,7 +151,7 @@ def _stream(client: Any, job: Job, chunks: Iterable[tuple[int, int]], on_result:
                     stream.add(submit(nxt))
             finished.append(future)
             if len(finished) == 2:
-                stream.add(client.submit(merge_partials, finished, pure=False))
+                stream.add(client.submit(merge, finished, pure=False))
                 finished = []
         for future in finished:  # the one left: every chunk merged
             on_result(future.result())

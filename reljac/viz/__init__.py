@@ -18,7 +18,8 @@ Overlays (each has a name, unique per viewer; giving an existing name replaces t
 | `Viewer.show_capability_map` | a capability map's voxels, with a colour legend |
 
 Modules: ``server`` (the meshcat server process), ``shapes`` (triads, text labels, colours),
-``overlays`` (what follows the robot, and the label layer), ``collisions`` (the collision
+``overlays`` (what follows the robot, and the label layer), ``overlay_set`` (the overlays a
+viewer shows, by name, and their labels' layout), ``collisions`` (the collision
 overlay), ``viewer`` (:class:`Viewer`), ``bounds`` (the robot's bounding box as displayed), and
 two pure-numpy modules tested without a server: ``camera`` (framing a bounding box, overlay and
 grid sizes) and ``labels`` (a layout in which no label overlaps another). The blocking

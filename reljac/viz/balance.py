@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import ConfigurationError, SupportError
-from ..ik.balance import OVERSHOOT, SupportRegion
+from ..ik.limits.support import OVERSHOOT, SupportRegion
 from ..relative import Kinematics
 from ..robot import Robot
 from ..support import SupportPolygon
@@ -109,7 +109,8 @@ def show_balance(viewer: Any, support: SupportRegion, *, name: str = "balance") 
     if not isinstance(support, SupportRegion) or list(support.robot.model.names) != list(viewer.robot.model.names):
         raise ConfigurationError(f"show_balance needs a reljac.ik.SupportRegion of robot '{viewer.robot.name}', "
                                  f"got {support!r}")
-    return viewer._add(name, lambda node: BalanceOverlay(node, viewer.robot, support, lambda: viewer.q, viewer.scale))
+    return viewer.add_overlay(name, lambda node: BalanceOverlay(node, viewer.robot, support, lambda: viewer.q,
+                                                                viewer.scale))
 
 
 __all__ = ["BalanceOverlay", "show_balance"]

@@ -51,10 +51,3 @@ def robot_points(visual_model: Any, visual_data: Any, oMf: Any, local: np.ndarra
     if points.shape[0] == 0:
         points = np.array([M.translation for M in list(oMf)[1:]] or [np.zeros(3)])
     return points
-
-
-def robot_box(visual_model: Any, visual_data: Any, oMf: Any, local: np.ndarray | None = None
-              ) -> tuple[np.ndarray, np.ndarray]:
-    """(lower, upper) corners (3,) of the box around :func:`robot_points` in w [m]."""
-    points = robot_points(visual_model, visual_data, oMf, local)
-    return points.min(axis=0), points.max(axis=0)

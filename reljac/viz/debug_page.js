@@ -37,8 +37,15 @@ viewer.set_3d_pane_size = (w, h) => {  // in software, fewer pixels than the vie
 };
 viewer.set_3d_pane_size();
 // Frames of the scene drawn in the last second (meshcat draws on the animation frame after a change).
+// While the robot's meshes load, the scene is drawn at most once a LOADING_DRAW [ms] (in software a
+// drawing of a half-loaded Baxter took 0.3 s, after each of its 38 meshes): the loading goes on.
+const LOADING_DRAW = 1000;
 const meshcatRender = viewer.render.bind(viewer), renders = [];
+let lastDrawn = 0;
 viewer.render = () => {
+  const now0 = performance.now(), loading = window.reljacDebug && window.reljacDebug.loading;
+  if (loading && loading.drawn < loading.of && now0 - lastDrawn < LOADING_DRAW) return;  // still dirty: drawn later
+  lastDrawn = now0;
   meshcatRender();
   if (typeof placeHandleLabels === "function") placeHandleLabels();
   const now = performance.now();
@@ -50,11 +57,31 @@ viewer.render = () => {
 // TransformRelay); the meshcat server's copies of them, replayed on /scene, are older: skipped.
 const relayed = new Set();
 const meshcatCommand = viewer.handle_command.bind(viewer);
+const drawn = new Set();  // the nodes whose object the page has handled (loading: showLoading)
 viewer.handle_command = (cmd) => {
   if (cmd.type === "set_transform" && relayed.has(cmd.path)) return;
   meshcatCommand(cmd);
   if (SOFTWARE && cmd.type === "set_object") coarsen(viewer.scene_tree.find(cmd.path.split("/").filter((x) => x.length)).object);
+  if (cmd.type === "set_object") { drawn.add(cmd.path); showLoading(); }
 };
+// While the robot's meshes arrive (init's "scene": each visual geometry's node path, name and
+// bytes), the scene says so: how many are drawn, how many bytes of how many, which is next.
+const MB = (bytes) => (bytes / 1e6).toFixed(1);
+function showLoading() {
+  const box = document.getElementById("loading"), dbg = window.reljacDebug;  // (D: once the script ran)
+  if (!box || !dbg || !dbg.init || !dbg.init.scene) return;
+  const all = dbg.init.scene, done = all.filter((o) => drawn.has(o.path)), sum = (list) => list.reduce((s, o) => s + o.bytes, 0);
+  dbg.loading = {drawn: done.length, of: all.length, bytes: sum(done), total: sum(all), seconds: null};
+  if (done.length === all.length) {
+    dbg.loading.seconds = dbg.loaded = dbg.loaded || (performance.now() - dbg.opened) / 1000;
+    box.style.display = "none";
+    return;
+  }
+  const next = all.find((o) => !drawn.has(o.path));
+  box.style.display = "";
+  box.textContent = `loading the robot's meshes: ${done.length} of ${all.length} drawn ` +
+    `(${MB(sum(done))} of ${MB(sum(all))} MB); next: ${next.name}`;
+}
 // In software, drawing time goes with the triangles: round shapes get fewer (on TIAGo the
 // collision overlay's balls were a fifth of the scene's 200k triangles) and meshes are simplified
 // by vertex clustering (the vertices in one cell of a grid of MESH_CELLS cells along the mesh's
@@ -137,7 +164,7 @@ function coarsen(root) {
     g.dispose();
   });
 }
-const D = window.reljacDebug = {software: SOFTWARE, simplified: {before: 0, after: 0}, glRenderer: GL_RENDERER, init: null, state: null, received: 0, sent: 0, drag: null, drags: 0, transforms: 0, arrivals: [], rate: 0, fps: 0,
+const D = window.reljacDebug = {opened: performance.now(), loading: null, loaded: null, software: SOFTWARE, simplified: {before: 0, after: 0}, glRenderer: GL_RENDERER, init: null, state: null, received: 0, sent: 0, drag: null, drags: 0, transforms: 0, arrivals: [], rate: 0, fps: 0,
                                 exported: null, samples: [], plots: {}};
 const PICK_PX = 8;  // how near the pointer must be to an arrow or ring [px]
 let PLOT_SECONDS = 10, PLOT_RATE = 30;  // [s], [1/s]: the debugger's (init's "plot")
@@ -183,6 +210,7 @@ D.buttonCenter = (id) => {
 
 function onInit(m) {
   D.init = m;
+  showLoading();
   if (m.plot) { PLOT_SECONDS = m.plot.seconds; PLOT_RATE = m.plot.rate; }
   $("levels-box").style.display = m.levels.length ? "" : "none";
   $("sliders-box").style.display = m.sliders.length ? "" : "none";

@@ -10,6 +10,7 @@ rigid motion of a sane size, ...) changes nothing and is answered with ``{"type"
 
 from __future__ import annotations
 
+import math
 import numbers
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,11 +35,11 @@ MAX_NAME = 255  # characters of a file name from the page (a file system's limit
 def handle_request(debugger: Debugger, request: Any) -> bool:
     """Carry out one request of the page (or of the Debugger's methods) on `debugger`, in its
     thread; True if the scene changed. A malformed request is answered with an error on the
-    pages (:meth:`Debugger._tell`) and changes nothing."""
+    pages (:meth:`Debugger.tell`) and changes nothing."""
     try:
         return _carry_out(debugger, request)
     except RequestError as exc:
-        debugger._tell({"type": "error", "message": str(exc)})
+        debugger.tell({"type": "error", "message": str(exc)})
         return False
 
 
@@ -54,33 +55,33 @@ def _carry_out(debugger: Debugger, request: Any) -> bool:
     if kind == "step":  # taken now, in the order of the requests (a drag sent after it comes after it)
         rewind(debugger)
         if debugger.controller is not None:
-            debugger._control_step()
+            debugger.control_step()
             return True
     elif kind == "reset":
-        debugger.q, debugger.t, debugger._scrub = debugger.q0.copy(), 0.0, None
+        debugger.q, debugger.t, debugger.run_state.scrub = debugger.q0.copy(), 0.0, None
         restore_targets(debugger.tasks, debugger.targets0)
         if debugger.controller is not None:
             debugger.controller.reset()
-        with debugger._lock:
+        with debugger.lock:
             debugger.recording.clear()
-        debugger._samples.clear()
-        debugger._restart = True
+        debugger.run_state.samples.clear()
+        debugger.run_state.restart = True
         follow_targets(debugger)
         return True
     elif kind == "grab":
         name = handle_name(debugger, request)
-        debugger._grab = (name, debugger.handles[name][1].T_ah)
+        debugger.run_state.grab = (name, debugger.handles[name][1].T_ah)
     elif kind == "drag":
         name = handle_name(debugger, request)
         motion = rigid_motion(request.get("delta"))
-        if debugger._grab is None or debugger._grab[0] != name:
+        if debugger.run_state.grab is None or debugger.run_state.grab[0] != name:
             raise RequestError(f"a drag of handle {name!r} must follow a grab of it")
         task, handle = debugger.handles[name]
-        T_ah = set_handle_target(task, debugger._grab[1] * motion)
+        T_ah = set_handle_target(task, debugger.run_state.grab[1] * motion)
         handle.move(T_ah, debugger.viewer.visualizer.data.oMf)
         return True
     elif kind == "release":
-        debugger._grab = None
+        debugger.run_state.grab = None
     elif kind == "scrub":
         return scrub(debugger, request.get("index"))
     elif kind == "joint":
@@ -92,7 +93,7 @@ def _carry_out(debugger: Debugger, request: Any) -> bool:
             return True
     elif kind == "export":
         file = request.get("file")
-        debugger._tell(export_reply(debugger, file if isinstance(file, str) else None))
+        debugger.tell(export_reply(debugger, file if isinstance(file, str) else None))
     return False
 
 
@@ -112,8 +113,11 @@ def rigid_motion(delta: Any) -> pin.SE3:
     if np.abs(M[3] - [0.0, 0.0, 0.0, 1.0]).max() > 1e-9:
         raise RequestError(f"a drag's delta must end in the row 0 0 0 1, got {M[3].tolist()}")
     check_rotation(M[:3, :3], "a drag's delta", error=RequestError)
-    if np.abs(M[:3, 3]).max() > MAX_DRAG or np.linalg.norm(M[:3, 3]) > MAX_DRAG:
-        raise RequestError(f"a drag's translation must be at most {MAX_DRAG:g} m, got {M[:3, 3].tolist()}")
+    offset = M[:3, 3]
+    length = float(np.linalg.norm(offset)) if np.abs(offset).max() <= MAX_DRAG else math.inf
+    if not length <= MAX_DRAG:  # the whole displacement, not each coordinate
+        raise RequestError(f"a drag's translation must be at most {MAX_DRAG:g} m long, got {length:.4g} m "
+                           f"({', '.join(f'{x:.4g}' for x in offset)})")
     rotation = pin.Quaternion(M[:3, :3]).normalized().toRotationMatrix()  # exactly a rotation
     return pin.SE3(rotation, M[:3, 3].copy())
 
@@ -127,7 +131,7 @@ def scrub(debugger: Debugger, index: Any) -> bool:
         return False
     debugger.paused = True  # scrubbing pauses the run
     index = min(max(int(index), 0), len(debugger.recording) - 1)
-    debugger._scrub = index
+    debugger.run_state.scrub = index
     frame = debugger.recording.frames[index]
     debugger.q = frame.q.copy()
     restore_targets(debugger.tasks, frame.targets)
@@ -141,8 +145,9 @@ def follow_targets(debugger: Debugger) -> None:
         T_ah = handle_pose(task)
         if T_ah is not None:
             handle.T_ah = T_ah.copy()
-    if debugger._grab is not None and debugger._grab[0] in debugger.handles:  # a drag goes on from there
-        debugger._grab = (debugger._grab[0], debugger.handles[debugger._grab[0]][1].T_ah)
+    run = debugger.run_state
+    if run.grab is not None and run.grab[0] in debugger.handles:  # a drag goes on from there
+        run.grab = (run.grab[0], debugger.handles[run.grab[0]][1].T_ah)
 
 
 def export_reply(debugger: Debugger, file: str | None) -> dict:
@@ -162,13 +167,13 @@ def export_reply(debugger: Debugger, file: str | None) -> dict:
 def rewind(debugger: Debugger) -> None:
     """Going on from a scrubbed frame: the run restarts there (later frames are dropped). The
     targets stay as they are now: the frame's, restored by the scrub, and any drag made since."""
-    if debugger._scrub is None:
+    if debugger.run_state.scrub is None:
         return
-    with debugger._lock:
-        frame = debugger.recording.truncate(debugger._scrub)
+    with debugger.lock:
+        frame = debugger.recording.truncate(debugger.run_state.scrub)
         debugger.recording.frames.pop()  # that frame's step is taken again
-    debugger.q, debugger.t, debugger._scrub = frame.q.copy(), frame.t, None
-    debugger._samples.clear()
-    debugger._restart = True
+    debugger.q, debugger.t, debugger.run_state.scrub = frame.q.copy(), frame.t, None
+    debugger.run_state.samples.clear()
+    debugger.run_state.restart = True
     if debugger.controller is not None:
         debugger.controller.reset()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
@@ -113,12 +114,6 @@ def collision_panel(limits: list[CollisionAvoidance], count: int = NEAREST_PAIRS
     return [{"pair": f"{a}/{b}", "bodies": [a, b], "distance": d} for (a, b), d in ranked], smallest
 
 
-def nearest_pairs(limits: list[CollisionAvoidance], count: int = NEAREST_PAIRS) -> list[dict]:
-    """The `count` nearest pairs of the limits' last step (see :func:`collision_panel`)."""
-    return collision_panel(limits, count)[0]
-
-
-
 def level_error(norms: list[dict[str, float]]) -> float:
     """One number per level for the plot: sqrt of the sum of its tasks' squared error norms
     (position [m], orientation [rad], or a posture task's error)."""
@@ -188,15 +183,46 @@ def bounds_region(task: Task, size: float) -> tuple[str, np.ndarray, np.ndarray]
 
 
 # ---------------------------------------------------------------------------- the panel
+def moved_joints(tasks: Sequence[Task], kin: Kinematics, nv: int) -> np.ndarray | None:
+    """(nv,) bool: the velocity entries the level of `tasks` depends on at kin (a column of a
+    task's rows that is not all zero; every unmasked joint of a posture), or None when a task's
+    rows cannot be read (then every joint counts)."""
+    moved = np.zeros(nv, dtype=bool)
+    for task in tasks:
+        try:
+            rows = task.rows(kin)
+        except Exception:  # a task the panel cannot read: no joint is left out
+            return None
+        if rows.A is None:  # an identity level (posture): the unmasked joints
+            moved |= np.ones(nv, dtype=bool) if rows.mask is None else np.asarray(rows.mask) > 0
+        else:
+            moved |= np.any(np.asarray(rows.A) != 0.0, axis=0)
+    return moved
+
+
+def limiting_joints(report: LevelReport, tasks: Sequence[Task], kin: Kinematics | None, nv: int) -> list[str]:
+    """The joints saturated for a level that limit it: those its tasks move (a joint held on its
+    bound for every level, such as a finger at its limit under the bounded solver, is listed only
+    under the levels that move it)."""
+    if not report.saturated:
+        return []
+    moved = None if kin is None else moved_joints(tasks, kin, nv)
+    return [name for j, name in zip(report.saturated, report.saturated_joints, strict=True)
+            if moved is None or moved[j]]
+
+
 def levels_panel(controller: Controller, errors: dict[str, dict[str, float]]) -> list[dict]:
     """Per level, highest first: its tasks with their error norms, the scale, met, the residual,
-    the joints and constraints (collision pairs as "link/link") that saturated it, what
+    the joints that saturated it and limit it (:func:`limiting_joints`), the constraints
+    (collision pairs as "link/link") that saturated it, what
     limited its scale when it fell short (``LevelReport.limited_by``), ``posture``: True
     for a level of posture tasks only (a regularization, not expected to be met), and ``rows``:
     its inequality rows, active or slack, and their distances to the bounds (:func:`bound_rows`,
     at the q of the last step)."""
     reports = controller.last_reports
-    kin = controller.last_kinematics if any(t.bounds is not None for t in controller.tasks) else None
+    step_kin = controller.last_kinematics
+    kin = step_kin if any(t.bounds is not None for t in controller.tasks) else None
+    nv = controller.robot.nv
     panel = []
     for i, tasks in enumerate(controller.levels):
         report = reports[i] if i < len(reports) else None
@@ -209,7 +235,7 @@ def levels_panel(controller: Controller, errors: dict[str, dict[str, float]]) ->
             "scale": None if report is None else float(report.scale),
             "met": None if report is None else bool(report.met),
             "residual": None if report is None else _finite(report.residual),
-            "saturated_joints": [] if report is None else list(report.saturated_joints),
+            "saturated_joints": [] if report is None else limiting_joints(report, tasks, step_kin, nv),
             "saturated_constraints": [] if report is None else list(report.saturated_constraints),
             "limited_by": "" if report is None else report.limited_by,
             "posture": bool(tasks) and all(isinstance(task, PostureTask) for task in tasks),

@@ -23,7 +23,6 @@ requests and the methods below reach it through a queue, so they are safe from a
 
 from __future__ import annotations
 
-import html
 import math
 import os
 import queue
@@ -35,18 +34,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from ..exceptions import ConfigurationError, ReljacError
 from ..files import shown
 from ..ik import Controller
-from ..relative import Kinematics
 from ..robot import Robot, as_robot
 from ..validation import as_float
 from .debug_access import check_address
-from .debug_overlays import HANDLE_PARTS, Handle, JointMarks
+from .debug_overlays import HANDLE_PARTS
 from .debug_requests import handle_request
+from .debug_scene import DebugScene
 from .debug_server import LOOPBACK, DebugServer, TransformRelay
 from .debug_sliders import joint_sliders
 from .debug_state import (
@@ -56,23 +54,19 @@ from .debug_state import (
     Frame,
     Recording,
     add_sample,
-    bounds_region,
     collision_limits,
     collision_panel,
-    draggable,
-    handle_pose,
     levels_panel,
-    parent_frame,
-    set_handle_target,
-    targeted,
     targets_of,
 )
+from .meshes import scene_objects
+from .request_target import RunState
+from .session import page_iframe
 from .viewer import Viewer
 
 MAX_FPS = 60.0  # [1/s] displays of the scene and states sent to the page, at most
 PAGE_POLL = 0.005  # [s] between looks at whether a busy page took the last update
 STEP_BUDGET = 0.5 / MAX_FPS  # [s] of catching up on the control clock between two updates of the page
-HANDLE_SIZE = 1.5  # handle axis length, in the viewer's scale
 REQUESTS_PER_PASS = 256  # requests carried out between two looks at the control clock, at most
 
 
@@ -95,10 +89,15 @@ class Debugger:
             what the page's Export writes; None: no export.
         export_dir: folder Export writes into (a file name from the page, never a path).
         zmq_url: meshcat server to join (default: start one); open: open a browser tab.
+        meshes: the robot's meshes, "simplified" (default) or "full" (as :class:`Viewer`'s);
+            the page says what is still loading.
 
     Attributes:
-        url: the page. viewer: the :class:`~reljac.viz.Viewer`. steps: control steps taken.
-        updates_per_second: scene updates sent in the last second.
+        url: the page. viewer: the :class:`~reljac.viz.Viewer`; scene: what is drawn over the robot
+        (:class:`~reljac.viz.debug_scene.DebugScene`), handles: its drag handles. steps: control steps taken.
+        updates_per_second: scene updates sent in the last second. run_state: what the page's
+        requests change between two states sent to it (:class:`~reljac.viz.request_target.RunState`);
+        lock: held while the recording or the last state changes (other threads read them).
 
     Raises:
         ConfigurationError: a controller, robot, q, history, host or port that is not one.
@@ -107,7 +106,8 @@ class Debugger:
     def __init__(self, controller: Controller | None, q: ArrayLike | None = None, *, robot: Robot | None = None,
                  history: float = 30.0, host: str = LOOPBACK, port: int = 0, paused: bool = False,
                  new_log: Callable[[list[str], float, list], Any] | None = None,
-                 export_dir: str | Path = ".", zmq_url: str | None = None, open: bool = False) -> None:
+                 export_dir: str | Path = ".", zmq_url: str | None = None, open: bool = False,
+                 meshes: str = "simplified") -> None:
         if controller is not None and not isinstance(controller, Controller):
             raise ConfigurationError(
                 f"controller must be a reljac.ik.Controller or None, got {type(controller).__name__}")
@@ -137,20 +137,19 @@ class Debugger:
         self.paused = bool(paused)
         self.updates_per_second = 0.0
         self._requests: queue.Queue[dict] = queue.Queue()
-        self._scrub: int | None = None
-        self._grab: tuple[str, pin.SE3] | None = None
-        self._samples: list[list] = []
-        self._restart = False  # the run went back (reset, rewind) since the last state
+        self.run_state = RunState()  # what the page's requests change between two states sent to it
         self._state: dict = {}
         self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self.viewer = Viewer(robot, q=self.q0, zmq_url=zmq_url, announce=False)
+        self.lock = threading.Lock()
+        self.viewer = Viewer(robot, q=self.q0, zmq_url=zmq_url, announce=False, meshes=meshes)
         self.server: DebugServer | None = None
         try:
             # live transforms go to the page in one message per update (see TransformRelay)
             self.relay = TransformRelay(self.viewer.viewer.window)
             self.viewer.viewer.window = self.relay
-            self._draw()
+            self.scene = DebugScene(self.viewer, robot, self.tasks, self.collision, self.q0)
+            self.handles = self.scene.handles
+            self.targets0 = targets_of(self.tasks)  # (with the targets the scene gave tasks without one)
             self.server = DebugServer(self.viewer.url, self._requests.put, self._hello, host=host, port=port)
             self.relay.server = self.server
         except BaseException:
@@ -164,37 +163,7 @@ class Debugger:
         if open:
             webbrowser.open(self.url, new=2)
 
-    # ------------------------------------------------------------------ scene
-    def _draw(self) -> None:
-        viewer = self.viewer
-        self.handles: dict[str, tuple[Any, Handle]] = {}
-        for task in self.tasks:
-            if not draggable(task):
-                continue
-            viewer.show_frame(targeted(task).frame_b, label=None)
-            T_ah = handle_pose(task)
-            if T_ah is None:  # no target yet: the frame where it is now
-                T_ah = self._relative(task)
-                set_handle_target(task, T_ah)
-            name = "handle " + task.name.replace("/", "|")
-            frame_a = parent_frame(self.robot, task)
-            size = HANDLE_SIZE * viewer.scale
-            handle = Handle(None, frame_a, T_ah, size, draw=False, region=bounds_region(task, size))
-            viewer._add(name, handle.attach)
-            self.handles[name] = (task, handle)
-        self.targets0 = targets_of(self.tasks)
-        for limit in self.collision:
-            viewer.show_collisions(limit.model, within=limit.influence_distance, name=f"collisions {id(limit)}")
-        self.marks: JointMarks = JointMarks(None, self.robot.model, 0.35 * viewer.scale,
-                                            lambda: viewer.visualizer.data.oMi)
-        viewer._add("saturated joints", self.marks.attach)
-
-    def _relative(self, task: Any) -> pin.SE3:
-        kin = Kinematics(self.robot, self.q)
-        frame_a = parent_frame(self.robot, task)
-        T_wb = kin.placement(targeted(task).frame_b)
-        return T_wb if frame_a is None else kin.placement(frame_a).actInv(T_wb)
-
+    # ------------------------------------------------------------------ the page
     def _hello(self) -> list[dict]:
         """What a page needs first: the handles, the sliders, the levels; the nodes' transforms."""
         paths = {name: handle.node.path.lower() for name, (_, handle) in self.handles.items()}
@@ -206,7 +175,7 @@ class Debugger:
                 "handles": [{"name": name, "path": paths[name], "size": handle.size,
                              "kind": "pose" if getattr(task, "size", 6) == 6 else "position", "task": task.name}
                             for name, (task, handle) in self.handles.items()],
-                "parts": HANDLE_PARTS,
+                "parts": HANDLE_PARTS, "scene": scene_objects(self.viewer),
                 "levels": [[task.name for task in level] for level in self.controller.levels]
                 if self.controller else [],
                 "sliders": joint_sliders(self.robot, self.q) if self.controller is None else [],
@@ -229,14 +198,14 @@ class Debugger:
 
     def state(self) -> dict:
         """The last state made for the page (a copy; made no faster than the pages take them)."""
-        with self._lock:
+        with self.lock:
             return dict(self._state)
 
     def export(self, path: str | Path) -> Path:
         """Write the recording to `path` (see `new_log`); returns the path written."""
         if self.new_log is None:
             raise ReljacError("this debugger has no log writer (new_log): nothing to export with")
-        with self._lock:
+        with self.lock:
             log = self.new_log(self.robot.q_names, self.dt, self.tasks)
             self.recording.write(log, self.tasks)
         try:
@@ -260,10 +229,7 @@ class Debugger:
         """The page in an iframe `height` px tall (what Jupyter shows for a Debugger)."""
         if self.server is None or self._stop.is_set():
             return "<p>reljac debug page (closed)</p>"
-        url = html.escape(self.url, quote=True)
-        return (f'<div style="height: {int(height)}px; width: 100%; overflow: hidden; resize: both">'
-                f'<iframe src="{url}" title="reljac debug page" style="width: 100%; height: 100%; border: none">'
-                "</iframe></div>")
+        return page_iframe(self.url, "reljac debug page", height)
 
     def __enter__(self) -> Debugger:
         return self
@@ -276,12 +242,13 @@ class Debugger:
         """Carry out one request (:func:`~reljac.viz.debug_requests.handle_request`); True if the scene changed."""
         return handle_request(self, request)
 
-    def _tell(self, message: dict) -> None:
+    def tell(self, message: dict) -> None:
         """Send an answer or an error to the pages (none open: dropped)."""
         if self.server is not None:
             self.server.broadcast(message)
 
-    def _control_step(self) -> None:
+    def control_step(self) -> None:
+        """One controller step from q, recorded (in the debugger's thread: :meth:`step` asks for one)."""
         controller = self.controller
         assert controller is not None
         targets = targets_of(self.tasks)
@@ -289,10 +256,10 @@ class Debugger:
         errors = controller.errors()  # at self.q: the configuration the step started from
         levels = levels_panel(controller, errors)
         pairs, distance = collision_panel(self.collision)  # the rows the compiled step computed
-        with self._lock:
+        with self.lock:
             self.recording.add(Frame(self.t, self.q.copy(), targets, errors, levels, pairs, distance))
             self.q, self.t, self.steps = q_next, self.t + self.dt, self.steps + 1
-        add_sample(self._samples, [self.t, [level["error"] for level in levels],
+        add_sample(self.run_state.samples, [self.t, [level["error"] for level in levels],
                                    distance if math.isfinite(distance) else None])  # bounded: see merge_samples
 
     def _run(self) -> None:
@@ -325,7 +292,7 @@ class Debugger:
                         next_tick = time.monotonic()
                     taken, budget = 0, time.monotonic() + STEP_BUDGET
                     while not self.paused and time.monotonic() >= next_tick and time.monotonic() < budget:
-                        self._control_step()
+                        self.control_step()
                         next_tick += self.dt
                         taken += 1
                     next_tick = max(next_tick, time.monotonic() - self.dt)  # behind: the clock slips
@@ -338,14 +305,14 @@ class Debugger:
                     self.updates_per_second = float(len(window))
             except Exception as exc:  # e.g. the meshcat server is gone: say so on the page, stop stepping
                 self.paused = True
-                self._tell({"type": "error", "message": said(exc) + "; paused"})
+                self.tell({"type": "error", "message": said(exc) + "; paused"})
 
     def _carry_out(self, request: dict) -> bool:
         """:meth:`_handle`, and whatever goes wrong there is said on the page: the loop goes on."""
         try:
             return self._handle(request)
         except Exception as exc:  # a ReljacError (a step that failed), or a reljac bug: the run must not die of it
-            self._tell({"type": "error", "message": said(exc)})
+            self.tell({"type": "error", "message": said(exc)})
         return True
 
     def _page_ready(self) -> bool:
@@ -356,32 +323,29 @@ class Debugger:
 
     def _show(self) -> None:
         viewer = self.viewer
-        frame = self.recording.frames[self._scrub] if self._scrub is not None else (
+        frame = self.recording.frames[self.run_state.scrub] if self.run_state.scrub is not None else (
             self.recording.frames[-1] if len(self.recording) else None)
-        self.marks.joints = [] if frame is None else sorted({j for level in frame.levels
+        self.scene.marks.joints = [] if frame is None else sorted({j for level in frame.levels
                                                             for j in level["saturated_joints"]})
         viewer.display(self.q)
         self.relay.flush()
         distance = math.inf if frame is None else frame.min_distance
         state = {
             "type": "state", "t": self.t, "steps": self.steps, "paused": self.paused,
-            "rate": self.updates_per_second, "frames": len(self.recording), "scrub": self._scrub,
+            "rate": self.updates_per_second, "frames": len(self.recording), "scrub": self.run_state.scrub,
             "frame_t": None if frame is None else frame.t,
             "levels": [] if frame is None else frame.levels, "pairs": [] if frame is None else frame.pairs,
             "min_distance": distance if math.isfinite(distance) else None,
-            "samples": self._samples, "restart": self._restart, "targets": self._target_rows(), "q": self.q.tolist(),
+            "samples": self.run_state.samples, "restart": self.run_state.restart, "targets": self.scene.target_rows(),
+            "q": self.q.tolist(),
             "dropped": self.recording.dropped,
             "joints": [] if self.controller is not None else joint_sliders(self.robot, self.q),
         }
-        self._samples, self._restart = [], False
-        with self._lock:
+        self.run_state.samples, self.run_state.restart = [], False
+        with self.lock:
             self._state = state
         if self.server is not None:
             self.server.broadcast(state)
-
-    def _target_rows(self) -> dict[str, list]:
-        """Each handle's T_wh (4x4, row-major lists) as drawn."""
-        return {name: handle.T_wh.homogeneous.tolist() for name, (_, handle) in self.handles.items()}
 
 
 def said(exc: Exception) -> str:

@@ -78,6 +78,11 @@ class FrameLabel:
         sprite = Label(text, height)
         self.width, self.height = sprite.width, sprite.height
         node["text"].set_object(sprite)
+        # The leader: a unit segment along y, turned and stretched by its node's transform at
+        # each move (a transform is 16 numbers; drawing the line anew was a mesh per move).
+        ends = np.array([[0.0, 0.0], [0.0, 1.0], [0.0, 0.0]], dtype=np.float32)  # (3, 2)
+        node["leader"].set_object(mg.Line(mg.PointsGeometry(ends), mg.LineBasicMaterial(
+            color=LEADER_COLOR, depthTest=False, transparent=True, opacity=0.8)))
         self.offset: np.ndarray | None = None
         self.image_offset = np.full(2, np.nan)
 
@@ -90,12 +95,15 @@ class FrameLabel:
         self.image_offset = np.full(2, np.nan)
 
     def move(self, anchor: np.ndarray, offset: np.ndarray) -> None:
-        """Put the label's centre at anchor + offset (both (3,) in w)."""
+        """Put the label's centre at anchor + offset (both (3,) in w), its leader from there to
+        the anchor."""
         self.node.set_transform(translation(anchor + offset))
         if self.offset is None or np.linalg.norm(offset - self.offset) > 1e-6 * self.height:
-            ends = np.stack([-offset, np.zeros(3)], axis=1).astype(np.float32)  # (3, 2) in the label node
-            self.node["leader"].set_object(mg.Line(mg.PointsGeometry(ends), mg.LineBasicMaterial(
-                color=LEADER_COLOR, depthTest=False, transparent=True, opacity=0.8)))
+            length = float(np.linalg.norm(offset))
+            T = np.eye(4)  # the unit segment along y onto -offset (label centre -> anchor)
+            R = rotation_y_to(-offset / length) if length > 1e-12 else np.eye(3)
+            T[:3, :3] = R @ np.diag([1.0, max(length, 1e-9), 1.0])
+            self.node["leader"].set_transform(T)
             self.offset = offset.copy()
 
 

@@ -8,6 +8,7 @@ the Debugger class keeps the import one way. Only the debugger's own thread runs
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -22,6 +23,16 @@ if TYPE_CHECKING:  # pragma: no cover
     from .viewer import Viewer
 
 
+@dataclass
+class RunState:
+    """What the page's requests change of a debugger's run between two states sent to the page."""
+
+    scrub: int | None = None  # the frame of the recording scrubbed to (the run paused there), or None
+    grab: tuple[str, pin.SE3] | None = None  # the handle grabbed, and its pose T_ah when grabbed
+    samples: list[list] = field(default_factory=list)  # plot samples not yet sent to the page
+    restart: bool = False  # the run went back (reset, rewind) since the last state
+
+
 class RequestTarget(Protocol):
     """A debugger as its page's requests see it (:class:`~reljac.viz.debugger.Debugger` is one).
 
@@ -30,8 +41,8 @@ class RequestTarget(Protocol):
         q: (nq,) the configuration shown; t: [s] the run's time; q0: (nq,) the first one.
         tasks and targets0: the controller's tasks and their first targets, by task name.
         recording: the frames of the run; export_dir: where an export is written by default.
-        paused: the run is paused; the private fields are the debugger's state between requests
-        (a restart asked for, the frame scrubbed to, the handle grabbed, plot samples).
+        paused: the run is paused; run_state: what the requests change between two states sent to
+        the page; lock: held while the recording changes (other threads read it: export, state).
     """
 
     robot: Robot
@@ -47,23 +58,20 @@ class RequestTarget(Protocol):
     export_dir: Path
     paused: bool
     handles: dict[str, tuple[Any, Any]]  # handle name -> (task, its Handle overlay)
-    _restart: bool
-    _scrub: int | None
-    _grab: tuple[str, pin.SE3] | None
-    _samples: list[list]
-    _lock: threading.Lock
+    run_state: RunState
+    lock: threading.Lock
 
     def export(self, path: str | Path) -> Path:
         """Write the recording to `path`; the path written."""
         ...
 
-    def _tell(self, message: dict) -> None:
+    def tell(self, message: dict) -> None:
         """Send `message` to every page (an error, a reply)."""
         ...
 
-    def _control_step(self) -> None:
+    def control_step(self) -> None:
         """One controller step from q, recorded (the page's Step)."""
         ...
 
 
-__all__ = ["RequestTarget"]
+__all__ = ["RequestTarget", "RunState"]

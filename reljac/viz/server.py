@@ -25,11 +25,11 @@ import zmq
 with warnings.catch_warnings():  # meshcat 0.3.2 imports pyzmq's deprecated zmq.eventloop.ioloop
     warnings.simplefilter("ignore", DeprecationWarning)
     import meshcat
-    from meshcat.visualizer import ViewerWindow
 
 from typing import Any
 
 from ..exceptions import ConfigurationError, ReljacError
+from .batching import BATCH_HANDLER, BatchingWindow
 
 SERVER_START_TIMEOUT = 30.0  # [s] for a new meshcat server to print its addresses
 REPLY_TIMEOUT_MS = 15_000  # [ms] for the meshcat server to acknowledge one command
@@ -63,6 +63,7 @@ def first_port(bind, default_port, **kw):
     bound = bind(0, **kw)
     return bound, bound if isinstance(bound, int) else 0
 zmqserver.find_available_port = first_port
+""" + BATCH_HANDLER + """
 zmqserver.main()
 """
 LOOPBACK = "127.0.0.1"
@@ -201,12 +202,12 @@ def ask_web_url(zmq_url: str, timeout_ms: int = 3000) -> str:
 
 
 def connect(zmq_url: str, web_url: str) -> meshcat.Visualizer:
-    """A meshcat.Visualizer on one REQ socket whose replies time out instead of blocking."""
+    """A meshcat.Visualizer on one REQ socket whose replies time out instead of blocking, and
+    which sends a batch of commands in one round trip (:class:`~reljac.viz.batching.BatchingWindow`)."""
     # meshcat's own constructor prints, and leaks a first socket when joining a server.
-    window = ViewerWindow.__new__(ViewerWindow)
-    window.server_proc, window.zmq_url, window.web_url = None, zmq_url, web_url
-    window.connect_zmq()
-    for option, value in ((zmq.LINGER, 0), (zmq.RCVTIMEO, REPLY_TIMEOUT_MS),
-                          (zmq.SNDTIMEO, REPLY_TIMEOUT_MS)):
-        window.zmq_socket.setsockopt(option, value)
+    options = {zmq.LINGER: 0, zmq.RCVTIMEO: REPLY_TIMEOUT_MS, zmq.SNDTIMEO: REPLY_TIMEOUT_MS}
+    try:
+        window = BatchingWindow.connected(zmq_url, web_url, options)
+    except zmq.ZMQError as exc:
+        raise ReljacError(f"the meshcat server at {zmq_url} did not answer ({exc})") from None
     return meshcat.Visualizer(window=window)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import html
 import time
 import weakref
 from collections.abc import Iterator
@@ -31,6 +32,14 @@ _S = TypeVar("_S", bound="Session")
 def _close_all_sessions() -> None:
     for session in list(_live_sessions):
         session.close()
+
+
+def page_iframe(url: str, title: str, height: int) -> str:
+    """HTML of the page at `url` in an iframe `height` px tall and as wide as it may be, resizable:
+    what Jupyter shows for a view (``_repr_html_``). `title` is plain text (escaped here)."""
+    return (f'<div style="height: {int(height)}px; width: 100%; overflow: hidden; resize: both">'
+            f'<iframe src="{html.escape(url, quote=True)}" title="{html.escape(title, quote=True)}" '
+            'style="width: 100%; height: 100%; border: none"></iframe></div>')
 
 
 class Session:
@@ -119,6 +128,22 @@ class Session:
         if self._server is not None:
             self._server.stop()
             self._server = None
+
+    @contextlib.contextmanager
+    def batch(self, wait: bool = True) -> Iterator[None]:
+        """Send the meshcat commands of the block together, in order, when it ends: one round trip
+        to the server instead of one per command (:mod:`reljac.viz.batching`). Blocks nest.
+
+        `wait` (the outermost block's): wait for the server's answer; False returns once the
+        batch is sent (the answer is read before the next command: a control loop never waits
+        for a busy server).
+
+        Raises:
+            ReljacError: this session is closed, or its server did not answer.
+        """
+        batched = getattr(self.viewer.window, "batched", None) if not self._closed else None
+        with self._talking(), (batched(wait) if batched is not None else contextlib.nullcontext()):
+            yield
 
     @contextlib.contextmanager
     def _talking(self) -> Iterator[None]:

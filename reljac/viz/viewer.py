@@ -7,7 +7,6 @@ matrices ``T_wx``.
 from __future__ import annotations
 
 import html
-import warnings
 import webbrowser
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -16,31 +15,23 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
-from ..exceptions import ConfigurationError, suggest
+from ..exceptions import ConfigurationError
 from ..poses import as_se3
 from ..robot import FrameRef, Robot, as_robot
 from ..validation import as_count, as_float
 from .bounds import local_corners, robot_points
-from .camera import (
-    DEFAULT_DIRECTION,
-    CameraPose,
-    box_corners,
-    frame_box,
-    frame_points,
-    overlay_scale,
-    points_leave_picture,
-)
-from .framing import LABEL_HEIGHT, label_height, show_camera
-from .overlays import Ellipsoid, FrameLabel, FrameTriad, LabelLayer, Overlay, Segment, Target, Trail
-from .session import Session
+from .camera import DEFAULT_DIRECTION, CameraPose, frame_box, frame_points, overlay_scale, points_leave_picture
+from .framing import LABEL_HEIGHT as LABEL_HEIGHT  # (its label height: imported from here too)
+from .framing import label_height, show_camera
+from .meshes import RobotVisualizer
+from .overlay_set import OverlaySet
+from .overlays import Ellipsoid, FrameLabel, FrameTriad, Segment, Target, Trail
+from .session import Session, page_iframe
 from .shapes import SEGMENT_RADIUS
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..maps import CapabilityMap
 
-with warnings.catch_warnings():  # it imports meshcat, which imports pyzmq's deprecated zmq.eventloop.ioloop
-    warnings.simplefilter("ignore", DeprecationWarning)
-    from pinocchio.visualize import MeshcatVisualizer
 
 
 def _positive(x: float, what: str) -> float:
@@ -67,6 +58,10 @@ class Viewer(Session):
         follow: frame the camera again (from the same direction) when a :meth:`display` puts
             part of the robot out of the picture (default True).
         announce: print the page's URL (default True; the debug page prints its own instead).
+        meshes: "simplified" (default: mesh files sent as binary arrays, those of more than 2,000
+            triangles simplified to at most 12,000, in the geometry's own colour:
+            :mod:`reljac.viz.meshes`; Baxter's 30 MB of Collada drawn in seconds) or "full" (the
+            files as they are, with their own materials and textures).
 
     The camera looks at the robot from the front (+x), a little to the left and above, centred on
     it and as close as it can with every corner of its geometries' own boxes in 90 % of the
@@ -103,31 +98,33 @@ class Viewer(Session):
         root: str | None = None,
         follow: bool = True,
         announce: bool = True,
+        meshes: str = "simplified",
     ) -> None:
         self.robot = robot = as_robot(robot)
         self.root = root or robot.name
         if "/" in self.root:
             raise ConfigurationError(f"root {self.root!r} must not contain '/'")
+        if meshes not in ("simplified", "full"):
+            raise ConfigurationError(f"meshes must be 'simplified' or 'full', not {meshes!r}")
         q = robot.reference_configuration() if q is None else robot.validate_q(q)
         scale = None if scale is None else _positive(scale, "scale")
         visual_model = robot.visual_model  # URDFError (with its message) before any server starts
         collision_model = robot.collision_model
-        self._overlays: dict[str, Overlay] = {}
-        self._labels_visible = True
         self.follow = bool(follow)
         self._local_boxes: np.ndarray | None = None  # bounds.local_corners of the visual model
         self.q = q
         try:
             self.connect(zmq_url, host)
-            self.visualizer = MeshcatVisualizer(robot.model, collision_model, visual_model)
-            with self._talking():
+            self._overlays = OverlaySet(self.viewer, self.root)
+            self.visualizer = RobotVisualizer(robot.model, collision_model, visual_model,
+                                              full_meshes=meshes == "full")
+            with self.batch():  # the scene in one round trip
                 self.visualizer.initViewer(viewer=self.viewer)
                 self.viewer[self.root].delete()  # a joined server may hold an older scene
                 self.visualizer.loadViewerModel(rootNodeName=self.root)
                 self.visualizer.setBackgroundColor("gray")  # light: black labels stay readable
             self.display(q)
             self.scale: float = scale or overlay_scale(*self.bounding_box())
-            self._layer = LabelLayer(gap=0.25 * LABEL_HEIGHT * self.scale)
             self.frame_camera()
         except BaseException:
             self.close()
@@ -147,13 +144,9 @@ class Viewer(Session):
 
     def _repr_html_(self, height: int = 400) -> str:
         """The page in an iframe `height` px tall (what Jupyter shows for a Viewer)."""
-        name = html.escape(self.robot.name)
         if self._closed:
-            return f"<p>reljac viewer of robot '{name}' (closed)</p>"
-        url = html.escape(self.url, quote=True)
-        return (f'<div style="height: {int(height)}px; width: 100%; overflow: hidden; resize: both">'
-                f'<iframe src="{url}" title="reljac viewer of robot \'{name}\'" '
-                f'style="width: 100%; height: 100%; border: none"></iframe></div>')
+            return f"<p>reljac viewer of robot '{html.escape(self.robot.name)}' (closed)</p>"
+        return page_iframe(self.url, f"reljac viewer of robot '{self.robot.name}'", height)
 
     # ------------------------------------------------------------------ camera
     def bounding_box(self) -> tuple[np.ndarray, np.ndarray]:
@@ -190,21 +183,15 @@ class Viewer(Session):
         else:
             lower, upper = np.asarray(box[0], float), np.asarray(box[1], float)
             self.camera = frame_box(lower, upper, direction)
-        height = label_height(self.scale, self.camera)
-        self._layer.gap = 0.25 * height
         with self._talking():
             show_camera(self.viewer, self.camera, lower, upper, self.scale)
-            for overlay in self._overlays.values():
-                overlay.on_camera(self.camera)
-                if overlay.label is not None and not np.isclose(overlay.label.height, height, rtol=1e-9, atol=0.0):
-                    overlay.label.resize(height)
+            self._overlays.on_camera(self.camera, label_height(self.scale, self.camera))
         self._update_labels()
         return self.camera
 
     def _scene_points(self) -> np.ndarray:
         """(n, 3) in w [m]: :meth:`robot_points` and the corners of the overlays that have a box."""
-        boxes = [box_corners(*box) for box in (o.world_box() for o in self._overlays.values()) if box is not None]
-        return np.vstack([self.robot_points(), *boxes])
+        return np.vstack([self.robot_points(), *self._overlays.box_corners()])
 
     # ------------------------------------------------------------------ robot
     def display(self, q: ArrayLike) -> None:
@@ -214,29 +201,26 @@ class Viewer(Session):
             ConfigurationError: q has a wrong shape or a non-finite entry.
         """
         q = self.robot.validate_q(q)
-        with self._talking():
+        with self.batch():  # one round trip to the server
             self.visualizer.display(q)
             pin.updateFramePlacements(self.robot.model, self.visualizer.data)
             self.q = q
-            for overlay in self._overlays.values():
-                overlay.update(self.visualizer.data.oMf)
+            self._overlays.update(self.visualizer.data.oMf)
             if self.follow and hasattr(self, "camera") and points_leave_picture(self.robot_points(), self.camera):
                 self.frame_camera(self.camera.direction)  # lays the labels out too
             else:
                 self._update_labels()
 
     def _update_labels(self) -> None:
-        labels = [o.label for o in self._overlays.values() if o.label is not None]
-        if labels and hasattr(self, "camera"):
+        if hasattr(self, "camera") and self._overlays.has_labels:
             with self._talking():
-                self._layer.update(labels, self.visualizer.data.oMf, self.camera)
+                self._overlays.lay_out_labels(self.visualizer.data.oMf, self.camera)
 
     def show_labels(self, visible: bool = True) -> None:
         """Show or hide every frame label (also a checkbox in the page: Scene > meshcat > <root>
         > labels)."""
-        self._labels_visible = bool(visible)
         with self._talking():
-            self.viewer[self.root]["labels"].set_property("visible", self._labels_visible)
+            self._overlays.show_labels(visible)
 
     # ------------------------------------------------------------------ overlays
     @property
@@ -244,15 +228,12 @@ class Viewer(Session):
         """Names of the overlays shown, in creation order."""
         return list(self._overlays)
 
-    def _add(self, name: str, make: Callable[[Any], Any]) -> str:
-        if not isinstance(name, str) or not name or "/" in name:
-            raise ConfigurationError(f"an overlay name must be a non-empty string without '/', not {name!r}")
+    def add_overlay(self, name: str, make: Callable[[Any], Any]) -> str:
+        """Show an overlay of your own (or replace the one of that name): `make(node)` builds it on
+        its meshcat node, an :class:`~reljac.viz.overlays.Overlay` (placed at each display from the
+        frames' placements). Returns its name (for :meth:`remove`)."""
         with self._talking():
-            if name in self._overlays:
-                self.remove(name)
-            overlay = make(self.viewer[self.root]["overlays"][name])
-            overlay.place(self.visualizer.data.oMf)
-        self._overlays[name] = overlay
+            overlay = self._overlays.add(name, make, self.visualizer.data.oMf)
         if overlay.label is not None:
             self._update_labels()
         return name
@@ -282,10 +263,10 @@ class Viewer(Session):
             text = None
             if label:
                 height = label_height(self.scale, self.camera)
-                text = FrameLabel(self.viewer[self.root]["labels"][name], fid, label, height)
+                text = FrameLabel(self._overlays.label_node(name), fid, label, height)
             return FrameTriad(node, fid, scale, text)
 
-        return self._add(name, make)
+        return self.add_overlay(name, make)
 
     def show_target(self, name: str, T_wt: pin.SE3 | ArrayLike, *, scale: float | None = None) -> str:
         """Draw (or move, if `name` exists) a fixed target triad at pose T_wt in the world.
@@ -308,7 +289,7 @@ class Viewer(Session):
             with self._talking():
                 existing.node.set_transform(M)
             return name
-        return self._add(name, lambda node: Target(node, M, scale))
+        return self.add_overlay(name, lambda node: Target(node, M, scale))
 
     def show_segment(self, frame_a: FrameRef, frame_b: FrameRef, *, name: str | None = None) -> str:
         """Draw a segment from frame a's origin to frame b's origin, updated on display (its
@@ -325,7 +306,7 @@ class Viewer(Session):
         fa, fb = self.robot.frame_id(frame_a), self.robot.frame_id(frame_b)
         frames = self.robot.model.frames
         name = name or f"{frames[fa].name}--{frames[fb].name}"
-        return self._add(name, lambda node: Segment(node, fa, fb, self.scale))
+        return self.add_overlay(name, lambda node: Segment(node, fa, fb, self.scale))
 
     def show_trail(self, frame: FrameRef, *, length: int = 200, name: str | None = None) -> str:
         """Draw a polyline through the last `length` positions of a frame's origin.
@@ -344,7 +325,7 @@ class Viewer(Session):
         fid = self.robot.frame_id(frame)
         length = as_count(length, "length", minimum=2, error=ConfigurationError)
         name = name or f"{self.robot.model.frames[fid].name} trail"
-        return self._add(name, lambda node: Trail(node, fid, int(length)))
+        return self.add_overlay(name, lambda node: Trail(node, fid, int(length)))
 
     def show_manipulability(
         self, frame_a: FrameRef, frame_b: FrameRef, *, scale: float = 0.1, name: str | None = None
@@ -362,7 +343,7 @@ class Viewer(Session):
         scale = _positive(scale, "scale")
         frames = self.robot.model.frames
         name = name or f"manipulability {frames[fb].name} in {frames[fa].name}"
-        return self._add(name, lambda node: Ellipsoid(node, self.robot, fa, fb, scale, lambda: self.q))
+        return self.add_overlay(name, lambda node: Ellipsoid(node, self.robot, fa, fb, scale, lambda: self.q))
 
     def show_capability_map(self, cmap: CapabilityMap, *, color_by: str = "coverage", max_voxels: int = 30_000,
                             name: str | None = None) -> str:
@@ -377,7 +358,7 @@ class Viewer(Session):
 
         fa = self.robot.frame_id(cmap.metadata["frame_a"])
         name = name or f"capability map {cmap.metadata['frame_b']} in {cmap.metadata['frame_a']}"
-        self._add(name, lambda node: CapabilityOverlay(node, cmap, fa, color_by=color_by, max_voxels=max_voxels))
+        self.add_overlay(name, lambda node: CapabilityOverlay(node, cmap, fa, color_by=color_by, max_voxels=max_voxels))
         self.frame_camera(self.camera.direction)  # the robot and the voxels together; places the legend
         return name
 
@@ -396,7 +377,7 @@ class Viewer(Session):
             raise ConfigurationError(
                 f"show_collisions needs a reljac.collision.CollisionModel of robot '{self.robot.name}'")
         within = _positive(within, "within")
-        return self._add(name, lambda node: CollisionOverlay(node, model, within, lambda: self.q,
+        return self.add_overlay(name, lambda node: CollisionOverlay(node, model, within, lambda: self.q,
                                                              SEGMENT_RADIUS * self.scale))
 
     def remove(self, name: str) -> None:
@@ -405,18 +386,10 @@ class Viewer(Session):
         Raises:
             ConfigurationError: no overlay has this name.
         """
-        if name not in self._overlays:
-            shown = ", ".join(self._overlays) or "none"
-            raise ConfigurationError(f"no overlay named {name!r}{suggest(str(name), self._overlays)} "
-                              f"(overlays: {shown})")
         with self._talking():
-            self._overlays.pop(name).delete()
+            self._overlays.remove(name)
 
     def clear_overlays(self) -> None:
         """Remove every overlay (the robot stays)."""
         with self._talking():
-            self.viewer[self.root]["overlays"].delete()
-            self.viewer[self.root]["labels"].delete()
-            if not self._labels_visible:
-                self.viewer[self.root]["labels"].set_property("visible", False)
-        self._overlays.clear()
+            self._overlays.clear()

@@ -1,0 +1,39 @@
+"""An ``[[obstacle]]`` table of a hierarchy file or a placement task file: its name and its coal
+shape (box, sphere, capsule, cylinder), each size checked; where it stands is the caller's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..collision import shapes
+from ..exceptions import ConfigurationError
+from .hierarchy_values import number, numbers, table, text, unknown_keys, within
+
+#: each shape's size keys, in the order of its constructor in :mod:`reljac.collision.shapes` [m]
+SHAPES = {"box": ("size",), "sphere": ("radius",), "capsule": ("radius", "length"), "cylinder": ("radius", "length")}
+SIZE_KEYS = set().union(*SHAPES.values())
+
+
+def obstacle_shape(spec: Any, where: str, keys: set[str]) -> tuple[dict, str, str, Any]:
+    """(the table, its name, `where` naming it, its shape) of one [[obstacle]] table whose keys,
+    but the size keys, may be `keys` (ConfigurationError, one line starting with `where`)."""
+    spec = table(spec, where, "an obstacle ([[obstacle]])")
+    name = text(spec.get("name"), where, "name")
+    where = f"{where} ({name!r})"
+    kind = spec.get("shape")
+    if kind not in SHAPES:
+        raise ConfigurationError(f"{where}: shape must be one of {', '.join(SHAPES)}, got {kind!r}")
+    unknown_keys(spec, keys - SIZE_KEYS | set(SHAPES[kind]), where)
+    for key in SHAPES[kind]:
+        if key not in spec:
+            raise ConfigurationError(f"{where}: a {kind} needs {' and '.join(SHAPES[kind])} [m]")
+    sizes = [numbers(spec[key], where, "size [m] (x, y, z)", (3,)) if key == "size" else
+             number(spec[key], where, f"{key} [m]", minimum=0.0, strict=True) for key in SHAPES[kind]]
+    if kind == "box" and not bool(np.all(np.asarray(sizes[0]) > 0)):
+        raise ConfigurationError(f"{where}: a box's size must be 3 positive numbers [m]")
+    return spec, name, where, within(where, lambda: getattr(shapes, kind)(*sizes))
+
+
+__all__ = ["SHAPES", "obstacle_shape"]

@@ -1,0 +1,163 @@
+"""The bodies of a collision model, by name: the robot's links that carry collision geometry and
+the user's obstacles; their order, the checks of the names and pairs a user gives, and the
+geometry model of both.
+
+A link with geometry is named by its Pinocchio frame (the URDF link); its geometries are its
+indices in the robot's (copied) ``pin.GeometryModel``. An obstacle is a shape placed at T_fo in a
+robot frame f (0: the world). Bodies are ordered links first (in model order), then obstacles
+(in the order added): a pair is kept as (the first in that order, the second).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pinocchio as pin
+
+from ..exceptions import CollisionError, suggest
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..robot import Robot
+
+
+@dataclass
+class Obstacle:
+    """A user shape: geometry in frame o, placed at T_fo in frame `frame` (0: the world)."""
+
+    name: str
+    geometry: object
+    frame: int
+    T_fo: pin.SE3
+    links: tuple[str, ...]
+
+
+class Bodies:
+    """The links of `robot` that carry geometry in `geometry` (its geometry objects' parent frames)
+    and the obstacles added since.
+
+    Attributes:
+        links: names of the links with geometry, in model order.
+        geometry: the robot's geometry model these bodies index (not modified here).
+    """
+
+    def __init__(self, robot: Robot, geometry: pin.GeometryModel) -> None:
+        self.robot, self.geometry = robot, geometry
+        frames = robot.model.frames
+        self._link_frame: dict[str, int] = {}
+        self._link_geoms: dict[str, list[int]] = {}
+        for g, obj in enumerate(geometry.geometryObjects):
+            name = frames[obj.parentFrame].name
+            if name not in self._link_geoms:
+                self._link_geoms[name] = []
+                self._link_frame[name] = obj.parentFrame
+            self._link_geoms[name].append(g)
+        self.links: list[str] = sorted(self._link_geoms, key=lambda n: self._link_frame[n])
+        self._obstacles: dict[str, Obstacle] = {}
+
+    # ------------------------------------------------------------------ names
+    def robot_links(self) -> list[str]:
+        """Every link of the robot (BODY frames), with or without geometry."""
+        return [f.name for f in self.robot.model.frames if f.type == pin.FrameType.BODY]
+
+    @property
+    def names(self) -> list[str]:
+        """The links with geometry, then the obstacles."""
+        return self.links + list(self._obstacles)
+
+    @property
+    def obstacle_names(self) -> list[str]:
+        """The obstacles, in the order added."""
+        return list(self._obstacles)
+
+    def order(self, name: str) -> tuple[int, int]:
+        """The sort key of a body: links in model order, then obstacles in the order added."""
+        if name in self._link_frame:
+            return (0, self._link_frame[name])
+        return (1, list(self._obstacles).index(name))
+
+    def canonical(self, pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+        """The pairs without repeats, each as (first body, second body) in :meth:`order`, sorted."""
+        out = {(a, b) if self.order(a) <= self.order(b) else (b, a) for a, b in pairs}
+        return sorted(out, key=lambda p: (self.order(p[0]), self.order(p[1])))
+
+    def check_body(self, name: Any, *, allow_obstacles: bool = True) -> str:
+        """`name` if it is a link with geometry (or an obstacle, if allowed), else CollisionError."""
+        valid = self.names if allow_obstacles else self.links
+        if isinstance(name, str) and name in valid:
+            return name
+        if not isinstance(name, str):
+            raise CollisionError(f"a link or obstacle is given by its name (str), not {name!r}")
+        if name in self.robot_links() or (name in self._obstacles and not allow_obstacles):
+            raise CollisionError(f"link '{name}' of robot '{self.robot.name}' has no collision geometry "
+                                 f"(links with geometry: {', '.join(self.links)})")
+        kind = "link or obstacle" if allow_obstacles else "link"
+        raise CollisionError(f"'{name}' is not a {kind} with collision geometry of robot "
+                             f"'{self.robot.name}'{suggest(name, valid)} (valid: {', '.join(valid)})")
+
+    def check_pairs(self, pairs: Any, *, allow_obstacles: bool = True) -> list[tuple[str, str]]:
+        """`pairs` as a list of (body, body) of two different bodies, else CollisionError."""
+        if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Iterable):
+            raise CollisionError(f"pairs must be a list of (name, name) pairs, not {pairs!r}")
+        out = []
+        for pair in pairs:
+            if isinstance(pair, (str, bytes)) or not isinstance(pair, Sequence) or len(pair) != 2:
+                raise CollisionError(f"a pair must be two names (body 1, body 2), not {pair!r}")
+            a, b = (self.check_body(x, allow_obstacles=allow_obstacles) for x in pair)
+            if a == b:
+                raise CollisionError(f"a pair needs two different bodies, not ({a!r}, {b!r})")
+            out.append((a, b))
+        return out
+
+    def check_links(self, links: Any) -> list[str]:
+        """`links` as a list of links with geometry, else CollisionError."""
+        if isinstance(links, (str, bytes)) or not isinstance(links, Iterable):
+            raise CollisionError(f"links must be a list of link names, not {links!r}")
+        return [self.check_body(x, allow_obstacles=False) for x in links]
+
+    def joint_of(self, name: str) -> int:
+        """The id of the joint a link with geometry (or an obstacle, by its frame) moves with."""
+        if name in self._obstacles:
+            return self.robot.model.frames[self._obstacles[name].frame].parentJoint
+        return self.robot.model.frames[self._link_frame[name]].parentJoint
+
+    # ------------------------------------------------------------------ obstacles
+    def obstacle(self, name: str) -> Obstacle:
+        """The obstacle called `name`, else CollisionError naming the obstacles."""
+        if name not in self._obstacles:
+            raise CollisionError(f"no obstacle named {name!r}{suggest(str(name), self._obstacles)} "
+                                 f"(obstacles: {', '.join(self._obstacles) or 'none'})")
+        return self._obstacles[name]
+
+    def put_obstacle(self, obstacle: Obstacle) -> None:
+        """Add `obstacle`, last (one of the same name is taken out first)."""
+        self._obstacles.pop(obstacle.name, None)
+        self._obstacles[obstacle.name] = obstacle
+
+    def drop_obstacle(self, name: str) -> None:
+        """Take obstacle `name` out (CollisionError if there is none)."""
+        self.obstacle(name)
+        del self._obstacles[name]
+
+    def joint_placement(self, obstacle: Obstacle) -> pin.SE3:
+        """T_jo: the obstacle's pose in its frame's parent joint."""
+        return self.robot.model.frames[obstacle.frame].placement * obstacle.T_fo
+
+    def geometry_index(self, name: str) -> int:
+        """The index of obstacle `name`'s object in :meth:`geometry_model` (after the robot's)."""
+        return self.geometry.ngeoms + list(self._obstacles).index(name)
+
+    # ------------------------------------------------------------------ geometry
+    def geometry_model(self) -> tuple[pin.GeometryModel, dict[str, list[int]]]:
+        """A copy of the robot's geometry with one object per obstacle after it, and each body's
+        geometries in it (no collision pair yet)."""
+        geometry = self.geometry.copy()
+        for obstacle in self._obstacles.values():
+            frame = self.robot.model.frames[obstacle.frame]
+            geometry.addGeometryObject(pin.GeometryObject(
+                obstacle.name, frame.parentJoint, obstacle.frame, self.joint_placement(obstacle), obstacle.geometry))
+        geoms = dict(self._link_geoms)
+        for name in self._obstacles:
+            geoms[name] = [self.geometry_index(name)]
+        return geometry, geoms
