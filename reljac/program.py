@@ -31,6 +31,24 @@ def interrupted_while_starting(signum: int, frame: Any) -> None:  # pragma: no c
     os._exit(130)
 
 
+_interrupts_received = 0  # SIGINTs seen by interrupt_noted
+
+
+def interrupt_noted(signum: int, frame: Any) -> None:
+    """The program's SIGINT handler while its command runs: Python's own (KeyboardInterrupt), and a
+    note that Ctrl-C came. An extension module may swallow the KeyboardInterrupt raised inside its
+    import and raise another error (numpy's C code turns it into "PyCapsule_Import could not import
+    module 'datetime'", chaining nothing): the note tells ``main()`` that error was the interrupt."""
+    global _interrupts_received
+    _interrupts_received += 1
+    raise KeyboardInterrupt
+
+
+def interrupt_received() -> bool:
+    """Whether Ctrl-C came while the command ran (:func:`interrupt_noted` was called)."""
+    return _interrupts_received > 0
+
+
 def program_run(argv: list[str]) -> str | None:
     """What the interpreter command line `argv` (``sys.orig_argv``) runs: the module of ``-m``,
     the script's path, or None (``-c`` code, or nothing)."""

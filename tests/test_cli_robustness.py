@@ -194,6 +194,29 @@ def test_an_interrupt_inside_eval_of_a_string_still_ends_with_130(tmp_path):
     assert proc.returncode == 130 and proc.stderr == "reljac: interrupted\n", (proc.returncode, proc.stderr)
 
 
+def test_an_interrupt_an_import_turned_into_another_error_still_ends_with_130(tmp_path):
+    """numpy's C code turns a KeyboardInterrupt raised while it imports `datetime` into
+    "ImportError: PyCapsule_Import could not import module 'datetime'", chaining nothing (CI saw
+    it once, Ctrl-C 0.02 s after reljac loaded): the program noted the Ctrl-C, and says so."""
+    script = tmp_path / "reljac"  # a script named reljac is the reljac program (reljac.program)
+    script.write_text(textwrap.dedent("""\
+        import os, signal, sys, time
+        import reljac.apps.commands as commands
+        def import_swallowing_the_interrupt(args):
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(30)
+            except KeyboardInterrupt:
+                pass
+            raise ImportError("PyCapsule_Import could not import module 'datetime'")
+        commands.cmd_robots = import_swallowing_the_interrupt
+        from reljac.apps.cli import main
+        sys.exit(main(["robots"]))
+        """))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=ENV, timeout=120)
+    assert proc.returncode == 130 and proc.stderr == "reljac: interrupted\n", (proc.returncode, proc.stderr)
+
+
 @pytest.mark.parametrize("delay", [0.4, 1.5, 3.0])
 def test_ctrl_c_while_computing_is_one_line_and_exit_130(tmp_path, delay):
     chain = chain_urdf(tmp_path / "chain.urdf", 150)  # check takes ~20 s: always interrupted

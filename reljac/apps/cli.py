@@ -24,7 +24,7 @@ import os
 import signal
 import sys
 
-from ..program import catch_interrupts_while_starting, interrupted_while_starting
+from ..program import catch_interrupts_while_starting, interrupt_noted, interrupt_received, interrupted_while_starting
 
 # The `reljac` program: Ctrl-C while the modules below load ends with one line too (reljac's
 # __init__ did this already; main() then turns Ctrl-C into KeyboardInterrupt again). Not when
@@ -251,7 +251,7 @@ def _forget_the_interrupt() -> None:
 def _main(argv: Sequence[str] | None) -> int:
     try:
         if signal.getsignal(signal.SIGINT) is interrupted_while_starting:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.signal(signal.SIGINT, interrupt_noted)
         try:
             argv = list(sys.argv[1:] if argv is None else argv)
             _printable_output()
@@ -273,7 +273,8 @@ def _main(argv: Sequence[str] | None) -> int:
         except (KeyboardInterrupt, BrokenPipeError):
             raise
         except Exception as exc:  # a bug: one line for the user, not a traceback
-            if _caused_by(exc, KeyboardInterrupt):  # e.g. numpy turns Ctrl-C during its import into ImportError
+            if _caused_by(exc, KeyboardInterrupt) or interrupt_received():
+                # Ctrl-C during an import that turned it into another error (numpy's: ImportError)
                 raise KeyboardInterrupt from None
             if _caused_by(exc, BrokenPipeError):
                 raise BrokenPipeError from None
