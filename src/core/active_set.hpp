@@ -19,6 +19,7 @@
 namespace reljac {
 namespace lex {
 
+constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kMultiplierTolerance = 1e-9;  // a multiplier below -this x max(1, |P g|) releases its row
 constexpr double kReorthogonalize = 0.1;  // a face's row with |P n|^2 below this x |n|^2 is projected twice
 constexpr double kOrthonormalize = 1e-4;  // subtract_row_space: a basis from eigenvalues spread wider is orthonormalized again

@@ -15,8 +15,6 @@ namespace lex {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 template <typename Gram>
 void decompose(const Matrix& G, int r, Space& s, Gram& work, int options) {
   work = G.topLeftCorner(r, r);

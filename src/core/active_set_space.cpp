@@ -9,10 +9,6 @@
 namespace reljac {
 namespace lex {
 
-namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
-}  // namespace
-
 void Space::push_hard(const double* n, double sign, double bound, Tag tag, int column) {
   for (int j = 0; j < nv; ++j) N(hard, j) = sign * n[j];
   h(hard) = bound;
