@@ -36,6 +36,11 @@ Matrix4 placement(const pinocchio::SE3& T_wa, const pinocchio::SE3& T_wb) {
   return T_wa.actInv(T_wb).toHomogeneousMatrix();
 }
 
+// A frame Jacobian (6 x nv, col-major): Pinocchio's own Matrix6x, so that getFrameJacobian is the
+// library's instance and computeFrameJacobian's the same one kinematics.cpp compiles (a Map q):
+// each other type instantiated every joint's visitors once more (build time, not run time).
+using FrameJacobian = Eigen::Matrix<double, 6, Eigen::Dynamic>;
+
 // Column k of J_ab (row-major 6 x nv at J) from (lin, w) in world axes: [R_wc^T lin; R_wc^T w].
 inline void put_column(const Eigen::Matrix3d& R_wc, const Eigen::Vector3d& lin, const Eigen::Vector3d& w, double* J,
                        long nv, long k) {
@@ -57,7 +62,7 @@ inline bool both_zero(const double* a, const double* b) {
 // Column k of J_ab (row-major 6 x nv at J) from column k of the WORLD frame Jacobians J_a, J_b
 // (col-major 6 x nv) and the placements: the motion of b's origin measured in a,
 // [R_wc^T (Dv - p_wb x Dw); R_wc^T Dw] with D = J_b - J_a.
-inline void world_column(const Eigen::MatrixXd& Ja, const Eigen::MatrixXd& Jb, const Eigen::Matrix3d& R_wc,
+inline void world_column(const FrameJacobian& Ja, const FrameJacobian& Jb, const Eigen::Matrix3d& R_wc,
                          const Eigen::Vector3d& p_wb, double* J, long nv, long k) {
   const double *a = Ja.data() + 6 * k, *b = Jb.data() + 6 * k;
   const Eigen::Vector3d w(b[3] - a[3], b[4] - a[4], b[5] - a[5]);
@@ -70,7 +75,7 @@ inline void world_column(const Eigen::MatrixXd& Ja, const Eigen::MatrixXd& Jb, c
 }
 
 // Every column of J_ab that way (those neither frame moves with are zero).
-void combine(const Eigen::MatrixXd& Ja, const Eigen::MatrixXd& Jb, const Eigen::Matrix3d& R_wc,
+void combine(const FrameJacobian& Ja, const FrameJacobian& Jb, const Eigen::Matrix3d& R_wc,
              const Eigen::Vector3d& p_wb, double* J) {
   const long nv = Ja.cols();
   for (long k = 0; k < nv; ++k) {
@@ -84,7 +89,7 @@ void combine(const Eigen::MatrixXd& Ja, const Eigen::MatrixXd& Jb, const Eigen::
 
 // The same from the LOCAL_WORLD_ALIGNED frame Jacobians (linear rows: the velocity of the frame's
 // origin): [R_wc^T (Jv_b - Jv_a + (p_wb - p_wa) x Jw_a); R_wc^T (Jw_b - Jw_a)].
-void combine_aligned(const Eigen::MatrixXd& Ja, const Eigen::MatrixXd& Jb, const Eigen::Matrix3d& R_wc,
+void combine_aligned(const FrameJacobian& Ja, const FrameJacobian& Jb, const Eigen::Matrix3d& R_wc,
                      const Eigen::Vector3d& p_wa, const Eigen::Vector3d& p_wb, double* J) {
   const long nv = Ja.cols();
   const Eigen::Vector3d r = p_wb - p_wa;
@@ -104,7 +109,7 @@ void combine_aligned(const Eigen::MatrixXd& Ja, const Eigen::MatrixXd& Jb, const
 // Per-thread buffers of the frame Jacobians (no allocation once sized), zeroed for each use
 // (Pinocchio fills only the columns of the joints a frame moves with).
 struct Buffers {
-  Eigen::MatrixXd Ja, Jb, Jc;
+  FrameJacobian Ja, Jb, Jc;
   bool zero = false;  // Ja and Jb hold zeros (left so by the support-column path)
 };
 Buffers& buffers(long nv) {
@@ -232,11 +237,12 @@ void relative_jacobian(PyObject* model, PyObject* data, const ConfigurationRef& 
   if (columns != o.model.nv) throw std::invalid_argument("the Jacobian must have nv columns");
   Buffers& b = buffers(columns);
   // each call runs the kinematics of its frame's supporting joints only, and places the frame
-  pinocchio::computeFrameJacobian(o.model, o.data, q, frame_a, pinocchio::LOCAL_WORLD_ALIGNED, b.Ja);
-  pinocchio::computeFrameJacobian(o.model, o.data, q, frame_b, pinocchio::LOCAL_WORLD_ALIGNED, b.Jb);
+  const Eigen::Map<const Eigen::VectorXd> x(q.data(), q.size());  // (q's entries are contiguous)
+  pinocchio::computeFrameJacobian(o.model, o.data, x, frame_a, pinocchio::LOCAL_WORLD_ALIGNED, b.Ja);
+  pinocchio::computeFrameJacobian(o.model, o.data, x, frame_b, pinocchio::LOCAL_WORLD_ALIGNED, b.Jb);
   if (axes == kAxesFrame && frame_c != frame_a && frame_c != frame_b) {  // placed by its own pass
     b.Jc.setZero(6, columns);
-    pinocchio::computeFrameJacobian(o.model, o.data, q, frame_c, pinocchio::LOCAL_WORLD_ALIGNED, b.Jc);
+    pinocchio::computeFrameJacobian(o.model, o.data, x, frame_c, pinocchio::LOCAL_WORLD_ALIGNED, b.Jc);
   }
   combine_aligned(b.Ja, b.Jb, axes_rotation(o.data, axes, frame_a, frame_b, frame_c),
                   o.data.oMf[frame_a].translation(), o.data.oMf[frame_b].translation(), out);
