@@ -110,14 +110,21 @@ def test_a_thread_holding_the_gil_through_one_call_does_not_starve_the_next_ones
     n = int(1_000_000 * 4 * budget / fastest)  # about four budgets (more where the machine slows)
     task = FrameTask("left_tool", name="left")
     T = reachable_pose(dual_arm, 0)
-    task.set_target(pin.SE3(T.rotation, T.translation + np.array([3.0, 0.0, 0.0])))
-    solver = Solver(dual_arm, [[task]], tol=1e-6, timeout=budget, backend="compiled")
-    holder = threading.Thread(target=lambda: time.sleep(budget / 4) or sum(range(n)))
-    holder.start()
-    first = solver.solve(None, seed=0)
-    holder.join()
-    # it waited for the GIL after its search (by how much depends on the machine's load)
-    assert first.reason == "timeout" and first.call_seconds > 1.25 * budget
+    out_of_reach = pin.SE3(T.rotation, T.translation + np.array([3.0, 0.0, 0.0]))
+    # The premise: the first call waited for the GIL after its search. On a busy machine the
+    # holder may not run within the search's budget (seen once in a loaded suite: the call ended
+    # after 1.01 budgets), so a fresh Solver tries again; its next calls are the subject.
+    for _attempt in range(5):
+        task.set_target(out_of_reach)
+        solver = Solver(dual_arm, [[task]], tol=1e-6, timeout=budget, backend="compiled")
+        holder = threading.Thread(target=lambda: time.sleep(budget / 4) or sum(range(n)))
+        holder.start()
+        first = solver.solve(None, seed=0)
+        holder.join()
+        assert first.reason == "timeout", first.reason
+        if first.call_seconds > 1.25 * budget:
+            break
+    assert first.call_seconds > 1.25 * budget, f"no first call was held up in 5 tries: {first.call_seconds:.4f} s"
     for i in range(1, 6):
         task.set_target(reachable_pose(dual_arm, i))
         r = solver.solve(None, seed=i)
