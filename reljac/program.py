@@ -31,7 +31,7 @@ def interrupted_while_starting(signum: int, frame: Any) -> None:  # pragma: no c
     os._exit(130)
 
 
-_interrupts_received = 0  # SIGINTs seen by interrupt_noted
+_interrupt_received = False  # interrupt_noted was called
 
 
 def interrupt_noted(signum: int, frame: Any) -> None:
@@ -39,14 +39,14 @@ def interrupt_noted(signum: int, frame: Any) -> None:
     note that Ctrl-C came. An extension module may swallow the KeyboardInterrupt raised inside its
     import and raise another error (numpy's C code turns it into "PyCapsule_Import could not import
     module 'datetime'", chaining nothing): the note tells ``main()`` that error was the interrupt."""
-    global _interrupts_received
-    _interrupts_received += 1
+    global _interrupt_received
+    _interrupt_received = True
     raise KeyboardInterrupt
 
 
 def interrupt_received() -> bool:
     """Whether Ctrl-C came while the command ran (:func:`interrupt_noted` was called)."""
-    return _interrupts_received > 0
+    return _interrupt_received
 
 
 def program_run(argv: list[str]) -> str | None:

@@ -104,8 +104,7 @@ class CapabilityMap:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CapabilityMap):
             return NotImplemented
-        return self.metadata == other.metadata and all(
-            np.array_equal(getattr(self, name), getattr(other, name)) for name in ARRAYS)
+        return self.metadata == other.metadata and self.same_reduction(other)
 
     def same_reduction(self, other: CapabilityMap) -> bool:
         """True when both maps hold identical arrays (metadata such as the backend aside)."""

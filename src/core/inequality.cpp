@@ -15,8 +15,6 @@ using namespace lex;
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 // The rows of level k made explicit (Python's level_rows): an identity level's kept rows as c
 // times rows of the identity, an equality level's as lower = upper = b.
 Rows rows_of(const Level& level, int k, Space& s) {
