@@ -19,6 +19,8 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 PROGRAM_NAMES = ("reljac", "cli.py")  # a script's name that makes it the reljac program
@@ -45,8 +47,30 @@ def interrupt_noted(signum: int, frame: Any) -> None:
 
 
 def interrupt_received() -> bool:
-    """Whether Ctrl-C came while the command ran (:func:`interrupt_noted` was called)."""
+    """Whether Ctrl-C came while the command ran (:func:`interrupt_noted` was called) and no
+    :func:`ctrl_c_ends_the_wait` block took it as its end."""
     return _interrupt_received
+
+
+def stop_if_interrupted() -> None:
+    """Raise KeyboardInterrupt if Ctrl-C came: a long loop calls it between its steps, so that a
+    Ctrl-C an extension module swallowed (Boost.Python's overload resolution clears any error a
+    conversion raised, KeyboardInterrupt included) still ends the command within a step."""
+    if _interrupt_received:
+        raise KeyboardInterrupt
+
+
+@contextmanager
+def ctrl_c_ends_the_wait() -> Iterator[None]:
+    """A block that Ctrl-C ends without ending the program (a viewer served until Ctrl-C): the
+    KeyboardInterrupt is caught and the note of it cleared, so the command ends normally. A Ctrl-C
+    that came before the block, and that something swallowed, ends the program instead."""
+    global _interrupt_received
+    stop_if_interrupted()
+    try:
+        yield
+    except KeyboardInterrupt:
+        _interrupt_received = False
 
 
 def program_run(argv: list[str]) -> str | None:

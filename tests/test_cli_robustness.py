@@ -225,6 +225,71 @@ def test_ctrl_c_while_computing_is_one_line_and_exit_130(tmp_path, delay):
     assert err.strip() == "reljac: interrupted", err
 
 
+SWALLOWING_COMMAND = """\
+import os, signal, sys, threading, time
+import reljac.apps.commands as commands
+from reljac import program
+from reljac.apps.report import hook
+from reljac.apps.view import wait_for_interrupt
+
+def swallow_ctrl_c():  # as Boost.Python's overload resolution: any error a conversion raised is cleared
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(30)
+    except BaseException:
+        pass
+
+def command(args):
+    what = sys.argv[1]
+    if what != "hold":
+        swallow_ctrl_c()
+        print("went on", flush=True)
+    if what == "loop":  # a long command reporting its progress: 100 s without an end
+        progress = hook(None)
+        for _ in range(10_000):
+            time.sleep(0.01)
+            if progress is not None:  # None: no bar
+                progress(1)
+    elif what in ("hold", "hold after"):  # a viewer served until Ctrl-C
+        if what == "hold":
+            threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+        with program.ctrl_c_ends_the_wait():
+            wait_for_interrupt("Ctrl-C to stop")
+    print("finished", flush=True)
+    return 0
+
+commands.cmd_robots = command
+signal.signal(signal.SIGINT, program.interrupted_while_starting)  # as the reljac program starts
+from reljac.apps.cli import main
+sys.exit(main(["robots"]))
+"""
+
+
+@pytest.mark.parametrize("what", ["return", "loop", "hold after"])
+def test_a_ctrl_c_an_extension_swallowed_still_ends_the_program_with_130(tmp_path, what):
+    """A Ctrl-C whose KeyboardInterrupt something cleared (the flaky case: `reljac check`
+    interrupted at 0.4 s ran to its end and exited 0): the command ends with 130 and one line,
+    at its next progress report if it makes any, at once if it then waits for Ctrl-C."""
+    script = tmp_path / "swallowing.py"
+    script.write_text(SWALLOWING_COMMAND)
+    began = time.perf_counter()
+    proc = subprocess.run([sys.executable, str(script), what], capture_output=True, text=True, env=ENV, timeout=120)
+    seconds = time.perf_counter() - began
+    assert (proc.returncode, proc.stderr) == (130, "reljac: interrupted\n"), (proc.returncode, proc.stderr)
+    assert "went on" in proc.stdout
+    assert ("finished" in proc.stdout) == (what == "return"), proc.stdout
+    assert seconds < 60, seconds  # neither the 100 s loop nor the endless wait ran to their ends
+
+
+def test_ctrl_c_that_ends_a_wait_ends_the_command_normally(tmp_path):
+    """A viewer served until Ctrl-C (view, debug, place): that Ctrl-C is the command's normal end."""
+    script = tmp_path / "swallowing.py"
+    script.write_text(SWALLOWING_COMMAND)
+    proc = subprocess.run([sys.executable, str(script), "hold"], capture_output=True, text=True, env=ENV, timeout=120)
+    assert (proc.returncode, proc.stderr) == (0, ""), (proc.returncode, proc.stderr)
+    assert proc.stdout.splitlines() == ["Ctrl-C to stop", "finished"], proc.stdout
+
+
 @pytest.mark.parametrize("delay", [0.3, 1.0, 2.5])
 def test_ctrl_c_during_a_demo_never_prints_a_traceback(delay):
     """Exit 130 and one line on stderr; once the motion has started, its summary table (marked

@@ -259,6 +259,8 @@ def _main(argv: Sequence[str] | None) -> int:
                 code = _run(argv)
             except SystemExit as exc:  # argparse's --help (0)
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+            if code != 130 and interrupt_received():  # a Ctrl-C an extension module swallowed
+                raise KeyboardInterrupt
             sys.stdout.flush()  # inside the try: a closed pipe is reported here, not at exit
             return code
         except UsageError as exc:

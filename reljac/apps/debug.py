@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..program import ctrl_c_ends_the_wait
 from ..robot import Robot
 from ..viz import Debugger
 from .arguments import configuration
@@ -57,9 +58,8 @@ def run(robot: Robot, args: argparse.Namespace) -> int:
             print(f"reljac: warning: the page is served on {args.host}: anyone who reaches it can move the robot",
                   file=sys.stderr)
         if not args.no_hold:
-            wait_for_interrupt("Ctrl-C to stop")
-    except KeyboardInterrupt:
-        pass
+            with ctrl_c_ends_the_wait():
+                wait_for_interrupt("Ctrl-C to stop")
     finally:
         debugger.close()
     return 0

@@ -17,6 +17,7 @@ from ..files import shown
 from ..placement import PlacementMaps, PlacementResult, load_maps, mobile_base, place, placement_maps, save_maps
 from ..placement.place import DEFAULT_MARGIN
 from ..placement.posemap import cell_sizes
+from ..program import ctrl_c_ends_the_wait
 from .arguments import load_robot
 from .place_file import PlaceFile, read_place_file
 from .report import format_table, json_document, progress_bar, progress_wanted
@@ -70,12 +71,11 @@ def _view(args: argparse.Namespace, maps: PlacementMaps, task: Any, result: Plac
         if args.no_hold:
             return
         print("Press Ctrl-C to stop the viewer.", flush=True)
-        if result.best is not None:
-            play(viewer, result.best.q)
-        else:
-            wait_for_interrupt()
-    except KeyboardInterrupt:
-        pass
+        with ctrl_c_ends_the_wait():
+            if result.best is not None:
+                play(viewer, result.best.q)
+            else:
+                wait_for_interrupt()
     finally:
         viewer.close()
 

@@ -25,6 +25,7 @@ import pinocchio as pin
 
 from ..joint_space import velocity_labels
 from ..json_values import json_ready
+from ..program import stop_if_interrupted
 from ..progress import progress_wanted as progress_wanted  # the commands' rule is the library's
 from ..robot import Robot
 from ..urdf_files import shown
@@ -224,9 +225,15 @@ def _release_ctrl_c(held: Any) -> None:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
-def hook(bar: Any) -> Callable[[int], object] | None:
-    """The `progress` hook of a bar from :func:`progress_bar` (None without a bar)."""
-    return None if bar is None else bar.update
+def hook(bar: Any) -> Callable[[int], object]:
+    """The `progress` hook of a bar from :func:`progress_bar` (None: no bar): it updates the bar,
+    and ends the command with KeyboardInterrupt if a Ctrl-C came that an extension module swallowed
+    (:func:`reljac.program.stop_if_interrupted`), bar or not."""
+    def progress(n: int) -> None:
+        stop_if_interrupted()
+        if bar is not None:
+            bar.update(n)
+    return progress
 
 
 def write_line(text: str) -> None:

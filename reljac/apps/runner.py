@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..program import stop_if_interrupted
 from ..relative import Kinematics
 from .recording import RunLog
 
@@ -227,6 +228,7 @@ def _loop(name: str, q: np.ndarray, ctrl_for: ControllerAt, set_targets: Targets
         while k < n_steps:
             t = k * dt
             began = time.perf_counter()
+            stop_if_interrupted()  # a Ctrl-C an extension swallowed (reljac.program)
             controller = ctrl_for(t)
             set_targets(t, q)
             q_before, q = q, controller.step(q)

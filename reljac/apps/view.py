@@ -11,6 +11,7 @@ from pathlib import Path
 
 from numpy.typing import ArrayLike
 
+from ..program import ctrl_c_ends_the_wait
 from ..robot import FrameRef, Robot, as_robot
 from ..viz import Viewer
 
@@ -94,9 +95,8 @@ def view(
     if not hold:
         return viewer
     try:
-        wait_for_interrupt("Press Ctrl-C to stop the viewer.", out=lambda line: print(line, flush=True))
-    except KeyboardInterrupt:
-        pass
+        with ctrl_c_ends_the_wait():
+            wait_for_interrupt("Press Ctrl-C to stop the viewer.", out=lambda line: print(line, flush=True))
     finally:
         viewer.close()
     return None
