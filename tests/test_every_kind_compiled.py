@@ -195,7 +195,7 @@ def test_each_limit_held_above_every_level_runs_no_python_rows(dual_arm, q0, key
     limit = AS_LIMITS[key](dual_arm)
     controller = Controller(dual_arm, [[_posture(dual_arm)]], dt=0.01, constraints=[limit], backend="compiled")
     assert controller.python_parts == [], key
-    assert Solver(dual_arm, [[_posture(dual_arm)]], constraints=[limit]).backend == "compiled", key
+    assert Solver(dual_arm, [[_posture(dual_arm)]], constraints=[limit], backend="compiled").backend == "compiled", key
 
 
 @pytest.mark.parametrize("key", sorted(k for k in STACKS if k not in ("joint_velocity_limit", "joint_position_limit",

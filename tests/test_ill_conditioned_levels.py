@@ -30,6 +30,13 @@ TOLERANCE = 1e-6  # |violation - the oracle's| / (1 + the oracle's), as tests/te
 # (1, 115), still 1.6e-5 above: a row of C the recovery level held stays held at level 0, whose
 # release would gain only along a fine direction (sigma 4.5e-5 x a residual of 1.6e-5: a
 # multiplier of 7e-10, within the rounding of the gradient, which MULTIPLIER_TOLERANCE reads as 0).
+# A scan of seeds 1-5 (876 problems the cascades agree on) finds one more, (4, 173), 3.1e-6 above.
+# Tried and left (2026-12-02): the release test's floor max(1, |P g|) lowered to max(1e-3, |P g|)
+# meets both (and as many active-set changes on random_problem), but the backends then end apart on
+# 3 of 600 problems the two cascades do not agree on (0 before): there |P g| is ~1e-10 and the
+# multiplier's sign is rounding (seed 41 #27: +6e-12 in Python, negative in C++, whose release meets
+# level 0 to 1e-13 instead of 1.2e-6). What would decide it: a trial release kept only when the
+# level's violation drops beyond rounding.
 FOUND = [(1, 45), (1, 174), (2, 72), (2, 112), (2, 129), (2, 130), (3, 128), (3, 182), (3, 196)]
 
 
