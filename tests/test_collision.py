@@ -7,6 +7,7 @@ import textwrap
 
 import coal
 import numpy as np
+import pinocchio as pin
 import pytest
 from helpers import EXAMPLE_ROBOTS, example_robot_data_dir
 
@@ -338,6 +339,28 @@ def test_obstacle_positions_of_booleans_or_text_are_refused(dual_arm, position):
     with pytest.raises(CollisionError, match="an obstacle's position must be 3 finite numbers"):
         cm.move_obstacle("ball", position)
     np.testing.assert_array_equal(cm.obstacle("ball").T_fo.translation, [0.0, 0.0, 1.0])
+
+
+def test_obstacles_beyond_coals_range_are_refused(dual_arm):
+    """coal's distances fail from coordinates of 1e12 m (1e20: an exception from its broad phase,
+    which the command line reported as a reljac bug): positions and sizes up to 1e6 m work, beyond
+    is a CollisionError naming the limit, and the model is left as it was."""
+    cm = CollisionModel(dual_arm, pairs=[])
+    cm.add_obstacle("far", sphere(1e6), [1e6, 0.0, -1e6])
+    distances = cm.distances(dual_arm.neutral())
+    d = distances.distance[distances.index("torso", "far")]
+    assert abs(d - (np.sqrt(2.0) - 1.0) * 1e6) < 10.0  # the centre sqrt(2) 1e6 m away, less the radius
+    for position in ([1e20, 0.0, 0.0], pin.SE3(np.eye(3), np.array([0.0, 0.0, 2e6]))):
+        with pytest.raises(CollisionError, match="within 1e.06 m of its frame's origin"):
+            cm.add_obstacle("too far", sphere(0.1), position)
+        with pytest.raises(CollisionError, match="within 1e.06 m"):
+            cm.move_obstacle("far", position)
+    with pytest.raises(CollisionError, match="a sphere's radius must be at most 1e.06 m, got 1e.07"):
+        sphere(1e7)
+    with pytest.raises(CollisionError, match="sizes must be positive finite numbers of metres, at most 1e.06"):
+        cm.add_obstacle("big", coal.Sphere(1e9))
+    assert cm.obstacles == ["far"]
+    np.testing.assert_array_equal(cm.obstacle("far").T_fo.translation, [1e6, 0.0, -1e6])
 
 
 @pytest.mark.parametrize("make, what", [

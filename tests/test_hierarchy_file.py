@@ -118,9 +118,24 @@ BOUND_BAD = [  # bounds and ball tasks (their good files: tests/test_hierarchy_b
     ('[[task]]\ntype = "bal"\n', ["type must be one of", "ball"]),
 ]
 
+TOOLS = 'frame_a = "left_tool"\nframe_b = "right_tool"\n'
+ARRAY = "must be a finite number or a list (of lists) of finite numbers of one shape"
+KIND_BAD = [  # the values of the compiled kinds (an uncaught ValueError each before: "a reljac bug")
+    (f'[[task]]\ntype = "distance"\n{TOOLS}target = "far"\n', ["task 1", "target", ARRAY, "'far'"]),
+    (f'[[task]]\ntype = "distance"\n{TOOLS}target = [true]\n', ["task 1", "target", ARRAY]),
+    ('[[task]]\ntype = "cone"\nframe_a = "torso"\nframe_b = "left_tool"\nhalf_angle = 0.5\naxis_b = [true, false, true]\n',
+     ["task 1", "axis_b", ARRAY]),
+    ('[[task]]\ntype = "support_region"\ncontacts = [{frame = "left_tool", points = "x"}]\n',
+     ["task 1 contacts[0]", "points", ARRAY]),
+    ('[[task]]\ntype = "support_region"\ncontacts = [{frame = "left_tool", points = [[0, 0], [1, 0, 0]]}]\n',
+     ["task 1 contacts[0]", "points", ARRAY]),
+    ('[[task]]\ntype = "support_region"\ncontacts = [{frame = "left_tool", length = 0.2, width = 0.1, colour = 1}]\n',
+     ["task 1 contacts[0]", "unknown key 'colour'", "center, frame, length, width"]),
+]
 
 
-@pytest.mark.parametrize("text, words", BAD + BOUND_BAD)
+
+@pytest.mark.parametrize("text, words", BAD + BOUND_BAD + KIND_BAD)
 def test_every_mistake_is_one_error_line_naming_the_file_and_what_is_valid(capsys, tmp_path, text, words):
     path = tmp_path / "bad file.toml"
     path.write_text(text, encoding="utf-8")

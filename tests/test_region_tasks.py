@@ -8,6 +8,7 @@ QP-cascade oracle on a level of region rows."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pinocchio as pin
@@ -33,6 +34,7 @@ from reljac.ik import (
 )
 from reljac.ik.limits.base import intersect
 from reljac.ik.limits.joints import JointPositionLimit
+from reljac.ik.solvers.backend import BACKENDS, compiled_available
 from reljac.ik.solvers.inequality import level_rows, solve_lexicographic
 from reljac.relative import Kinematics
 
@@ -190,6 +192,25 @@ def test_half_space_closed_loop_enters_and_rests_on_the_plane(planar):
 def test_half_space_bad_input_is_named(normal, offset, match):
     with pytest.raises(TaskError, match=match):
         HalfSpaceTask("torso", "left_tool", normal, offset)
+
+
+def test_directions_of_huge_numbers_are_normalized_without_overflow(dual_arm):
+    """Axes and normals of 1e308 (their squares overflow): the same unit directions as of 1, no
+    numpy warning, and a step on both backends (the core refused a cone's zero axis before)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an overflow warning fails the test
+        cone = ConeTask("torso", "left_tool", 0.5, axis_b=[1e308, 1e308, 0], axis_a=[0, -1e308, 0])
+        plane = HalfSpaceTask("torso", "left_tool", [[1e308, 0, 1e308], [0, 0, 1e-3]], [0.5, 0.2])
+    np.testing.assert_allclose(cone.axis_b, [math.sqrt(0.5), math.sqrt(0.5), 0], rtol=1e-15)
+    np.testing.assert_allclose(cone.axis_a, [0, -1, 0], rtol=1e-15)
+    with pytest.raises(TaskError, match="must not be zero"):  # 1e-300 is below the zero threshold
+        HalfSpaceTask("torso", "left_tool", [0, 0, 1e-300], 0.2)
+    plane.set_planes([[1e308, 0, 1e308], [0, 0, 2]], [0.5, 0.2])
+    np.testing.assert_allclose(plane.normals, [[math.sqrt(0.5), 0, math.sqrt(0.5)], [0, 0, 1]], rtol=1e-15)
+    q = dual_arm.neutral()
+    for backend in BACKENDS if compiled_available() else ("python",):
+        v = Controller(dual_arm, [[cone, plane]], dt=0.01, backend=backend).velocity(q)
+        assert np.isfinite(v).all()
 
 
 def test_half_space_set_planes_keeps_the_count():

@@ -12,15 +12,13 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-import numpy as np
-
 from ..exceptions import ConfigurationError
 from ..ik import Limit, Task
 from ..ik.kinds import kinds
 from ..relative import Kinematics
 from ..robot import Robot
 from ..support import SupportContact
-from .hierarchy_values import number, table, text, within
+from .hierarchy_values import number, number_array, table, text, unknown_keys, within
 
 #: constructor parameters never read from a file (the robot; a collision model object)
 NOT_IN_FILES = {"self", "robot", "model"}
@@ -79,21 +77,18 @@ def _value(robot: Robot, p: inspect.Parameter, value: Any, where: str) -> Any:
         return [_contact(item, f"{where} {what}[{i}]") for i, item in enumerate(value if isinstance(value, list)
                                                                                     else [value])]
     if "ArrayLike" in note:
-        try:
-            array = np.array(value, dtype=float)
-        except (TypeError, ValueError):
-            raise ConfigurationError(f"{where}: {what} must be numbers (a number or nested lists of numbers), "
-                                     f"got {value!r}") from None
-        return array
+        return number_array(value, where, what)
     return value  # (Any: the constructor checks it)
 
 
 def _contact(item: Any, where: str) -> SupportContact:
     """A contact from {frame, length, width[, center]} (a rectangle) or {frame, points}."""
     spec = table(item, where, "a contact ({frame, length, width} or {frame, points})")
+    unknown_keys(spec, ("frame", "points") if "points" in spec else ("frame", "length", "width", "center"), where)
     frame = text(spec.get("frame"), where, "frame")
     if "points" in spec:
-        return within(where, lambda: SupportContact(frame, np.array(spec["points"], dtype=float)))
+        points = number_array(spec["points"], where, "points")
+        return within(where, lambda: SupportContact(frame, points))
     center = spec.get("center", [0.0, 0.0, 0.0])
     return within(where, lambda: SupportContact.rectangle(frame, number(spec.get("length"), where, "length [m]"),
                                                           number(spec.get("width"), where, "width [m]"), center))
@@ -120,7 +115,8 @@ def read_kind(robot: Robot, cls: type, spec: dict, where: str, options: dict[str
         return within(where, lambda: limit.as_task(**options))  # type: ignore[attr-defined]
     task: Any = within(where, lambda: cls(*positional, **given, **options))
     if "target" in spec:
-        within(where, lambda: task.set_target(np.array(spec["target"], dtype=float)))
+        target = number_array(spec["target"], where, "target")
+        within(where, lambda: task.set_target(target))
     elif takes_target(cls) and hasattr(task, "set_target_from_configuration"):
         method = task.set_target_from_configuration  # (q) or (robot, q)
         two = len(inspect.signature(method).parameters) == 2

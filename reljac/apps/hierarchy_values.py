@@ -61,6 +61,24 @@ def numbers(value: Any, where: str, what: str, sizes: tuple[int, ...]) -> np.nda
     return np.array(value, dtype=float)
 
 
+def number_array(value: Any, where: str, what: str) -> np.ndarray:
+    """A finite real number, or (nested) lists of them of a rectangular shape (no text, booleans
+    or ragged lists): a task's target, a contact's points, an array argument of a task kind."""
+    def flat(x: Any) -> bool:
+        return all(flat(y) for y in x) if isinstance(x, list) else _finite(x)
+
+    array = None
+    if flat(value):
+        try:
+            array = np.array(value, dtype=float)
+        except ValueError:  # ragged nested lists
+            array = None
+    if array is None:
+        raise ConfigurationError(f"{where}: {what} must be a finite number or a list (of lists) of finite numbers "
+                                 f"of one shape, got {short_repr(value)}")
+    return array
+
+
 def number_or_numbers(value: Any, where: str, what: str, size: int, *, minimum: float = 0.0,
                       strict: bool = False) -> float | np.ndarray:
     """One number, or a list of `size` numbers, each >= (or > with `strict`) `minimum`."""

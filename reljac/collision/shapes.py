@@ -21,9 +21,16 @@ from ..files import regular_file
 from ..poses import as_se3
 from ..validation import as_float, real_array
 
+#: the largest size and distance from the frame's origin [m] an obstacle may have: coal's broad phase
+#: and distances fail on coordinates of 1e12 m and beyond (1e20: "the bounding volume has a negative volume")
+MAX_EXTENT = 1e6
+
 
 def _size(x: ArrayLike, what: str) -> float:
-    return as_float(x, what, minimum=0.0, strict=True, valid="a positive number of metres", error=CollisionError)
+    size = as_float(x, what, minimum=0.0, strict=True, valid="a positive number of metres", error=CollisionError)
+    if size > MAX_EXTENT:
+        raise CollisionError(f"{what} must be at most {MAX_EXTENT:g} m, got {size:g}")
+    return size
 
 
 def sphere(radius: float) -> coal.Sphere:
@@ -100,9 +107,9 @@ def as_geometry(shape: Any) -> coal.CollisionGeometry:
     for attribute in _SIZES:  # a shape built with coal directly is checked as reljac's builders check
         if hasattr(shape, attribute):
             values = np.atleast_1d(np.asarray(getattr(shape, attribute), dtype=float))
-            if not np.all(np.isfinite(values) & (values > 0)):
+            if not np.all(np.isfinite(values) & (values > 0) & (values <= MAX_EXTENT)):
                 raise CollisionError(f"an obstacle's {type(shape).__name__} has {attribute} {values.tolist()}; "
-                                     "sizes must be positive finite numbers of metres")
+                                     f"sizes must be positive finite numbers of metres, at most {MAX_EXTENT:g}")
     return shape
 
 
@@ -111,7 +118,7 @@ _SIZES = ("radius", "halfSide", "halfLength", "radii")  # coal's size attributes
 
 def as_placement(placement: Any) -> pin.SE3:
     """An obstacle's pose T_fo: a ``pin.SE3``, a (4, 4) rigid transform, a position (3,) [m] or None
-    (identity)."""
+    (identity); its position within MAX_EXTENT of the frame's origin."""
     if placement is None:
         return pin.SE3.Identity()
     if not isinstance(placement, pin.SE3):
@@ -120,8 +127,12 @@ def as_placement(placement: Any) -> pin.SE3:
             position = real_array(placement)  # None for booleans and text, which numpy reads as numbers
             if position is None or not np.isfinite(position).all():
                 raise CollisionError(f"an obstacle's position must be 3 finite numbers [m], not {placement!r}")
-            return pin.SE3(np.eye(3), position)
+            placement = pin.SE3(np.eye(3), position)
     try:
-        return as_se3(placement, "an obstacle's placement")
+        T = as_se3(placement, "an obstacle's placement")
     except ValueError as exc:
         raise CollisionError(str(exc)) from None
+    if np.abs(T.translation).max() > MAX_EXTENT:
+        raise CollisionError(f"an obstacle's position must be within {MAX_EXTENT:g} m of its frame's origin in each "
+                             f"coordinate, got {T.translation.tolist()}")
+    return T

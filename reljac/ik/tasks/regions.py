@@ -34,13 +34,22 @@ from .base import Task, TaskTerms
 TINY_SINE = 1e-9  # below this sin(angle) the cone task's axes are (anti)parallel: the row's direction is chosen
 
 
+def _unit_rows(V: np.ndarray) -> np.ndarray:
+    """The rows of V (k, 3), finite, each scaled to unit length (by its largest entry first: rows
+    of huge numbers, 1e308, do not overflow the norm); a row of norm below 1e-9 stays near 0."""
+    largest = np.abs(V).max(axis=1, keepdims=True)
+    scaled = np.divide(V, largest, out=np.zeros_like(V), where=largest >= 1e-9)
+    norms = np.linalg.norm(scaled, axis=1, keepdims=True)
+    return np.divide(scaled, norms, out=np.zeros_like(V), where=norms > 0.0)
+
+
 def _unit(x: ArrayLike, what: str) -> np.ndarray:
     """x as a unit vector (3,) (normalized); TaskError for 3 numbers not finite or of norm ~0."""
     arr = real_array(x)
     v = None if arr is None or arr.size != 3 else arr.reshape(3).astype(float)
-    if v is None or not np.isfinite(v).all() or np.linalg.norm(v) < 1e-9:
+    if v is None or not np.isfinite(v).all() or np.abs(v).max() < 1e-9:
         raise TaskError(f"{what} must be 3 finite numbers, not all zero (a direction), got {short_repr(x)}")
-    return v / np.linalg.norm(v)
+    return _unit_rows(v[None, :])[0]
 
 
 class ConeTask(Task, kind="cone"):
@@ -183,15 +192,15 @@ class HalfSpaceTask(Task, kind="half_space"):
     @staticmethod
     def _planes(normal: ArrayLike, offset: ArrayLike, name: str) -> tuple[np.ndarray, np.ndarray]:
         N = as_matrix(normal, 3, f"normal of task '{name}'", error=TaskError)
-        norms = np.linalg.norm(N, axis=1)
-        if (norms < 1e-9).any():
-            raise TaskError(f"normal of task '{name}' must not be zero (row {int(np.argmin(norms))})")
+        largest = np.abs(N).max(axis=1)
+        if (largest < 1e-9).any():
+            raise TaskError(f"normal of task '{name}' must not be zero (row {int(np.argmin(largest))})")
         c = real_array(offset)
         c = None if c is None else c.reshape(-1).astype(float)
         if c is None or c.shape != (N.shape[0],) or not np.isfinite(c).all():
             raise TaskError(f"offset of task '{name}' must be {N.shape[0]} finite number(s) [m] (one per normal), "
                             f"got {short_repr(offset)}")
-        return N / norms[:, None], c
+        return _unit_rows(N), c
 
     def set_planes(self, normal: ArrayLike, offset: ArrayLike) -> None:
         """New planes: normals (3,) or (k, 3) in a's axes and offsets (k,) [m], k unchanged."""
