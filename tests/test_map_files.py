@@ -206,12 +206,16 @@ MAP_ARGS = ("map", "planar_2link", "base_link", "tip", "--samples", "4000", "--v
 
 @pytest.mark.parametrize("out, message", [
     ("missing/m.npz", "--out: folder '{tmp}/missing' does not exist"),
-    ("m.npz/", "--out: '{tmp}/m.npz' is a folder; give a file name ending in .npz"),
+    ("m.npz/", "--out: '{tmp}/m.npz/' is not a file name; give a file name ending in .npz"),
+    ("m.npz", "--out: '{tmp}/m.npz' is not a file name; give a file name ending in .npz"),  # a folder
+    ("", "--out: '{tmp}/' is not a file name; give a file name ending in .npz"),  # FOLDER.npz was written beside it
+    ("notes.txt", "--out: '{tmp}/notes.txt' is a file that is not a map (.npz); give a file name ending in .npz"),
 ])
 def test_map_out_is_checked_before_any_sample(tmp_path, monkeypatch, out, message):
     import reljac.apps.capability as app
 
     (tmp_path / "m.npz").mkdir()
+    (tmp_path / "notes.txt").write_text("kept")
 
     def never(*args, **kwargs):
         raise AssertionError("the map was computed")

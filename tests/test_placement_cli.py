@@ -127,6 +127,16 @@ timeout = 0.2
     (lambda t: t + "\n[[obstacle]]\nname = 'crate'\nshape = 'cube'\n", "shape must be one of"),
     (lambda t: t.replace("[[hand]]", "[[hand]]\ngrip = 1", 1), "unknown key 'grip'"),
     (lambda t: "x = [", "not valid TOML"),
+    # an uncaught error each before ("a reljac bug"), or a silent change of the task
+    (lambda t: "[base]\nheight = 1e300\n" + t, "height [m] must be within 1e+06 m of the floor, got 1e+300"),
+    (lambda t: t.replace("[0.5, 0.0, 0.8]", "[1e300, 0.0, 0.8]"), "positions of object poses must be within 1e+06 m"),
+    (lambda t: t.replace("[0.0, -0.3, 0.0]", "[0.0, -1e300, 0.0]"),
+     "positions of the grasp of 'right_tool' must be within 1e+06 m"),
+    (lambda t: t.replace('frame = "right_tool"', 'frame = "left_tool"'),
+     "hand 2: frame 'left_tool' has a [[hand]] already (one grasp per hand)"),
+    (lambda t: t.replace("timeout = 0.2", "timeout = 1e300"), "timeout [s] (of one search) must be at most 10"),
+    (lambda t: t + "\n[maps]\nfile = 'no such folder/maps.npz'\n", "[maps] file: folder"),
+    (lambda t: t + "\n[maps]\nfile = '.'\n", "[maps] file: "),
 ])
 def test_a_bad_task_file_is_one_error_line(capsys, tmp_path, change, message):
     bad = tmp_path / "bad.toml"
@@ -134,6 +144,26 @@ def test_a_bad_task_file_is_one_error_line(capsys, tmp_path, change, message):
     assert main(["place", "dual_arm", str(bad), "--samples", "10", "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("reljac: error:") and message in err, err
+    assert list(tmp_path.iterdir()) == [bad]  # refused before any map was built and saved
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--maps", "{folder}"], "is not a file name"),
+    (["--maps", "{folder}/"], "is not a file name"),
+    (["--maps", "{task}"], "is a file that is not a map (.npz)"),
+    (["--maps", "{folder}/none/maps.npz"], "does not exist"),
+    (["--view", "--no-hold", "--host", "nosuch.invalid", "--json"], "the viewer cannot listen on host 'nosuch.invalid'"),
+])
+def test_bad_outputs_are_refused_before_any_work(capsys, tmp_path, args, message):
+    """Maps paths that name a folder or another file (a folder's name + ".npz" was written beside
+    it), and a viewer host that cannot be used (the JSON document was printed, then the error)."""
+    task = tmp_path / "task.toml"
+    task.write_text(TASK)
+    args = [a.format(folder=tmp_path, task=task) for a in args]
+    assert main(["place", "dual_arm", str(task), "--samples", "10", "--no-progress", *args]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and message in err, err
+    assert list(tmp_path.iterdir()) == [task] and not Path(f"{tmp_path}.npz").exists()
 
 
 @pytest.mark.slow

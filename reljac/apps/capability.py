@@ -45,17 +45,24 @@ def _progress_bar(samples: int, enabled: bool) -> Any:
 RANK_SAMPLES = 64  # random configurations that tell a structurally singular pair (all singular)
 
 
-def output_path(out: str | os.PathLike) -> Path:
-    """The file `reljac map --out` will write (".npz" added when missing, as CapabilityMap.save
-    does), after checking its folder exists and is writable: before any sample is drawn."""
-    path = Path(out)
+def output_path(out: str | os.PathLike, option: str = "--out") -> Path:
+    """The file `reljac map --out` (or `option`) will write (".npz" added when missing, as
+    CapabilityMap.save does), after checking it names a file, not a folder nor another kind of
+    file, in a folder that exists and is writable: before any sample is drawn."""
+    given = os.fspath(out)
+    path = Path(given)
+    if not given.strip() or given.endswith(("/", os.sep)) or path.is_dir() or path.name in ("", ".", ".."):
+        raise ReljacError(f"{option}: {given!r} is not a file name; give a file name ending in .npz")
     if path.suffix != ".npz":
+        if path.exists():
+            raise ReljacError(f"{option}: {given!r} is a file that is not a map (.npz); give a file name ending in "
+                              ".npz")
         path = path.with_name(path.name + ".npz")
-    check_output(path, (".npz",), "--out")
+    check_output(path, (".npz",), option)
     if path.is_dir():
-        raise ReljacError(f"--out: {str(path)!r} is a folder; give a file name ending in .npz")
+        raise ReljacError(f"{option}: {str(path)!r} is a folder; give a file name ending in .npz")
     if not os.access(path.parent, os.W_OK):
-        raise ReljacError(f"--out: folder {str(path.parent)!r} is not writable")
+        raise ReljacError(f"{option}: folder {str(path.parent)!r} is not writable")
     return path
 
 

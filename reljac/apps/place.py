@@ -19,6 +19,7 @@ from ..placement.place import DEFAULT_MARGIN
 from ..placement.posemap import cell_sizes
 from ..program import ctrl_c_ends_the_wait
 from .arguments import load_robot
+from .capability import output_path
 from .place_file import PlaceFile, read_place_file
 from .report import format_table, json_document, progress_bar, progress_wanted
 
@@ -29,6 +30,10 @@ def run(args: argparse.Namespace) -> int:
     """The command (see the module docstring); returns its exit code (0: done, a placement found
     or not)."""
     spec = read_place_file(args.taskfile)
+    if args.view:  # before the maps and the check: an --json document is then never followed by an error
+        from ..viz.server import check_host
+
+        check_host(args.host)
     robot = load_robot(args)
     if spec.lock:
         robot = robot.locked(spec.lock)
@@ -87,8 +92,10 @@ def _maps(args: argparse.Namespace, spec: PlaceFile, mobile: Any, hands: list[st
     from ..placement import with_maps
 
     path = Path(args.maps) if args.maps else spec.map_file
-    if path is not None and path.suffix != ".npz":
-        path = path.with_name(path.name + ".npz")
+    if path is not None and path.suffix == ".npz" and path.is_file():
+        pass  # maps to read
+    elif path is not None:  # maps to build and save there: a file name in a folder that exists, checked first
+        path = output_path(path, "--maps" if args.maps else f"{spec.where}, [maps] file")
     if path is not None and path.exists():
         start = time.perf_counter()
         loaded = load_maps(path)

@@ -85,6 +85,7 @@ FLOOR = {"x", "y", "yaw", "step", "yaw_step", "polygon"}
 MAPS = {"samples", "voxel", "bins", "seed", "file"}
 COLLISION = {"min_distance", "ignore", "enabled"}
 CHECK = {"candidates", "timeout", "margin", "refine"}
+MAX_CHECK_TIMEOUT = 10.0  # [s] of one search of the check: a Ctrl-C is heard when the search in progress ends
 MAX_BYTES = 1 << 22
 MAX_DEPTH = 8
 
@@ -218,6 +219,9 @@ def _options(spec: Any, where: str, name: str, keys: set[str]) -> dict[str, Any]
             out[key] = texts(value, here, "ignore")
         else:
             out[key] = number(value, here, key, minimum=0.0, strict=key in ("voxel", "timeout"))
+            if key == "timeout" and out[key] > MAX_CHECK_TIMEOUT:  # a search ends (and hears Ctrl-C) at its budget
+                raise ConfigurationError(f"{here}: timeout [s] (of one search) must be at most {MAX_CHECK_TIMEOUT:g}, "
+                                         f"got {value!r}")
     return out
 
 
@@ -237,11 +241,13 @@ def read_place_file(path: str | Path) -> PlaceFile:
     hands_spec = doc["hand"]
     if not isinstance(hands_spec, list) or not hands_spec:
         raise ConfigurationError(f"{where}: hands are [[hand]] tables (frame, position, rpy), got {hands_spec!r}")
-    hands = []
+    hands: list[tuple[str, pin.SE3]] = []
     for i, spec in enumerate(hands_spec):
         here = f"{where}, hand {i + 1}"
         spec = table(spec, here, "[[hand]]")
         unknown_keys(spec, HAND, here)
+        if any(spec.get("frame") == frame for frame, _ in hands):
+            raise ConfigurationError(f"{here}: frame {spec['frame']!r} has a [[hand]] already (one grasp per hand)")
         hands.append((text(spec.get("frame"), here, "frame"), _pose({k: v for k, v in spec.items() if k != "frame"},
                                                                     here)))
     obstacles = doc.get("obstacle", [])

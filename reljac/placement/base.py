@@ -33,6 +33,8 @@ from ..validation import as_float
 BASE_JOINT = "base_joint"  # the planar joint added to a fixed-base robot
 PLANAR, FREE_FLYER = "planar", "free-flyer"
 
+MAX_HEIGHT = 1e6  # [m] the largest mount height of with_planar_base (as the largest pose coordinate)
+
 
 def with_planar_base(robot: Robot, name: str = BASE_JOINT, height: float = 0.0) -> Robot:
     """The robot with a planar joint `name` above its root link (x, y, yaw in the world's x-y
@@ -45,6 +47,8 @@ def with_planar_base(robot: Robot, name: str = BASE_JOINT, height: float = 0.0) 
     """
     robot = as_robot(robot)
     height = as_float(height, "height [m]", error=ConfigurationError)
+    if abs(height) > MAX_HEIGHT:
+        raise ConfigurationError(f"height [m] must be within {MAX_HEIGHT:g} m of the floor, got {height:g}")
     if name in robot.model.names:
         raise ConfigurationError(f"robot '{robot.name}' already has a joint named {name!r}")
     planar = pin.Model()

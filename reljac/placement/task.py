@@ -24,6 +24,7 @@ from ..poses import as_se3
 from ..validation import as_count, as_float
 
 MAX_POSES = 10_000
+MAX_DISTANCE = 1e6  # [m] the largest coordinate of an object pose or a grasp (the maps' cells are counted in int64)
 MAX_PLACEMENTS = 10_000_000
 ORIENTATION_LENGTH = 0.1  # [m/rad]: a waypoint path's length counts an angle as 0.1 m per radian
 
@@ -70,6 +71,11 @@ class PlacementTask:
             if name in held:
                 raise TaskError(f"hand {name!r} has two grasps")
             held[name] = as_se3(pose, f"the grasp of {name!r}").homogeneous
+        for what, translations in [("object poses", T[:, :3, 3])] + [(f"the grasp of {name!r}", G[:3, 3])
+                                                                      for name, G in held.items()]:
+            if np.abs(translations).max() > MAX_DISTANCE:
+                raise TaskError(f"the positions of {what} must be within {MAX_DISTANCE:g} m of the origin in each "
+                                f"coordinate, got {np.abs(translations).max():g} m")
         object.__setattr__(self, "poses", T)
         object.__setattr__(self, "grasps", held)
 
