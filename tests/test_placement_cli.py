@@ -202,3 +202,22 @@ def test_a_yaw_rounded_below_zero_reads_zero():
            "check_problems": 0, "score": "manipulability", "best": candidate, "candidates": [candidate]}
     out = text(doc)
     assert "yaw 0.0 deg" in out and "-0.0" not in out
+
+
+def test_an_arm_with_a_mimic_joint_is_placed(capsys, tmp_path):
+    """j2 mimics j1 (its map lists both joints, the robot's q only j1): the check compared the two
+    lists and failed with a MapError on every run."""
+    urdf = tmp_path / "mimic.urdf"
+    urdf.write_text(
+        '<robot name="mimic"><link name="base"/><link name="a"/><link name="b"/>'
+        '<joint name="j1" type="revolute"><parent link="base"/><child link="a"/><axis xyz="0 0 1"/>'
+        '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
+        '<joint name="j2" type="revolute"><parent link="a"/><child link="b"/><origin xyz="1 0 0"/><axis xyz="0 0 1"/>'
+        '<limit lower="-1" upper="1" effort="1" velocity="1"/><mimic joint="j1" multiplier="2" offset="0.1"/></joint>'
+        '</robot>')
+    task = tmp_path / "task.toml"
+    task.write_text('[object]\nposes = [{position = [1.5, 0.2, 0.0]}]\n[[hand]]\nframe = "b"\n'
+                    '[floor]\nx = [-0.2, 0.2]\ny = [-0.2, 0.2]\nstep = 0.1\nyaw_step = 0.5\n[collision]\nenabled = false\n')
+    assert main(["place", str(urdf), str(task), "--samples", "20000", "--no-progress", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["hands"] == ["b"]

@@ -43,7 +43,7 @@ class Refiner:
         mobile = maps.mobile
         self.arms = {}
         for hand, pmap in maps.maps.items():
-            joints = list(pmap.metadata["joints"])
+            joints = [n for n in pmap.metadata["joints"] if n in mobile.robot.joint_names]  # (not mimic joints)
             arm = mobile.robot.locked([n for n in mobile.robot.joint_names if n not in joints], q=mobile.reference)
             if arm.joint_names != joints:
                 raise MapError(f"the arm of '{hand}' has joints {arm.joint_names}, its map {joints}")
