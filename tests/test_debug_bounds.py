@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import warnings
 
 import numpy as np
 import pinocchio as pin
@@ -91,6 +92,10 @@ def test_the_handle_of_a_bounded_task_draws_its_box_and_a_ball_its_sphere(dual_a
         corners = [tuple(np.where(np.arange(3) == k, lo_hi, c)) for k in range(3) for c in (low, high)]
         assert all(np.isclose(edges, corner).all(axis=2).any() for corner in corners)
     assert bounds_region(RelativeFrameTask(A, B), 0.5) is None  # no bounds: nothing drawn
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a ball of radius 1e300: no overflow warning, finite points
+        huge = region_lines(("ball", 1e300))
+    assert np.isfinite(huge).all() and np.abs(huge).max() > 1e37
     inner = RelativePositionTask(A, B)
     inner.set_target(np.array([0.1, 0.2, 0.3]))
     ball = BallTask(inner, 0.04)

@@ -60,6 +60,7 @@ def test_a_dt_of_ten_to_the_400_is_a_configuration_error(dual_arm):
     (0.01, "voxel 0.01 m makes 363^3 = 47,832,147 voxels for a reach of 1.8 m; at most 33,554,432 are allowed: "
            "use voxel >= 0.01126 m"),
     (True, "voxel must be a positive number of metres, not True"),
+    (1e300, "voxel must be at most 1000 m, not 1e+300"),  # (a map of 3^3 voxels the viewer could not draw)
 ])
 def test_voxels_at_the_ends_of_the_float_range_get_a_short_message(planar, voxel, message):
     with pytest.raises(MapError) as info:

@@ -169,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("frame_a", help="the map's frame (voxels are in a)")
     p.add_argument("frame_b", help="the frame whose origin is binned")
     p.add_argument("--samples", type=integer(1, 10**12), required=True, help="random configurations, 1..10^12")
-    p.add_argument("--voxel", required=True, help="voxel edge [m], > 0, with at most 2^25 voxels in the map")
+    p.add_argument("--voxel", required=True, help="voxel edge [m], in (0, 1000], with at most 2^25 voxels in the map")
     p.add_argument("--out", required=True, metavar="FILE", help="output file (.npz)")
     seed_argument(p, metavar=None)
     p.add_argument("--directions", type=integer(1, 64), default=32, help="approach directions, 1..64 (default 32)")

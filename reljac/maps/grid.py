@@ -22,6 +22,7 @@ from ..joint_space import MAX_COORDINATE
 from ..robot import Robot
 from ..validation import as_task_rows, real_array, short_repr
 
+MAX_VOXEL = 1e3  # [m] the largest voxel edge (larger ones overflow the viewer's float32 coordinates)
 MAX_VOXELS = 2**25        # ~34 million voxels: 32 bytes each while the map is built (~1.1 GB)
 MAX_DIRECTIONS = 64       # coverage is a 64-bit mask per voxel
 AXES = ("x", "y", "z")
@@ -181,6 +182,8 @@ def positive_voxel(voxel: Any) -> float:
         raise MapError(f"voxel must be a positive number of metres, not {voxel!r}") from None
     if not (math.isfinite(value) and value > 0):
         raise MapError(f"voxel must be a positive number of metres, not {voxel!r}")
+    if value > MAX_VOXEL:
+        raise MapError(f"voxel must be at most {MAX_VOXEL:g} m, not {voxel!r}")
     return value
 
 

@@ -56,7 +56,8 @@ def region_lines(region: tuple) -> np.ndarray:
     else:
         loops = [ring_points(region[1], axis) for axis in range(3)]
         points = np.hstack([np.repeat(loop, 2, axis=1)[:, np.r_[1:2 * RING_POINTS, 0]] for loop in loops])
-    return points.astype(np.float32)
+    far = np.finfo(np.float32).max / 4  # a huge ball's points (radius 1e300) drawn this far, without an overflow
+    return np.where(np.isfinite(points), np.clip(points, -far, far), points).astype(np.float32)
 
 
 class Handle(Overlay):
