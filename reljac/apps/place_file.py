@@ -179,7 +179,7 @@ def _floor(spec: Any, where: str) -> FloorRegion:
     for key in ("x", "y"):
         if key not in spec:
             raise ConfigurationError(f"{here}: {key} = [lower, upper] [m] is needed (where the base may stand)")
-    values: dict[str, Any] = {key: tuple(numbers(spec[key], here, f"{key} [lower, upper]", (2,)))
+    values: dict[str, Any] = {key: tuple(numbers(spec[key], here, f"{key} [lower, upper]", (2,)).tolist())
                               for key in ("x", "y", "yaw") if key in spec}
     for key in ("step", "yaw_step"):
         if key in spec:
