@@ -19,6 +19,7 @@ import pinocchio as pin
 import pytest
 
 import reljac
+from reljac.exceptions import ConfigurationError, TaskError
 from reljac.ik import (
     BallTask,
     CollisionAvoidance,
@@ -28,6 +29,8 @@ from reljac.ik import (
     DistanceTask,
     FrameTask,
     HalfSpaceTask,
+    JointPositionLimit,
+    JointVelocityLimit,
     PostureTask,
     RelativeFrameTask,
     RelativeOrientationTask,
@@ -39,6 +42,8 @@ from reljac.ik import (
 )
 from reljac.ik.humanoid import ContactTask
 from reljac.ik.kinds import kinds
+from reljac.ik.limits.joints import ReversalDamping
+from reljac.ik.solvers.backend import BACKENDS
 
 pytestmark = pytest.mark.skipif(not compiled_available(), reason="the compiled core is not built")
 
@@ -237,3 +242,28 @@ def test_the_kinds_bench_runs_every_stack_compiled():
         assert row["python_parts"] == [], label
         assert row["step_s"] > 0 and row["ratio"] == pytest.approx(row["step_s"] / step[base]), label
     assert "none" in kinds_text(r)
+
+
+@pytest.mark.parametrize("backend", BACKENDS if compiled_available() else ("python",))
+def test_a_limit_made_for_another_robot_is_refused(dual_arm, planar, q0, backend):
+    """Each limit kind made for dual_arm, given to a controller, a solver or solve on another robot: a
+    ConfigurationError naming both robots, on both backends (the compiled step crashed the process
+    with a collision model of another robot's geometry; a support region read the other robot's
+    frames by id)."""
+    checked = set()
+    limits = [make(dual_arm) for make in AS_LIMITS.values()]
+    limits += [JointVelocityLimit(dual_arm), JointPositionLimit(dual_arm), ReversalDamping(dual_arm)]
+    for limit in limits:
+        levels = [[PostureTask(planar)]]
+        for make in (lambda: Controller(planar, levels, dt=0.01, constraints=[limit], backend=backend),
+                     lambda: Solver(planar, levels, constraints=[limit], backend=backend),
+                     lambda: reljac.ik.solve(planar, None, levels, constraints=[limit], backend=backend)):
+            with pytest.raises(ConfigurationError, match=f"limit '{limit.name}' .* was made for robot "
+                                                         f"'dual_arm', not '{planar.name}'"):
+                make()
+        if hasattr(limit, "as_task"):  # the same as a level: its task was made for dual_arm
+            with pytest.raises(TaskError, match=f"was made for robot 'dual_arm', not '{planar.name}'"):
+                Controller(planar, [[limit.as_task()]], dt=0.01, backend=backend)
+        checked.add(type(limit).__name__)
+    assert checked >= {"CollisionAvoidance", "SupportRegion", "JointVelocityLimit", "JointPositionLimit",
+                       "ReversalDamping"}, checked

@@ -134,6 +134,9 @@ def test_cone_inside_with_margin_costs_nothing(dual_arm):
 def test_cone_bad_input_is_named(kwargs, match):
     with pytest.raises(TaskError, match=match):
         ConeTask("torso", "left_tool", **kwargs)
+    if "axis" not in str(kwargs):  # the half-angle given as the upper bound: the same words (numpy's before)
+        with pytest.raises(TaskError, match=match):
+            ConeTask("torso", "left_tool", 0.3).set_bounds(None, kwargs["half_angle"])
 
 
 # --------------------------------------------------------------------------------- HalfSpaceTask
@@ -188,6 +191,7 @@ def test_half_space_closed_loop_enters_and_rests_on_the_plane(planar):
     ([[1, 0, 0], [0, 1, 0]], [0.1], "must be 2 finite number"),
     ([1, 0], 0.1, "shape"),
     ([1, 0, 0], np.nan, "must be 1 finite number"),
+    (np.zeros((0, 3)), np.zeros(0), "at least one plane's normal, got none"),  # (the core refused it at the step)
 ])
 def test_half_space_bad_input_is_named(normal, offset, match):
     with pytest.raises(TaskError, match=match):

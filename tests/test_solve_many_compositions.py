@@ -11,11 +11,13 @@ import pinocchio as pin
 import pytest
 from helpers import BACKENDS
 
+import reljac
 from reljac.exceptions import TaskError
 from reljac.ik import (
     BallTask,
     ConeTask,
     FrameTask,
+    PostureTask,
     RelativePositionTask,
     Solver,
     solve,
@@ -228,3 +230,25 @@ def test_workers_beyond_the_bound_are_refused_before_any_thread_starts(dual_arm)
     with pytest.raises(ConfigurationError, match=rf"workers \(threads or Dask workers\) must be at most {MAX_WORKERS}"):
         solver.solve_many(None, tool_poses(dual_arm, 2), workers=3000)
     assert len(solver.controllers) == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_posture_targets_of_a_robot_with_16_joints_are_configurations(tmp_path, backend):
+    """nq = 16 is also the size of a pose's homogeneous matrix: a posture's 16 values were read
+    back as a 4 x 4 target ('has shape (4, 4), expected (16,)')."""
+    n = 16
+    links = "".join(f'<link name="l{i}"/>' for i in range(n + 1))
+    joints = "".join(f'<joint name="j{i}" type="revolute"><parent link="l{i - 1}"/><child link="l{i}"/>'
+                     f'<origin xyz="0 0 0.1"/><axis xyz="{"0 0 1" if i % 2 else "0 1 0"}"/>'
+                     '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint>' for i in range(1, n + 1))
+    (tmp_path / "chain.urdf").write_text(f'<robot name="chain16">{links}{joints}</robot>')
+    robot = reljac.Robot.from_urdf(tmp_path / "chain.urdf")
+    assert robot.nq == 16
+    tip, posture = FrameTask("l16"), PostureTask(robot)
+    qs = [robot.random_configuration(np.random.default_rng(i)) for i in range(3)]
+    targets = [{tip: Kinematics(robot, q).placement("l16"), posture: q} for q in qs]
+    results = solve_many(robot, None, [[tip], [posture]], targets, seed=1, backend=backend, timeout=0.2)
+    for q, result in zip(qs, results, strict=True):
+        assert result.converged and result.levels_met is not None and result.message  # (these raised)
+        reached = Kinematics(robot, result.q).placement("l16")
+        np.testing.assert_allclose(reached.homogeneous, Kinematics(robot, q).placement("l16").homogeneous, atol=1e-4)

@@ -89,10 +89,13 @@ class Controller:
         self.robot = robot
         self._levels = tuple(tuple(level) for level in as_levels(levels))
         check_names(self._levels)
-        for task in self.tasks:
-            other = getattr(task, "robot", None)
+        for part in (*self.tasks, *constraints):
+            other = getattr(part, "robot", None)
             if other is not None and (other.nq, other.nv, other.name) != (robot.nq, robot.nv, robot.name):
-                raise TaskError(f"task '{task.name}' was made for robot '{other.name}', not '{robot.name}'")
+                name = getattr(part, "name", "")
+                what = f"task '{name}'" if isinstance(part, Task) else f"limit '{name}' ({type(part).__name__})"
+                raise (TaskError if isinstance(part, Task) else ConfigurationError)(
+                    f"{what} was made for robot '{other.name}', not '{robot.name}'")
         self._dt = float(dt)
         limits_ = [
             JointVelocityLimit(robot, velocity_limits),

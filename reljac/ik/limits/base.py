@@ -48,7 +48,7 @@ class Limit(ABC, Observable):
     it per controller on the compiled backend: give each controller its own.
     """
 
-    name = "limit"
+    name = "limit"  # (a limit made for one robot has a `robot` attribute: controllers check it)
     held_by: tuple[Any, int] | None = None
     """(compiled step, index) that keeps this limit's state between steps, set by that step (None:
     the limit keeps it); what the limit reports of its state (``ReversalDamping.cap``,

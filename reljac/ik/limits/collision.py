@@ -102,6 +102,11 @@ class CollisionAvoidance(Limit, kind="collision_avoidance"):
         return self._model
 
     @property
+    def robot(self) -> Robot:
+        """The robot of the collision model."""
+        return self._model.robot
+
+    @property
     def min_distance(self) -> float:
         """d_s [m], the distance kept."""
         return self._min_distance

@@ -57,6 +57,7 @@ class JointVelocityLimit(Limit, kind="joint_velocity_limit"):
 
     def __init__(self, robot: Robot, velocity_limits: ArrayLike | None = None, *,
                  default_velocity_limit: float = np.inf) -> None:
+        self.robot = robot
         if velocity_limits is None:
             vmax = robot.model.velocityLimit.astype(float).copy()
             vmax[~(vmax > 0)] = default_velocity_limit
@@ -94,6 +95,7 @@ class JointPositionLimit(Limit, kind="joint_position_limit"):
     name = "joint position"
 
     def __init__(self, robot: Robot, *, limit_gain: float = 0.5, position_margin: float = 0.0) -> None:
+        self.robot = robot
         margin = as_float(position_margin, "position_margin", minimum=0.0, error=ConfigurationError)
         self._limit_gain = step_fraction(limit_gain, "limit_gain")
         self.nv = robot.nv
@@ -178,6 +180,7 @@ class ReversalDamping(Limit, kind="reversal_damping"):
 
     def __init__(self, robot: Robot, velocity_limits: ArrayLike | None = None, *, shrink: float = 0.5,
                  grow: float = 1.2, threshold: float = 0.05, window: float = 10.0, progress: float = 0.25) -> None:
+        self.robot = robot
         self._shrink = as_float(shrink, "shrink", minimum=0.0, strict=True, error=ConfigurationError)
         self._grow = as_float(grow, "grow", minimum=1.0, strict=True, error=ConfigurationError)
         threshold = as_float(threshold, "threshold", minimum=0.0, error=ConfigurationError)

@@ -185,10 +185,14 @@ def core_target(task: Task, robot: Robot) -> np.ndarray:
 
 
 def set_from_core(task: Task, values: np.ndarray) -> None:
-    """The inverse of :func:`core_target` on the Python task."""
-    if len(values) == 16:
+    """The inverse of :func:`core_target` on the Python task: 16 values are a homogeneous matrix
+    only for a pose, position or orientation task (or a task without a kind whose target is a
+    pin.SE3); a posture of a robot with nq = 16 is 16 joint values."""
+    kind = getattr(task, "kind", None)
+    if kind is None and isinstance(getattr(task, "target", None), pin.SE3):
+        kind = "pose"
+    if len(values) == 16 and kind in ("pose", "position", "orientation"):
         T = values.reshape(4, 4)
-        kind = getattr(task, "kind", "pose")
         task.set_target(T if kind == "pose" else T[:3, 3] if kind == "position" else T[:3, :3])  # type: ignore[attr-defined]
     else:
         task.set_target(values)  # type: ignore[attr-defined]

@@ -121,7 +121,7 @@ class ConeTask(Task, kind="cone"):
             raise TaskError(f"task '{self.name}' keeps the angle within its half-angle (theta <= half_angle): "
                             f"set half_angle [rad] instead of bounds (got lower={short_repr(lower)}, "
                             f"upper={short_repr(upper)})")
-        self.half_angle = float(np.reshape(upper, -1)[0])
+        self.half_angle = np.reshape(np.asarray(upper, dtype=object), -1)[0]  # (checked as half_angle is)
 
     def description(self, robot: Robot) -> Description:
         """The task for the compiled step (frames resolved on `robot`)."""
@@ -192,6 +192,8 @@ class HalfSpaceTask(Task, kind="half_space"):
     @staticmethod
     def _planes(normal: ArrayLike, offset: ArrayLike, name: str) -> tuple[np.ndarray, np.ndarray]:
         N = as_matrix(normal, 3, f"normal of task '{name}'", error=TaskError)
+        if N.shape[0] == 0:
+            raise TaskError(f"normal of task '{name}' must hold at least one plane's normal, got none")
         largest = np.abs(N).max(axis=1)
         if (largest < 1e-9).any():
             raise TaskError(f"normal of task '{name}' must not be zero (row {int(np.argmin(largest))})")
