@@ -453,3 +453,25 @@ def test_an_srdf_prints_as_one_short_line():
     assert len(text) < 250 and "\n" not in text, text
     assert text.startswith(f"SRDF('{robot.srdf.path}' of robot 'talos': {len(robot.srdf.disabled)} disabled pairs")
     assert f"{len(robot.srdf.group_states)} named configurations (half_sitting" in text
+
+
+def test_a_collision_model_and_its_avoidance_copy_and_pickle(dual_arm):
+    """copy.deepcopy or pickle of a CollisionAvoidance (or its task) failed on the model's lock
+    ('cannot pickle _thread.RLock'): the copy has the same pairs and obstacles, the same distances
+    (a pickle's geometry to 1e-9 m) and is independent of the original."""
+    import copy
+    import pickle
+
+    from reljac.ik import CollisionAvoidance
+
+    cm = CollisionModel(dual_arm)
+    cm.add_obstacle("ball", sphere(0.1), [0.4, 0.0, 0.5])
+    avoidance = CollisionAvoidance(dual_arm, model=cm)
+    q = dual_arm.random_configuration(np.random.default_rng(0))
+    for make in (copy.deepcopy, lambda x: pickle.loads(pickle.dumps(x))):
+        other = make(avoidance)
+        assert other.model.pairs == cm.pairs and other.model.obstacles == ["ball"]
+        np.testing.assert_allclose(other.model.distances(q).distance, cm.distances(q).distance, atol=1e-9)
+        other.model.remove_obstacle("ball")
+        assert cm.obstacles == ["ball"]  # the original keeps its obstacle
+        assert type(make(avoidance.as_task())).__name__ == "CollisionAvoidanceTask"

@@ -131,6 +131,17 @@ class CollisionModel:
             self._pairs, self.dropped = default_pairs(self, reference_q, touching_distance, samples, always_near)
         self._rebuild()
 
+    def __getstate__(self) -> dict:
+        """What a copy or a pickle keeps: the robot, bodies, pairs and SRDF; the lock and the
+        distance kernel (coal's and Pinocchio's data) are made anew on the other side."""
+        with self._lock:
+            return {k: v for k, v in self.__dict__.items() if k not in ("_lock", "_kernel", "_data")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+        self._rebuild()
+
     # ------------------------------------------------------------------ names
     @property
     def bodies(self) -> list[str]:
