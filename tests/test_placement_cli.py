@@ -119,7 +119,8 @@ timeout = 0.2
 
 @pytest.mark.parametrize(("change", "message"), [
     (lambda t: t.replace("[floor]", "[flor]"), "unknown key 'flor'"),
-    (lambda t: t.replace('frame = "right_tool"', 'frame = "right_tol"'), "right_tol"),
+    (lambda t: t.replace('frame = "right_tool"', 'frame = "right_tol"'), "', hand 2: frame 'right_tol' is not in"),
+    (lambda t: 'lock = ["nosuch*"]\n' + t, "', lock: pattern 'nosuch*' matches no joint"),
     (lambda t: t.replace("step = 0.1", "step = -0.1"), "step must be"),
     (lambda t: t.replace("timeout = 0.2", "timeout = 0.2\nmargin = 9.0"), "margin"),
     (lambda t: t.replace("[check]", "[collision]\nignore = ['nothing_*']\n[check]"), "matches no link"),

@@ -20,6 +20,7 @@ from ..placement.posemap import cell_sizes
 from ..program import ctrl_c_ends_the_wait
 from .arguments import load_robot
 from .capability import output_path
+from .hierarchy_values import within
 from .place_file import PlaceFile, read_place_file
 from .report import format_table, json_document, progress_bar, progress_wanted
 
@@ -36,9 +37,11 @@ def run(args: argparse.Namespace) -> int:
         check_host(args.host)
     robot = load_robot(args)
     if spec.lock:
-        robot = robot.locked(spec.lock)
-    mobile = mobile_base(robot, height=spec.height)
+        robot = within(f"{spec.where}, lock", lambda: robot.locked(spec.lock))
+    mobile = within(f"{spec.where}, [base]", lambda: mobile_base(robot, height=spec.height))
     task = spec.task()
+    for i, hand in enumerate(task.hands):  # named by the file, before any map is built
+        within(f"{spec.where}, hand {i + 1}", lambda hand=hand: mobile.robot.frame_id(hand))
     show = progress_wanted(args.progress)
     maps, built = _maps(args, spec, mobile, task.hands, show)
     collision = spec.collision(mobile)
