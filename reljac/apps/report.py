@@ -91,7 +91,8 @@ def robot_summary(robot: Robot) -> str:
             limits = f"[{lo:.4g}, {hi:.4g}]"
         else:
             limits = "(multi-DoF / continuous)"
-        vel = model.velocityLimit[joint.idx_v : joint.idx_v + joint.nv]
+        vel = model.velocityLimit[joint.idx_v : joint.idx_v + joint.nv].copy()
+        vel[vel >= np.finfo(float).max] = np.inf  # Pinocchio's "no limit" (a free flyer's), as JSON's null and a URDF's
         rows.append((name, kind, f"{joint.idx_q}:{joint.idx_q + joint.nq}", f"{joint.idx_v}:{joint.idx_v + joint.nv}",
                      limits, np.array2string(vel, precision=3)))
     lines.append(format_table(["joint", "type", "q", "v", "position limits", "velocity limits"], rows))
