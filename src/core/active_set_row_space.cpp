@@ -63,6 +63,13 @@ double fine_directions(const double* M, int r, int rank, Space& s) {
 void subtract_row_space(const double* M, int r, Matrix& P, Space& s) {
   const int nv = s.nv;
   if (r == 0) return;
+  if (r > nv) {  // more rows than joints (many planes beyond their bounds): the same row space from R,
+    // M = Q R (nv x nv), instead of an r x r Gram matrix (Python's row_basis). Allocates: such levels only
+    Eigen::HouseholderQR<Matrix> qr(RowMatrixMap(M, r, nv));
+    RowMatrix R = qr.matrixQR().topRows(nv).triangularView<Eigen::Upper>();
+    subtract_row_space(R.data(), nv, P, s);
+    return;
+  }
   if (gram(M, r, nv, s) && clear_of(r, kOrthonormalize * s.G.topLeftCorner(r, r).trace(), s)) {
     // full rank and no eigenvalue below kOrthonormalize x the trace (so none below that x the
     // largest: the eigen path would not orthonormalize again): W^T = L^-1 M, G = L L^T

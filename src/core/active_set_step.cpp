@@ -10,9 +10,20 @@
 
 namespace reljac {
 namespace lex {
-
 void damped_step(int r, double lam2, Space& s, bool of_AP, bool deficient) {
-  if (r > 0) gram(s.M.data(), r, s.nv, s, of_AP);
+  const int nv = s.nv;
+  if (r > nv && s.M.topRows(r).allFinite()) {
+    // more rows than joints (many planes beyond their bounds): the same step from M = Q R, R (nv x nv)
+    // and Q^T c: |M u - c|^2 = |R u - Q^T c|^2 + what no u changes, so the minimizer and the
+    // minimum-norm one are R's (Python's damped_step), with no r x r Gram matrix. Allocates: such levels only
+    Eigen::HouseholderQR<Matrix> qr(RowMatrixMap(s.M.data(), r, nv));
+    const Vector qc = qr.householderQ().adjoint() * s.c.head(r);
+    s.M.topRows(nv) = qr.matrixQR().topRows(nv).triangularView<Eigen::Upper>();
+    s.c.head(nv) = qc.head(nv);
+    r = nv;
+    of_AP = false;
+  }
+  if (r > 0) gram(s.M.data(), r, nv, s, of_AP);
   damped_step_on_gram(r, lam2, s, deficient);
 }
 

@@ -77,6 +77,12 @@ def damped_step(M: np.ndarray, c: np.ndarray, lam2: float) -> np.ndarray:
     (:func:`fine_directions`) on what is still left."""
     if M.shape[0] == 0:
         return np.zeros(M.shape[1])
+    if M.shape[0] > M.shape[1] and np.isfinite(M).all():
+        # more rows than joints (many planes beyond their bounds): the same step from M = Q R, R
+        # (nv x nv), and Q^T c: |M u - c|^2 = |R u - Q^T c|^2 + what no u changes, so the minimizer
+        # and the minimum-norm one are R's, with no m x m Gram matrix (one of 2,000 rows at every change)
+        Q, R = np.linalg.qr(M)
+        return damped_step(R, Q.T @ c, lam2)
     values, U, rank = eigen(M)
     U_r = U[:, :rank]
 
@@ -148,6 +154,8 @@ def row_basis(M: np.ndarray) -> np.ndarray:
     4.7); so are the fine directions, after them."""
     if M.shape[0] == 0:
         return np.zeros((M.shape[1], 0))
+    if M.shape[0] > M.shape[1]:  # more rows than joints (many planes beyond their bounds): the same row
+        M = np.linalg.qr(M, mode="r")  # space from R (nv x nv), M = Q R, not an m x m Gram matrix
     values, U, rank = eigen(M)
     fine = fine_directions(M, values, U, rank)
     if fine is not None:  # (its W orthonormalized already)
