@@ -34,72 +34,10 @@ def planes(rng, m: int, nv: int, violated: int, reachable: bool = True):
     return Level(N @ rng.normal(size=(3, nv)), np.zeros(m), lower=np.full(m, -np.inf), upper=upper)
 
 
-def test_the_inactive_rows_enter_no_factorization_of_their_size(monkeypatch):
-    import reljac.ik.solvers.active_set_algebra as algebra
-
-    sizes: list[int] = []
-    eigh, eigvalsh = np.linalg.eigh, np.linalg.eigvalsh
-
-    class Spy:  # numpy.linalg as the solver sees it, recording the size of each decomposition
-        def __getattr__(self, name):
-            return getattr(np.linalg, name)
-
-        @staticmethod
-        def eigh(G):
-            sizes.append(G.shape[0])
-            return eigh(G)
-
-        @staticmethod
-        def eigvalsh(G):
-            sizes.append(G.shape[0])
-            return eigvalsh(G)
-
-    class SpyNumpy:
-        linalg = Spy()
-
-        def __getattr__(self, name):
-            return getattr(np, name)
-
-    monkeypatch.setattr(algebra, "np", SpyNumpy())
-    rng = np.random.default_rng(3)
-    nv = 14
-    level = planes(rng, 2000, nv, violated=20, reachable=False)
-    posture = Level(None, rng.normal(size=nv), identity_scale=1.0)
-    lo, hi = -np.ones(nv), np.ones(nv)
-    for policy in (DampingPolicy(), DampingPolicy(threshold=0.0, max_damping=0.0, error_damping=0.0)):
-        sizes.clear()
-        _, reports = solver("python")([level, posture], lo, hi, None, None, policy)
-        # the rows beyond a bound during the search, or nv: never the 2,000
-        assert sizes and max(sizes) <= 200, sorted(sizes)[-5:]
-        assert not reports[0].met  # (the report's rank checks ran)
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_many_planes_are_met_as_their_few_directions_allow(backend):
-    """2,000 planes on 3 directions of 14 joints, 20 of them through a point the rows can reach and
-    violated at v = 0, a posture below: the level is met (no plane crossed), and both backends
-    agree."""
-    rng = np.random.default_rng(5)
-    nv = 14
-    level = planes(rng, 2000, nv, violated=20)
-    posture = Level(None, rng.normal(size=nv), identity_scale=1.0)
-    lo, hi = -np.full(nv, 10.0), np.full(nv, 10.0)
-    v, reports = solver(backend)([level, posture], lo, hi, None, None, DampingPolicy(threshold=0.0, max_damping=0.0,
-                                                                                      error_damping=0.0))
-    x = level.A @ v
-    assert (x <= level.upper + 1e-9).all() and reports[0].met
-    if backend == "compiled":
-        v_py, _ = solver("python")([level, posture], lo, hi, None, None,
-                                   DampingPolicy(threshold=0.0, max_damping=0.0, error_damping=0.0))
-        np.testing.assert_allclose(v, v_py, rtol=0, atol=1e-9)
-
-
-def test_many_rows_beyond_their_bounds_enter_no_factorization_of_their_size(monkeypatch):
-    """800 of 2,000 planes violated where no point meets them all (a half-space task of random
-    planes around a frame): the rows beyond a bound are the least-squares rows of every step and
-    the rows the level leaves below; their step and row space come from R of M = Q R (nv x nv),
-    not from their 800 x 800 Gram matrix (a controller step took 0.5 s at 1,000 planes on the
-    compiled core, 83 s at 5,000). Damped and undamped; both backends agree."""
+@pytest.fixture
+def decompositions(monkeypatch) -> list[int]:
+    """The sizes of the eigen-decompositions the Python specification makes from here on (numpy.linalg
+    as active_set_algebra sees it, recording each size)."""
     import reljac.ik.solvers.active_set_algebra as algebra
 
     sizes: list[int] = []
@@ -125,17 +63,59 @@ def test_many_rows_beyond_their_bounds_enter_no_factorization_of_their_size(monk
         def __getattr__(self, name):
             return getattr(np, name)
 
+    monkeypatch.setattr(algebra, "np", SpyNumpy())
+    return sizes
+
+
+def test_the_inactive_rows_enter_no_factorization_of_their_size(decompositions):
+    rng = np.random.default_rng(3)
+    nv = 14
+    level = planes(rng, 2000, nv, violated=20, reachable=False)
+    posture = Level(None, rng.normal(size=nv), identity_scale=1.0)
+    lo, hi = -np.ones(nv), np.ones(nv)
+    for policy in (DampingPolicy(), DampingPolicy(threshold=0.0, max_damping=0.0, error_damping=0.0)):
+        decompositions.clear()
+        _, reports = solver("python")([level, posture], lo, hi, None, None, policy)
+        # the rows beyond a bound during the search, or nv: never the 2,000
+        assert decompositions and max(decompositions) <= 200, sorted(decompositions)[-5:]
+        assert not reports[0].met  # (the report's rank checks ran)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_many_planes_are_met_as_their_few_directions_allow(backend):
+    """2,000 planes on 3 directions of 14 joints, 20 of them through a point the rows can reach and
+    violated at v = 0, a posture below: the level is met (no plane crossed), and both backends
+    agree."""
+    rng = np.random.default_rng(5)
+    nv = 14
+    level = planes(rng, 2000, nv, violated=20)
+    posture = Level(None, rng.normal(size=nv), identity_scale=1.0)
+    lo, hi = -np.full(nv, 10.0), np.full(nv, 10.0)
+    v, reports = solver(backend)([level, posture], lo, hi, None, None, DampingPolicy(threshold=0.0, max_damping=0.0,
+                                                                                      error_damping=0.0))
+    x = level.A @ v
+    assert (x <= level.upper + 1e-9).all() and reports[0].met
+    if backend == "compiled":
+        v_py, _ = solver("python")([level, posture], lo, hi, None, None,
+                                   DampingPolicy(threshold=0.0, max_damping=0.0, error_damping=0.0))
+        np.testing.assert_allclose(v, v_py, rtol=0, atol=1e-9)
+
+
+def test_many_rows_beyond_their_bounds_enter_no_factorization_of_their_size(decompositions):
+    """800 of 2,000 planes violated where no point meets them all (a half-space task of random
+    planes around a frame): the rows beyond a bound are the least-squares rows of every step and
+    the rows the level leaves below; their step and row space come from R of M = Q R (nv x nv),
+    not from their 800 x 800 Gram matrix (a controller step took 0.5 s at 1,000 planes on the
+    compiled core, 83 s at 5,000). Damped and undamped; both backends agree."""
     rng = np.random.default_rng(8)
     nv = 14
     level = planes(rng, 2000, nv, violated=800, reachable=False)
     posture = Level(None, rng.normal(size=nv), identity_scale=1.0)
     lo, hi = -np.ones(nv), np.ones(nv)
     for policy in (DampingPolicy(), DampingPolicy(threshold=0.0, max_damping=0.0, error_damping=0.0)):
-        with monkeypatch.context() as patch:
-            patch.setattr(algebra, "np", SpyNumpy())
-            sizes.clear()
-            v_py, reports = solver("python")([level, posture], lo, hi, None, None, policy)
-        assert sizes and max(sizes) <= nv, sorted(sizes)[-5:]
+        decompositions.clear()
+        v_py, reports = solver("python")([level, posture], lo, hi, None, None, policy)
+        assert decompositions and max(decompositions) <= nv, sorted(decompositions)[-5:]
         assert not reports[0].met and (level.A @ v_py > level.upper + 1e-6).sum() > 100  # (many rows stay beyond)
         if compiled_available():
             v, _ = solver("compiled")([level, posture], lo, hi, None, None, policy)

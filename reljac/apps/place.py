@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     mobile = within(f"{spec.where}, [base]", lambda: mobile_base(robot, height=spec.height))
     task = spec.task()
     for i, hand in enumerate(task.hands):  # named by the file, before any map is built
-        within(f"{spec.where}, hand {i + 1}", lambda hand=hand: mobile.robot.frame_id(hand))
+        within(f"{spec.where}, hand {i + 1}", partial(mobile.robot.frame_id, hand))
     show = progress_wanted(args.progress)
     maps, built = _maps(args, spec, mobile, task.hands, show)
     collision = spec.collision(mobile)

@@ -155,7 +155,7 @@ def row_basis(M: np.ndarray) -> np.ndarray:
     if M.shape[0] == 0:
         return np.zeros((M.shape[1], 0))
     if M.shape[0] > M.shape[1]:  # more rows than joints (many planes beyond their bounds): the same row
-        M = np.linalg.qr(M, mode="r")  # space from R (nv x nv), M = Q R, not an m x m Gram matrix
+        M = np.asarray(np.linalg.qr(M, mode="r"))  # space from R (nv x nv), M = Q R, not an m x m Gram matrix
     values, U, rank = eigen(M)
     fine = fine_directions(M, values, U, rank)
     if fine is not None:  # (its W orthonormalized already)
