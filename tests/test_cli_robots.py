@@ -54,6 +54,7 @@ def test_lock_with_values_and_patterns_on_a_bundled_robot():
     (["--lock", "toe_*"], "pattern 'toe_*' matches no joint"),
     (["--lock", "ring_mcp="], "--lock expects JOINT or JOINT=VALUE"),
     (["--lock", "ring_mcp=abc"], "value of joint 'ring_mcp' must be a number"),
+    (["--lock", "ring_mcp=0.3", "--lock", "ring_mcp=0.5"], "--lock: joint 'ring_mcp' is given twice"),  # (the last won)
     (["--q-named", "home"], "robot 'hand' has no SRDF"),
 ])
 def test_lock_and_named_configuration_errors_are_one_line(args, message):

@@ -121,6 +121,8 @@ def load_robot(args):
             name, sep, value = item.partition("=")
             if sep and not value:
                 raise ReljacError(f"--lock expects JOINT or JOINT=VALUE, got '{item}'")
+            if name in values:
+                raise ReljacError(f"--lock: joint '{name}' is given twice; lock each joint once")
             values[name] = value if sep else None
         named = getattr(args, "q_named", None)
         robot = robot.locked(values, robot.configuration(named) if named else None)
