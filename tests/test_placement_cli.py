@@ -155,6 +155,7 @@ def test_a_bad_task_file_is_one_error_line(capsys, tmp_path, change, message):
     (["--maps", "{task}"], "is a file that is not a map (.npz)"),
     (["--maps", "{folder}/none/maps.npz"], "does not exist"),
     (["--view", "--no-hold", "--host", "nosuch.invalid", "--json"], "the viewer cannot listen on host 'nosuch.invalid'"),
+    (["--open", "--host", "0.0.0.0"], "--open, --host go with --view"),  # (accepted and ignored before)
 ])
 def test_bad_outputs_are_refused_before_any_work(capsys, tmp_path, args, message):
     """Maps paths that name a folder or another file (a folder's name + ".npz" was written beside

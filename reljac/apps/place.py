@@ -19,7 +19,7 @@ from ..placement import PlacementMaps, PlacementResult, load_maps, mobile_base, 
 from ..placement.place import DEFAULT_MARGIN
 from ..placement.posemap import cell_sizes
 from ..program import ctrl_c_ends_the_wait
-from .arguments import load_robot
+from .arguments import UsageError, load_robot
 from .capability import output_path
 from .hierarchy_values import within
 from .place_file import PlaceFile, read_place_file
@@ -31,6 +31,11 @@ DEFAULT_SAMPLES = 2_000_000
 def run(args: argparse.Namespace) -> int:
     """The command (see the module docstring); returns its exit code (0: done, a placement found
     or not)."""
+    given = [option for option, used in (("--open", args.open), ("--host", args.host is not None),
+                                         ("--no-hold", args.no_hold)) if used]
+    if given and not args.view:
+        raise UsageError(f"reljac place: error: {', '.join(given)} go{'es' if len(given) == 1 else ''} with --view "
+                         "(the page of the result); add --view or leave them out")
     spec = read_place_file(args.taskfile)
     if args.view:  # before the maps and the check: an --json document is then never followed by an error
         from ..viz.server import check_host
