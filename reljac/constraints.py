@@ -190,7 +190,10 @@ class Contact(PointPair):
 def mass_matrix(robot: Robot, q: ArrayLike) -> np.ndarray:
     """Joint-space mass matrix M(q) (nv, nv), symmetric, from ``pin.crba`` (upper triangle)."""
     q = robot.validate_q(q)
-    M = pin.crba(robot.model, robot.thread_data(), q)
+    # Pinocchio 4.1's crba accumulates in its data where a mimic joint has moving joints below it:
+    # on reused data every call drifted (an entry grew by its value each call, M lost definiteness)
+    data = robot.model.createData() if len(robot.model.mimicking_joints) else robot.thread_data()
+    M = pin.crba(robot.model, data, q)
     if not np.isfinite(M).all():
         raise ConfigurationError(f"the mass matrix of '{robot.name}' overflows at this q (entries beyond "
                                  "1e308): q is too far from any physical configuration")

@@ -151,13 +151,14 @@ def check_unit_blocks(robot: JointSpace, q: np.ndarray, name: str) -> None:
 
 def normalize(robot: JointSpace, q: ArrayLike) -> np.ndarray:
     """q with its quaternion and (cos, sin) blocks normalized; ConfigurationError for a zero block."""
-    q = as_vector(robot, q, robot.nq, "q", tangent=False)
+    values = as_vector(robot, q, robot.nq, "q", tangent=False).copy()
     for j, block in robot.unit_blocks:
-        if not np.any(q[block]):
+        if not np.any(values[block]):
             raise ConfigurationError(
                 f"q[{block.start}:{block.stop}] of joint '{robot.model.names[j]}' is zero: a "
                 "quaternion or (cos, sin) pair cannot be normalized from zero")
-    return pin.normalize(robot.model, q)
+        values[block] /= np.abs(values[block]).max()  # first by its largest entry: a block of 1e-170 has a norm
+    return pin.normalize(robot.model, values)
 
 
 def inside_limits(robot: JointSpace, q: np.ndarray, *, middle: bool) -> np.ndarray:

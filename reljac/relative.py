@@ -222,6 +222,8 @@ class Kinematics:
         robot = self.robot
         frame_id = robot.frame_id
         ids: list[int] = []
+        if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Iterable):
+            raise FrameNotFound(f"pairs must be a list of (frame_a, frame_b) pairs, got {pairs!r}")
         for pair in pairs:
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise FrameNotFound(f"pairs must hold (frame_a, frame_b) pairs, got {pair!r}")

@@ -30,6 +30,8 @@ WORLD_JOINT = "universe"  # Pinocchio's name for the world joint and frame
 #: three such numbers stay finite (reljac.robot.MAX_COORDINATE bounds q and v the same way).
 MAX_NUMBER = 1e100
 
+MIN_AXIS = 1e-100  # the largest entry of a joint axis at least this: Pinocchio normalizes by its squared norm
+
 
 # ----------------------------------------------------------------------------- the file's structure
 @dataclass(frozen=True)
@@ -197,6 +199,9 @@ def _check_joint(element: ET.Element, where: str, links: dict[str, ET.Element]) 
         axis = _numbers(element.find("axis"), "xyz", here, required=element.find("axis") is not None)
         if axis is not None and not any(axis):
             raise URDFError(f"{here} has <axis xyz=\"0 0 0\">; the axis must be a non-zero 3-vector")
+        if axis is not None and max(abs(a) for a in axis) < MIN_AXIS:  # its squared norm underflows in Pinocchio
+            raise URDFError(f"{here} has <axis xyz=\"{' '.join(f'{a:g}' for a in axis)}\">, too small to normalize "
+                            f"(each entry below {MIN_AXIS:g}); give the axis as a unit vector")
     limit = element.find("limit")
     if limit is None and kind in ("revolute", "prismatic"):
         raise URDFError(f"{here} of type {kind} has no <limit>; the URDF format requires "

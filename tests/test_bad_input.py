@@ -180,6 +180,20 @@ def test_normalize_zero_quaternion_raises(tree30):
         tree30.normalize(q)
 
 
+@pytest.mark.parametrize("block", [[0, 0, 0, 1e-170], [1e-160, 0, 0, 1e-160], [3e-200, 4e-200, 0, 0]])
+def test_normalize_a_tiny_quaternion_gives_a_unit_one(tree30, block):
+    """A quaternion of 1e-170 has a direction, but its squared norm underflows: normalize returned
+    it unchanged (or of norm 1.0000056), and validate_q then rejected what normalize gave."""
+    q = tree30.neutral()
+    q[3:7] = block
+    given = q.copy()
+    n = tree30.normalize(q)
+    np.testing.assert_allclose(n[3:7], np.array(block) / np.abs(block).max() / np.linalg.norm(
+        np.array(block) / np.abs(block).max()), rtol=1e-15)
+    tree30.validate_q(n)  # accepted
+    np.testing.assert_array_equal(q, given)  # the caller's q is left as it was
+
+
 @pytest.mark.parametrize("call", [
     lambda r: r.random_configuration(-1),
     lambda r: r.random_configuration("x"),
@@ -277,6 +291,17 @@ def test_zero_joint_axis_is_rejected(tmp_path):
     The in-house reference rejects the same file with a URDFError."""
     with pytest.raises(URDFError):
         Robot.from_urdf(_one_joint_urdf(tmp_path, axis="0 0 0"))
+
+
+@pytest.mark.parametrize("axis", ["1e-300 0 0", "0 1e-160 1e-170"])
+def test_a_joint_axis_too_small_to_normalize_is_rejected(tmp_path, axis):
+    """Pinocchio normalizes an axis by its squared norm, which underflows below about 1e-154: the
+    joint's placements were not rotations (|R^T R - I| 0.07) and its Jacobians wrong. 1e-20 works."""
+    with pytest.raises(URDFError, match="too small to normalize"):
+        Robot.from_urdf(_one_joint_urdf(tmp_path, axis=axis))
+    robot = Robot.from_urdf(_one_joint_urdf(tmp_path, axis="1e-20 0 0"))
+    R = reljac.Kinematics(robot, np.full(robot.nq, 0.7)).placement(robot.model.frames[-1].name).rotation
+    np.testing.assert_allclose(R.T @ R, np.eye(3), atol=1e-12)
 
 
 def test_lower_limit_above_upper_is_rejected(tmp_path):

@@ -182,3 +182,40 @@ def test_effective_inverse_mass_rejects_bad_shapes():
         effective_inverse_mass(robot, np.zeros(2), np.ones((3, 5)))
     with pytest.raises(ConfigurationError, match="non-finite"):
         effective_inverse_mass(robot, np.zeros(2), np.array([[np.nan, 1.0]]))
+
+
+MIMIC_WITH_CHILD = """<robot name="mimic_child">
+  <link name="base"/>
+  <link name="a"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="l1"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="l2"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="l3"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="a0" type="revolute"><parent link="base"/><child link="a"/><axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><origin xyz="0 0.5 0"/><axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+  <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/><origin xyz="0.5 0 0"/><axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="1" velocity="1"/><mimic joint="j1" multiplier="1.5" offset="0.1"/></joint>
+  <joint name="j3" type="revolute"><parent link="l2"/><child link="l3"/><origin xyz="0.5 0 0"/><axis xyz="1 0 0"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+</robot>"""
+
+
+def test_the_mass_matrix_of_a_mimic_joint_with_a_moving_child_is_the_same_every_call(tmp_path):
+    """Pinocchio 4.1's crba accumulates in reused data where a mimic joint has a moving joint below
+    it: each call added the leader/child entry again (M lost definiteness by the 4th call). M is
+    G^T M_full G of the model without mimic joints (G: v -> v_full), on every call, and the
+    effective inverse mass repeats too."""
+    path = tmp_path / "mimic.urdf"
+    path.write_text(MIMIC_WITH_CHILD)
+    robot = reljac.Robot.from_urdf(path)
+    full = reljac.Robot.from_urdf(path, mimic=False)
+    q = robot.q_from_joint_values({"a0": 0.3, "j1": 0.2, "j3": 0.1})
+    q_full = full.q_from_joint_values({"a0": 0.3, "j1": 0.2, "j2": 1.5 * 0.2 + 0.1, "j3": 0.1})
+    M_full = pin.crba(full.model, full.model.createData(), q_full)
+    M_full = np.triu(M_full) + np.triu(M_full, 1).T
+    G = np.zeros((full.nv, robot.nv))
+    for i, name in enumerate(full.joint_names):
+        G[i, robot.joint_names.index("j1")] = 1.5 if name == "j2" else 0.0
+        if name != "j2":
+            G[i, robot.joint_names.index(name)] = 1.0
+    inverse = [reljac.effective_inverse_mass(robot, q, [[0.0, 1.0, 0.0]]) for _ in range(4)]
+    for _ in range(4):
+        np.testing.assert_allclose(mass_matrix(robot, q), G.T @ M_full @ G, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.array(inverse), np.array(inverse[:1] * 4), rtol=0, atol=0)

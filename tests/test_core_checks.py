@@ -175,6 +175,9 @@ def test_batched_relative_jacobians_of_no_pair_and_bad_pairs():
             kin.relative_jacobians(bad)
     with pytest.raises(FrameNotFound, match="nowhere"):
         kin.relative_jacobians([("ball_link", "nowhere")])
+    for bad in (None, 5, "ab"):  # not a list of pairs at all (a raw TypeError before)
+        with pytest.raises(FrameNotFound, match="pairs must be a list of"):
+            kin.relative_jacobians(bad)
 
 
 @pytest.mark.parametrize("name", ["hand", "tree30"])
