@@ -118,6 +118,15 @@ def test_workspace_summary_on_the_dual_arm_with_both_backends(dual_arm):
     assert results["reference"] == pytest.approx(results["pinocchio"], rel=0.15)
 
 
+def test_the_reference_backend_says_why_it_cannot_analyse_a_locked_robot(dual_arm):
+    """A robot whose joints the URDF's reference does not have (here one locked): a TaskError (a
+    ValueError) saying what the reference needs and which backends work, not a bare ReljacError."""
+    locked = dual_arm.locked(["torso_yaw"])
+    with pytest.raises(TaskError, match="needs the same joints as the robot.*use backend='auto' or 'pinocchio'"):
+        workspace_summary(locked, "left_tool", "right_tool", samples=10, backend="reference")
+    assert workspace_summary(locked, "left_tool", "right_tool", samples=10, backend="auto").index["median"] > 0
+
+
 def test_workspace_summary_on_a_floating_base_with_continuous_joints():
     robot = reljac.Robot.bundled("tree30")
     s = workspace_summary(robot, "left_hand_site", "right_hand_site", samples=100, seed=1, part="full", worst=2)

@@ -136,6 +136,7 @@ timeout = 0.2
     (lambda t: t.replace('frame = "right_tool"', 'frame = "left_tool"'),
      "hand 2: frame 'left_tool' has a [[hand]] already (one grasp per hand)"),
     (lambda t: t.replace("timeout = 0.2", "timeout = 1e300"), "timeout [s] (of one search) must be at most 10"),
+    (lambda t: t.replace("timeout = 0.2", "timeout = 0.2\ncandidates = 1001"), "candidates must be an integer in 1..1,000"),
     (lambda t: t.replace("x = [0.0, 0.2]", "x = [0.2, 0.0]"), "lower <= upper, got (0.2, 0.0)"),  # (not np.float64(...))
     (lambda t: t + "\n[maps]\nfile = 'no such folder/maps.npz'\n", "[maps] file: folder"),
     (lambda t: t + "\n[maps]\nfile = '.'\n", "[maps] file: "),

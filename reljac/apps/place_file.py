@@ -203,9 +203,9 @@ def _options(spec: Any, where: str, name: str, keys: set[str]) -> dict[str, Any]
                 raise ConfigurationError(f"{here}: {key} must be true or false, got {value!r}")
             out[key] = value
         elif key in ("samples", "seed", "candidates"):
-            low = 0 if key == "seed" else 1
-            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= 10**12:
-                raise ConfigurationError(f"{here}: {key} must be an integer >= {low}, got {value!r}")
+            low, high = (0 if key == "seed" else 1), (1000 if key == "candidates" else 10**12)  # (as --candidates)
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise ConfigurationError(f"{here}: {key} must be an integer in {low}..{high:,}, got {value!r}")
             out[key] = value
         elif key == "bins":
             if not (isinstance(value, list) and len(value) == 3 and all(isinstance(b, int) and not isinstance(b, bool)
