@@ -72,7 +72,10 @@ def is_real_number(x: object) -> bool:
 
 def real_array(x: Any, *, copy: bool = True) -> np.ndarray | None:
     """x as a float64 array when every entry is a real number (not a bool, text or complex
-    number), else None. With ``copy=False`` a float64 array is returned as it is."""
+    number), else None. With ``copy=False`` a float64 array is returned as it is. A masked array
+    with masked entries is None too (numpy would read the values it hides)."""
+    if isinstance(x, np.ma.MaskedArray) and np.ma.is_masked(x):
+        return None
     if type(x) is np.ndarray and x.dtype.kind in "fiu":
         return np.array(x, dtype=float) if copy else np.asarray(x, dtype=float)
     if isinstance(x, (str, bytes)) or (isinstance(x, (list, tuple)) and not _all_real(x)):

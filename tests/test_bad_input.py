@@ -487,3 +487,12 @@ def test_cli_structural_urdf_error_is_one_line(tmp_path):
     proc = _run_cli("info", path)
     _assert_clean_cli_error(proc)
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_a_masked_array_with_masked_entries_is_refused(planar):
+    """numpy reads a masked array's hidden values: q = masked [0.3, --] was read as [0.3, 9.9]."""
+    q = np.ma.masked_array([0.3, 9.9], mask=[False, True])
+    with pytest.raises(ConfigurationError, match="q must be an array of 2 real numbers"):
+        reljac.Kinematics(planar, q)
+    kin = reljac.Kinematics(planar, np.ma.masked_array([0.3, 0.2]))  # nothing masked: its values
+    np.testing.assert_array_equal(kin.q, [0.3, 0.2])
