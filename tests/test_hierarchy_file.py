@@ -131,6 +131,10 @@ KIND_BAD = [  # the values of the compiled kinds (an uncaught ValueError each be
      ["task 1 contacts[0]", "points", ARRAY]),
     ('[[task]]\ntype = "support_region"\ncontacts = [{frame = "left_tool", length = 0.2, width = 0.1, colour = 1}]\n',
      ["task 1 contacts[0]", "unknown key 'colour'", "center, frame, length, width"]),
+    # values the tasks refuse only when they compute: at load now (the debug page paused on them)
+    ('[[task]]\ntype = "support_region"\ncontacts = [{frame = "left_tool", points = [[0, 0, 0], [0.1, 0, 0], [0.2, 0, 0]]}]\n',
+     ["span no area", "three points not on one line"]),
+    (f'[[task]]\ntype = "relative"\n{TOOLS}gain = 1e308\n', ["asks for a non-finite velocity"]),
 ]
 
 

@@ -214,6 +214,10 @@ def read_hierarchy(robot: Robot, path: str | Path, q: np.ndarray | None = None) 
     levels = [[task for level, task in tasks if level == n] for n in numbers_]
     controller = within(where, lambda: Controller(robot, levels, dt=float(dt), constraints=constraints,
                                                   velocity_limits=limits))
+    # one velocity at the start, forgotten after: a value the tasks refuse only when they compute (a
+    # support region of collinear points, a gain of 1e308) is the file's error, not a paused page's
+    within(where, lambda: controller.velocity(q))
+    controller.reset()
     return Hierarchy(robot, controller, q)
 
 
