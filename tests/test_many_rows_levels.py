@@ -67,13 +67,21 @@ def decompositions(monkeypatch) -> list[int]:
     return sizes
 
 
+NV = 14
+POLICIES = (DampingPolicy(), DampingPolicy(threshold=0.0, max_damping=0.0, error_damping=0.0))  # damped, undamped
+
+
+def unreachable_planes(seed: int, violated: int) -> tuple[Level, Level, np.ndarray, np.ndarray]:
+    """2,000 planes on NV joints of which `violated` no point meets, a posture level below, and the
+    box [-1, 1]: (level, posture, lo, hi)."""
+    rng = np.random.default_rng(seed)
+    level = planes(rng, 2000, NV, violated=violated, reachable=False)
+    return level, Level(None, rng.normal(size=NV), identity_scale=1.0), -np.ones(NV), np.ones(NV)
+
+
 def test_the_inactive_rows_enter_no_factorization_of_their_size(decompositions):
-    rng = np.random.default_rng(3)
-    nv = 14
-    level = planes(rng, 2000, nv, violated=20, reachable=False)
-    posture = Level(None, rng.normal(size=nv), identity_scale=1.0)
-    lo, hi = -np.ones(nv), np.ones(nv)
-    for policy in (DampingPolicy(), DampingPolicy(threshold=0.0, max_damping=0.0, error_damping=0.0)):
+    level, posture, lo, hi = unreachable_planes(3, violated=20)
+    for policy in POLICIES:
         decompositions.clear()
         _, reports = solver("python")([level, posture], lo, hi, None, None, policy)
         # the rows beyond a bound during the search, or nv: never the 2,000
@@ -107,15 +115,11 @@ def test_many_rows_beyond_their_bounds_enter_no_factorization_of_their_size(deco
     the rows the level leaves below; their step and row space come from R of M = Q R (nv x nv),
     not from their 800 x 800 Gram matrix (a controller step took 0.5 s at 1,000 planes on the
     compiled core, 83 s at 5,000). Damped and undamped; both backends agree."""
-    rng = np.random.default_rng(8)
-    nv = 14
-    level = planes(rng, 2000, nv, violated=800, reachable=False)
-    posture = Level(None, rng.normal(size=nv), identity_scale=1.0)
-    lo, hi = -np.ones(nv), np.ones(nv)
-    for policy in (DampingPolicy(), DampingPolicy(threshold=0.0, max_damping=0.0, error_damping=0.0)):
+    level, posture, lo, hi = unreachable_planes(8, violated=800)
+    for policy in POLICIES:
         decompositions.clear()
         v_py, reports = solver("python")([level, posture], lo, hi, None, None, policy)
-        assert decompositions and max(decompositions) <= nv, sorted(decompositions)[-5:]
+        assert decompositions and max(decompositions) <= NV, sorted(decompositions)[-5:]
         assert not reports[0].met and (level.A @ v_py > level.upper + 1e-6).sum() > 100  # (many rows stay beyond)
         if compiled_available():
             v, _ = solver("compiled")([level, posture], lo, hi, None, None, policy)

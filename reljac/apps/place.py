@@ -101,9 +101,8 @@ def _maps(args: argparse.Namespace, spec: PlaceFile, mobile: Any, hands: list[st
     from ..placement import with_maps
 
     path = Path(args.maps) if args.maps else spec.map_file
-    if path is not None and path.suffix == ".npz" and path.is_file():
-        pass  # maps to read
-    elif path is not None:  # maps to build and save there: a file name in a folder that exists, checked first
+    if path is not None and not (path.suffix == ".npz" and path.is_file()):  # not maps to read: maps to build and
+        # save there, a file name in a folder that exists (checked first)
         path = output_path(path, "--maps" if args.maps else f"{spec.where}, [maps] file")
     if path is not None and path.exists():
         start = time.perf_counter()

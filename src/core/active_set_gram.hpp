@@ -46,6 +46,12 @@ void decompose(int r, Space& s, bool vectors);
 // and to one another: modified Gram-Schmidt twice, in order (Python's _orthonormalized).
 void orthonormalize(double* Wt, int k, int nv, int start = 0);
 
+// M (r x nv, row-major, r > nv: more rows than joints) reduced to R of M = Q R (nv x nv, row-major),
+// which has M's row space and Gram eigenvalues; with `c` (r entries), its first nv become Q^T c's,
+// so |M u - c|^2 = |R u - c_nv|^2 + what no u changes (Python's np.linalg.qr in active_set_algebra).
+// Allocates: such levels only (active_set_row_space.cpp)
+RowMatrix upper_factor(const double* M, int r, int nv, double* c = nullptr);
+
 // Python's fine_directions, after eigen(M) gave `rank` of r: the rows' basis W^T in s.Wt_room's
 // first `rank` rows, M2 = M (I - W W^T) in s.fine; the cut on M2 M2^T's eigenvalues, or -1.
 double fine_directions(const double* M, int r, int rank, Space& s);

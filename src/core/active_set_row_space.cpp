@@ -60,13 +60,22 @@ double fine_directions(const double* M, int r, int rank, Space& s) {
   return size > cut ? cut : -1.0;
 }
 
+RowMatrix upper_factor(const double* M, int r, int nv, double* c) {
+  Eigen::HouseholderQR<Matrix> qr(RowMatrixMap(M, r, nv));
+  if (c) {
+    Eigen::Map<Vector> rhs(c, r);
+    const Vector qc = qr.householderQ().adjoint() * rhs;
+    rhs.head(nv) = qc.head(nv);
+  }
+  return qr.matrixQR().topRows(nv).triangularView<Eigen::Upper>();
+}
+
 void subtract_row_space(const double* M, int r, Matrix& P, Space& s) {
   const int nv = s.nv;
   if (r == 0) return;
   if (r > nv) {  // more rows than joints (many planes beyond their bounds): the same row space from R,
-    // M = Q R (nv x nv), instead of an r x r Gram matrix (Python's row_basis). Allocates: such levels only
-    Eigen::HouseholderQR<Matrix> qr(RowMatrixMap(M, r, nv));
-    RowMatrix R = qr.matrixQR().topRows(nv).triangularView<Eigen::Upper>();
+    // instead of an r x r Gram matrix (Python's row_basis)
+    const RowMatrix R = upper_factor(M, r, nv);
     subtract_row_space(R.data(), nv, P, s);
     return;
   }

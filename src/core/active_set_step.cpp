@@ -10,16 +10,14 @@
 
 namespace reljac {
 namespace lex {
+
 void damped_step(int r, double lam2, Space& s, bool of_AP, bool deficient) {
   const int nv = s.nv;
   if (r > nv && s.M.topRows(r).allFinite()) {
-    // more rows than joints (many planes beyond their bounds): the same step from M = Q R, R (nv x nv)
-    // and Q^T c: |M u - c|^2 = |R u - Q^T c|^2 + what no u changes, so the minimizer and the
-    // minimum-norm one are R's (Python's damped_step), with no r x r Gram matrix. Allocates: such levels only
-    Eigen::HouseholderQR<Matrix> qr(RowMatrixMap(s.M.data(), r, nv));
-    const Vector qc = qr.householderQ().adjoint() * s.c.head(r);
-    s.M.topRows(nv) = qr.matrixQR().topRows(nv).triangularView<Eigen::Upper>();
-    s.c.head(nv) = qc.head(nv);
+    // more rows than joints (many planes beyond their bounds): the same step from R and Q^T c of
+    // M = Q R (upper_factor), so the minimizer and the minimum-norm one are R's (Python's
+    // damped_step), with no r x r Gram matrix
+    s.M.topRows(nv) = upper_factor(s.M.data(), r, nv, s.c.data());
     r = nv;
     of_AP = false;
   }
