@@ -158,6 +158,40 @@ int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nul
 }
 
 
+// The working row whose release is tried (Python's _doubtful), -1 when none: the least of s.mu
+// (mu_size entries) where the release test cannot tell its sign from rounding (below
+// kMultiplierTolerance max(1, |P g|), |P g| = `norm`: the test's band about 0), on a level not met at
+// s.v (its met test: MET_TOLERANCE on the distances).
+int doubtful(const Rows& rows, double norm, Space& s) {
+  if (s.mu_size <= 0) return -1;
+  int worst = 0;
+  for (int a = 1; a < s.mu_size; ++a)
+    if (s.mu(a) < s.mu(worst)) worst = a;
+  if (!(s.mu(worst) < kMultiplierTolerance * std::max(1.0, norm))) return -1;
+  const int m = rows.m;
+  rows.times(s.v, s.nv, s.x.head(m));
+  double distance2 = 0.0, inside2 = 0.0;
+  for (int i = 0; i < m; ++i) {
+    const double x = s.x(i), inside = std::min(std::max(x, rows.lower[i]), rows.upper[i]);
+    distance2 += (x - inside) * (x - inside);
+    inside2 += inside * inside;
+  }
+  return std::sqrt(distance2) <= kMetTolerance * (1.0 + std::sqrt(inside2)) ? -1 : worst;
+}
+
+// The level's objective at s.v (Python's _objective): its rows' squared distances to their
+// intervals + lam2 |v - v_prev|^2.
+double objective(const Rows& rows, double lam2, Space& s) {
+  const int m = rows.m;
+  rows.times(s.v, s.nv, s.x.head(m));
+  double sum = 0.0;
+  for (int i = 0; i < m; ++i) {
+    const double d = std::max(s.x(i) - rows.upper[i], 0.0) + std::max(rows.lower[i] - s.x(i), 0.0);
+    sum += d * d;
+  }
+  return sum + lam2 * (s.v - s.v_prev).squaredNorm();
+}
+
 // Hard row j's own rounding allowance on its bound at value x (Python's _allowance).
 double allowance(double x, double h) { return kBoundTolerance * std::max({1.0, std::abs(x), std::abs(h)}); }
 
@@ -264,6 +298,9 @@ int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Spac
   capped = false;
   s.mu_size = -1;
   bool face_known = false;  // s.P_W is the face of s.working (see below)
+  bool trial = false;       // a doubtful release is being tried: the state before it in s.trial_*
+  double trial_objective = 0.0;
+  int trial_mu_size = -1;
   while (true) {
     // the spec forms the face anew at every iteration; here only after a release: an entering or
     // leaving soft row leaves it as it was, and a hard row held at the end of the working set is
@@ -314,7 +351,19 @@ int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Spac
         int worst = 0;
         for (int a = 1; a < s.mu_size; ++a)
           if (s.mu(a) < s.mu(worst)) worst = a;
-        if (s.mu(worst) >= -kMultiplierTolerance * std::max(1.0, norm)) break;
+        if (s.mu(worst) >= -kMultiplierTolerance * std::max(1.0, norm)) {
+          if (trial) break;
+          worst = doubtful(rows, norm, s);
+          if (worst < 0) break;
+          trial = true;  // (Python's trial)
+          trial_objective = objective(rows, lam2, s);
+          s.trial_v = v;
+          s.trial_working = s.working;
+          for (int i = 0; i < m; ++i) s.trial_soft[i] = s.soft[i];
+          s.trial_aim.head(m) = s.aim.head(m);
+          trial_mu_size = s.mu_size;
+          s.trial_mu.head(s.mu_size) = s.mu.head(s.mu_size);
+        }
         if (changes >= cap) {
           capped = true;
           break;
@@ -329,6 +378,16 @@ int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Spac
       capped = true;
       break;
     }
+  }
+  if (trial && (capped || !(objective(rows, lam2, s) < trial_objective * (1.0 - kTrialGain)))) {
+    // the release gained nothing beyond rounding: undone (its changes counted)
+    v = s.trial_v;
+    s.working = s.trial_working;
+    for (int i = 0; i < m; ++i) s.soft[i] = s.trial_soft[i];
+    s.aim.head(m) = s.trial_aim.head(m);
+    s.mu_size = trial_mu_size;
+    s.mu.head(trial_mu_size) = s.trial_mu.head(trial_mu_size);
+    capped = false;
   }
   return changes;
 }

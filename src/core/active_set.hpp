@@ -21,6 +21,7 @@ namespace lex {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kMultiplierTolerance = 1e-9;  // a multiplier below -this x max(1, |P g|) releases its row
+constexpr double kTrialGain = 1e-7;   // Python's TRIAL_GAIN: the tried release kept when the objective drops by this
 constexpr double kReorthogonalize = 0.1;  // a face's row with |P n|^2 below this x |n|^2 is projected twice
 constexpr double kOrthonormalize = 1e-4;  // subtract_row_space: a basis from eigenvalues spread wider is orthonormalized again
 constexpr double kFineRank = 1e-10;  // singular values below this x the largest never count (Python's FINE_RANK)
@@ -108,6 +109,10 @@ struct Space {
   Vector hard_value, hard_rate;  // (room)
   std::vector<char> soft, fixed;
   std::vector<int> chosen, working, kept, violated;
+  // the search's state before a doubtful release (Python's trial in solve_level)
+  Vector trial_v, trial_mu, trial_aim;
+  std::vector<char> trial_soft;
+  std::vector<int> trial_working;
   std::vector<std::vector<int>> identity_column;  // per identity level: the velocity index of each kept row
   double last_damping = 0.0;  // lambda^2 of the last level solved (the recovery's: whether the levels are exact)
   bool overflow = false;  // a Gram matrix with inf or NaN entries (the spec's LinAlgError): v is made NaN

@@ -74,7 +74,7 @@ void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
   unit_coef.resize(room);
   hard_value.resize(room);
   hard_rate.resize(room);
-  for (Vector* x : {&v, &v_prev, &delta, &offset, &gradient, &Pn, &Pn_again, &Pg, &rhs, &mu, &norms}) x->resize(nv);
+  for (Vector* x : {&v, &v_prev, &delta, &offset, &gradient, &Pn, &Pn_again, &Pg, &rhs, &mu, &norms, &trial_v, &trial_mu}) x->resize(nv);
   for (Matrix* x : {&P, &P_W, &normals, &face_Pn}) x->resize(nv, nv);
   face_scale.resize(nv);
   J.resize(m_max, nv);
@@ -86,7 +86,7 @@ void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
   for (Matrix* x : {&pinned_G, &pinned_vectors}) x->resize(m_max, m_max);
   pinned_values.resize(m_max);
   pinned_rows = -1;
-  for (Vector* x : {&value, &rate, &aim, &t, &c, &coefficients, &eig_values, &distance, &x}) x->resize(m_max);
+  for (Vector* x : {&value, &rate, &aim, &t, &c, &coefficients, &eig_values, &distance, &x, &trial_aim}) x->resize(m_max);
   G.resize(m_max, m_max);
   L.resize(m_max, m_max);
   F.resize(m_max, m_max);
@@ -99,7 +99,8 @@ void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
   crossings.resize(2 * m_max);
   soft.assign(m_max, 0);
   fixed.assign(m_max, 0);
-  for (std::vector<int>* x : {&chosen, &working, &kept, &violated}) x->reserve(std::max(room, m_max));
+  trial_soft.assign(m_max, 0);
+  for (std::vector<int>* x : {&chosen, &working, &kept, &violated, &trial_working}) x->reserve(std::max(room, m_max));
   recovery_A.resize(c_room, nv);
   recovery_lower = Vector::Constant(c_room, -kInf);
   recovery_upper.resize(c_room);

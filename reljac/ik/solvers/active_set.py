@@ -28,7 +28,9 @@ rounding allowance aim at it, S rows on their aim stay). The objective falls at 
 moves, so the soft set cannot cycle (stopping at each crossing did: a row on its bound entered
 and left S at zero step, undamped, on Talos's band level). Where S did not change the point is
 the model's minimum in the face, and it is optimal when every multiplier has the right sign (the
-objective is convex and C^1). With lambda = 0 the step is the minimum-norm one from the current
+objective is convex and C^1); a least multiplier whose sign is rounding's (within the release
+test's band about 0) on a level not met has its release tried once, kept only where the level's
+objective drops beyond rounding (TRIAL_GAIN). With lambda = 0 the step is the minimum-norm one from the current
 point; with lambda > 0 the objective is anchored at v_prev and strictly convex. The number of
 changes of W and S per level is capped (a bounded worst case); at the cap the search stops at
 the best feasible point reached. A hard row with no freedom left in the face (fixed by the
@@ -56,6 +58,12 @@ from .hierarchy import MET_TOLERANCE
 from .saturation import BOUND_TOLERANCE, PIVOT_TOLERANCE
 
 MULTIPLIER_TOLERANCE = 1e-9  # a multiplier below -this x max(1, |P g|) (per unit normal) releases its row
+# A least multiplier within the release test's band about 0 (|mu| below MULTIPLIER_TOLERANCE x
+# max(1, |P g|): its sign is rounding's) on a level not met: its release is tried once and kept when
+# the level's objective then drops by more than TRIAL_GAIN (relative), else the search ends where it
+# was (issue 43: a held row whose release gains only along a fine direction has a multiplier of the
+# size of |P g|, below 1e-9, of either sign on ill-conditioned levels)
+TRIAL_GAIN = 1e-7
 CAP_BASE = 10  # changes of the active sets allowed per level: CAP_BASE + 2 (nv + hard rows + own rows)
 
 
@@ -216,6 +224,25 @@ def _released(mu: np.ndarray, P_in: np.ndarray, gradient: np.ndarray) -> int:
     return worst if mu[worst] < -MULTIPLIER_TOLERANCE * max(1.0, float(np.linalg.norm(P_in @ gradient))) else -1
 
 
+def _doubtful(rows: LevelRows, v: np.ndarray, mu: np.ndarray, P_in: np.ndarray, gradient: np.ndarray) -> int:
+    """The working row whose release is to be tried (see TRIAL_GAIN), -1 when none: the least
+    multiplier, of a sign the release test cannot tell from its floor, on a level not met."""
+    worst = int(np.argmin(mu))
+    if not mu[worst] < MULTIPLIER_TOLERANCE * max(1.0, float(np.linalg.norm(P_in @ gradient))):
+        return -1
+    x = rows.A @ v
+    inside = np.clip(x, rows.lower, rows.upper)
+    met = float(np.linalg.norm(x - inside)) <= MET_TOLERANCE * (1.0 + float(np.linalg.norm(inside)))
+    return -1 if met else worst
+
+
+def _objective(rows: LevelRows, v: np.ndarray, v_prev: np.ndarray, lam2: float) -> float:
+    """The level's objective at v: its rows' squared distances to their intervals + lam2 |v - v_prev|^2."""
+    x = rows.A @ v
+    distance = np.maximum(x - rows.upper, 0.0) + np.maximum(rows.lower - x, 0.0)
+    return float(distance @ distance) + lam2 * float((v - v_prev) @ (v - v_prev))
+
+
 def _guessed(rows: LevelRows, v_prev: np.ndarray, P_in: np.ndarray, hard: HardRows, lam2: float,
              working: list[int], soft: dict[int, float]) -> LevelResult | None:
     """The level's answer if the guessed sets (a warm start) are its sets at the optimum, else
@@ -290,6 +317,7 @@ def solve_level(rows: LevelRows, v_prev: np.ndarray, P_in: np.ndarray, hard: Har
     working = list(start or [])
     working += [int(j) for j in on_bound if j not in working]
     changes, capped, mu = 0, False, None
+    trial = None  # before a doubtful release (TRIAL_GAIN): (v, working, soft, mu, objective)
     while True:
         P_W, working = face(P_in, hard.N, working)
         J, t, delta = _model_step(rows, soft, v, v_prev, P_W, lam2)
@@ -315,6 +343,10 @@ def solve_level(rows: LevelRows, v_prev: np.ndarray, P_in: np.ndarray, hard: Har
                 gradient = J.T @ (J @ v - t) + lam2 * (v - v_prev)
                 mu, _ = _multipliers(P_in, hard.N[working], gradient)
                 worst = _released(mu, P_in, gradient)
+                if worst < 0 and trial is None:
+                    worst = _doubtful(rows, v, mu, P_in, gradient)
+                    if worst >= 0:
+                        trial = (v.copy(), list(working), dict(soft), mu, _objective(rows, v, v_prev, lam2))
                 if worst < 0:
                     break
                 if changes >= cap:
@@ -326,4 +358,7 @@ def solve_level(rows: LevelRows, v_prev: np.ndarray, P_in: np.ndarray, hard: Har
         if changes >= cap:
             capped = True
             break
+    if trial is not None and (capped or not _objective(rows, v, v_prev, lam2) < trial[4] * (1.0 - TRIAL_GAIN)):
+        v, working, soft, mu, _ = trial  # the release gained nothing beyond rounding: undone (its changes counted)
+        capped = False
     return LevelResult(v, working, soft, mu, changes, capped)
