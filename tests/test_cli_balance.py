@@ -45,7 +45,7 @@ def test_map_with_support_is_the_librarys_balance_aware_map(capsys, stand_path, 
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["--support", "foot", "--sole", "0.4"], "reljac map: error: argument --sole: expected LENGTHxWIDTH"),
+    (["--support", "foot", "--sole", "0.4"], "reljac: error: argument --sole: expected LENGTHxWIDTH"),
     (["--support", "foot", "--sole", "0.4x0"], "argument --sole"),
     (["--support", "foot", "--sole", "nanx1"], "argument --sole"),
     (["--support", "foot", "--sole", "0.4x0.2", "--margin", "-0.1"], "argument --margin: must be a distance >= 0"),
@@ -135,7 +135,7 @@ def test_analyze_with_frames_and_com_reports_both_and_the_fixed_base_link_counts
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["analyze", "talos"], "reljac analyze: error: give frames A and B"),
+    (["analyze", "talos"], "reljac: error: give frames A and B"),
     (["analyze", "talos", "base_link"], "give frames A and B"),
     (["analyze", "talos", "--com-frame", "left_sole_lnk"], "reljac: error: FrameNotFound: frame 'left_sole_lnk'"),
     (["analyze", "planar_2link", "base_link", "tip", "--q", "0.1", "0.2"], "choose the configuration of --com"),

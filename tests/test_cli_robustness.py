@@ -347,3 +347,15 @@ def test_python_dash_m_reljac_runs_a_map_on_a_local_cluster(tmp_path):
                           "200", "--voxel", "0.2", "--scheduler", "local", "--workers", "1", "--no-progress", "--out",
                           str(out)], capture_output=True, text=True, env=ENV, timeout=180)
     assert run.returncode == 0 and out.is_file(), run.stderr[-2000:]
+
+
+@pytest.mark.parametrize("command", sorted(_subcommands()))
+def test_every_command_s_usage_errors_are_one_reljac_error_line(command):
+    """An unknown option and a value of the wrong type, for every command: exit 2, and stderr is one
+    line that starts 'reljac: error:' (the subcommand's own parser printed 'reljac check: error:')
+    and points at the command's help."""
+    for args in ([command, "--no-such-option"], [command, "--seed", "x", "--no-such-option"]):
+        code, out, err = run_main(*args)
+        assert code == 2 and out == "", (args, code, out)
+        assert err.startswith("reljac: error:") and err.count("\n") == 1, (args, err)
+        assert f"'reljac {command} --help'" in err or "'reljac --help'" in err, (args, err)

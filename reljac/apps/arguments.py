@@ -27,7 +27,8 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with one-line errors: 'reljac jacobian: error: ... (see reljac jacobian --help)'.
+    """argparse with one-line errors: 'reljac: error: ... (see 'reljac jacobian --help')', the
+    subcommand named in the help it points to.
 
     ``own_extras=True`` (a subcommand's parser): arguments it does not know are its own error,
     naming it, rather than the top-level parser's.
@@ -44,7 +45,7 @@ class Parser(argparse.ArgumentParser):
         return namespace, extras
 
     def error(self, message: str) -> NoReturn:  # argparse's hook
-        raise UsageError(f"{self.prog}: error: {message} (see '{self.prog} --help')")
+        raise UsageError(f"reljac: error: {message} (see '{self.prog} --help')")
 
 
 def integer(low: int, high: int) -> Callable[[str], int]:

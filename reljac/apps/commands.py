@@ -90,10 +90,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from .report import hook
 
     if args.peers and args.what not in ("ik", "solve", "all"):
-        raise UsageError(f"reljac bench: error: --peers compares IK libraries: use it with 'ik', 'solve' or 'all', "
+        raise UsageError(f"reljac: error: --peers compares IK libraries: use it with 'ik', 'solve' or 'all', "
                          f"not '{args.what}'")
     if args.collision and args.what != "solve":
-        raise UsageError(f"reljac bench: error: --collision is a protocol of 'solve', not of '{args.what}'")
+        raise UsageError(f"reljac: error: --collision is a protocol of 'solve', not of '{args.what}'")
     units = bench.units(args.what, quick=args.quick, peers=args.peers, collision=args.collision)
     with _bar(args, units, f"bench {args.what}", "unit") as bar:
         return bench.main(args.what, quick=args.quick, as_json=args.json, progress=hook(bar), peers=args.peers,
@@ -118,10 +118,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
     com = args.com or args.com_frame is not None
     if args.frame_b is None and (args.frame_a is not None or not com):
-        raise UsageError("reljac analyze: error: give frames A and B (the relative task), or --com for the centre "
+        raise UsageError("reljac: error: give frames A and B (the relative task), or --com for the centre "
                          "of mass alone (see 'reljac analyze --help')")
     if not com and (args.q is not None or args.joint or args.q_named is not None):
-        raise UsageError("reljac analyze: error: --q, --joint and --q-named choose the configuration of --com; "
+        raise UsageError("reljac: error: --q, --joint and --q-named choose the configuration of --com; "
                          "the manipulability is over random configurations (see 'reljac analyze --help')")
     robot = load_robot(args)
     document: dict = {}
@@ -147,7 +147,7 @@ def cmd_map(args: argparse.Namespace) -> int:
     from .capability import make_map, map_support
 
     if args.support is None and (args.sole is not None or args.margin is not None):
-        raise UsageError("reljac map: error: --sole and --margin describe the contacts of --support: give --support "
+        raise UsageError("reljac: error: --sole and --margin describe the contacts of --support: give --support "
                          "FRAMES too (see 'reljac map --help')")
     robot = load_robot(args)
     support = None if args.support is None else map_support(args.support, args.sole, args.margin or 0.0)

@@ -305,7 +305,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse whose errors are one line (no usage block), exit code 2."""
 
     def error(self, message: str) -> NoReturn:
-        print(f"{self.prog}: error: {message} (see '{self.prog} --help')", file=sys.stderr)
+        print(f"reljac: error: {message} (see '{self.prog} --help')", file=sys.stderr)
         raise SystemExit(2)
 
 

@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     given = [option for option, used in (("--open", args.open), ("--host", args.host is not None),
                                          ("--no-hold", args.no_hold)) if used]
     if given and not args.view:
-        raise UsageError(f"reljac place: error: {', '.join(given)} go{'es' if len(given) == 1 else ''} with --view "
+        raise UsageError(f"reljac: error: {', '.join(given)} go{'es' if len(given) == 1 else ''} with --view "
                          "(the page of the result); add --view or leave them out")
     spec = read_place_file(args.taskfile)
     if args.view:  # before the maps and the check: an --json document is then never followed by an error
