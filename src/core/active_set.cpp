@@ -162,7 +162,7 @@ int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nul
 // (mu_size entries) where the release test cannot tell its sign from rounding (below
 // kMultiplierTolerance max(1, |P g|), |P g| = `norm`: the test's band about 0), on a level not met at
 // s.v (its met test: MET_TOLERANCE on the distances).
-int doubtful(const Rows& rows, double norm, Space& s) {
+[[gnu::noinline, gnu::cold]] int doubtful(const Rows& rows, double norm, Space& s) {
   if (s.mu_size <= 0) return -1;
   int worst = 0;
   for (int a = 1; a < s.mu_size; ++a)
@@ -190,6 +190,32 @@ double objective(const Rows& rows, double lam2, Space& s) {
     sum += d * d;
   }
   return sum + lam2 * (s.v - s.v_prev).squaredNorm();
+}
+
+// Keeps the search's state before a doubtful release in s.trial_* (Python's trial).
+[[gnu::noinline, gnu::cold]] void keep_trial(const Rows& rows, double lam2, Space& s) {
+  const int m = rows.m;
+  s.trial_objective = objective(rows, lam2, s);
+  s.trial_v = s.v;
+  s.trial_working = s.working;
+  for (int i = 0; i < m; ++i) s.trial_soft[i] = s.soft[i];
+  s.trial_aim.head(m) = s.aim.head(m);
+  s.trial_mu_size = s.mu_size;
+  s.trial_mu.head(s.mu_size) = s.mu.head(s.mu_size);
+}
+
+// Undoes the tried release where the level's objective did not drop beyond rounding (or the search
+// was capped): the state kept_trial kept (the changes stay counted). True when undone.
+[[gnu::noinline, gnu::cold]] bool undo_trial(const Rows& rows, double lam2, bool capped, Space& s) {
+  if (!capped && objective(rows, lam2, s) < s.trial_objective * (1.0 - kTrialGain)) return false;
+  const int m = rows.m;
+  s.v = s.trial_v;
+  s.working = s.trial_working;
+  for (int i = 0; i < m; ++i) s.soft[i] = s.trial_soft[i];
+  s.aim.head(m) = s.trial_aim.head(m);
+  s.mu_size = s.trial_mu_size;
+  s.mu.head(s.trial_mu_size) = s.trial_mu.head(s.trial_mu_size);
+  return true;
 }
 
 // Hard row j's own rounding allowance on its bound at value x (Python's _allowance).
@@ -299,8 +325,6 @@ int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Spac
   s.mu_size = -1;
   bool face_known = false;  // s.P_W is the face of s.working (see below)
   bool trial = false;       // a doubtful release is being tried: the state before it in s.trial_*
-  double trial_objective = 0.0;
-  int trial_mu_size = -1;
   while (true) {
     // the spec forms the face anew at every iteration; here only after a release: an entering or
     // leaving soft row leaves it as it was, and a hard row held at the end of the working set is
@@ -355,14 +379,8 @@ int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Spac
           if (trial) break;
           worst = doubtful(rows, norm, s);
           if (worst < 0) break;
-          trial = true;  // (Python's trial)
-          trial_objective = objective(rows, lam2, s);
-          s.trial_v = v;
-          s.trial_working = s.working;
-          for (int i = 0; i < m; ++i) s.trial_soft[i] = s.soft[i];
-          s.trial_aim.head(m) = s.aim.head(m);
-          trial_mu_size = s.mu_size;
-          s.trial_mu.head(s.mu_size) = s.mu.head(s.mu_size);
+          trial = true;
+          keep_trial(rows, lam2, s);
         }
         if (changes >= cap) {
           capped = true;
@@ -379,16 +397,7 @@ int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Spac
       break;
     }
   }
-  if (trial && (capped || !(objective(rows, lam2, s) < trial_objective * (1.0 - kTrialGain)))) {
-    // the release gained nothing beyond rounding: undone (its changes counted)
-    v = s.trial_v;
-    s.working = s.trial_working;
-    for (int i = 0; i < m; ++i) s.soft[i] = s.trial_soft[i];
-    s.aim.head(m) = s.trial_aim.head(m);
-    s.mu_size = trial_mu_size;
-    s.mu.head(trial_mu_size) = s.trial_mu.head(trial_mu_size);
-    capped = false;
-  }
+  if (trial && undo_trial(rows, lam2, capped, s)) capped = false;
   return changes;
 }
 

@@ -111,6 +111,8 @@ struct Space {
   std::vector<int> chosen, working, kept, violated;
   // the search's state before a doubtful release (Python's trial in solve_level)
   Vector trial_v, trial_mu, trial_aim;
+  double trial_objective = 0.0;
+  int trial_mu_size = -1;
   std::vector<char> trial_soft;
   std::vector<int> trial_working;
   std::vector<std::vector<int>> identity_column;  // per identity level: the velocity index of each kept row
