@@ -208,13 +208,12 @@ double objective(const Rows& rows, double lam2, Space& s) {
 // was capped): the state kept_trial kept (the changes stay counted). True when undone.
 [[gnu::noinline, gnu::cold]] bool undo_trial(const Rows& rows, double lam2, bool capped, Space& s) {
   if (!capped && objective(rows, lam2, s) < s.trial_objective * (1.0 - kTrialGain)) return false;
-  const int m = rows.m;
-  s.v = s.trial_v;
-  s.working = s.trial_working;
-  for (int i = 0; i < m; ++i) s.soft[i] = s.trial_soft[i];
-  s.aim.head(m) = s.trial_aim.head(m);
+  s.v.swap(s.trial_v);  // (buffers of the same sizes: their data exchanged, nothing allocated)
+  s.working.swap(s.trial_working);
+  s.soft.swap(s.trial_soft);
+  s.aim.swap(s.trial_aim);
+  s.mu.swap(s.trial_mu);
   s.mu_size = s.trial_mu_size;
-  s.mu.head(s.trial_mu_size) = s.trial_mu.head(s.trial_mu_size);
   return true;
 }
 
