@@ -25,14 +25,12 @@ import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from .exceptions import ConfigurationError, JointNotFound, SRDFError, suggest
-from .validation import is_real_number, real_array, short_repr
+from .validation import MAX_COORDINATE, is_real_number, real_array, short_repr
 
 if TYPE_CHECKING:  # pragma: no cover
     from .srdf import SRDF
 
 Value = float | tuple[float, ...]
-#: Largest |entry| of q and v [rad, m, rad/s, m/s]: products of three such numbers stay finite.
-MAX_COORDINATE = 1e100
 MAX_SQUARE = MAX_COORDINATE**2  # x @ x below this: every entry is finite and within the bound
 UNIT_TOLERANCE = 1e-6  # a quaternion or (cos, sin) block of q has unit norm within this
 

@@ -15,7 +15,7 @@ import numpy as np
 import pinocchio as pin
 
 from .exceptions import TaskError
-from .validation import ROTATION_TOLERANCE, ErrorClass, check_rotation, real_array, short_repr
+from .validation import MAX_COORDINATE, ROTATION_TOLERANCE, ErrorClass, check_rotation, real_array, short_repr
 
 __all__ = ["as_rotation", "as_se3", "as_unit_quaternion"]
 
@@ -51,6 +51,9 @@ def as_se3(T: Any, what: str, *, error: ErrorClass = TaskError) -> pin.SE3:
     if not (np.abs(M[3] - _LAST_ROW) <= _LAST_ROW_TOLERANCE).all():  # (np.allclose's test, in a fifth of its time)
         raise error(f"{what}'s last row is {M[3].tolist()}, expected [0, 0, 0, 1]")
     check_rotation(M[:3, :3], f"the rotation of {what}", error=error)
+    if np.abs(M[:3, 3]).max() > MAX_COORDINATE:
+        raise error(f"the translation of {what} has an entry of {np.abs(M[:3, 3]).max():.3g} m: reljac computes "
+                    f"with |entries| <= {MAX_COORDINATE:g} (so no square of them overflows)")
     return pin.SE3(np.array(M[:3, :3]), np.array(M[:3, 3]))
 
 

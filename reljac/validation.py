@@ -57,6 +57,9 @@ __all__ = [
     "short_repr",
 ]
 
+#: Largest |entry| of q, v, targets and poses' translations [rad, m, rad/s, m/s]: products of three
+#: such numbers stay finite (an error's square, a cost, a Jacobian row times a velocity).
+MAX_COORDINATE = 1e100
 ROTATION_TOLERANCE = 1e-6  # max |R^T R - I| entry accepted as a rotation; max |1 - |e|| of a unit quaternion
 
 ErrorClass = type[ReljacError]
@@ -133,6 +136,9 @@ def as_vector(x: Any, size: int, what: str, *, error: ErrorClass = TaskError) ->
     arr = arr.reshape(-1)
     if arr.shape != (size,) or not np.isfinite(arr).all():
         raise error(f"{what} must be {size} finite numbers, got {arr.size} entries: {arr.tolist()}")
+    if size and np.abs(arr).max() > MAX_COORDINATE:
+        raise error(f"{what} has an entry of {np.abs(arr).max():.3g}: reljac computes with |entries| <= "
+                    f"{MAX_COORDINATE:g} (so no square of them overflows)")
     return arr
 
 

@@ -167,10 +167,10 @@ def test_without_dask_a_scheduler_says_how_to_install_it(dual_arm, rng, monkeypa
 
 @pytest.mark.slow
 def test_a_task_error_is_the_threaded_paths_own(thread_client, planar):
-    """A target 1e155 m away: no configuration has finite rows, on the workers as here."""
-    task = RelativePositionTask("base_link", "tip")
+    """A target 1e100 m away weighted 1e100: no configuration has finite rows, on the workers as here."""
+    task = RelativePositionTask("base_link", "tip", weight=1e100)
     task.set_target(np.zeros(3))
-    targets = [np.array([1e155, 0.0, 0.0])] * 3
+    targets = [np.array([1e100, 0.0, 0.0])] * 3
     for scheduler in (None, thread_client):
         with pytest.raises(TaskError, match="not finite"):
             solve_many(planar, None, [[task]], targets, restarts=1, scheduler=scheduler)

@@ -478,8 +478,10 @@ def test_a_solver_shared_by_threads_refuses_instead_of_answering_wrongly(planar)
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_target_whose_error_overflows_is_a_task_error_on_both_backends(planar, backend):
-    """A target 1e155 m away: |e|^2 overflows at every configuration: no search can start."""
-    task = tip_position_task(1e155, 0.0)
+    """A target 1e100 m away weighted 1e100: |W e|^2 overflows at every configuration: no search
+    can start (a target beyond 1e100 is refused when set)."""
+    task = tip_position_task(1e100, 0.0)
+    task.set_weight(1e100)
     with pytest.raises(TaskError, match="not finite"):
         solve(planar, None, [[task]], restarts=2, backend=backend)
 

@@ -19,7 +19,10 @@ from typing import TYPE_CHECKING, TypeVar
 import zmq
 
 from ..exceptions import ConfigurationError, ReljacError
+from ..validation import as_float
 from .server import LOOPBACK, Server, ask_web_url, connect
+
+MAX_WAIT = 1e6  # [s] the longest wait for a browser (a timed wait beyond the platform's time_t fails)
 
 if TYPE_CHECKING:  # pragma: no cover
     import meshcat
@@ -108,7 +111,11 @@ class Session:
         On a joined server (whose connections this viewer cannot see), wait `timeout` and
         return False.
         """
-        timeout = max(float(timeout), 0.0)
+        timeout = as_float(timeout, "wait_for_browser's timeout [s]", minimum=0.0,
+                           valid=f"a number of seconds in [0, {MAX_WAIT:g}]", error=ConfigurationError)
+        if timeout > MAX_WAIT:
+            raise ConfigurationError(f"wait_for_browser's timeout [s] must be a number of seconds in "
+                                     f"[0, {MAX_WAIT:g}], got {timeout:g}")
         if self._server is None:
             time.sleep(timeout)
             return False

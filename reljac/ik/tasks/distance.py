@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ...exceptions import TaskError
 from ...relative import Kinematics
 from ...robot import Robot
-from ...validation import as_float
+from ...validation import MAX_COORDINATE, as_float
 from ..description import Description
 from .base import TaskTerms
 from .frames import FramePairTask
@@ -37,7 +38,10 @@ class DistanceTask(FramePairTask, kind="distance"):
         """distance [m] >= 0: a number, or an array of one (the task's own :attr:`target` back)."""
         if isinstance(distance, np.ndarray) and distance.size == 1 and distance.ndim <= 1:
             distance = distance.reshape(-1)[0]
-        self._target = np.array([as_float(distance, f"target distance of task '{self.name}' [m]", minimum=0.0)])
+        value = as_float(distance, f"target distance of task '{self.name}' [m]", minimum=0.0)
+        if value > MAX_COORDINATE:
+            raise TaskError(f"target distance of task '{self.name}' [m] must be <= {MAX_COORDINATE:g}, got {value:g}")
+        self._target = np.array([value])
         self._set_target_velocity(None if velocity is None else np.reshape(velocity, -1))
         self._changed()
 
