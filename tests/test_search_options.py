@@ -46,7 +46,7 @@ def test_every_option_is_handed_over_by_keyword(core):
     made = core_options(options, core)
     for name in values:
         assert getattr(made, name) == values[name], name
-    assert made.floor == options.floor == options.tol ** 2
+    assert made.floor == options.floor == (options.tol * options.weight) ** 2
     unset = core_options(SearchOptions(restarts=None, timeout=None, max_step=None), core)
     assert (unset.restarts, unset.timeout, unset.max_step) == (-1, -1.0, -1.0)
 

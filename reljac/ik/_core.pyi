@@ -303,7 +303,7 @@ class SearchOptions:
     """
     How a search runs: SearchOptions(**options), each option by name (`fields`), the others at their defaults (reljac.ik.search.local_search).
     """
-    fields: typing.ClassVar[tuple] = ('tol', 'max_iters', 'restarts', 'timeout', 'seed', 'mu_initial', 'mu_grow', 'mu_shrink', 'mu_min', 'mu_max', 'stall_iters', 'stall_ratio', 'floor', 'max_step')
+    fields: typing.ClassVar[tuple] = ('tol', 'max_iters', 'restarts', 'timeout', 'seed', 'mu_initial', 'mu_grow', 'mu_shrink', 'mu_min', 'mu_max', 'stall_iters', 'stall_ratio', 'weight', 'floor', 'max_step')
     def __init__(self, **kwargs: typing.SupportsFloat | typing.SupportsIndex) -> None:
         """
         Every option by keyword (the others at their defaults).
@@ -319,7 +319,7 @@ class SearchOptions:
     @property
     def floor(self) -> float:
         """
-        level costs below this tie, a level under it is met (tol^2) [m^2, rad^2]
+        level costs below this tie, a level under it is met ((tol weight)^2) [m^2, rad^2]
         """
     @floor.setter
     def floor(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
@@ -451,6 +451,14 @@ class SearchOptions:
         """
     @upper.setter
     def upper(self, arg0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]) -> None:
+        ...
+    @property
+    def weight(self) -> float:
+        """
+        the counted tasks' smallest row weight, at most 1 (the floor is (tol weight)^2)
+        """
+    @weight.setter
+    def weight(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
 class SearchResult:
     """

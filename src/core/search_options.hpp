@@ -27,7 +27,8 @@ namespace reljac {
   FIELD(double, mu_max, 1e4, "every level's damping above it ends a local search")                         \
   FIELD(int, stall_iters, 10, "iterations in a row rejected or improving by less than stall_ratio end it") \
   FIELD(double, stall_ratio, 1e-3, "relative improvement of a kept step that counts as progress")         \
-  FIELD(double, floor, 1e-4 * 1e-4, "level costs below this tie, a level under it is met (tol^2) [m^2, rad^2]") \
+  FIELD(double, weight, 1.0, "the counted tasks' smallest row weight, at most 1 (the floor is (tol weight)^2)") \
+  FIELD(double, floor, 1e-4 * 1e-4, "level costs below this tie, a level under it is met ((tol weight)^2) [m^2, rad^2]") \
   FIELD(double, max_step, -1.0, "a Newton step's largest joint displacement at most this [rad or m] (<= 0: no cap)")
 
 #define RELJAC_SEARCH_OPTION_FIELD(type, name, value, doc) type name = value;

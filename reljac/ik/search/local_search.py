@@ -25,7 +25,9 @@ A step is kept (:mod:`reljac.ik.search.order`) only if it lowers the levels' cos
 ``c_k = |b|^2`` summed over the level's tasks (``|W e|^2``; for a task with bounds its squared
 weighted violation ``|W (e - n)|^2``, n the nearest point of its bounds to e: 0 inside) in
 lexicographic order from
-the first level not met (the active level: its cost above ``floor = tol^2`` and above 0.01 times
+the first level not met (the active level: its cost above ``floor = (tol w)^2``, w the counted
+tasks' smallest row weight at most 1 (``SearchOptions.weight``: a weighted cost under it has its
+errors under tol), and above 0.01 times
 the largest cost of a level below it that counts for convergence; the first level whose cost
 differs decides; costs under ``floor`` tie, as does a relative difference under 1e-12), while the
 met levels above it stay under ``max(floor, 0.01 c_active)`` (a step for a lower level moves them

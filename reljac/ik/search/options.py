@@ -47,12 +47,14 @@ class SearchOptions:
     mu_max: float = 1e4
     stall_iters: int = 10
     stall_ratio: float = 1e-3
+    weight: float = 1.0
     max_step: float | None = None
 
     @property
     def floor(self) -> float:
-        """Level costs below this tie, and a level under it is met: tol^2."""
-        return self.tol ** 2
+        """Level costs below this tie, and a level under it is met: (tol weight)^2 (weighted costs
+        under it have their tasks' errors under tol)."""
+        return (self.tol * self.weight) ** 2
 
 
 UNSET = ("restarts", "timeout", "max_step")  # None here, -1 in the core (no cap, no budget)
@@ -60,7 +62,7 @@ UNSET = ("restarts", "timeout", "max_step")  # None here, -1 in the core (no cap
 
 def core_options(options: SearchOptions, core: Any) -> Any:
     """The core's SearchOptions (`core`: the compiled module) with the same values, by keyword:
-    every field, floor (tol^2) and -1 for None."""
+    every field, floor ((tol weight)^2) and -1 for None."""
     values = {f.name: getattr(options, f.name) for f in fields(options)}
     values.update({name: -1 for name in UNSET if values[name] is None}, floor=options.floor)
     return core.SearchOptions(**values)

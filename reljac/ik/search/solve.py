@@ -171,14 +171,16 @@ class Solver:
         timeout = self.options.timeout
         if timeout is not None:  # the search's share of the call's budget (at least 1 us: one evaluation)
             timeout = max(timeout - (time.perf_counter() - start) - outside_reserve(self._outside, timeout), 1e-6)
+        weight = self._row_weight()
         if not self.compiled:
-            found = PythonSearch(controller, self.counted(), dataclasses.replace(self.options, seed=seed,
-                                                                                timeout=timeout), self.sample).run(q)
+            options = dataclasses.replace(self.options, seed=seed, timeout=timeout, weight=weight)
+            found = PythonSearch(controller, self.counted(), options, self.sample).run(q)
             return self.result(found)
         core_options = self._core_options
         core_options.seed = seed
         core_options.timeout = -1.0 if timeout is None else timeout
         core_options.counted = self._counted_indices()
+        core_options.weight, core_options.floor = weight, (self.options.tol * weight) ** 2
         step = controller.core_step
         assert step is not None
         return self.result(step.search(q, core_options))  # (the core's SearchResult: the same fields)
@@ -207,6 +209,11 @@ class Solver:
         ("tcp://HOST:8786") or a distributed.Client: the same results, computed on the cluster's
         workers (:mod:`reljac.ik.search.dask_batches`; Dask is the extra ``.[scale]``; a failure of
         the cluster is a SchedulerError).
+
+        While it runs, the tasks of this Solver hold each problem's target in turn (they are put
+        back when it returns): a task it shares with a controller or another Solver that runs in
+        another thread meanwhile gives that one this call's targets. Give each thread its own tasks,
+        or use the module's :func:`solve_many`, which works on copies.
         """
         n_workers = (os.cpu_count() or 1) if workers is None else as_count(
             workers, "workers (threads or Dask workers)", minimum=1, maximum=MAX_WORKERS, error=ConfigurationError)
@@ -294,6 +301,17 @@ class Solver:
         none, where no collision pair was near)."""
         return [t for t in self.controllers[0].tasks if t.counts_for_convergence and t.has_weight]
 
+    def _row_weight(self) -> float:
+        """The counted tasks' smallest positive row weight, at most 1 (SearchOptions.weight: their
+        costs are weighted, so the floor under which a level is met scales with it; with a weight
+        of 0.01 a level of errors 100 x tol was met before)."""
+        smallest = 1.0
+        for task in self.counted():
+            weights = np.asarray(task.weight, dtype=float)
+            if (weights > 0).any():
+                smallest = min(smallest, float(weights[weights > 0].min()))
+        return smallest
+
     def _counted_indices(self) -> list[int]:
         """The core's counted tasks: every task that counts by its kind (a task of weight 0 keeps
         no row, so its violation there is 0: it decides nothing; it stays in the flat phase's first
@@ -327,11 +345,12 @@ class Solver:
         problem), problem i from seed + i, on `workers` threads in one call to the core; progress:
         called with the number of problems finished, now and then (on the Python backend after
         each)."""
+        weight = self._row_weight()
         if not self.compiled:
             out = []
             for i, row in enumerate(values):
                 set_row(changed, sizes, row)
-                options = dataclasses.replace(self.options, seed=(seed + i) % 2**64)
+                options = dataclasses.replace(self.options, seed=(seed + i) % 2**64, weight=weight)
                 q = seeds[0 if len(seeds) == 1 else i]
                 out.append(PythonSearch(self.controllers[0], self.counted(), options, self.sample).run(q))
                 if progress is not None:
@@ -345,6 +364,7 @@ class Solver:
         core_options.seed = seed
         core_options.timeout = -1.0 if self.options.timeout is None else self.options.timeout  # (solve's: less)
         core_options.counted = self._counted_indices()
+        core_options.weight, core_options.floor = weight, (self.options.tol * weight) ** 2
         return SearchBatch.from_core(core().search_many(steps, indices, offsets, widths, values, seeds, core_options,
                                                         progress=progress, every=PROGRESS_EVERY))
 
