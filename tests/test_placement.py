@@ -355,3 +355,47 @@ def test_sure_only_where_the_margin_was_tested(mobile):
     assert every.found.sure.all(axis=1).sum() > 2  # (more sure placements than the default tests)
     assert some.found.sure.all(axis=1).sum() <= 2
     assert not (some.found.sure & ~every.found.sure).any()  # sure where tested is sure
+
+
+def test_a_task_hand_without_a_map_is_a_map_error_not_reached_everywhere(maps, sampled):
+    """Before: a hand the maps did not hold was never asked, so a grasp 100 m away counted as
+    reached at every placement (and place ranked 'feasible' placements)."""
+    from reljac.exceptions import MapError
+
+    task, _ = sampled
+    far = np.eye(4)
+    far[0, 3] = 100.0
+    grasps = {**task.grasps, "base_link": far}
+    wider = PlacementTask(task.poses, grasps)
+    with pytest.raises(MapError, match="not the maps' hands"):
+        reach(maps, wider, PLACEMENT[None])
+    with pytest.raises(MapError, match="not the maps' hands"):
+        place(maps, wider, FloorRegion(x=(0.0, 0.1), y=(0.0, 0.1)))
+
+
+@pytest.mark.parametrize("placements", [np.zeros(6), np.zeros((2, 4)), "abc", np.full((1, 3), np.nan)])
+def test_placements_of_the_wrong_shape_are_a_map_error(maps, sampled, placements):
+    """Before: (6,) was read as two placements, (2, 4) and text raised numpy's ValueError."""
+    from reljac.exceptions import MapError
+
+    with pytest.raises(MapError, match="placements must be"):
+        reach(maps, sampled[0], placements)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(x=(1e20, 1e20), y=(0.0, 0.0)), "within 1e\\+06 m"),
+    (dict(x=(-1.7e308, 1.7e308), y=(0.0, 0.0)), "within 1e\\+06 m"),
+    (dict(x=(0.0, 1.0), y=(0.0, 1.0), step=5e-324), "more than 10,000,000 placements"),
+    (dict(x=(0.0, 1.0), y=(0.0, 1.0), yaw=(0.0, 1.0), yaw_step=1e-300), "more than 10,000,000 placements"),
+])
+def test_a_floor_region_beyond_what_the_maps_count_is_a_configuration_error(kwargs, match):
+    """Before: an IndexError from the maps' int64 cells, or an OverflowError counting the steps."""
+    with pytest.raises(ConfigurationError, match=match):
+        FloorRegion(**kwargs)
+
+
+def test_a_placement_far_from_the_origin_is_a_map_error(maps, sampled):
+    from reljac.exceptions import MapError
+
+    with pytest.raises(MapError, match="within 1e\\+06 m"):
+        reach(maps, sampled[0], [[1e300, 0.0, 0.0]])

@@ -158,8 +158,21 @@ def _rewrite(src, dst, change):
                 new.writestr(info, data)
 
 
+def _array(data: bytes, value: float) -> bytes:
+    """An .npy member with its first entry set to `value`."""
+    import io
+
+    x = np.load(io.BytesIO(data))
+    x.reshape(-1)[0] = value
+    out = io.BytesIO()
+    np.save(out, x)
+    return out.getvalue()
+
+
 @pytest.mark.parametrize(("change", "match"), [
     (lambda name, data: data[: len(data) // 2] if name == "m0_keys.npy" else data, "truncated"),
+    (lambda name, data: _array(data, np.nan) if name == "m0_best_manipulability.npy" else data, "manipulabilities"),
+    (lambda name, data: _array(data, -1.0) if name == "m0_best_manipulability.npy" else data, "manipulabilities"),
     (lambda name, data: None if name == "m0_masks.npy" else data, "no m0_masks"),
     (lambda name, data: _text(data, '"n_gamma": 24', '"n_gamma": 99') if name == "metadata.npy" else data,
      "n_gamma"),

@@ -24,12 +24,13 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import MapError
+from ..validation import real_array, short_repr
 from .base import MobileBase
 from .chains import HandChains, hand_chains
 from .orbits import rigid_inverse
 from .posemap import PoseMap, check_robot
 from .posemap_build import DEFAULT_BINS, pose_map
-from .task import PlacementTask
+from .task import MAX_DISTANCE, PlacementTask
 
 
 @dataclass
@@ -151,7 +152,14 @@ def reach(maps: PlacementMaps, task: PlacementTask, placements: np.ndarray,
             asked first, last, middle, then the rest); its later poses stay unreached, so its
             count is a lower bound. Every placement reaching every pose is answered in full.
     """
-    P = np.asarray(placements, dtype=float).reshape(-1, 3)
+    check_hands(maps, task)
+    P = real_array(placements)
+    if P is None or not (P.shape == (3,) or (P.ndim == 2 and P.shape[1] == 3)) or not np.isfinite(P).all():
+        given = short_repr(placements) if P is None else f"shape {P.shape}" if np.isfinite(P).all() else "non-finite"
+        raise MapError(f"placements must be finite (x [m], y [m], yaw [rad]) rows, shape (N, 3) or (3,), got {given}")
+    P = P.reshape(-1, 3)
+    if len(P) and np.abs(P[:, :2]).max() > MAX_DISTANCE:
+        raise MapError(f"placements' x and y [m] must be within {MAX_DISTANCE:g} m, got {np.abs(P[:, :2]).max():g}")
     found = _reach(maps, task, P, None, every_pose)
     complete = np.flatnonzero(found.reached.all(axis=1))
     if margin is not None and any(margin) and len(complete):
@@ -161,6 +169,14 @@ def reach(maps: PlacementMaps, task: PlacementTask, placements: np.ndarray,
         for hand in found.rows:
             found.rows[hand][complete] = again.rows[hand]
     return found
+
+
+def check_hands(maps: PlacementMaps, task: PlacementTask) -> None:
+    """MapError unless the task's hands are the maps' hands (a hand without a map was not asked:
+    every placement reached it)."""
+    if sorted(task.grasps) != sorted(maps.hands):
+        raise MapError(f"the task's hands ({', '.join(task.grasps)}) are not the maps' hands "
+                       f"({', '.join(maps.hands)}): build maps for the task's hands (placement_maps)")
 
 
 def pose_order(k: int) -> list[int]:

@@ -119,6 +119,10 @@ def _read(archive: zipfile.ZipFile, name: str) -> list[PoseMap]:
         _check_order(found, cells, f"{name}: map {i}'s cells")
         if not (np.isfinite(arrays["best_q"]).all() and np.isfinite(arrays["best_start"]).all()):
             raise MapError(f"{name}: map {i} has configurations that are not finite")
+        best = arrays["best_manipulability"]
+        if len(best) and not (np.isfinite(best).all() and best.min() >= 0.0):
+            raise MapError(f"{name}: map {i} has manipulabilities that are not finite numbers >= 0; the file is "
+                           "corrupted")
         out.append(PoseMap(**arrays, metadata=m))
     return out
 

@@ -29,7 +29,7 @@ from ..collision import CollisionModel
 from ..validation import as_count
 from .check import Checker
 from .clearance import Clearance
-from .inverse import PlacementMaps, Reach, reach, seeds
+from .inverse import PlacementMaps, Reach, check_hands, reach, seeds
 from .rank import check_score, exact_scores, map_order
 from .refine import refined
 from .task import FloorRegion, PlacementTask
@@ -138,6 +138,7 @@ def place(maps: PlacementMaps, task: PlacementTask, region: FloorRegion, *, coll
         progress: called as progress(stage, done, total) with stage "maps", "refine", "check".
     """
     check_score(score)
+    check_hands(maps, task)
     candidates = as_count(candidates, "candidates", minimum=1)
     batch = as_count(batch, "batch", minimum=1)
     max_checked = as_count(max_checked, "max_checked", minimum=1)

@@ -147,6 +147,10 @@ class FloorRegion:
                 raise ConfigurationError(f"{name} must be (lower, upper), got {value!r}") from None
             if hi < lo:
                 raise ConfigurationError(f"{name} must be (lower, upper) with lower <= upper, got {value!r}")
+            if name != "yaw" and max(abs(lo), abs(hi)) > MAX_DISTANCE:
+                raise ConfigurationError(f"{name} bounds [m] must be within {MAX_DISTANCE:g} m, got {value!r}")
+            if name == "yaw" and max(abs(lo), abs(hi)) > 4 * math.pi:
+                raise ConfigurationError(f"yaw bounds [rad] must be within 4 pi, got {value!r}")
             object.__setattr__(self, name, (lo, hi))
         if self.yaw[1] - self.yaw[0] > 2 * math.pi + 1e-9:
             raise ConfigurationError(f"yaw spans {self.yaw[1] - self.yaw[0]:.4g} rad, more than a turn")
@@ -159,6 +163,11 @@ class FloorRegion:
             if P.ndim != 2 or P.shape[1] != 2 or len(P) < 3 or not np.isfinite(P).all():
                 raise ConfigurationError(f"polygon must be at least 3 finite (x, y) vertices, got {self.polygon!r}")
             object.__setattr__(self, "polygon", P)
+        spans = (self.x[1] - self.x[0]) / self.step, (self.y[1] - self.y[0]) / self.step, \
+            (self.yaw[1] - self.yaw[0]) / self.yaw_step
+        if max(spans) > MAX_PLACEMENTS:
+            raise ConfigurationError(f"the floor region makes more than {MAX_PLACEMENTS:,} placements; use a larger "
+                                     "step or yaw_step")
         count = _steps(*self.x, self.step) * _steps(*self.y, self.step) * _steps(*self.yaw, self.yaw_step)
         if count > MAX_PLACEMENTS:
             raise ConfigurationError(f"the floor region makes {count:,} placements; at most {MAX_PLACEMENTS:,}: "
