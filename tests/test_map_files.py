@@ -99,6 +99,32 @@ def test_wrong_metadata_fields_are_named(small_map, tmp_path, field, value, mess
         load_map(tmp_path / "m.npz")
 
 
+def _changed(array: np.ndarray, value) -> np.ndarray:
+    out = array.copy()
+    out.reshape(-1)[np.flatnonzero(out.reshape(-1) != 0)[0] if out.any() else 0] = value
+    return out
+
+
+@pytest.mark.parametrize("name, value, match", [
+    ("best_q", np.nan, "not finite"), ("best_manipulability", np.nan, "not finite"),
+    ("best_manipulability", -1.0, "not finite"), ("counts", -5, "negative counts"),
+    ("coverage", np.uint64(1) << np.uint64(40), "bits beyond its 8 directions"),
+])
+def test_values_no_map_holds_are_refused(small_map, tmp_path, name, value, match):
+    """An adversarial pass: a NaN configuration was a seed of NaN, coverage bits beyond the
+    directions gave a reachability index of 2, negative counts made reached voxels unreached."""
+    arrays = arrays_of(small_map)
+    write_map(tmp_path / "m.npz", {**arrays, name: _changed(arrays[name], value)}, small_map.metadata)
+    with pytest.raises(MapError, match=match):
+        load_map(tmp_path / "m.npz")
+
+
+def test_an_origin_beyond_1e6_m_is_refused(small_map, tmp_path):
+    write_map(tmp_path / "m.npz", arrays_of(small_map), {**small_map.metadata, "origin": [1e308, 0.0, 0.0]})
+    with pytest.raises(MapError, match="origin"):
+        load_map(tmp_path / "m.npz")
+
+
 def test_arrays_that_do_not_match_the_metadata_are_refused(small_map, tmp_path):
     arrays = arrays_of(small_map)
     for name, bad in (("counts", arrays["counts"][:-1]), ("best_q", arrays["best_q"][:-1]),

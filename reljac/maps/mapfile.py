@@ -34,6 +34,7 @@ METADATA_CHARS = 2**16       # the metadata JSON is a few hundred characters
 MAX_NQ = 10**5
 GRID_ARRAYS = {"counts": np.int64, "coverage": np.uint64, "best_manipulability": np.float64, "best_index": np.int64}
 T = TypeVar("T")
+MAX_ORIGIN = 1e6  # [m] the largest |coordinate| of a map's origin (as obstacles' and placements')
 _READ = 2**24                # bytes inflated per read
 
 
@@ -91,7 +92,23 @@ def _read(archive: zipfile.ZipFile, name: str) -> CapabilityMap:
                               lambda s: s == (reached, nq), name)
     arrays["directions"] = npy_member(archive, members["directions.npy"], np.dtype(np.float64),
                                   lambda s: len(s) == 2 and s[1] == 3 and 1 <= s[0] <= MAX_DIRECTIONS, name)
+    _check_values(arrays, name)
     return CapabilityMap(**arrays, metadata=metadata)
+
+
+def _check_values(arrays: dict[str, np.ndarray], name: str) -> None:
+    """MapError for values no map holds: negative counts, coverage bits beyond its directions,
+    manipulabilities not finite or negative, configurations not finite."""
+    directions = len(arrays["directions"])
+    unused = np.uint64(0) if directions >= 64 else ~np.uint64((1 << directions) - 1)
+    best = arrays["best_manipulability"]
+    if (arrays["counts"] < 0).any():
+        raise MapError(f"{name}: its counts array has negative counts; the file is corrupted")
+    if (arrays["coverage"] & unused).any():
+        raise MapError(f"{name}: its coverage array has bits beyond its {directions} directions; the file is corrupted")
+    if not (np.isfinite(best).all() and (best >= 0).all()) or not np.isfinite(arrays["best_q"]).all():
+        raise MapError(f"{name}: its manipulabilities or configurations are not finite (or negative); the file is "
+                       "corrupted")
 
 
 def npy_header(file: Any, name: str, array_name: str) -> tuple[tuple[int, ...], bool, np.dtype]:
@@ -176,7 +193,7 @@ def _check_fields(m: dict, name: str) -> None:
         "nv": lambda n: int_within(n, 0, MAX_NQ),
         "voxel": lambda v: is_real_number(v) and math.isfinite(v) and v > 0,
         "origin": lambda o: isinstance(o, list) and len(o) == 3 and all(is_real_number(x) and math.isfinite(x)
-                                                                         for x in o),
+                                                                         and abs(x) <= MAX_ORIGIN for x in o),
         "robot": lambda s: isinstance(s, str),
         "frame_a": lambda s: isinstance(s, str),
         "frame_b": lambda s: isinstance(s, str),
@@ -186,7 +203,7 @@ def _check_fields(m: dict, name: str) -> None:
         "outside": lambda n: int_within(n, 0, 10**12),
     }
     valid = {"dims": f"3 positive integers with at most {MAX_VOXELS:,} voxels in all", "nq": "an integer >= 0",
-             "nv": "an integer >= 0", "voxel": "a positive number [m]", "origin": "3 finite numbers [m]",
+             "nv": "an integer >= 0", "voxel": "a positive number [m]", "origin": "3 numbers within 1e6 m",
              "samples": "an integer >= 1", "axis": "'x', 'y' or 'z'", "rows": "row indices 0..5",
              "outside": "an integer >= 0"}
     for field_name, ok in checks.items():
