@@ -74,3 +74,18 @@ def test_the_browser_draws_the_floor(chromium):
         viewer.close()
     none = np.array([*colormap(np.array([0.0]))[0], 1.0])  # squares from which no pose is reached
     assert colour_mask(image, none).sum() > 1000  # the floor's squares are drawn, coloured
+
+
+@pytest.mark.parametrize("period, rounds", [(math.nan, 1), (-1.0, 1), (1e9, 1), ("1", 1), (0.0, -1), (0.0, 1.5)])
+def test_play_refuses_a_period_or_rounds_it_cannot_keep(period, rounds):
+    """Before: NaN and -1 raised time.sleep's ValueError after the first display."""
+    from reljac.exceptions import ConfigurationError
+    from reljac.viz.placement import play
+
+    shown = []
+    viewer = SimpleNamespace(display=shown.append)
+    with pytest.raises(ConfigurationError, match="period|rounds"):
+        play(viewer, np.zeros((2, 3)), period=period, rounds=rounds)
+    assert shown == []
+    play(viewer, np.zeros((2, 3)), period=0.0, rounds=2)
+    assert len(shown) == 4

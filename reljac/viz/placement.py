@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from ..exceptions import ConfigurationError
+from ..validation import as_count, as_float
 from .capability import colormap
 from .overlays import Overlay
 from .shapes import TARGET_AXIS_RADIUS, draw_axes, mg
@@ -148,7 +150,13 @@ def show_placement(mobile: Any, task: Any, result: Any, *, open: bool = False, o
 
 def play(viewer: Viewer, q: np.ndarray, *, period: float = 0.4, rounds: int | None = None) -> None:
     """Show the configurations q (K, nq) one after the other, `period` [s] each, `rounds` times
-    (None: until Ctrl-C)."""
+    (None: until Ctrl-C; else at least 0); period in [0, 3600] s."""
+    period = as_float(period, "period [s]", minimum=0.0, valid="a number of seconds in [0, 3600]",
+                      error=ConfigurationError)
+    if period > 3600.0:
+        raise ConfigurationError(f"period [s] must be a number of seconds in [0, 3600], got {period:g}")
+    if rounds is not None:
+        rounds = as_count(rounds, "rounds", minimum=0, error=ConfigurationError)
     done = 0
     while rounds is None or done < rounds:
         for x in q:
