@@ -10,6 +10,7 @@ and codes."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -55,6 +56,18 @@ class SearchOptions:
         """Level costs below this tie, and a level under it is met: (tol weight)^2 (weighted costs
         under it have their tasks' errors under tol)."""
         return (self.tol * self.weight) ** 2
+
+
+def row_weight(tasks: Sequence[Any]) -> float:
+    """The smallest positive row weight of `tasks` (the counted ones), at most 1: SearchOptions.weight
+    (their costs are weighted, so the floor under which a level is met scales with it; with a weight
+    of 0.01 and the floor tol^2, a level of errors 100 x tol was met)."""
+    smallest = 1.0
+    for task in tasks:
+        weights = np.asarray(task.weight, dtype=float)
+        if (weights > 0).any():
+            smallest = min(smallest, float(weights[weights > 0].min()))
+    return smallest
 
 
 UNSET = ("restarts", "timeout", "max_step")  # None here, -1 in the core (no cap, no budget)

@@ -34,7 +34,7 @@ from ..solvers.hierarchy import DampingPolicy
 from ..tasks.base import Task
 from .budget import OUTSIDE_START, OUTSIDE_WINDOW, outside_reserve
 from .many import seed_rows_of, targets_restored, with_progress
-from .options import SearchOptions, checked_options, checked_seed, core_options
+from .options import SearchOptions, checked_options, checked_seed, core_options, row_weight
 from .python_search import PythonSearch
 from .restarts import sampling
 from .results import REASONS, Explainer, IKResult, Problems, SearchBatch, SolverView, snapshot
@@ -171,16 +171,15 @@ class Solver:
         timeout = self.options.timeout
         if timeout is not None:  # the search's share of the call's budget (at least 1 us: one evaluation)
             timeout = max(timeout - (time.perf_counter() - start) - outside_reserve(self._outside, timeout), 1e-6)
-        weight = self._row_weight()
+        counted = self.counted()
+        options = dataclasses.replace(self.options, seed=seed, timeout=timeout, weight=row_weight(counted))
         if not self.compiled:
-            options = dataclasses.replace(self.options, seed=seed, timeout=timeout, weight=weight)
-            found = PythonSearch(controller, self.counted(), options, self.sample).run(q)
-            return self.result(found)
+            return self.result(PythonSearch(controller, counted, options, self.sample).run(q))
         core_options = self._core_options
         core_options.seed = seed
         core_options.timeout = -1.0 if timeout is None else timeout
         core_options.counted = self._counted_indices()
-        core_options.weight, core_options.floor = weight, (self.options.tol * weight) ** 2
+        core_options.weight, core_options.floor = options.weight, options.floor
         step = controller.core_step
         assert step is not None
         return self.result(step.search(q, core_options))  # (the core's SearchResult: the same fields)
@@ -301,17 +300,6 @@ class Solver:
         none, where no collision pair was near)."""
         return [t for t in self.controllers[0].tasks if t.counts_for_convergence and t.has_weight]
 
-    def _row_weight(self) -> float:
-        """The counted tasks' smallest positive row weight, at most 1 (SearchOptions.weight: their
-        costs are weighted, so the floor under which a level is met scales with it; with a weight
-        of 0.01 a level of errors 100 x tol was met before)."""
-        smallest = 1.0
-        for task in self.counted():
-            weights = np.asarray(task.weight, dtype=float)
-            if (weights > 0).any():
-                smallest = min(smallest, float(weights[weights > 0].min()))
-        return smallest
-
     def _counted_indices(self) -> list[int]:
         """The core's counted tasks: every task that counts by its kind (a task of weight 0 keeps
         no row, so its violation there is 0: it decides nothing; it stays in the flat phase's first
@@ -345,12 +333,12 @@ class Solver:
         problem), problem i from seed + i, on `workers` threads in one call to the core; progress:
         called with the number of problems finished, now and then (on the Python backend after
         each)."""
-        weight = self._row_weight()
+        weighted = dataclasses.replace(self.options, weight=row_weight(self.counted()))
         if not self.compiled:
             out = []
             for i, row in enumerate(values):
                 set_row(changed, sizes, row)
-                options = dataclasses.replace(self.options, seed=(seed + i) % 2**64, weight=weight)
+                options = dataclasses.replace(weighted, seed=(seed + i) % 2**64)
                 q = seeds[0 if len(seeds) == 1 else i]
                 out.append(PythonSearch(self.controllers[0], self.counted(), options, self.sample).run(q))
                 if progress is not None:
@@ -364,7 +352,7 @@ class Solver:
         core_options.seed = seed
         core_options.timeout = -1.0 if self.options.timeout is None else self.options.timeout  # (solve's: less)
         core_options.counted = self._counted_indices()
-        core_options.weight, core_options.floor = weight, (self.options.tol * weight) ** 2
+        core_options.weight, core_options.floor = weighted.weight, weighted.floor
         return SearchBatch.from_core(core().search_many(steps, indices, offsets, widths, values, seeds, core_options,
                                                         progress=progress, every=PROGRESS_EVERY))
 
