@@ -228,5 +228,12 @@ void finish_reports(std::vector<LevelReport>& reports, Space& s);
 int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Space& s, bool& capped,
                 bool guessed = false);
 
+// The tried release of a held row whose multiplier's sign is rounding's (active_set_trial.cpp: each
+// function's contract there), never inlined into the search (the bounded steps keep their cost).
+[[gnu::noinline, gnu::cold]] int doubtful(const Rows& rows, double norm, Space& s);
+double objective(const Rows& rows, double lam2, Space& s);
+[[gnu::noinline, gnu::cold]] void keep_trial(const Rows& rows, double lam2, Space& s);
+[[gnu::noinline, gnu::cold]] bool undo_trial(const Rows& rows, double lam2, bool capped, Space& s);
+
 }  // namespace lex
 }  // namespace reljac
