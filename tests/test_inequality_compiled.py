@@ -146,6 +146,26 @@ def test_identity_levels_with_masks_and_bands_agree():
             assert (b.active, b.capped, b.met) == (a.active, a.capped, a.met), n
 
 
+@pytest.mark.parametrize("tilt", [3e-7, 3e-6, 1e-5, 1e-4])
+def test_an_identity_level_on_a_face_nearly_outside_its_joints_agrees(tilt):
+    """The face left to a posture on joints 1 and 2 is the direction (1, tilt, 0), nearly all on
+    joint 0, which it leaves out: its Gram matrix's one nonzero eigenvalue is about tilt^2. At
+    tilt 3e-7 (9e-14) the rank rule cuts it and the level takes no step; above it the damped step
+    moves joint 0 by about tilt / lambda^2. The compiled core's joint-space step for identity rows
+    (active_set_identity.cpp) must not take the cut direction."""
+    levels = [Level(np.array([[0.0, 0.0, 1.0], [tilt, -1.0, 0.0]]), np.zeros(2), lower=np.zeros(2), upper=np.zeros(2)),
+              Level(None, np.array([0.0, 1.0, 1.0]), identity_scale=1.0, mask=np.array([0.0, 1.0, 1.0]),
+                    lower=np.array([0.0, 1.0, 1.0]), upper=np.array([0.0, 1.0, 1.0]))]
+    lo, hi = -np.full(3, 10.0), np.full(3, 10.0)
+    policy = DampingPolicy()
+    v_py, spec = solve_lexicographic(levels, lo, hi, policy=policy)
+    v_c, _ = _compiled(levels, lo, hi, None, None, policy)
+    lam2 = spec[1].damping
+    expected = 0.0 if tilt < 1e-6 else tilt / (tilt * tilt + lam2)  # (1, tilt, 0) (z^T g) / (sigma^2 + lam2), |z| ~ 1
+    assert v_py[0] == pytest.approx(expected, rel=1e-6, abs=1e-15)
+    np.testing.assert_allclose(v_c, v_py, rtol=1e-9, atol=1e-15)
+
+
 def test_the_cap_on_active_set_changes_is_reported(monkeypatch):
     """Both joints must go onto the box corner (two changes); with a cap of one the compiled level
     stops after one, feasible, and says so, at the point the specification stops at."""

@@ -62,6 +62,24 @@ double multipliers(const Matrix& P_in, Space& s) {
   return s.Pg.norm();
 }
 
+// model_step's for damped identity rows in the face s.P_W (P_W formed: see guessed), where
+// identity_damped_step applies (else false, s.delta and s.c undefined): c = t - J v + M offset
+// (M offset = c (P_W offset)_j = c offset_j, offset in the face), the step, less the offset, in
+// the face.
+bool identity_step(const Rows& rows, int r, double lam2, Space& s) {
+  s.Pg = s.v - s.v_prev;
+  factor::times_vector(s.P_W, s.Pg.data(), s.offset.data());
+  for (int a = 0; a < r; ++a) {
+    const int j = rows.column[s.chosen[a]];
+    s.c(a) = s.t(a) - rows.scale * s.v(j) + rows.scale * s.offset(j);
+  }
+  if (!identity_damped_step(rows, r, lam2, s)) return false;
+  s.delta -= s.offset;
+  factor::times_vector(s.P_W, s.delta.data(), s.Pn.data());  // projected once more onto the face
+  s.delta = s.Pn;
+  return true;
+}
+
 // The model's rows s.J (the equality rows, then the soft ones, each in order: s.chosen), their
 // aims s.t and the damped least-squares step s.delta from s.v in the face s.P_W, anchored at
 // s.v_prev when lam2 > 0 (Python's _model_step); returns the rows' count. `P_in`: the face is kept
@@ -93,9 +111,11 @@ int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nul
     M = s.AP.topRows(m);
   } else if (identity) {
     M = J;
-  } else if (rows.column) {  // identity rows (c e_j^T): J P_W's rows are c times P_W's (the same bits)
+  } else if (rows.column) {  // identity rows (c e_j^T): damped, the step in joint space, M not formed
+    if (lam2 > 0.0 && identity_step(rows, r, lam2, s)) return r;
+    // J P_W's rows are c times P_W's (the same bits), and M M^T is c^2 P_W's [columns, columns]
+    // block (P_W an orthogonal projector), read, not formed
     for (int a = 0; a < r; ++a) M.row(a) = rows.scale * s.P_W.row(rows.column[s.chosen[a]]);
-    // and M M^T is c^2 P_W's [columns, columns] block (P_W an orthogonal projector), read, not formed
     gram_of_identity_rows(s.P_W, rows.column, s.chosen, r, rows.scale, s);
     formed = true;
   } else if (s.AP_rows == m && s.face_rows >= 0) {  // A P_W = A P_in - sum_k (A Pn_k) (Pn_k / pivot_k)^T: the face's restrictions on

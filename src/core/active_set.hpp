@@ -7,7 +7,8 @@
 // by Cholesky factors where the Gram matrix is clear of the rank cut, and where it is certified rank
 // deficient or well conditioned as the SNS solver certifies it, hierarchy_rank.hpp, by a pivoted
 // Cholesky factor or inverse iteration: active_set_gram.cpp, active_set_pivoted.cpp, active_set_step.cpp,
-// active_set_row_space.cpp, their shared helpers in active_set_gram.hpp).
+// active_set_row_space.cpp, their shared helpers in active_set_gram.hpp; a damped level of identity
+// rows in joint space, where that is the same step: active_set_identity.cpp).
 #pragma once
 
 #include <utility>

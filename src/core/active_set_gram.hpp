@@ -1,7 +1,8 @@
 // The Gram-matrix helpers the compiled inequality hierarchy's algebra shares between its files
 // (active_set_gram.cpp: Gram matrices, their tests and decompositions; active_set_pivoted.cpp:
 // rank-deficient ones certified without a decomposition; active_set_step.cpp: the damped step and
-// the multipliers' least squares; active_set_row_space.cpp: the row space a level leaves below).
+// the multipliers' least squares; active_set_identity.cpp: a damped level of identity rows stepped
+// in joint space; active_set_row_space.cpp: the row space a level leaves below).
 // Private to those files; what inequality.cpp and active_set.cpp call is in active_set.hpp.
 #pragma once
 
@@ -62,6 +63,14 @@ bool pivoted_rank(int r, Space& s, int& k);
 
 // s.delta = M^T y for a Gram matrix of rank k certified by pivoted_rank (active_set_pivoted.cpp).
 void pivoted_step(int r, int k, double lam2, Space& s);
+
+// The damped step (lam2 > 0) of r identity rows (rows.column, s.chosen; s.c their r aims less J v),
+// in the face s.P_W, into s.delta, on the nv - r joints they leave out (active_set_identity.cpp):
+// the eigen path's step where it keeps every nonzero eigenvalue. False, nothing computed: more
+// than kIdentityLeftOut joints left out, two rows on one joint, or an eigenvalue of M M^T not far
+// above the rank rule's cut (then the Gram matrix's path decides).
+constexpr int kIdentityLeftOut = 12;
+bool identity_damped_step(const Rows& rows, int r, double lam2, Space& s);
 
 }  // namespace lex
 }  // namespace reljac

@@ -4,7 +4,8 @@ and an orthonormal row basis from the task-space Gram matrix's eigen-decompositi
 solver's rank rule), and a level's smallest singular value. Shapes: M (m, nv) rows already
 projected, P (nv, nv) an orthogonal projector, N (rows, nv) hard rows' normals [the units of v].
 The compiled twins are src/core/active_set_gram.cpp (Gram matrices, rank, smallest singular value),
-active_set_pivoted.cpp, active_set_step.cpp and active_set_row_space.cpp.
+active_set_pivoted.cpp, active_set_step.cpp, active_set_identity.cpp (damped identity rows:
+the same step in joint space) and active_set_row_space.cpp.
 """
 
 from __future__ import annotations

@@ -1,0 +1,73 @@
+// The damped step of a level of identity rows (a posture: row a is c e_j^T, j = column[chosen[a]])
+// in the compiled inequality hierarchy (see active_set_gram.hpp), in joint space instead of on the
+// r x r Gram matrix: the same step as the eigen path (Python's damped_step) wherever that keeps
+// every nonzero eigenvalue, computed on the few joints the level's rows leave out.
+//
+// With M = c S P_W (S: the chosen rows of the identity, P_W the face, an orthogonal projector) and
+// D = S^T S, the columns the rows leave out U (|U| = nv - r, E their columns of the identity):
+//   M^T M = c^2 P_W D P_W = c^2 (P_W - Y Y^T),   Y = P_W E   (Y^T Y = T = P_W[U, U]),
+// so the nonzero eigenvalues of G = M M^T are c^2 (1 - t) for the eigenvalues t of T, and c^2.
+// When every c^2 (1 - t) is far above the rank rule's cut, the eigen path keeps them all, and its
+// step M^T (G + lam2 I)^-1 c_r is (M^T M + lam2 I)^-1 g on range(P_W), g = M^T c_r = c P_W S^T c_r,
+// which the Woodbury identity gives from a |U| x |U| matrix K = (c^2 + lam2) I - c^2 T:
+//   delta = (g + c^2 Y K^-1 g_U) / (c^2 + lam2)        (Y^T g = g_U: g is in range(P_W)).
+// Talos' posture (32 rows on 38 joints): a 6 x 6 Cholesky factor instead of the 32 x 32 Gram
+// matrix's pivoted one and its step.
+#include <algorithm>
+#include <cmath>
+
+#include "active_set_gram.hpp"
+#include "hierarchy_rank.hpp"
+
+namespace reljac {
+namespace lex {
+
+bool identity_damped_step(const Rows& rows, int r, double lam2, Space& s) {
+  const int nv = s.nv, left_out = nv - r;
+  if (!(lam2 > 0.0) || r == 0 || left_out < 0 || left_out > kIdentityLeftOut) return false;
+  const double c = rows.scale, c2 = c * c;
+  // the rank rule cuts below kRankTolerance max(1, largest), largest <= c^2: taken only when every
+  // eigenvalue is kWellConditioned (1e-8) of that or more, far above the cut and its rounding
+  const double floor = factor::kWellConditioned * std::max(1.0, c2);
+  if (!std::isfinite(c2) || !(c2 > floor)) return false;
+  Vector& mark = s.rhs;  // (free here: the multipliers fill it after the step)
+  mark.head(nv).setZero();
+  for (int a = 0; a < r; ++a) {
+    const int j = rows.column[s.chosen[a]];
+    if (mark(j) != 0.0) return false;  // two rows on one joint: not c S with S a selection
+    mark(j) = 1.0;
+  }
+  int out[kIdentityLeftOut];
+  for (int j = 0, k = 0; j < nv; ++j)
+    if (mark(j) == 0.0) out[k++] = j;
+  using Small = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kIdentityLeftOut, kIdentityLeftOut>;
+  using SmallVector = Eigen::Matrix<double, Eigen::Dynamic, 1, 0, kIdentityLeftOut, 1>;
+  Small test(left_out, left_out), K(left_out, left_out);
+  for (int i = 0; i < left_out; ++i)
+    for (int k = 0; k <= i; ++k) {
+      const double t = s.P_W(std::max(out[i], out[k]), std::min(out[i], out[k]));
+      test(i, k) = (i == k ? c2 - floor : 0.0) - c2 * t;
+      K(i, k) = (i == k ? c2 + lam2 : 0.0) - c2 * t;
+    }
+  // c^2 (I - T) - floor I positive definite: every c^2 (1 - t) above the floor (NaN fails)
+  if (!factor::cholesky_in_place(test) || !factor::cholesky_in_place(K)) return false;
+  s.delta.setZero();
+  {
+    factor::Axpys sum(s.delta.data(), nv);  // g = c P_W S^T c_r (P_W symmetric: its columns)
+    for (int a = 0; a < r; ++a)
+      if (s.c(a) != 0.0) sum.add(s.P_W.col(rows.column[s.chosen[a]]).data(), c * s.c(a));
+  }
+  SmallVector y(left_out);
+  for (int i = 0; i < left_out; ++i) y(i) = s.delta(out[i]);
+  factor::cholesky_solve_in_place(K, y);
+  {
+    factor::Axpys sum(s.delta.data(), nv);
+    for (int i = 0; i < left_out; ++i)
+      if (y(i) != 0.0) sum.add(s.P_W.col(out[i]).data(), c2 * y(i));
+  }
+  s.delta /= c2 + lam2;
+  return true;
+}
+
+}  // namespace lex
+}  // namespace reljac
