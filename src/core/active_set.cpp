@@ -62,29 +62,36 @@ double multipliers(const Matrix& P_in, Space& s) {
   return s.Pg.norm();
 }
 
-// model_step's for damped identity rows in the face s.P_W (P_W formed: see guessed), where
-// identity_damped_step applies (else false, s.delta and s.c undefined): c = t - J v + M offset
-// (M offset = c (P_W offset)_j = c offset_j, offset in the face), the step, less the offset, in
-// the face.
-bool identity_step(const Rows& rows, int r, double lam2, Space& s) {
+// model_step's for damped identity rows in the face (s.P_W, or P_in and its restrictions kept
+// implicit when `P_in` is given), where identity_damped_step applies (else false, s.delta and s.c
+// undefined): c = t - J v + M offset (M offset = c (P_W offset)_j = c offset_j, offset in the
+// face), the step, less the offset, in the face.
+bool identity_step(const Rows& rows, int r, double lam2, Space& s, const Matrix* P_in) {
+  auto times = [&](const Vector& x, Vector& out) {
+    if (P_in)
+      times_face(*P_in, x.data(), out.data(), s);
+    else
+      factor::times_vector(s.P_W, x.data(), out.data());
+  };
   s.Pg = s.v - s.v_prev;
-  factor::times_vector(s.P_W, s.Pg.data(), s.offset.data());
+  times(s.Pg, s.offset);
   for (int a = 0; a < r; ++a) {
     const int j = rows.column[s.chosen[a]];
     s.c(a) = s.t(a) - rows.scale * s.v(j) + rows.scale * s.offset(j);
   }
-  if (!identity_damped_step(rows, r, lam2, s)) return false;
+  if (!identity_damped_step(rows, r, lam2, s, P_in)) return false;
   s.delta -= s.offset;
-  factor::times_vector(s.P_W, s.delta.data(), s.Pn.data());  // projected once more onto the face
+  times(s.delta, s.Pn);  // projected once more onto the face
   s.delta = s.Pn;
   return true;
 }
 
 // The model's rows s.J (the equality rows, then the soft ones, each in order: s.chosen), their
 // aims s.t and the damped least-squares step s.delta from s.v in the face s.P_W, anchored at
-// s.v_prev when lam2 > 0 (Python's _model_step); returns the rows' count. `P_in`: the face is kept
-// implicit (face_kept_implicit: s.P_W not formed), P_in its projector before the restrictions
-// (general rows only: identity rows read P_W's entries).
+// s.v_prev when lam2 > 0 (Python's _model_step); returns the rows' count. `P_in`: the face of
+// s.guess is kept implicit (face_kept_implicit: s.P_W not formed), P_in its projector before the
+// restrictions (identity rows whose joint-space step does not apply form it: their Gram matrix
+// reads P_W's entries).
 int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nullptr) {
   const int nv = s.nv, m = rows.m;
   const RowMatrixMap A(rows.A, m, nv);
@@ -112,7 +119,11 @@ int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nul
   } else if (identity) {
     M = J;
   } else if (rows.column) {  // identity rows (c e_j^T): damped, the step in joint space, M not formed
-    if (lam2 > 0.0 && identity_step(rows, r, lam2, s)) return r;
+    if (lam2 > 0.0 && identity_step(rows, r, lam2, s, P_in)) return r;
+    if (P_in) {  // the Gram matrix's path reads P_W's rows and entries: the guess's face formed
+      face(*P_in, s, s.guess);
+      P_in = nullptr;
+    }
     // J P_W's rows are c times P_W's (the same bits), and M M^T is c^2 P_W's [columns, columns]
     // block (P_W an orthogonal projector), read, not formed
     for (int a = 0; a < r; ++a) M.row(a) = rows.scale * s.P_W.row(rows.column[s.chosen[a]]);
@@ -186,9 +197,10 @@ double allowance(double x, double h) { return kBoundTolerance * std::max({1.0, s
 // multipliers), false with s.v back at s.v_prev.
 bool guessed(const Rows& rows, const Matrix& P_in, double lam2, Space& s) {
   const int nv = s.nv, m = rows.m;
-  // the face kept implicit (P_W not formed: a guess that fails forms the search's), but for identity
-  // rows, whose model step reads P_W's rows and entries
-  const bool implicit = !rows.column && static_cast<int>(s.guess.size()) < nv;
+  // the face kept implicit (P_W not formed: a guess that fails forms the search's), but for undamped
+  // identity rows, whose model step reads P_W's rows and entries (damped, the joint-space step
+  // reads a few of its entries; where it does not apply, model_step forms it)
+  const bool implicit = (!rows.column || lam2 > 0.0) && static_cast<int>(s.guess.size()) < nv;
   if (implicit)
     face_kept_implicit(P_in, s, s.guess, true);
   else

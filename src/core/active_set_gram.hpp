@@ -65,12 +65,13 @@ bool pivoted_rank(int r, Space& s, int& k);
 void pivoted_step(int r, int k, double lam2, Space& s);
 
 // The damped step (lam2 > 0) of r identity rows (rows.column, s.chosen; s.c their r aims less J v),
-// in the face s.P_W, into s.delta, on the nv - r joints they leave out (active_set_identity.cpp):
-// the eigen path's step where it keeps every nonzero eigenvalue. False, nothing computed: more
-// than kIdentityLeftOut joints left out, two rows on one joint, or an eigenvalue of M M^T not far
-// above the rank rule's cut (then the Gram matrix's path decides).
+// in the face (s.P_W, or P_in and its restrictions kept implicit when `P_in` is given), into
+// s.delta, on the nv - r joints they leave out (active_set_identity.cpp): the eigen path's step
+// where it keeps every nonzero eigenvalue. False, s.delta undefined: more than kIdentityLeftOut
+// joints left out, two rows on one joint, or an eigenvalue of M M^T not far above the rank rule's
+// cut (then the Gram matrix's path decides). Uses s.rhs, s.Pn and s.Pn_again as scratch.
 constexpr int kIdentityLeftOut = 12;
-bool identity_damped_step(const Rows& rows, int r, double lam2, Space& s);
+bool identity_damped_step(const Rows& rows, int r, double lam2, Space& s, const Matrix* P_in = nullptr);
 
 }  // namespace lex
 }  // namespace reljac

@@ -16,55 +16,77 @@
 #include <algorithm>
 #include <cmath>
 
+#include "active_set_face.hpp"
 #include "active_set_gram.hpp"
 #include "hierarchy_rank.hpp"
 
 namespace reljac {
 namespace lex {
 
-bool identity_damped_step(const Rows& rows, int r, double lam2, Space& s) {
+namespace {
+
+// The face's entry (a, b) and products P_W x, on s.P_W formed, or on P_in and its restrictions
+// kept implicit (Space::face_Pn: P_W = P_in - sum_k Pn_k Pn_k^T / pivot_k).
+struct Face {
+  const Matrix* P_in;  // null: s.P_W formed
+  Space& s;
+  double entry(int a, int b) const {
+    if (!P_in) return s.P_W(std::max(a, b), std::min(a, b));
+    double x = s.P_identity ? (a == b ? 1.0 : 0.0) : (*P_in)(std::max(a, b), std::min(a, b));
+    for (int k = 0; k < s.face_rows; ++k) x -= s.face_Pn(a, k) * s.face_Pn(b, k) * s.face_scale(k);
+    return x;
+  }
+  void times(const double* x, double* out) const {
+    if (P_in)
+      times_face(*P_in, x, out, s);
+    else
+      factor::times_vector(s.P_W, x, out);
+  }
+};
+
+}  // namespace
+
+bool identity_damped_step(const Rows& rows, int r, double lam2, Space& s, const Matrix* P_in) {
   const int nv = s.nv, left_out = nv - r;
   if (!(lam2 > 0.0) || r == 0 || left_out < 0 || left_out > kIdentityLeftOut) return false;
+  const Face face{P_in, s};
   const double c = rows.scale, c2 = c * c;
   // the rank rule cuts below kRankTolerance max(1, largest), largest <= c^2: taken only when every
   // eigenvalue is kWellConditioned (1e-8) of that or more, far above the cut and its rounding
   const double floor = factor::kWellConditioned * std::max(1.0, c2);
   if (!std::isfinite(c2) || !(c2 > floor)) return false;
-  Vector& mark = s.rhs;  // (free here: the multipliers fill it after the step)
-  mark.head(nv).setZero();
+  Vector& b = s.rhs;  // S^T c_r (free here: the multipliers fill it after the step)
+  b.head(nv).setZero();
+  Vector& chosen = s.Pn_again;  // 1 on the rows' joints (free here: restrict's)
+  chosen.head(nv).setZero();
   for (int a = 0; a < r; ++a) {
     const int j = rows.column[s.chosen[a]];
-    if (mark(j) != 0.0) return false;  // two rows on one joint: not c S with S a selection
-    mark(j) = 1.0;
+    if (chosen(j) != 0.0) return false;  // two rows on one joint: not c S with S a selection
+    chosen(j) = 1.0;
+    b(j) = c * s.c(a);
   }
   int out[kIdentityLeftOut];
   for (int j = 0, k = 0; j < nv; ++j)
-    if (mark(j) == 0.0) out[k++] = j;
+    if (chosen(j) == 0.0) out[k++] = j;
   using Small = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kIdentityLeftOut, kIdentityLeftOut>;
   using SmallVector = Eigen::Matrix<double, Eigen::Dynamic, 1, 0, kIdentityLeftOut, 1>;
   Small test(left_out, left_out), K(left_out, left_out);
   for (int i = 0; i < left_out; ++i)
     for (int k = 0; k <= i; ++k) {
-      const double t = s.P_W(std::max(out[i], out[k]), std::min(out[i], out[k]));
+      const double t = face.entry(out[i], out[k]);
       test(i, k) = (i == k ? c2 - floor : 0.0) - c2 * t;
       K(i, k) = (i == k ? c2 + lam2 : 0.0) - c2 * t;
     }
   // c^2 (I - T) - floor I positive definite: every c^2 (1 - t) above the floor (NaN fails)
   if (!factor::cholesky_in_place(test) || !factor::cholesky_in_place(K)) return false;
-  s.delta.setZero();
-  {
-    factor::Axpys sum(s.delta.data(), nv);  // g = c P_W S^T c_r (P_W symmetric: its columns)
-    for (int a = 0; a < r; ++a)
-      if (s.c(a) != 0.0) sum.add(s.P_W.col(rows.column[s.chosen[a]]).data(), c * s.c(a));
-  }
+  face.times(b.data(), s.delta.data());  // g = c P_W S^T c_r
   SmallVector y(left_out);
   for (int i = 0; i < left_out; ++i) y(i) = s.delta(out[i]);
   factor::cholesky_solve_in_place(K, y);
-  {
-    factor::Axpys sum(s.delta.data(), nv);
-    for (int i = 0; i < left_out; ++i)
-      if (y(i) != 0.0) sum.add(s.P_W.col(out[i]).data(), c2 * y(i));
-  }
+  b.head(nv).setZero();  // E y
+  for (int i = 0; i < left_out; ++i) b(out[i]) = y(i);
+  face.times(b.data(), s.Pn.data());  // Y y = P_W E y
+  s.delta += c2 * s.Pn;
   s.delta /= c2 + lam2;
   return true;
 }
