@@ -22,6 +22,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import MapError
+from ..validation import short_repr
 from .base import MobileBase
 from .orbits import chain, joint_axis, rigid_inverse
 
@@ -73,6 +74,12 @@ def hand_chains(mobile: MobileBase, hands: list[str], *, step: float = 0.04,
         MapError: a hand not moved by any joint but the base joint, or a shared joint that is
             neither revolute nor prismatic (a ball joint, a planar one above the hands).
     """
+    if not isinstance(mobile, MobileBase):
+        raise MapError(f"mobile must be a MobileBase (reljac.placement.mobile_base(robot)), got "
+                       f"{type(mobile).__name__}")
+    if isinstance(hands, str) or not isinstance(hands, (list, tuple)) or not hands \
+            or not all(isinstance(h, str) for h in hands) or len(set(hands)) != len(hands):
+        raise MapError(f"hands must be a non-empty list of distinct frame names, got {short_repr(hands)}")
     robot = mobile.robot
     model = robot.model
     base = model.getJointId(mobile.joint)

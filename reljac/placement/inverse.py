@@ -17,7 +17,7 @@ poses is small; a 6-D map of the object's poses per grasp would be rebuilt for e
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,8 +89,12 @@ def with_maps(mobile: MobileBase, hands: list[str], maps: dict[str, PoseMap]) ->
     """Maps built before (loaded from files) for `hands` on `mobile`, checked to fit.
 
     Raises:
-        MapError: a hand without a map, or a map of another robot or frame.
+        MapError: a hand without a map, a map of another robot or frame, or `mobile`, `hands` or
+            `maps` of the wrong kind.
     """
+    if not isinstance(maps, Mapping) or not all(isinstance(m, PoseMap) for m in maps.values()):
+        raise MapError(f"maps must be a dict {{hand frame: PoseMap}} (load_maps, placement_maps), got "
+                       f"{short_repr(maps)}")
     chains = hand_chains(mobile, hands, step=min((m.grid.voxel for m in maps.values()), default=0.04))
     for hand in hands:
         if hand not in maps:
@@ -144,15 +148,17 @@ def reach(maps: PlacementMaps, task: PlacementTask, placements: np.ndarray,
 
     Args:
         placements: (N, 3) (x [m], y [m], yaw [rad]).
-        margin: (rho, z, psi, beta, phi, gamma) fractions of a cell (:meth:`PoseMap.locate`): a
-            pose is *sure* when, for one shared value, each hand's pose moved that far along each
-            coordinate, both ways, is in its map too. Tested only at the placements where the maps
-            reach every pose (elsewhere sure is reached).
+        margin: (rho, z, psi, beta, phi, gamma) fractions of a cell, each in [0, 100]
+            (:meth:`PoseMap.locate`; a MapError otherwise): a pose is *sure* when, for one shared
+            value, each hand's pose moved that far along each coordinate, both ways, is in its map
+            too. Tested only at the placements where the maps reach every pose (elsewhere sure is
+            reached).
         every_pose: False: a placement is dropped at its first pose not reached (the poses are
             asked first, last, middle, then the rest); its later poses stay unreached, so its
             count is a lower bound. Every placement reaching every pose is answered in full.
     """
     check_hands(maps, task)
+    margin = checked_margin(margin)
     P = real_array(placements)
     if P is None or not (P.shape == (3,) or (P.ndim == 2 and P.shape[1] == 3)) or not np.isfinite(P).all():
         given = short_repr(placements) if P is None else f"shape {P.shape}" if np.isfinite(P).all() else "non-finite"
@@ -169,6 +175,22 @@ def reach(maps: PlacementMaps, task: PlacementTask, placements: np.ndarray,
         for hand in found.rows:
             found.rows[hand][complete] = again.rows[hand]
     return found
+
+
+MAX_MARGIN = 100.0  # [bins] the largest margin along a coordinate (a pose that far away is in no map)
+
+
+def checked_margin(margin: Any) -> tuple[float, ...] | None:
+    """`margin` as 6 finite fractions of a bin in [0, MAX_MARGIN] (rho, z, psi, beta, phi,
+    gamma), or None; a MapError naming what is wrong."""
+    if margin is None:
+        return None
+    values = real_array(margin)
+    if values is None or values.shape != (6,) or not np.isfinite(values).all() or (values < 0).any() \
+            or (values > MAX_MARGIN).any():
+        raise MapError(f"margin must be None or 6 fractions of a bin in [0, {MAX_MARGIN:g}] (rho, z, psi, beta, "
+                       f"phi, gamma), got {short_repr(margin)}")
+    return tuple(float(x) for x in values)
 
 
 def check_hands(maps: PlacementMaps, task: PlacementTask) -> None:

@@ -26,13 +26,14 @@ from typing import Any
 import numpy as np
 
 from ..collision import CollisionModel
-from ..validation import as_count
+from ..exceptions import TaskError
+from ..validation import as_count, as_float
 from .check import Checker
 from .clearance import Clearance
-from .inverse import PlacementMaps, Reach, check_hands, reach, seeds
+from .inverse import PlacementMaps, Reach, check_hands, checked_margin, reach, seeds
 from .rank import check_score, exact_scores, map_order
 from .refine import refined
-from .task import FloorRegion, PlacementTask
+from .task import MAX_DISTANCE, FloorRegion, PlacementTask
 from .witness import Witnesses
 
 DEFAULT_MARGIN = (0.5, 0.5, 0.5, 0.5, 0.0, 0.0)  # rho, z, psi, beta: half a cell each way
@@ -121,7 +122,7 @@ def place(maps: PlacementMaps, task: PlacementTask, region: FloorRegion, *, coll
         task: the object's poses and the grasps; region: where the base may stand.
         collision: a CollisionModel of ``maps.mobile.robot`` (self-collision and obstacles), or
             None: no collision avoidance in the check, no clearance test.
-        min_distance: [m] kept by every collision pair.
+        min_distance: [m] kept by every collision pair, in [0, 1e6] (checked with or without obstacles).
         score: "manipulability" or "joint_margin" (:mod:`reljac.placement.rank`).
         candidates: feasible placements wanted (>= 1); batch: placements checked at once;
             max_checked: at most this many checked.
@@ -139,6 +140,10 @@ def place(maps: PlacementMaps, task: PlacementTask, region: FloorRegion, *, coll
     """
     check_score(score)
     check_hands(maps, task)
+    margin = checked_margin(margin)
+    min_distance = as_float(min_distance, "min_distance", minimum=0.0, valid="a distance in [0, 1e6] m")
+    if min_distance > MAX_DISTANCE:
+        raise TaskError(f"min_distance must be a distance in [0, 1e6] m, got {min_distance:g}")
     candidates = as_count(candidates, "candidates", minimum=1)
     batch = as_count(batch, "batch", minimum=1)
     max_checked = as_count(max_checked, "max_checked", minimum=1)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from ..exceptions import ConfigurationError
+from ..validation import as_count
 from .camera import ASPECT, DEFAULT_DIRECTION, FIELD_OF_VIEW, CameraPose, view_axes
 from .overlays import Overlay
 from .shapes import Picture, font, mg, png_bytes, translation
@@ -135,6 +136,7 @@ class CapabilityOverlay(Overlay):
     def __init__(self, node: Any, cmap: CapabilityMap, frame_a: int, *, color_by: str = "coverage",
                  max_voxels: int = MAX_VOXELS) -> None:
         super().__init__(node)
+        max_voxels = as_count(max_voxels, "max_voxels (the most voxels drawn)", minimum=1, error=ConfigurationError)
         self.frame_a = frame_a
         self.T_wa = np.eye(4)
         flat, values, top = voxel_values(cmap, color_by)

@@ -243,7 +243,9 @@ class Debugger:
         return handle_request(self, request)
 
     def tell(self, message: dict) -> None:
-        """Send an answer or an error to the pages (none open: dropped)."""
+        """Send an answer or an error (a dict, sent as JSON) to the pages (none open: dropped)."""
+        if not isinstance(message, dict):
+            raise ConfigurationError(f"a message to the pages must be a dict, got {type(message).__name__}")
         if self.server is not None:
             self.server.broadcast(message)
 

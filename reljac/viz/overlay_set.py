@@ -59,13 +59,20 @@ class OverlaySet(Mapping[str, Overlay]):
         `oMf` (an overlay of that name is removed first); returns it.
 
         Raises:
-            ConfigurationError: a name that is empty, not a string, or holds '/'.
+            ConfigurationError: a name that is empty, not a string, or holds '/'; a `make` that is
+                not callable or does not return an Overlay.
         """
         if not isinstance(name, str) or not name or "/" in name:
             raise ConfigurationError(f"an overlay name must be a non-empty string without '/', not {name!r}")
         if name in self._overlays:
             self.remove(name)
+        if not callable(make):
+            raise ConfigurationError(f"overlay '{name}': make must be a callable make(node) -> Overlay, got "
+                                     f"{type(make).__name__}")
         overlay = make(self.node["overlays"][name])
+        if not isinstance(overlay, Overlay):
+            raise ConfigurationError(f"overlay '{name}': make(node) must return an Overlay "
+                                     f"(reljac.viz.overlays.Overlay), got {type(overlay).__name__}")
         overlay.place(oMf)
         self._overlays[name] = overlay
         return overlay

@@ -101,6 +101,8 @@ class Viewer(Session):
         meshes: str = "simplified",
     ) -> None:
         self.robot = robot = as_robot(robot)
+        if root is not None and not isinstance(root, str):
+            raise ConfigurationError(f"root must be a name (str) or None, got {type(root).__name__}")
         self.root = root or robot.name
         if "/" in self.root:
             raise ConfigurationError(f"root {self.root!r} must not contain '/'")
@@ -352,7 +354,8 @@ class Viewer(Session):
         :mod:`reljac.viz.capability`.
 
         Raises:
-            FrameNotFound: the map's frame a is not in this robot. ConfigurationError: bad color_by.
+            FrameNotFound: the map's frame a is not in this robot. ConfigurationError: bad color_by,
+            or max_voxels not an integer >= 1.
         """
         from .capability import CapabilityOverlay
 
