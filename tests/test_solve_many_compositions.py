@@ -252,3 +252,35 @@ def test_posture_targets_of_a_robot_with_16_joints_are_configurations(tmp_path, 
         assert result.converged and result.levels_met is not None and result.message  # (these raised)
         reached = Kinematics(robot, result.q).placement("l16")
         np.testing.assert_allclose(reached.homogeneous, Kinematics(robot, q).placement("l16").homogeneous, atol=1e-4)
+
+
+# ----------------------------------------------------------------------------- threads
+def test_solve_many_leaves_tasks_it_shares_with_another_thread_alone(dual_arm):
+    """Solver.solve_many searches on copies of its tasks: a Solver in another thread that shares the
+    task solves for the task's own target meanwhile (before, 199 of 200 of its answers 'converged'
+    2 m from it: they had the batch's targets), and the batch's answers are each at its own target."""
+    import threading
+
+    poses = tool_poses(dual_arm, 40, seed=11)
+    home = tool_poses(dual_arm, 1, seed=12)[0]
+    task = FrameTask("left_tool", name="left")
+    task.set_target(home)
+    batch, single = Solver(dual_arm, [[task]], tol=TOL, restarts=10), Solver(dual_arm, [[task]], tol=TOL, restarts=10)
+    answers: list = []
+    done = threading.Event()
+
+    def solve_alone() -> None:
+        while not done.is_set() or len(answers) < 5:
+            answers.append(single.solve(None, seed=len(answers)))
+
+    other = threading.Thread(target=solve_alone)
+    other.start()
+    try:
+        results = [r for _ in range(3) for r in batch.solve_many(None, poses, workers=2)]
+    finally:
+        done.set()
+        other.join()
+    assert task.target == home
+    assert all(r.converged and tool_error(dual_arm, r.q, home) <= 2 * TOL for r in answers)
+    for T, r in zip(poses * 3, results, strict=True):
+        assert r.converged and tool_error(dual_arm, r.q, T) <= 2 * TOL

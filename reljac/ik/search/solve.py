@@ -95,9 +95,9 @@ class Solver:
                  damping: DampingPolicy | None = None, position_margin: float = 0.0,
                  backend: str | None = None, max_step: float | None = None) -> None:
         self.options = checked_options(tol, max_iters, restarts, timeout, 0, max_step)
-        self._settings = dict(tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout, constraints=constraints,
-                              damping=damping, position_margin=position_margin, backend=backend,
-                              max_step=max_step)  # solve_dask's
+        self._settings: dict[str, Any] = dict(  # (solve_dask's, and solve_many's copy's)
+            tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout, constraints=constraints, damping=damping,
+            position_margin=position_margin, backend=backend, max_step=max_step)
         self.robot = robot = as_robot(robot)
         self._levels = as_levels(levels)
         self._make = lambda: Controller(
@@ -209,10 +209,9 @@ class Solver:
         workers (:mod:`reljac.ik.search.dask_batches`; Dask is the extra ``.[scale]``; a failure of
         the cluster is a SchedulerError).
 
-        While it runs, the tasks of this Solver hold each problem's target in turn (they are put
-        back when it returns): a task it shares with a controller or another Solver that runs in
-        another thread meanwhile gives that one this call's targets. Give each thread its own tasks,
-        or use the module's :func:`solve_many`, which works on copies.
+        It searches on copies of this Solver's tasks made at the call (their targets and settings
+        as they are then): the tasks themselves are never changed, so a controller or another
+        Solver that shares them in another thread meanwhile is not disturbed.
         """
         n_workers = (os.cpu_count() or 1) if workers is None else as_count(
             workers, "workers (threads or Dask workers)", minimum=1, maximum=MAX_WORKERS, error=ConfigurationError)
@@ -230,7 +229,15 @@ class Solver:
         if not targets:
             return []
         with self._held():
-            return self._solve_many(targets, seed_rows, seed, n_workers, progress, scheduler)
+            return self._on_copies()._solve_many(targets, seed_rows, seed, n_workers, progress, scheduler)
+
+    def _on_copies(self) -> Solver:
+        """A Solver of the same settings on copies of this one's tasks (:func:`own_copies`: their
+        targets as they are now; a target keyed by one of these tasks sets its copy's)."""
+        copies, twins = own_copies(self._levels)
+        twin = Solver(self.robot, copies, **self._settings)
+        twin._aliases = twins
+        return twin
 
     def _solve_many(self, targets: Sequence[Any], seed_rows: np.ndarray, seed: int, n_workers: int,
                     progress: bool | None, scheduler: Any = None) -> list[IKResult]:
@@ -384,13 +391,11 @@ def solve_many(robot: Robot, seeds: ArrayLike | None, levels: Any, targets: Sequ
                constraints: Sequence[Limit] = (), damping: DampingPolicy | None = None,
                position_margin: float = 0.0, backend: str | None = None, scheduler: Any = None,
                max_step: float | None = None) -> list[IKResult]:
-    """:meth:`Solver.solve_many` on copies of the levels' tasks (the caller's are not touched):
+    """:meth:`Solver.solve_many` (on copies of the levels' tasks: the caller's are not touched):
     one :class:`IKResult` per target, on every core or on a Dask cluster (`scheduler`: see
     :meth:`Solver.solve_many`; :class:`Solver` for the other arguments)."""
-    copies, twins = own_copies(as_levels(levels))
-    solver = Solver(robot, copies, tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout,
+    solver = Solver(robot, levels, tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout,
                     constraints=constraints, damping=damping, position_margin=position_margin, backend=backend,
                     max_step=max_step)
-    solver._aliases = twins  # targets keyed by the caller's tasks set their copies'
     return solver.solve_many(seeds, targets, seed=seed, workers=workers, progress=progress, scheduler=scheduler)
 
