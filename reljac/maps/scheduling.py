@@ -112,7 +112,8 @@ def _run_dask(job: Job, chunks: Iterable[tuple[int, int]], on_result: Callable[[
     except (Exception, asyncio.CancelledError) as exc:  # a worker died, the scheduler went away, ...
         raise SchedulerError(f"the Dask cluster failed during the map ({type(exc).__name__}: "
                              f"{str(exc).strip().splitlines()[0] if str(exc).strip() else 'no detail'}); "
-                             "run it again, or with --scheduler left out to use local threads") from None
+                             "run it again, or without a scheduler (scheduler=None, or no --scheduler on the command "
+                             "line) to use local threads") from None
     finally:
         if owned:
             client.close()
