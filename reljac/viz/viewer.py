@@ -354,8 +354,8 @@ class Viewer(Session):
         :mod:`reljac.viz.capability`.
 
         Raises:
-            FrameNotFound: the map's frame a is not in this robot. ConfigurationError: bad color_by,
-            or max_voxels not an integer >= 1.
+            FrameNotFound: the map's frame a is not in this robot.
+            ConfigurationError: bad color_by, or max_voxels not an integer >= 1.
         """
         from .capability import CapabilityOverlay
 
