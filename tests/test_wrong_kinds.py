@@ -49,6 +49,13 @@ def test_hands_must_be_distinct_frame_names(dual_arm_base, hands):
         placement_maps(dual_arm_base, hands, samples=10)
 
 
+def test_hands_may_be_any_iterable_of_names(dual_arm_base, small_maps):
+    """An array of names and a dict's keys are hands too (the maps keyed by str)."""
+    for hands in (np.array(HANDS), small_maps.maps.keys(), tuple(HANDS)):
+        again = with_maps(dual_arm_base, hands, small_maps.maps)
+        assert again.hands == HANDS and all(type(h) is str for h in again.hands)
+
+
 @pytest.mark.parametrize("maps", [None, [1, 2], {"left_tool": 3}])
 def test_maps_must_be_pose_maps_by_hand(dual_arm_base, maps):
     with pytest.raises(MapError, match="maps must be a dict"):
@@ -72,7 +79,7 @@ def test_a_margin_of_zeros_and_one_of_large_fractions_are_answered(small_maps, t
     assert not (wide.sure & ~wide.reached).any()
 
 
-@pytest.mark.parametrize("min_distance", [-0.01, np.nan, np.inf, 1e7, "0.01", None])
+@pytest.mark.parametrize("min_distance", [-0.01, np.nan, np.inf, 1e7, 1e6 + 1, "0.01", None])
 def test_min_distance_is_checked_without_obstacles_too(small_maps, task, min_distance):
     with pytest.raises(TaskError, match="min_distance must be"):
         place(small_maps, task, FloorRegion(x=(0.0, 0.1), y=(0.0, 0.1)), min_distance=min_distance)
@@ -102,14 +109,21 @@ def test_an_overlay_maker_that_makes_no_overlay_is_a_configuration_error(viewer,
             pass
 
     assert viewer.add_overlay("mine", Dot) == "mine"  # (a class is a maker too)
+    if not callable(make):  # refused before anything is touched: the one shown stays
+        with pytest.raises(ConfigurationError, match=match):
+            viewer.add_overlay("mine", make)
+        assert "mine" in viewer.overlays
     viewer.remove("mine")
 
 
 @pytest.mark.parametrize("max_voxels", [0, -1, 2.5, "10"])
 def test_max_voxels_must_be_a_count_of_at_least_one(viewer, planar, max_voxels):
     cmap = capability_map(planar, "universe", planar.model.frames[-1].name, samples=200, voxel=0.2, seed=1)
+    name = viewer.show_capability_map(cmap)
     with pytest.raises(ConfigurationError, match="max_voxels"):
         viewer.show_capability_map(cmap, max_voxels=max_voxels)
+    assert name in viewer.overlays  # refused before the one shown is replaced
+    viewer.remove(name)
 
 
 def test_the_debugger_tells_the_pages_dicts_only(planar):

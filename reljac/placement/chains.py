@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,6 +67,15 @@ def _grid(lo: float, hi: float, step: float) -> np.ndarray:
     return np.linspace(lo, hi, n)
 
 
+def hand_names(hands: Iterable[str]) -> list[str]:
+    """`hands` (any iterable of frame names: a list, a tuple, an array of names, a dict's keys) as
+    a list of str; a MapError unless they are distinct names, at least one."""
+    names = None if isinstance(hands, (str, bytes)) or not isinstance(hands, Iterable) else list(hands)
+    if not names or not all(isinstance(h, str) for h in names) or len(set(names)) != len(names):
+        raise MapError(f"hands must be a non-empty list of distinct frame names, got {short_repr(hands)}")
+    return [str(h) for h in names]
+
+
 def hand_chains(mobile: MobileBase, hands: list[str], *, step: float = 0.04,
                 angle_step: float = math.radians(10.0)) -> HandChains:
     """F and the shared joints of `hands` on `mobile` (module docstring).
@@ -77,9 +87,7 @@ def hand_chains(mobile: MobileBase, hands: list[str], *, step: float = 0.04,
     if not isinstance(mobile, MobileBase):
         raise MapError(f"mobile must be a MobileBase (reljac.placement.mobile_base(robot)), got "
                        f"{type(mobile).__name__}")
-    if isinstance(hands, str) or not isinstance(hands, (list, tuple)) or not hands \
-            or not all(isinstance(h, str) for h in hands) or len(set(hands)) != len(hands):
-        raise MapError(f"hands must be a non-empty list of distinct frame names, got {short_repr(hands)}")
+    hands = hand_names(hands)
     robot = mobile.robot
     model = robot.model
     base = model.getJointId(mobile.joint)

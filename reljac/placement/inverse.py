@@ -26,7 +26,7 @@ import numpy as np
 from ..exceptions import MapError
 from ..validation import real_array, short_repr
 from .base import MobileBase
-from .chains import HandChains, hand_chains
+from .chains import HandChains, hand_chains, hand_names
 from .orbits import rigid_inverse
 from .posemap import PoseMap, check_robot
 from .posemap_build import DEFAULT_BINS, pose_map
@@ -72,6 +72,7 @@ def placement_maps(mobile: MobileBase, hands: list[str], *, samples: int, voxel:
         **kwargs: :func:`~reljac.placement.pose_map`'s chunk, scheduler, workers, backend and
             connect_timeout.
     """
+    hands = hand_names(hands)
     chains = hand_chains(mobile, hands, step=voxel)
     maps = {}
     total = samples * len(hands)
@@ -92,6 +93,7 @@ def with_maps(mobile: MobileBase, hands: list[str], maps: dict[str, PoseMap]) ->
         MapError: a hand without a map, a map of another robot or frame, or `mobile`, `hands` or
             `maps` of the wrong kind.
     """
+    hands = hand_names(hands)
     if not isinstance(maps, Mapping) or not all(isinstance(m, PoseMap) for m in maps.values()):
         raise MapError(f"maps must be a dict {{hand frame: PoseMap}} (load_maps, placement_maps), got "
                        f"{short_repr(maps)}")

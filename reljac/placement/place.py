@@ -143,7 +143,7 @@ def place(maps: PlacementMaps, task: PlacementTask, region: FloorRegion, *, coll
     margin = checked_margin(margin)
     min_distance = as_float(min_distance, "min_distance", minimum=0.0, valid="a distance in [0, 1e6] m")
     if min_distance > MAX_DISTANCE:
-        raise TaskError(f"min_distance must be a distance in [0, 1e6] m, got {min_distance:g}")
+        raise TaskError(f"min_distance must be a distance in [0, 1e6] m, got {min_distance!r}")
     candidates = as_count(candidates, "candidates", minimum=1)
     batch = as_count(batch, "batch", minimum=1)
     max_checked = as_count(max_checked, "max_checked", minimum=1)

@@ -64,11 +64,11 @@ class OverlaySet(Mapping[str, Overlay]):
         """
         if not isinstance(name, str) or not name or "/" in name:
             raise ConfigurationError(f"an overlay name must be a non-empty string without '/', not {name!r}")
-        if name in self._overlays:
-            self.remove(name)
         if not callable(make):
             raise ConfigurationError(f"overlay '{name}': make must be a callable make(node) -> Overlay, got "
                                      f"{type(make).__name__}")
+        if name in self._overlays:
+            self.remove(name)
         overlay = make(self.node["overlays"][name])
         if not isinstance(overlay, Overlay):
             raise ConfigurationError(f"overlay '{name}': make(node) must return an Overlay "

@@ -359,6 +359,7 @@ class Viewer(Session):
         """
         from .capability import CapabilityOverlay
 
+        max_voxels = as_count(max_voxels, "max_voxels (the most voxels drawn)", minimum=1, error=ConfigurationError)
         fa = self.robot.frame_id(cmap.metadata["frame_a"])
         name = name or f"capability map {cmap.metadata['frame_b']} in {cmap.metadata['frame_a']}"
         self.add_overlay(name, lambda node: CapabilityOverlay(node, cmap, fa, color_by=color_by, max_voxels=max_voxels))
