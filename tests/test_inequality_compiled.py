@@ -166,6 +166,29 @@ def test_an_identity_level_on_a_face_nearly_outside_its_joints_agrees(tilt):
     np.testing.assert_allclose(v_c, v_py, rtol=1e-9, atol=1e-15)
 
 
+def test_an_identity_level_whose_face_barely_touches_its_joints_keeps_that_direction():
+    """Found by an adversarial pass (seed 12496 of its generator): the face the equality level
+    leaves is (1, 0, -8.06e-9), so the posture's rows (c = 578, joints 1 and 2) see it with one
+    eigenvalue of c^2 6.5e-17 = 2.2e-11, above the rank rule's cut. The compiled core read the
+    Gram matrix off the face's projector, c^2 P_W[2, 2], which there is P_W's rounding: it lost
+    the direction and took no step, where the specification drives joint 0 to its bound (2.70).
+    It now forms M M^T from the rows."""
+    levels = [Level(np.array([[0.0, 1.0, 0.0], [8.056929415468039e-09, 0.0, 1.0]]), np.zeros(2),
+                    lower=np.array([-0.08760734077548821, 0.03427701284125178]),
+                    upper=np.array([-0.08760734077548821, 0.03427701284125178]), extra_damping=1e-06),
+              Level(None, np.array([0.0, 529.355232687514, -314.08942766275993]), identity_scale=577.7299972300091,
+                    mask=np.array([0.0, 1.0, 1.0]), extra_damping=2.8442226573341133e-05),
+              Level(np.array([[-1.0348085235114124, -1.1362734704984216, -1.3130865726177972]]),
+                    np.array([1.6797236241752493]), lower=np.array([-1.0]), upper=np.array([1.0]))]
+    lo = np.array([-0.7380712641376043, -2.5844512075555444, -1.4796168073668867])
+    hi = np.array([2.700434446479746, 2.132073637731938, 2.7504955539737024])
+    policy = DampingPolicy(threshold=0.0, max_damping=0.05)
+    v_py, _ = solve_lexicographic(levels, lo, hi, policy=policy)
+    v_c, _ = _compiled(levels, lo, hi, None, None, policy)
+    assert v_py[0] == pytest.approx(hi[0], abs=1e-9)
+    np.testing.assert_allclose(v_c, v_py, atol=1e-9)
+
+
 def test_the_cap_on_active_set_changes_is_reported(monkeypatch):
     """Both joints must go onto the box corner (two changes); with a cap of one the compiled level
     stops after one, feasible, and says so, at the point the specification stops at."""

@@ -113,7 +113,6 @@ int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nul
   bool of_AP = s.P_W_is_P_in && r == m && s.AP_gram_rows == m;
   for (int a = 0; a < r && of_AP; ++a) of_AP = s.chosen[a] == a;
   const bool identity = s.P_W_is_P_in && s.P_identity;  // P_W = I: M = J
-  bool formed = false;  // s.G holds M M^T already
   if (of_AP) {
     M = s.AP.topRows(m);
   } else if (identity) {
@@ -124,11 +123,10 @@ int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nul
       face(*P_in, s, s.guess);
       P_in = nullptr;
     }
-    // J P_W's rows are c times P_W's (the same bits), and M M^T is c^2 P_W's [columns, columns]
-    // block (P_W an orthogonal projector), read, not formed
+    // J P_W's rows are c times P_W's (the same bits); M M^T is formed from them, not read off
+    // P_W's [columns, columns] block: where the face nearly misses the rows' joints that block is
+    // P_W's rounding (an eigenvalue of 5e-10 at c = 578 was lost, and the level took no step)
     for (int a = 0; a < r; ++a) M.row(a) = rows.scale * s.P_W.row(rows.column[s.chosen[a]]);
-    gram_of_identity_rows(s.P_W, rows.column, s.chosen, r, rows.scale, s);
-    formed = true;
   } else if (s.AP_rows == m && s.face_rows >= 0) {  // A P_W = A P_in - sum_k (A Pn_k) (Pn_k / pivot_k)^T: the face's restrictions on
                                 // the level's A P_in (Space::face_Pn), not a product by P_W (equal up to rounding)
     for (int a = 0; a < r; ++a) {
@@ -173,10 +171,7 @@ int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nul
   s.c.head(r) = s.t.head(r) - s.c.head(r);
   s.c.head(r).noalias() += M * s.offset;
   const bool deficient = s.AP_rows < 0 && r == m;  // (no A P_in: m above the dimension, solve_one)
-  if (formed)
-    damped_step_on_gram(r, lam2, s, deficient);
-  else
-    damped_step(r, lam2, s, of_AP, deficient);
+  damped_step(r, lam2, s, of_AP, deficient);
   s.delta -= s.offset;
   if (!identity) {  // projected once more onto the face (Python's comment)
     if (P_in)

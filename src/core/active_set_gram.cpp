@@ -74,18 +74,6 @@ bool gram(const double* M, int r, int nv, Space& s, bool of_AP) {
   return s.G.topLeftCorner(r, r).allFinite();
 }
 
-void gram_of_identity_rows(const Matrix& P_W, const int* column, const std::vector<int>& chosen, int r, double scale,
-                           Space& s) {
-  const double c2 = scale * scale;
-  for (int i = 0; i < r; ++i) {
-    const int a = column[chosen[i]];
-    for (int j = 0; j <= i; ++j) {
-      const int b = column[chosen[j]];
-      s.G(i, j) = s.G(j, i) = c2 * P_W(std::max(a, b), std::min(a, b));
-    }
-  }
-}
-
 // (active_set_gram.hpp) Then the
 // eigen-decomposition's rank rule (eigenvalues above kRankTolerance x max(1, the largest)) keeps
 // all r, and the matrix functions of G below need no eigenvectors. A G nearer the cut than

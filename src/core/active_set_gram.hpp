@@ -19,13 +19,7 @@ namespace lex {
 // the same bits), or `of_AP`: a copy of all of it.
 bool gram(const double* M, int r, int nv, Space& s, bool of_AP = false);
 
-// s.G = M M^T for identity rows, M's row a = scale P_W's row column[chosen[a]] (a < r; P_W an
-// orthogonal projector: M M^T = scale^2 P_W P_W^T = scale^2 its [columns, columns] block, up to
-// rounding; read from P_W's lower triangle, both triangles of G written; not checked to be finite).
-void gram_of_identity_rows(const Matrix& P_W, const int* column, const std::vector<int>& chosen, int r, double scale,
-                           Space& s);
-
-// eigen (active_set.hpp) on s.G, already formed as M M^T (gram, gram_of_identity_rows): the same
+// eigen (active_set.hpp) on s.G, already formed as M M^T (gram): the same
 // rank, decomposition and pinning; s.overflow set where G has an inf or NaN entry.
 int eigen_of_gram(int r, Space& s, bool pin = false, bool vectors = true);
 
@@ -68,9 +62,10 @@ void pivoted_step(int r, int k, double lam2, Space& s);
 // in the face (s.P_W, or P_in and its restrictions kept implicit when `P_in` is given), into
 // s.delta, on the nv - r joints they leave out (active_set_identity.cpp): the eigen path's step
 // where it keeps every nonzero eigenvalue. False, s.delta undefined: more than kIdentityLeftOut
-// joints left out, two rows on one joint, or an eigenvalue of M M^T not far above the rank rule's
-// cut (then the Gram matrix's path decides). Uses s.rhs, s.Pn and s.Pn_again as scratch.
+// joints left out, two rows on one joint, or an eigenvalue of M M^T below kIdentityFloor max(1, c^2)
+// (then the Gram matrix's path decides). Uses s.rhs, s.Pn and s.Pn_again as scratch.
 constexpr int kIdentityLeftOut = 12;
+constexpr double kIdentityFloor = 1e-6;  // its eigenvalues' floor, x max(1, c^2)
 bool identity_damped_step(const Rows& rows, int r, double lam2, Space& s, const Matrix* P_in = nullptr);
 
 }  // namespace lex

@@ -18,7 +18,6 @@
 
 #include "active_set_face.hpp"
 #include "active_set_gram.hpp"
-#include "hierarchy_rank.hpp"
 
 namespace reljac {
 namespace lex {
@@ -52,8 +51,9 @@ bool identity_damped_step(const Rows& rows, int r, double lam2, Space& s, const 
   const Face face{P_in, s};
   const double c = rows.scale, c2 = c * c;
   // the rank rule cuts below kRankTolerance max(1, largest), largest <= c^2: taken only when every
-  // eigenvalue is kWellConditioned (1e-8) of that or more, far above the cut and its rounding
-  const double floor = factor::kWellConditioned * std::max(1.0, c2);
+  // eigenvalue is kIdentityFloor (1e-6) of that or more, far above the cut, and 1 - t far above
+  // the rounding of P_W's entries, which T reads (their 1e-16 is then 1e-10 of it at most)
+  const double floor = kIdentityFloor * std::max(1.0, c2);
   if (!std::isfinite(c2) || !(c2 > floor)) return false;
   Vector& b = s.rhs;  // S^T c_r (free here: the multipliers fill it after the step)
   b.head(nv).setZero();
