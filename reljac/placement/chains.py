@@ -78,7 +78,8 @@ def hand_names(hands: Iterable[str]) -> list[str]:
 
 def hand_chains(mobile: MobileBase, hands: list[str], *, step: float = 0.04,
                 angle_step: float = math.radians(10.0)) -> HandChains:
-    """F and the shared joints of `hands` on `mobile` (module docstring).
+    """F and the shared joints of `hands` (frame names, as :func:`hand_names` gives them) on
+    `mobile` (module docstring).
 
     Raises:
         MapError: a hand not moved by any joint but the base joint, or a shared joint that is
@@ -87,7 +88,6 @@ def hand_chains(mobile: MobileBase, hands: list[str], *, step: float = 0.04,
     if not isinstance(mobile, MobileBase):
         raise MapError(f"mobile must be a MobileBase (reljac.placement.mobile_base(robot)), got "
                        f"{type(mobile).__name__}")
-    hands = hand_names(hands)
     robot = mobile.robot
     model = robot.model
     base = model.getJointId(mobile.joint)

@@ -67,21 +67,15 @@ double multipliers(const Matrix& P_in, Space& s) {
 // undefined): c = t - J v + M offset (M offset = c (P_W offset)_j = c offset_j, offset in the
 // face), the step, less the offset, in the face.
 bool identity_step(const Rows& rows, int r, double lam2, Space& s, const Matrix* P_in) {
-  auto times = [&](const Vector& x, Vector& out) {
-    if (P_in)
-      times_face(*P_in, x.data(), out.data(), s);
-    else
-      factor::times_vector(s.P_W, x.data(), out.data());
-  };
   s.Pg = s.v - s.v_prev;
-  times(s.Pg, s.offset);
+  times_W(P_in, s.Pg.data(), s.offset.data(), s);
   for (int a = 0; a < r; ++a) {
     const int j = rows.column[s.chosen[a]];
     s.c(a) = s.t(a) - rows.scale * s.v(j) + rows.scale * s.offset(j);
   }
   if (!identity_damped_step(rows, r, lam2, s, P_in)) return false;
   s.delta -= s.offset;
-  times(s.delta, s.Pn);  // projected once more onto the face
+  times_W(P_in, s.delta.data(), s.Pn.data(), s);  // projected once more onto the face
   s.delta = s.Pn;
   return true;
 }
@@ -90,8 +84,8 @@ bool identity_step(const Rows& rows, int r, double lam2, Space& s, const Matrix*
 // aims s.t and the damped least-squares step s.delta from s.v in the face s.P_W, anchored at
 // s.v_prev when lam2 > 0 (Python's _model_step); returns the rows' count. `P_in`: the face of
 // s.guess is kept implicit (face_kept_implicit: s.P_W not formed), P_in its projector before the
-// restrictions (identity rows whose joint-space step does not apply form it: their Gram matrix
-// reads P_W's entries).
+// restrictions (identity rows whose joint-space step does not apply form it: their rows are
+// P_W's rows).
 int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nullptr) {
   const int nv = s.nv, m = rows.m;
   const RowMatrixMap A(rows.A, m, nv);
@@ -119,7 +113,7 @@ int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nul
     M = J;
   } else if (rows.column) {  // identity rows (c e_j^T): damped, the step in joint space, M not formed
     if (lam2 > 0.0 && identity_step(rows, r, lam2, s, P_in)) return r;
-    if (P_in) {  // the Gram matrix's path reads P_W's rows and entries: the guess's face formed
+    if (P_in) {  // the Gram matrix's path reads P_W's rows: the guess's face formed
       face(*P_in, s, s.guess);
       P_in = nullptr;
     }
@@ -160,10 +154,8 @@ int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nul
     s.Pg = v - s.v_prev;
     if (identity)
       s.offset = s.Pg;
-    else if (P_in)
-      times_face(*P_in, s.Pg.data(), s.offset.data(), s);
     else
-      factor::times_vector(s.P_W, s.Pg.data(), s.offset.data());
+      times_W(P_in, s.Pg.data(), s.offset.data(), s);
   } else {
     s.offset.setZero();
   }
@@ -174,10 +166,7 @@ int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nul
   damped_step(r, lam2, s, of_AP, deficient);
   s.delta -= s.offset;
   if (!identity) {  // projected once more onto the face (Python's comment)
-    if (P_in)
-      times_face(*P_in, s.delta.data(), s.Pn.data(), s);
-    else
-      factor::times_vector(s.P_W, s.delta.data(), s.Pn.data());
+    times_W(P_in, s.delta.data(), s.Pn.data(), s);
     s.delta = s.Pn;
   }
   return r;
@@ -193,8 +182,8 @@ double allowance(double x, double h) { return kBoundTolerance * std::max({1.0, s
 bool guessed(const Rows& rows, const Matrix& P_in, double lam2, Space& s) {
   const int nv = s.nv, m = rows.m;
   // the face kept implicit (P_W not formed: a guess that fails forms the search's), but for undamped
-  // identity rows, whose model step reads P_W's rows and entries (damped, the joint-space step
-  // reads a few of its entries; where it does not apply, model_step forms it)
+  // identity rows, whose model step reads P_W's rows (damped, the joint-space step reads a few of
+  // its entries; where it does not apply, model_step forms it)
   const bool implicit = (!rows.column || lam2 > 0.0) && static_cast<int>(s.guess.size()) < nv;
   if (implicit)
     face_kept_implicit(P_in, s, s.guess, true);

@@ -53,6 +53,13 @@ void times_face(const Matrix& P_in, const double* x, double* out, Space& s) {
   }
 }
 
+void times_W(const Matrix* P_in, const double* x, double* out, Space& s) {
+  if (P_in)
+    times_face(*P_in, x, out, s);
+  else
+    factor::times_vector(s.P_W, x, out);
+}
+
 // face (below) with P_W kept as P_in and the restrictions (Space::face_Pn), not formed: a warm
 // start's guess (guessed), whose model step needs P_W only in products (times_face). The same
 // restrictions as restrict's, P_W n by times_face; fewer than nv rows in `working` (face_Pn's room).

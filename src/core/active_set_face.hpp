@@ -31,6 +31,10 @@ bool restrict(Matrix& P, int j, Space& s, bool move = false);
 // out = P_W x (x and out apart) for the face kept as P_in and its restrictions (Space::face_Pn).
 void times_face(const Matrix& P_in, const double* x, double* out, Space& s);
 
+// out = P_W x (x and out apart): times_face when the face is kept implicit (`P_in` given), else
+// by s.P_W formed.
+void times_W(const Matrix* P_in, const double* x, double* out, Space& s);
+
 // face with P_W kept as P_in and the restrictions, not formed; fewer than nv rows in `working`.
 void face_kept_implicit(const Matrix& P_in, Space& s, std::vector<int>& working, bool move);
 

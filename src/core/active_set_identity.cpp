@@ -35,12 +35,7 @@ struct Face {
     for (int k = 0; k < s.face_rows; ++k) x -= s.face_Pn(a, k) * s.face_Pn(b, k) * s.face_scale(k);
     return x;
   }
-  void times(const double* x, double* out) const {
-    if (P_in)
-      times_face(*P_in, x, out, s);
-    else
-      factor::times_vector(s.P_W, x, out);
-  }
+  void times(const double* x, double* out) const { times_W(P_in, x, out, s); }
 };
 
 }  // namespace

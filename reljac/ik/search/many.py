@@ -1,17 +1,15 @@
-"""Many problems in one call (:meth:`reljac.ik.search.solve.Solver.solve_many`): the seeds as rows,
-the tasks' targets as they were once the call ends, and its progress bar."""
+"""Many problems in one call (:meth:`reljac.ik.search.solve.Solver.solve_many`): the seeds as rows
+and its progress bar (the call works on copies of the tasks: it leaves the caller's as they were)."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ...exceptions import ConfigurationError
 from ...robot import Robot
-from ..tasks.base import Task
 
 Progress = Callable[[int], None]  # called with the number of problems finished
 
@@ -37,25 +35,6 @@ def seed_rows_of(robot: Robot, middle: np.ndarray, seeds: Any, n: int) -> np.nda
         except ConfigurationError as error:
             raise ConfigurationError(f"seeds[{i}]: {error}" if many else str(error)) from None
     return np.array(checked)
-
-
-@contextlib.contextmanager
-def targets_restored(tasks: Sequence[Task]) -> Iterator[None]:
-    """The targets (and target velocities) of `tasks` as they were when it ends, however it ends
-    (a task that had none: none again, where it can say so)."""
-    kept = [(task, getattr(task, "target", None), getattr(task, "target_velocity", None))
-            for task in tasks if hasattr(task, "set_target")]
-    try:
-        yield
-    finally:
-        for task, target, velocity in kept:
-            if target is None:
-                if getattr(task, "target", None) is not None and hasattr(task, "clear_target"):
-                    task.clear_target()
-            elif velocity is None:
-                task.set_target(target)
-            else:
-                task.set_target(target, velocity)
 
 
 def with_progress(n: int, show: bool, run: Callable[[Progress | None], Any]) -> Any:

@@ -33,7 +33,7 @@ from ..limits.joints import JointPositionLimit
 from ..solvers.hierarchy import DampingPolicy
 from ..tasks.base import Task
 from .budget import OUTSIDE_START, OUTSIDE_WINDOW, outside_reserve
-from .many import seed_rows_of, targets_restored, with_progress
+from .many import seed_rows_of, with_progress
 from .options import SearchOptions, checked_options, checked_seed, core_options, row_weight
 from .python_search import PythonSearch
 from .restarts import sampling
@@ -198,8 +198,7 @@ class Solver:
         BallTask's inner task: the ball's centre) may be keyed too. Problem i uses the seed
         ``(seed + i) % 2**64``: its result equals ``solve(seeds[i], seed=(seed + i) % 2**64)`` with
         its targets set (without a timeout, whose results depend on the machine's speed; with one,
-        each problem's search has the whole budget). The tasks' targets are as before when it
-        returns (a task that had none has none), and the results' errors and messages are those of
+        each problem's search has the whole budget). The results' errors and messages are those of
         the tasks as the search had them, whatever is changed afterwards. progress: True (a progress
         bar on standard error), False (none) or None (the default: a bar for 1,000 problems or more
         when standard error is a terminal and ``CI`` is unset, never into a pipe or a log:
@@ -210,8 +209,8 @@ class Solver:
         the cluster is a SchedulerError).
 
         It searches on copies of this Solver's tasks made at the call (their targets and settings
-        as they are then): the tasks themselves are never changed, so a controller or another
-        Solver that shares them in another thread meanwhile is not disturbed.
+        as they are then): the tasks themselves are never changed (a task that had no target has
+        none), so a controller or another Solver sharing them in another thread is not disturbed.
         """
         n_workers = (os.cpu_count() or 1) if workers is None else as_count(
             workers, "workers (threads or Dask workers)", minimum=1, maximum=MAX_WORKERS, error=ConfigurationError)
@@ -242,18 +241,17 @@ class Solver:
     def _solve_many(self, targets: Sequence[Any], seed_rows: np.ndarray, seed: int, n_workers: int,
                     progress: bool | None, scheduler: Any = None) -> list[IKResult]:
         tasks = self.controllers[0].tasks
-        with targets_restored(settable_tasks(tasks)):
-            changed, values = target_values(tasks, self.robot, targets, self._aliases)
-            threads = scheduler is None or scheduler == "threads"
-            if self.compiled and threads:
-                while len(self.controllers) < min(n_workers, len(targets)):
-                    self.controllers.append(self._make())
-            show = progress_wanted(progress) and (progress is not None or len(targets) >= 1000)
-            if not threads:
-                from .dask_batches import run_many
+        changed, values = target_values(tasks, self.robot, targets, self._aliases)
+        threads = scheduler is None or scheduler == "threads"
+        if self.compiled and threads:
+            while len(self.controllers) < min(n_workers, len(targets)):
+                self.controllers.append(self._make())
+        show = progress_wanted(progress) and (progress is not None or len(targets) >= 1000)
+        if not threads:
+            from .dask_batches import run_many
 
-                return run_many(self, scheduler, changed, values, seed_rows, seed, show, n_workers)
-            return self._run_many(changed, values, seed_rows, seed, show, min(n_workers, len(targets)))
+            return run_many(self, scheduler, changed, values, seed_rows, seed, show, n_workers)
+        return self._run_many(changed, values, seed_rows, seed, show, min(n_workers, len(targets)))
 
     # ------------------------------------------------------------------ helpers
     def _to_core(self, options: SearchOptions) -> Any:

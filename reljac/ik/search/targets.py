@@ -51,7 +51,7 @@ def target_values(tasks: list[Task], robot: Robot, targets: Sequence[Any],
     controller's; a problem may set theirs and those of the tasks they are built on
     (:func:`settable_tasks`). `targets`: :meth:`~reljac.ik.search.solve.Solver.solve_many`'s;
     aliases: id(a task) -> the task a dict keyed by it sets (solve_many's copies of the caller's).
-    Each changed task is left with the last problem's target (the caller restores them)."""
+    Each changed task is left with the last problem's target (the caller's tasks are copies)."""
     fast = _poses_at_once(tasks[0], targets)
     if fast is not None:
         _set(tasks[0], targets[-1], len(targets) - 1)  # (a task without a target gets one: the core needs it)
