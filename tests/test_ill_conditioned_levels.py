@@ -135,3 +135,31 @@ def test_a_scan_of_ill_conditioned_hierarchies(backend):
         mine = violations(problem, solved(problem, backend))
         assert first_difference(mine, oracle) <= 0.0, f"problem {n}: {mine} vs the agreed {oracle}"
     assert counted >= 240
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_fine_direction_of_a_rank_deficient_level_stays_in_its_row_space(backend):
+    """Level 0: equal rows on four joints, rows x 1e3, singular values 1e3, 1e3 and 5e-5, and a
+    fourth row the sum of the first two, so its Gram matrix is rank deficient (eigenvalues 2.1e6,
+    1e6, 3.6e-9, 0). The compiled core's pivoted Cholesky factor certifies rank 2 there (3.6e-9 is
+    below its pivot floor); the rank rule keeps two eigenvalues and the fine directions the third
+    (above their cut 1e-12), so the row space level 0 leaves out of the levels below holds all
+    three. Level 1 asks every joint for 100: along the third direction that moves level 0's rows by
+    5e-5 per unit. Level 0 stays met to its rounding (condition 2e7) and the backends agree; a row
+    space built on the pivot rows alone, without the fine directions' test, let level 1 move level
+    0 by 1e-3."""
+    rng = np.random.default_rng(7)
+    nv = 4
+    U, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+    V, _ = np.linalg.qr(rng.normal(size=(nv, nv)))
+    A = (U * np.array([1e3, 1e3, 5e-5])) @ V[:, :3].T
+    A = np.vstack([A, A[0] + A[1]])
+    target = A @ rng.uniform(-0.5, 0.5, nv)
+    hundred = 100 * np.ones(nv)
+    levels = [Level(A, np.zeros(4), lower=target, upper=target),
+              Level(np.eye(nv), np.zeros(nv), lower=hundred, upper=hundred)]
+    lo, hi = -1e3 * np.ones(nv), 1e3 * np.ones(nv)
+    v, _ = solver(backend)(levels, lo, hi, np.zeros((0, nv)), np.zeros(0), UNDAMPED)
+    assert np.abs(A @ v - target).max() <= 1e-7 * (1.0 + np.abs(target).max())
+    reference, _ = solver("python")(levels, lo, hi, np.zeros((0, nv)), np.zeros(0), UNDAMPED)
+    np.testing.assert_allclose(v, reference, atol=1e-6)

@@ -123,16 +123,24 @@ int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nul
     for (int a = 0; a < r; ++a) M.row(a) = rows.scale * s.P_W.row(rows.column[s.chosen[a]]);
   } else if (s.AP_rows == m && s.face_rows >= 0) {  // A P_W = A P_in - sum_k (A Pn_k) (Pn_k / pivot_k)^T: the face's restrictions on
                                 // the level's A P_in (Space::face_Pn), not a product by P_W (equal up to rounding)
+    bool untouched = r == m && s.AP_gram_rows == m;  // no row moves along a restriction: M is A P_in
     for (int a = 0; a < r; ++a) {
       double* row = s.M.row(a).data();
       const double* ap = s.AP.row(s.chosen[a]).data();
       const double* j_row = s.J.row(a).data();
       std::copy(ap, ap + nv, row);
+      untouched = untouched && s.chosen[a] == a;
       for (int k = 0; k < s.face_rows; ++k) {
         const double* pn = s.face_Pn.col(k).data();
-        factor::axpy(row, pn, -dot(j_row, pn, nv) * s.face_scale(k), nv);
+        const double along = dot(j_row, pn, nv);
+        if (along == 0.0) continue;  // (adds nothing)
+        factor::axpy(row, pn, -along * s.face_scale(k), nv);
+        untouched = false;
       }
     }
+    // every row, in order, none along a held row's direction (a foot's rows and a held arm
+    // joint): M is the level's A P_in bit for bit, its Gram matrix the one kept (not formed again)
+    of_AP = untouched;
   } else {  // J P_W^T (P_W symmetric up to rounding; exactly, and M is the level's A P_in bit for bit,
             // when no row is held and every row is chosen), row by row over J's nonzeros
     for (int a = 0; a < r; ++a) {

@@ -1,7 +1,8 @@
 // The row space a level of the compiled inequality hierarchy leaves below (see active_set.hpp):
 // P -= W W^T, W an orthonormal basis of the rows' span, through a Cholesky factor of their Gram
-// matrix where it is clear of the rank cut, else from its eigen-decomposition with the fine
-// directions (Python's row_basis); and the orthonormalization both use.
+// matrix where it is clear of the rank cut, through a pivoted one on the pivot rows where it is
+// certified rank deficient and has no fine direction, else from its eigen-decomposition with the
+// fine directions (Python's row_basis); and the orthonormalization they use.
 #include <algorithm>
 #include <cmath>
 
@@ -70,6 +71,48 @@ RowMatrix upper_factor(const double* M, int r, int nv, double* c) {
   return qr.matrixQR().topRows(nv).triangularView<Eigen::Upper>();
 }
 
+namespace {
+
+// P -= W W^T where s.G (M M^T, both triangles, finite) is certified rank deficient (pivoted_rank:
+// rank k < r, the dropped eigenvalues at most a hundredth of the rank rule's cut, the k kept ones
+// far above it) and Python's fine_directions would find none: W^T = L11^-1 M1 on the pivot rows
+// M1, orthonormalized (modified Gram-Schmidt twice, as the eigen path's basis where it is spread),
+// the same row space as the eigen path's basis up to rounding, without a decomposition. The fine
+// directions' test is made here on M2 = M (I - W W^T), with a margin: |M2|_F^2 (the sum of M2 M2^T's
+// eigenvalues) below a hundredth of the cut's lower bound max(kRankTolerance, kFineRank^2 max diag G)
+// (the largest eigenvalue is at least G's largest diagonal entry), so that no eigenvalue of M2 M2^T,
+// in this basis or the eigen path's, is above the cut. False (P unchanged, s.G intact): no
+// certificate, or M2 too large to say: the eigen path decides.
+bool certified_row_space(const double* M, int r, Matrix& P, Space& s) {
+  const int nv = s.nv;
+  int k = 0;
+  if (r > nv || !pivoted_rank(r, s, k) || k == 0) return false;
+  factor::WtMap Wt(s.Wt_room.data(), k, nv);
+  for (int a = 0; a < k; ++a) {
+    const double* row = M + static_cast<long>(s.pivots[a]) * nv;
+    std::copy(row, row + nv, Wt.data() + static_cast<long>(a) * nv);
+  }
+  factor::solve_lower_by_rows(s.F.topLeftCorner(k, k), Wt);
+  orthonormalize(Wt.data(), k, nv);
+  const double cut = std::max(kRankTolerance, kFineRank * kFineRank * s.G.topLeftCorner(r, r).diagonal().maxCoeff());
+  double size = 0.0;  // |M2|_F^2, M2's rows one at a time in s.fine's first row
+  double* out = s.fine.data();
+  for (int i = 0; i < r; ++i) {
+    const double* m = M + static_cast<long>(i) * nv;
+    std::copy(m, m + nv, out);
+    for (int a = 0; a < k; ++a) {
+      const double* w = Wt.data() + static_cast<long>(a) * nv;
+      factor::axpy(out, w, -dot(m, w, nv), nv);
+    }
+    size += dot(out, out, nv);
+  }
+  if (!(size <= 0.01 * cut)) return false;
+  factor::subtract_gram(P, Wt);
+  return true;
+}
+
+}  // namespace
+
 void subtract_row_space(const double* M, int r, Matrix& P, Space& s) {
   const int nv = s.nv;
   if (r == 0) return;
@@ -79,7 +122,8 @@ void subtract_row_space(const double* M, int r, Matrix& P, Space& s) {
     subtract_row_space(R.data(), nv, P, s);
     return;
   }
-  if (gram(M, r, nv, s) && clear_of(r, kOrthonormalize * s.G.topLeftCorner(r, r).trace(), s)) {
+  const bool finite = gram(M, r, nv, s);
+  if (finite && clear_of(r, kOrthonormalize * s.G.topLeftCorner(r, r).trace(), s)) {
     // full rank and no eigenvalue below kOrthonormalize x the trace (so none below that x the
     // largest: the eigen path would not orthonormalize again): W^T = L^-1 M, G = L L^T
     factor_damped(r, 0.0, s);
@@ -89,6 +133,7 @@ void subtract_row_space(const double* M, int r, Matrix& P, Space& s) {
     factor::subtract_gram(P, Wt);
     return;
   }
+  if (finite && certified_row_space(M, r, P, s)) return;
   const int rank = eigen_of_gram(r, s);  // (s.G is M M^T: formed above)
   if (rank == 0) return;
   const double cut = fine_directions(M, r, rank, s);
