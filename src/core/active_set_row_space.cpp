@@ -73,6 +73,8 @@ RowMatrix upper_factor(const double* M, int r, int nv, double* c) {
 
 namespace {
 
+constexpr double kAlignedBasis = 1e-10;  // the pivot rows' basis at most this far (radians) from the eigen path's
+
 // P -= W W^T where s.G (M M^T, both triangles, finite) is certified rank deficient (pivoted_rank:
 // rank k < r, the dropped eigenvalues at most a hundredth of the rank rule's cut, the k kept ones
 // far above it) and Python's fine_directions would find none: W^T = L11^-1 M1 on the pivot rows
@@ -81,7 +83,8 @@ namespace {
 // directions' test is made here on M2 = M (I - W W^T), with a margin: |M2|_F^2 (the sum of M2 M2^T's
 // eigenvalues) below a hundredth of the cut's lower bound max(kRankTolerance, kFineRank^2 max diag G)
 // (the largest eigenvalue is at least G's largest diagonal entry), so that no eigenvalue of M2 M2^T,
-// in this basis or the eigen path's, is above the cut. False (P unchanged, s.G intact): no
+// in this basis or the eigen path's, is above the cut; and so small beside the kept eigenvalues
+// that the two bases span the same space to kAlignedBasis. False (P unchanged, s.G intact): no
 // certificate, or M2 too large to say: the eigen path decides.
 bool certified_row_space(const double* M, int r, Matrix& P, Space& s) {
   const int nv = s.nv;
@@ -106,7 +109,13 @@ bool certified_row_space(const double* M, int r, Matrix& P, Space& s) {
     }
     size += dot(out, out, nv);
   }
-  if (!(size <= 0.01 * cut)) return false;
+  // and the pivot rows' span within rounding of the eigen path's (the k largest eigenvalues'): the
+  // two are apart by an angle of about sqrt(|M2|_F^2 / lambda_k), lambda_k above the certificate's
+  // kWellConditioned max(1, tr G); a dropped part that is not rounding (a singular value of 3.5e-8
+  // beside one of 8.2e-4) turned that basis by about their ratio, and the level below moved a joint
+  // twice as far as the specification's
+  const double kept = factor::kWellConditioned * std::max(1.0, s.G.topLeftCorner(r, r).trace());
+  if (!(size <= 0.01 * cut && size <= kAlignedBasis * kAlignedBasis * kept)) return false;
   factor::subtract_gram(P, Wt);
   return true;
 }
