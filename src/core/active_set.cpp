@@ -62,18 +62,31 @@ double multipliers(const Matrix& P_in, Space& s) {
   return s.Pg.norm();
 }
 
+// s.offset = P_W (v - v_prev), the damped model's anchor in the face. For a guess (the face kept
+// implicit: `P_in` given) it is 0: v moved from v_prev only along the face's restrictions (onto the
+// guessed rows' bounds: face_kept_implicit), which P_W takes out; the specification's product is
+// that 0's rounding.
+void offset_in_face(const Matrix* P_in, Space& s) {
+  if (P_in) {
+    s.offset.setZero();
+    return;
+  }
+  s.Pg = s.v - s.v_prev;
+  times_W(P_in, s.Pg.data(), s.offset.data(), s);
+}
+
 // model_step's for damped identity rows in the face (s.P_W, or P_in and its restrictions kept
 // implicit when `P_in` is given), where identity_damped_step applies (else false, s.delta and s.c
 // undefined): c = t - J v + M offset (M offset = c (P_W offset)_j = c offset_j, offset in the
 // face), the step, less the offset, in the face.
 bool identity_step(const Rows& rows, int r, double lam2, Space& s, const Matrix* P_in) {
-  s.Pg = s.v - s.v_prev;
-  times_W(P_in, s.Pg.data(), s.offset.data(), s);
+  offset_in_face(P_in, s);
   for (int a = 0; a < r; ++a) {
     const int j = rows.column[s.chosen[a]];
     s.c(a) = s.t(a) - rows.scale * s.v(j) + rows.scale * s.offset(j);
   }
   if (!identity_damped_step(rows, r, lam2, s, P_in)) return false;
+  if (P_in) return true;  // (a guess: the offset is 0, and the step, two products by P_W, is in the face)
   s.delta -= s.offset;
   times_W(P_in, s.delta.data(), s.Pn.data(), s);  // projected once more onto the face
   s.delta = s.Pn;
@@ -96,9 +109,13 @@ int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nul
   for (int i = 0; i < m; ++i)
     if (s.soft[i]) s.chosen.push_back(i);
   const int r = static_cast<int>(s.chosen.size());
+  const bool identity = s.P_W_is_P_in && s.P_identity;  // P_W = I: M = J
+  // identity rows are read off their columns (Rows::times_chosen, transpose_times_chosen): J is
+  // copied only where it is M
+  const bool copied = !rows.column || identity;
   for (int a = 0; a < r; ++a) {
     const int i = s.chosen[a];
-    s.J.row(a) = A.row(i);
+    if (copied) s.J.row(a) = A.row(i);
     s.t(a) = rows.equal(i) ? rows.lower[i] : s.aim(i);
   }
   auto J = s.J.topRows(r);
@@ -106,7 +123,6 @@ int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nul
   // every row chosen, in order, in the face P_in: M = A P_in, the level's s.AP (the same bits)
   bool of_AP = s.P_W_is_P_in && r == m && s.AP_gram_rows == m;
   for (int a = 0; a < r && of_AP; ++a) of_AP = s.chosen[a] == a;
-  const bool identity = s.P_W_is_P_in && s.P_identity;  // P_W = I: M = J
   if (of_AP) {
     M = s.AP.topRows(m);
   } else if (identity) {
@@ -158,18 +174,17 @@ int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nul
       }
     }
   }
-  if (lam2 > 0.0) {  // (products one at a time, into the buffers: no temporaries)
-    s.Pg = v - s.v_prev;
-    if (identity)
-      s.offset = s.Pg;
-    else
-      times_W(P_in, s.Pg.data(), s.offset.data(), s);
+  const bool anchored = lam2 > 0.0 && !P_in;  // (else the offset is 0: offset_in_face)
+  if (anchored && identity) {  // (products one at a time, into the buffers: no temporaries)
+    s.offset = v - s.v_prev;
+  } else if (anchored) {
+    offset_in_face(P_in, s);
   } else {
     s.offset.setZero();
   }
   rows.times_chosen(J, s.chosen, v, s.c.head(r));  // c = t - J v
   s.c.head(r) = s.t.head(r) - s.c.head(r);
-  s.c.head(r).noalias() += M * s.offset;
+  if (anchored) s.c.head(r).noalias() += M * s.offset;
   const bool deficient = s.AP_rows < 0 && r == m;  // (no A P_in: m above the dimension, solve_one)
   damped_step(r, lam2, s, of_AP, deficient);
   s.delta -= s.offset;
@@ -237,7 +252,7 @@ bool guessed(const Rows& rows, const Matrix& P_in, double lam2, Space& s) {
     auto residual = s.x.head(r);
     rows.times_chosen(s.J.topRows(r), s.chosen, s.v, residual);
     residual -= s.t.head(r);
-    s.gradient.noalias() = s.J.topRows(r).transpose() * residual;
+    rows.transpose_times_chosen(s.J.topRows(r), s.chosen, residual, s.gradient);
     s.gradient += lam2 * (s.v - s.v_prev);
     s.working.swap(s.guess);  // (multipliers() reads s.working)
     const double least = kMultiplierTolerance * std::max(1.0, multipliers(P_in, s));
@@ -333,7 +348,7 @@ int solve_level(const Rows& rows, const Matrix& P_in, double lam2, int cap, Spac
         if (s.working.empty()) break;
         rows.times_chosen(J, s.chosen, v, s.x.head(r));
         s.x.head(r) -= s.t.head(r);
-        s.gradient.noalias() = J.transpose() * s.x.head(r);
+        rows.transpose_times_chosen(J, s.chosen, s.x.head(r), s.gradient);
         s.gradient += lam2 * (v - s.v_prev);
         const double norm = multipliers(P_in, s);
         int worst = 0;

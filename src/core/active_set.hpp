@@ -71,7 +71,8 @@ struct Rows {
     }
     out.noalias() = RowMatrixMap(A, m, nv) * x;
   }
-  // out = J x for J the rows `chosen` (r of them) of A, as they were copied into J
+  // out = J x for J the rows `chosen` (r of them) of A, as they were copied into J (identity
+  // rows: read off their columns, J not read)
   template <typename Block, typename Out>
   void times_chosen(const Block& J, const std::vector<int>& chosen, const Vector& x, Out&& out) const {
     if (column) {
@@ -79,6 +80,17 @@ struct Rows {
       return;
     }
     out.noalias() = J * x;
+  }
+  // out = J^T y (nv) for the same J (identity rows: c y_a added at joint column[chosen[a]], in
+  // order; the dense product's value, whose other terms are zeros)
+  template <typename Block, typename In>
+  void transpose_times_chosen(const Block& J, const std::vector<int>& chosen, const In& y, Vector& out) const {
+    if (column) {
+      out.setZero();
+      for (int a = 0; a < static_cast<int>(J.rows()); ++a) out(column[chosen[a]]) += scale * y(a);
+      return;
+    }
+    out.noalias() = J.transpose() * y;
   }
 };
 
