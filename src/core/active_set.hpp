@@ -52,6 +52,22 @@ struct WarmLevel {
 };
 constexpr int kMaxWait = 8;
 
+// What an identity level's explicit rows (Space::identity_A, identity_column) were written for:
+// its scale and mask (rows -1: not written, or written for another size).
+struct IdentityRows {
+  int rows = -1;
+  double scale = 0.0;
+  Vector mask;
+  bool matches(const Level& level) const {
+    return rows >= 0 && scale == level.identity_scale && mask.size() == level.mask.size() && mask == level.mask;
+  }
+  void keep(const Level& level, int m) {
+    rows = m;
+    scale = level.identity_scale;
+    mask = level.mask;
+  }
+};
+
 // A level's rows made explicit: lower_i <= A_i v <= upper_i, A (m x nv) row-major.
 struct Rows {
   const double* A = nullptr;
@@ -150,6 +166,7 @@ struct Space {
   Eigen::SelfAdjointEigenSolver<Matrix> dual;  // its eigenvalues (sized nv: no allocation)
   // explicit rows of identity levels and of the recovery level
   std::vector<RowMatrix> identity_A;
+  std::vector<IdentityRows> identity_built;  // per level: what identity_A and identity_column hold
   std::vector<Vector> identity_lower, identity_upper;
   RowMatrix recovery_A;
   Vector recovery_lower, recovery_upper;

@@ -51,6 +51,7 @@ void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
   if (static_cast<int>(guess.capacity()) < hard_room) guess.reserve(hard_room);
   if (identity_A.size() < levels.size()) {
     identity_A.resize(levels.size());
+    identity_built.resize(levels.size());
     identity_column.resize(levels.size());
     identity_lower.resize(levels.size());
     identity_upper.resize(levels.size());
@@ -58,6 +59,7 @@ void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
   for (size_t i = 0; i < levels.size(); ++i)
     if (!levels[i].A && levels[i].rows() > 0 && identity_A[i].rows() != n) {
       identity_A[i].resize(n, n);
+      identity_built[i].rows = -1;
       identity_column[i].resize(n);
       identity_lower[i].resize(n);
       identity_upper[i].resize(n);

@@ -31,15 +31,24 @@ Rows rows_of(const Level& level, int k, Space& s) {
   RowMatrix& A = s.identity_A[k];
   Vector &lower = s.identity_lower[k], &upper = s.identity_upper[k];
   std::vector<int>& column = s.identity_column[k];
-  int m = 0;
-  for (int j = 0; j < s.nv; ++j) {
-    if (level.mask.size() && !(level.mask(j) > 0)) continue;
-    A.row(m).setZero();
-    A(m, j) = level.identity_scale;
-    column[m] = j;
-    lower(m) = level.bounded() ? level.lower(j) : level.b(j);
-    upper(m) = level.bounded() ? level.upper(j) : level.b(j);
-    ++m;
+  IdentityRows& built = s.identity_built[k];
+  // the rows themselves (A, column) depend on the scale and the mask only: written again when
+  // either changed since the last solve (a posture's 32 x 38 rows are the same every step)
+  if (!built.matches(level)) {
+    int m = 0;
+    for (int j = 0; j < s.nv; ++j) {
+      if (level.mask.size() && !(level.mask(j) > 0)) continue;
+      A.row(m).setZero();
+      A(m, j) = level.identity_scale;
+      column[m++] = j;
+    }
+    built.keep(level, m);
+  }
+  const int m = built.rows;
+  for (int a = 0; a < m; ++a) {
+    const int j = column[a];
+    lower(a) = level.bounded() ? level.lower(j) : level.b(j);
+    upper(a) = level.bounded() ? level.upper(j) : level.b(j);
   }
   rows.A = A.data();
   rows.m = m;
