@@ -318,3 +318,35 @@ def test_a_posture_whose_weights_change_between_steps_gives_the_same_v_on_both_b
         out[backend] = np.array(vs)
     np.testing.assert_allclose(out["compiled"], out["python"], rtol=0, atol=TOL)
     assert np.abs(out["python"][10:20, :4]).max() > 1e-3  # the masked joints still move (held by nothing else)
+
+
+def test_a_box_whose_finite_bounds_change_between_steps_gives_the_same_v_on_both_backends():
+    """The compiled solver writes the box's hard rows again only when the set of its finite bounds
+    changed since the last step (issue 41). Continuous joints (no position limit) without a
+    velocity limit: the box is open until the anti-chatter limit caps the joints that reversed; a
+    band about a posture target that swings every 15 steps.
+    Both backends take the same v at every step (the rows kept from the first step instead:
+    velocities 1.8 rad/s apart)."""
+    from helpers import example_robot
+
+    robot = example_robot("double_pendulum_continuous")
+    if robot is None:
+        pytest.skip("needs example-robot-data")
+    q0 = np.array([1.0, 0.0, 1.0, 0.0])
+    out, patterns = {}, set()
+    for backend in ("python", "compiled"):
+        posture = PostureTask(robot, gain=5.0)
+        controller = Controller(robot, [[posture]], dt=0.01, velocity_limits=np.full(2, np.inf), backend=backend)
+        reversal = controller.limits[-1]
+        assert type(reversal).__name__ == "ReversalDamping"
+        q, vs = q0.copy(), []
+        for k in range(120):
+            side = 0.5 if (k // 15) % 2 == 0 else -0.5
+            posture.set_target(np.array([np.cos(side), np.sin(side), np.cos(-side), np.sin(-side)]))
+            posture.set_bounds(-0.05, 0.05)
+            q = controller.step(q)
+            vs.append(controller.last_velocity)
+            patterns.add(tuple(np.isfinite(reversal.cap)))
+        out[backend] = np.array(vs)
+    assert {(False, False), (True, True)} <= patterns  # the box open at some steps, capped at others
+    np.testing.assert_allclose(out["compiled"], out["python"], rtol=0, atol=TOL)

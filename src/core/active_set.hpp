@@ -167,6 +167,8 @@ struct Space {
   // explicit rows of identity levels and of the recovery level
   std::vector<RowMatrix> identity_A;
   std::vector<IdentityRows> identity_built;  // per level: what identity_A and identity_column hold
+  std::vector<char> box_finite;  // (2 nv) the box's finite bounds (upper, then lower) its rows were written for
+  bool box_written = false;      // N's first rows hold them (false: N resized since, or never)
   std::vector<Vector> identity_lower, identity_upper;
   RowMatrix recovery_A;
   Vector recovery_lower, recovery_upper;
@@ -195,6 +197,10 @@ struct Space {
   }
 
   void size(const std::vector<Level>& levels, const Constraints& cons);
+  // True when the box's hard rows (N's first rows, their unit columns and tags) were written by
+  // the last solve for bounds finite where cons's are: only their h is written again. Else false,
+  // and cons's pattern kept (the caller writes the rows).
+  bool box_rows_kept(const Constraints& cons);
   void push_hard(const double* n, double sign, double bound, Tag tag, int column = -1);
   // hard_value = N v and hard_rate = N delta over the hard rows (unit rows read directly: the same bits)
   void hard_products(bool values, bool rates);

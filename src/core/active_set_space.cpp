@@ -2,6 +2,7 @@
 // structure once (a step allocates nothing after its first), the hard rows pushed and their
 // products with v and a step.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "active_set.hpp"
@@ -70,6 +71,7 @@ void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
   room = std::max(hard_room, room);
   c_room = k_room;
   N.resize(room, nv);
+  box_written = false;
   h.resize(room);
   tags.resize(room);
   unit_column.resize(room);
@@ -107,6 +109,21 @@ void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
   recovery_lower = Vector::Constant(c_room, -kInf);
   recovery_upper.resize(c_room);
   Cv.resize(c_room);
+}
+
+bool Space::box_rows_kept(const Constraints& cons) {
+  const Eigen::Index n = cons.lo.size();
+  bool same = box_written && static_cast<Eigen::Index>(box_finite.size()) == 2 * n;
+  for (Eigen::Index j = 0; j < n && same; ++j)
+    same = box_finite[j] == std::isfinite(cons.hi(j)) && box_finite[n + j] == std::isfinite(cons.lo(j));
+  if (same) return true;
+  box_finite.resize(2 * n);  // (2 nv: allocated once)
+  for (Eigen::Index j = 0; j < n; ++j) {
+    box_finite[j] = std::isfinite(cons.hi(j));
+    box_finite[n + j] = std::isfinite(cons.lo(j));
+  }
+  box_written = true;
+  return false;
 }
 
 }  // namespace lex

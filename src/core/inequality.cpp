@@ -280,23 +280,28 @@ const Vector& solve_lexicographic(const std::vector<Level>& levels, const Constr
   violated_rows(cons, v, s.Cv, s.violated);  // rows of C violated at v (beyond rounding)
   // the hard rows: the box's finite bounds (upper ones first), then the rows of C not violated
   s.hard = 0;
+  const bool box_written = s.box_rows_kept(cons);  // (the same finite bounds as the last solve: their rows are there)
   for (int j = 0; j < nv; ++j)
     if (std::isfinite(cons.hi(j))) {
-      s.N.row(s.hard).setZero();
-      s.N(s.hard, j) = 1.0;
-      s.h(s.hard) = cons.hi(j);
-      s.unit_column[s.hard] = j;
-      s.unit_coef(s.hard) = 1.0;
-      s.tags[s.hard++] = {kJoint, j, -1};
+      if (!box_written) {
+        s.N.row(s.hard).setZero();
+        s.N(s.hard, j) = 1.0;
+        s.unit_column[s.hard] = j;
+        s.unit_coef(s.hard) = 1.0;
+        s.tags[s.hard] = {kJoint, j, -1};
+      }
+      s.h(s.hard++) = cons.hi(j);
     }
   for (int j = 0; j < nv; ++j)
     if (std::isfinite(cons.lo(j))) {
-      s.N.row(s.hard).setZero();
-      s.N(s.hard, j) = -1.0;
-      s.h(s.hard) = -cons.lo(j);
-      s.unit_column[s.hard] = j;
-      s.unit_coef(s.hard) = -1.0;
-      s.tags[s.hard++] = {kJoint, j, -1, -1};
+      if (!box_written) {
+        s.N.row(s.hard).setZero();
+        s.N(s.hard, j) = -1.0;
+        s.unit_column[s.hard] = j;
+        s.unit_coef(s.hard) = -1.0;
+        s.tags[s.hard] = {kJoint, j, -1, -1};
+      }
+      s.h(s.hard++) = -cons.lo(j);
     }
   for (int j = 0, next = 0; j < k; ++j) {
     if (next < static_cast<int>(s.violated.size()) && s.violated[next] == j) {
