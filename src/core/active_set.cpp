@@ -174,14 +174,14 @@ int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nul
       }
     }
   }
-  const bool anchored = lam2 > 0.0 && !P_in;  // (else the offset is 0: offset_in_face)
-  if (anchored && identity) {  // (products one at a time, into the buffers: no temporaries)
-    s.offset = v - s.v_prev;
-  } else if (anchored) {
+  // the damped model's anchor: none undamped, 0 for a guess (offset_in_face)
+  const bool anchored = lam2 > 0.0 && !P_in;
+  if (anchored && identity)
+    s.offset = v - s.v_prev;  // (P_W = I)
+  else if (lam2 > 0.0)
     offset_in_face(P_in, s);
-  } else {
+  else
     s.offset.setZero();
-  }
   rows.times_chosen(J, s.chosen, v, s.c.head(r));  // c = t - J v
   s.c.head(r) = s.t.head(r) - s.c.head(r);
   if (anchored) s.c.head(r).noalias() += M * s.offset;

@@ -247,8 +247,7 @@ const Vector& solve_hierarchy(const std::vector<Level>& levels, const Constraint
   Vector& v = ws.v;
   v = Vector::Zero(nv).cwiseMax(cons.lo).cwiseMin(cons.hi);
   Matrix& P = ws.P;
-  P.setZero(nv, nv);  // (then its diagonal: setIdentity tests every entry for the diagonal)
-  P.diagonal().setOnes();
+  set_identity(P, nv);
   int dim = nv;
   bool P_is_identity = true;
   ws.held.assign(k, 0);  // rows of C saturated so far: their direction is out of P

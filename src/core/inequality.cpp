@@ -274,8 +274,7 @@ const Vector& solve_lexicographic(const std::vector<Level>& levels, const Constr
   Vector& v = s.v;
   v = Vector::Zero(nv).cwiseMax(cons.lo).cwiseMin(cons.hi);  // zero if feasible, else the box's nearest point
   Matrix& P = s.P;
-  P.setZero();  // (then its diagonal: setIdentity tests every entry for the diagonal)
-  P.diagonal().setOnes();
+  factor::set_identity(P, nv);
   s.P_identity = true;
   violated_rows(cons, v, s.Cv, s.violated);  // rows of C violated at v (beyond rounding)
   // the hard rows: the box's finite bounds (upper ones first), then the rows of C not violated
