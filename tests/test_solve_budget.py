@@ -52,15 +52,57 @@ def test_a_search_of_two_phases_keeps_its_exact_pass_share_only_while_its_best_n
     budget.start = time.perf_counter() - 0.9  # 0.9 s spent in 100 iterations: 20 of them are 0.18 s
     assert budget.spent(100, slack) and not budget.spent(100, met) and not budget.spent(100, None)
     assert not Budget(1.0, 1e-12, [True] * 3, reserving=False).spent(100, slack)  # one phase: no pass
-    budget.start = time.perf_counter() - 0.4  # 4 iterations: 20 of them (2 s) more than half the budget
-    assert not budget.spent(4, slack)
-    budget.start = time.perf_counter() - 0.5
-    assert budget.spent(4, slack)
+    budget.start = time.perf_counter() - 0.3  # 4 iterations: 20 of them (1.5 s) more than half the budget
+    assert not budget.spent(4, slack)  # (0.3 s and one more iteration, 0.075 s: before 0.5 s)
+    budget.start = time.perf_counter() - 0.45
+    assert budget.spent(4, slack)  # (0.45 s and one more, 0.1125 s: past 0.5 s)
     budget.start = time.perf_counter() - 0.5  # the pass begins after 100 iterations (5 ms each)
     budget.exact_pass(100)
     assert budget.assured == 100 + EXACT_RESERVE and not budget.reserving
     budget.start = time.perf_counter() - 3.0  # the process stopped for 2.5 s: the pass still has its iterations
     assert not budget.spent(100 + EXACT_RESERVE - 1, slack) and budget.spent(100 + EXACT_RESERVE, slack)
+
+
+def test_a_search_ends_where_one_more_iteration_at_its_mean_time_would_end_past_its_budget():
+    """Budget.spent (both backends' rule; the clock set back by hand), one phase: 0.85 s in 10
+    iterations leaves room for one more at their mean (0.085 s) in 1 s; 0.95 s does not."""
+    from reljac.ik.search.budget import Budget
+
+    budget = Budget(1.0, 1e-12, [True], reserving=False)
+    budget.start = time.perf_counter() - 0.85
+    assert not budget.spent(10, None)
+    budget.start = time.perf_counter() - 0.95
+    assert budget.spent(10, None)
+    budget.start = time.perf_counter() - 0.95
+    assert not budget.spent(0, None)  # no iteration yet: nothing to predict from
+
+
+class SlowPose(FrameTask):
+    """A pose task whose rows take at least SLOW_ROWS seconds to compute (a user's task in Python)."""
+
+    def compute(self, kin):
+        time.sleep(SLOW_ROWS)
+        return super().compute(kin)
+
+
+SLOW_ROWS = 0.02  # [s]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_search_of_slow_python_rows_ends_inside_its_budget_not_one_iteration_after(dual_arm, backend):
+    """Rows computed in Python for 20 ms (or more: sleep never returns early), a 0.1 s budget, an
+    unreachable target: the start's evaluation and k iterations take at least (k + 1) 20 ms, so
+    the search may begin a 4th iteration only if 4 x 20 ms + their mean (at least 80/3 ms) ends
+    within 0.1 s: it does not, at most 3 (seen before the rule: 4, ending at 0.103-0.106 s). A
+    busy machine only makes them fewer."""
+    task = SlowPose("left_tool", name="left")
+    far = pin.SE3.Identity()
+    far.translation = np.array([5.0, 5.0, 5.0])
+    task.set_target(far)
+    solver = Solver(dual_arm, [[task]], timeout=0.1, backend=backend)
+    for _ in range(2):
+        r = solver.solve()
+        assert r.reason == "timeout" and r.iterations <= 3, (r.iterations, r.seconds)
 
 
 def reachable_pose(robot, seed: int) -> pin.SE3:

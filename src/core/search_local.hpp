@@ -74,16 +74,18 @@ class LocalSearch {
   int assured_ = 0;  // the exact pass runs at least until this many iterations in all, whatever the clock
 
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
-  // local_search.py's timed_out: the budget spent; while reserving_ and the best so far would end on the
-  // exact pass (slack_used), less its share: the time of kExactReserve iterations at the mean time
-  // of an iteration so far, at most kExactShare of the budget. Never before assured_ iterations.
+  // local_search.py's timed_out (budget.py's Budget.spent): one more iteration, at the mean time of
+  // one so far, would end past the budget; while reserving_ and the best so far would end on the
+  // exact pass (slack_used), less its share: the time of kExactReserve iterations at that mean
+  // time, at most kExactShare of the budget. Never before assured_ iterations.
   bool timed_out() const {
     if (o_.timeout < 0 || out_.iterations < assured_) return false;
     const double t = elapsed();
+    const double mean = out_.iterations > 0 ? t / out_.iterations : 0.0;
     double reserve = 0.0;
     if (reserving_ && out_.iterations > 0 && have_best_ && slack_used(best_costs_, o_.floor, strict_counted_))
-      reserve = std::min(kExactReserve * t / out_.iterations, kExactShare * o_.timeout);
-    return t >= o_.timeout - reserve;
+      reserve = std::min(kExactReserve * mean, kExactShare * o_.timeout);
+    return t + mean >= o_.timeout - reserve;
   }
 
   // local_search.py's LocalSearch.local: a local search from q_ on `levels`; kConverged (q_ kept as

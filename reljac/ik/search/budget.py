@@ -48,17 +48,20 @@ class Budget:
 
     def spent(self, iterations: int, best_costs: np.ndarray | None) -> bool:
         """The budget spent after `iterations` Newton steps (best_costs: per level, of the best
-        configuration so far); while reserving and the best would end on the exact pass
-        (:func:`slack_used`), less the pass's share: the time of EXACT_RESERVE iterations at the
-        mean time of an iteration so far, at most EXACT_SHARE of the budget. Never before the
+        configuration so far): one more iteration, at the mean time of one so far, would end past
+        it (a search of slow iterations, such as a task's rows computed in Python, ends before its
+        budget rather than an iteration after it); while reserving and the best would end on the
+        exact pass (:func:`slack_used`), less the pass's share: the time of EXACT_RESERVE
+        iterations at that mean time, at most EXACT_SHARE of the budget. Never before the
         iterations assured to the exact pass."""
         if self.timeout is None or iterations < self.assured:
             return False
         elapsed = self.elapsed()
+        mean = elapsed / iterations if iterations else 0.0
         reserve = 0.0
         if self.reserving and iterations and best_costs is not None and slack_used(best_costs, self.floor, self.counts):
-            reserve = min(EXACT_RESERVE * elapsed / iterations, EXACT_SHARE * self.timeout)
-        return elapsed >= self.timeout - reserve
+            reserve = min(EXACT_RESERVE * mean, EXACT_SHARE * self.timeout)
+        return elapsed + mean >= self.timeout - reserve
 
     def exact_pass(self, iterations: int) -> None:
         """The exact pass begins after `iterations` Newton steps: no reserve from here, and the pass

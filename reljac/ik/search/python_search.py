@@ -58,7 +58,9 @@ controller's; not where the only pairs are a level's), then by a restart from a 
 configuration (:mod:`reljac.ik.search.collisions`). The random stream is
 splitmix64 seeded with ``seed``, the same in C++. The search ends on convergence, after
 ``restarts`` restarts (None: no cap, then a timeout is needed), or when
-``timeout`` seconds of wall clock have passed (checked every iteration); it returns the
+``timeout`` seconds of wall clock would pass before one more iteration ends (checked every
+iteration, at the mean time of one so far: a search of slow iterations, such as rows computed in
+Python, ends inside its budget rather than one iteration past it); it returns the
 configuration with the lexicographically smallest costs seen among those that satisfy the limits'
 rows (any, when none did; with collision pairs checked, the configurations seen are those where a
 local search converges or ends, and every one of a local search that keeps the pairs apart).
