@@ -88,7 +88,22 @@ def test_solve_many_refuses_ragged_seeds_by_name(dual_arm, poses, backend):
     seeds = [dual_arm.neutral(), dual_arm.neutral()[:3], dual_arm.neutral(), dual_arm.neutral()]
     with pytest.raises(ConfigurationError) as excinfo:
         solve_many(dual_arm, seeds, [[tool_task(poses[0])]], poses, backend=backend, restarts=1)
-    assert "seeds" in one_line_reljac_error(excinfo) or "q has shape" in str(excinfo.value)
+    assert one_line_reljac_error(excinfo).startswith("seeds[1] has shape (3,)")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_bad_seed_is_named_as_the_argument_it_came_in(dual_arm, poses, backend):
+    # was: "q has shape (3,) ...", "q[0] is nan": the argument is seeds, or solve's q0
+    short, bad = dual_arm.neutral()[:3], np.full(dual_arm.nq, np.nan)
+    levels = [[tool_task(poses[0])]]
+    for seeds, start in ((short, "seeds has shape (3,)"), (bad, "seeds[0] is nan"),
+                         ([dual_arm.neutral(), bad, dual_arm.neutral(), dual_arm.neutral()], "seeds[1][0] is nan")):
+        with pytest.raises(ConfigurationError) as excinfo:
+            solve_many(dual_arm, seeds, levels, poses, backend=backend, restarts=1)
+        assert one_line_reljac_error(excinfo).startswith(start)
+    with pytest.raises(ConfigurationError) as excinfo:
+        Solver(dual_arm, levels, backend=backend).solve(short)
+    assert one_line_reljac_error(excinfo).startswith("q0 has shape (3,)")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

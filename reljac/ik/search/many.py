@@ -28,13 +28,7 @@ def seed_rows_of(robot: Robot, middle: np.ndarray, seeds: Any, n: int) -> np.nda
     if many and len(rows) != n:
         raise ConfigurationError(f"seeds must be None, one q ({robot.nq},) or ({n}, {robot.nq}), "
                                  f"one per target; got {len(rows)} rows")
-    checked = []
-    for i, q in enumerate(rows):
-        try:
-            checked.append(robot.validate_q(q))
-        except ConfigurationError as error:
-            raise ConfigurationError(f"seeds[{i}]: {error}" if many else str(error)) from None
-    return np.array(checked)
+    return np.array([robot.validate_q(q, name=f"seeds[{i}]" if many else "seeds") for i, q in enumerate(rows)])
 
 
 def with_progress(n: int, show: bool, run: Callable[[Progress | None], Any]) -> Any:

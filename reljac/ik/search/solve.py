@@ -146,7 +146,7 @@ class Solver:
 
     def _solve_from(self, start: float, q0: ArrayLike | None, seed: Any) -> IKResult:
         """solve(q0, seed=seed), its timeout counted from `start` (time.perf_counter() [s])."""
-        q = self.middle if q0 is None else self.inside(self.robot.validate_q(q0))
+        q = self.middle if q0 is None else self.inside(self.robot.validate_q(q0, name="q0"))
         seed = checked_seed(seed)
         with self._held():
             result = self._solve(q, seed, start)
