@@ -45,21 +45,22 @@ Hit first_hard(Space& s, double tol) {
 }
 
 // s.mu: the working set's multipliers per unit normal (P_in (g + N_W^T mu) = 0); |P_in g| returned.
+// Called at the model's minimum in the face (P_W g = 0 up to rounding). The least squares of the
+// normals B = P_in N_W^T against -g, not -P_in g: B^T g = B^T P_in g (B's columns are in range(P_in)),
+// so the same mu up to rounding without the product by P_in; and |P_in g| = |B's part of g| (P_W g
+// is 0: the rest of P_in g), the first w entries of Q^T g (the spec's P_in g: identity P_in only).
 double multipliers(const Matrix& P_in, Space& s) {
   const int nv = s.nv, w = static_cast<int>(s.working.size());
   for (int a = 0; a < w; ++a) {
     times_normal(P_in, s.working[a], s, s.normals.col(a), s.P_identity);
     s.norms(a) = s.normals.col(a).norm();
   }
-  if (s.P_identity)
-    s.Pg = s.gradient;
-  else
-    factor::times_vector(P_in, s.gradient.data(), s.Pg.data());
-  s.rhs = -s.Pg;
+  s.rhs = -s.gradient;
   least_squares(s.normals.data(), nv, w, s.rhs.data(), s.mu.data());
   for (int a = 0; a < w; ++a) s.mu(a) *= s.norms(a);
   s.mu_size = w;
-  return s.Pg.norm();
+  if (s.P_identity) return s.gradient.norm();
+  return s.rhs.head(std::min(w, nv)).norm();
 }
 
 // s.offset = P_W (v - v_prev), the damped model's anchor in the face. For a guess (the face kept
@@ -93,6 +94,27 @@ bool identity_step(const Rows& rows, int r, double lam2, Space& s, const Matrix*
   return true;
 }
 
+// s.G = M M^T for model_step's M = A P_W formed as the level's A P_in less the face's
+// restrictions: A P_W A^T = A P_in A^T - sum_k d_k d_k^T / pivot_k with d_k = A Pn_k
+// (s.face_along) and A P_in A^T the level's kept Gram matrix (s.G_AP): r^2 w products instead of
+// r^2 nv. Its entries carry the rounding of G_AP's, relative to the rows' norms before the
+// restrictions: false (s.G not to be used: formed from M) where the restrictions take more than
+// all but 1 / kDowndateShare of a row's squared norm (a row nearly along a held one: then its
+// entries would be differences of nearly equal numbers, off by G_AP's rounding over what is left).
+constexpr double kDowndateShare = 16.0;
+bool gram_downdated(int r, Space& s) {
+  for (int a = 0; a < r; ++a) {
+    const int i = s.chosen[a];
+    for (int b = 0; b <= a; ++b) {
+      double g = s.G_AP(i, s.chosen[b]);
+      for (int k = 0; k < s.face_rows; ++k) g -= s.face_along(a, k) * s.face_along(b, k) * s.face_scale(k);
+      s.G(a, b) = s.G(b, a) = g;
+    }
+    if (!(s.G(a, a) * kDowndateShare >= s.G_AP(i, i))) return false;  // (and NaN)
+  }
+  return true;
+}
+
 // The model's rows s.J (the equality rows, then the soft ones, each in order: s.chosen), their
 // aims s.t and the damped least-squares step s.delta from s.v in the face s.P_W, anchored at
 // s.v_prev when lam2 > 0 (Python's _model_step); returns the rows' count. `P_in`: the face of
@@ -120,11 +142,12 @@ int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nul
   }
   auto J = s.J.topRows(r);
   auto M = s.M.topRows(r);
+  bool downdated = false;  // s.G is M M^T, downdated from the level's kept Gram matrix (gram_downdated)
   // every row chosen, in order, in the face P_in: M = A P_in, the level's s.AP (the same bits)
   bool of_AP = s.P_W_is_P_in && r == m && s.AP_gram_rows == m;
   for (int a = 0; a < r && of_AP; ++a) of_AP = s.chosen[a] == a;
   if (of_AP) {
-    M = s.AP.topRows(m);
+    // M is s.AP (not copied: the buffers are exchanged for the step below)
   } else if (identity) {
     M = J;
   } else if (rows.column) {  // identity rows (c e_j^T): damped, the step in joint space, M not formed
@@ -149,6 +172,7 @@ int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nul
       for (int k = 0; k < s.face_rows; ++k) {
         const double* pn = s.face_Pn.col(k).data();
         const double along = dot(j_row, pn, nv);
+        s.face_along(a, k) = along;
         if (along == 0.0) continue;  // (adds nothing)
         factor::axpy(row, pn, -along * s.face_scale(k), nv);
         untouched = false;
@@ -157,6 +181,7 @@ int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nul
     // every row, in order, none along a held row's direction (a foot's rows and a held arm
     // joint): M is the level's A P_in bit for bit, its Gram matrix the one kept (not formed again)
     of_AP = untouched;
+    downdated = !of_AP && s.AP_gram_rows == m && r <= nv && gram_downdated(r, s);
   } else {  // J P_W^T (P_W symmetric up to rounding; exactly, and M is the level's A P_in bit for bit,
             // when no row is held and every row is chosen), row by row over J's nonzeros
     for (int a = 0; a < r; ++a) {
@@ -184,9 +209,21 @@ int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nul
     s.offset.setZero();
   rows.times_chosen(J, s.chosen, v, s.c.head(r));  // c = t - J v
   s.c.head(r) = s.t.head(r) - s.c.head(r);
-  if (anchored) s.c.head(r).noalias() += M * s.offset;
+  if (anchored && of_AP)
+    s.c.head(r).noalias() += s.AP.topRows(r) * s.offset;
+  else if (anchored)
+    s.c.head(r).noalias() += M * s.offset;
   const bool deficient = s.AP_rows < 0 && r == m;  // (no A P_in: m above the dimension, solve_one)
-  damped_step(r, lam2, s, of_AP, deficient);
+  // M = A P_in (of_AP): its rows are s.AP's, which the step reads as s.M (their buffers exchanged
+  // and back: nothing copied; the step writes no row of M), and its Gram matrix the one kept, clear
+  // of the rank cut where smallest_singular_value found it so (s.AP_clear: not tested again)
+  if (downdated && clear_of(r, 0.0, s)) {  // (its Gram matrix is M M^T downdated: gram_downdated)
+    damped_step_on_gram(r, lam2, s, deficient, true);
+  } else {  // (and where a downdated one is not clear of the rank cut: formed from M)
+    if (of_AP) s.M.swap(s.AP);
+    damped_step(r, lam2, s, of_AP, deficient, of_AP && s.AP_clear);
+    if (of_AP) s.M.swap(s.AP);
+  }
   s.delta -= s.offset;
   if (!identity) {  // projected once more onto the face (Python's comment)
     times_W(P_in, s.delta.data(), s.Pn.data(), s);

@@ -132,6 +132,7 @@ struct Space {
   // equality level, which form it again
   bool P_identity = false, P_W_is_P_in = false;
   int AP_gram_rows = -1;
+  bool AP_clear = false;  // G_AP passed clear_of at a floor at least the rank cut's (smallest_singular_value)
   Matrix G_AP;
   Vector Wt_room;          // (m_max x nv) row-major
   Vector crossings;        // (2 m_max): where the rows cross a bound along a step
@@ -187,6 +188,7 @@ struct Space {
   // (face_rows -1: not kept)
   Matrix face_Pn;          // (nv x nv)
   Vector face_scale;       // (nv)
+  Matrix face_along;       // (m_max x nv): model_step's A Pn_k (row a of the chosen rows, column k)
   int face_rows = 0, AP_rows = -1;
 
   void forget_warm() {
@@ -228,7 +230,8 @@ int rank_of(const double* M, int r, int nv, Space& s);
 // c = s.c, on the eigenvalues of M M^T above the rank rule (Python's damped_step). `of_AP`: s.M
 // is a copy of the level's s.AP (its Gram matrix kept: not formed again). `deficient`: M has more
 // rows than the dimension of the levels' null space (rank deficient: no Cholesky factor of G tried).
-void damped_step(int r, double lam2, Space& s, bool of_AP = false, bool deficient = false);
+// `cleared`: its Gram matrix is known clear of the rank cut (clear_of passed on it: not tested again).
+void damped_step(int r, double lam2, Space& s, bool of_AP = false, bool deficient = false, bool cleared = false);
 
 // min |B x - r| by Householder QR, B (n x w) column-major in place (full column rank: the face
 // kept independent rows; a vanishing pivot's unknown is 0), r (n) overwritten, x (w).

@@ -184,13 +184,17 @@ double smallest_singular_value(const double* M, int r, int nv, Space& s, double 
     return kInf;
   }
   const bool finite = gram(M, r, nv, s);
-  if (finite && M == s.AP.data()) {  // kept for the reuses of s.AP's Gram matrix
+  const bool of_AP = finite && M == s.AP.data();
+  if (of_AP) {  // kept for the reuses of s.AP's Gram matrix
     s.G_AP.topLeftCorner(r, r) = s.G.topLeftCorner(r, r);
     s.AP_gram_rows = r;
+    s.AP_clear = false;
   }
   if (finite && clear_of(r, floor, s)) {  // every sigma above sqrt(floor): known when read
     s.pinned_rows = -1;
     rank = r;
+    // (clear_of's shift was at least the rank cut's: a step on G_AP needs no test of its own)
+    s.AP_clear = of_AP;
     return -1.0;
   }
   if (finite && !vectors && r <= factor::kSmallLevel) {  // full rank and well conditioned: certified as the SNS solver

@@ -24,8 +24,9 @@ bool gram(const double* M, int r, int nv, Space& s, bool of_AP = false);
 int eigen_of_gram(int r, Space& s, bool pin = false, bool vectors = true);
 
 // damped_step (active_set.hpp) on s.G, already formed as M M^T (the caller checks nothing: an inf
-// or NaN entry takes the eigen path, which sets s.overflow, as gram's would).
-void damped_step_on_gram(int r, double lam2, Space& s, bool deficient = false);
+// or NaN entry takes the eigen path, which sets s.overflow, as gram's would). `cleared`: clear_of(r,
+// 0.0, s) is known to pass on this s.G (not tested again).
+void damped_step_on_gram(int r, double lam2, Space& s, bool deficient = false, bool cleared = false);
 
 // True when every eigenvalue of s.G's leading r x r block is above
 // max(floor, kRankTolerance x max(1, its trace)): G - shift I has a Cholesky factor (in s.L).

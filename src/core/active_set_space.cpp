@@ -81,6 +81,7 @@ void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
   for (Vector* x : {&v, &v_prev, &delta, &offset, &gradient, &Pn, &Pn_again, &Pg, &rhs, &mu, &norms, &trial_v, &trial_mu}) x->resize(nv);
   for (Matrix* x : {&P, &P_W, &normals, &face_Pn}) x->resize(nv, nv);
   face_scale.resize(nv);
+  face_along.resize(m_max, nv);
   J.resize(m_max, nv);
   M.resize(m_max, nv);
   fine.resize(m_max, nv);

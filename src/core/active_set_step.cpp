@@ -11,7 +11,7 @@
 namespace reljac {
 namespace lex {
 
-void damped_step(int r, double lam2, Space& s, bool of_AP, bool deficient) {
+void damped_step(int r, double lam2, Space& s, bool of_AP, bool deficient, bool cleared) {
   const int nv = s.nv;
   if (r > nv && s.M.topRows(r).allFinite()) {
     // more rows than joints (many planes beyond their bounds): the same step from R and Q^T c of
@@ -19,19 +19,19 @@ void damped_step(int r, double lam2, Space& s, bool of_AP, bool deficient) {
     // damped_step), with no r x r Gram matrix
     s.M.topRows(nv) = upper_factor(s.M.data(), r, nv, s.c.data());
     r = nv;
-    of_AP = false;
+    of_AP = cleared = false;
   }
   if (r > 0) gram(s.M.data(), r, nv, s, of_AP);
-  damped_step_on_gram(r, lam2, s, deficient);
+  damped_step_on_gram(r, lam2, s, deficient, cleared);
 }
 
-void damped_step_on_gram(int r, double lam2, Space& s, bool deficient) {
+void damped_step_on_gram(int r, double lam2, Space& s, bool deficient, bool cleared) {
   const int nv = s.nv;
   s.delta.setZero();
   if (r == 0) return;
   auto y = s.coefficients.head(r);
-  const bool finite = s.G.topLeftCorner(r, r).allFinite();
-  if (finite && !deficient && clear_of(r, 0.0, s)) {  // full rank: y = (G + lam2 I)^-1 c
+  const bool finite = cleared || s.G.topLeftCorner(r, r).allFinite();
+  if (cleared || (finite && !deficient && clear_of(r, 0.0, s))) {  // full rank: y = (G + lam2 I)^-1 c
     factor_damped(r, lam2, s);
     y = s.c.head(r);
     const auto L = s.L.topLeftCorner(r, r);

@@ -135,6 +135,7 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
   const double dimension = P.trace();
   s.pinned_rows = -1;
   s.AP_gram_rows = s.AP_rows = -1;  // (s.AP is this level's once computed below)
+  s.AP_clear = false;
   if (static_cast<double>(m) > std::nearbyint(dimension)) {
     rank_AP = -1;  // (computed below only if the report needs it)
   } else {
