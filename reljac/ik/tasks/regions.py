@@ -64,6 +64,12 @@ class ConeTask(Task, kind="cone"):
     half-angle is 0); at theta = pi, n is a fixed unit vector perpendicular to `axis_a` (any
     rotation about it brings the axis back). Inside the cone with margin the task costs nothing;
     outside, theta comes back at the task's gain: d theta/dt = gain (half_angle - theta).
+    A half-angle of 0 keeps the axes aligned only up to that feedback: at theta = 0 the row is
+    zero, so a step that the levels below fill can tilt the axis before the row pulls it back
+    (seen: up to 30 mrad on the bundled dual arm, a posture pulling away at the level below). To
+    hold two axes aligned, use an equality task on the orientation
+    (:class:`~reljac.ik.tasks.frames.RelativeOrientationTask` or a
+    :class:`~reljac.ik.tasks.frames.FrameTask` whose weights keep only the two tilting rotations).
 
     Args:
         frame_a: frame a (name or id) the cone is fixed in ("universe": the world).
