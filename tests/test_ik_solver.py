@@ -347,6 +347,54 @@ def test_a_controller_shared_by_threads_refuses_instead_of_answering_wrongly():
     ctrl.step(np.zeros(2))  # free again
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_controller_stepped_in_turns_by_two_threads_refuses_the_second(backend):
+    """Steps that take turns from two threads never overlap (a compiled step holds the GIL the
+    whole call), yet they mix the per-step state: 4 threads sharing one compiled Controller took
+    turns silently, three trajectories off by up to 0.14 rad. The first thread to step it steps
+    it; another's step raises while that thread lives, and may take it after it ended or after
+    reset() (a new motion)."""
+    robot = reljac.Robot.bundled("planar_2link")
+    ctrl = Controller(robot, [[PostureTask(robot)]], dt=0.01, backend=backend)
+    first_stepped, second_done, outcome = threading.Event(), threading.Event(), []
+
+    def first():
+        ctrl.step(np.zeros(2))
+        first_stepped.set()
+        assert second_done.wait(60)
+
+    def second():
+        assert first_stepped.wait(60)
+        try:
+            ctrl.velocity(np.zeros(2))
+        except ReljacError as error:
+            outcome.append(str(error))
+        second_done.set()
+
+    threads = [threading.Thread(target=first, name="control"), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(outcome) == 1 and "stepped by thread 'control'" in outcome[0], outcome
+    ctrl.step(np.zeros(2))  # the first thread ended: this one steps it now
+    ctrl.reset()  # handed over: another thread may step it while this one lives
+    helper = threading.Thread(target=ctrl.step, args=(np.zeros(2),))
+    helper.start()
+    helper.join()
+    stepped, done = threading.Event(), threading.Event()
+    keeper = threading.Thread(target=lambda: (ctrl.step(np.zeros(2)), stepped.set(), done.wait(60)))
+    ctrl.reset()
+    keeper.start()
+    try:
+        assert stepped.wait(60)
+        with pytest.raises(ReljacError, match="one Controller per thread"):
+            ctrl.step(np.zeros(2))  # the keeper lives and steps it
+    finally:
+        done.set()
+        keeper.join()
+
+
 def test_bad_controller_and_solve_options():
     robot = reljac.Robot.bundled("planar_2link")
     posture = PostureTask(robot)

@@ -120,6 +120,7 @@ class Controller:
         self._compiled_reports = False  # the last step's reports are the compiled step's, not named yet
         self._labels = velocity_labels(robot)
         self._lock = threading.Lock()
+        self._stepper: int | None = None  # the thread stepping it (threading.get_ident; None: none yet)
         self._step = _compiled.build(self, _backend.core()) if self.backend == "compiled" else None
 
     @property
@@ -279,19 +280,39 @@ class Controller:
         if not self._lock.acquire(blocking=False):
             raise ReljacError("this Controller is in use by another thread: create one Controller per thread")
 
+    def _adopt(self, me: int) -> None:
+        """The calling thread (ident `me`) steps this controller from now on, if no other does: the
+        first to step it since it was made or reset, or after that thread ended. Else ReljacError:
+        steps that take turns from two threads never overlap (a compiled step holds the GIL
+        throughout) but mix their per-step state (warm starts, reversal damping, the last q), and
+        each thread's motion would be answered wrongly."""
+        owner = self._stepper
+        if owner is not None and any(t.ident == owner for t in threading.enumerate()):
+            name = next(t.name for t in threading.enumerate() if t.ident == owner)
+            raise ReljacError(f"this Controller is stepped by thread '{name}': create one Controller per thread, "
+                              "or call reset() before another thread steps it (a new motion)")
+        self._stepper = me
+
     def velocity(self, q: ArrayLike) -> np.ndarray:
-        """Joint velocity v (nv,) [rad/s, m/s] for configuration q (nq,), inside all limits."""
+        """Joint velocity v (nv,) [rad/s, m/s] for configuration q (nq,), inside all limits. The
+        thread that first calls it or :meth:`step` (since the controller was made or reset) is the
+        one that steps it: another thread's call raises ReljacError while that thread lives."""
         self._acquire()
         try:
+            if self._stepper != threading.get_ident():
+                self._adopt(threading.get_ident())
             return self._velocity(q).copy()
         finally:
             self._lock.release()
 
     def step(self, q: ArrayLike) -> np.ndarray:
-        """q_next (nq,) = integrate(q, velocity(q) * dt); never leaves the position limits."""
+        """q_next (nq,) = integrate(q, velocity(q) * dt); never leaves the position limits. One
+        thread steps a controller (see :meth:`velocity`)."""
         if not self._lock.acquire(False):  # (_acquire, inline: the compiled step's path is short)
             self._acquire()
         try:
+            if self._stepper != threading.get_ident():
+                self._adopt(threading.get_ident())
             step = self._step
             if step is not None:
                 if step.whole:  # the whole step in one compiled call, q checked there (the core keeps a copy)
@@ -316,7 +337,9 @@ class Controller:
             self._lock.release()
 
     def reset(self) -> None:
-        """Forget the state kept between steps (start of a new motion)."""
+        """Forget the state kept between steps (start of a new motion); the next thread to step
+        it steps it from then on."""
+        self._stepper = None
         for limit in self._limits:
             limit.reset()
         if self._step is not None:
