@@ -143,6 +143,25 @@ def test_levels_met_in_a_collision_are_not_converged_and_the_closest_clear_answe
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_a_search_failed_by_its_collision_pairs_alone_names_them(dual_arm, backend):
+    """A box around the whole robot: the tool's pose is met, no configuration is clear. The message
+    said 'level 1 () not met within tol' (every level was met); it names the pairs, nearest first,
+    as the collision model measures them at the q returned."""
+    model = CollisionModel(dual_arm)
+    model.add_obstacle("crate", box((5.0, 5.0, 5.0)), [0.0, 0.0, 0.0])
+    task = FrameTask("left_tool", name="tool")
+    task.set_target(Kinematics(dual_arm, dual_arm.random_configuration(3)).placement("left_tool"))
+    avoid = CollisionAvoidance(dual_arm, model=model, min_distance=MIN_DISTANCE)
+    result = solve(dual_arm, None, [[task]], tol=TOL, restarts=1, constraints=[avoid], backend=backend)
+    assert not result.converged and result.levels_met == [True]
+    nearest = model.pairs_below(result.q, MIN_DISTANCE)
+    a, b, d = nearest[0]
+    assert result.message.startswith(f"every level met within tol={TOL:g} but not the limits: {len(nearest)} "
+                                      f"collision pair(s) nearer than their minimum distance: {a}/{b} "
+                                      f"({d * 1e3:.1f} mm)"), result.message
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_pose_first_met_in_a_collision_is_then_met_clear(dual_arm, backend):
     """An obstacle (a ball) put where the free search's answer has its left elbow: that answer
     collides; with avoidance the same search goes on to another pose of the tool, clear."""

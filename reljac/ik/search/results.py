@@ -14,6 +14,8 @@ import numpy as np
 
 from ...relative import Kinematics
 from ...robot import Robot
+from ..limits.base import Limit
+from ..limits.collision import CollisionAvoidance
 from ..tasks.base import Task
 from .options import CONVERGED, EXHAUSTED, FAILED, TIMEOUT, SearchResult
 from .targets import copies_of, set_row
@@ -147,11 +149,30 @@ def _restore(twin: Task, state: State) -> None:
 Problems = tuple[list[Task], list[int], np.ndarray]  # solve_many's: changed tasks, their sizes, (n, k) core targets
 
 
+def limits_not_met(limits: Sequence[Limit], q: np.ndarray, shown: int = 3) -> str:
+    """What of `limits` q (nq,) does not meet, in words: a collision avoidance's pairs nearer than
+    its minimum distance (read off its collision model, which keeps no state of the searches),
+    the other limits by kind."""
+    pairs, others = [], []
+    for limit in limits:
+        if isinstance(limit, CollisionAvoidance):
+            pairs += [f"{a}/{b} ({d * 1e3:.1f} mm)" for a, b, d in limit.model.pairs_below(q, limit.min_distance)]
+        else:
+            others.append(type(limit).__name__)
+    if pairs:
+        more = f" and {len(pairs) - shown} more" if len(pairs) > shown else ""
+        return f"{len(pairs)} collision pair(s) nearer than their minimum distance: {', '.join(pairs[:shown])}{more}"
+    if others:
+        return f"the rows of {', '.join(dict.fromkeys(others))}"
+    return "none held (the search's costs above its floor by rounding)"
+
+
 @dataclass
 class SolverView:
     """What a Solver's results read of it (the same at every call): the robot, its tasks, per
-    level its tasks that count for convergence, tol [m, rad], timeout [s] and the joints'
-    sampling (search_restarts.sampling's (kind, lower, upper))."""
+    level its tasks that count for convergence, tol [m, rad], timeout [s], the joints'
+    sampling (search_restarts.sampling's (kind, lower, upper)) and the limits held above every
+    level (the Solver's `constraints`)."""
 
     robot: Robot
     tasks: list[Task]
@@ -159,6 +180,7 @@ class SolverView:
     tol: float
     timeout: float | None
     sample: tuple[np.ndarray, np.ndarray, np.ndarray]
+    constraints: tuple[Limit, ...] = ()
 
 
 @dataclass
@@ -196,8 +218,9 @@ class Explainer:
 
     def message(self, q: np.ndarray, index: int, reason: str, searches: int, level_errors: list[float]) -> str:
         """Why problem `index`'s search (reason "timeout" or "unreachable", `searches` local
-        searches) did not converge, in one line: the first unmet level and its tasks, what ended
-        the search, the level errors and the joints at a limit."""
+        searches) did not converge, in one line: the first unmet level and its tasks (or, every
+        level met, the rows of the limits the configuration found violates: collision pairs,
+        the support region), what ended the search, the level errors and the joints at a limit."""
         o = self.solver
         posed, kin = self.posed(index), Kinematics(o.robot, q)
         k, unmet = 0, []
@@ -212,6 +235,9 @@ class Explainer:
         at_limit = [model.names[j.id] for j in model.joints[1:] if j.nq == 1 and kind[j.idx_q] == 0 and
                     min(q[j.idx_q] - lower[j.idx_q], upper[j.idx_q] - q[j.idx_q]) < AT_LIMIT]
         limits = f"; at their limits there: {', '.join(at_limit)}" if at_limit else ""
-        return (f"level {k + 1} ({', '.join(unmet)}) not met within tol={o.tol:g}: {what}; the closest "
-                f"configuration found is returned (level errors {', '.join(f'{e:.3g}' for e in level_errors)})"
-                f"{limits}")
+        errors = ", ".join(f"{e:.3g}" for e in level_errors)
+        if unmet:
+            failed = f"level {k + 1} ({', '.join(unmet)}) not met within tol={o.tol:g}"
+        else:
+            failed = f"every level met within tol={o.tol:g} but not the limits: {limits_not_met(o.constraints, q)}"
+        return f"{failed}: {what}; the closest configuration found is returned (level errors {errors}){limits}"

@@ -316,7 +316,7 @@ class Solver:
         controller, counted = self.controllers[0], set(map(id, self.counted()))
         return SolverView(self.robot, controller.tasks, [[t for t in level if id(t) in counted] for level in
                                                          controller.levels], self.options.tol, self.options.timeout,
-                          self.sample)
+                          self.sample, tuple(self._settings["constraints"]))
 
     def inside(self, q: np.ndarray) -> np.ndarray:
         """q (nq,) or rows of them with each bounded coordinate clipped into its position limits
