@@ -9,11 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import BACKENDS
 
 import reljac
 from reljac.costs import CostSum, OrientationCost, PositionCost
 from reljac.exceptions import ConfigurationError, MapError, ModelTooLarge, TaskError
-from reljac.ik import Controller, DampingPolicy, RelativePositionTask, solve_nlp
+from reljac.ik import Controller, DampingPolicy, FrameTask, RelativePositionTask, solve, solve_many, solve_nlp
 from reljac.maps import capability_map, relative_kinematics
 
 HUGE_INT = 10**400  # beyond the float range: float(HUGE_INT) raises OverflowError
@@ -194,3 +195,24 @@ def test_solve_nlp_too_large_for_memory_is_model_too_large(too_large):
     cost = PositionCost("l120", [0.0, 0.0, 1.0], relative_to="l0")
     with pytest.raises(ModelTooLarge, match=MESSAGE):
         solve_nlp(too_large, too_large.neutral(), cost)
+
+
+def test_a_task_weight_of_1e300_is_refused_as_a_scalar_as_in_a_list():
+    # was: the list refused (|entries| <= 1e100), the scalar accepted; solve then gave level errors [inf]
+    for weight in (1e300, [1e300] + [1.0] * 5):
+        with pytest.raises(TaskError, match=r"weight of task 'tool' has an entry of 1e\+300"):
+            FrameTask("left_tool", name="tool", weight=weight)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_solve_refuses_weighted_errors_whose_squares_overflow(dual_arm, backend):
+    """A weight of 1e100 and a target at 1e100, each within the range: |W e| ~ 1e200, whose square
+    (a level's cost) overflows. Controller.step refuses it (a non-finite velocity); solve and
+    solve_many returned level errors [inf] (the search cannot rank what it finds): they refuse it too,
+    naming the level and, in a batch, the problem."""
+    task = RelativePositionTask("universe", "left_tool", name="far", weight=[1e100] * 3)
+    task.set_target(np.full(3, 1e100))
+    with pytest.raises(TaskError, match=r"^level 1 \('far'\): its weighted errors overflow"):
+        solve(dual_arm, None, [[task]], timeout=0.02, backend=backend)
+    with pytest.raises(TaskError, match=r"^problem 1: level 1 \('far'\): its weighted errors overflow"):
+        solve_many(dual_arm, None, [[task]], [np.zeros(3), np.full(3, 1e100)], timeout=0.02, backend=backend)

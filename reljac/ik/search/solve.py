@@ -267,6 +267,7 @@ class Solver:
         of the same fields (its q a read-only view: copied)."""
         if found.reason not in REASONS:  # FAILED
             raise self._failure(found.failing)
+        self._check_costs(np.asarray(found.level_costs))
         return IKResult(np.array(found.q), found.converged, found.iterations, REASONS[found.reason], found.searches - 1,
                         found.seconds, np.sqrt(found.level_costs).tolist(), found.seconds,
                         _explainer=self._explainer(None))
@@ -279,6 +280,8 @@ class Solver:
         failed = found.first_failed()
         if failed is not None:
             raise self._failure(int(found.failing[failed]))
+        for i, costs in enumerate(np.asarray(found.level_costs)):
+            self._check_costs(costs, f"problem {i}: " if len(found.q) > 1 else "")
         explainer = self._explainer(problems)
         reasons = [REASONS[r] for r in found.reason.tolist()]
         return [IKResult(q, converged, iterations, reason, searches - 1, seconds, level_errors, seconds,
@@ -286,6 +289,16 @@ class Solver:
                 for i, (q, converged, iterations, reason, searches, seconds, level_errors) in enumerate(zip(
                     found.q, found.converged.tolist(), found.iterations.tolist(), reasons, found.searches.tolist(),
                     found.seconds.tolist(), np.sqrt(found.level_costs).tolist(), strict=True))]
+
+    def _check_costs(self, level_costs: np.ndarray, where: str = "") -> None:
+        """TaskError where a level's cost (the squared norm of its weighted errors) overflowed:
+        rows finite, but weight x error beyond 1e154 (then the search cannot rank what it finds)."""
+        if np.isfinite(level_costs).all():
+            return
+        k = int(np.flatnonzero(~np.isfinite(level_costs))[0])
+        names = ", ".join(f"'{t.name}'" for t in self.controllers[0].levels[k])
+        raise TaskError(f"{where}level {k + 1} ({names}): its weighted errors overflow (|weight x error| must "
+                        "stay below 1e154 for its square to be finite): lower the weights or the targets")
 
     def _failure(self, failing: int) -> TaskError:
         task = self.controllers[0].tasks[failing].name if failing >= 0 else "a task"

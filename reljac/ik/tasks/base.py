@@ -130,7 +130,9 @@ class Task(ABC, Observable):
     def set_weight(self, weight: ArrayLike) -> None:
         """Per-component weights (scalar or (size,)); a zero masks the component out."""
         what = f"weight of task '{self.name}'"
-        w = np.full(self.size, as_float(weight, what)) if np.ndim(weight) == 0 else as_vector(weight, self.size, what)
+        if np.ndim(weight) == 0:  # (the same range as a vector's entries: a scalar of 1e300 overflowed a search's costs)
+            weight = np.full(self.size, as_float(weight, what))
+        w = as_vector(weight, self.size, what)
         if (w < 0).any():
             raise TaskError(f"weights of task '{self.name}' must be finite and >= 0, got {w}")
         self._weight = w
