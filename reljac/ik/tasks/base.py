@@ -130,7 +130,7 @@ class Task(ABC, Observable):
     def set_weight(self, weight: ArrayLike) -> None:
         """Per-component weights (scalar or (size,)); a zero masks the component out."""
         what = f"weight of task '{self.name}'"
-        if np.ndim(weight) == 0:  # (the same range as a vector's entries: a scalar of 1e300 overflowed a search's costs)
+        if np.ndim(weight) == 0:  # (a vector's range: a scalar of 1e300 overflowed a search's costs)
             weight = np.full(self.size, as_float(weight, what))
         w = as_vector(weight, self.size, what)
         if (w < 0).any():
