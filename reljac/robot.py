@@ -171,6 +171,7 @@ class Robot(ConfigurationSpace):
     def bundled(cls, name: str, **kwargs: Any) -> Robot:
         """Load one of the robots in reljac's ``urdf/`` folder (see :func:`bundled_robots`);
         keyword arguments as for :meth:`from_urdf`."""
+        _check_keywords("Robot.bundled", kwargs)
         return cls.from_urdf(robots.bundled_path(name), **kwargs)
 
     @classmethod
@@ -180,6 +181,7 @@ class Robot(ConfigurationSpace):
         command line accepts). Keyword arguments as for :meth:`from_urdf` override a named robot's."""
         if not isinstance(name_or_path, (str, os.PathLike)):
             raise URDFError(f"a robot is a name or a URDF path, not {type(name_or_path).__name__}")
+        _check_keywords("Robot.load", kwargs)
         text = os.fsdecode(name_or_path)
         if exists_on_disk(text) or (not robots.is_known_name(text) and (text.endswith(".urdf") or os.sep in text)):
             return cls.from_urdf(text, **kwargs)
@@ -383,3 +385,15 @@ def as_robot(robot: Any) -> Robot:
         if converted is None:
             converted = _converted[robot] = Robot.from_pinocchio(robot)
         return converted
+
+
+FROM_URDF_KEYWORDS = ("package_dirs", "floating_base", "mimic", "srdf")  # Robot.from_urdf's keyword arguments
+
+
+def _check_keywords(caller: str, kwargs: dict[str, Any]) -> None:
+    """TypeError, in Python's words, naming `caller` and the keywords it takes, for a keyword
+    argument that Robot.from_urdf does not take (it forwards them)."""
+    for name in kwargs:
+        if name not in FROM_URDF_KEYWORDS:
+            raise TypeError(f"{caller}() got an unexpected keyword argument '{name}' (it takes "
+                            f"{', '.join(FROM_URDF_KEYWORDS)}: as Robot.from_urdf)")

@@ -7,6 +7,7 @@ disabled pairs), and the files of the installed package.
 
 from __future__ import annotations
 
+import inspect
 import os
 
 import numpy as np
@@ -16,6 +17,7 @@ import pytest
 import reljac
 from reljac import URDFError, robots
 from reljac.apps.cli import main
+from reljac.robot import FROM_URDF_KEYWORDS
 
 ERD = robots.example_robot_data_dir()
 needs_erd = pytest.mark.skipif(ERD is None, reason="example-robot-data is not installed")
@@ -215,3 +217,14 @@ def test_allegro_and_panda_posture_tasks_aim_inside_the_joint_limits(name, postu
             if joint in robot.joint_names:
                 assert robot.joint_values(q)[joint] == pytest.approx(value, abs=1e-12)
     np.testing.assert_array_equal(PostureTask(robot).target, q)
+
+
+def test_an_unknown_keyword_names_the_loader_and_what_it_takes():
+    # was: "from_urdf() got an unexpected keyword argument 'nonsense'" from Robot.load
+    for load in (lambda: reljac.Robot.load("panda", nonsense=1), lambda: reljac.Robot.bundled("dual_arm", nonsense=1)):
+        with pytest.raises(TypeError, match=r"^Robot\.(load|bundled)\(\) got an unexpected keyword argument 'nonsense' "
+                                            r"\(it takes package_dirs, floating_base, mimic, srdf"):
+            load()
+    taken = [name for name, p in inspect.signature(reljac.Robot.from_urdf).parameters.items()
+             if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    assert tuple(taken) == FROM_URDF_KEYWORDS  # the list the check reads is from_urdf's own
