@@ -34,7 +34,7 @@ from ..solvers.hierarchy import DampingPolicy
 from ..tasks.base import Task
 from .budget import OUTSIDE_START, OUTSIDE_WINDOW, outside_reserve
 from .many import seed_rows_of, with_progress
-from .options import SearchOptions, checked_options, checked_seed, core_options, row_weight
+from .options import MU_FIELDS, SearchOptions, checked_options, checked_seed, core_options, weighted_options
 from .python_search import PythonSearch
 from .restarts import sampling
 from .results import REASONS, Explainer, IKResult, Problems, SearchBatch, SolverView, snapshot
@@ -172,14 +172,14 @@ class Solver:
         if timeout is not None:  # the search's share of the call's budget (at least 1 us: one evaluation)
             timeout = max(timeout - (time.perf_counter() - start) - outside_reserve(self._outside, timeout), 1e-6)
         counted = self.counted()
-        options = dataclasses.replace(self.options, seed=seed, timeout=timeout, weight=row_weight(counted))
+        options = dataclasses.replace(weighted_options(self.options, counted), seed=seed, timeout=timeout)
         if not self.compiled:
             return self.result(PythonSearch(controller, counted, options, self.sample).run(q))
         core_options = self._core_options
         core_options.seed = seed
         core_options.timeout = -1.0 if timeout is None else timeout
         core_options.counted = self._counted_indices()
-        core_options.weight, core_options.floor = options.weight, options.floor
+        self._weigh(core_options, options)
         step = controller.core_step
         assert step is not None
         return self.result(step.search(q, core_options))  # (the core's SearchResult: the same fields)
@@ -300,6 +300,13 @@ class Solver:
         raise TaskError(f"{where}level {k + 1} ({names}): its weighted errors overflow (|weight x error| must "
                         "stay below 1e154 for its square to be finite): lower the weights or the targets")
 
+    @staticmethod
+    def _weigh(core_options: Any, weighted: SearchOptions) -> None:
+        """The core's options take a call's weighted ones (:func:`weighted_options`)."""
+        core_options.weight, core_options.floor = weighted.weight, weighted.floor
+        for name in MU_FIELDS:
+            setattr(core_options, name, getattr(weighted, name))
+
     def _failure(self, failing: int) -> TaskError:
         task = self.controllers[0].tasks[failing].name if failing >= 0 else "a task"
         return TaskError(f"task '{task}' has rows that are not finite at every configuration searched "
@@ -351,7 +358,7 @@ class Solver:
         problem), problem i from seed + i, on `workers` threads in one call to the core; progress:
         called with the number of problems finished, now and then (on the Python backend after
         each)."""
-        weighted = dataclasses.replace(self.options, weight=row_weight(self.counted()))
+        weighted = weighted_options(self.options, self.counted())
         if not self.compiled:
             out = []
             for i, row in enumerate(values):
@@ -370,7 +377,7 @@ class Solver:
         core_options.seed = seed
         core_options.timeout = -1.0 if self.options.timeout is None else self.options.timeout  # (solve's: less)
         core_options.counted = self._counted_indices()
-        core_options.weight, core_options.floor = weighted.weight, weighted.floor
+        self._weigh(core_options, weighted)
         return SearchBatch.from_core(core().search_many(steps, indices, offsets, widths, values, seeds, core_options,
                                                         progress=progress, every=PROGRESS_EVERY))
 
