@@ -382,8 +382,18 @@ def lock_plan(robot: JointSpace, joints: Any, q: ArrayLike) -> tuple[list[int], 
                 given[name] = value
     write_values(robot, given, q)
     q = robot.validate_q(q, name="q of the locked joints")
-    ids = [robot.joint_id(name) for name in names]
     model = robot.model
+    for name in given:  # a value given for a locked joint keeps to its position limits (as the joint would)
+        joint = model.joints[robot.joint_id(name)]
+        if joint.nq != 1:
+            continue
+        i = joint.idx_q
+        value, lower, upper = q[i], model.lowerPositionLimit[i], model.upperPositionLimit[i]
+        slack = 1e-9 * max(1.0, abs(lower), abs(upper))
+        if np.isfinite(lower) and np.isfinite(upper) and lower <= upper and not lower - slack <= value <= upper + slack:
+            raise ConfigurationError(f"joint '{name}' locked at {value:g} is outside its position limits "
+                                     f"[{lower:g}, {upper:g}]")
+    ids = [robot.joint_id(name) for name in names]
     followers = [f for f, leader in zip(model.mimicking_joints, model.mimicked_joints, strict=True) if leader in ids]
     values = joint_values(robot, q)
     return sorted(set(ids) | set(followers)), q, {name: values[name] for name in names}

@@ -100,7 +100,7 @@ def test_lock_errors_are_one_line():
 def test_a_locked_robot_pickles_and_locks_again(rng):
     hand = reljac.Robot.bundled("hand")
     once = hand.locked(["thumb_*"])
-    twice = once.locked({"index_mcp": -0.2})
+    twice = once.locked({"index_mcp": 0.2})
     assert set(twice.locked_joints) == set(once.locked_joints) | {"index_mcp"}
     q = twice.random_configuration(rng)
     clone = pickle.loads(pickle.dumps(twice))
@@ -242,3 +242,12 @@ def test_an_srdf_naming_links_of_another_robot_is_refused(tmp_path):
     path = write_srdf(tmp_path, '<disable_collisions link1="nothing" link2="else" reason="Never"/>')
     with pytest.raises(SRDFError, match="<disable_collisions> names link '(nothing|else)', which the robot does not have"):
         reljac.Robot.from_urdf(base.urdf_path, srdf=path)
+
+
+def test_a_value_outside_a_joints_position_limits_is_not_locked():
+    # was: accepted (torso_yaw=100 on the CLI, -0.2 for a finger of limits [0, 1.6])
+    hand = reljac.Robot.bundled("hand")
+    with pytest.raises(ConfigurationError, match=r"^joint 'index_mcp' locked at -0.2 is outside its position limits "
+                                                 r"\[0, 1.6\]$"):
+        hand.locked({"index_mcp": -0.2})
+    assert hand.locked({"index_mcp": 1.6}).locked_joints["index_mcp"] == 1.6  # on a limit: locked
