@@ -31,7 +31,7 @@ import types
 from collections.abc import Iterator
 from typing import Any
 
-from .exceptions import ReljacError, SchedulerError
+from .exceptions import ReljacError, SchedulerAddressError, SchedulerError
 
 DASK_HINT = "pip install '.[scale]' in the reljac folder, or pip install 'dask[distributed]'"
 SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
@@ -144,9 +144,9 @@ def check_address(address: str) -> None:
             parse_host_port(location)
     except (ValueError, TypeError) as exc:
         hint = "; http:// is the dashboard's, not the scheduler's" if address.lower().startswith("http") else ""
-        raise SchedulerError(f"{address!r} is not a Dask scheduler address ({exc}{hint}); use tcp://HOST:PORT "
-                             "(e.g. tcp://HOST:8786; also tls://, ws://, wss://), "
-                             "'local' or leave --scheduler out") from None
+        raise SchedulerAddressError(f"{address!r} is not a Dask scheduler address ({exc}{hint}); use "
+                                    "tcp://HOST:PORT (e.g. tcp://HOST:8786; also tls://, ws://, wss://), 'local', "
+                                    "or no scheduler (threads here)") from None
 
 
 async def _identity(address: str, timeout: float) -> Any:
@@ -173,11 +173,11 @@ def probe(address: str, timeout: float) -> None:
         except (asyncio.TimeoutError, TimeoutError):
             raise SchedulerError(f"no Dask scheduler answered at {address!r} within {timeout:g} s (the connection "
                                  "was made or tried, but no scheduler replied); start one with `dask scheduler` "
-                                 "or leave --scheduler out to run locally") from None
+                                 "or use no scheduler to run here") from None
         except (Exception, asyncio.CancelledError) as exc:  # whatever a server that is not Dask's made it do
             raise SchedulerError(f"no Dask scheduler answered at {address!r} within {timeout:g} s "
-                                 f"({_first_line(exc)}); start one with `dask scheduler` or leave --scheduler "
-                                 "out to run locally") from None
+                                 f"({_first_line(exc)}); start one with `dask scheduler` or use no "
+                                 "scheduler to run here") from None
     kind = reply.get("type") if isinstance(reply, dict) else None
     if kind != "Scheduler":
         raise SchedulerError(f"the server at {address!r} is {'a Dask ' + kind if kind else 'not Dask'}, not a Dask "
@@ -228,6 +228,6 @@ def make_client(scheduler: Any, workers: int, connect_timeout: float, what: str 
         client = distributed.Client(scheduler, timeout=f"{connect_timeout}s", set_as_default=False)
     except (OSError, TimeoutError, ValueError, TypeError) as exc:
         raise SchedulerError(f"no Dask scheduler answered at {scheduler!r} within {connect_timeout:g} s "
-                             f"({_first_line(exc)}); start one with `dask scheduler` or leave --scheduler out "
-                             "to run locally") from None
+                             f"({_first_line(exc)}); start one with `dask scheduler` or use no scheduler "
+                             "to run here") from None
     return client, []

@@ -59,6 +59,10 @@ class SchedulerError(ReljacError):
     """A Dask scheduler cannot be used: Dask not installed, bad address, or no answer in time."""
 
 
+class SchedulerAddressError(SchedulerError, ValueError):
+    """A scheduler address that is not one: a value, so also a ValueError."""
+
+
 class ModelTooLarge(ReljacError, MemoryError):
     """A model whose Pinocchio data (about 64 nv^3 bytes) does not fit in the memory available."""
 

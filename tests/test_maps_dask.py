@@ -176,8 +176,9 @@ def test_a_listener_that_never_answers_is_one_scheduler_error(silent_listener):
 def test_another_scheme_is_refused_before_any_client_exists(address, capfd):
     robot, a, b = case("dual_arm")
     with pytest.raises(SchedulerError, match=r"is not a Dask scheduler address \(its scheme is \w+://.*use "
-                                             r"tcp://HOST:PORT"):
+                                             r"tcp://HOST:PORT") as excinfo:
         _bounded(lambda: capability_map(robot, a, b, samples=100, voxel=0.2, scheduler=address))
+    assert isinstance(excinfo.value, ValueError)  # a wrong value (was a SchedulerError only)
     gc.collect()  # a half-made distributed.Client printed a traceback from __del__ here
     err = capfd.readouterr().err
     assert "Client.__del__" not in err and "Traceback" not in err, err
