@@ -115,10 +115,11 @@ def far_task(robot, q, weight=1.0, offset=0.0) -> FrameTask:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("weight, offset", [(1e155, 0.1), (1e100, 1e100)])
-def test_rows_that_overflow_are_a_task_error_on_both_backends(dual_arm, backend, weight, offset):
+def test_rows_that_overflow_are_a_task_error_on_both_backends(dual_arm, backend):
     q = dual_arm.reference_configuration()
-    controller = Controller(dual_arm, [[far_task(dual_arm, q, weight, offset)]], dt=0.01, backend=backend)
+    with pytest.raises(TaskError, match=r"1e\+155: reljac computes with \|entries\| <= 1e\+100"):
+        far_task(dual_arm, q, 1e155, 0.1)  # (a weight whose rows' Gram matrix overflows: refused when set)
+    controller = Controller(dual_arm, [[far_task(dual_arm, q, 1e100, 1e100)]], dt=0.01, backend=backend)
     with pytest.raises(TaskError, match="overflow"):
         controller.step(q)
 

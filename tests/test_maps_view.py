@@ -68,7 +68,7 @@ def test_the_cli_progress_bar_shows_samples_per_second_in_a_terminal(tmp_path):
 @pytest.mark.parametrize("argv, message", [
     (["--voxel", "0"], "voxel must be a positive number"),
     (["--voxel", "0.1", "--directions", "65"], "1..64"),
-    (["--voxel", "0.1", "--scheduler", "42"], "SchedulerError"),  # not an address: no scheduler answers
+    (["--voxel", "0.1", "--scheduler", "42"], "SchedulerAddressError"),  # not an address: a wrong value
 ])
 def test_cli_bad_input_is_one_line(argv, message, tmp_path, capsys):
     if "--scheduler" in argv:
