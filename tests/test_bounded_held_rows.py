@@ -62,3 +62,25 @@ def test_levels_of_random_rows_with_held_joints_agree_on_both_backends(seed):
               Level(A1, np.zeros(2), lower=aims1, upper=aims1, extra_damping=damping)]
     python, compiled = both(levels, lo, hi)
     assert np.abs(compiled - python).max() <= 1e-10 * max(1.0, np.abs(python).max()), (python, compiled)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_level_nearly_along_the_rows_fixed_above_keeps_them_to_rounding(seed):
+    """Level 0 fixes two rows (of a random orthonormal basis: its projector has rounding); level 1's
+    first row is level 0's first plus 1e-4 to 3e-7 of a third direction. Its step M^T y has
+    |y| ~ 1 / eps^2 against rows of norm 1: the rounding of M = A P_in off the face, times y, moves
+    level 0 unless the step is projected once more onto the face (the compiled step skips that
+    projection only where sum |y_i| |A_i| is within 1e3 |step|: skipping it here left level 0
+    2.6e-10 off)."""
+    nv = 8
+    rng = np.random.default_rng(seed)
+    Q, _ = np.linalg.qr(rng.normal(size=(nv, nv)))
+    lo, hi = np.full(nv, -1e9), np.full(nv, 1e9)
+    for eps in (1e-4, 1e-5, 2e-6, 3e-7):  # (not 1e-6: sigma^2 = 1e-12 ties the rank cut, each backend its side)
+        A0, A1 = Q[:2], np.vstack([Q[0] + eps * Q[2], Q[3]])
+        b0, b1 = np.array([0.3, -0.2]), np.array([0.3 + eps, 0.5])
+        levels = [Level(A0, b0, lower=b0, upper=b0), Level(A1, b1, lower=b1, upper=b1 + 1e-3)]
+        python, compiled = both(levels, lo, hi)
+        for v in (python, compiled):
+            assert np.abs(A0 @ v - b0).max() <= 1e-13, (eps, np.abs(A0 @ v - b0).max())
+        assert np.abs(compiled - python).max() <= 1e-9 * max(1.0, np.abs(python).max())

@@ -115,6 +115,23 @@ bool gram_downdated(int r, Space& s) {
   return true;
 }
 
+// True where model_step's step s.delta = M^T y (no anchor) is in its face to within what
+// projecting it once more would change by rounding (the spec's projection then moves it by less
+// than 1e-11 of itself): each row M_i = A_i P_W lies in the face up to A_i's rounding, so delta
+// lies off it by about nv u sum_i |y_i| |A_i| at most; kept where that sum is at most kFaceGrowth
+// |delta| (a row nearly along the directions fixed above, |A_i| >> |M_i| with a large y_i, is
+// projected: Python's comment on the projection). Only after a step on the Cholesky path (y known).
+constexpr double kFaceGrowth = 1e3;
+bool within_face(const Rows& rows, int r, const Space& s) {
+  if (!s.step_y_known) return false;
+  double growth = 0.0;
+  for (int a = 0; a < r; ++a) {
+    const double row = rows.column ? std::abs(rows.scale) : std::sqrt(dot(s.J.row(a).data(), s.J.row(a).data(), s.nv));
+    growth += s.step_y(a) * row;
+  }
+  return std::isfinite(growth) && growth <= kFaceGrowth * s.delta.norm();
+}
+
 // The model's rows s.J (the equality rows, then the soft ones, each in order: s.chosen), their
 // aims s.t and the damped least-squares step s.delta from s.v in the face s.P_W, anchored at
 // s.v_prev when lam2 > 0 (Python's _model_step); returns the rows' count. `P_in`: the face of
@@ -225,7 +242,7 @@ int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nul
     if (of_AP) s.M.swap(s.AP);
   }
   s.delta -= s.offset;
-  if (!identity) {  // projected once more onto the face (Python's comment)
+  if (!identity && !(!anchored && within_face(rows, r, s))) {  // projected once more onto the face (Python's comment)
     times_W(P_in, s.delta.data(), s.Pn.data(), s);
     s.delta = s.Pn;
   }

@@ -147,6 +147,10 @@ struct Space {
   std::vector<int> trial_working;
   std::vector<std::vector<int>> identity_column;  // per identity level: the velocity index of each kept row
   double last_damping = 0.0;  // lambda^2 of the last level solved (the recovery's: whether the levels are exact)
+  // the last damped_step's |y| (s.delta = M^T y; both passes' where refined) per row, where it took
+  // the Cholesky path (step_y_known; else not known): how far M's rounding can take the step off its face
+  Vector step_y;  // (m_max)
+  bool step_y_known = false;
   bool overflow = false;  // a Gram matrix with inf or NaN entries (the spec's LinAlgError): v is made NaN
   int mu_size = -1;  // -1: no multipliers computed (Python's None); kept stale as the spec keeps them
   // the level's A P_in (m x nv), its Gram matrix and their decomposition, kept by the level's

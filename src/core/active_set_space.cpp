@@ -91,7 +91,8 @@ void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
   for (Matrix* x : {&pinned_G, &pinned_vectors}) x->resize(m_max, m_max);
   pinned_values.resize(m_max);
   pinned_rows = -1;
-  for (Vector* x : {&value, &rate, &aim, &t, &c, &coefficients, &eig_values, &distance, &x, &trial_aim}) x->resize(m_max);
+  for (Vector* x : {&value, &rate, &aim, &t, &c, &coefficients, &eig_values, &distance, &x, &trial_aim, &step_y})
+    x->resize(m_max);
   G.resize(m_max, m_max);
   L.resize(m_max, m_max);
   F.resize(m_max, m_max);

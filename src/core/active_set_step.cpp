@@ -13,21 +13,24 @@ namespace lex {
 
 void damped_step(int r, double lam2, Space& s, bool of_AP, bool deficient, bool cleared) {
   const int nv = s.nv;
-  if (r > nv && s.M.topRows(r).allFinite()) {
-    // more rows than joints (many planes beyond their bounds): the same step from R and Q^T c of
-    // M = Q R (upper_factor), so the minimizer and the minimum-norm one are R's (Python's
-    // damped_step), with no r x r Gram matrix
+  // more rows than joints (many planes beyond their bounds): the same step from R and Q^T c of
+  // M = Q R (upper_factor), so the minimizer and the minimum-norm one are R's (Python's
+  // damped_step), with no r x r Gram matrix
+  const bool reduced = r > nv && s.M.topRows(r).allFinite();  // (R's rows below, not M's)
+  if (reduced) {
     s.M.topRows(nv) = upper_factor(s.M.data(), r, nv, s.c.data());
     r = nv;
     of_AP = cleared = false;
   }
   if (r > 0) gram(s.M.data(), r, nv, s, of_AP);
   damped_step_on_gram(r, lam2, s, deficient, cleared);
+  if (reduced) s.step_y_known = false;  // (y is R's: not per row of M)
 }
 
 void damped_step_on_gram(int r, double lam2, Space& s, bool deficient, bool cleared) {
   const int nv = s.nv;
   s.delta.setZero();
+  s.step_y_known = false;
   if (r == 0) return;
   auto y = s.coefficients.head(r);
   const bool finite = cleared || s.G.topLeftCorner(r, r).allFinite();
@@ -36,6 +39,8 @@ void damped_step_on_gram(int r, double lam2, Space& s, bool deficient, bool clea
     y = s.c.head(r);
     const auto L = s.L.topLeftCorner(r, r);
     factor::cholesky_solve_in_place(L, y);
+    s.step_y_known = true;
+    s.step_y.head(r) = y.cwiseAbs();
     if (lam2 != 0.0) {
       for (int i = 0; i < r; ++i)
         if (y(i) != 0.0) factor::axpy(s.delta.data(), s.M.row(i).data(), y(i), nv);
@@ -44,7 +49,10 @@ void damped_step_on_gram(int r, double lam2, Space& s, bool deficient, bool clea
     for (int pass = 0; pass < 2; ++pass) {  // undamped: refined once (Python's damped_step)
       for (int i = 0; i < r; ++i)
         if (y(i) != 0.0) factor::axpy(s.delta.data(), s.M.row(i).data(), y(i), nv);
-      if (pass == 1) return;
+      if (pass == 1) {
+        s.step_y.head(r) += y.cwiseAbs();
+        return;
+      }
       y = s.c.head(r);
       y.noalias() -= RowMatrixMap(s.M.data(), r, nv) * s.delta;
       factor::cholesky_solve_in_place(L, y);
