@@ -84,3 +84,27 @@ def test_a_level_nearly_along_the_rows_fixed_above_keeps_them_to_rounding(seed):
         for v in (python, compiled):
             assert np.abs(A0 @ v - b0).max() <= 1e-13, (eps, np.abs(A0 @ v - b0).max())
         assert np.abs(compiled - python).max() <= 1e-9 * max(1.0, np.abs(python).max())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_rank_deficient_level_on_pivot_rows_near_or_far_from_parallel(seed):
+    """Level 0's equality rows a1, a2 = a1 + eps b, a1 + a2 (rank 2 of 3: the compiled core takes
+    their row space from the pivot rows, orthonormalized again only where the pivot rows' Gram
+    matrix has an eigenvalue below 1e-4 of its trace, as its full-rank Cholesky path): level 1's
+    step keeps level 0 to rounding and both backends agree, eps from 0.5 (no orthonormalization)
+    to 1e-3 (orthonormalized)."""
+    nv = 8
+    rng = np.random.default_rng(seed)
+    Q, _ = np.linalg.qr(rng.normal(size=(nv, nv)))
+    lo, hi = np.full(nv, -1e9), np.full(nv, 1e9)
+    for eps in (0.5, 0.1, 1e-2, 1e-3):
+        a1, a2 = Q[0], Q[0] + eps * Q[1]
+        A0 = np.vstack([a1, a2, a1 + a2, Q[2]])
+        b0 = A0 @ rng.normal(size=nv)  # consistent; the last row an interval
+        upper = b0 + np.array([0.0, 0.0, 0.0, 1.0])
+        target = rng.normal(size=nv)
+        levels = [Level(A0, b0, lower=b0, upper=upper), Level(np.eye(nv), target, lower=target, upper=target)]
+        python, compiled = both(levels, lo, hi)
+        for v in (python, compiled):
+            assert np.abs(A0[:3] @ v - b0[:3]).max() <= 1e-12, eps
+        assert np.abs(compiled - python).max() <= 1e-10 * max(1.0, np.abs(python).max()), eps
