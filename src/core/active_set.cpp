@@ -281,7 +281,12 @@ bool guessed(const Rows& rows, const Matrix& P_in, double lam2, Space& s) {
   for (int j = 0; j < s.hard && optimal; ++j)
     optimal = s.hard_value(j) <= s.h(j) + allowance(s.hard_value(j), s.h(j)) ||
               std::find(s.guess.begin(), s.guess.end(), j) != s.guess.end();
-  if (optimal) {  // the soft set read anew at v is the same (Python's _update_soft on a copy, 0 changes)
+  bool bounded = false, any_soft = false;  // (a level of equality rows alone has no soft set to read)
+  for (int i = 0; i < m; ++i) {
+    bounded = bounded || !rows.equal(i);
+    any_soft = any_soft || s.soft[i];
+  }
+  if (optimal && bounded) {  // the soft set read anew at v is the same (Python's _update_soft on a copy, 0 changes)
     rows.times(s.v, nv, s.x.head(m));
     const double tol = kBoundTolerance * size_of(rows.upper, m, size_of(rows.lower, m, size_of(s.x.data(), m, 1.0)));
     for (int i = 0; i < m && optimal; ++i) {
@@ -294,11 +299,14 @@ bool guessed(const Rows& rows, const Matrix& P_in, double lam2, Space& s) {
       else
         optimal = !s.soft[i] || std::abs(y - s.aim(i)) <= tol;
     }
-    // a soft row pulled onto its bound from inside: the level does not need it there (Python's)
-    rows.times(s.v_prev, nv, s.value.head(m));
-    for (int i = 0; i < m && optimal; ++i)
-      optimal = !(s.soft[i] && std::abs(s.x(i) - s.aim(i)) <= tol && rows.lower[i] - tol <= s.value(i) &&
-                  s.value(i) <= rows.upper[i] + tol);
+    // a soft row pulled onto its bound from inside: the level does not need it there (Python's;
+    // the soft rows' values at v_prev only)
+    for (int i = 0; i < m && optimal && any_soft; ++i) {
+      if (!s.soft[i]) continue;
+      const double start = rows.column ? rows.scale * s.v_prev(rows.column[i])
+                                       : dot(rows.A + static_cast<long>(i) * nv, s.v_prev.data(), nv);
+      optimal = !(std::abs(s.x(i) - s.aim(i)) <= tol && rows.lower[i] - tol <= start && start <= rows.upper[i] + tol);
+    }
   }
   s.mu_size = -1;
   const int w = static_cast<int>(s.guess.size());
