@@ -145,24 +145,31 @@ inline bool cholesky_in_place(Square& A) {
     if (x <= 0.0) return false;
     const double d = std::sqrt(x);
     A(k, k) = d;
-    for (Eigen::Index i = k + 1; i < n; ++i) A(i, k) = (A(i, k) - dot_of_rows(A, i, k, k)) / d;
+    const double inverse = 1.0 / d;  // (one division per column, not one per entry)
+    for (Eigen::Index i = k + 1; i < n; ++i) A(i, k) = (A(i, k) - dot_of_rows(A, i, k, k)) * inverse;
   }
   return true;
 }
 
-// x <- (L L^T)^-1 x, L in the lower triangle of `factor` (cholesky_in_place).
+// x <- (L L^T)^-1 x, L in the lower triangle of `factor` (cholesky_in_place), n <= kMaxSolve
+// (larger: by divisions). The diagonal's reciprocals first (divisions that do not wait on one
+// another), the substitutions by products: no division on their chain.
+constexpr int kMaxSolve = 64;
 template <typename Square, typename Vec>
 inline void cholesky_solve_in_place(const Square& factor, Vec& x) {
   const Eigen::Index n = factor.rows();
+  double inverse[kMaxSolve];
+  const bool small = n <= kMaxSolve;
+  for (Eigen::Index i = 0; i < n && small; ++i) inverse[i] = 1.0 / factor(i, i);
   for (Eigen::Index i = 0; i < n; ++i) {  // L y = x
     double y = x(i);
     for (Eigen::Index j = 0; j < i; ++j) y -= factor(i, j) * x(j);
-    x(i) = y / factor(i, i);
+    x(i) = small ? y * inverse[i] : y / factor(i, i);
   }
   for (Eigen::Index i = n - 1; i >= 0; --i) {  // L^T x = y
     double y = x(i);
     for (Eigen::Index j = i + 1; j < n; ++j) y -= factor(j, i) * x(j);
-    x(i) = y / factor(i, i);
+    x(i) = small ? y * inverse[i] : y / factor(i, i);
   }
 }
 
