@@ -94,44 +94,6 @@ bool identity_step(const Rows& rows, int r, double lam2, Space& s, const Matrix*
   return true;
 }
 
-// s.G = M M^T for model_step's M = A P_W formed as the level's A P_in less the face's
-// restrictions: A P_W A^T = A P_in A^T - sum_k d_k d_k^T / pivot_k with d_k = A Pn_k
-// (s.face_along) and A P_in A^T the level's kept Gram matrix (s.G_AP): r^2 w products instead of
-// r^2 nv. Its entries carry the rounding of G_AP's, relative to the rows' norms before the
-// restrictions: false (s.G not to be used: formed from M) where the restrictions take more than
-// all but 1 / kDowndateShare of a row's squared norm (a row nearly along a held one: then its
-// entries would be differences of nearly equal numbers, off by G_AP's rounding over what is left).
-constexpr double kDowndateShare = 16.0;
-bool gram_downdated(int r, Space& s) {
-  for (int a = 0; a < r; ++a) {
-    const int i = s.chosen[a];
-    for (int b = 0; b <= a; ++b) {
-      double g = s.G_AP(i, s.chosen[b]);
-      for (int k = 0; k < s.face_rows; ++k) g -= s.face_along(a, k) * s.face_along(b, k) * s.face_scale(k);
-      s.G(a, b) = s.G(b, a) = g;
-    }
-    if (!(s.G(a, a) * kDowndateShare >= s.G_AP(i, i))) return false;  // (and NaN)
-  }
-  return true;
-}
-
-// True where model_step's step s.delta = M^T y (no anchor) is in its face to within what
-// projecting it once more would change by rounding (the spec's projection then moves it by less
-// than 1e-11 of itself): each row M_i = A_i P_W lies in the face up to A_i's rounding, so delta
-// lies off it by about nv u sum_i |y_i| |A_i| at most; kept where that sum is at most kFaceGrowth
-// |delta| (a row nearly along the directions fixed above, |A_i| >> |M_i| with a large y_i, is
-// projected: Python's comment on the projection). Only after a step on the Cholesky path (y known).
-constexpr double kFaceGrowth = 1e3;
-bool within_face(const Rows& rows, int r, const Space& s) {
-  if (!s.step_y_known) return false;
-  double growth = 0.0;
-  for (int a = 0; a < r; ++a) {
-    const double row = rows.column ? std::abs(rows.scale) : std::sqrt(dot(s.J.row(a).data(), s.J.row(a).data(), s.nv));
-    growth += s.step_y(a) * row;
-  }
-  return std::isfinite(growth) && growth <= kFaceGrowth * s.delta.norm();
-}
-
 // The model's rows s.J (the equality rows, then the soft ones, each in order: s.chosen), their
 // aims s.t and the damped least-squares step s.delta from s.v in the face s.P_W, anchored at
 // s.v_prev when lam2 > 0 (Python's _model_step); returns the rows' count. `P_in`: the face of

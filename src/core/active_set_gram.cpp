@@ -216,6 +216,27 @@ double smallest_singular_value(const double* M, int r, int nv, Space& s, double 
   return rank == r ? std::sqrt(s.eig_values(0)) : 0.0;
 }
 
+// (active_set_gram.hpp) s.G = M M^T for model_step's M = A P_W formed as the level's A P_in
+// less the face's restrictions: A P_W A^T = A P_in A^T - sum_k d_k d_k^T / pivot_k with d_k = A Pn_k
+// (s.face_along) and A P_in A^T the level's kept Gram matrix (s.G_AP): r^2 w products instead of
+// r^2 nv. Its entries carry the rounding of G_AP's, relative to the rows' norms before the
+// restrictions: false (s.G not to be used: formed from M) where the restrictions take more than
+// all but 1 / kDowndateShare of a row's squared norm (a row nearly along a held one: then its
+// entries would be differences of nearly equal numbers, off by G_AP's rounding over what is left).
+constexpr double kDowndateShare = 16.0;
+bool gram_downdated(int r, Space& s) {
+  for (int a = 0; a < r; ++a) {
+    const int i = s.chosen[a];
+    for (int b = 0; b <= a; ++b) {
+      double g = s.G_AP(i, s.chosen[b]);
+      for (int k = 0; k < s.face_rows; ++k) g -= s.face_along(a, k) * s.face_along(b, k) * s.face_scale(k);
+      s.G(a, b) = s.G(b, a) = g;
+    }
+    if (!(s.G(a, a) * kDowndateShare >= s.G_AP(i, i))) return false;  // (and NaN)
+  }
+  return true;
+}
+
 double smallest_of_gram(const Matrix& G, int r, Space& s) {
   s.G.topLeftCorner(r, r) = G.topLeftCorner(r, r);
   decompose(r, s, false);

@@ -35,6 +35,15 @@ bool clear_of(int r, double floor, Space& s);
 // s.L's leading r x r block: the Cholesky factor of s.G + lam2 I (G positive definite: clear_of).
 void factor_damped(int r, double lam2, Space& s);
 
+// s.G = M M^T for model_step's M, A P_in less the face's restrictions (their A Pn_k in
+// s.face_along), downdated from the level's kept A P_in A^T (active_set_gram.cpp); false where a row
+// loses more than all but 1/16 of its squared norm to the restrictions (then form it from M).
+bool gram_downdated(int r, Space& s);
+
+// True where model_step's undamped-anchor step s.delta = M^T y (the Cholesky path: s.step_y) cannot
+// leave its face by more than rounding that a projection would correct (active_set_step.cpp).
+bool within_face(const Rows& rows, int r, const Space& s);
+
 // s.eig_values (and s.eig_vectors when `vectors`) of s.G's leading r x r block.
 void decompose(int r, Space& s, bool vectors);
 

@@ -108,6 +108,24 @@ void damped_step_on_gram(int r, double lam2, Space& s, bool deficient, bool clea
     if (y(i) != 0.0) factor::axpy(s.delta.data(), s.M.row(i).data(), y(i), nv);
 }
 
+// (active_set_gram.hpp) True where model_step's step s.delta = M^T y (no anchor) is in its
+// face to within what projecting it once more would change by rounding (the spec's projection then moves it by less
+// than 1e-11 of itself): each row M_i = A_i P_W lies in the face up to A_i's rounding, so delta
+// lies off it by about nv u sum_i |y_i| |A_i| at most; kept where that sum is at most kFaceGrowth
+// |delta| (a row nearly along the directions fixed above, |A_i| >> |M_i| with a large y_i, is
+// projected: Python's comment on the projection). Only after a step on the Cholesky path (y known).
+constexpr double kFaceGrowth = 1e3;
+bool within_face(const Rows& rows, int r, const Space& s) {
+  if (!s.step_y_known) return false;
+  double growth = 0.0;
+  for (int a = 0; a < r; ++a) {
+    const double* J_row = s.J.row(a).data();
+    const double row = rows.column ? std::abs(rows.scale) : std::sqrt(dot(J_row, J_row, s.nv));
+    growth += s.step_y(a) * row;
+  }
+  return std::isfinite(growth) && growth <= kFaceGrowth * s.delta.norm();
+}
+
 void least_squares(double* B, int n, int w, double* r, double* x) {
   for (int k = 0; k < std::min(w, n); ++k) {
     double* col = B + static_cast<long>(k) * n;
