@@ -116,6 +116,7 @@ class Solver:
         self._lock = threading.Lock()
         self._outside: collections.deque[float] = collections.deque([OUTSIDE_START], maxlen=OUTSIDE_WINDOW)
         self._aliases: dict[int, Task] = {}  # id(a task) -> the levels' task that stands for it (solve_many's copies)
+        self._private = False  # its tasks are copies no caller holds (the module's solve_many): searched as they are
 
     @property
     def backend(self) -> str:
@@ -233,9 +234,11 @@ class Solver:
     def _on_copies(self) -> Solver:
         """A Solver of the same settings on copies of this one's tasks (:func:`own_copies`: their
         targets as they are now; a target keyed by one of these tasks sets its copy's)."""
+        if self._private:
+            return self
         copies, twins = own_copies(self._levels)
         twin = Solver(self.robot, copies, **self._settings)
-        twin._aliases = twins
+        twin._aliases, twin._private = twins, True
         return twin
 
     def _solve_many(self, targets: Sequence[Any], seed_rows: np.ndarray, seed: int, n_workers: int,
@@ -412,8 +415,10 @@ def solve_many(robot: Robot, seeds: ArrayLike | None, levels: Any, targets: Sequ
     """:meth:`Solver.solve_many` (on copies of the levels' tasks: the caller's are not touched):
     one :class:`IKResult` per target, on every core or on a Dask cluster (`scheduler`: see
     :meth:`Solver.solve_many`; :class:`Solver` for the other arguments)."""
-    solver = Solver(robot, levels, tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout,
+    copies, twins = own_copies(as_levels(levels))  # (one Solver, on copies: a Solver's set-up is a pin.Data)
+    solver = Solver(robot, copies, tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout,
                     constraints=constraints, damping=damping, position_margin=position_margin, backend=backend,
                     max_step=max_step)
+    solver._aliases, solver._private = twins, True
     return solver.solve_many(seeds, targets, seed=seed, workers=workers, progress=progress, scheduler=scheduler)
 
