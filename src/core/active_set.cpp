@@ -142,24 +142,29 @@ int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nul
   } else if (s.AP_rows == m && s.face_rows >= 0) {  // A P_W = A P_in - sum_k (A Pn_k) (Pn_k / pivot_k)^T: the face's restrictions on
                                 // the level's A P_in (Space::face_Pn), not a product by P_W (equal up to rounding)
     bool untouched = r == m && s.AP_gram_rows == m;  // no row moves along a restriction: M is A P_in
-    for (int a = 0; a < r; ++a) {
-      double* row = s.M.row(a).data();
-      const double* ap = s.AP.row(s.chosen[a]).data();
+    for (int a = 0; a < r; ++a) {  // the rows' A Pn_k first
       const double* j_row = s.J.row(a).data();
-      std::copy(ap, ap + nv, row);
       untouched = untouched && s.chosen[a] == a;
       for (int k = 0; k < s.face_rows; ++k) {
-        const double* pn = s.face_Pn.col(k).data();
-        const double along = dot(j_row, pn, nv);
+        const double along = dot(j_row, s.face_Pn.col(k).data(), nv);
         s.face_along(a, k) = along;
-        if (along == 0.0) continue;  // (adds nothing)
-        factor::axpy(row, pn, -along * s.face_scale(k), nv);
-        untouched = false;
+        untouched = untouched && along == 0.0;
       }
     }
     // every row, in order, none along a held row's direction (a foot's rows and a held arm
-    // joint): M is the level's A P_in bit for bit, its Gram matrix the one kept (not formed again)
+    // joint): M is the level's A P_in bit for bit, its Gram matrix the one kept (neither copied
+    // nor formed again); else each row of A P_in less its restrictions
     of_AP = untouched;
+    for (int a = 0; a < r && !of_AP; ++a) {
+      double* row = s.M.row(a).data();
+      const double* ap = s.AP.row(s.chosen[a]).data();
+      std::copy(ap, ap + nv, row);
+      for (int k = 0; k < s.face_rows; ++k) {
+        const double along = s.face_along(a, k);
+        if (along == 0.0) continue;  // (adds nothing)
+        factor::axpy(row, s.face_Pn.col(k).data(), -along * s.face_scale(k), nv);
+      }
+    }
     downdated = !of_AP && s.AP_gram_rows == m && r <= nv && gram_downdated(r, s);
   } else {  // J P_W^T (P_W symmetric up to rounding; exactly, and M is the level's A P_in bit for bit,
             // when no row is held and every row is chosen), row by row over J's nonzeros
