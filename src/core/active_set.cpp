@@ -63,37 +63,6 @@ double multipliers(const Matrix& P_in, Space& s) {
   return s.rhs.head(std::min(w, nv)).norm();
 }
 
-// s.offset = P_W (v - v_prev), the damped model's anchor in the face. For a guess (the face kept
-// implicit: `P_in` given) it is 0: v moved from v_prev only along the face's restrictions (onto the
-// guessed rows' bounds: face_kept_implicit), which P_W takes out; the specification's product is
-// that 0's rounding.
-void offset_in_face(const Matrix* P_in, Space& s) {
-  if (P_in) {
-    s.offset.setZero();
-    return;
-  }
-  s.Pg = s.v - s.v_prev;
-  times_W(P_in, s.Pg.data(), s.offset.data(), s);
-}
-
-// model_step's for damped identity rows in the face (s.P_W, or P_in and its restrictions kept
-// implicit when `P_in` is given), where identity_damped_step applies (else false, s.delta and s.c
-// undefined): c = t - J v + M offset (M offset = c (P_W offset)_j = c offset_j, offset in the
-// face), the step, less the offset, in the face.
-bool identity_step(const Rows& rows, int r, double lam2, Space& s, const Matrix* P_in) {
-  offset_in_face(P_in, s);
-  for (int a = 0; a < r; ++a) {
-    const int j = rows.column[s.chosen[a]];
-    s.c(a) = s.t(a) - rows.scale * s.v(j) + rows.scale * s.offset(j);
-  }
-  if (!identity_damped_step(rows, r, lam2, s, P_in)) return false;
-  if (P_in) return true;  // (a guess: the offset is 0, and the step, two products by P_W, is in the face)
-  s.delta -= s.offset;
-  times_W(P_in, s.delta.data(), s.Pn.data(), s);  // projected once more onto the face
-  s.delta = s.Pn;
-  return true;
-}
-
 // The model's rows s.J (the equality rows, then the soft ones, each in order: s.chosen), their
 // aims s.t and the damped least-squares step s.delta from s.v in the face s.P_W, anchored at
 // s.v_prev when lam2 > 0 (Python's _model_step); returns the rows' count. `P_in`: the face of
@@ -209,7 +178,8 @@ int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nul
     if (of_AP) s.M.swap(s.AP);
   }
   s.delta -= s.offset;
-  if (!identity && !(!anchored && within_face(rows, r, s))) {  // projected once more onto the face (Python's comment)
+  const bool in_face = !anchored && within_face(rows, r, s);  // (its rounding cannot take it off the face)
+  if (!identity && !in_face) {  // projected once more onto the face (Python's comment)
     times_W(P_in, s.delta.data(), s.Pn.data(), s);
     s.delta = s.Pn;
   }
@@ -270,8 +240,7 @@ bool guessed(const Rows& rows, const Matrix& P_in, double lam2, Space& s) {
     // the soft rows' values at v_prev only)
     for (int i = 0; i < m && optimal && any_soft; ++i) {
       if (!s.soft[i]) continue;
-      const double start = rows.column ? rows.scale * s.v_prev(rows.column[i])
-                                       : dot(rows.A + static_cast<long>(i) * nv, s.v_prev.data(), nv);
+      const double start = rows.times_row(i, s.v_prev, nv);
       optimal = !(std::abs(s.x(i) - s.aim(i)) <= tol && rows.lower[i] - tol <= start && start <= rows.upper[i] + tol);
     }
   }

@@ -87,6 +87,10 @@ struct Rows {
     }
     out.noalias() = RowMatrixMap(A, m, nv) * x;
   }
+  // A_i x, an identity row read as c x_j (the same value as the dense product's)
+  double times_row(int i, const Vector& x, int nv) const {
+    return column ? scale * x(column[i]) : factor::dot(A + static_cast<long>(i) * nv, x.data(), nv);
+  }
   // out = J x for J the rows `chosen` (r of them) of A, as they were copied into J (identity
   // rows: read off their columns, J not read)
   template <typename Block, typename Out>

@@ -60,6 +60,19 @@ void times_W(const Matrix* P_in, const double* x, double* out, Space& s) {
     factor::times_vector(s.P_W, x, out);
 }
 
+// (active_set_face.hpp) s.offset = P_W (v - v_prev), the damped model's anchor in the face. For a guess (the face kept
+// implicit: `P_in` given) it is 0: v moved from v_prev only along the face's restrictions (onto the
+// guessed rows' bounds: face_kept_implicit), which P_W takes out; the specification's product is
+// that 0's rounding.
+void offset_in_face(const Matrix* P_in, Space& s) {
+  if (P_in) {
+    s.offset.setZero();
+    return;
+  }
+  s.Pg = s.v - s.v_prev;
+  times_W(P_in, s.Pg.data(), s.offset.data(), s);
+}
+
 // face (below) with P_W kept as P_in and the restrictions (Space::face_Pn), not formed: a warm
 // start's guess (guessed), whose model step needs P_W only in products (times_face). The same
 // restrictions as restrict's, P_W n by times_face; fewer than nv rows in `working` (face_Pn's room).

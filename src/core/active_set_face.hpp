@@ -35,6 +35,10 @@ void times_face(const Matrix& P_in, const double* x, double* out, Space& s);
 // by s.P_W formed.
 void times_W(const Matrix* P_in, const double* x, double* out, Space& s);
 
+// s.offset = P_W (v - v_prev), model_step's damped anchor in the face (times_W); 0 for a guess
+// (`P_in` given: v moved from v_prev only along the restrictions, which P_W takes out).
+void offset_in_face(const Matrix* P_in, Space& s);
+
 // face with P_W kept as P_in and the restrictions, not formed; fewer than nv rows in `working`.
 void face_kept_implicit(const Matrix& P_in, Space& s, std::vector<int>& working, bool move);
 

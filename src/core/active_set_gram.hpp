@@ -65,6 +65,10 @@ double fine_directions(const double* M, int r, int rank, Space& s);
 // diagonal pivoting into s.F / s.pivots; active_set_pivoted.cpp); false: full rank, or no certificate.
 bool pivoted_rank(int r, Space& s, int& k);
 
+// True when the pivot rows' Gram matrix G11 (s.G at s.pivots' first k, as pivoted_rank left them)
+// less shift I has a Cholesky factor (in s.L): every eigenvalue of G11 above `shift`.
+bool pivot_rows_clear_of(int k, double shift, Space& s);
+
 // s.delta = M^T y for a Gram matrix of rank k certified by pivoted_rank (active_set_pivoted.cpp).
 void pivoted_step(int r, int k, double lam2, Space& s);
 
@@ -77,6 +81,10 @@ void pivoted_step(int r, int k, double lam2, Space& s);
 constexpr int kIdentityLeftOut = 12;
 constexpr double kIdentityFloor = 1e-6;  // its eigenvalues' floor, x max(1, c^2)
 bool identity_damped_step(const Rows& rows, int r, double lam2, Space& s, const Matrix* P_in = nullptr);
+
+// model_step's step for damped identity rows (active_set_identity.cpp): c = t - J v + M offset,
+// identity_damped_step, less the offset, in the face; false where that step does not apply.
+bool identity_step(const Rows& rows, int r, double lam2, Space& s, const Matrix* P_in);
 
 }  // namespace lex
 }  // namespace reljac

@@ -86,5 +86,23 @@ bool identity_damped_step(const Rows& rows, int r, double lam2, Space& s, const 
   return true;
 }
 
+// (active_set_gram.hpp) model_step's for damped identity rows in the face (s.P_W, or P_in and its restrictions kept
+// implicit when `P_in` is given), where identity_damped_step applies (else false, s.delta and s.c
+// undefined): c = t - J v + M offset (M offset = c (P_W offset)_j = c offset_j, offset in the
+// face), the step, less the offset, in the face.
+bool identity_step(const Rows& rows, int r, double lam2, Space& s, const Matrix* P_in) {
+  offset_in_face(P_in, s);
+  for (int a = 0; a < r; ++a) {
+    const int j = rows.column[s.chosen[a]];
+    s.c(a) = s.t(a) - rows.scale * s.v(j) + rows.scale * s.offset(j);
+  }
+  if (!identity_damped_step(rows, r, lam2, s, P_in)) return false;
+  if (P_in) return true;  // (a guess: the offset is 0, and the step, two products by P_W, is in the face)
+  s.delta -= s.offset;
+  times_W(P_in, s.delta.data(), s.Pn.data(), s);  // projected once more onto the face
+  s.delta = s.Pn;
+  return true;
+}
+
 }  // namespace lex
 }  // namespace reljac

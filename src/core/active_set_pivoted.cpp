@@ -60,8 +60,11 @@ bool pivoted_rank(int r, Space& s, int& k) {
       schur += (i == l ? 1.0 : 2.0) * x * x;
     }
   if (!(std::sqrt(schur) <= factor::kNegligiblePivot * top)) return false;  // (NaN too)
-  auto G11 = s.L.topLeftCorner(k, k);  // minus the shift
-  const double shift = factor::kWellConditioned * std::max(1.0, s.G.topLeftCorner(r, r).trace());
+  return pivot_rows_clear_of(k, factor::kWellConditioned * std::max(1.0, s.G.topLeftCorner(r, r).trace()), s);
+}
+
+bool pivot_rows_clear_of(int k, double shift, Space& s) {
+  auto G11 = s.L.topLeftCorner(k, k);  // (its lower triangle) minus the shift
   for (int a = 0; a < k; ++a)
     for (int b = 0; b <= a; ++b) G11(a, b) = s.G(s.pivots[a], s.pivots[b]);
   G11.diagonal().array() -= shift;

@@ -86,23 +86,6 @@ constexpr double kAlignedBasis = 1e-10;  // the pivot rows' basis at most this f
 // in this basis or the eigen path's, is above the cut; and so small beside the kept eigenvalues
 // that the two bases span the same space to kAlignedBasis. False (P unchanged, s.G intact): no
 // certificate, or M2 too large to say: the eigen path decides.
-// True when the pivot rows' Gram matrix G11 (s.G at s.pivots' first k) has every eigenvalue above
-// kOrthonormalize x its trace: then W^T = L11^-1 M1 is orthonormal to the rounding of a factor so
-// conditioned, as subtract_row_space's Cholesky path's basis is, and is not orthonormalized again
-// (the eigen path does not either where its kept eigenvalues are that close). Certified by a
-// shifted Cholesky factor of G11 (k <= kSmallLevel; larger: false).
-bool pivot_rows_clear(int k, const Space& s) {
-  if (k > factor::kSmallLevel) return false;
-  factor::SmallGram G11(k, k);
-  double trace = 0.0;
-  for (int a = 0; a < k; ++a) {
-    for (int b = 0; b < k; ++b) G11(a, b) = s.G(s.pivots[a], s.pivots[b]);
-    trace += G11(a, a);
-  }
-  G11.diagonal().array() -= kOrthonormalize * trace;
-  return factor::cholesky_in_place(G11);
-}
-
 bool certified_row_space(const double* M, int r, Matrix& P, Space& s) {
   const int nv = s.nv;
   int k = 0;
@@ -113,7 +96,14 @@ bool certified_row_space(const double* M, int r, Matrix& P, Space& s) {
     std::copy(row, row + nv, Wt.data() + static_cast<long>(a) * nv);
   }
   factor::solve_lower_by_rows(s.F.topLeftCorner(k, k), Wt);
-  if (!pivot_rows_clear(k, s)) orthonormalize(Wt.data(), k, nv);
+  // orthonormalized again only where G11 has an eigenvalue below kOrthonormalize x its trace (as
+  // the full-rank Cholesky path's basis, W^T = L11^-1 M1 is then orthonormal to the rounding of a
+  // factor so conditioned; the eigen path does not orthonormalize where its eigenvalues are that
+  // close). Tested for at most kSmallLevel pivot rows; more are orthonormalized.
+  double trace = 0.0;
+  for (int a = 0; a < k; ++a) trace += s.G(s.pivots[a], s.pivots[a]);
+  if (k > factor::kSmallLevel || !pivot_rows_clear_of(k, kOrthonormalize * trace, s))
+    orthonormalize(Wt.data(), k, nv);
   const double cut = std::max(kRankTolerance, kFineRank * kFineRank * s.G.topLeftCorner(r, r).diagonal().maxCoeff());
   double size = 0.0;  // |M2|_F^2, M2's rows one at a time in s.fine's first row
   double* out = s.fine.data();

@@ -109,8 +109,9 @@ void damped_step_on_gram(int r, double lam2, Space& s, bool deficient, bool clea
 }
 
 // (active_set_gram.hpp) True where model_step's step s.delta = M^T y (no anchor) is in its
-// face to within what projecting it once more would change by rounding (the spec's projection then moves it by less
-// than 1e-11 of itself): each row M_i = A_i P_W lies in the face up to A_i's rounding, so delta
+// face to within what projecting it once more would change by rounding (the spec's projection
+// then moves it by less than 1e-11 of itself): each row M_i = A_i P_W lies in the face up to A_i's
+// rounding, so delta
 // lies off it by about nv u sum_i |y_i| |A_i| at most; kept where that sum is at most kFaceGrowth
 // |delta| (a row nearly along the directions fixed above, |A_i| >> |M_i| with a large y_i, is
 // projected: Python's comment on the projection). Only after a step on the Cholesky path (y known).
