@@ -86,6 +86,14 @@ def weighted_options(options: SearchOptions, tasks: Sequence[Any]) -> SearchOpti
 MU_FIELDS = ("mu_initial", "mu_min", "mu_max")  # what weighted_options scales
 
 
+def weigh(options: Any, weighted: SearchOptions) -> None:
+    """The core's SearchOptions `options` take a call's weighted values (:func:`weighted_options`:
+    the weight, the floor and the Levenberg-Marquardt damping's)."""
+    options.weight, options.floor = weighted.weight, weighted.floor
+    for name in MU_FIELDS:
+        setattr(options, name, getattr(weighted, name))
+
+
 UNSET = ("restarts", "timeout", "max_step")  # None here, -1 in the core (no cap, no budget)
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ...exceptions import TaskError
 from ...relative import Kinematics
 from ...robot import Robot
 from ..limits.base import Limit
@@ -147,6 +148,28 @@ def _restore(twin: Task, state: State) -> None:
 
 
 Problems = tuple[list[Task], list[int], np.ndarray]  # solve_many's: changed tasks, their sizes, (n, k) core targets
+
+
+def check_search(failing: int | None, level_costs: Any, tasks: Sequence[Task], levels: Sequence[Sequence[Task]],
+                 batch: bool = False) -> None:
+    """TaskError for what searches found that no result can stand for: a search whose task
+    `failing` (an index of `tasks`, -1 not known; None: none failed) had rows that were not finite
+    at every configuration searched, or a level's cost (the squared norm of its weighted errors)
+    that overflowed: rows finite, but weight x error beyond 1e154 (the search cannot rank what it
+    finds). level_costs: (levels,) of one search, or (n, levels) of n (`batch`: the error names
+    the problem)."""
+    if failing is not None:
+        task = tasks[failing].name if failing >= 0 else "a task"
+        raise TaskError(f"task '{task}' has rows that are not finite at every configuration searched "
+                        "(its weights or target overflow)")
+    bad = ~np.isfinite(np.atleast_2d(np.asarray(level_costs)))
+    if not bad.any():
+        return
+    i, k = (int(x) for x in np.argwhere(bad)[0])
+    names = ", ".join(f"'{t.name}'" for t in levels[k])
+    where = f"problem {i}: " if batch else ""
+    raise TaskError(f"{where}level {k + 1} ({names}): its weighted errors overflow (|weight x error| must "
+                    "stay below 1e154 for its square to be finite): lower the weights or the targets")
 
 
 def limits_not_met(limits: Sequence[Limit], q: np.ndarray, shown: int = 3) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ...exceptions import ConfigurationError, ReljacError, TaskError
+from ...exceptions import ConfigurationError, ReljacError
 from ...progress import progress_wanted
 from ...robot import Robot, as_robot
 from ...validation import as_count
@@ -34,10 +34,10 @@ from ..solvers.hierarchy import DampingPolicy
 from ..tasks.base import Task
 from .budget import OUTSIDE_START, OUTSIDE_WINDOW, outside_reserve
 from .many import seed_rows_of, with_progress
-from .options import MU_FIELDS, SearchOptions, checked_options, checked_seed, core_options, weighted_options
+from .options import SearchOptions, checked_options, checked_seed, core_options, weigh, weighted_options
 from .python_search import PythonSearch
 from .restarts import sampling
-from .results import REASONS, Explainer, IKResult, Problems, SearchBatch, SolverView, snapshot
+from .results import REASONS, Explainer, IKResult, Problems, SearchBatch, SolverView, check_search, snapshot
 from .targets import core_entries, core_target, own_copies, set_row, settable_tasks, target_values
 
 SEARCH_LIMIT_GAIN = 0.5  # a step may use half the way to a position limit: full steps slam joints onto them
@@ -180,7 +180,7 @@ class Solver:
         core_options.seed = seed
         core_options.timeout = -1.0 if timeout is None else timeout
         core_options.counted = self._counted_indices()
-        self._weigh(core_options, options)
+        weigh(core_options, options)
         step = controller.core_step
         assert step is not None
         return self.result(step.search(q, core_options))  # (the core's SearchResult: the same fields)
@@ -268,23 +268,21 @@ class Solver:
     def result(self, found: Any) -> IKResult:
         """The IKResult of one search (see :meth:`results`): a SearchResult, or the core's record
         of the same fields (its q a read-only view: copied)."""
-        if found.reason not in REASONS:  # FAILED
-            raise self._failure(found.failing)
-        self._check_costs(np.asarray(found.level_costs))
+        controller = self.controllers[0]
+        check_search(None if found.reason in REASONS else found.failing, found.level_costs, controller.tasks,
+                     controller.levels)
         return IKResult(np.array(found.q), found.converged, found.iterations, REASONS[found.reason], found.searches - 1,
                         found.seconds, np.sqrt(found.level_costs).tolist(), found.seconds,
                         _explainer=self._explainer(None))
 
     def results(self, found: SearchBatch, problems: Problems | None = None) -> list[IKResult]:
-        """The IKResults of searches (a TaskError when one had no configuration with finite rows),
+        """The IKResults of searches (a TaskError for one that no result can stand for: check_search),
         built from the batch's arrays; their errors and messages are computed when first read.
         problems: solve_many's (changed tasks, their core targets' sizes, one row of core targets
         per search): each result's errors and message are for its own targets."""
-        failed = found.first_failed()
-        if failed is not None:
-            raise self._failure(int(found.failing[failed]))
-        for i, costs in enumerate(np.asarray(found.level_costs)):
-            self._check_costs(costs, f"problem {i}: " if len(found.q) > 1 else "")
+        failed, controller = found.first_failed(), self.controllers[0]
+        check_search(None if failed is None else int(found.failing[failed]), found.level_costs, controller.tasks,
+                     controller.levels, batch=len(found.q) > 1)
         explainer = self._explainer(problems)
         reasons = [REASONS[r] for r in found.reason.tolist()]
         return [IKResult(q, converged, iterations, reason, searches - 1, seconds, level_errors, seconds,
@@ -292,28 +290,6 @@ class Solver:
                 for i, (q, converged, iterations, reason, searches, seconds, level_errors) in enumerate(zip(
                     found.q, found.converged.tolist(), found.iterations.tolist(), reasons, found.searches.tolist(),
                     found.seconds.tolist(), np.sqrt(found.level_costs).tolist(), strict=True))]
-
-    def _check_costs(self, level_costs: np.ndarray, where: str = "") -> None:
-        """TaskError where a level's cost (the squared norm of its weighted errors) overflowed:
-        rows finite, but weight x error beyond 1e154 (then the search cannot rank what it finds)."""
-        if np.isfinite(level_costs).all():
-            return
-        k = int(np.flatnonzero(~np.isfinite(level_costs))[0])
-        names = ", ".join(f"'{t.name}'" for t in self.controllers[0].levels[k])
-        raise TaskError(f"{where}level {k + 1} ({names}): its weighted errors overflow (|weight x error| must "
-                        "stay below 1e154 for its square to be finite): lower the weights or the targets")
-
-    @staticmethod
-    def _weigh(core_options: Any, weighted: SearchOptions) -> None:
-        """The core's options take a call's weighted ones (:func:`weighted_options`)."""
-        core_options.weight, core_options.floor = weighted.weight, weighted.floor
-        for name in MU_FIELDS:
-            setattr(core_options, name, getattr(weighted, name))
-
-    def _failure(self, failing: int) -> TaskError:
-        task = self.controllers[0].tasks[failing].name if failing >= 0 else "a task"
-        return TaskError(f"task '{task}' has rows that are not finite at every configuration searched "
-                         "(its weights or target overflow)")
 
     def _explainer(self, problems: Problems | None) -> Explainer:
         """What results made now read when first asked: the tasks as they are now (but for the
@@ -380,7 +356,7 @@ class Solver:
         core_options.seed = seed
         core_options.timeout = -1.0 if self.options.timeout is None else self.options.timeout  # (solve's: less)
         core_options.counted = self._counted_indices()
-        self._weigh(core_options, weighted)
+        weigh(core_options, weighted)
         return SearchBatch.from_core(core().search_many(steps, indices, offsets, widths, values, seeds, core_options,
                                                         progress=progress, every=PROGRESS_EVERY))
 
