@@ -176,6 +176,10 @@ int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nul
     if (of_AP) s.M.swap(s.AP);
     damped_step(r, lam2, s, of_AP, deficient, of_AP && s.AP_clear);
     if (of_AP) s.M.swap(s.AP);
+    if (of_AP && lam2 == 0.0 && s.step_y_known) {  // its factor, G_AP's own: kept for the row space
+      s.L_AP.topLeftCorner(r, r) = s.L.topLeftCorner(r, r);
+      s.L_AP_rows = r;
+    }
   }
   s.delta -= s.offset;
   const bool in_face = !anchored && within_face(rows, r, s);  // (its rounding cannot take it off the face)

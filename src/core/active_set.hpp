@@ -137,7 +137,16 @@ struct Space {
   bool P_identity = false, P_W_is_P_in = false;
   int AP_gram_rows = -1;
   bool AP_clear = false;  // G_AP passed clear_of at a floor at least the rank cut's (smallest_singular_value)
+  // G_AP against the row space's floor (kOrthonormalize x its trace, subtract_row_space's test), as
+  // smallest_singular_value found it for a level whose rows the levels below leave out: 1 clear
+  // (and so every leading block of it, at its own trace's floor: their eigenvalues interlace), 0
+  // not clear (the whole of it), -1 not known
+  int AP_spread = -1;
   Matrix G_AP;
+  // the Cholesky factor of G_AP's leading L_AP_rows x L_AP_rows block, undamped, as a step on it
+  // made it (-1: none; the leading r x r block of it is that of G_AP's leading r rows, the same bits)
+  Matrix L_AP;
+  int L_AP_rows = -1;
   Vector Wt_room;          // (m_max x nv) row-major
   Vector crossings;        // (2 m_max): where the rows cross a bound along a step
   Vector hard_value, hard_rate;  // (room)
@@ -257,7 +266,10 @@ void subtract_row_space(const double* M, int r, Matrix& P, Space& s);
 // well conditioned (factor::certified_smallest_eigenvalue, r <= factor::kSmallLevel), and 0 where a
 // pivoted Cholesky factor certifies it rank deficient (pivoted_rank: the rank the eigenvalues would
 // count); nothing pinned either way.
-double smallest_singular_value(const double* M, int r, int nv, Space& s, double floor, int& rank, bool vectors);
+// `spread`: the level's rows are left out of the projector below (subtract_row_space): for M =
+// s.AP, G is tested against the row space's floor first where it is above `floor` (s.AP_spread).
+double smallest_singular_value(const double* M, int r, int nv, Space& s, double floor, int& rank, bool vectors,
+                               bool spread = false);
 
 // The smallest singular value sqrt(lambda_min) of a Gram matrix G (r x r, a copy of s.G), the
 // same bits as smallest_singular_value's eigen-decomposition would give.

@@ -177,7 +177,8 @@ int rank_of(const double* M, int r, int nv, Space& s) {
   return rank;
 }
 
-double smallest_singular_value(const double* M, int r, int nv, Space& s, double floor, int& rank, bool vectors) {
+double smallest_singular_value(const double* M, int r, int nv, Space& s, double floor, int& rank, bool vectors,
+                               bool spread) {
   if (r == 0) {
     s.pinned_rows = -1;
     rank = 0;
@@ -189,12 +190,23 @@ double smallest_singular_value(const double* M, int r, int nv, Space& s, double 
     s.G_AP.topLeftCorner(r, r) = s.G.topLeftCorner(r, r);
     s.AP_gram_rows = r;
     s.AP_clear = false;
+    s.AP_spread = -1;
+    s.L_AP_rows = -1;
   }
-  if (finite && clear_of(r, floor, s)) {  // every sigma above sqrt(floor): known when read
+  // the row space's test first where it is the stricter (a pass answers both; a failure answers
+  // the row space's for the whole of G_AP), else a pass at `floor` answers it too
+  const double spread_floor = kOrthonormalize * s.G.topLeftCorner(r, r).trace();
+  bool clear = false;
+  if (of_AP && spread && spread_floor > floor) {
+    clear = clear_of(r, spread_floor, s);
+    s.AP_spread = clear;
+  }
+  if (finite && (clear || clear_of(r, floor, s))) {  // every sigma above sqrt(floor): known when read
     s.pinned_rows = -1;
     rank = r;
     // (clear_of's shift was at least the rank cut's: a step on G_AP needs no test of its own)
     s.AP_clear = of_AP;
+    if (of_AP && spread && floor >= spread_floor) s.AP_spread = 1;
     return -1.0;
   }
   if (finite && !vectors && r <= factor::kSmallLevel) {  // full rank and well conditioned: certified as the SNS solver

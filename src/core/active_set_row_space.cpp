@@ -143,13 +143,24 @@ void subtract_row_space(const double* M, int r, Matrix& P, Space& s) {
     return;
   }
   const bool finite = gram(M, r, nv, s);
-  if (finite && clear_of(r, kOrthonormalize * s.G.topLeftCorner(r, r).trace(), s)) {
+  // the level's A P_in (a prefix of its rows): its Gram matrix's test as smallest_singular_value
+  // answered it (Space::AP_spread), its Cholesky factor as a step kept it (Space::L_AP)
+  const bool of_AP = M == s.AP.data() && r <= s.AP_gram_rows;
+  bool clear;
+  if (of_AP && s.AP_spread == 1)
+    clear = true;
+  else if (of_AP && s.AP_spread == 0 && r == s.AP_gram_rows)
+    clear = false;
+  else
+    clear = finite && clear_of(r, kOrthonormalize * s.G.topLeftCorner(r, r).trace(), s);
+  if (clear) {
     // full rank and no eigenvalue below kOrthonormalize x the trace (so none below that x the
     // largest: the eigen path would not orthonormalize again): W^T = L^-1 M, G = L L^T
-    factor_damped(r, 0.0, s);
+    const bool kept = of_AP && r <= s.L_AP_rows;
+    if (!kept) factor_damped(r, 0.0, s);
     factor::WtMap Wt(s.Wt_room.data(), r, nv);
     Wt = RowMatrixMap(M, r, nv);
-    factor::solve_lower_by_rows(s.L.topLeftCorner(r, r), Wt);
+    factor::solve_lower_by_rows((kept ? s.L_AP : s.L).topLeftCorner(r, r), Wt);
     factor::subtract_gram(P, Wt);
     return;
   }

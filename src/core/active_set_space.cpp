@@ -99,7 +99,9 @@ void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
   pivots.resize(m_max);
   pivot_z.resize(m_max);
   G_AP.resize(m_max, m_max);
-  AP_gram_rows = -1;
+  L_AP.resize(m_max, m_max);
+  AP_gram_rows = L_AP_rows = -1;
+  AP_spread = -1;
   eig_vectors.resize(m_max, m_max);
   Wt_room.resize(static_cast<Eigen::Index>(m_max) * nv);
   crossings.resize(2 * m_max);

@@ -134,8 +134,9 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
   double smallest = 0.0;
   const double dimension = P.trace();
   s.pinned_rows = -1;
-  s.AP_gram_rows = s.AP_rows = -1;  // (s.AP is this level's once computed below)
+  s.AP_gram_rows = s.AP_rows = s.L_AP_rows = -1;  // (s.AP is this level's once computed below)
   s.AP_clear = false;
+  s.AP_spread = -1;
   if (static_cast<double>(m) > std::nearbyint(dimension)) {
     rank_AP = -1;  // (computed below only if the report needs it)
   } else {
@@ -148,7 +149,7 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
     // them out of the projector below: the same Gram matrix), else at its first reuse, if any
     bool equal = !last;
     for (int i = 0; i < m && equal; ++i) equal = rows.equal(i);
-    smallest = smallest_singular_value(s.AP.data(), m, nv, s, policy.threshold * policy.threshold, rank_AP, equal);
+    smallest = smallest_singular_value(s.AP.data(), m, nv, s, policy.threshold * policy.threshold, rank_AP, equal, !last);
     if (smallest < 0 && report) {  // above the threshold: undamped; its value waits for the report's reader
       Matrix& G = s.pending_G[level];
       if (G.rows() < m) G.resize(s.m_max, s.m_max);
