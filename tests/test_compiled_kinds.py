@@ -60,6 +60,18 @@ def half_space(robot, q, planes=3):
             [PostureTask(robot, gain=1.0, weight=0.1)]]
 
 
+def half_space_between_tools(robot, q):
+    """The right tool's origin in 3 planes of the left tool's axes (both frames moving: J_a in its
+    rows), below a reach that drags the left tool away; it starts past them."""
+    p = reljac.Kinematics(robot, q).relative_placement("left_tool", "right_tool").translation
+    normals = np.array([[1.0, 0.2, 0.1], [-0.3, 1.0, 0.4], [0.2, -0.5, 1.0]])
+    offsets = normals @ p / np.linalg.norm(normals, axis=1) - 0.03
+    reach = RelativePositionTask("universe", "left_tool", gain=2.0)
+    reach.set_target(reljac.Kinematics(robot, q).placement("left_tool").translation + [0.1, -0.1, 0.05])
+    return [[reach], [HalfSpaceTask("left_tool", "right_tool", normals, offsets, gain=5.0)],
+            [PostureTask(robot, gain=1.0, weight=0.1)]]
+
+
 def ball_on_posture(robot, q):
     """The posture within 0.3 rad (norm) of a far target, over a weighted position task."""
     inner = PostureTask(robot)
@@ -99,6 +111,7 @@ def collision_level(robot, q):
 
 
 STACKS = {"cone": cone, "half_space": half_space, "many_planes": lambda r, q: half_space(r, q, 60),
+          "half_space_between_tools": half_space_between_tools,
           "ball_on_posture": ball_on_posture, "ball_on_pose": ball_on_pose, "support_level": support_level,
           "collision_level": collision_level}
 

@@ -2,8 +2,8 @@
 // reljac/ik/tasks/regions.py, its specification and oracle; tests/test_compiled_kinds.py).
 //
 // e = N p_ab - c (k rows) [m], N (k x 3) the unit outward normals in a's axes; J = N J_ab^v
-// (J_ab's linear rows in a's axes: 3 x nv, formed once whatever k). Its bounds (e <= 0) come with
-// the task parameters.
+// (J_ab's linear rows in a's axes), as one (k x 6) matrix times J_b - J_a (compute). Its bounds
+// (e <= 0) come with the task parameters.
 #include "schema.hpp"
 
 namespace reljac {
@@ -46,22 +46,28 @@ class HalfSpaceTask : public CompiledTask {
     const Vector3 p_ab = R_wa.transpose() * (T_wb.translation() - T_wa.translation());
     const Matrix& J_a = s.jacobian(d_.frame_a);
     const Matrix& J_b = s.jacobian(d_.frame_b);
-    const int nv = s.nv();
-    linear_.resize(3, nv);
-    for (int k = 0; k < nv; ++k)
-      linear_.col(k) = relative_linear_velocity(R_wa, T_wb.translation(), J_b.col(k).head<3>() - J_a.col(k).head<3>(),
-                                                J_b.col(k).tail<3>() - J_a.col(k).tail<3>());
+    const int nv = s.nv(), k = static_cast<int>(d_.offsets.size());
+    // row i of N J_ab^v: n_i^T R_wa^T (d_v - p_wb x d_w) = u_i^T d_v - (u_i x p_wb)^T d_w, u_i = R_wa n_i
+    // the normal in the world's axes and d = J_b - J_a a column (relative_linear_velocity), so
+    // J = C (J_b - J_a) with C's row i [u_i^T, -(u_i x p_wb)^T] (k x 6): one product, no 3 x nv rows
+    coefficients_.resize(k, 6);
+    for (int i = 0; i < k; ++i) {
+      const Vector3 u = R_wa * d_.normals.row(i).transpose();
+      coefficients_.row(i).head<3>() = u.transpose();
+      coefficients_.row(i).tail<3>() = -u.cross(T_wb.translation()).transpose();
+    }
     out.e.noalias() = d_.normals * p_ab;
     out.e -= d_.offsets;
-    out.J.resize(size, nv);
-    out.J.noalias() = d_.normals * linear_;
-    out.ff.setZero(size);
+    out.J.resize(k, nv);
+    out.J.noalias() = coefficients_ * J_b;
+    out.J.noalias() -= coefficients_ * J_a;
+    out.ff.setZero(k);
     return true;
   }
 
  private:
   HalfSpaceTaskDescription d_;
-  Matrix linear_;  // (3 x nv) J_ab's linear rows
+  RowMatrix coefficients_;  // (k x 6) C above
 };
 
 std::unique_ptr<CompiledTask> HalfSpaceTaskDescription::make() const { return std::make_unique<HalfSpaceTask>(); }
