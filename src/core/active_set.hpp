@@ -49,6 +49,7 @@ struct WarmLevel {
   std::vector<Tag> working;
   std::vector<signed char> soft;
   int misses = 0, wait = 0;
+  bool deficient = false;  // its A P_in was certified rank deficient (smallest_singular_value's `deficient`)
 };
 constexpr int kMaxWait = 8;
 
@@ -212,6 +213,7 @@ struct Space {
     for (WarmLevel& w : warm) {
       w.rows = -1;
       w.misses = w.wait = 0;
+      w.deficient = false;
     }
   }
 
@@ -268,8 +270,11 @@ void subtract_row_space(const double* M, int r, Matrix& P, Space& s);
 // count); nothing pinned either way.
 // `spread`: the level's rows are left out of the projector below (subtract_row_space): for M =
 // s.AP, G is tested against the row space's floor first where it is above `floor` (s.AP_spread).
+// `deficient` (in: the level's last solve certified it rank deficient; out: this one did): with
+// `vectors` false, the pivoted certificate is tried first (where it holds, the tests before it
+// would all fail: the same answer).
 double smallest_singular_value(const double* M, int r, int nv, Space& s, double floor, int& rank, bool vectors,
-                               bool spread = false);
+                               bool spread, bool& deficient);
 
 // The smallest singular value sqrt(lambda_min) of a Gram matrix G (r x r, a copy of s.G), the
 // same bits as smallest_singular_value's eigen-decomposition would give.

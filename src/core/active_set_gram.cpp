@@ -178,7 +178,9 @@ int rank_of(const double* M, int r, int nv, Space& s) {
 }
 
 double smallest_singular_value(const double* M, int r, int nv, Space& s, double floor, int& rank, bool vectors,
-                               bool spread) {
+                               bool spread, bool& deficient) {
+  const bool deficient_before = deficient;
+  deficient = false;
   if (r == 0) {
     s.pinned_rows = -1;
     rank = 0;
@@ -192,6 +194,18 @@ double smallest_singular_value(const double* M, int r, int nv, Space& s, double 
     s.AP_clear = false;
     s.AP_spread = -1;
     s.L_AP_rows = -1;
+  }
+  int k = 0;
+  bool pivoted = false;  // pivoted_rank tried (and failed)
+  if (finite && deficient_before && !vectors) {  // as the last solve found it: certified rank deficient
+    if (pivoted_rank(r, s, k)) {  // (no Cholesky factor, shifted or not, then exists: nothing else tried)
+      s.pinned_rows = -1;
+      rank = k;
+      if (of_AP && spread) s.AP_spread = 0;
+      deficient = true;
+      return 0.0;
+    }
+    pivoted = true;
   }
   // the row space's test first where it is the stricter (a pass answers both; a failure answers
   // the row space's for the whole of G_AP), else a pass at `floor` answers it too
@@ -218,10 +232,10 @@ double smallest_singular_value(const double* M, int r, int nv, Space& s, double 
       return std::sqrt(e0);
     }
   }
-  int k = 0;
-  if (finite && !vectors && pivoted_rank(r, s, k)) {  // rank deficient, certified as the eigenvalues would
-    s.pinned_rows = -1;                                 // count it: sigma_min 0, no decomposition (nothing pinned)
-    rank = k;
+  if (finite && !vectors && !pivoted && pivoted_rank(r, s, k)) {  // rank deficient, certified as the eigenvalues
+    s.pinned_rows = -1;                                              // would count it: sigma_min 0, no decomposition
+    rank = k;                                                        // (nothing pinned)
+    deficient = true;
     return 0.0;
   }
   rank = eigen_of_gram(r, s, true, vectors);  // (s.G is M M^T: formed above)

@@ -149,7 +149,10 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
     // them out of the projector below: the same Gram matrix), else at its first reuse, if any
     bool equal = !last;
     for (int i = 0; i < m && equal; ++i) equal = rows.equal(i);
-    smallest = smallest_singular_value(s.AP.data(), m, nv, s, policy.threshold * policy.threshold, rank_AP, equal, !last);
+    bool deficient = warm >= 0 && s.warm[warm].deficient;  // (a controller's step: as the last one found it)
+    smallest =
+        smallest_singular_value(s.AP.data(), m, nv, s, policy.threshold * policy.threshold, rank_AP, equal, !last, deficient);
+    if (warm >= 0) s.warm[warm].deficient = deficient;
     if (smallest < 0 && report) {  // above the threshold: undamped; its value waits for the report's reader
       Matrix& G = s.pending_G[level];
       if (G.rows() < m) G.resize(s.m_max, s.m_max);
