@@ -164,6 +164,19 @@ def test_ik_bad_types_raise_reljac_errors(planar, make):
         make(planar)
 
 
+@pytest.mark.parametrize("make", [
+    lambda r: reljac.ik.Controller(r, [], dt=0.01),
+    lambda r: reljac.ik.Solver(r, ()),
+    lambda r: reljac.ik.solve(r, None, []),
+    lambda r: reljac.ik.solve_many(r, None, [], [{}]),
+], ids=["controller", "solver", "solve", "solve_many"])
+def test_no_level_is_a_task_error_that_names_levels(planar, make):
+    """An empty list of levels: the message names the argument and what it must hold, for a
+    search as for a controller (it said "the controller needs" from Solver and solve too)."""
+    with pytest.raises(TaskError, match=r"^levels must hold at least one level of tasks, got (\[\]|\(\))$"):
+        make(planar)
+
+
 def test_numpy_float_dt_is_accepted(planar):
     """dt=np.float32(0.01) is a valid period but Controller rejects it (isinstance(dt, float))."""
     controller = reljac.ik.Controller(planar, [[reljac.ik.PostureTask(planar)]], dt=np.float32(0.01))

@@ -47,7 +47,7 @@ def as_levels(levels: Any) -> list[list[Task]]:
             raise TaskError(f"level {i} must be a Task or a non-empty list of Tasks, got {level!r}")
         out.append(tasks)
     if not out:
-        raise TaskError("the controller needs at least one level of tasks")
+        raise TaskError(f"levels must hold at least one level of tasks, got {levels!r}")
     return out
 
 
