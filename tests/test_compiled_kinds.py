@@ -212,6 +212,26 @@ def test_a_collision_level_reports_its_pairs_distances_through_the_limit(dual_ar
     np.testing.assert_allclose(last["compiled"].jacobian, last["python"].jacobian, rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("name", ["support_level", "five_planes"])
+def test_a_level_of_dependent_inequality_rows_reports_as_the_python_controller_does(dual_arm, name):
+    """A region's four edges on the centre of mass's two coordinates, five planes on a position's
+    three (some violated: soft rows in the level's model): rows dependent whatever P_in, which the
+    compiled step (warm) certifies on A A^T without forming A P_in. Each level's velocity, smallest
+    singular value, damping and met, step by step, are the Python controller's (the dependent
+    level's sigma_min 0 on both)."""
+    make = STACKS["support_level"] if name == "support_level" else lambda r, q: half_space(r, q, 5)
+    out = follow(dual_arm, make, dual_arm.neutral() + 0.2, 40)
+    (v_py, reports_py), (v_c, reports_c) = out["python"], out["compiled"]
+    np.testing.assert_allclose(v_c, v_py, rtol=0, atol=V_TOL * max(1.0, np.abs(v_py).max()))
+    level = 0 if name == "support_level" else 1
+    assert all(step[level].smallest_singular_value == 0.0 for step in reports_py)
+    for step_py, step_c in zip(reports_py, reports_c, strict=True):
+        for py, c in zip(step_py, step_c, strict=True):
+            assert c.met == py.met
+            np.testing.assert_allclose(c.smallest_singular_value, py.smallest_singular_value, rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(c.damping, py.damping, rtol=1e-9, atol=1e-15)
+
+
 def test_a_region_level_hears_its_region_change(dual_arm):
     """A margin changed on the region between steps reaches the compiled level (its description
     holds the region's)."""

@@ -166,7 +166,7 @@ int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nul
     s.c.head(r).noalias() += s.AP.topRows(r) * s.offset;
   else if (anchored)
     s.c.head(r).noalias() += M * s.offset;
-  const bool deficient = s.AP_rows < 0 && r == m;  // (no A P_in: m above the dimension, solve_one)
+  const bool deficient = s.AP_rows < 0 && r == m;  // (no A P_in: m above the dimension, or A's rows dependent: solve_one)
   // M = A P_in (of_AP): its rows are s.AP's, which the step reads as s.M (their buffers exchanged
   // and back: nothing copied; the step writes no row of M), and its Gram matrix the one kept, clear
   // of the rank cut where smallest_singular_value found it so (s.AP_clear: not tested again)

@@ -50,6 +50,9 @@ struct WarmLevel {
   std::vector<signed char> soft;
   int misses = 0, wait = 0;
   bool deficient = false;  // its A P_in was certified rank deficient (smallest_singular_value's `deficient`)
+  // its rows A themselves certified dependent (an inequality level: its A P_in then not formed,
+  // inequality.cpp's rows_dependent): 1 yes, 0 no (not tried again), -1 not tried
+  signed char rows_dependent = -1;
 };
 constexpr int kMaxWait = 8;
 
@@ -214,6 +217,7 @@ struct Space {
       w.rows = -1;
       w.misses = w.wait = 0;
       w.deficient = false;
+      w.rows_dependent = -1;
     }
   }
 

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "active_set.hpp"
+#include "active_set_gram.hpp"
 
 namespace reljac {
 
@@ -123,6 +124,23 @@ void warm_keep(const Rows& rows, int k, bool guessed, Space& s) {
   for (int i = 0; i < rows.m; ++i) w.soft[i] = !s.soft[i] ? 0 : s.aim(i) == rows.upper[i] ? 1 : -1;
 }
 
+// True where level k's rows A are dependent (A A^T certified rank deficient: pivoted_rank), so
+// that A P_in is too and its smallest singular value 0, without forming A P_in: a controller's
+// level of inequality rows only (its model usually has no row, and it leaves none out below: A
+// P_in's other uses), found rank deficient at the last solve (a region's edges, more planes than
+// a position's three). Tried again after a success only (WarmLevel::rows_dependent).
+bool rows_dependent(const Rows& rows, int k, Space& s) {
+  if (k < 0 || rows.column) return false;
+  WarmLevel& w = s.warm[k];
+  if (!w.deficient || w.rows_dependent == 0) return false;
+  for (int i = 0; i < rows.m; ++i)
+    if (rows.equal(i)) return false;
+  int rank = 0;
+  const bool dependent = gram(rows.A, rows.m, s.nv, s) && pivoted_rank(rows.m, s, rank);
+  w.rows_dependent = dependent ? 1 : 0;
+  return dependent;
+}
+
 // `warm`: the level's index in s.warm when warm-started (-1: cold, nothing kept). `level`: the
 // level's index (its report's, when given).
 template <typename TagOf>
@@ -139,6 +157,8 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
   s.AP_spread = -1;
   if (static_cast<double>(m) > std::nearbyint(dimension)) {
     rank_AP = -1;  // (computed below only if the report needs it)
+  } else if (rows_dependent(rows, warm, s)) {  // sigma_min 0, A P_in not formed (its rank: as above)
+    rank_AP = -1;
   } else {
     if (s.P_identity)
       s.AP.topRows(m) = A;
