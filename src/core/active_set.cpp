@@ -172,9 +172,10 @@ int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nul
   // of the rank cut where smallest_singular_value found it so (s.AP_clear: not tested again)
   if (downdated && clear_of(r, 0.0, s)) {  // (its Gram matrix is M M^T downdated: gram_downdated)
     damped_step_on_gram(r, lam2, s, deficient, true);
-  } else {  // (and where a downdated one is not clear of the rank cut: formed from M)
+  } else {  // (and where a downdated one is not clear of the rank cut: formed from M, its Cholesky
+            // factor not tried again: the pivoted or the eigen path, which decide rank alike)
     if (of_AP) s.M.swap(s.AP);
-    damped_step(r, lam2, s, of_AP, deficient, of_AP && s.AP_clear);
+    damped_step(r, lam2, s, of_AP, deficient || downdated, of_AP && s.AP_clear);
     if (of_AP) s.M.swap(s.AP);
     if (of_AP && lam2 == 0.0 && s.step_y_known) {  // its factor, G_AP's own: kept for the row space
       s.L_AP.topLeftCorner(r, r) = s.L.topLeftCorner(r, r);

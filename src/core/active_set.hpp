@@ -146,6 +146,7 @@ struct Space {
   // (and so every leading block of it, at its own trace's floor: their eigenvalues interlace), 0
   // not clear (the whole of it), -1 not known
   int AP_spread = -1;
+  int AP_rank = -1;  // G_AP's rank as smallest_singular_value found it (-1: not known): more rows are dependent
   Matrix G_AP;
   // the Cholesky factor of G_AP's leading L_AP_rows x L_AP_rows block, undamped, as a step on it
   // made it (-1: none; the leading r x r block of it is that of G_AP's leading r rows, the same bits)

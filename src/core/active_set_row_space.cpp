@@ -149,8 +149,8 @@ void subtract_row_space(const double* M, int r, Matrix& P, Space& s) {
   bool clear;
   if (of_AP && s.AP_spread == 1)
     clear = true;
-  else if (of_AP && s.AP_spread == 0 && r == s.AP_gram_rows)
-    clear = false;
+  else if (of_AP && ((s.AP_spread == 0 && r == s.AP_gram_rows) || (s.AP_rank >= 0 && r > s.AP_rank)))
+    clear = false;  // (more rows than G_AP's rank: dependent, no factor; the paths below decide)
   else
     clear = finite && clear_of(r, kOrthonormalize * s.G.topLeftCorner(r, r).trace(), s);
   if (clear) {

@@ -154,7 +154,7 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
   s.pinned_rows = -1;
   s.AP_gram_rows = s.AP_rows = s.L_AP_rows = -1;  // (s.AP is this level's once computed below)
   s.AP_clear = false;
-  s.AP_spread = -1;
+  s.AP_spread = s.AP_rank = -1;
   if (static_cast<double>(m) > std::nearbyint(dimension)) {
     rank_AP = -1;  // (computed below only if the report needs it)
   } else if (rows_dependent(rows, warm, s)) {  // sigma_min 0, A P_in not formed (its rank: as above)
@@ -173,6 +173,7 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
     smallest =
         smallest_singular_value(s.AP.data(), m, nv, s, policy.threshold * policy.threshold, rank_AP, equal, !last, deficient);
     if (warm >= 0) s.warm[warm].deficient = deficient;
+    s.AP_rank = rank_AP;
     if (smallest < 0 && report) {  // above the threshold: undamped; its value waits for the report's reader
       Matrix& G = s.pending_G[level];
       if (G.rows() < m) G.resize(s.m_max, s.m_max);
