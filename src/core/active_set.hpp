@@ -252,8 +252,10 @@ int rank_of(const double* M, int r, int nv, Space& s);
 
 // s.delta = argmin |M u - c|^2 + lam2 |u|^2 (the minimum-norm one when lam2 = 0), M = s.M (r rows),
 // c = s.c, on the eigenvalues of M M^T above the rank rule (Python's damped_step). `of_AP`: s.M
-// is a copy of the level's s.AP (its Gram matrix kept: not formed again). `deficient`: M has more
-// rows than the dimension of the levels' null space (rank deficient: no Cholesky factor of G tried).
+// is a copy of the level's s.AP (its Gram matrix kept: not formed again). `deficient`: no Cholesky
+// factor of G tried (the pivoted or the eigen path decide): M is known rank deficient (more rows
+// than the dimension of the levels' null space, or the level's rows dependent) or its Gram matrix
+// downdated failed that test (model_step).
 // `cleared`: its Gram matrix is known clear of the rank cut (clear_of passed on it: not tested again).
 void damped_step(int r, double lam2, Space& s, bool of_AP = false, bool deficient = false, bool cleared = false);
 
