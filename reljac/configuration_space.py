@@ -76,20 +76,23 @@ class ConfigurationSpace(ModelIndex):
         """
         return joint_space.random_configuration(self, as_rng(rng))
 
-    def q_from_joint_values(self, values: Mapping[str, object]) -> np.ndarray:
+    def q_from_joint_values(self, values: Mapping[str, object], start: ArrayLike | None = None) -> np.ndarray:
         """Configuration q (nq,) from {joint name: value} (e.g. a joint-state message); the
         inverse of :meth:`joint_values`.
 
-        Joints not named stay at neutral. A continuous joint takes its angle [rad]; a joint with
+        Joints not named keep their values in `start` (nq,) (default: the neutral
+        configuration; ``start=robot.reference_configuration()`` changes only the named joints
+        of the robot's usual pose). A continuous joint takes its angle [rad]; a joint with
         several values (floating base: x y z qx qy qz qw) a sequence of them. Mimic joints
-        follow their leader and cannot be set.
+        follow their leader and cannot be set. `start` is not modified.
 
         Raises:
             JointNotFound: unknown, fixed, locked or mimic joint name.
-            ConfigurationError: a non-finite value, one of the wrong size, or a quaternion that is
-                not unit.
+            ConfigurationError: a bad `start`, a non-finite value, one of the wrong size, or a
+                quaternion that is not unit.
         """
-        q = joint_space.write_values(self, values, self.neutral())
+        q = self.neutral() if start is None else self.validate_q(start, name="start")  # (a copy)
+        q = joint_space.write_values(self, values, q)
         return self.validate_q(q, name="q from joint values")
 
     def joint_values(self, q: ArrayLike) -> dict[str, Value]:

@@ -186,11 +186,16 @@ class ModelIndex:
             if fid is not None:
                 return fid
             return self._frame_id_slow(frame)
-        if isinstance(frame, (int, np.integer)) and not isinstance(frame, (bool, np.bool_)):
+        # an int subclass is an enum (bool, pin.LOCAL: a Pinocchio reference frame), not an id
+        if type(frame) is int or isinstance(frame, np.integer):
             if 0 <= frame < self.model.nframes:
                 return int(frame)
             raise FrameNotFound(f"frame id {frame} is out of range for robot '{self.name}' "
                                 f"(valid ids: 0..{self.model.nframes - 1})")
+        if isinstance(frame, pin.ReferenceFrame):
+            raise FrameNotFound(f"a frame is given by name (str) or id (int), not the Pinocchio reference frame "
+                                f"pin.{frame.name}: relative Jacobians choose their axes by expressed_in='a', 'b', "
+                                "'world' or a frame")
         raise FrameNotFound(f"a frame is given by name (str) or id (int), not {type(frame).__name__}")
 
     def _frame_id_slow(self, frame: str) -> int:

@@ -183,6 +183,30 @@ def test_a_maps_file_of_other_hands_is_refused(capsys, tmp_path):
     assert "no map of left_link7" in capsys.readouterr().err
 
 
+@pytest.mark.slow
+def test_a_maps_file_of_other_maps_than_asked_is_refused(capsys, tmp_path):
+    """Maps read from a file are the ones asked for (--samples; the file's [maps] samples, voxel,
+    bins, seed), or the run stops naming what differs; the file's defaults ask for nothing."""
+    task, maps = tmp_path / "task.toml", tmp_path / "maps.npz"
+    task.write_text(TASK)
+    common = ["--maps", str(maps), "--candidates", "1", "--no-progress"]
+    assert main(["place", "dual_arm", str(task), "--samples", "100", *common]) == 0  # builds and saves the maps
+    assert main(["place", "dual_arm", str(task), *common]) == 0  # no [maps]: what the file holds
+    assert main(["place", "dual_arm", str(task), "--samples", "100", *common]) == 0
+    capsys.readouterr()
+    assert main(["place", "dual_arm", str(task), "--samples", "200", *common]) == 2
+    err = capsys.readouterr().err
+    assert "holds maps of 100 samples per hand; this run asks for 200 samples per hand" in err, err
+    for maps_table, said in (("voxel = 0.1", "cells of 0.04 m; this run asks for cells of 0.1 m"),
+                             ("bins = [36, 12, 12]", "bins [36, 12, 24]; this run asks for bins [36, 12, 12]"),
+                             ("seed = 3", "seed 0; this run asks for seed 3"),
+                             ("samples = 100\nvoxel = 0.04\nseed = 0", None)):
+        task.write_text(TASK + f"\n[maps]\n{maps_table}\n")
+        assert main(["place", "dual_arm", str(task), *common]) == (0 if said is None else 2)
+        err = capsys.readouterr().err
+        assert said is None or (said in err and len(err.splitlines()) == 1), err
+
+
 @pytest.mark.parametrize("name", ["tiago_dual_place.toml", "panda_cart_place.toml"])
 def test_the_example_task_files_read(name):
     from reljac.apps.place_file import read_place_file

@@ -37,15 +37,36 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, own_extras: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.own_extras = own_extras
+        self._intermixing = False
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
-        namespace, extras = super().parse_known_args(args, namespace)
+        if self._intermixing:  # (parse_known_intermixed_args' own passes)
+            return super().parse_known_args(args, namespace)
+        start = None if namespace is None else argparse.Namespace(**vars(namespace))
+        parsed, extras = super().parse_known_args(args, namespace)
         if extras and self.own_extras:
-            self.error(f"unrecognized arguments: {' '.join(extras)}")
-        return namespace, extras
+            # an optional positional after an option (`debug ROBOT --paused FILE`: argparse fills
+            # FILE, empty, before it meets the option): the positionals parsed apart from the options
+            self._intermixing = True
+            try:
+                parsed, extras = super().parse_known_intermixed_args(args, start)
+            finally:
+                self._intermixing = False
+            if extras:
+                self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
 
     def error(self, message: str) -> NoReturn:  # argparse's hook
         raise UsageError(f"reljac: error: {message} (see '{self.prog} --help')")
+
+
+class CommandParser(Parser):
+    """A command's parser (``reljac jacobian``, ...): its errors name it ('see reljac jacobian
+    --help'), arguments it does not know included (``own_extras``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("own_extras", True)
+        super().__init__(*args, **kwargs)
 
 
 def integer(low: int, high: int) -> Callable[[str], int]:
@@ -131,9 +152,10 @@ def load_robot(args):
 
 
 def configuration(robot: Any, args: argparse.Namespace, *, random: bool = True) -> Any:
-    """q from --q (nq numbers), --joint NAME=VALUE pairs, --q-named NAME (the SRDF's) or --seed
-    (random; not when `random` is False: the command's --seed is its sampling seed); default: the
-    robot's reference configuration (neutral unless it names one)."""
+    """q from --q (nq numbers), --joint NAME=VALUE pairs (the other joints at the reference
+    configuration), --q-named NAME (the SRDF's) or --seed (random; not when `random` is False: the
+    command's --seed is its sampling seed); default: the robot's reference configuration (neutral
+    unless it names one)."""
     if args.q_named is not None:
         return robot.configuration(args.q_named)
     if args.q is not None:
@@ -144,8 +166,9 @@ def configuration(robot: Any, args: argparse.Namespace, *, random: bool = True) 
             name, sep, value = item.partition("=")
             if not sep:
                 raise ReljacError(f"--joint expects NAME=VALUE, got '{item}'")
-            values[name] = value
-        return robot.q_from_joint_values(values)
+            parts = value.replace(",", " ").split()  # a floating base's x y z qx qy qz qw
+            values[name] = parts if len(parts) > 1 else value
+        return robot.q_from_joint_values(values, start=robot.reference_configuration())
     if random and args.seed is not None:
         return robot.random_configuration(args.seed)
     return robot.reference_configuration()
@@ -180,7 +203,9 @@ def configuration_arguments(parser: argparse.ArgumentParser, *, random: bool = T
     group.add_argument("--q", type=coordinate, nargs="+", metavar="X",
                        help=f"configuration: nq numbers, each |X| <= {MAX_COORDINATE:g}")
     group.add_argument("--joint", action="append", metavar="NAME=VALUE",
-                       help=f"joint value [rad or m], |VALUE| <= {MAX_COORDINATE:g} (repeatable)")
+                       help=f"joint value [rad or m], |VALUE| <= {MAX_COORDINATE:g}, the other joints at the reference "
+                            "configuration; a joint of several values (a floating base: x y z qx qy qz qw) takes them "
+                            "separated by commas (repeatable)")
     if random:
         group.add_argument("--seed", type=integer(0, MAX_SEED), metavar="S",
                            help="random configuration inside the limits, seed 0..2^63-1")
@@ -243,9 +268,11 @@ def place_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-hold", action="store_true", help="with --view: exit right away")
 
 
-def seed_argument(parser: argparse.ArgumentParser, *, metavar: str | None = "S") -> None:
-    """``--seed S``: the random stream of a sampling command, 0..2^63-1 (default 0)."""
-    parser.add_argument("--seed", type=integer(0, MAX_SEED), default=0, metavar=metavar, help="0..2^63-1 (default 0)")
+def seed_argument(parser: argparse.ArgumentParser, *, metavar: str | None = "S", default: int | None = 0) -> None:
+    """``--seed S``: the random stream of a sampling command, 0..2^63-1 (default 0; `default`
+    None: the command tells an absent --seed from 0 and applies 0 itself)."""
+    parser.add_argument("--seed", type=integer(0, MAX_SEED), default=default, metavar=metavar,
+                        help="0..2^63-1 (default 0)")
 
 
 def json_argument(parser: argparse.ArgumentParser) -> None:

@@ -48,6 +48,7 @@ from .arguments import (  # noqa: E402
     DEMO_EPILOG,
     FULL_MESHES,
     MAX_PRECISION,
+    CommandParser,
     Parser,
     UsageError,
     configuration_arguments,
@@ -102,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="reljac", description="Relative Jacobians, task-priority IK and browser views for URDF robots.",
         epilog="Exit codes: 0 done, 1 check mismatch, 2 bad input, 130 interrupted.",
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=CommandParser)
 
     p = sub.add_parser("info", help=summary("info"))
     robot_arguments(p, optional=True)
@@ -156,10 +157,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--com-frame", metavar="F",
                    help="measure and express the centre of mass in frame F (default: the world); implies --com")
     configuration_arguments(p, random=False)
-    p.add_argument("--samples", type=integer(1, ANALYZE_SAMPLES), default=1000, metavar="N",
-                   help=f"random configurations, 1..{ANALYZE_SAMPLES} (default 1000)")
-    seed_argument(p)
-    p.add_argument("--part", default="position", choices=["position", "orientation", "full"])
+    p.add_argument("--samples", type=integer(1, ANALYZE_SAMPLES), metavar="N",
+                   help=f"random configurations of A and B's manipulability, 1..{ANALYZE_SAMPLES} (default 1000)")
+    seed_argument(p, default=None)  # (None: not given; --com alone takes no sampling option)
+    p.add_argument("--part", choices=["position", "orientation", "full"],
+                   help="rows of J_ab rated by the manipulability (default position)")
     json_argument(p)
     progress_argument(p)
     p.set_defaults(func=commands.cmd_analyze)

@@ -123,6 +123,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if not com and (args.q is not None or args.joint or args.q_named is not None):
         raise UsageError("reljac: error: --q, --joint and --q-named choose the configuration of --com; "
                          "the manipulability is over random configurations (see 'reljac analyze --help')")
+    if args.frame_a is None and (args.samples is not None or args.seed is not None or args.part is not None):
+        raise UsageError("reljac: error: --samples, --seed and --part set the manipulability of frames A and B "
+                         "over random configurations; --com alone takes none of them (see 'reljac analyze --help')")
+    samples, seed, part = args.samples or 1000, args.seed or 0, args.part or "position"
     robot = load_robot(args)
     document: dict = {}
     text = []
@@ -133,8 +137,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         document["com"] = com_dict(robot, configuration(robot, args, random=False), frame)
         text.append(format_com(document["com"]))
     if args.frame_a is not None:
-        with _bar(args, args.samples, "analyze", "sample") as bar:
-            summary = workspace_summary(robot, args.frame_a, args.frame_b, args.samples, args.seed, part=args.part,
+        with _bar(args, samples, "analyze", "sample") as bar:
+            summary = workspace_summary(robot, args.frame_a, args.frame_b, samples, seed, part=part,
                                         progress=hook(bar))
         document = {**summary.to_dict(), **document}
         text.insert(0, format_workspace_summary(summary))

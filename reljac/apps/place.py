@@ -18,6 +18,7 @@ from ..files import shown
 from ..placement import PlacementMaps, PlacementResult, load_maps, mobile_base, place, placement_maps, save_maps
 from ..placement.place import DEFAULT_MARGIN
 from ..placement.posemap import cell_sizes
+from ..placement.posemap_build import DEFAULT_BINS
 from ..program import ctrl_c_ends_the_wait
 from .arguments import UsageError, load_robot
 from .capability import output_path
@@ -111,6 +112,7 @@ def _maps(args: argparse.Namespace, spec: PlaceFile, mobile: Any, hands: list[st
         if missing:
             raise MapError(f"'{shown(path)}' has no map of {', '.join(missing)}: delete it to build them again")
         maps = with_maps(mobile, hands, loaded)
+        _check_asked(path, loaded, hands, args, spec)
         return maps, {"built": False, "seconds": time.perf_counter() - start, "file": str(path)}
     samples = args.samples or spec.maps.get("samples", DEFAULT_SAMPLES)
     start = time.perf_counter()
@@ -120,12 +122,36 @@ def _maps(args: argparse.Namespace, spec: PlaceFile, mobile: Any, hands: list[st
                 bar.update(done - bar.n)
 
         maps = placement_maps(mobile, hands, samples=samples, voxel=spec.maps.get("voxel", 0.04),
-                              bins=spec.maps["bins"], seed=spec.maps.get("seed", 0), workers=args.workers,
-                              scheduler=args.scheduler, progress=step)
+                              bins=spec.maps.get("bins", DEFAULT_BINS), seed=spec.maps.get("seed", 0),
+                              workers=args.workers, scheduler=args.scheduler, progress=step)
     seconds = time.perf_counter() - start
     if path is not None:
         save_maps(path, maps)
     return maps, {"built": True, "seconds": seconds, "file": None if path is None else str(path)}
+
+
+def _check_asked(path: Path, loaded: dict[str, Any], hands: list[str], args: argparse.Namespace,
+                 spec: PlaceFile) -> None:
+    """MapError when the maps read from `path` are not the ones this run asks for (--samples, and
+    the samples, voxel, bins and seed the file's [maps] gives; its defaults ask for nothing): a
+    file of other maps is not used silently."""
+    asked: dict[str, Any] = {key: list(spec.maps[key]) if key == "bins" else spec.maps[key]
+                             for key in ("samples", "voxel", "bins", "seed") if key in spec.maps}
+    if args.samples:
+        asked["samples"] = args.samples
+    said = {"samples": "{:,} samples per hand", "voxel": "cells of {:g} m", "bins": "bins {}", "seed": "seed {}"}
+    built = list(loaded)  # (the file's order, as built: hand i's map from seed + i, placement_maps)
+    for hand in hands:
+        m = loaded[hand].metadata
+        i = built.index(hand)
+        held = {"samples": m["samples"], "voxel": m["voxel"], "bins": [m["n_psi"], m["n_beta"], m["n_gamma"]],
+                "seed": m["seed"] - i}
+        differ = [key for key, value in asked.items()
+                  if (not math.isclose(held[key], value, rel_tol=1e-9) if key == "voxel" else held[key] != value)]
+        if differ:
+            raise MapError(f"'{shown(path)}' holds maps of {', '.join(said[k].format(held[k]) for k in differ)}; "
+                           f"this run asks for {', '.join(said[k].format(asked[k]) for k in differ)} (--samples or "
+                           "the file's [maps]): delete the file to build them again, or ask for the maps it holds")
 
 
 def summary(spec: PlaceFile, maps: PlacementMaps, result: PlacementResult, built: dict[str, Any]) -> dict[str, Any]:

@@ -70,7 +70,6 @@ from ..collision import CollisionModel
 from ..exceptions import ConfigurationError
 from ..files import shown
 from ..placement import FloorRegion, MobileBase, PlacementTask
-from ..placement.posemap_build import DEFAULT_BINS
 from .hierarchy_values import number, numbers, table, text, texts, unknown_keys, within
 from .obstacle_table import obstacle_shape
 from .toml_file import read_toml
@@ -265,7 +264,6 @@ def read_place_file(path: str | Path) -> PlaceFile:
                     _floor(doc["floor"], where), _options(doc.get("maps", {}), where, "maps", MAPS),
                     _options(doc.get("collision", {}), where, "collision", COLLISION),
                     _options(doc.get("check", {}), where, "check", CHECK))
-    out.maps.setdefault("bins", DEFAULT_BINS)
     margin = out.check.get("margin")
     if margin is not None and not (math.isfinite(margin) and margin <= 2):
         raise ConfigurationError(f"{where}, [check]: margin must be a fraction of a cell in [0, 2], got {margin}")

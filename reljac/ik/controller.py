@@ -45,7 +45,8 @@ class Controller:
         dt: control period [s].
         velocity_limits: (nv,) override of the URDF's velocity limits [rad/s or m/s].
         limit_gain: fraction of the distance to a position limit allowed in one step, (0, 1].
-        position_margin: distance kept from every position limit [rad or m] (default 0).
+        position_margin: distance kept from every position limit [rad or m] (default 0); a joint
+            whose range is narrower than twice the margin is kept at its middle.
         damping: the damping policy (threshold on the smallest singular value, maximum
             damping, error-dependent damping).
         constraints: more :class:`~reljac.ik.limits.base.Limit` objects (e.g. collision avoidance),

@@ -89,7 +89,8 @@ class JointPositionLimit(Limit, kind="joint_position_limit"):
         robot: the robot (its URDF limits are used).
         limit_gain: gamma, in (0, 1]: the fraction of the distance to a position limit a joint
             may cover in one step.
-        position_margin: distance kept from every position limit [rad or m], >= 0.
+        position_margin: distance kept from every position limit [rad or m], >= 0; a joint whose
+            range is narrower than twice the margin is kept at the middle of its range.
     """
 
     name = "joint position"

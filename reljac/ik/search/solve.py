@@ -82,7 +82,7 @@ class Solver:
             (:mod:`reljac.ik.limits.support`).
         damping: a singular damping policy added to the search's own damping (default: none;
             its error-dependent part does not apply).
-        position_margin: distance kept from every position limit [rad or m].
+        position_margin: distance kept from every position limit [rad or m] (or a range's middle).
         backend: "compiled" or "python" (default: as :class:`Controller`).
 
     ``solve(q0, seed=0)`` and ``solve_many(seeds, targets, seed=0)`` return :class:`IKResult`
