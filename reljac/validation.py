@@ -223,7 +223,8 @@ def as_count(x: Any, what: str, *, minimum: int = 0, maximum: int | None = None,
 def as_frame_ref(frame: Any, what: str, *, error: ErrorClass = TaskError) -> str | int:
     """A frame given by name (str) or id (int), as it is; the robot resolves it later
     (FrameNotFound when it has no such frame)."""
-    if isinstance(frame, (bool, np.bool_)) or not isinstance(frame, (str, int, np.integer)):
+    # (an int subclass is an enum, bool or pin.LOCAL: not a frame id)
+    if not (isinstance(frame, (str, np.integer)) or type(frame) is int):
         raise error(f"{what} must be a frame name (str) or id (int), got {frame!r}")
     return frame if isinstance(frame, str) else int(frame)
 

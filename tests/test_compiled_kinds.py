@@ -17,6 +17,7 @@ import reljac
 from reljac.ik import (
     BallTask,
     CollisionAvoidance,
+    CoMTask,
     ConeTask,
     Controller,
     HalfSpaceTask,
@@ -244,6 +245,43 @@ def test_a_region_level_hears_its_region_change(dual_arm):
         controller.step(q)
         vs[backend] = controller.last_velocity
     np.testing.assert_allclose(vs["compiled"], vs["python"], rtol=0, atol=V_TOL * max(1.0, np.abs(vs["python"]).max()))
+
+
+@pytest.mark.parametrize(("name", "level"), [("cone", 1), ("half_space", 1), ("half_space_between_tools", 1),
+                                             ("ball_on_pose", 0)])
+def test_frames_changed_between_steps_reach_the_compiled_step(dual_arm, name, level):
+    """frame_a / frame_b set on a task between steps (a cone's, a half-space's, a relative pose's
+    inside a ball) move both backends alike; a frame the robot lacks fails on both."""
+    q0 = dual_arm.neutral() + 0.2
+    vs = {}
+    for backend in ("python", "compiled"):
+        controller = Controller(dual_arm, STACKS[name](dual_arm, q0), dt=0.01, backend=backend)
+        task = controller.levels[level][0]
+        framed = getattr(task, "inner", task)
+        q = controller.step(q0)
+        framed.frame_b = "right_tool" if framed.frame_b != "right_tool" else "left_tool"
+        framed.frame_a = "torso"
+        controller.step(q)
+        vs[backend] = controller.last_velocity
+        framed.frame_b = "no_such_frame"
+        with pytest.raises(reljac.FrameNotFound, match="no_such_frame"):
+            controller.step(q)
+    assert np.abs(vs["python"]).max() > 1e-3
+    np.testing.assert_allclose(vs["compiled"], vs["python"], rtol=0, atol=V_TOL * max(1.0, np.abs(vs["python"]).max()))
+
+
+def test_what_fixes_a_tasks_rows_cannot_be_set_after_construction(dual_arm):
+    """A CoM task's axes, a ball's inner task and a region task's region give the row count and
+    what the compiled step was built from: read-only (a frame is not: above)."""
+    com = CoMTask(dual_arm, axes="xy")
+    ball = BallTask(RelativePositionTask("universe", "left_tool"), 0.1)
+    region = support_level(dual_arm, dual_arm.neutral())[0][0].as_task()
+    for task, name in ((com, "axes"), (ball, "inner"), (region, "region")):
+        with pytest.raises(AttributeError):
+            setattr(task, name, getattr(task, name))
+    assert com.axes == "xy" and com.size == 2
+    with pytest.raises(reljac.TaskError, match="frame name"):
+        ConeTask("universe", "left_tool", 0.3).frame_b = 2.5
 
 
 def test_a_cone_refuses_bounds_other_than_its_half_angle() -> None:

@@ -214,10 +214,16 @@ class SupportRegionTask(RegionRowsTask):
     def __init__(self, region: SupportRegion, *, gain: float = REGION_TASK_GAIN, **kwargs: Any) -> None:
         if not isinstance(region, SupportRegion):
             raise TaskError(f"SupportRegionTask needs a reljac.ik.SupportRegion, got {region!r}")
-        self.region = region
+        self._region = region
         kwargs.setdefault("name", region.name)
         super().__init__(region.robot, gain=gain, **kwargs)
         region.listen(self)  # the region's changes are this task's (its compiled description holds them)
+
+    @property
+    def region(self) -> SupportRegion:
+        """The support region the centre of mass is kept in (fixed at construction; its contacts
+        and margin can change)."""
+        return self._region
 
     def heard(self, region: Any) -> None:
         """The region changed: this task's description changes with it (an

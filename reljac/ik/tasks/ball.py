@@ -42,12 +42,17 @@ class BallTask(Task, kind="ball"):
     def __init__(self, task: Task, radius: float, **kwargs: Any) -> None:
         if not isinstance(task, Task):
             raise TaskError(f"BallTask needs a reljac.ik Task whose error it bounds, got {task!r}")
-        self.inner = task
+        self._inner = task
         self.robot = getattr(task, "robot", None)
         kwargs.setdefault("name", f"ball of {task.name}")
         super().__init__(**kwargs)
         self.radius = radius
         task.listen(self)  # the inner task's changes are this one's (its compiled description holds them)
+
+    @property
+    def inner(self) -> Task:
+        """The task whose error the ball bounds (fixed at construction; its target can change)."""
+        return self._inner
 
     def heard(self, task: Any) -> None:
         """The inner task changed: this one's description changes with it (an

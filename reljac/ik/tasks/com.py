@@ -53,12 +53,18 @@ class CoMTask(TargetedTask, kind="com"):
     def __init__(self, robot: Robot, frame: FrameRef = WORLD, *, axes: str = "xyz", **kwargs: Any) -> None:
         self.robot = robot = massive_robot(robot)
         self._axes = _axes(axes)
-        self.axes = axes
+        self._axes_given = axes
         self.size = len(self._axes)
         self._frame = frame
         robot.frame_id(frame)  # FrameNotFound now rather than at the first step
         kwargs.setdefault("name", "centre of mass" + ("" if frame == WORLD else f" in {frame}"))
         super().__init__(**kwargs)
+
+    @property
+    def axes(self) -> str:
+        """The components controlled, as given ("xyz", "xy", ...): fixed at construction (the
+        task's row count)."""
+        return self._axes_given
 
     @property
     def frame(self) -> FrameRef:

@@ -17,9 +17,9 @@ from ...exceptions import TaskError
 from ...poses import as_rotation, as_se3, homogeneous
 from ...relative import Kinematics
 from ...robot import FrameRef, Robot
-from ...validation import as_vector
+from ...validation import as_frame_ref, as_vector
 from ..description import Description, frozen
-from .base import TargetedTask, TaskTerms
+from .base import TargetedTask, Task, TaskTerms
 
 WORLD = "universe"
 VELOCITY_FRAMES = ("target", "a")  # where a feed-forward velocity may be given (see set_target)
@@ -42,27 +42,26 @@ def _in_target_axes(task: Any, velocity: ArrayLike | None, R_at: np.ndarray, fra
     return (v.reshape(-1, 3) @ R_at).ravel()  # each block: R_at^T x
 
 
-class FramePairTask(TargetedTask):
-    """A task on the motion of frame b measured in frame a: the frames, a target (None until
-    set_target) and the target's velocity for feed-forward (size entries, zero by default)."""
+class BetweenFrames(Task):
+    """A task on frame b seen from frame a (a relative pose, a cone, half-spaces): the two frames,
+    which can be changed between steps like a target (a controller's compiled step hears of it)."""
 
-    quantity = "motion"  # what the task controls, for its default name
+    _frame_a: FrameRef
+    _frame_b: FrameRef
 
-    kind: str = "pose"  # FrameTaskDescription.kind
-
-    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, **kwargs: Any) -> None:
-        self._frame_a, self._frame_b = frame_a, frame_b
-        kwargs.setdefault("name", f"{self.quantity} of {frame_b} in {frame_a}")
-        super().__init__(**kwargs)
+    def _set_frames(self, frame_a: FrameRef, frame_b: FrameRef) -> None:
+        """The frames as the constructor got them (before Task's: nothing listens yet)."""
+        self._frame_a = as_frame_ref(frame_a, f"frame_a of a {type(self).__name__}")
+        self._frame_b = as_frame_ref(frame_b, f"frame_b of a {type(self).__name__}")
 
     @property
     def frame_a(self) -> FrameRef:
-        """Frame a (name or id): the motion of b is measured in it."""
+        """Frame a (name or id): b is measured in it."""
         return self._frame_a
 
     @frame_a.setter
     def frame_a(self, frame: FrameRef) -> None:
-        self._frame_a = frame
+        self._frame_a = as_frame_ref(frame, f"frame_a of task '{self.name}'")
         self._changed()
 
     @property
@@ -72,8 +71,22 @@ class FramePairTask(TargetedTask):
 
     @frame_b.setter
     def frame_b(self, frame: FrameRef) -> None:
-        self._frame_b = frame
+        self._frame_b = as_frame_ref(frame, f"frame_b of task '{self.name}'")
         self._changed()
+
+
+class FramePairTask(BetweenFrames, TargetedTask):
+    """A task on the motion of frame b measured in frame a: the frames, a target (None until
+    set_target) and the target's velocity for feed-forward (size entries, zero by default)."""
+
+    quantity = "motion"  # what the task controls, for its default name
+
+    kind: str = "pose"  # FrameTaskDescription.kind
+
+    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, **kwargs: Any) -> None:
+        self._set_frames(frame_a, frame_b)
+        kwargs.setdefault("name", f"{self.quantity} of {frame_b} in {frame_a}")
+        super().__init__(**kwargs)
 
     def description(self, robot: Robot) -> Description:
         """The task for the compiled step (frames resolved on `robot`)."""

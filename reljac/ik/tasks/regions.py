@@ -27,9 +27,10 @@ from numpy.typing import ArrayLike
 from ...exceptions import TaskError
 from ...relative import Kinematics
 from ...robot import FrameRef, Robot
-from ...validation import as_float, as_frame_ref, as_matrix, real_array, short_repr
+from ...validation import as_float, as_matrix, real_array, short_repr
 from ..description import Description, frozen
 from .base import Task, TaskTerms
+from .frames import BetweenFrames
 
 TINY_SINE = 1e-9  # below this sin(angle) the cone task's axes are (anti)parallel: the row's direction is chosen
 
@@ -52,7 +53,7 @@ def _unit(x: ArrayLike, what: str) -> np.ndarray:
     return _unit_rows(v[None, :])[0]
 
 
-class ConeTask(Task, kind="cone"):
+class ConeTask(BetweenFrames, kind="cone"):
     """Keeps an axis of frame b within a cone about an axis of frame a: the angle theta [rad]
     between w = R_ab u_b (u_b: `axis_b`, in b's axes) and `axis_a` (in a's axes) stays <= the
     half-angle (one row, size 1).
@@ -89,8 +90,7 @@ class ConeTask(Task, kind="cone"):
 
     def __init__(self, frame_a: FrameRef, frame_b: FrameRef, half_angle: float, *,
                  axis_b: ArrayLike = (0.0, 0.0, 1.0), axis_a: ArrayLike = (0.0, 0.0, 1.0), **kwargs: Any) -> None:
-        self.frame_a = as_frame_ref(frame_a, "frame_a of a ConeTask")
-        self.frame_b = as_frame_ref(frame_b, "frame_b of a ConeTask")
+        self._set_frames(frame_a, frame_b)
         self._axis_b = _unit(axis_b, "axis_b of a ConeTask")
         self._axis_a = _unit(axis_a, "axis_a of a ConeTask")
         kwargs.setdefault("name", f"cone of {frame_b} in {frame_a}")
@@ -161,7 +161,7 @@ class ConeTask(Task, kind="cone"):
         return {"outside": max(0.0, self.angle(kin) - self.half_angle)}
 
 
-class HalfSpaceTask(Task, kind="half_space"):
+class HalfSpaceTask(BetweenFrames, kind="half_space"):
     """Keeps the origin of frame b in a half-space of frame a, n . p_ab <= c, or in the
     intersection of k of them (a convex polytope), N p_ab <= c.
 
@@ -187,8 +187,7 @@ class HalfSpaceTask(Task, kind="half_space"):
 
     def __init__(self, frame_a: FrameRef, frame_b: FrameRef, normal: ArrayLike, offset: ArrayLike,
                  **kwargs: Any) -> None:
-        self.frame_a = as_frame_ref(frame_a, "frame_a of a HalfSpaceTask")
-        self.frame_b = as_frame_ref(frame_b, "frame_b of a HalfSpaceTask")
+        self._set_frames(frame_a, frame_b)
         kwargs.setdefault("name", f"half-space of {frame_b} in {frame_a}")
         self._normals, self._offsets = self._planes(normal, offset, kwargs["name"])
         self.size = len(self._offsets)
