@@ -85,6 +85,11 @@ class RequestError(ReljacError, ValueError):
     a field of the wrong type or out of range (answered on the page; the debugger goes on)."""
 
 
+class FixedAttribute(ReljacError, AttributeError):
+    """An attribute a task or limit is built from (a position limit's limits, an avoidance task's
+    limit) set again after it was made: make a new one instead."""
+
+
 def suggest(name: str, valid: Iterable[str], *, limit: int = 3) -> str:
     """Return a '; did you mean ...?' hint for `name` among `valid` names ('' if none is close)."""
     valid = list(valid)

@@ -21,6 +21,7 @@ from reljac.ik import (
     ConeTask,
     Controller,
     HalfSpaceTask,
+    JointPositionLimit,
     PostureTask,
     RelativeFrameTask,
     RelativePositionTask,
@@ -271,12 +272,15 @@ def test_frames_changed_between_steps_reach_the_compiled_step(dual_arm, name, le
 
 
 def test_what_fixes_a_tasks_rows_cannot_be_set_after_construction(dual_arm):
-    """A CoM task's axes, a ball's inner task and a region task's region give the row count and
-    what the compiled step was built from: read-only (a frame is not: above)."""
+    """A CoM task's axes, a ball's inner task, a region task's region, a position limit's limits
+    and an avoidance task's limit are what the compiled step was built from: read-only (setting
+    one moved the Python rows alone; a frame can change: above)."""
     com = CoMTask(dual_arm, axes="xy")
     ball = BallTask(RelativePositionTask("universe", "left_tool"), 0.1)
     region = support_level(dual_arm, dual_arm.neutral())[0][0].as_task()
-    for task, name in ((com, "axes"), (ball, "inner"), (region, "region")):
+    position, avoidance = JointPositionLimit(dual_arm), CollisionAvoidance(dual_arm).as_task()
+    for task, name in ((com, "axes"), (ball, "inner"), (region, "region"), (position, "q_max"),
+                       (position, "q_min"), (avoidance, "limit")):
         with pytest.raises(AttributeError):
             setattr(task, name, getattr(task, name))
     assert com.axes == "xy" and com.size == 2

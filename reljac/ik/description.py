@@ -18,9 +18,11 @@ their next step. Frames are Pinocchio frame ids, arrays are copies (read-only).
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
+
+from ..exceptions import FixedAttribute
 
 
 class Observable:
@@ -68,6 +70,22 @@ class Observable:
         self.__dict__.update(state)
         for listener in built_on or ():
             self.listen(listener)
+
+
+class FixedAttributes:
+    """Attributes named in ``fixed_attributes`` are set once, by the constructor (what the rows
+    and the compiled step are built from): setting one again raises AttributeError saying so,
+    rather than changing the Python rows alone (:class:`~reljac.exceptions.FixedAttribute`, an
+    AttributeError)."""
+
+    fixed_attributes: ClassVar[frozenset[str]] = frozenset()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in self.fixed_attributes and name in self.__dict__:
+            kind = type(self).__name__
+            raise FixedAttribute(f"{name} of a {kind} is fixed when it is made (the compiled step is built from it): "
+                                 f"make a new {kind}")
+        super().__setattr__(name, value)
 
 
 def frozen(array: Any) -> np.ndarray:

@@ -33,7 +33,7 @@ from ...exceptions import ConfigurationError, ReljacWarning, TaskError
 from ...relative import Kinematics
 from ...robot import Robot
 from ...validation import as_float
-from ..description import Description
+from ..description import Description, FixedAttributes
 from ..tasks.regions import RegionRowsTask
 from .base import Limit, VelocityConstraint
 
@@ -251,7 +251,7 @@ class CollisionAvoidance(Limit, kind="collision_avoidance"):
         return float(np.min(last.distance))
 
 
-class CollisionAvoidanceTask(RegionRowsTask):
+class CollisionAvoidanceTask(FixedAttributes, RegionRowsTask):
     """A :class:`CollisionAvoidance` as one level's rows (issue 29): its pairs kept apart below
     the levels above it (a humanoid's feet) and above those below, instead of above every level.
 
@@ -273,6 +273,7 @@ class CollisionAvoidanceTask(RegionRowsTask):
     """
 
     side = "lower"
+    fixed_attributes = frozenset({"limit", "robot"})
 
     def __init__(self, limit: CollisionAvoidance, *, gain: float = AVOIDANCE_TASK_GAIN, **kwargs: Any) -> None:
         if not isinstance(limit, CollisionAvoidance):

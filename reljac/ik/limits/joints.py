@@ -19,7 +19,7 @@ from ...exceptions import ConfigurationError
 from ...relative import Kinematics
 from ...robot import Robot
 from ...validation import as_float, real_array, short_repr
-from ..description import Description, frozen
+from ..description import Description, FixedAttributes, frozen
 from .base import Limit, VelocityConstraint, step_fraction
 
 
@@ -82,7 +82,7 @@ class JointVelocityLimit(Limit, kind="joint_velocity_limit"):
     def description(self, robot: Robot) -> Description:
         return Description("VelocityBoxDescription", lo=self._bounds.lo, hi=self._bounds.hi)
 
-class JointPositionLimit(Limit, kind="joint_position_limit"):
+class JointPositionLimit(FixedAttributes, Limit, kind="joint_position_limit"):
     """Position limits of the 1-DoF joints as velocity bounds (see the module docstring).
 
     Args:
@@ -94,6 +94,7 @@ class JointPositionLimit(Limit, kind="joint_position_limit"):
     """
 
     name = "joint position"
+    fixed_attributes = frozenset({"robot", "nv", "q_index", "v_index", "urdf_q_min", "urdf_q_max", "q_min", "q_max"})
 
     def __init__(self, robot: Robot, *, limit_gain: float = 0.5, position_margin: float = 0.0) -> None:
         self.robot = robot
@@ -151,7 +152,7 @@ class JointPositionLimit(Limit, kind="joint_position_limit"):
         return q_next
 
 
-class ReversalDamping(Limit, kind="reversal_damping"):
+class ReversalDamping(FixedAttributes, Limit, kind="reversal_damping"):
     """Per-joint step-size control against chatter (Rprop's rule: Riedmiller and Braun, 1993).
 
     A joint whose commanded velocity reversed between the last two steps, both times faster
@@ -178,6 +179,7 @@ class ReversalDamping(Limit, kind="reversal_damping"):
     """
 
     name = "reversal damping"
+    fixed_attributes = frozenset({"robot", "nv", "velocity_limits", "floor"})
 
     def __init__(self, robot: Robot, velocity_limits: ArrayLike | None = None, *, shrink: float = 0.5,
                  grow: float = 1.2, threshold: float = 0.05, window: float = 10.0, progress: float = 0.25) -> None:
