@@ -40,6 +40,7 @@ class ConeTask : public CompiledTask {
     set_parameters(d_.parameters, 1);
     s.use_frame(d_.frame_a);
     s.use_frame(d_.frame_b);
+    s.support_columns(d_.frame_a, d_.frame_b, columns_);
     // the perpendicular used where the axes are opposite: a x the basis vector least along a
     int k = 0;
     for (int i = 1; i < 3; ++i)
@@ -69,13 +70,15 @@ class ConeTask : public CompiledTask {
     const Vector3 n_world = R_wa * n;  // -n . R_wa^T (w_b - w_a), column by column
     const Matrix& J_a = s.jacobian(d_.frame_a);
     const Matrix& J_b = s.jacobian(d_.frame_b);
-    out.J.row(0).noalias() = -n_world.transpose() * (J_b.bottomRows<3>() - J_a.bottomRows<3>());
+    for (int c : columns_)  // (zero outside the frames' supports)
+      out.J(0, c) = -n_world.dot(J_b.col(c).tail<3>() - J_a.col(c).tail<3>());
     return true;
   }
 
  private:
   ConeTaskDescription d_;
   Vector3 opposite_;
+  std::vector<int> columns_;  // support_columns of the task's frames
 };
 
 std::unique_ptr<CompiledTask> ConeTaskDescription::make() const { return std::make_unique<ConeTask>(); }

@@ -2,7 +2,8 @@
 // reljac/ik/tasks/regions.py, its specification and oracle; tests/test_compiled_kinds.py).
 //
 // e = N p_ab - c (k rows) [m], N (k x 3) the unit outward normals in a's axes; J = N J_ab^v
-// (J_ab's linear rows in a's axes), as one (k x 6) matrix times J_b - J_a (compute). Its bounds
+// (J_ab's linear rows in a's axes), as one (k x 6) matrix times J_b - J_a's columns in the frames'
+// supports (compute). Its bounds
 // (e <= 0) come with the task parameters.
 #include "schema.hpp"
 
@@ -36,6 +37,7 @@ class HalfSpaceTask : public CompiledTask {
     set_parameters(d.parameters, static_cast<int>(d.offsets.size()));
     s.use_frame(d.frame_a);
     s.use_frame(d.frame_b);
+    s.support_columns(d.frame_a, d.frame_b, columns_);
     d_ = d;
   }
 
@@ -58,16 +60,19 @@ class HalfSpaceTask : public CompiledTask {
     }
     out.e.noalias() = d_.normals * p_ab;
     out.e -= d_.offsets;
-    out.J.resize(k, nv);
-    out.J.noalias() = coefficients_ * J_b;
-    out.J.noalias() -= coefficients_ * J_a;
+    out.J.setZero(k, nv);  // (J_b - J_a is zero outside the frames' supports)
+    for (int c : columns_) {
+      const Vector6 d = J_b.col(c) - J_a.col(c);
+      out.J.col(c).noalias() = coefficients_ * d;
+    }
     out.ff.setZero(k);
     return true;
   }
 
  private:
   HalfSpaceTaskDescription d_;
-  RowMatrix coefficients_;  // (k x 6) C above
+  RowMatrix coefficients_;    // (k x 6) C above
+  std::vector<int> columns_;  // support_columns of the task's frames
 };
 
 std::unique_ptr<CompiledTask> HalfSpaceTaskDescription::make() const { return std::make_unique<HalfSpaceTask>(); }
