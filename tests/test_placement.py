@@ -14,7 +14,7 @@ import pytest
 
 from reljac import Kinematics, Robot
 from reljac.collision import CollisionModel, box
-from reljac.exceptions import ConfigurationError
+from reljac.exceptions import ConfigurationError, TaskError
 from reljac.placement import (
     Checker,
     FloorRegion,
@@ -399,3 +399,14 @@ def test_a_placement_far_from_the_origin_is_a_map_error(maps, sampled):
 
     with pytest.raises(MapError, match="within 1e\\+06 m"):
         reach(maps, sampled[0], [[1e300, 0.0, 0.0]])
+
+
+@pytest.mark.parametrize("junk", ["maps", "task", "region", "collision"])
+def test_arguments_of_the_wrong_kind_are_one_reljac_error(maps, sampled, junk):
+    """Each of place's objects of the wrong kind names itself (they failed deep inside with an
+    AttributeError on the attribute first read)."""
+    task, _ = sampled
+    given = {"maps": maps, "task": task, "region": FloorRegion(x=(0.0, 0.2), y=(-0.1, 0.1), step=0.1),
+             "collision": None, junk: "junk"}
+    with pytest.raises(TaskError, match=f"^{junk}.* must be a .*, got str$"):
+        place(given["maps"], given["task"], given["region"], collision=given["collision"])

@@ -263,3 +263,18 @@ def test_many_collision_free_poses_on_dask_are_the_threaded_ones(process_client,
         assert (a.converged, a.iterations, a.restarts) == (b.converged, b.iterations, b.restarts)
         np.testing.assert_allclose(a.q, b.q, atol=1e-8)
         assert b.converged and pair_distances(robot, model, b.q).min() >= MIN_DISTANCE
+
+
+def test_a_single_limit_as_constraints_is_taken_as_a_list_of_one():
+    """constraints=limit (not in a list), which Controller accepts, gives the Solver the same
+    search as constraints=[limit] (it failed with a TypeError after the search)."""
+    robot = reljac.Robot.bundled("dual_arm")
+    lead = FrameTask("left_tool")
+    lead.set_target(Kinematics(robot, robot.random_configuration(1)).placement("left_tool"))
+    avoidance = CollisionAvoidance(robot)
+    alone = Solver(robot, [[lead]], constraints=avoidance, restarts=2).solve(seed=0)
+    listed = Solver(robot, [[lead]], constraints=[avoidance], restarts=2).solve(seed=0)
+    assert alone.converged == listed.converged
+    np.testing.assert_array_equal(alone.q, listed.q)
+    with pytest.raises(reljac.ConfigurationError, match="constraints must be reljac.ik Limit objects"):
+        Solver(robot, [[lead]], constraints=lead)

@@ -138,6 +138,11 @@ def place(maps: PlacementMaps, task: PlacementTask, region: FloorRegion, *, coll
         check_timeout: [s] the budget of one search of the check; tol: [m, rad].
         progress: called as progress(stage, done, total) with stage "maps", "refine", "check".
     """
+    for value, kind, name in ((maps, PlacementMaps, "maps (placement_maps)"), (task, PlacementTask, "task"),
+                              (region, FloorRegion, "region"), (collision, (CollisionModel, type(None)), "collision")):
+        if not isinstance(value, kind):
+            raise TaskError(f"{name} must be a {getattr(kind, '__name__', 'CollisionModel or None')}, got "
+                            f"{type(value).__name__}")
     check_score(score)
     check_hands(maps, task)
     margin = checked_margin(margin)

@@ -65,10 +65,9 @@ class Solver:
             their limits, every third from a random configuration inside them.
         timeout: wall-clock budget of one search [s] (None: none); the best configuration is
             returned when it runs out. The budget is the whole call's: the search itself stops
-            earlier by what this Solver's recent calls spent outside it (checks, building the
-            result, taking the GIL back: about 0.1-0.4 ms),
-            :func:`~reljac.ik.search.budget.outside_reserve`: the median of the last
-            ``OUTSIDE_WINDOW`` calls' (``OUTSIDE_START`` before the first), at most
+            earlier by what this Solver's recent calls spent outside it (checks, building the result,
+            taking the GIL back: about 0.1-0.4 ms), :func:`~reljac.ik.search.budget.outside_reserve`:
+            the median of the last ``OUTSIDE_WINDOW`` calls' (``OUTSIDE_START`` before the first), at most
             ``RESERVE_SHARE`` of the budget (:mod:`reljac.ik.search.budget`). One slow call (a garbage collection,
             another thread holding the GIL) does not shorten the next ones' searches. A result's
             ``seconds`` is its search's, ``call_seconds`` the whole call's, which the budget
@@ -95,6 +94,7 @@ class Solver:
                  damping: DampingPolicy | None = None, position_margin: float = 0.0,
                  backend: str | None = None, max_step: float | None = None) -> None:
         self.options = checked_options(tol, max_iters, restarts, timeout, 0, max_step)
+        constraints = tuple(constraints) if isinstance(constraints, (list, tuple)) else (constraints,)  # type: ignore[assignment]
         self._settings: dict[str, Any] = dict(  # (solve_dask's, and solve_many's copy's)
             tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout, constraints=constraints, damping=damping,
             position_margin=position_margin, backend=backend, max_step=max_step)
@@ -142,7 +142,7 @@ class Solver:
         """A configuration meeting every level, searched from q0 (nq,) (None: the middle of the
         joint limits, unbounded coordinates at the neutral configuration's; a q0 outside the
         position limits starts on them: :meth:`inside`); `seed` seeds the restarts' random stream
-        (the same seed finds the same q on both backends)."""
+        (the same q on one backend; the two part only by rounding: docs/guide/solve.md)."""
         return self._solve_from(time.perf_counter(), q0, seed)
 
     def _solve_from(self, start: float, q0: ArrayLike | None, seed: Any) -> IKResult:
