@@ -410,3 +410,6 @@ def test_arguments_of_the_wrong_kind_are_one_reljac_error(maps, sampled, junk):
              "collision": None, junk: "junk"}
     with pytest.raises(TaskError, match=f"^{junk}.* must be a .*, got str$"):
         place(given["maps"], given["task"], given["region"], collision=given["collision"])
+    if junk == "maps":  # and a count of threads: at least 1 (0 was taken as every core)
+        with pytest.raises(ValueError, match="workers"):
+            place(maps, task, given["region"], workers=0)

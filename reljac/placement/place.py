@@ -152,6 +152,7 @@ def place(maps: PlacementMaps, task: PlacementTask, region: FloorRegion, *, coll
     candidates = as_count(candidates, "candidates", minimum=1)
     batch = as_count(batch, "batch", minimum=1)
     max_checked = as_count(max_checked, "max_checked", minimum=1)
+    workers = None if workers is None else as_count(workers, "workers", minimum=1)  # (0 is not "every core")
     start = time.perf_counter()
     seconds: dict[str, float] = {}
     P = region.placements()
