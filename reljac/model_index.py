@@ -17,6 +17,7 @@ from .exceptions import FrameNotFound, JointNotFound, suggest
 from .joint_space import Value, unit_slice
 from .memory import new_data
 from .urdf_files import shown
+from .validation import is_frame_id
 
 if TYPE_CHECKING:  # pragma: no cover
     from .loading import MimicFree
@@ -186,8 +187,7 @@ class ModelIndex:
             if fid is not None:
                 return fid
             return self._frame_id_slow(frame)
-        # an int subclass is an enum (bool, pin.LOCAL: a Pinocchio reference frame), not an id
-        if type(frame) is int or isinstance(frame, np.integer):
+        if is_frame_id(frame):
             if 0 <= frame < self.model.nframes:
                 return int(frame)
             raise FrameNotFound(f"frame id {frame} is out of range for robot '{self.name}' "

@@ -220,11 +220,16 @@ def as_count(x: Any, what: str, *, minimum: int = 0, maximum: int | None = None,
     return int(x)
 
 
+def is_frame_id(frame: Any) -> bool:
+    """True for a frame id: an int or a numpy integer, not an int subclass (an enum: bool, or
+    pin.LOCAL, a Pinocchio reference frame)."""
+    return type(frame) is int or isinstance(frame, np.integer)
+
+
 def as_frame_ref(frame: Any, what: str, *, error: ErrorClass = TaskError) -> str | int:
-    """A frame given by name (str) or id (int), as it is; the robot resolves it later
-    (FrameNotFound when it has no such frame)."""
-    # (an int subclass is an enum, bool or pin.LOCAL: not a frame id)
-    if not (isinstance(frame, (str, np.integer)) or type(frame) is int):
+    """A frame given by name (str) or id (int, :func:`is_frame_id`), as it is; the robot resolves
+    it later (FrameNotFound when it has no such frame)."""
+    if not (isinstance(frame, str) or is_frame_id(frame)):
         raise error(f"{what} must be a frame name (str) or id (int), got {frame!r}")
     return frame if isinstance(frame, str) else int(frame)
 

@@ -192,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     progress_argument(p)
     p.set_defaults(func=commands.cmd_place)
 
-    p = sub.add_parser("demo", own_extras=True, description=DEMO_DESCRIPTION, epilog=DEMO_EPILOG,
+    p = sub.add_parser("demo", description=DEMO_DESCRIPTION, epilog=DEMO_EPILOG,
                        help=summary("demo"))
     demo_arguments(p)
     p.set_defaults(func=partial(commands.cmd_demo, parser=p))

@@ -34,6 +34,16 @@ from .solvers.hierarchy import DampingPolicy, Level, LevelReport
 from .tasks import Task
 
 
+def as_constraints(constraints: Limit | Sequence[Limit]) -> list[Limit]:
+    """The `constraints` argument of a Controller or Solver as a list: a Limit alone is a list of
+    one. Raises ConfigurationError for anything that is not a Limit."""
+    given: list[Any] = list(constraints) if isinstance(constraints, (list, tuple)) else [constraints]
+    for limit in given:
+        if not isinstance(limit, Limit):
+            raise ConfigurationError(f"constraints must be reljac.ik Limit objects, got {limit!r}")
+    return given
+
+
 class Controller:
     """Strict-priority differential IK with joint limits, without a QP solver.
 
@@ -83,10 +93,7 @@ class Controller:
             raise ConfigurationError(f"robot '{robot.name}' has no degree of freedom: nothing to control")
         if damping is not None and not isinstance(damping, DampingPolicy):
             raise ConfigurationError(f"damping must be a reljac.ik.DampingPolicy, got {damping!r}")
-        constraints = list(constraints) if isinstance(constraints, (list, tuple)) else [constraints]  # type: ignore[list-item]
-        for limit in constraints:
-            if not isinstance(limit, Limit):
-                raise ConfigurationError(f"constraints must be reljac.ik Limit objects, got {limit!r}")
+        constraints = as_constraints(constraints)
         self.robot = robot
         self._levels = tuple(tuple(level) for level in as_levels(levels))
         check_names(self._levels)

@@ -26,7 +26,7 @@ from ...exceptions import ConfigurationError, ReljacError
 from ...progress import progress_wanted
 from ...robot import Robot, as_robot
 from ...validation import as_count
-from ..controller import Controller
+from ..controller import Controller, as_constraints
 from ..levels import as_levels
 from ..limits.base import Limit
 from ..limits.joints import JointPositionLimit
@@ -94,7 +94,7 @@ class Solver:
                  damping: DampingPolicy | None = None, position_margin: float = 0.0,
                  backend: str | None = None, max_step: float | None = None) -> None:
         self.options = checked_options(tol, max_iters, restarts, timeout, 0, max_step)
-        constraints = tuple(constraints) if isinstance(constraints, (list, tuple)) else (constraints,)  # type: ignore[assignment]
+        constraints = tuple(as_constraints(constraints))  # (a Limit alone too)
         self._settings: dict[str, Any] = dict(  # (solve_dask's, and solve_many's copy's)
             tol=tol, max_iters=max_iters, restarts=restarts, timeout=timeout, constraints=constraints, damping=damping,
             position_margin=position_margin, backend=backend, max_step=max_step)
