@@ -63,6 +63,64 @@ def test_a_search_of_two_phases_keeps_its_exact_pass_share_only_while_its_best_n
     assert not budget.spent(100 + EXACT_RESERVE - 1, slack) and budget.spent(100 + EXACT_RESERVE, slack)
 
 
+def test_an_exact_pass_no_time_was_kept_for_ends_on_the_budget():
+    """The best configuration needed the exact pass only at the last check (a new best that uses
+    the slack, found late): no time was kept for the pass, so none is assured to it (seen: 3
+    iterations assured all the same, 12 ms past a 30 ms budget on the Python backend)."""
+    from reljac.ik.search.budget import EXACT_RESERVE, Budget
+    from reljac.ik.search.order import SLACK
+
+    slack = np.array([0.5 * SLACK * 0.3, 0.2, 0.3])
+    met = np.array([1e-13, 0.2, 0.3])
+    budget = Budget(1.0, 1e-12, [True] * 3, reserving=True)
+    budget.start = time.perf_counter() - 0.7  # 100 iterations of 7 ms
+    assert not budget.spent(100, met) and budget.kept == 0.0  # the best needs no pass: nothing kept
+    budget.start = time.perf_counter() - 0.95
+    assert budget.spent(100, slack)  # a best that needs it, at the end
+    budget.exact_pass(100)
+    assert budget.assured == 100  # the pass runs on the clock: it ends on the budget
+    kept = Budget(1.0, 1e-12, [True] * 3, reserving=True)
+    kept.start = time.perf_counter() - 0.5  # 100 iterations of 5 ms, the best needing the pass
+    assert not kept.spent(100, slack) and kept.kept == pytest.approx(EXACT_RESERVE * 0.005, rel=0.05)
+    kept.exact_pass(100)
+    assert kept.assured in (100 + EXACT_RESERVE - 1, 100 + EXACT_RESERVE)  # (the clock moved on meanwhile)
+
+
+def test_a_step_cut_back_to_where_its_bounded_tasks_enter_halves_no_more_than_its_budget_allows(dual_arm):
+    """LocalSearch.enter (the core's twin: search_local.hpp's enter), its evaluations 20 ms each
+    (sleep never returns early), every fraction of the step inside: untimed, ENTRY_BISECTIONS
+    halvings and the last evaluation; within a 0.1 s budget, it halves while one more halving and
+    the last evaluation, at the mean time of a halving so far, end inside the budget: at most 3
+    (3 x 20 ms + 2 x 20 ms reach 0.1 s), and the step is the inside end after them (seen before
+    the rule: 17 evaluations, 0.34 s, past a budget of a few evaluations' time). A busy machine
+    only makes them fewer."""
+    from reljac.ik.search.budget import Budget
+    from reljac.ik.search.local_search import ENTRY_BISECTIONS
+
+    task = FrameTask("left_tool", name="left")
+    task.set_target(reachable_pose(dual_arm, 0))
+    solver = Solver(dual_arm, [[task]], backend="python")
+    local = PythonSearch(solver.controllers[0], [task], solver.options, solver.sample)
+    fractions: list[float] = []
+
+    def evaluate(q, structure):
+        time.sleep(0.02)
+        return None, np.zeros(1), np.zeros(1)
+
+    local.evaluate = evaluate  # type: ignore[method-assign]
+    local.entered = lambda kin, costs, outside: True  # type: ignore[method-assign]
+    local.advance = lambda q, v: fractions.append(float(v[0])) or q  # type: ignore[method-assign]
+    local.v = np.ones(dual_arm.nv)
+    local.iterations = 1
+    for timeout, most in ((None, ENTRY_BISECTIONS), (0.1, 3)):
+        fractions.clear()
+        local.budget = Budget(timeout, 1e-12, [True], reserving=False)
+        local.enter(solver.middle, [task], [[task]])
+        halvings = len(fractions) - 1
+        assert 1 <= halvings <= most and (timeout is not None or halvings == ENTRY_BISECTIONS), fractions
+        assert fractions[-1] == 0.5 ** halvings  # the inside end of the bracket
+
+
 def test_a_search_ends_where_one_more_iteration_at_its_mean_time_would_end_past_its_budget():
     """Budget.spent (both backends' rule; the clock set back by hand), one phase: 0.85 s in 10
     iterations leaves room for one more at their mean (0.085 s) in 1 s; 0.95 s does not."""
@@ -121,9 +179,9 @@ def test_one_call_slow_outside_its_search_does_not_starve_the_next_ones(dual_arm
     solver = Solver(dual_arm, [[task]], tol=1e-6, timeout=budget, backend=backend)
     build = solver.result
 
-    def late(found):
+    def late(found, *rest):
         time.sleep(3 * budget)
-        return build(found)
+        return build(found, *rest)
 
     solver.result = late  # type: ignore[method-assign]
     first = solver.solve(None, seed=0)

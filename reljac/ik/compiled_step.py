@@ -14,6 +14,7 @@ The Python classes remain the specification: the tests replay runs through both 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -264,9 +265,13 @@ class CompiledStep:
         self._prepare()
         return self.core
 
-    def search(self, q0: np.ndarray, options: Any) -> Any:
-        """A whole search from q0 (reljac.ik.search.local_search) in one call; built-in parts only."""
+    def search(self, q0: np.ndarray, options: Any, timeout: Callable[[], float] | None = None) -> Any:
+        """A whole search from q0 (reljac.ik.search.local_search) in one call; built-in parts only.
+        timeout: called once every change is pushed, just before the core's call, for the
+        search's budget [s] (options.timeout's; None: options as they are)."""
         self._prepare()
+        if timeout is not None:
+            options.timeout = timeout()
         return self._run(lambda: self.core.search(q0, options))
 
     @property

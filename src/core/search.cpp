@@ -85,8 +85,8 @@ class Searcher : public LocalSearch {
         slack_used(best_costs_, o_.floor, strict_counted_)) {
       reserving_ = false;  // the whole budget from here
       checked_.steer(false);
-      if (o_.timeout >= 0 && out_.iterations > 0) {  // the iterations its reserve was kept for, whatever the clock
-        const double fit = kExactShare * o_.timeout / (elapsed() / out_.iterations);
+      if (o_.timeout >= 0 && out_.iterations > 0) {  // the iterations of the time kept for it, whatever the clock
+        const double fit = kept_ / (elapsed() / out_.iterations);
         assured_ = out_.iterations + static_cast<int>(std::min(fit, kExactReserve));
       }
       q_ = best_q_;

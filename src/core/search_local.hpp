@@ -71,21 +71,25 @@ class LocalSearch {
   Vector best_flat_, ended_flat_, start_q_;  // the lowest flat phase's end (its counted costs); a search's start
   bool collided_ = false;  // the last local search met the levels in a collision
   bool reserving_ = false;  // a timed search keeps time for its exact pass (run: two phases)
+  double kept_ = 0.0;  // [s] the time kept for the exact pass when the search last went on (timed_out)
   int assured_ = 0;  // the exact pass runs at least until this many iterations in all, whatever the clock
 
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
-  // local_search.py's timed_out (budget.py's Budget.spent): one more iteration, at the mean time of
-  // one so far, would end past the budget; while reserving_ and the best so far would end on the
-  // exact pass (slack_used), less its share: the time of kExactReserve iterations at that mean
-  // time, at most kExactShare of the budget. Never before assured_ iterations.
-  bool timed_out() const {
+  // local_search.py's timed_out (budget.py's Budget.spent): what comes next, `next` [s] (negative:
+  // one more iteration, at the mean time of one so far), would end past the budget; while
+  // reserving_ and the best so far would end on the exact pass (slack_used), less its share: the
+  // time of kExactReserve iterations at that mean time, at most kExactShare of the budget. Never
+  // before assured_ iterations. Where the search goes on, that share is what it keeps (kept_).
+  bool timed_out(double next = -1.0) {
     if (o_.timeout < 0 || out_.iterations < assured_) return false;
     const double t = elapsed();
     const double mean = out_.iterations > 0 ? t / out_.iterations : 0.0;
     double reserve = 0.0;
     if (reserving_ && out_.iterations > 0 && have_best_ && slack_used(best_costs_, o_.floor, strict_counted_))
       reserve = std::min(kExactReserve * mean, kExactShare * o_.timeout);
-    return t + mean >= o_.timeout - reserve;
+    if (t + (next < 0 ? mean : next) >= o_.timeout - reserve) return true;
+    kept_ = reserve;
+    return false;
   }
 
   // local_search.py's LocalSearch.local: a local search from q_ on `levels`; kConverged (q_ kept as
@@ -284,12 +288,15 @@ class LocalSearch {
   }
 
   // local_search.py's enter: the step from q (step_, taken whole) cut back to where the tasks of
-  // outside_ enter their bounds, by kEntryBisections halvings; q_new_ and its rows and costs
-  // are the end of the bracket inside. Returns evaluate's failing.
+  // outside_ enter their bounds, by kEntryBisections halvings (fewer where a timed search's
+  // budget would be spent: enter in local_search.py); q_new_ and its rows and costs are the end
+  // of the bracket inside. Returns evaluate's failing.
   int enter(const Vector& q) {
     step_ = s_.v;
     double low = 0.0, high = 1.0;
+    const double began = elapsed();
     for (int k = 0; k < kEntryBisections; ++k) {
+      if (k > 0 && timed_out(2.0 * (elapsed() - began) / k)) break;  // one more halving and the last evaluation
       const double mid = 0.5 * (low + high);
       s_.v = mid * step_;
       s_.advance(q, q_new_);

@@ -189,9 +189,15 @@ class LocalSearch:
               structure: list[list[Task]]) -> tuple[Kinematics, np.ndarray, np.ndarray]:
         """The step from q cut back to where the tasks of `outside` enter their bounds (it took
         them all inside): ENTRY_BISECTIONS halvings of [0, 1] for the fraction t of the step
-        self.v, then q + t v evaluated (as :meth:`evaluate`) at the end of the bracket that is inside."""
+        self.v, then q + t v evaluated (as :meth:`evaluate`) at the end of the bracket that is
+        inside. A timed search halves no more once one more halving and that last evaluation, at
+        the mean time of a halving so far, would spend its budget (:meth:`Budget.spent`): a
+        bracket's inside end is inside at any halving, and the halvings cost up to 17 evaluations."""
         low, high = 0.0, 1.0
-        for _ in range(ENTRY_BISECTIONS):
+        began = self.budget.elapsed()
+        for k in range(ENTRY_BISECTIONS):
+            if k and self.budget.spent(self.iterations, self.best_costs, 2 * (self.budget.elapsed() - began) / k):
+                break
             mid = 0.5 * (low + high)
             kin, _, costs = self.evaluate(self.advance(q, mid * self.v), structure)
             if self.entered(kin, costs, outside):

@@ -39,7 +39,8 @@ it can reach above an orientation it cannot have there: the position was returne
 the exact pass, met, and the orientation as close as it allows). A timed search of two phases
 keeps time for it while the best configuration so far would need it, at most half of its budget,
 and the pass runs the iterations that time was kept for, whatever the clock: a moment the machine
-stops the process does not cut it short (:mod:`reljac.ik.search.budget`). Run after every
+stops the process does not cut it short; a pass no time was kept for (the best needed it only
+at the budget's end) ends on the budget (:mod:`reljac.ik.search.budget`). Run after every
 unconverged strict phase instead, it cost the searches that converge (``bench solve``'s 600
 dual-arm targets: Newton steps per solve, mean 53 -> 58, 99th percentile 289 -> 326); at the end
 it costs them nothing.
@@ -60,7 +61,8 @@ splitmix64 seeded with ``seed``, the same in C++. The search ends on convergence
 ``restarts`` restarts (None: no cap, then a timeout is needed), or when
 ``timeout`` seconds of wall clock would pass before one more iteration ends (checked every
 iteration, at the mean time of one so far: a search of slow iterations, such as rows computed in
-Python, ends inside its budget rather than one iteration past it); it returns the
+Python, ends inside its budget rather than one iteration past it; a step cut back to where its
+bounded tasks enter halves no more once one more halving would end past it); it returns the
 configuration with the lexicographically smallest costs seen among those that satisfy the limits'
 rows (any, when none did; with collision pairs checked, the configurations seen are those where a
 local search converges or ends, and every one of a local search that keeps the pairs apart).

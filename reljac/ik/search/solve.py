@@ -32,7 +32,7 @@ from ..limits.base import Limit
 from ..limits.joints import JointPositionLimit
 from ..solvers.hierarchy import DampingPolicy
 from ..tasks.base import Task
-from .budget import OUTSIDE_START, OUTSIDE_WINDOW, outside_reserve
+from .budget import OUTSIDE_START, OUTSIDE_WINDOW, CallShare
 from .many import seed_rows_of, with_progress
 from .options import SearchOptions, checked_options, checked_seed, core_options, weigh, weighted_options
 from .python_search import PythonSearch
@@ -64,14 +64,13 @@ class Solver:
             each from where the last one ended with the joints at a limit drawn anew inside
             their limits, every third from a random configuration inside them.
         timeout: wall-clock budget of one search [s] (None: none); the best configuration is
-            returned when it runs out. The budget is the whole call's: the search itself stops
-            earlier by what this Solver's recent calls spent outside it (checks, building the result,
-            taking the GIL back: about 0.1-0.4 ms), :func:`~reljac.ik.search.budget.outside_reserve`:
+            returned when it runs out. The budget is the whole call's: the search gets what the
+            call's checks left, less what this Solver's recent calls spent after their searches
+            (building the result, taking the GIL back: tens of us), :func:`~reljac.ik.search.budget.outside_reserve`:
             the median of the last ``OUTSIDE_WINDOW`` calls' (``OUTSIDE_START`` before the first), at most
             ``RESERVE_SHARE`` of the budget (:mod:`reljac.ik.search.budget`). One slow call (a garbage collection,
             another thread holding the GIL) does not shorten the next ones' searches. A result's
-            ``seconds`` is its search's, ``call_seconds`` the whole call's, which the budget
-            counts.
+            ``seconds`` is its search's, ``call_seconds`` the whole call's, which the budget counts.
         max_step: a cap on each Newton step's largest joint displacement max_i |v_i| [rad or m]
             (None: no cap, full steps); a larger step is scaled down whole, its direction kept.
         constraints: :class:`~reljac.ik.limits.base.Limit` objects held above every level (collision
@@ -150,10 +149,12 @@ class Solver:
         q = self.middle if q0 is None else self.inside(self.robot.validate_q(q0, name="q0"))
         seed = checked_seed(seed)
         with self._held():
-            result = self._solve(q, seed, start)
-            result.call_seconds = time.perf_counter() - start
-            if self.options.timeout is not None:  # what this call spent outside its search [s]
-                self._outside.append(max(result.call_seconds - result.seconds, 0.0))
+            call = None if self.options.timeout is None else CallShare(self.options.timeout, start, self._outside)
+            result = self._solve(q, seed, call)
+            end = time.perf_counter()
+            result.call_seconds = end - start
+            if call is not None:
+                self._outside.append(call.outside(end, result.seconds))
             return result
 
     @contextlib.contextmanager
@@ -167,23 +168,26 @@ class Solver:
         finally:
             self._lock.release()
 
-    def _solve(self, q: np.ndarray, seed: int, start: float) -> IKResult:
+    def _solve(self, q: np.ndarray, seed: int, call: CallShare | None) -> IKResult:
+        """The result of one search from q within `call`'s budget (None: none). Every check and
+        copy is made before the search's share is set, so that what the call keeps for after the
+        search is building the result alone (:class:`~reljac.ik.search.budget.CallShare`)."""
         controller = self.controllers[0]
-        timeout = self.options.timeout
-        if timeout is not None:  # the search's share of the call's budget (at least 1 us: one evaluation)
-            timeout = max(timeout - (time.perf_counter() - start) - outside_reserve(self._outside, timeout), 1e-6)
         counted = self.counted()
-        options = dataclasses.replace(weighted_options(self.options, counted), seed=seed, timeout=timeout)
+        explainer = self._explainer(None, counted)  # (the tasks as they are at the call)
+        options = dataclasses.replace(weighted_options(self.options, counted), seed=seed)
         if not self.compiled:
-            return self.result(PythonSearch(controller, counted, options, self.sample).run(q))
+            options = dataclasses.replace(options, timeout=None if call is None else call.share())
+            return self.result(PythonSearch(controller, counted, options, self.sample).run(q), explainer)
         core_options = self._core_options
         core_options.seed = seed
-        core_options.timeout = -1.0 if timeout is None else timeout
+        core_options.timeout = -1.0
         core_options.counted = self._counted_indices()
         weigh(core_options, options)
         step = controller.core_step
         assert step is not None
-        return self.result(step.search(q, core_options))  # (the core's SearchResult: the same fields)
+        found = step.search(q, core_options, None if call is None else call.share)  # (the core's SearchResult)
+        return self.result(found, explainer)
 
     def solve_many(self, seeds: ArrayLike | None, targets: Sequence[Any], *, seed: int = 0,
                    workers: int | None = None, progress: bool | None = None,
@@ -265,15 +269,16 @@ class Solver:
         o.sample_kind, o.lower, o.upper = self.sample
         return o
 
-    def result(self, found: Any) -> IKResult:
+    def result(self, found: Any, explainer: Explainer | None = None) -> IKResult:
         """The IKResult of one search (see :meth:`results`): a SearchResult, or the core's record
-        of the same fields (its q a read-only view: copied)."""
+        of the same fields (its q a read-only view: copied); explainer: the tasks as they were at
+        the call (None: as they are now)."""
         controller = self.controllers[0]
         check_search(None if found.reason in REASONS else found.failing, found.level_costs, controller.tasks,
                      controller.levels)
         return IKResult(np.array(found.q), found.converged, found.iterations, REASONS[found.reason], found.searches - 1,
                         found.seconds, np.sqrt(found.level_costs).tolist(), found.seconds,
-                        _explainer=self._explainer(None))
+                        _explainer=self._explainer(None) if explainer is None else explainer)
 
     def results(self, found: SearchBatch, problems: Problems | None = None) -> list[IKResult]:
         """The IKResults of searches (a TaskError for one that no result can stand for: check_search),
@@ -291,10 +296,12 @@ class Solver:
                     found.q, found.converged.tolist(), found.iterations.tolist(), reasons, found.searches.tolist(),
                     found.seconds.tolist(), np.sqrt(found.level_costs).tolist(), strict=True))]
 
-    def _explainer(self, problems: Problems | None) -> Explainer:
+    def _explainer(self, problems: Problems | None, counted: list[Task] | None = None) -> Explainer:
         """What results made now read when first asked: the tasks as they are now (but for the
-        targets the problems set)."""
-        view = self._view
+        targets the problems set); counted: :meth:`counted`, if known."""
+        c, kept = self.controllers[0], set(map(id, self.counted() if counted is None else counted))
+        view = SolverView(self.robot, c.tasks, [[t for t in level if id(t) in kept] for level in c.levels],
+                          self.options.tol, self.options.timeout, self.sample, tuple(self._settings["constraints"]))
         return Explainer(view, [(t, snapshot(t)) for t in settable_tasks(view.tasks)], problems)
 
     def counted(self) -> list[Task]:
@@ -309,13 +316,6 @@ class Solver:
         no row, so its violation there is 0: it decides nothing; it stays in the flat phase's first
         level, as the Python search's structure)."""
         return [i for i, t in enumerate(self.controllers[0].tasks) if t.counts_for_convergence]
-
-    @property
-    def _view(self) -> SolverView:
-        controller, counted = self.controllers[0], set(map(id, self.counted()))
-        return SolverView(self.robot, controller.tasks, [[t for t in level if id(t) in counted] for level in
-                                                         controller.levels], self.options.tol, self.options.timeout,
-                          self.sample, tuple(self._settings["constraints"]))
 
     def inside(self, q: np.ndarray) -> np.ndarray:
         """q (nq,) or rows of them with each bounded coordinate clipped into its position limits
