@@ -114,10 +114,13 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
   for (int it = 0; it < iterations; ++it) {
     times(level, base, nv, w.Ax);
     w.residual = level.b - w.Ax;
-    with_gram_type(level.rows(), [&](auto gram_type) {  // the correction with G as a matrix of that type
-      correction<decltype(gram_type)>(level, w.M, w.G_now, *P_now, w.residual, policy, nv, a_norm, known_singular,
-                                      w.step, w.coefficients, w.projected);
-    });
+    if (level.A == nullptr)
+      identity_correction(level, *P_now, w.residual, nv, w.step, w.masked);
+    else
+      with_gram_type(level.rows(), [&](auto gram_type) {  // the correction with G as a matrix of that type
+        correction<decltype(gram_type)>(level, w.M, w.G_now, *P_now, w.residual, policy, nv, a_norm, known_singular,
+                                        w.step, w.coefficients, w.projected);
+      });
     const Limiting lim = max_scale(base, w.step.delta, cons, ws.held_free, ws.Cb, ws.Cd);
     if (lim.scale < 0) break;
     const double s = lim.scale;

@@ -57,6 +57,12 @@ struct Correction {
   double damping = 0.0;
   double smallest = std::numeric_limits<double>::infinity();
 
+  void clear() {  // no row space, rank, damping or smallest singular value yet (a new candidate)
+    has_W = full_rank = factored = undecided = pivoted = false;
+    rank = 0;
+    damping = 0.0;
+    smallest = std::numeric_limits<double>::infinity();
+  }
   void swap(Correction& other) {
     delta.swap(other.delta);
     A_delta.swap(other.A_delta);
@@ -78,6 +84,13 @@ struct Correction {
 // kernels below (gram, row_space, subtract_gram) run along contiguous rows.
 using WtMap = Eigen::Map<RowMatrix, Eigen::AlignedMax>;
 
+// Buffers of identity_correction on a level whose mask leaves rows out.
+struct MaskedRows {
+  std::vector<int> joints;  // F: the masked rows (their joints)
+  Vector x;                 // V phi(t) V^T (P r)[F]
+  Vector projected;         // P delta (an amplified correction's)
+};
+
 // Buffers sized by one level's rows.
 struct LevelSpace {
   RowMatrix M, M_best;  // A P_free (rows x nv, row-major) and the best candidate's
@@ -90,6 +103,7 @@ struct LevelSpace {
   Correction step, best;
   const RowMatrix* smallest_of = nullptr;  // M of the chosen candidate, while its report waits for sigma_min
   Eigen::SelfAdjointEigenSolver<Matrix> values;
+  MaskedRows masked;  // an identity level's (identity_correction)
 
   // W^T (rows x nv), made room for when larger than any before.
   WtMap Wt(int rows, int nv) {
@@ -215,6 +229,80 @@ inline void pivoted_step(const Gram& F, const RowMatrix& M, const Vector& residu
   for (int a = 0; a < k; ++a) step.A_delta(step.pivots(a)) = z(a);
 }
 
+// identity_correction's x = V phi(t) V^T (P r)[F] (into work.x), (P r) in step.delta: where
+// every c^2 (1 - t) passes the cut (a shifted Cholesky factor of c^2 (I - T) exists), that is
+// c^2 K^-1 (P r)[F] with K = a I - c^2 T, by K's Cholesky factor; else by the eigen-decomposition
+// of T = P[F, F], as a Gram matrix of that type.
+template <typename Gram>
+inline void masked_coefficients(const Matrix& P, double c, double lam2, int f, const Correction& step,
+                                MaskedRows& work) {
+  using Column = Eigen::Matrix<double, Eigen::Dynamic, 1, 0, Gram::MaxRowsAtCompileTime, 1>;
+  const double c2 = c * c, a = c2 + lam2, cut = kRankTolerance * std::max(1.0, c2);
+  Gram T(f, f), test(f, f), K(f, f);
+  Column x(f), y(f);
+  for (int i = 0; i < f; ++i) {
+    for (int k = 0; k <= i; ++k) {
+      const double t = P(work.joints[i], work.joints[k]);
+      T(i, k) = T(k, i) = t;
+      test(i, k) = (i == k ? c2 - cut : 0.0) - c2 * t;
+      K(i, k) = (i == k ? a : 0.0) - c2 * t;
+    }
+    x(i) = step.delta(work.joints[i]);
+  }
+  work.x.resize(f);
+  if (cholesky_in_place(test) && cholesky_in_place(K)) {  // every c^2 (1 - t) above the cut: phi = c^2 K^-1
+    cholesky_solve_in_place(K, x);
+    for (int i = 0; i < f; ++i) work.x(i) = c2 * x(i);
+    return;
+  }
+  const Eigen::SelfAdjointEigenSolver<Gram> eig(T);  // ascending
+  const auto& t = eig.eigenvalues();
+  y.noalias() = eig.eigenvectors().transpose() * x;
+  for (int i = 0; i < f; ++i) y(i) *= c2 * (1.0 - t(i)) > cut ? c2 / (a - c2 * t(i)) : -1.0 / t(i);
+  x.noalias() = eig.eigenvectors() * y;
+  for (int i = 0; i < f; ++i) work.x(i) = x(i);
+}
+
+// identity_level.py's identity_correction: the correction of a level of identity rows, A = c
+// diag(mask), in range(P), without forming A P: every row kept, c P r / (c^2 + lambda^2); rows
+// masked (F), (c / a) (P r + P[:, F] V phi(t) V^T (P r)[F]) with a = c^2 + lambda^2, t and V the
+// eigenvalues and eigenvectors of P[F, F], phi(t) = c^2 / (a - c^2 t) where c^2 (1 - t) passes the
+// rank cut kRankTolerance max(1, c^2), -1 / t where it is cut; projected on range(P) again where
+// (c / a) |x| > kAmplified, x = V phi V^T (P r)[F]. Such a level leaves no null space.
+inline void identity_correction(const Level& level, const Matrix& P, const Vector& residual, int nv, Correction& step,
+                                MaskedRows& work) {
+  step.clear();
+  step.delta.resize(nv);
+  times_vector(P, residual.data(), step.delta.data());  // P r
+  const double c = level.identity_scale, lam2 = level.extra_damping;
+  step.damping = lam2;
+  work.joints.clear();
+  for (Eigen::Index j = 0; j < level.mask.size(); ++j)
+    if (level.mask(j) == 0.0) work.joints.push_back(static_cast<int>(j));
+  if (work.joints.empty()) {
+    if (lam2 == 0.0)
+      step.delta /= c;
+    else
+      step.delta *= c / (c * c + lam2);
+    times(level, step.delta, nv, step.A_delta);
+    return;
+  }
+  const int f = static_cast<int>(work.joints.size());
+  if (f <= kSmallLevel)  // (fixed capacity: no allocation)
+    masked_coefficients<SmallGram>(P, c, lam2, f, step, work);
+  else
+    masked_coefficients<Matrix>(P, c, lam2, f, step, work);
+  const double a = c * c + lam2;
+  for (int k = 0; k < f; ++k) step.delta += work.x(k) * P.col(work.joints[k]);
+  step.delta *= c / a;
+  if (c / a * work.x.norm() > kAmplified) {
+    work.projected.resize(nv);
+    times_vector(P, step.delta.data(), work.projected.data());
+    step.delta.swap(work.projected);
+  }
+  times(level, step.delta, nv, step.A_delta);
+}
+
 // Damped least-squares correction delta (in range(P)) of A delta = residual, into `step`.
 // The same matrix function as the Python solver's eigen-decomposition of G = M M^T. A level
 // whose G - shift I has a Cholesky factor (shift = threshold^2, and at least the rank
@@ -235,26 +323,7 @@ template <typename Gram>
 inline void correction(const Level& level, const RowMatrix& M, const Matrix& G_now, const Matrix& P, const Vector& residual,
                        const Policy& policy, int nv, double a_norm, bool& known_singular, Correction& step,
                        Vector& coefficients, Vector& projected) {
-  step.has_W = false;
-  step.full_rank = false;
-  step.factored = false;
-  step.undecided = false;
-  step.pivoted = false;
-  step.rank = 0;
-  step.damping = 0.0;
-  step.smallest = std::numeric_limits<double>::infinity();
-  if (level.A == nullptr) {  // A = c diag(mask): (c P)^+ = P / c on the kept rows
-    step.delta.resize(nv);
-    times_vector(P, residual.data(), step.delta.data());  // P residual
-    const double c = level.identity_scale, lam2 = level.extra_damping;  // damped: c P / (c^2 + lambda^2)
-    step.damping = lam2;
-    if (lam2 == 0.0)
-      step.delta /= c;
-    else
-      step.delta *= c / (c * c + lam2);
-    times(level, step.delta, nv, step.A_delta);
-    return;
-  }
+  step.clear();
   step.has_W = true;
   const int m = level.rows();
   Gram G = G_now;  // M M^T, its lower triangle (what the factorizations read): see gram()

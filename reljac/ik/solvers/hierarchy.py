@@ -31,6 +31,7 @@ import numpy as np
 
 from ...exceptions import ConfigurationError, TaskError
 from ...validation import as_float
+from .identity_level import identity_correction
 from .saturation import Constraints, max_scale, saturate, violated_rows
 
 RANK_TOLERANCE = 1e-12  # eigenvalues of G below this x max(1, largest) count as zero (sigma < 1e-6)
@@ -46,9 +47,9 @@ class Level:
     """One priority level: A v = b is wanted.
 
     ``identity_scale`` c marks A = c diag(mask) (mask: 1 kept, 0 masked rows; None: all kept),
-    and then A may be None and b has zeros on masked rows: the level's correction is the
-    null-space projection of its residual (exact least squares when the mask keeps every row);
-    such a level leaves no null space below it. ``extra_damping`` [same units as sigma^2] is added
+    and then A may be None and b has zeros on masked rows: the level's correction is its damped
+    least squares without forming A P (:func:`identity_correction`); such a level leaves no null
+    space below it. ``extra_damping`` [same units as sigma^2] is added
     to the damping the policy gives (the controller's error-dependent damping, a search's
     Levenberg-Marquardt damping); an identity level takes it alone: c P r / (c^2 + extra_damping).
     ``search`` marks a search's level (:mod:`reljac.ik.search.local_search`: extra_damping is its mu): with no
@@ -102,9 +103,11 @@ class LevelReport:
     with nothing saturated (the joint it needs sits on its bound): this says which.
     exact: no damping at this level nor at any level above it (nor at the recovery of violated
         rows of C): its residual is the least the levels above leave it (strict priority, as
-        undamped). False: damping traded exactness, here or above (a damped level's velocity is
-        not its least-squares one, and the levels below are solved from it): see the guide's
-        "What damping trades" (docs/guide/controller.md).
+        undamped) where no bound binds; a level scaled (scale < 1) or with joints saturated keeps
+        its direction, which can be above the least violation the bounds allow (a task with
+        bounds gets that from the bounded solver). False: damping traded exactness, here or
+        above (a damped level's velocity is not its least-squares one, and the levels below are
+        solved from it): see the guide's "What damping trades" (docs/guide/controller.md).
     The controller fills in ``tasks`` (names), ``saturated_joints`` (joint names of
     ``saturated``), ``saturated_constraints`` (names of the rows) and ``limited_by`` (the name
     of what limit_kind / limit_index point at, '' for nothing).
@@ -224,10 +227,10 @@ def _correction(level: Level, M: np.ndarray | None, P: np.ndarray, residual: np.
     rank, and, at a rank k < m, on k pivot rows of M from a Cholesky factorization of G with
     diagonal pivoting (W from those rows, delta = W (B^T B + lambda^2 I)^-1 B^T r with G = B B^T).
     """
-    if level.identity_scale is not None:  # A = c diag(mask): (c P)^+ = P / c on the kept rows
-        c, lam2 = level.identity_scale, level.extra_damping  # damped: c P / (c^2 + lambda^2)
-        delta = P @ residual / c if lam2 == 0.0 else P @ residual * (c / (c * c + lam2))
-        return _Step(delta, level.times(delta), None, lam2, float("inf"))
+    if level.identity_scale is not None:  # A = c diag(mask)
+        delta = identity_correction(level.identity_scale, level.mask, level.extra_damping, P, residual,
+                                    rank_tolerance=RANK_TOLERANCE, amplified=AMPLIFIED)
+        return _Step(delta, level.times(delta), None, level.extra_damping, float("inf"))
     assert M is not None  # a level without identity_scale has its rows
     G = M @ M.T
     eigenvalues, U = np.linalg.eigh(G)  # ascending
