@@ -261,14 +261,14 @@ def joint_velocities(robot: JointSpace, v: ArrayLike) -> dict[str, Value]:
 
 
 def _number(name: str, value: Any) -> float:
-    if not is_real_number(value):
-        if isinstance(value, (bool, np.bool_, complex, np.complexfloating)):
-            raise ConfigurationError(f"value of joint '{name}' must be a real number, not {value!r}")
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            raise ConfigurationError(f"value of joint '{name}' must be a number, not {value!r}") from None
-    value = float(value)
+    if not is_real_number(value) and isinstance(value, (bool, np.bool_, complex, np.complexfloating)):
+        raise ConfigurationError(f"value of joint '{name}' must be a real number, not {value!r}")
+    try:
+        value = float(value)
+    except OverflowError:  # an integer beyond float's range (10**400): not finite, named below
+        value = math.inf if value > 0 else -math.inf
+    except (TypeError, ValueError):
+        raise ConfigurationError(f"value of joint '{name}' must be a number, not {short_repr(value)}") from None
     if not abs(value) <= MAX_COORDINATE:
         raise ConfigurationError(f"value of joint '{name}' is {value:.3g}; it must be finite, with "
                                  f"|value| <= {MAX_COORDINATE:g}")

@@ -17,11 +17,21 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from .exceptions import ReljacError, URDFError
+from .exceptions import FrameNotFound, ReljacError, URDFError
 from .reference import ReferenceRobot
 from .robot import Robot
 
 __all__ = ["LayerMap", "reference_robot", "without_mimic_elements"]
+
+
+def _names_a_frame(robot: Robot, name: str) -> bool:
+    """The robot has a frame of that name ("link:NAME" / "joint:NAME" too, as both layers name a
+    joint and a link that share a name)."""
+    try:
+        robot.frame_id(name)
+    except FrameNotFound:
+        return False
+    return True
 
 
 class LayerMap:
@@ -53,7 +63,7 @@ class LayerMap:
                 raise ReljacError(f"joint '{name}': Pinocchio has nq={joint.nq}, the reference "
                                   f"{q_ref.stop - q_ref.start}; cannot map it")
             self.blocks.append((q_ref, joint.idx_q, kind))
-        self.frames = [f for f in ref.frame_names if f in set(robot.frame_names)]
+        self.frames = [f for f in ref.frame_names if _names_a_frame(robot, f)]
 
     def q_to_pinocchio(self, q_ref: np.ndarray) -> np.ndarray:
         """Configurations in the reference layout, (ref.nq,) or (N, ref.nq), to the robot's
@@ -94,4 +104,5 @@ def reference_robot(robot: Robot) -> ReferenceRobot:
     if text is None:
         raise URDFError(f"robot '{robot.name}' was not loaded from a URDF: the reference reads URDF text only")
     text = text if robot.mimic else without_mimic_elements(text)
-    return ReferenceRobot.from_urdf_string(text, floating_base=robot.floating_base)
+    return ReferenceRobot.from_urdf_string(text, floating_base=robot.floating_base,
+                                           source=f"the in-house reference, reading robot '{robot.name}'")

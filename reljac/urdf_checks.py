@@ -175,6 +175,12 @@ def _check_shapes(link: ET.Element, where: str) -> None:
                 raise URDFError(f"{here} has shape <{shape.tag}>; URDF shapes are box, cylinder, sphere and mesh")
 
 
+def _along_z(axis: tuple[float, ...]) -> bool:
+    """The axis is +z (to 1e-9 once normalized)."""
+    norm = math.sqrt(sum(a * a for a in axis))
+    return abs(axis[0]) <= 1e-9 * norm and abs(axis[1]) <= 1e-9 * norm and axis[2] > 0
+
+
 def _check_joint(element: ET.Element, where: str, links: dict[str, ET.Element]) -> Joint:
     name = element.get("name")
     if not name:
@@ -202,6 +208,10 @@ def _check_joint(element: ET.Element, where: str, links: dict[str, ET.Element]) 
         if axis is not None and max(abs(a) for a in axis) < MIN_AXIS:  # its squared norm underflows in Pinocchio
             raise URDFError(f"{here} has <axis xyz=\"{' '.join(f'{a:g}' for a in axis)}\">, too small to normalize "
                             f"(each entry below {MIN_AXIS:g}); give the axis as a unit vector")
+        if kind == "planar" and axis is not None and not _along_z(axis):  # Pinocchio reads no planar axis
+            raise URDFError(f"{here} is planar with <axis xyz=\"{' '.join(f'{a:g}' for a in axis)}\">; Pinocchio "
+                            "moves a planar joint in its frame's x-y plane (normal +z) whatever the axis: give "
+                            "axis 0 0 1 and turn the joint's <origin> so that z is the plane's normal")
     limit = element.find("limit")
     if limit is None and kind in ("revolute", "prismatic"):
         raise URDFError(f"{here} of type {kind} has no <limit>; the URDF format requires "

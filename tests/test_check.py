@@ -13,6 +13,7 @@ import reljac.robots
 from reljac.apps.check import check_robot, check_urdf
 from reljac.apps.cli import main
 from reljac.reference import ReferenceRobot
+from reljac.reference_map import LayerMap
 from reljac.relative import Kinematics
 
 
@@ -78,6 +79,26 @@ def test_a_wrong_joint_is_named(tmp_path):
     report = check_robot(robot, ReferenceRobot.from_urdf(other), samples=5)
     assert not report.ok
     assert "joint2" in report.rows[0].where, report.format()
+
+
+def test_a_joint_and_a_link_that_share_a_name_are_both_checked(tmp_path):
+    """A joint named as a link that is not its child (so100's 'gripper'): both layers name the two
+    frames 'joint:NAME' and 'link:NAME', and check compares both (the reference refused the file)."""
+    limit = '<limit lower="-1" upper="1" effort="1" velocity="1"/>'
+    path = tmp_path / "shared.urdf"
+    path.write_text('<robot name="r"><link name="a"/><link name="b"/><link name="c"/><link name="j2"/>'
+                    f'<joint name="j1" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 0 1"/>{limit}'
+                    '</joint><joint name="j2" type="revolute"><parent link="b"/><child link="c"/>'
+                    f'<origin xyz="0.3 0 0"/><axis xyz="0 1 0"/>{limit}</joint>'
+                    '<joint name="f" type="fixed"><parent link="b"/><child link="j2"/><origin xyz="0 0.5 0"/></joint>'
+                    '</robot>')
+    robot, ref = reljac.Robot.from_urdf(path), ReferenceRobot.from_urdf(path)
+    assert {"joint:j2", "link:j2"} <= set(ref.frame_names) and "j2" not in ref.frame_names
+    with pytest.raises(reljac.FrameNotFound, match="say 'link:j2' or 'joint:j2'"):
+        ref.kinematics(np.zeros(ref.nq)).placement("j2")
+    assert {"joint:j2", "link:j2"} <= set(LayerMap(robot, ref).frames)
+    report = check_robot(robot, ref, samples=5)
+    assert report.ok, report.format()
 
 
 @pytest.mark.slow

@@ -91,6 +91,13 @@ BAD = [  # (file text, words the error must contain besides the file's name)
         ('shape = "capsule"\nradius = 1\nlength = 1\nframe = "torsoo"', "torso"),
         ('shape = "sphere"\nradius = 0.1\nposition = [0, "0", 0]', "position [m] must be a list of 3"))],
     ('[collision]\n[[obstacle]]\nshape = "sphere"\n', ["obstacle 1", "name must be a non-empty string"]),
+    # the second replaced the first, silently (the near one dropped from the avoidance)
+    ('[collision]\n[[obstacle]]\nname = "o"\nshape = "sphere"\nradius = 0.1\n'
+     '[[obstacle]]\nname = "o"\nshape = "sphere"\nradius = 0.1\nposition = [5, 5, 5]\n',
+     ["obstacles 1 and 2 are both named 'o'", "must be unique"]),
+    # only the first entry was read, the others never checked
+    ('[support]\ncontacts = ["left_tool", "right_tool"]\nsole = [0.1, 0.1]\nframe = ["left_tool", "nowhere"]\n',
+     ["[support]", "frame must be a non-empty string"]),
 ]
 
 

@@ -200,6 +200,14 @@ def test_bad_joint_values_and_velocities():
         tree.v_from_joint_velocities([1.0])
     with pytest.raises(ConfigurationError, match="q has shape"):
         tree.joint_values(np.zeros(3))
+    one = tree.joint_names[-1]
+    for huge in (10**400, -(10**400)):  # an OverflowError before, not a reljac error
+        with pytest.raises(ConfigurationError, match=f"value of joint '{one}' is -?inf; it must be finite"):
+            tree.q_from_joint_values({one: huge})
+        with pytest.raises(ConfigurationError, match="must be finite"):
+            tree.v_from_joint_velocities({one: huge})
+        with pytest.raises(ConfigurationError, match="must be finite"):
+            tree.locked({one: huge})
 
 
 # ----------------------------------------------------------------------------- SRDF configurations

@@ -126,6 +126,8 @@ timeout = 0.2
     (lambda t: t.replace("[check]", "[collision]\nignore = ['nothing_*']\n[check]"), "matches no link"),
     (lambda t: t.replace("[object]\nposes", "[object]\nsamples = 3\nposes"), "samples goes with waypoints"),
     (lambda t: t + "\n[[obstacle]]\nname = 'crate'\nshape = 'cube'\n", "shape must be one of"),
+    (lambda t: t + "\n[[obstacle]]\nname = 'crate'\nshape = 'sphere'\nradius = 0.1\nposition = [2, 0, 0]\n" * 2,
+     "obstacles 1 and 2 are both named 'crate'"),  # (the second replaced the first, silently)
     (lambda t: t.replace("[[hand]]", "[[hand]]\ngrip = 1", 1), "unknown key 'grip'"),
     (lambda t: "x = [", "not valid TOML"),
     # an uncaught error each before ("a reljac bug"), or a silent change of the task

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from reljac.exceptions import ReljacError, URDFError
+from reljac.exceptions import FrameNotFound, ReljacError, URDFError
 from reljac.reference import ROOT_JOINT, UNIVERSE, ReferenceRobot
 
 URDF_DIR = Path(__file__).parent / "reference_urdfs"
@@ -202,12 +202,6 @@ INLINE_ERRORS = [
         '<joint name="j2" type="floating"><parent link="b"/><child link="c"/><mimic joint="j1"/></joint>',
         "only revolute",
     ),
-    (
-        '<link name="a"/><link name="b"/><link name="c"/>'
-        '<joint name="b" type="revolute"><parent link="a"/><child link="c"/></joint>'
-        '<joint name="j2" type="fixed"><parent link="a"/><child link="b"/></joint>',
-        "joint 'b' and link 'b' share the name 'b'",
-    ),
     ('<link name="universe"/>', "reserved for the world frame"),
     (
         '<link name="a"/><link name="b"/><joint name="j" type="revolute"><parent link="a"/><child link="b"/>'
@@ -222,6 +216,20 @@ def test_inline_urdf_errors(body, fragment):
     with pytest.raises(URDFError) as info:
         ReferenceRobot.from_urdf_string(_robot(body))
     assert fragment in str(info.value)
+
+
+def test_a_joint_and_a_different_link_of_one_name_are_named_by_kind():
+    """As the Pinocchio layer names them (so100's 'gripper'); the bare name is ambiguous."""
+    robot = ReferenceRobot.from_urdf_string(_robot(
+        '<link name="a"/><link name="b"/><link name="c"/>'
+        '<joint name="b" type="revolute"><parent link="a"/><child link="c"/><axis xyz="0 0 1"/>'
+        '<origin xyz="1 0 0"/></joint>'
+        '<joint name="j2" type="fixed"><parent link="a"/><child link="b"/><origin xyz="0 2 0"/></joint>'))
+    assert "joint:b" in robot.frame_names and "link:b" in robot.frame_names and "b" not in robot.frame_names
+    kin = robot.kinematics(np.zeros(robot.nq))
+    assert np.allclose(kin.placement("joint:b")[:3, 3], [1, 0, 0]) and np.allclose(kin.placement("link:b")[:3, 3], [0, 2, 0])
+    with pytest.raises(FrameNotFound, match="ambiguous"):
+        kin.placement("b")
 
 
 def test_root_element_must_be_robot():

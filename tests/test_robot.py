@@ -260,6 +260,9 @@ def test_a_robot_without_joints_gives_empty_jacobians_not_a_crash(tmp_path):
     robot = reljac.Robot.from_urdf(path)
     assert robot.nv == 0
     assert reljac.relative_jacobian(robot, np.zeros(0), "base", "tip").shape == (6, 0)
+    # (the compiled core refused the empty q: numpy gives it a stride of 0)
+    np.testing.assert_array_equal(reljac.relative_placement(robot, np.zeros(0), "base", "tip").homogeneous,
+                                  reljac.Kinematics(robot, np.zeros(0)).relative_placement("base", "tip").homogeneous)
     assert reljac.Kinematics(robot, np.zeros(0), np.zeros(0)).frame_jacobian_time_variation("tip").shape == (6, 0)
     from reljac.ik import Controller, FrameTask
 

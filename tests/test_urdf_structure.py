@@ -101,6 +101,11 @@ CASES = {  # id: (URDF text, fragments the message must contain, keyword argumen
                               ["'j3'", "xyz", "3 finite numbers"], {}),
     "origin nan": (chain(joint("j3", "c", "d", origin='<origin rpy="0 nan 0"/>'), links="abcd"), ["'j3'", "rpy"], {}),
     "zero axis": (chain(joint("j3", "c", "d", axis="0 0 0"), links="abcd"), ["'j3'", "axis"], {}),
+    # Pinocchio moves any planar joint in its x-y plane: this one was modelled in the wrong plane
+    "planar not about z": (chain(joint("j3", "c", "d", kind="planar", axis="1 0 0", extra=""), links="abcd"),
+                           ["'j3'", "planar", "axis 0 0 1", "<origin>"], {}),
+    "planar about -z": (chain(joint("j3", "c", "d", kind="planar", axis="0 0 -1", extra=""), links="abcd"),
+                        ["'j3'", "planar", "normal +z"], {}),
     "axis text": (chain(joint("j3", "c", "d", axis="x y z"), links="abcd"), ["'j3'", "axis"], {}),
     "axis without xyz": (chain(joint("j3", "c", "d").replace('<axis xyz="0 0 1"/>', "<axis/>"), links="abcd"),
                          ["'j3'", "<axis> has no xyz"], {}),  # urdfdom reads it as a zero axis

@@ -67,7 +67,7 @@ from ..robot import Robot
 from ..support import SupportContact
 from .hierarchy_tasks import read_task
 from .hierarchy_values import joint_value, number, numbers, table, text, texts, unknown_keys, within
-from .obstacle_table import obstacle_shape
+from .obstacle_table import obstacle_shape, unique_names
 from .toml_file import read_toml
 
 DEMO_FILE = Path(__file__).resolve().parent / "dual_arm_debug.toml"
@@ -117,13 +117,14 @@ def _velocity_limits(robot: Robot, limits: Any, where: str) -> np.ndarray:
     return out
 
 
-def _obstacle(model: CollisionModel, spec: Any, where: str) -> None:
-    """Add one [[obstacle]] table to the collision model."""
+def _obstacle(model: CollisionModel, spec: Any, where: str) -> str:
+    """Add one [[obstacle]] table to the collision model; its name."""
     spec, name, where, shape = obstacle_shape(spec, where, OBSTACLE_KEYS)
     p = numbers(spec["position"], where, "position [m]", (3,)) if "position" in spec else np.zeros(3)
     R = pin.rpy.rpyToMatrix(*numbers(spec["rpy"], where, "rpy [rad]", (3,))) if "rpy" in spec else np.eye(3)
     frame = text(spec["frame"], where, "frame") if "frame" in spec else None
     within(where, lambda: model.add_obstacle(name, shape, pin.SE3(R, p), frame=frame))
+    return name
 
 
 def _collision(robot: Robot, collision: Any, obstacles: Any, where: str) -> CollisionAvoidance:
@@ -134,8 +135,8 @@ def _collision(robot: Robot, collision: Any, obstacles: Any, where: str) -> Coll
     avoidance = within(here, lambda: CollisionAvoidance(robot, **values))
     if not isinstance(obstacles, list):
         raise ConfigurationError(f"{where}: obstacles are [[obstacle]] tables, got {obstacles!r}")
-    for i, spec in enumerate(obstacles):
-        _obstacle(avoidance.model, spec, f"{where}, obstacle {i + 1}")
+    unique_names([_obstacle(avoidance.model, spec, f"{where}, obstacle {i + 1}") for i, spec in enumerate(obstacles)],
+                 where)
     return avoidance  # (the controller, built after, takes the obstacles in)
 
 
@@ -155,7 +156,7 @@ def _support(robot: Robot, support: Any, kin: Kinematics, where: str) -> Support
         contacts = within(where, lambda: [sole_contact(robot, f) for f in frames])
     kwargs: dict[str, Any] = {key: number(options[key], where, key) for key in ("margin", "gain") if key in options}
     if "frame" in options:
-        kwargs["frame"] = texts(options["frame"], where, "frame")[0]
+        kwargs["frame"] = text(options["frame"], where, "frame")
     region = within(where, lambda: SupportRegion(robot, contacts, **kwargs))
     within(where, lambda: region.polygon(kin).shrunk(region.margin))  # at the start, not at the first step
     return region

@@ -36,4 +36,15 @@ def obstacle_shape(spec: Any, where: str, keys: set[str]) -> tuple[dict, str, st
     return spec, name, where, within(where, lambda: getattr(shapes, kind)(*sizes))
 
 
-__all__ = ["SHAPES", "obstacle_shape"]
+def unique_names(names: list[str], where: str) -> None:
+    """ConfigurationError where two [[obstacle]] tables (names in file order) share a name: the
+    second would replace the first."""
+    first: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name in first:
+            raise ConfigurationError(f"{where}: obstacles {first[name] + 1} and {i + 1} are both named {name!r} "
+                                     "(an obstacle's name must be unique)")
+        first[name] = i
+
+
+__all__ = ["SHAPES", "obstacle_shape", "unique_names"]

@@ -71,7 +71,7 @@ from ..exceptions import ConfigurationError
 from ..files import shown
 from ..placement import FloorRegion, MobileBase, PlacementTask
 from .hierarchy_values import number, numbers, table, text, texts, unknown_keys, within
-from .obstacle_table import obstacle_shape
+from .obstacle_table import obstacle_shape, unique_names
 from .toml_file import read_toml
 
 TOP = {"lock", "score", "base", "object", "hand", "obstacle", "floor", "maps", "collision", "check"}
@@ -264,6 +264,7 @@ def read_place_file(path: str | Path) -> PlaceFile:
                     _floor(doc["floor"], where), _options(doc.get("maps", {}), where, "maps", MAPS),
                     _options(doc.get("collision", {}), where, "collision", COLLISION),
                     _options(doc.get("check", {}), where, "check", CHECK))
+    unique_names([name for name, _, _ in out.obstacles], where)
     margin = out.check.get("margin")
     if margin is not None and not (math.isfinite(margin) and margin <= 2):
         raise ConfigurationError(f"{where}, [check]: margin must be a fraction of a cell in [0, 2], got {margin}")

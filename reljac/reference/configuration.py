@@ -14,7 +14,7 @@ from numpy.typing import ArrayLike
 from reljac.exceptions import ConfigurationError
 from reljac.reference.lie import exp_se3, quaternion_exp, quaternion_multiply, quaternion_to_rotation
 from reljac.reference.model import KinematicTree
-from reljac.validation import as_count, as_float, as_rng, real_array, short_repr
+from reljac.validation import MAX_COORDINATE, as_count, as_float, as_rng, real_array, short_repr
 
 #: A free-joint quaternion may differ from unit norm by this much; it is then normalized.
 QUATERNION_NORM_TOLERANCE = 1e-6
@@ -95,9 +95,10 @@ def random_configuration(
 ) -> np.ndarray:
     """Random finite configuration(s) inside the limits. Shape (nq,), or (n, nq) if `n` is given.
 
-    A bounded joint is uniform in [lower, upper]; a continuous or unbounded revolute joint is uniform
-    in [-pi, pi]; an unbounded prismatic joint is uniform in ``[-position_box, position_box]`` [m]; a free
-    joint has its position uniform in that box and a uniformly random unit quaternion.
+    A bounded joint is uniform in [lower, upper] (within +-MAX_COORDINATE, 1e100); a continuous or
+    unbounded revolute joint is uniform in [-pi, pi]; an unbounded prismatic joint is uniform in
+    ``[-position_box, position_box]`` [m]; a free joint has its position uniform in that box and a
+    uniformly random unit quaternion.
 
     Raises:
         ConfigurationError: `rng` is not a Generator, a seed >= 0 or None; `n` is not None or an
@@ -116,7 +117,8 @@ def random_configuration(
         lower, upper = tree.lower[start], tree.upper[start]
         if not (math.isfinite(lower) and math.isfinite(upper)):
             lower, upper = (-position_box, position_box) if kind == "prismatic" else (-math.pi, math.pi)
-        q[:, start] = rng.uniform(lower, upper, count)
+        # limits beyond +-MAX_COORDINATE (what q may hold) drawn within it
+        q[:, start] = rng.uniform(max(lower, -MAX_COORDINATE), min(upper, MAX_COORDINATE), count)
     return q if n is not None else q[0]
 
 

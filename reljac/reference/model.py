@@ -98,7 +98,8 @@ class KinematicTree:
             entries of a free joint are bounded by [-1, 1].
         upper: upper position limits, shape (nq,), likewise.
         mimics: follower joint -> (leader, multiplier, offset), the leader having its own DoF.
-        frame_names: all frame names: ``universe``, then the joint and link frames in body order.
+        frame_names: all frame names: ``universe``, then the joint and link frames in body order
+            (a joint and a different link that share a name: ``"joint:NAME"`` and ``"link:NAME"``).
     """
 
     def __init__(self, urdf: UrdfRobot, *, floating_base: bool = False) -> None:
@@ -163,20 +164,25 @@ class KinematicTree:
         self.frame_names: tuple[str, ...] = tuple(self._frames)
 
     def _name_frames(self, source: str) -> dict[str, int]:
+        """Frame name -> body index. A joint and a different link that share a name (URDF names
+        each set apart) are both kept, as ``"joint:NAME"`` and ``"link:NAME"``, as the Pinocchio
+        layer names them; the bare name is then ambiguous (:meth:`frame_body` says so)."""
         frames = {UNIVERSE: 0}
+        kinds: dict[str, str] = {}
+        self._ambiguous: set[str] = set()
         for body in self.bodies[1:]:
             for kind, name in (("joint", body.joint), ("link", body.link)):
                 if name is None or frames.get(name) == body.index:
                     continue  # no joint frame, or a joint named as its own child link: one frame
                 if name == UNIVERSE:
                     raise URDFError(f"{source}: {kind} name '{UNIVERSE}' is reserved for the world frame")
-                if name in frames:  # link and joint names are each unique: a joint clashes with a link
-                    raise URDFError(
-                        f"{source}: joint '{name}' and link '{name}' share the name '{name}' but are "
-                        "different frames; frame names must be unique (a joint may only share its child "
-                        "link's name)"
-                    )
-                frames[name] = body.index
+                if name in frames:  # link and joint names are each unique: a joint's with a link's
+                    frames[f"{kinds[name]}:{name}"] = frames.pop(name)
+                    self._ambiguous.add(name)
+                if name in self._ambiguous:
+                    frames[f"{kind}:{name}"] = body.index
+                else:
+                    frames[name], kinds[name] = body.index, kind
         return frames
 
     def frame_body(self, frame: str) -> int:
@@ -185,6 +191,9 @@ class KinematicTree:
         Raises:
             FrameNotFound: if no frame has that name.
         """
+        if frame in self._ambiguous:
+            raise FrameNotFound(f"frame name '{frame}' is ambiguous in robot '{self.name}': a joint and a different "
+                                f"link carry it; say 'link:{frame}' or 'joint:{frame}'")
         try:
             return self._frames[frame]
         except (KeyError, TypeError):

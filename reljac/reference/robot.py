@@ -179,9 +179,9 @@ class ReferenceRobot:
         return cls(KinematicTree(parse_urdf_file(path), floating_base=floating_base))
 
     @classmethod
-    def from_urdf_string(cls, text: str, *, floating_base: bool = False) -> ReferenceRobot:
-        """Like :meth:`from_urdf`, from the URDF's text."""
-        return cls(KinematicTree(parse_urdf_string(text), floating_base=floating_base))
+    def from_urdf_string(cls, text: str, *, floating_base: bool = False, source: str = "<string>") -> ReferenceRobot:
+        """Like :meth:`from_urdf`, from the URDF's text; `source` names it in errors."""
+        return cls(KinematicTree(parse_urdf_string(text, source=source), floating_base=floating_base))
 
     def __repr__(self) -> str:
         return f"ReferenceRobot({self.name!r}, nq={self.nq}, nv={self.nv}, frames={len(self.frame_names)})"

@@ -12,7 +12,8 @@ inline const double* plain_vector(pybind11::handle q, long& size) {
   namespace py = pybind11;
   if (Py_TYPE(q.ptr()) != py::detail::npy_api::get().PyArray_Type_) return nullptr;
   const auto a = py::reinterpret_borrow<py::array>(q);
-  if (a.ndim() != 1 || a.strides(0) != static_cast<py::ssize_t>(sizeof(double))) return nullptr;
+  // (an empty vector's stride is any: numpy 2 gives 0, as for q of a robot with no joint)
+  if (a.ndim() != 1 || (a.shape(0) > 0 && a.strides(0) != static_cast<py::ssize_t>(sizeof(double)))) return nullptr;
   const py::dtype type = a.dtype();
   if (type.kind() != 'f' || type.itemsize() != 8 || type.byteorder() == '>') return nullptr;
   size = static_cast<long>(a.shape(0));
