@@ -82,6 +82,8 @@ def open_for_writing(path: Any, what: str, error: type[ReljacError]) -> BinaryIO
     name = f"{what} '{shown(path)}'"
     try:
         info = os.stat(path)
+    except UnicodeError:  # (a ValueError too) a lone surrogate, which no file name can hold
+        raise error(f"{what} path '{shown(path)}' cannot be encoded as a file name") from None
     except ValueError:
         raise error(f"{what} path '{shown(path)}' contains a NUL byte; no file has such a name") from None
     except FileNotFoundError:

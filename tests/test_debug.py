@@ -185,6 +185,11 @@ def test_sliders_take_the_robots_names_and_limits_and_show_locked_joints(dual_ar
         q_from_slider(robot, robot.neutral(), "left_joint1", 0.0)
     with pytest.raises(ConfigurationError, match="finite"):
         q_from_slider(robot, robot.neutral(), "left_joint2", float("nan"))
+    with pytest.raises(ConfigurationError, match="finite"):  # (an OverflowError: "a reljac bug" on the page)
+        q_from_slider(robot, robot.neutral(), "left_joint2", 10**400)
+    for text in ("0.5", True):  # accepted before, and the joint moved
+        with pytest.raises(ConfigurationError, match="must be a number"):
+            q_from_slider(robot, robot.neutral(), "left_joint2", text)
 
 
 # ---------------------------------------------------------------------------- the relay

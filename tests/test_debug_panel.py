@@ -87,10 +87,12 @@ def test_the_page_gets_the_levels_limiting_joints(dual_arm):
                 assert joint in report.saturated_joints and level_moves(dual_arm, level, q0, joint), joint
 
 
-@pytest.mark.parametrize("offset", [[80.0, 80.0, 80.0], [0.0, 70.8, 70.8], [100.0, 1.0, 0.0]])
+@pytest.mark.parametrize("offset", [[80.0, 80.0, 80.0], [0.0, 70.8, 70.8], [100.0, 1.0, 0.0], [101.0, 0.0, 0.0],
+                                    [0.0, 1e90, 1e90]])
 def test_a_drag_is_refused_by_the_length_of_its_whole_displacement(dual_arm, offset):
     """Each coordinate is under the 100 m bound; the displacement is not (138.6, 100.1 and 100.005
-    m): refused with a message naming its length, and the target does not move."""
+    m): refused with a message naming its length, and the target does not move. A coordinate
+    beyond the bound has its length named too (it was 'inf m'), however large."""
     controller, q0 = load_hierarchy(dual_arm, DEMO_FILE)
     left = controller.levels[1][0]
     with Debugger(controller, q0, paused=True) as debugger, ControlPage(debugger.url) as page:
@@ -101,7 +103,7 @@ def test_a_drag_is_refused_by_the_length_of_its_whole_displacement(dual_arm, off
         page.send({"type": "grab", "handle": "handle left"})
         page.send({"type": "drag", "handle": "handle left", "delta": delta.ravel().tolist()})
         message = page.until(lambda m: m["type"] == "error", "the refusal")["message"]
-        length = np.linalg.norm(offset)
+        length = float(np.hypot.reduce(offset))  # (no square to overflow)
         assert message == (f"a drag's translation must be at most 100 m long, got {length:.4g} m "
                            f"({', '.join(f'{x:.4g}' for x in offset)})"), message
         np.testing.assert_array_equal(left.target.homogeneous, T0.homogeneous)

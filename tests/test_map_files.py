@@ -87,6 +87,7 @@ def test_metadata_that_is_not_an_object_is_named(small_map, tmp_path, metadata, 
     ("dims", [True, 5, 5], r"field 'dims' is \[True, 5, 5\]"),
     ("nq", "2", r"field 'nq' is '2', expected an integer >= 0"),
     ("voxel", -0.1, r"field 'voxel' is -0.1, expected a positive number"),
+    ("voxel", 1e37, r"field 'voxel' is 1e\+37, expected a positive number of at most 1000"),  # (drawn as inf)
     ("origin", [0, 0], r"field 'origin' is \[0, 0\]"),
     ("frame_a", 3, r"field 'frame_a' is 3, expected text"),
     ("axis", "w", r"field 'axis' is 'w'"),
@@ -204,6 +205,16 @@ def test_a_fifo_or_a_link_loop_given_as_a_map_file_is_named(tmp_path):
             load_map(path)
 
 
+def test_a_map_is_saved_only_into_a_regular_file(small_map, tmp_path):
+    """CapabilityMap.save into a FIFO (it blocked until a reader came) or a missing folder (a bare
+    FileNotFoundError): one MapError each."""
+    os.mkfifo(tmp_path / "pipe.npz")
+    with pytest.raises(MapError, match="pipe.npz' is a FIFO"):
+        small_map.save(tmp_path / "pipe.npz")
+    with pytest.raises(MapError, match="capability map"):
+        small_map.save(tmp_path / "missing" / "m.npz")
+
+
 @pytest.mark.slow
 def test_a_fifo_or_a_link_loop_given_as_an_srdf_is_named(tmp_path):
     for path, what in _not_files(tmp_path):
@@ -236,12 +247,16 @@ MAP_ARGS = ("map", "planar_2link", "base_link", "tip", "--samples", "4000", "--v
     ("m.npz", "--out: '{tmp}/m.npz' is not a file name; give a file name ending in .npz"),  # a folder
     ("", "--out: '{tmp}/' is not a file name; give a file name ending in .npz"),  # FOLDER.npz was written beside it
     ("notes.txt", "--out: '{tmp}/notes.txt' is a file that is not a map (.npz); give a file name ending in .npz"),
+    # the map was computed, then its writing waited for a reader forever
+    ("pipe.npz", "--out: '{tmp}/pipe.npz' is not a regular file (a FIFO, a socket or a device); give a file name "
+                 "ending in .npz"),
 ])
 def test_map_out_is_checked_before_any_sample(tmp_path, monkeypatch, out, message):
     import reljac.apps.capability as app
 
     (tmp_path / "m.npz").mkdir()
     (tmp_path / "notes.txt").write_text("kept")
+    os.mkfifo(tmp_path / "pipe.npz")
 
     def never(*args, **kwargs):
         raise AssertionError("the map was computed")
@@ -285,3 +300,25 @@ def test_seed_for_takes_a_robot_by_name(small_map, planar):
         seed_for(small_map, T, robot="dual_arm")
     with pytest.raises(MapError, match="cmap must be a CapabilityMap"):
         seed_for("map.npz", T)
+
+
+def test_a_map_of_the_robot_with_other_joints_locked_is_refused(tmp_path):
+    """A map records the joint of each column of q and the locked joints' values: a map of the
+    dual arm with left_joint1 locked was taken for one with right_joint1 locked (same name and
+    nq), and its seeds put the tool 1 m from the target; locked elsewhere, as far."""
+    arm = reljac.Robot.bundled("dual_arm")
+    cmap = capability_map(arm.locked({"left_joint1": 0.0}), "left_tool", "right_tool", samples=2000, voxel=0.2, seed=1)
+    loaded = load_map(cmap.save(tmp_path / "m.npz"))
+    assert loaded.metadata["q_names"] == list(arm.locked(["left_joint1"]).q_names)
+    T = reljac.relative_placement(arm, arm.neutral(), "left_tool", "right_tool")
+    seed_for(loaded, T, robot=arm.locked({"left_joint1": 0.0}))  # the same robot: taken
+    with pytest.raises(MapError, match="other joints free: its q holds \\['right_joint1'\\]"):
+        seed_for(loaded, T, robot=arm.locked({"right_joint1": 0.0}))
+    with pytest.raises(MapError, match="locked at \\{'left_joint1': 0.0\\}, not at \\{'left_joint1': 0.5\\}"):
+        seed_for(loaded, T, robot=arm.locked({"left_joint1": 0.5}))
+    metadata = dict(loaded.metadata)
+    del metadata["q_names"], metadata["locked"]  # a map made before they were recorded: name and nq only
+    old = tmp_path / "old.npz"
+    np.savez_compressed(old, metadata=np.array(json.dumps(metadata)),
+                        **{name: getattr(loaded, name) for name in ARRAYS})
+    seed_for(load_map(old), T, robot=arm.locked({"right_joint1": 0.0}))

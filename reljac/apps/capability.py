@@ -61,6 +61,9 @@ def output_path(out: str | os.PathLike, option: str = "--out") -> Path:
     check_output(path, (".npz",), option)
     if path.is_dir():
         raise ReljacError(f"{option}: {str(path)!r} is a folder; give a file name ending in .npz")
+    if path.exists() and not path.is_file():  # a FIFO would block the writer until a reader comes
+        raise ReljacError(f"{option}: {str(path)!r} is not a regular file (a FIFO, a socket or a device); "
+                          "give a file name ending in .npz")
     if not os.access(path.parent, os.W_OK):
         raise ReljacError(f"{option}: folder {str(path.parent)!r} is not writable")
     return path

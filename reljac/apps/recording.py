@@ -38,8 +38,9 @@ PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 def check_output(path: str | Path, suffixes: tuple[str, ...], option: str) -> Path:
     """`path` as a Path, after checking its suffix and that its folder exists (before any run)."""
     path = Path(path)
-    if path.suffix.lower() not in suffixes:
-        raise ReljacError(f"{option} FILE must end in {' or '.join(suffixes)}, not {path.name!r}")
+    if path.suffix.lower() not in suffixes:  # (an option names its argument; a file asked otherwise, itself)
+        what = f"{option} FILE" if option.startswith("--") else option
+        raise ReljacError(f"{what} must end in {' or '.join(suffixes)}, not {path.name!r}")
     if not path.parent.is_dir():
         raise ReljacError(f"{option}: folder {str(path.parent)!r} does not exist")
     return path
@@ -127,7 +128,7 @@ class RunLog:
 
     def save(self, path: str | Path) -> Path:
         """Write the run to `path` (.npz or .json, see the module docstring); returns the path."""
-        path = check_output(path, RECORD_SUFFIXES, "--record")
+        path = check_output(path, RECORD_SUFFIXES, "a record file")
         data = self.arrays()
         with open_for_writing(path, "record file", ReljacError) as f:  # a FIFO or folder: refused, never waited on
             if path.suffix.lower() == ".npz":

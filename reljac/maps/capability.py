@@ -27,7 +27,7 @@ from .balance import MapSupport, check_support, held_joints
 from .compiled import compiled_available, require_compiled
 from .grid import AXES, as_axis, as_directions, as_rows, make_grid
 from .kernel import Accumulator, Job, make_sampler
-from .result import FORMAT, FORMAT_VERSION, CapabilityMap
+from .result import FORMAT, FORMAT_VERSION, CapabilityMap, robot_joints
 from .sampling import BLOCK
 from .scheduling import check_scheduler, run
 
@@ -173,7 +173,7 @@ def capability_map(
         "frame_a": robot.model.frames[fa].name, "frame_b": robot.model.frames[fb].name,
         "samples": samples, "seed": seed, "voxel": grid.voxel, "origin": list(grid.origin),
         "dims": list(grid.dims), "axis": AXES[axis_index], "rows": list(rows), "outside": accumulator.outside,
-        "block": BLOCK, "backend": backend,
+        "block": BLOCK, "backend": backend, **robot_joints(robot),
     }
     if support is not None and held is not None:
         metadata["support"] = {**support.metadata(robot, held[0]), "rejected": accumulator.rejected}

@@ -26,7 +26,7 @@ from ..exceptions import MapError
 from ..files import regular_file, shown
 from ..memory import available_bytes
 from ..validation import is_real_number
-from .grid import AXES, MAX_DIRECTIONS, MAX_VOXELS
+from .grid import AXES, MAX_DIRECTIONS, MAX_VOXEL, MAX_VOXELS
 from .result import ARRAYS, FORMAT, FORMAT_VERSION, CapabilityMap
 
 HEADER_BYTES = 10_240        # an .npy header (numpy reads at most 10,000 bytes of one)
@@ -191,7 +191,7 @@ def _check_fields(m: dict, name: str) -> None:
         and math.prod(d) <= MAX_VOXELS,
         "nq": lambda n: int_within(n, 0, MAX_NQ),
         "nv": lambda n: int_within(n, 0, MAX_NQ),
-        "voxel": lambda v: is_real_number(v) and math.isfinite(v) and v > 0,
+        "voxel": lambda v: is_real_number(v) and math.isfinite(v) and 0 < v <= MAX_VOXEL,
         "origin": lambda o: isinstance(o, list) and len(o) == 3 and all(is_real_number(x) and math.isfinite(x)
                                                                          and abs(x) <= MAX_ORIGIN for x in o),
         "robot": lambda s: isinstance(s, str),
@@ -203,13 +203,21 @@ def _check_fields(m: dict, name: str) -> None:
         "outside": lambda n: int_within(n, 0, 10**12),
     }
     valid = {"dims": f"3 positive integers with at most {MAX_VOXELS:,} voxels in all", "nq": "an integer >= 0",
-             "nv": "an integer >= 0", "voxel": "a positive number [m]", "origin": "3 numbers within 1e6 m",
+             "nv": "an integer >= 0", "voxel": f"a positive number of at most {MAX_VOXEL:g} [m]",
+             "origin": "3 numbers within 1e6 m",
              "samples": "an integer >= 1", "axis": "'x', 'y' or 'z'", "rows": "row indices 0..5",
              "outside": "an integer >= 0"}
     for field_name, ok in checks.items():
         if field_name not in m or not ok(m[field_name]):
             raise MapError(f"{name}: its metadata field {field_name!r} is {short(m.get(field_name, 'missing'))}, "
                            f"expected {valid.get(field_name, 'text')}")
+    if "q_names" in m and not (isinstance(m["q_names"], list) and len(m["q_names"]) == m["nq"]
+                               and all(isinstance(n, str) for n in m["q_names"])):
+        raise MapError(f"{name}: its metadata field 'q_names' is {short(m['q_names'])}, expected nq names")
+    if "locked" in m and not (isinstance(m["locked"], dict) and all(
+            isinstance(v, list) and v and all(is_real_number(x) and math.isfinite(x) for x in v) if isinstance(v, list)
+            else is_real_number(v) and math.isfinite(v) for v in m["locked"].values())):
+        raise MapError(f"{name}: its metadata field 'locked' is {short(m['locked'])}, expected {{joint: value}}")
     if "support" in m and not _support_ok(m["support"], m["samples"]):
         raise MapError(f"{name}: its metadata field 'support' is {short(m['support'])}, expected null or "
                        "{contacts: [{frame, points: [[x, y, z], ...]}, ...], margin >= 0, plane, held: [names], "

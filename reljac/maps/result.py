@@ -14,11 +14,12 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..exceptions import MapError
+from ..files import open_for_writing
 from .grid import Grid
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -119,25 +120,49 @@ class CapabilityMap:
 
     # ------------------------------------------------------------------ files
     def save(self, path: str | os.PathLike) -> Path:
-        """Write the map to `path` (.npz; the suffix is added when missing). Returns the path."""
+        """Write the map to `path` (.npz; the suffix is added when missing). Returns the path.
+
+        Raises:
+            MapError: the path names a folder, a FIFO or a device (never opened: a FIFO would
+                block until a reader comes), a missing folder, or a file that cannot be written.
+        """
         path = Path(path)
         if path.suffix != ".npz":
             path = path.with_name(path.name + ".npz")
         arrays = {name: getattr(self, name) for name in ARRAYS}
-        np.savez_compressed(path, metadata=np.array(json.dumps(self.metadata, sort_keys=True)), **arrays)
+        with open_for_writing(path, "capability map", MapError) as f:
+            np.savez_compressed(f, metadata=np.array(json.dumps(self.metadata, sort_keys=True)), **arrays)
         return path
 
 
+def robot_joints(robot: Robot) -> dict[str, Any]:
+    """What a map records of its robot's joints: the joint of each column of q (``q_names``) and
+    the values of its locked joints (``locked``; :func:`check_robot` compares them)."""
+    return {"q_names": list(robot.q_names),
+            "locked": {name: np.asarray(value, dtype=float).tolist() for name, value in robot.locked_joints.items()}}
+
+
 def check_robot(cmap: CapabilityMap, robot: Robot) -> CapabilityMap:
-    """The map, after checking it was made for this robot (name, nq and both frames).
+    """The map, after checking it was made for this robot (name, nq and both frames; for maps
+    that record them, the joints of q's columns and the locked joints' values).
 
     Raises:
-        MapError: the map is of another robot or names frames the robot does not have.
+        MapError: the map is of another robot, of this one with other joints locked or locked
+            elsewhere, or names frames the robot does not have.
     """
     m = cmap.metadata
     if m.get("robot") != robot.name or m.get("nq") != robot.nq:
         raise MapError(f"the capability map is of robot '{m.get('robot')}' (nq={m.get('nq')}), not of "
                        f"'{robot.name}' (nq={robot.nq})")
+    joints = robot_joints(robot)
+    if "q_names" in m and m["q_names"] != joints["q_names"]:
+        other = [n for n in m["q_names"] if n not in joints["q_names"]]
+        raise MapError(f"the capability map is of robot '{robot.name}' with other joints free: its q holds "
+                       f"{other or m['q_names']}, which this one does not (locked joints differ)")
+    if "locked" in m and (set(m["locked"]) != set(joints["locked"]) or not all(
+            np.allclose(m["locked"][n], joints["locked"][n], rtol=0.0, atol=1e-12) for n in joints["locked"])):
+        raise MapError(f"the capability map is of robot '{robot.name}' with its joints locked at {m['locked']}, "
+                       f"not at {joints['locked']}")
     missing = [f for f in (m.get("frame_a"), m.get("frame_b")) if f not in robot.frame_names]
     if missing:
         raise MapError(f"the capability map names frames {missing} that robot '{robot.name}' does not have")

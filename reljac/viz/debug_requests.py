@@ -10,7 +10,6 @@ rigid motion of a sane size, ...) changes nothing and is answered with ``{"type"
 
 from __future__ import annotations
 
-import math
 import numbers
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -93,7 +92,7 @@ def _carry_out(debugger: Debugger, request: Any) -> bool:
             return True
     elif kind == "export":
         file = request.get("file")
-        debugger.tell(export_reply(debugger, file if isinstance(file, str) else None))
+        debugger.tell(export_reply(debugger, file))
     return False
 
 
@@ -114,7 +113,8 @@ def rigid_motion(delta: Any) -> pin.SE3:
         raise RequestError(f"a drag's delta must end in the row 0 0 0 1, got {M[3].tolist()}")
     check_rotation(M[:3, :3], "a drag's delta", error=RequestError)
     offset = M[:3, 3]
-    length = float(np.linalg.norm(offset)) if np.abs(offset).max() <= MAX_DRAG else math.inf
+    largest = float(np.abs(offset).max())  # (the length scaled by it: no square overflows)
+    length = largest * float(np.linalg.norm(offset / largest)) if largest > 0.0 else 0.0
     if not length <= MAX_DRAG:  # the whole displacement, not each coordinate
         raise RequestError(f"a drag's translation must be at most {MAX_DRAG:g} m long, got {length:.4g} m "
                            f"({', '.join(f'{x:.4g}' for x in offset)})")
@@ -150,10 +150,12 @@ def follow_targets(debugger: Debugger) -> None:
         run.grab = (run.grab[0], debugger.handles[run.grab[0]][1].T_ah)
 
 
-def export_reply(debugger: Debugger, file: str | None) -> dict:
+def export_reply(debugger: Debugger, file: Any) -> dict:
     """The page's Export: the recording written to `file` (a name, no folder) in the export folder;
     the reply for the page (the path written, or what was wrong). Never raises, never blocks on
     a FIFO (see :meth:`Debugger.export`)."""
+    if file is not None and not isinstance(file, str):
+        return {"type": "exported", "error": f"give a file name as text (such as run.npz), not {short_repr(file)}"}
     if not file or len(file) > MAX_NAME or "\0" in file or Path(file).name != file or file in (".", ".."):
         what = "no file name" if not file else f"{shown(file[:80])!r}" + (" ..." if file and len(file) > 80 else "")
         return {"type": "exported", "error": f"give a file name of at most {MAX_NAME} characters, no folder "
