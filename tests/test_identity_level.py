@@ -60,6 +60,23 @@ def test_an_identity_level_takes_the_step_of_its_explicit_rows(backend, above_ro
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("c", [1e-7, 1e-200])  # (1e-6: c^2 at the cut itself, a tie)
+@pytest.mark.parametrize("masked", [[], [0], [0, 1, 2, 3, 4, 5]])
+def test_a_level_whose_scale_squared_is_under_the_rank_cut_does_not_move(backend, c, masked):
+    """c^2 <= 1e-12: every eigenvalue of its Gram matrix is cut, as of its explicit rows (a masked
+    level with a joint held above gave NaN in C++ and a TaskError in Python; 1e-200, a division by
+    zero)."""
+    rng = np.random.default_rng(7)
+    above, mask, b = problem(rng, 3, masked, c)
+    above.append(Level(np.eye(NV)[[0, 7]], np.zeros(2)))  # a masked joint held: P's row of it is 0
+    identity = Level(None, b, identity_scale=c, mask=None if not masked else mask)
+    v = solved(backend, above, identity)
+    alone = solver(backend)(above, np.full(NV, -1e3), np.full(NV, 1e3), None, None, UNDAMPED)[0]
+    np.testing.assert_allclose(v, alone, rtol=0, atol=1e-12)  # (the levels above alone)
+    np.testing.assert_allclose(v, solved(backend, above, Level(c * np.diag(mask), b)), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_posture_that_leaves_a_joint_free_is_least_squares_below_a_task_that_couples_it(backend):
     """The dual arm: a met position of the left tool (its rows move torso_yaw and the arm's
     joints), then a posture with torso_yaw masked: the posture's residual is numpy's least

@@ -89,7 +89,11 @@ struct MaskedRows {
   std::vector<int> joints;  // F: the masked rows (their joints)
   Vector x;                 // V phi(t) V^T (P r)[F]
   Vector projected;         // P delta (an amplified correction's)
+  Matrix T, test, K;        // f x f and f, for more than kMaskedOnStack masked rows (sized once)
+  Vector fx, fy;
 };
+constexpr int kMaskedOnStack = 48;  // up to this many masked rows, f x f matrices of fixed capacity (no allocation)
+using MaskedGram = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kMaskedOnStack, kMaskedOnStack>;
 
 // Buffers sized by one level's rows.
 struct LevelSpace {
@@ -229,17 +233,20 @@ inline void pivoted_step(const Gram& F, const RowMatrix& M, const Vector& residu
   for (int a = 0; a < k; ++a) step.A_delta(step.pivots(a)) = z(a);
 }
 
-// identity_correction's x = V phi(t) V^T (P r)[F] (into work.x), (P r) in step.delta: where
+// identity_correction's x = V phi(t) V^T (P r)[F] (into work.x), (P r) in step.delta, on buffers
+// T, test, K (f x f) and x, y (f) of a Gram matrix's type: where
 // every c^2 (1 - t) passes the cut (a shifted Cholesky factor of c^2 (I - T) exists), that is
 // c^2 K^-1 (P r)[F] with K = a I - c^2 T, by K's Cholesky factor; else by the eigen-decomposition
 // of T = P[F, F], as a Gram matrix of that type.
-template <typename Gram>
+template <typename Gram, typename Column>
 inline void masked_coefficients(const Matrix& P, double c, double lam2, int f, const Correction& step,
-                                MaskedRows& work) {
-  using Column = Eigen::Matrix<double, Eigen::Dynamic, 1, 0, Gram::MaxRowsAtCompileTime, 1>;
+                                MaskedRows& work, Gram& T, Gram& test, Gram& K, Column& x, Column& y) {
   const double c2 = c * c, a = c2 + lam2, cut = kRankTolerance * std::max(1.0, c2);
-  Gram T(f, f), test(f, f), K(f, f);
-  Column x(f), y(f);
+  T.resize(f, f);
+  test.resize(f, f);
+  K.resize(f, f);
+  x.resize(f);
+  y.resize(f);
   for (int i = 0; i < f; ++i) {
     for (int k = 0; k <= i; ++k) {
       const double t = P(work.joints[i], work.joints[k]);
@@ -255,6 +262,7 @@ inline void masked_coefficients(const Matrix& P, double c, double lam2, int f, c
     for (int i = 0; i < f; ++i) work.x(i) = c2 * x(i);
     return;
   }
+  // (a direction at the cut: the eigen-decomposition; of a dynamic matrix, beyond kMaskedOnStack rows, it allocates)
   const Eigen::SelfAdjointEigenSolver<Gram> eig(T);  // ascending
   const auto& t = eig.eigenvalues();
   y.noalias() = eig.eigenvectors().transpose() * x;
@@ -267,7 +275,8 @@ inline void masked_coefficients(const Matrix& P, double c, double lam2, int f, c
 // diag(mask), in range(P), without forming A P: every row kept, c P r / (c^2 + lambda^2); rows
 // masked (F), (c / a) (P r + P[:, F] V phi(t) V^T (P r)[F]) with a = c^2 + lambda^2, t and V the
 // eigenvalues and eigenvectors of P[F, F], phi(t) = c^2 / (a - c^2 t) where c^2 (1 - t) passes the
-// rank cut kRankTolerance max(1, c^2), -1 / t where it is cut; projected on range(P) again where
+// rank cut kRankTolerance max(1, c^2), -1 / t where it is cut (none where c^2 itself is: every
+// direction cut, no correction); projected on range(P) again where
 // (c / a) |x| > kAmplified, x = V phi V^T (P r)[F]. Such a level leaves no null space.
 inline void identity_correction(const Level& level, const Matrix& P, const Vector& residual, int nv, Correction& step,
                                 MaskedRows& work) {
@@ -279,6 +288,11 @@ inline void identity_correction(const Level& level, const Matrix& P, const Vecto
   work.joints.clear();
   for (Eigen::Index j = 0; j < level.mask.size(); ++j)
     if (level.mask(j) == 0.0) work.joints.push_back(static_cast<int>(j));
+  if (!(c * c > kRankTolerance * std::max(1.0, c * c))) {  // every eigenvalue c^2 (1 - t) <= c^2 is cut
+    step.delta.setZero();
+    times(level, step.delta, nv, step.A_delta);
+    return;
+  }
   if (work.joints.empty()) {
     if (lam2 == 0.0)
       step.delta /= c;
@@ -288,10 +302,17 @@ inline void identity_correction(const Level& level, const Matrix& P, const Vecto
     return;
   }
   const int f = static_cast<int>(work.joints.size());
-  if (f <= kSmallLevel)  // (fixed capacity: no allocation)
-    masked_coefficients<SmallGram>(P, c, lam2, f, step, work);
-  else
-    masked_coefficients<Matrix>(P, c, lam2, f, step, work);
+  if (f <= kSmallLevel) {  // (fixed capacity: no allocation)
+    SmallGram T, test, K;
+    SmallColumn x, y;
+    masked_coefficients(P, c, lam2, f, step, work, T, test, K, x, y);
+  } else if (f <= kMaskedOnStack) {
+    MaskedGram T, test, K;
+    Eigen::Matrix<double, Eigen::Dynamic, 1, 0, kMaskedOnStack, 1> x, y;
+    masked_coefficients(P, c, lam2, f, step, work, T, test, K, x, y);
+  } else {
+    masked_coefficients(P, c, lam2, f, step, work, work.T, work.test, work.K, work.fx, work.fy);
+  }
   const double a = c * c + lam2;
   for (int k = 0; k < f; ++k) step.delta += work.x(k) * P.col(work.joints[k]);
   step.delta *= c / a;

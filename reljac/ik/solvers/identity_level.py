@@ -23,7 +23,8 @@ def identity_correction(c: float, mask: np.ndarray | None, lam2: float, P: np.nd
     phi(t) = c^2 / (a - c^2 t) where c^2 (1 - t) passes the cut, rank_tolerance max(1, c^2) (the
     largest eigenvalue taken as c^2, as it is wherever range(P) has a direction that moves no
     masked joint), and -1 / t where it is cut (that direction dropped, as the eigen path drops
-    it). Where no direction is cut (the shifted Cholesky test c^2 (I - T) - cut I, as the
+    it); where c^2 itself is under the cut (a weight of 1e-6 or less), every direction is: no
+    correction. Where no direction is cut (the shifted Cholesky test c^2 (I - T) - cut I, as the
     compiled core's), V phi V^T = c^2 (a I - c^2 T)^-1, solved by a Cholesky factor without the
     eigen-decomposition. P r / c is not least squares under a partial mask: a masked posture below a task whose
     rows couple masked and kept joints was left at a residual of 0.5087 against 0.5048. The
@@ -31,6 +32,8 @@ def identity_correction(c: float, mask: np.ndarray | None, lam2: float, P: np.nd
     (c / a) |x| exceeds `amplified` [rad or m] (1 - t near the cut), delta is projected on
     range(P) again, as the eigen path's amplified corrections are."""
     Pr = P @ residual
+    if not c * c > rank_tolerance * max(1.0, c * c):  # every eigenvalue c^2 (1 - t) <= c^2 is cut: none moves
+        return np.zeros_like(Pr)
     masked = np.flatnonzero(mask == 0.0) if mask is not None else np.zeros(0, dtype=int)
     if masked.size == 0:
         return Pr / c if lam2 == 0.0 else Pr * (c / (c * c + lam2))
@@ -39,7 +42,8 @@ def identity_correction(c: float, mask: np.ndarray | None, lam2: float, P: np.nd
     T = P[np.ix_(masked, masked)]
     try:  # every c^2 (1 - t) above the cut (a shifted Cholesky factor exists): V phi V^T = c^2 (a I - c^2 T)^-1
         np.linalg.cholesky(c2 * (np.eye(f) - T) - cut * np.eye(f))
-        x = c2 * scipy.linalg.cho_solve(scipy.linalg.cho_factor(a * np.eye(f) - c2 * T, lower=True), Pr[masked])
+        factor = scipy.linalg.cho_factor(a * np.eye(f) - c2 * T, lower=True, check_finite=False)
+        x = c2 * scipy.linalg.cho_solve(factor, Pr[masked], check_finite=False)
     except np.linalg.LinAlgError:  # a direction at the cut: dropped
         t, V = np.linalg.eigh(T)
         kept = c2 * (1.0 - t) > cut
