@@ -25,7 +25,7 @@ import pinocchio as pin
 from numpy.typing import ArrayLike
 
 from .exceptions import ConfigurationError, JointNotFound, SRDFError, suggest
-from .validation import MAX_COORDINATE, is_real_number, real_array, short_repr
+from .validation import MAX_COORDINATE, real_array, short_repr
 
 if TYPE_CHECKING:  # pragma: no cover
     from .srdf import SRDF
@@ -261,7 +261,7 @@ def joint_velocities(robot: JointSpace, v: ArrayLike) -> dict[str, Value]:
 
 
 def _number(name: str, value: Any) -> float:
-    if not is_real_number(value) and isinstance(value, (bool, np.bool_, complex, np.complexfloating)):
+    if isinstance(value, (bool, np.bool_, complex, np.complexfloating)):
         raise ConfigurationError(f"value of joint '{name}' must be a real number, not {value!r}")
     try:
         value = float(value)

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..exceptions import ConfigurationError
 from ..robot import Robot
-from ..validation import is_real_number, short_repr
+from ..validation import as_float
 
 WIDE = 2.0 * math.pi  # a limit beyond this is shown as +-pi
 
@@ -54,14 +54,8 @@ def q_from_slider(robot: Robot, q: np.ndarray, name: str, value: Any) -> np.ndar
         JointNotFound: no such joint, or a locked, fixed or mimic one.
         ConfigurationError: a value that is not a finite number.
     """
-    if not is_real_number(value):  # (not text, not true / false: the rest of the page's messages refuse them)
-        raise ConfigurationError(f"joint '{name}': a slider value must be a number, not {short_repr(value)}")
-    try:
-        x = float(value)
-    except OverflowError:  # an integer beyond float's range: not finite, named below
-        x = math.inf
-    if not math.isfinite(x):
-        raise ConfigurationError(f"joint '{name}': a slider value must be finite, not {x}")
+    x = as_float(value, f"joint '{name}': a slider value", valid="a number, not NaN nor infinite",
+                 error=ConfigurationError)  # (not text, not true / false, as the page's other messages)
     ranges = {s["name"]: (s["lower"], s["upper"]) for s in joint_sliders(robot, q) if not s["locked"]}
     values = {k: v for k, v in robot.joint_values(q).items()}
     if name in ranges:

@@ -1,5 +1,6 @@
 // The compiled SNS solver; see hierarchy.hpp and reljac/ik/solvers/hierarchy.py (its specification).
 #include "hierarchy.hpp"
+#include "hierarchy_identity.hpp"
 #include "hierarchy_row_space.hpp"
 #include "hierarchy_saturation.hpp"
 #include "active_set.hpp"
@@ -31,6 +32,7 @@ struct Workspace::Buffers {
   std::vector<std::unique_ptr<Recovery>> recoveries;  // by the recovery level's rows - 1 (see solve_hierarchy)
   LevelReport recovery_report;
   std::vector<LevelSpace> levels;
+  MaskedRows masked;  // an identity level's buffers (identity_correction: used within one call)
   std::unique_ptr<lex::Space> lex;  // solve_lexicographic's (inequality.cpp), made when first needed
 };
 
@@ -115,7 +117,7 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
     times(level, base, nv, w.Ax);
     w.residual = level.b - w.Ax;
     if (level.A == nullptr)
-      identity_correction(level, *P_now, w.residual, nv, w.step, w.masked);
+      identity_correction(level, *P_now, w.residual, nv, w.step, ws.masked);
     else
       with_gram_type(level.rows(), [&](auto gram_type) {  // the correction with G as a matrix of that type
         correction<decltype(gram_type)>(level, w.M, w.G_now, *P_now, w.residual, policy, nv, a_norm, known_singular,

@@ -269,16 +269,16 @@ class Solver:
         o.sample_kind, o.lower, o.upper = self.sample
         return o
 
-    def result(self, found: Any, explainer: Explainer | None = None) -> IKResult:
+    def result(self, found: Any, explainer: Explainer) -> IKResult:
         """The IKResult of one search (see :meth:`results`): a SearchResult, or the core's record
         of the same fields (its q a read-only view: copied); explainer: the tasks as they were at
-        the call (None: as they are now)."""
+        the call (:meth:`_explainer`)."""
         controller = self.controllers[0]
         check_search(None if found.reason in REASONS else found.failing, found.level_costs, controller.tasks,
                      controller.levels)
         return IKResult(np.array(found.q), found.converged, found.iterations, REASONS[found.reason], found.searches - 1,
                         found.seconds, np.sqrt(found.level_costs).tolist(), found.seconds,
-                        _explainer=self._explainer(None) if explainer is None else explainer)
+                        _explainer=explainer)
 
     def results(self, found: SearchBatch, problems: Problems | None = None) -> list[IKResult]:
         """The IKResults of searches (a TaskError for one that no result can stand for: check_search),

@@ -1,6 +1,6 @@
 """The correction of a level of identity rows (a posture: A = c diag(mask)) without forming A P:
 the hierarchy's eigen path on it (:mod:`reljac.ik.solvers.hierarchy`), in joint space. The compiled
-twin is ``identity_correction`` in src/core/hierarchy_factor.hpp."""
+twin is ``identity_correction`` in src/core/hierarchy_identity.hpp."""
 
 from __future__ import annotations
 
