@@ -6,7 +6,8 @@ meet, for the comparisons that use both (``reljac check``, the batched path of
 :func:`~reljac.workspace.workspace_summary`, the benches).
 
 Layouts: joints are matched by name. A continuous joint is one angle in the reference and a
-(cos, sin) pair in Pinocchio; free joints share the layout [x, y, z, qx, qy, qz, qw]; mimic joints
+(cos, sin) pair in Pinocchio, a planar joint [x, y, angle] in the reference and [x, y, cos, sin] in
+Pinocchio; free joints share the layout [x, y, z, qx, qy, qz, qw]; mimic joints
 have no entry in either (Pinocchio couples them, the reference too unless both load the URDF
 without its ``<mimic>`` elements).
 """
@@ -58,7 +59,8 @@ class LayerMap:
             joint = model.joints[model.getJointId(name)]
             q_ref, v_ref = ref.q_slices[name], ref.v_slices[name]
             self.v_pin[v_ref] = np.arange(joint.idx_v, joint.idx_v + joint.nv)
-            kind = "angle" if joint.nq == 2 and joint.nv == 1 else "copy"
+            kind = "planar" if joint.shortname() == "JointModelPlanar" else "angle" if (joint.nq, joint.nv) == (2, 1) \
+                else "copy"
             if kind == "copy" and joint.nq != q_ref.stop - q_ref.start:
                 raise ReljacError(f"joint '{name}': Pinocchio has nq={joint.nq}, the reference "
                                   f"{q_ref.stop - q_ref.start}; cannot map it")
@@ -67,7 +69,7 @@ class LayerMap:
 
     def q_to_pinocchio(self, q_ref: np.ndarray) -> np.ndarray:
         """Configurations in the reference layout, (ref.nq,) or (N, ref.nq), to the robot's
-        layout, (nq,) or (N, nq): continuous angles become (cos, sin) pairs."""
+        layout, (nq,) or (N, nq): continuous and planar angles become (cos, sin) pairs."""
         q_ref = np.asarray(q_ref, dtype=float)
         batch = np.atleast_2d(q_ref)
         q = np.tile(self.robot.neutral(), (batch.shape[0], 1))
@@ -75,6 +77,10 @@ class LayerMap:
             if kind == "angle":
                 angle = batch[:, block.start]
                 q[:, start], q[:, start + 1] = np.cos(angle), np.sin(angle)
+            elif kind == "planar":  # [x, y, theta] -> [x, y, cos, sin]
+                angle = batch[:, block.start + 2]
+                q[:, start : start + 2] = batch[:, block.start : block.start + 2]
+                q[:, start + 2], q[:, start + 3] = np.cos(angle), np.sin(angle)
             else:
                 q[:, start : start + block.stop - block.start] = batch[:, block]
         return q if q_ref.ndim == 2 else q[0]

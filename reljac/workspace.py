@@ -162,7 +162,7 @@ def workspace_summary(robot: Robot, frame_a: FrameRef, frame_b: FrameRef, sample
     if ref is None and backend == "reference":
         raise TaskError(f"the reference kinematics cannot analyse {b!r} in {a!r} on robot '{robot.name}': it reads "
                         "the robot's URDF, and needs the same joints as the robot (no mimic or locked joint, no "
-                        "joint it does not model such as a planar one) and both frames; use backend='auto' or "
+                        "joint added to the model after loading) and both frames; use backend='auto' or "
                         "'pinocchio'")
     layers = None if ref is None else LayerMap(robot, ref)
     index, smallest, condition = (np.empty(samples) for _ in range(3))

@@ -125,7 +125,7 @@ def random_pairs(robot, rng, n: int) -> list[tuple[int, int]]:
     return [tuple(int(x) for x in rng.choice(frames, size=2, replace=True)) for _ in range(n)]
 
 
-JOINT_TYPES = ["revolute", "continuous", "prismatic", "fixed", "floating"]
+JOINT_TYPES = ["revolute", "continuous", "prismatic", "fixed", "floating", "planar"]
 
 
 @st.composite
@@ -148,6 +148,8 @@ def urdf_trees(draw, *, pinocchio_compatible: bool = True) -> str:
         rpy = " ".join(f"{x:.4f}" for x in rng.uniform(-np.pi, np.pi, 3))
         axis = rng.normal(size=3)
         axis = " ".join(f"{x:.4f}" for x in axis * rng.uniform(0.2, 3.0) / np.linalg.norm(axis))
+        if kind == "planar":  # (it moves in its frame's x-y plane: the normal must be +z, at any length)
+            axis = f"0 0 {rng.uniform(0.2, 3.0):.4f}"
         mimic = ""
         is_mimic = kind in mimicking and leaders and draw(st.booleans())
         if is_mimic:

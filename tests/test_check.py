@@ -107,3 +107,15 @@ def test_cli_check_exit_codes(capsys):
     assert "OK: the layers agree" in capsys.readouterr().out
     assert main(["check", "dual_arm", "--frames", "left_tool", "right_tool", "--samples", "5"]) == 0
     assert main(["check", "dual_arm", "--frames", "left_tol", "right_tool"]) == 2
+
+
+@pytest.mark.parametrize("floating_base", [False, True])
+def test_a_robot_with_planar_joints_is_checked(capsys, floating_base):
+    """`reljac check` on planar joints (the reference said 'not supported'): both layers agree, the
+    reference's [x, y, theta] read as Pinocchio's [x, y, cos, sin]."""
+    from pathlib import Path
+
+    path = Path(__file__).parent / "reference_urdfs" / "planar_joint.urdf"
+    args = ["check", str(path), "--samples", "10"] + (["--floating-base"] if floating_base else [])
+    assert main(args) == 0
+    assert "OK: the layers agree" in capsys.readouterr().out

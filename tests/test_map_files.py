@@ -93,6 +93,11 @@ def test_metadata_that_is_not_an_object_is_named(small_map, tmp_path, metadata, 
     ("axis", "w", r"field 'axis' is 'w'"),
     ("format_version", 99, r"has format version 99; this reljac reads version 1"),
     ("format", "other", r"is not a reljac capability map \(format 'other'\)"),
+    ("locked", [0.3], r"field 'locked' is \[0.3\], expected \{joint: value\}"),
+    ("locked", {"j": []}, r"field 'locked' is \{'j': \[\]\}"),
+    ("locked", {"j": [0.1, "x"]}, r"field 'locked' is \{'j': \[0.1, 'x'\]\}"),
+    ("locked", {"j": True}, r"field 'locked' is \{'j': True\}"),
+    ("locked", {"j": 1e400}, r"field 'locked' is \{'j': inf\}"),
 ])
 def test_wrong_metadata_fields_are_named(small_map, tmp_path, field, value, message):
     write_map(tmp_path / "m.npz", arrays_of(small_map), {**small_map.metadata, field: value})

@@ -15,7 +15,7 @@ import pytest
 from reljac.reference import ReferenceRobot
 
 TESTS = Path(__file__).parent
-HAND_MADE = ["planar_2link", "rotated_origins", "mimic", "deep_tree", "floating_joint"]
+HAND_MADE = ["planar_2link", "rotated_origins", "mimic", "deep_tree", "floating_joint", "planar_joint"]
 BUNDLED = ["planar_2link", "dual_arm", "hand", "tree30"]  # written by another engineer; tested if present
 ROBOTS = [pytest.param(TESTS / "reference_urdfs" / f"{name}.urdf", id=name) for name in HAND_MADE] + [
     pytest.param(TESTS.parent / "urdf" / f"{name}.urdf", id=f"bundled-{name}") for name in BUNDLED

@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
+from reljac.exceptions import URDFError
 from reljac.reference import ReferenceRobot
 from reljac.reference.poe import poe_body_jacobian
 
 TESTS = Path(__file__).parent
-HAND_MADE = ["planar_2link", "rotated_origins", "mimic", "deep_tree", "floating_joint"]
+HAND_MADE = ["planar_2link", "rotated_origins", "mimic", "deep_tree", "floating_joint", "planar_joint"]
 BUNDLED = ["planar_2link", "dual_arm", "hand", "tree30"]  # written by another engineer; tested if present
 ROBOTS = [pytest.param(TESTS / "reference_urdfs" / f"{name}.urdf", id=name) for name in HAND_MADE] + [
     pytest.param(TESTS.parent / "urdf" / f"{name}.urdf", id=f"bundled-{name}") for name in BUNDLED
@@ -64,6 +65,39 @@ def test_planar_tip_closed_form(planar, q1, q2):
     np.testing.assert_allclose(planar.relative_placement(q, "link1", "tip")[:2, 3], [L1 + L2 * np.cos(q2), L2 * np.sin(q2)], atol=1e-15)
 
 
+def test_planar_joint_closed_form():
+    """A planar joint: the child at ``O @ [Rz(t), (x, y, 0)]``; its velocity [vx, vy, w] is the
+    child frame's twist in the child frame, so the LWA columns at the child's origin are its x and
+    y axes (linear) and its z axis (angular)."""
+    robot = ReferenceRobot.from_urdf(TESTS / "reference_urdfs" / "planar_joint.urdf")
+    assert (robot.nq, robot.nv) == (7, 7) and robot.tree.joint_types["base_joint"] == "planar"
+    origin = np.eye(4)
+    origin[:3, :3] = Rotation.from_euler("xyz", [0.2, -0.1, 0.4]).as_matrix()
+    origin[:3, 3] = [0.1, -0.2, 0.3]
+    for x, y, t in [(0.0, 0.0, 0.0), (0.7, -1.3, 2.5), (-4.0, 0.2, -3.0)]:
+        q = np.zeros(robot.nq)
+        q[robot.q_slices["base_joint"]] = x, y, t
+        motion = np.eye(4)
+        motion[:3, :3] = Rotation.from_euler("z", t).as_matrix()
+        motion[:3, 3] = x, y, 0.0
+        pose = origin @ motion
+        np.testing.assert_allclose(robot.frame_placement(q, "base"), pose, atol=1e-15)
+        expected = np.zeros((6, 3))
+        expected[:3, 0], expected[:3, 1], expected[3:, 2] = pose[:3, 0], pose[:3, 1], pose[:3, 2]
+        for method in ("cross", "poe"):
+            jacobian = robot.frame_jacobian(q, "base", method=method)
+            np.testing.assert_allclose(jacobian[:, robot.v_slices["base_joint"]], expected, atol=1e-15)
+
+
+@pytest.mark.parametrize("axis", ["1 0 0", "0 0 -1", "0 0 0", "0.1 0 1"])
+def test_a_planar_joint_whose_normal_is_not_z_is_refused(axis):
+    """Pinocchio moves a planar joint in its frame's x-y plane whatever the axis; the reference
+    refuses another normal rather than model a different joint."""
+    text = (TESTS / "reference_urdfs" / "planar_joint.urdf").read_text().replace('<axis xyz="0 0 1"/>', f'<axis xyz="{axis}"/>')
+    with pytest.raises(URDFError, match=r"joint 'base_joint' is planar with <axis xyz=.*\(normal \+z\): give axis 0 0 1"):
+        ReferenceRobot.from_urdf_string(text)
+
+
 # -- forward kinematics against a naive product ------------------------------------------------------
 def naive_placement(robot: ReferenceRobot, q: np.ndarray, body: int) -> np.ndarray:
     """T_w,body as the plain product of joint origins and joint motions, one configuration, with scipy."""
@@ -78,6 +112,10 @@ def naive_placement(robot: ReferenceRobot, q: np.ndarray, body: int) -> np.ndarr
             q7 = q[spec.q_index : spec.q_index + 7]
             motion[:3, :3] = Rotation.from_quat(q7[3:]).as_matrix()
             motion[:3, 3] = q7[:3]
+        elif spec.joint_type == "planar":  # [x, y, theta] in the joint frame's x-y plane
+            x, y, theta = q[spec.q_index : spec.q_index + 3]
+            motion[:3, :3] = Rotation.from_euler("z", theta).as_matrix()
+            motion[:3, 3] = x, y, 0.0
         elif spec.joint_type != "fixed":
             value = spec.multiplier * q[spec.q_index] + spec.offset
             if spec.joint_type == "prismatic":

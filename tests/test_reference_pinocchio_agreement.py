@@ -3,7 +3,8 @@
 This is the only reference test that imports Pinocchio (the reference package never does). It also
 documents how to map the reference layout onto Pinocchio's: joints matched by name (Pinocchio orders
 sibling branches differently), a continuous joint's angle t stored as (cos t, sin t), the free-joint
-layouts identical, mimic joints loaded with ``mimic=True``.
+layouts identical, a planar joint's [x, y, t] stored as [x, y, cos t, sin t], mimic joints loaded
+with ``mimic=True``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from reljac.reference import ReferenceRobot
 pin = pytest.importorskip("pinocchio")
 
 TESTS = Path(__file__).parent
-NAMES = ["planar_2link", "rotated_origins", "mimic", "deep_tree", "floating_joint"]
+NAMES = ["planar_2link", "rotated_origins", "mimic", "deep_tree", "floating_joint", "planar_joint"]
 PATHS = [pytest.param(TESTS / "reference_urdfs" / f"{n}.urdf", id=n) for n in NAMES] + [
     pytest.param(TESTS.parent / "urdf" / f"{n}.urdf", id=f"bundled-{n}") for n in ["dual_arm", "hand", "tree30"]
 ]
@@ -33,6 +34,9 @@ def pinocchio_configuration(reference: ReferenceRobot, model, q: np.ndarray) -> 
         q_slice, v_slice = reference.q_slices[name], reference.v_slices[name]
         if reference.tree.joint_types[name] == "continuous":
             q_pin[joint.idx_q : joint.idx_q + 2] = np.cos(q[q_slice.start]), np.sin(q[q_slice.start])
+        elif reference.tree.joint_types[name] == "planar":  # [x, y, theta] -> [x, y, cos, sin]
+            x, y, angle = q[q_slice]
+            q_pin[joint.idx_q : joint.idx_q + 4] = x, y, np.cos(angle), np.sin(angle)
         else:
             q_pin[joint.idx_q : joint.idx_q + joint.nq] = q[q_slice]
         permutation[joint.idx_v : joint.idx_v + joint.nv, v_slice] = np.eye(joint.nv)

@@ -151,7 +151,7 @@ def test_transmission_joints_and_unknown_tags_are_ignored():
 MALFORMED = [
     ("bad_xml", ["not well-formed"]),
     ("missing_parent", ["elbow", "upper_armm", "did you mean 'upper_arm'"]),
-    ("unknown_type", ["slider", "'planar'", "supported types", "revolute"]),
+    ("unknown_type", ["slider", "'spherical'", "supported types", "revolute", "planar"]),
     ("mimic_unknown", ["right_finger", "left_fingr", "did you mean 'left_finger'"]),
     ("zero_axis", ["wrist", "zero"]),
     ("cycle", ["cycle", "b_to_c", "c_to_b"]),

@@ -214,14 +214,18 @@ def _check_fields(m: dict, name: str) -> None:
     if "q_names" in m and not (isinstance(m["q_names"], list) and len(m["q_names"]) == m["nq"]
                                and all(isinstance(n, str) for n in m["q_names"])):
         raise MapError(f"{name}: its metadata field 'q_names' is {short(m['q_names'])}, expected nq names")
-    if "locked" in m and not (isinstance(m["locked"], dict) and all(
-            isinstance(v, list) and v and all(is_real_number(x) and math.isfinite(x) for x in v) if isinstance(v, list)
-            else is_real_number(v) and math.isfinite(v) for v in m["locked"].values())):
+    if "locked" in m and not (isinstance(m["locked"], dict) and all(map(_joint_value_ok, m["locked"].values()))):
         raise MapError(f"{name}: its metadata field 'locked' is {short(m['locked'])}, expected {{joint: value}}")
     if "support" in m and not _support_ok(m["support"], m["samples"]):
         raise MapError(f"{name}: its metadata field 'support' is {short(m['support'])}, expected null or "
                        "{contacts: [{frame, points: [[x, y, z], ...]}, ...], margin >= 0, plane, held: [names], "
                        "rejected: 0..samples}")
+
+
+def _joint_value_ok(value: Any) -> bool:
+    """A locked joint's recorded value: a finite number, or a non-empty list of them."""
+    values = value if isinstance(value, list) else [value]
+    return bool(values) and all(is_real_number(x) and math.isfinite(x) for x in values)
 
 
 def _support_ok(s: Any, samples: int) -> bool:

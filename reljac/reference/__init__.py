@@ -16,7 +16,8 @@ Notation (as in the rest of reljac):
 Configuration layout (its own; see :mod:`reljac.reference.model`): ``joint_names`` are the joints
 with their own degrees of freedom in depth-first URDF order; revolute, continuous (an angle) and
 prismatic joints take 1 entry of q and v; free joints take 7 of q ``[x, y, z, qx, qy, qz, qw]`` and
-6 of v ``[v; w]``, the child frame's twist in the child frame (``q (+) v = T(q) exp(v)``).
+6 of v ``[v; w]``, the child frame's twist in the child frame (``q (+) v = T(q) exp(v)``); planar
+joints take 3 of q ``[x, y, theta]`` and 3 of v ``[vx, vy, w]``, likewise a twist of the child frame.
 
 Every query takes one q, shape (nq,), or a batch, shape (N, nq), vectorized over N. Usage::
 

@@ -98,7 +98,8 @@ def random_configuration(
     A bounded joint is uniform in [lower, upper] (within +-MAX_COORDINATE, 1e100); a continuous or
     unbounded revolute joint is uniform in [-pi, pi]; an unbounded prismatic joint is uniform in
     ``[-position_box, position_box]`` [m]; a free joint has its position uniform in that box and a
-    uniformly random unit quaternion.
+    uniformly random unit quaternion; a planar joint its x and y in that box and its angle in
+    [-pi, pi].
 
     Raises:
         ConfigurationError: `rng` is not a Generator, a seed >= 0 or None; `n` is not None or an
@@ -114,6 +115,10 @@ def random_configuration(
             quaternion = rng.standard_normal((count, 4))  # isotropic, so uniform once normalized
             q[:, start + 3 : start + 7] = quaternion / np.linalg.norm(quaternion, axis=1, keepdims=True)
             continue
+        if kind == "planar":
+            q[:, start : start + 2] = rng.uniform(-position_box, position_box, (count, 2))
+            q[:, start + 2] = rng.uniform(-math.pi, math.pi, count)
+            continue
         lower, upper = tree.lower[start], tree.upper[start]
         if not (math.isfinite(lower) and math.isfinite(upper)):
             lower, upper = (-position_box, position_box) if kind == "prismatic" else (-math.pi, math.pi)
@@ -126,7 +131,8 @@ def integrate(tree: KinematicTree, q: ArrayLike, v: ArrayLike, dt: float = 1.0) 
     """``q (+) v dt``: move each joint by its velocity for dt [s].
 
     One-DoF joints add ``v dt``; a free joint moves by ``T(q) @ exp_se3(v dt)`` (v is the twist of its
-    child frame expressed in that frame). q: (nq,) or (N, nq); v: (nv,) or (N, nv). The result is
+    child frame expressed in that frame), a planar joint likewise with the twist
+    ``[vx, vy, 0; 0, 0, w] dt``. q: (nq,) or (N, nq); v: (nv,) or (N, nv). The result is
     batched if either is.
 
     Raises:
@@ -154,7 +160,11 @@ def _integrate(tree: KinematicTree, q: np.ndarray, step: np.ndarray, count: int)
     step = np.broadcast_to(step, (count, tree.nv))
     for name in tree.joint_names:
         q_slice, v_slice = tree.q_slices[name], tree.v_slices[name]
-        if tree.joint_types[name] != "floating":
+        kind = tree.joint_types[name]
+        if kind == "planar":
+            _integrate_planar(out[:, q_slice], step[:, v_slice])
+            continue
+        if kind != "floating":
             out[:, q_slice] += step[:, v_slice]
             continue
         position = out[:, q_slice.start : q_slice.start + 3]
@@ -169,3 +179,15 @@ def _integrate(tree: KinematicTree, q: np.ndarray, step: np.ndarray, count: int)
             new_quaternion, axis=1, keepdims=True
         )
     return out
+
+
+def _integrate_planar(q3: np.ndarray, step: np.ndarray) -> None:
+    """``[x, y, theta] (+) [vx, vy, w] dt`` in place (q3, step: (N, 3)): ``T(q) @ exp_se3(twist)``
+    with the twist ``[vx, vy, 0; 0, 0, w] dt``, whose exponential stays in the plane."""
+    twist = np.zeros((len(step), 6))
+    twist[:, [0, 1, 5]] = step
+    translation = exp_se3(twist)[:, :2, 3]
+    cos, sin = np.cos(q3[:, 2]), np.sin(q3[:, 2])
+    q3[:, 0] += cos * translation[:, 0] - sin * translation[:, 1]
+    q3[:, 1] += sin * translation[:, 0] + cos * translation[:, 1]
+    q3[:, 2] += step[:, 2]

@@ -8,6 +8,9 @@ world coordinates (the joint frame is its child body's frame, whose origin lies 
 - free joint with child frame axes R_wj = [x_j y_j z_j]: the twist [v; w] is expressed in the child
   frame, so its 6 columns are ``[R_wj e_k; 0]`` (linear) and ``[R_wj e_k x (p_e - p_j); R_wj e_k]``
   (angular), k = 0, 1, 2;
+- planar joint (velocity ``[vx, vy, w]``, the twist ``[vx, vy, 0; 0, 0, w]`` of its child frame in
+  that frame, axes R_wj = [x_j y_j z_j]): columns ``[x_j; 0]``, ``[y_j; 0]`` and
+  ``[z_j x (p_e - p_j); z_j]``;
 - a mimic joint adds ``multiplier *`` its column into its leader's column.
 
 The result is what Pinocchio calls LOCAL_WORLD_ALIGNED: rows ``[d/dt p_we; w_we]``, the velocity of
@@ -71,6 +74,13 @@ def _columns(kinematics: ForwardKinematics, signed_joints: Any, p_e: np.ndarray)
                 jacobian[column + k, :3] += axis
                 add_cross(jacobian[column + 3 + k, :3], axis, lever)
                 jacobian[column + 3 + k, 3:] += axis
+            continue
+        if spec.joint_type == "planar":
+            for k in range(2):
+                jacobian[column + k, :3] += cols[k] if sign == 1.0 else -cols[k]
+            z = cols[2] if sign == 1.0 else -cols[2]
+            add_cross(jacobian[column + 2, :3], z, p_e - cols[3])
+            jacobian[column + 2, 3:] += z
             continue
         factor = sign * spec.multiplier
         z = cols[2] if factor == 1.0 else factor * cols[2]

@@ -17,7 +17,8 @@ Since a motion about (or along) a_j is ``Q_j Rz(t) Q_j^T`` (or ``Q_j Tz(d) Q_j^T
 
 one (4, 4) x (4, 3N) product for D_j then six vector operations for Rz(t) (one for Tz(d)). The axis
 z_j and origin p_j that the cross-product Jacobian needs are simply columns 2 and 3 of ``T_w,j'``. A
-free joint has Q = I and right-multiplies by its pose T(q). Any body f is then
+free joint has Q = I and right-multiplies by its pose T(q); a planar joint (its normal is z) has
+Q = I and right-multiplies by ``Tx(x) Ty(y) Rz(theta)``. Any body f is then
 ``T_w,f = T_w,anchor' @ E_f`` with the constant ``E_f = Q_anchor^T T_anchor,f``.
 """
 
@@ -82,7 +83,7 @@ class ForwardPlan:
             if body.moves:
                 self.anchor[i] = i
                 self.base[i] = self.anchor[parent]
-                if body.joint_type != "floating":
+                if body.joint_type not in ("floating", "planar"):
                     aligned[i] = _rotation4(axis_aligned_rotation(body.axis))
                 origin = offset[parent] @ body.origin  # C_j
                 self.step[i] = aligned[self.base[i]].T @ origin @ aligned[i]
@@ -155,6 +156,14 @@ class ForwardKinematics:
             for k in range(3):
                 out[k] = before[0] * rotation[0, k] + before[1] * rotation[1, k] + before[2] * rotation[2, k]
             out[3] = before[3] + before[0] * q7[0] + before[1] * q7[1] + before[2] * q7[2]
+            return out
+        if spec.joint_type == "planar":  # T @ Tx(x) Ty(y) Rz(theta)
+            x, y, theta = self.q_t[spec.q_index : spec.q_index + 3]
+            cos, sin = np.cos(theta), np.sin(theta)
+            out[0] = before[0] * cos + before[1] * sin
+            out[1] = before[1] * cos - before[0] * sin
+            out[2] = before[2]
+            out[3] = before[3] + before[0] * x + before[1] * y
             return out
         position = self.q_t[spec.q_index]
         if spec.multiplier != 1.0 or spec.offset != 0.0:

@@ -10,7 +10,11 @@ child link's frame: the joint origin composed with the joint motion), and ``univ
 
 Configuration layout. ``joint_names`` lists the joints with their own degrees of freedom (not fixed,
 not mimic) in body order. A revolute, continuous or prismatic joint takes one entry of q and of v
-(continuous: an angle [rad], not Pinocchio's (cos, sin) pair). A free joint (``floating`` in URDF,
+(continuous: an angle [rad], not Pinocchio's (cos, sin) pair). A planar joint takes 3 entries of q,
+``[x, y, theta]`` (the child frame's position in the joint frame's x-y plane [m] and its angle
+about z [rad]: Pinocchio's ``[x, y, cos theta, sin theta]`` as an angle), and 3 of v,
+``[vx, vy, w]``: the twist ``[vx, vy, 0; 0, 0, w]`` of the child frame expressed in the child frame
+(Pinocchio's convention, ``q (+) v dt = T(q) @ exp_se3(twist dt)``). A free joint (``floating`` in URDF,
 or ``root_joint``) takes 7 entries of q, ``[x, y, z, qx, qy, qz, qw]`` (the child frame's position
 in the parent frame and its unit quaternion), and 6 of v, ``[v; w]``: the twist of the child frame
 expressed in the child frame, so that ``q (+) v dt = T(q) @ exp_se3(v dt)`` (Pinocchio's free-flyer
@@ -40,6 +44,7 @@ JOINT_DIMENSIONS = {
     "continuous": (1, 1),
     "prismatic": (1, 1),
     "floating": (7, 6),
+    "planar": (3, 3),
 }
 
 
@@ -52,7 +57,7 @@ class Body:
         link: the URDF link's name (``universe`` for body 0).
         parent: index of the parent body (-1 for the universe).
         joint: name of the joint whose child this body is (None for the universe and a fixed root).
-        joint_type: "fixed", "revolute", "continuous", "prismatic" or "floating".
+        joint_type: "fixed", "revolute", "continuous", "prismatic", "floating" or "planar".
         origin: T_parent_joint, the joint frame in the parent body frame at zero motion, (4, 4).
         axis: unit joint axis in the joint frame, (3,).
         q_index: first entry of q that drives the joint (-1 if fixed); for a mimic joint, its
@@ -92,9 +97,9 @@ class KinematicTree:
         q_slices: entries of q of each joint in `joint_names`.
         v_slices: entries of v of each joint in `joint_names`.
         joint_types: type of each joint in `joint_names` ("revolute", "continuous", "prismatic",
-            "floating").
-        lower: lower position limits, shape (nq,); infinite where unbounded (continuous joints,
-            free-joint positions, revolute/prismatic joints without ``<limit>``); the quaternion
+            "floating", "planar").
+        lower: lower position limits, shape (nq,); infinite where unbounded (continuous and planar
+            joints, free-joint positions, revolute/prismatic joints without ``<limit>``); the quaternion
             entries of a free joint are bounded by [-1, 1].
         upper: upper position limits, shape (nq,), likewise.
         mimics: follower joint -> (leader, multiplier, offset), the leader having its own DoF.
@@ -131,6 +136,9 @@ class KinematicTree:
             if body.joint_type == "floating":
                 lower += [-math.inf] * 3 + [-1.0] * 4
                 upper += [math.inf] * 3 + [1.0] * 4
+            elif body.joint_type == "planar":  # (a planar joint's <limit> is not read, as Pinocchio)
+                lower += [-math.inf] * 3
+                upper += [math.inf] * 3
             else:
                 assert joint is not None  # only the added floating root has no URDF joint
                 lower.append(joint.lower)

@@ -2,8 +2,9 @@
 
 Along the chain from the root to a frame e, the pose is a product of joint origins and joint
 exponentials, ``T_we = ... O_j exp(S_j theta_j) ...``, with S_j the joint's screw in its own (child)
-frame: ``[0; a]`` for a revolute joint of unit axis a, ``[a; 0]`` for a prismatic one, and the
-6 x 6 identity for a free joint (its velocity is already a twist of its child frame). Differentiating
+frame: ``[0; a]`` for a revolute joint of unit axis a, ``[a; 0]`` for a prismatic one, the
+6 x 6 identity for a free joint (its velocity is already a twist of its child frame) and its
+columns x, y and wz for a planar joint. Differentiating
 gives the body Jacobian, whose column for joint j is ``Ad(T_ej) S_j`` (times the mimic multiplier).
 
 This module walks the chain from e back to the root, accumulating ``X = T_e,k`` from the joints'
@@ -21,9 +22,12 @@ from reljac.reference.model import Body, KinematicTree
 
 
 def joint_screw(body: Body) -> np.ndarray:
-    """Screw axes of the body's joint in its child frame, shape (6, k): k = 1, or 6 for a free joint."""
+    """Screw axes of the body's joint in its child frame, shape (6, k): k = 1, 6 for a free joint
+    or 3 for a planar one (x, y and z of the twist ``[vx, vy, 0; 0, 0, w]``)."""
     if body.joint_type == "floating":
         return np.eye(6)
+    if body.joint_type == "planar":
+        return np.eye(6)[:, [0, 1, 5]]
     if body.joint_type == "prismatic":
         return np.concatenate((body.axis, np.zeros(3)))[:, None]
     return np.concatenate((np.zeros(3), body.axis))[:, None]
@@ -36,6 +40,11 @@ def joint_transform(body: Body, q: np.ndarray) -> np.ndarray:
     if body.joint_type == "floating":
         q7 = q[:, body.q_index : body.q_index + 7]
         return body.origin @ make_transform(quaternion_to_rotation(q7[:, 3:]), q7[:, :3])
+    if body.joint_type == "planar":  # Tx(x) Ty(y) Rz(theta)
+        x, y, theta = (q[:, body.q_index + k] for k in range(3))
+        motion = exp_se3(theta[:, None] * joint_screw(body)[:, 2])
+        motion[:, 0, 3], motion[:, 1, 3] = x, y
+        return body.origin @ motion
     theta = body.multiplier * q[:, body.q_index] + body.offset
     return body.origin @ exp_se3(theta[:, None] * joint_screw(body)[:, 0])
 

@@ -158,7 +158,8 @@ class ReferenceRobot:
 
     Configuration layout (see :mod:`reljac.reference.model`): ``joint_names`` in depth-first URDF
     order; one entry of q and v per revolute/continuous/prismatic joint; 7 entries of q
-    ``[x, y, z, qx, qy, qz, qw]`` and 6 of v ``[v; w]`` (local twist) per free joint; fixed and mimic
+    ``[x, y, z, qx, qy, qz, qw]`` and 6 of v ``[v; w]`` (local twist) per free joint; 3 of q
+    ``[x, y, theta]`` and 3 of v ``[vx, vy, w]`` (local twist) per planar joint; fixed and mimic
     joints take none.
 
     Attributes:

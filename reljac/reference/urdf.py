@@ -1,8 +1,10 @@
 """A small URDF reader (xml.etree only) producing the plain description the reference tree is built from.
 
-Supported: ``<link>``; ``<joint>`` of type revolute, continuous, prismatic, fixed and floating;
-``<origin xyz rpy>`` (defaults 0; ``rpy`` is fixed-axis roll-pitch-yaw, ``R = Rz(y) Ry(p) Rx(r)``);
-``<axis xyz>`` (default ``1 0 0``, normalized; a zero axis is an error); ``<limit lower upper>``
+Supported: ``<link>``; ``<joint>`` of type revolute, continuous, prismatic, fixed, floating and
+planar; ``<origin xyz rpy>`` (defaults 0; ``rpy`` is fixed-axis roll-pitch-yaw,
+``R = Rz(y) Ry(p) Rx(r)``); ``<axis xyz>`` (default ``1 0 0``, normalized; a zero axis is an error;
+a planar joint moves in its frame's x-y plane, so its axis, the plane's normal, must be ``0 0 1``
+or absent, as Pinocchio reads it); ``<limit lower upper>``
 (defaults 0 as in the URDF spec; a revolute or prismatic joint without ``<limit>`` is unbounded);
 ``<mimic joint multiplier offset>`` (defaults 1 and 0). Everything else (visuals, inertias,
 transmissions, gazebo tags) is ignored. Only direct children of ``<robot>`` are read, so the
@@ -26,7 +28,7 @@ from reljac.exceptions import URDFError, suggest
 from reljac.reference.lie import make_transform, rpy_to_rotation
 
 #: Joint types this reader accepts.
-SUPPORTED_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating")
+SUPPORTED_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 #: Joint types that move with one scalar (and may lead or follow a mimic).
 ONE_DOF_JOINT_TYPES = ("revolute", "continuous", "prismatic")
 
@@ -46,7 +48,8 @@ class UrdfJoint:
 
     Attributes:
         origin: T_parent_joint, the joint frame in the parent link frame at zero motion, (4, 4).
-        axis: unit joint axis in the joint frame, (3,) (``[1, 0, 0]`` for fixed/floating joints).
+        axis: unit joint axis in the joint frame, (3,) (``[1, 0, 0]`` for fixed/floating joints; a
+            planar joint's plane normal ``[0, 0, 1]``).
         lower: lower position limit [rad] or [m]; -inf when the joint has no ``<limit>``.
         upper: upper position limit [rad] or [m]; inf when the joint has no ``<limit>``.
     """
@@ -151,6 +154,13 @@ def _read_joint(element: ET.Element, source: str) -> UrdfJoint:
         if norm < 1e-12:
             raise URDFError(f"{where} has a zero <axis xyz>; the axis must be a non-zero 3-vector")
         axis = axis / norm
+    elif kind == "planar":  # it moves in its frame's x-y plane: the normal is +z
+        normal = _vector(element.find("axis"), "xyz", (0.0, 0.0, 1.0), where)
+        if not (normal[2] > 0 and abs(normal[0]) <= 1e-9 * normal[2] and abs(normal[1]) <= 1e-9 * normal[2]):
+            raise URDFError(f"{where} is planar with <axis xyz=\"{' '.join(f'{a:g}' for a in normal)}\">; a planar "
+                            "joint moves in its frame's x-y plane (normal +z): give axis 0 0 1 and turn the joint's "
+                            "<origin> so that z is the plane's normal")
+        axis = np.array([0.0, 0.0, 1.0])
 
     lower, upper = -math.inf, math.inf
     limit = element.find("limit")
