@@ -56,12 +56,13 @@ def test_the_floor_follows_a_weight_changed_between_calls():
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_weight_common_to_the_tasks_takes_the_same_steps(backend):
     """The Levenberg-Marquardt damping scales with the squared row weight, as the levels' sigma^2
-    do: weights 0.1 to 1e-4 on the one task take the steps of weight 1 (5 Newton steps, the same
-    q to rounding). With an absolute start of 1e-2 they took 9, 16 and 29 steps, and at 1e-6
-    none converged in 21 local searches."""
+    do: weights 1e4 to 1e-4 on the one task take the steps of weight 1 (as many Newton steps, the
+    same q to rounding). With an absolute start of 1e-2 they took 9, 16 and 29 steps, and at 1e-6
+    none converged in 21 local searches; with the weight capped at 1 (the damping of weight 1 for
+    heavier tasks), weights 10 and 1e4 took 5 steps against 6."""
     target = reachable(5)
     found = {}
-    for weight in (1.0, 0.1, 0.01, 1e-4):
+    for weight in (1.0, 10.0, 1e4, 0.1, 0.01, 1e-4):
         task = FrameTask("left_tool", weight=weight)
         task.set_target(target)
         found[weight] = solve(ROBOT, None, [[task]], tol=1e-6, restarts=0, backend=backend)
@@ -73,3 +74,21 @@ def test_a_weight_common_to_the_tasks_takes_the_same_steps(backend):
     many = Solver(ROBOT, [[FrameTask("left_tool", weight=1e-4)]], tol=1e-6, restarts=0, backend=backend)
     (batch,) = many.solve_many(None, [target])
     assert batch.converged and batch.iterations == unit.iterations
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_heavy_task_meets_a_reachable_pose_as_a_light_one(backend):
+    """An adversarial pass: a Panda pose (the hand at a configuration's placement) at weight 1e6 came
+    out 'unreachable' after 5 restarts (the damping stayed weight 1's, its ceiling 1e4 unable to
+    slow a bad step against sigma^2 ~ 1e12), at weight 10 and 1e3 after a restart; at weight 1 it
+    converges with none."""
+    panda = reljac.Robot.load("panda")
+    target = reljac.Kinematics(panda, panda.random_configuration(900)).placement("panda_hand")
+    found = {}
+    for weight in (1.0, 10.0, 1e3, 1e6):
+        task = FrameTask("panda_hand", weight=weight)
+        task.set_target(target)
+        found[weight] = solve(panda, None, [[task]], tol=1e-6, seed=0, restarts=5, backend=backend)
+    for weight, result in found.items():
+        assert result.converged and result.restarts == 0, (weight, result.reason, result.restarts)
+        assert result.iterations == found[1.0].iterations, (weight, result.iterations)

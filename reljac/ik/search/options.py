@@ -11,6 +11,7 @@ and codes."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -60,15 +61,17 @@ class SearchOptions:
 
 
 def row_weight(tasks: Sequence[Any]) -> float:
-    """The smallest positive row weight of `tasks` (the counted ones), at most 1: SearchOptions.weight
-    (their costs are weighted, so the floor under which a level is met scales with it; with a weight
-    of 0.01 and the floor tol^2, a level of errors 100 x tol was met)."""
-    smallest = 1.0
+    """The smallest positive row weight of `tasks` (the counted ones; 1 if none has one):
+    SearchOptions.weight (their costs are weighted, so the floor under which a level is met scales
+    with it; with a weight of 0.01 and the floor tol^2, a level of errors 100 x tol was met). Above 1
+    as below: capped at 1, the damping stayed that of weight 1 against a level's sigma^2 grown as
+    w^2, and a reachable Panda pose at weight 1e6 came out 'unreachable' after 5 restarts."""
+    smallest = math.inf
     for task in tasks:
         weights = np.asarray(task.weight, dtype=float)
         if (weights > 0).any():
             smallest = min(smallest, float(weights[weights > 0].min()))
-    return smallest
+    return smallest if math.isfinite(smallest) else 1.0
 
 
 def weighted_options(options: SearchOptions, tasks: Sequence[Any]) -> SearchOptions:
