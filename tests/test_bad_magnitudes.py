@@ -10,7 +10,19 @@ import pytest
 
 import reljac
 from reljac.exceptions import ConfigurationError, TaskError
-from reljac.ik import CoMTask, DistanceTask, FrameTask, RelativePositionTask, solve_many
+from reljac.ik import (
+    BallTask,
+    CoMTask,
+    ConeTask,
+    Controller,
+    DistanceTask,
+    FrameTask,
+    HalfSpaceTask,
+    PostureTask,
+    RelativePositionTask,
+    solve_many,
+)
+from reljac.ik.solvers.backend import BACKENDS
 
 ROBOT = reljac.Robot.bundled("dual_arm")
 
@@ -55,3 +67,36 @@ def test_waiting_for_a_browser_takes_a_finite_time():
         assert viewer.wait_for_browser(0.05) is False
     finally:
         viewer.close()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("setting, value", [("gain", 1e20), ("weight", 1e10), ("weight", 1e6)])
+def test_huge_gains_and_weights_below_bounded_levels_keep_the_velocity_limits(backend, setting, value):
+    """An adversarial pass: a posture of gain 1e20 (compiled) or weight 1e10 / 1e6 (Python) at the
+    bottom of a dual-arm stack of bounded levels (cone and half-space, ball, a distance) returned
+    steps 172, 0.89 and 6e-5 rad/s beyond a joint's velocity limit (the bounded solver's ratio
+    tests on steps of 1e20 rad/s cancel); its step is now kept in the box, as the equality
+    solver's."""
+    q0 = ROBOT.normalize(0.5 * (ROBOT.lower_limits + ROBOT.upper_limits))
+    kin = reljac.Kinematics(ROBOT, q0)
+    z = kin.placement("left_tool").translation[2]
+    frame = FrameTask("right_tool", gain=10.0, max_speed=0.5)
+    frame.set_target(reljac.Kinematics(ROBOT, ROBOT.random_configuration(3)).placement("right_tool"))
+    position = RelativePositionTask("torso", "left_tool", gain=8.0)
+    position.set_target(kin.relative_placement("torso", "left_tool").translation + [0.05, 0.02, 0.0])
+    distance = DistanceTask("left_tool", "right_tool", gain=4.0)
+    distance.set_target(0.4)
+    posture = PostureTask(ROBOT, gain=1.0, weight=0.1)
+    posture.gain = value if setting == "gain" else 1.0
+    posture.set_weight(value if setting == "weight" else 0.1)
+    levels = [[ConeTask("torso", "left_tool", np.radians(30), gain=5.0),
+               HalfSpaceTask("universe", "left_tool", [[0, 0, 1], [1, 0, 0]], [z - 0.05, 2.0], gain=5.0)],
+              [frame, BallTask(position, 0.02, gain=5.0)], [distance], [posture]]
+    controller = Controller(ROBOT, levels, dt=0.01, backend=backend)
+    q = q0
+    for _ in range(15):
+        q_next = controller.step(q)
+        assert (np.abs(controller.last_velocity) <= ROBOT.velocity_limits * (1 + 1e-12)).all(), \
+            np.abs(controller.last_velocity) - ROBOT.velocity_limits
+        assert np.isfinite(q_next).all()
+        q = q_next

@@ -10,6 +10,7 @@ and its line here)."""
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -267,3 +268,32 @@ def test_a_limit_made_for_another_robot_is_refused(dual_arm, planar, q0, backend
         checked.add(type(limit).__name__)
     assert checked >= {"CollisionAvoidance", "SupportRegion", "JointVelocityLimit", "JointPositionLimit",
                        "ReversalDamping"}, checked
+
+
+def _values(target: Any) -> np.ndarray:
+    return target.homogeneous if isinstance(target, pin.SE3) else np.asarray(target, dtype=float)
+
+
+def test_a_rejected_target_changes_nothing_on_any_kind(dual_arm, q0):
+    """A set_target that raises (here: a NaN target velocity) leaves the task as it was. An
+    adversarial pass: RelativePositionTask and DistanceTask kept the new target before checking the
+    velocity, the compiled step was not told, and after 100 steps the two backends' q were 0.11 and
+    0.27 rad apart."""
+    checked = []
+    for key, stack in sorted(STACKS.items()):
+        case = stack(dual_arm, q0)
+        if case.task is None or "velocity" not in inspect.signature(case.task.set_target).parameters:
+            continue
+        task = case.task
+        steps = {backend: Controller(dual_arm, case.levels, dt=0.01, constraints=case.limits, backend=backend)
+                 for backend in BACKENDS}
+        first = {backend: controller.step(q0) for backend, controller in steps.items()}
+        target, velocity = _values(task.target), task.target_velocity
+        with pytest.raises(TaskError, match="target velocity"):
+            task.set_target(case.target(2), velocity=np.full(task.size, np.nan))
+        np.testing.assert_array_equal(_values(task.target), target, err_msg=key)
+        np.testing.assert_array_equal(task.target_velocity, velocity, err_msg=key)
+        after = {backend: controller.step(first[backend]) for backend, controller in steps.items()}
+        np.testing.assert_allclose(after["compiled"], after["python"], rtol=0, atol=1e-9, err_msg=key)
+        checked.append(key)
+    assert {"position", "distance", "relative", "frame", "orientation", "com"} <= set(checked), checked

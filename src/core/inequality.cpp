@@ -371,6 +371,10 @@ const Vector& solve_lexicographic(const std::vector<Level>& levels, const Constr
     damped = damped || report.damping > 0.0;
     report.exact = !damped;
   }
+  // inside the box: rounding, or levels of huge magnitudes (a posture of gain 1e20 or weight 1e10
+  // below bounded levels: steps of 1e20 rad/s whose ratio tests cancel left a joint 0.9-172 rad/s
+  // beyond its velocity limit), as the equality solver's step
+  v = v.cwiseMax(cons.lo).cwiseMin(cons.hi);
   if (s.overflow) v.setConstant(std::numeric_limits<double>::quiet_NaN());  // the levels' rows overflow
   return v;
 }

@@ -352,7 +352,12 @@ class TargetedTask(Task):
         self._changed()
 
     def _set_target_velocity(self, velocity: ArrayLike | None) -> None:
-        self._target_velocity = np.zeros(self.size) if velocity is None else \
+        self._target_velocity = self._checked_target_velocity(velocity)
+
+    def _checked_target_velocity(self, velocity: ArrayLike | None) -> np.ndarray:
+        """A target velocity (size,), zero for None; TaskError if it is not `size` finite numbers.
+        A set_target checks it before it changes anything (a call that raises changes nothing)."""
+        return np.zeros(self.size) if velocity is None else \
             as_vector(velocity, self.size, f"target velocity of task '{self.name}'")
 
     def _require_target(self) -> Any:

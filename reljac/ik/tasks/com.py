@@ -84,8 +84,7 @@ class CoMTask(TargetedTask, kind="com"):
             target = as_vector(p, 3, what)[list(self._axes)]
         else:
             target = as_vector(p, self.size, what)
-        self._set_target_velocity(velocity)
-        self._target = target
+        self._target, self._target_velocity = target, self._checked_target_velocity(velocity)
         self._changed()
 
     def set_target_from_configuration(self, q: ArrayLike) -> None:

@@ -41,8 +41,7 @@ class DistanceTask(FramePairTask, kind="distance"):
         value = as_float(distance, f"target distance of task '{self.name}' [m]", minimum=0.0)
         if value > MAX_COORDINATE:
             raise TaskError(f"target distance of task '{self.name}' [m] must be <= {MAX_COORDINATE:g}, got {value:g}")
-        self._target = np.array([value])
-        self._set_target_velocity(None if velocity is None else np.reshape(velocity, -1))
+        self._target, self._target_velocity = np.array([value]), self._checked_target_velocity(velocity)
         self._changed()
 
     def set_target_from_configuration(self, robot: Robot, q: ArrayLike) -> None:

@@ -186,8 +186,8 @@ class RelativePositionTask(FramePairTask, kind="position"):
         if velocity_frame != "a":
             raise TaskError(f"velocity_frame of task '{self.name}' must be 'a' (a position target's velocity "
                             f"is d/dt p_target in a's axes), not {velocity_frame!r}")
-        self._target = as_vector(p_ab, 3, f"target of task '{self.name}'")
-        self._set_target_velocity(velocity)
+        target = as_vector(p_ab, 3, f"target of task '{self.name}'")
+        self._target, self._target_velocity = target, self._checked_target_velocity(velocity)
         self._changed()
 
     def compute(self, kin: Kinematics) -> TaskTerms:
