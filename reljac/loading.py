@@ -100,13 +100,31 @@ def build_model(loaded: LoadedUrdf, *, floating_base: bool, mimic: bool) -> pin.
 class MimicFree(NamedTuple):
     """A model with every mimic joint made independent, and the maps into it (read-only arrays).
 
-    ``v_full = G @ v`` (G: (full.nv, nv)), ``q_full = S @ q + o`` (S: (full.nq, nq), o: (full.nq,)).
+    ``v_full = G @ v`` (G: (full.nv, nv)), ``q_full = S @ q + o`` (S: (full.nq, nq), o: (full.nq,))
+    for followers of one coordinate. A continuous follower's (cos, sin) pair is not linear in its
+    leader's: its cos row holds the scaling s at the leader's cos column and o its offset, its
+    sin row nothing, and :meth:`configuration` sets the pair from the angle ``s theta + o``
+    (Pinocchio's mimic of an unbounded revolute joint).
     """
 
     model: pin.Model
     G: np.ndarray
     S: np.ndarray
     o: np.ndarray
+
+    def configuration(self, q: np.ndarray) -> np.ndarray:
+        """q_full (full.nq,) of the robot's q (nq,): ``S @ q + o``, continuous followers' pairs
+        from their leaders' angles."""
+        q_full = self.S @ q + self.o
+        for j in range(1, self.model.njoints):
+            joint = self.model.joints[j]
+            row = joint.idx_q
+            if (joint.nq, joint.nv) == (2, 1) and not self.S[row + 1].any():  # a continuous follower
+                leader = int(np.flatnonzero(self.S[row])[0]) if self.S[row].any() else -1
+                theta = 0.0 if leader < 0 else float(np.arctan2(q[leader + 1], q[leader]))
+                angle = (self.S[row, leader] if leader >= 0 else 0.0) * theta + self.o[row]
+                q_full[row : row + 2] = np.cos(angle), np.sin(angle)
+        return q_full
 
 
 def model_state(model: pin.Model, loaded: LoadedUrdf | None) -> object:
@@ -151,10 +169,11 @@ def _mimic_inner(model: pin.Model, data: pin.Data, j: int) -> pin.JointModel:
         return pin.JointModelRevoluteUnaligned(S[3:] / np.linalg.norm(S[3:]))
     if kind == "JointModelPrismaticUnaligned":
         return pin.JointModelPrismaticUnaligned(S[:3] / np.linalg.norm(S[:3]))
-    if re.fullmatch(r"JointModel[RP][XYZ]", kind):
+    if re.fullmatch(r"JointModel(RU?B?|P)[XYZ]", kind) and hasattr(pin, kind):  # (RUB: continuous)
         return getattr(pin, kind)()
     raise ConfigurationError(f"mimic joint '{model.names[j]}' moves like a {kind}, which reljac cannot make "
-                             "independent (revolute and prismatic joints only)")
+                             "independent (revolute and prismatic joints, continuous ones about an axis of their "
+                             "frame; a robot loaded from its URDF has no such limit)")
 
 
 def expand_mimic(model: pin.Model) -> MimicFree:
@@ -163,18 +182,20 @@ def expand_mimic(model: pin.Model) -> MimicFree:
 
     For models that do not come from a URDF (reduced or given models); a follower's position
     and velocity limits are left unbounded (only its leader's count). Raises ConfigurationError
-    for a mimic joint of another type than revolute or prismatic.
+    for a mimic joint of another type than revolute or prismatic, or continuous about an axis of
+    its frame (Pinocchio's Python bindings cannot set an oblique continuous joint's axis).
     """
     data = model.createData()
     pin.forwardKinematics(model, data, pin.neutral(model))
     full = pin.Model()
     full.name = model.name
     full.gravity = model.gravity
-    inf = np.array([np.inf])
     for j in range(1, model.njoints):
         joint = model.joints[j]
         if joint.shortname() == "JointModelMimic":
-            new, limits = _mimic_inner(model, data, j), (inf, inf, -inf, inf)
+            new = _mimic_inner(model, data, j)
+            unbounded_v, unbounded_q = np.full(new.nv, np.inf), np.full(new.nq, np.inf)
+            limits = (unbounded_v, unbounded_v, -unbounded_q, unbounded_q)
         else:
             q, v = slice(joint.idx_q, joint.idx_q + joint.nq), slice(joint.idx_v, joint.idx_v + joint.nv)
             new, limits = joint, (model.effortLimit[v], model.velocityLimit[v], model.lowerPositionLimit[q],

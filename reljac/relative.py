@@ -94,9 +94,10 @@ class Kinematics:
             pin.computeJointJacobians(model, data, q)
         elif model.mimicking_joints:  # Pinocchio's dJ is wrong with mimic joints: see Robot.without_mimic
             pin.computeJointJacobians(model, data, q)
-            full, G, S, o = robot.without_mimic(copy=False)
+            free = robot.without_mimic(copy=False)
+            full, G = free.model, free.G
             full_data = _mimic_free_data if _mimic_free_data is not None else new_data(full, robot.name)
-            pin.computeJointJacobiansTimeVariation(full, full_data, S @ q + o, G @ self.v)
+            pin.computeJointJacobiansTimeVariation(full, full_data, free.configuration(q), G @ self.v)
             self._rates_source = (full, full_data, G)
         else:
             pin.computeJointJacobiansTimeVariation(model, data, q, self.v)

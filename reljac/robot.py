@@ -232,7 +232,8 @@ class Robot(ConfigurationSpace):
         ``copy=False`` the robot's own, made once and shared: read them, never modify them).
 
         Returns a :class:`~reljac.loading.MimicFree` ``(model, G, S, o)``: ``v_full = G @ v``,
-        ``q_full = S @ q + o``. Pinocchio's Jacobian time variations are wrong for models with
+        ``q_full = S @ q + o`` (exactly: ``.configuration(q)``, which also sets a continuous
+        follower's (cos, sin) from its leader's angle). Pinocchio's Jacobian time variations are wrong for models with
         mimic joints (checked by finite differences in the tests), so reljac computes them on
         that model: ``dJ = dJ_full @ G``.
         """
