@@ -93,3 +93,35 @@ def test_the_floor_grid_and_its_polygon():
 def test_a_bad_floor_region_is_one_configuration_error(kwargs):
     with pytest.raises(ConfigurationError):
         FloorRegion(**kwargs)
+
+
+OFFSET_PLANAR = """<robot name="offset_planar"><link name="floor"/><link name="base"/><link name="arm"/><link name="tool"/>
+<joint name="base_joint" type="planar"><parent link="floor"/><child link="base"/><origin xyz="0.3 -0.2 0.1" rpy="0 0 0.5"/>
+<axis xyz="0 0 1"/></joint>
+<joint name="arm_joint" type="revolute"><parent link="base"/><child link="arm"/><origin xyz="0 0 0.2"/><axis xyz="0 0 1"/>
+<limit lower="-2" upper="2" effort="1" velocity="1"/></joint>
+<joint name="tool_joint" type="fixed"><parent link="arm"/><child link="tool"/><origin xyz="0.5 0 0"/></joint></robot>"""
+
+
+def test_a_planar_root_joint_with_an_origin_places_the_base_where_its_q_does(tmp_path, rng):
+    """An adversarial pass: base_poses (the maps' inverse, the clearance, the check's base target)
+    put the base 0.42 m from where configuration (its q) does when the planar joint had an
+    <origin>, and a pose reached at a placement was called unreachable there."""
+    from reljac.placement import place, placement_maps, reach
+
+    path = tmp_path / "offset_planar.urdf"
+    path.write_text(OFFSET_PLANAR)
+    mobile = mobile_base(Robot.from_urdf(path))
+    model = mobile.robot.model
+    for placement in [(1.0, 0.5, 0.0), *rng.uniform(-2, 2, (5, 3))]:
+        q = mobile.configuration(placement)
+        base = Kinematics(mobile.robot, q).placement("base").homogeneous
+        np.testing.assert_allclose(mobile.base_poses([placement])[0], base, atol=1e-12)
+        np.testing.assert_allclose(mobile.placement_of(q), placement, atol=1e-12)
+    q0 = mobile.configuration((1.0, 0.5, 0.0))
+    q0[model.joints[model.getJointId("arm_joint")].idx_q] = 0.3
+    task = PlacementTask([Kinematics(mobile.robot, q0).placement("tool")], ["tool"])
+    maps = placement_maps(mobile, ["tool"], samples=20000, workers=1)
+    assert reach(maps, task, np.array([(1.0, 0.5, 0.0)])).reached[0, 0]
+    result = place(maps, task, FloorRegion(x=(0.5, 1.5), y=(0.0, 1.0), step=0.5, yaw=(0.0, 0.0)))
+    assert result.best is not None and np.allclose(result.best.placement, (1.0, 0.5, 0.0))

@@ -212,3 +212,34 @@ def test_the_rigid_inverse_is_the_inverse(rng):
     T[:, :3, 3] = rng.uniform(-5, 5, (20, 3))
     np.testing.assert_allclose(rigid_inverse(T), np.linalg.inv(T), atol=1e-12)
     np.testing.assert_allclose(rigid_inverse(T[0]) @ T[0], np.eye(4), atol=1e-12)
+
+
+def test_a_map_of_the_robot_locked_elsewhere_is_refused(tmp_path):
+    """An adversarial pass: maps of a Panda with panda_joint4 locked at -0.3, reused for the Panda
+    locked at -2.8 (same name, nq, frames and chain indices), answered for the wrong arm. A map now
+    records the joints of q's columns and the locked values, as a capability map does."""
+    from reljac.placement import placement_maps, with_maps
+
+    panda = Robot.load("panda")
+    here = mobile_base(panda.locked({"panda_joint4": -0.3}), height=0.6)
+    path = save_maps(tmp_path / "panda.npz", placement_maps(here, ["panda_hand"], samples=2000, workers=1))
+    loaded = load_maps(path)
+    assert loaded["panda_hand"].metadata["locked"] == {"panda_joint4": -0.3}
+    with_maps(here, ["panda_hand"], loaded)  # the same robot: taken
+    elsewhere = mobile_base(panda.locked({"panda_joint4": -2.8}), height=0.6)
+    with pytest.raises(MapError, match=r"the pose map is of robot 'panda' with its joints locked at "
+                                       r"\{'panda_joint4': -0.3\}, not at \{'panda_joint4': -2.8\}"):
+        with_maps(elsewhere, ["panda_hand"], loaded)
+    other_joint = mobile_base(panda.locked({"panda_joint3": -0.3}), height=0.6)
+    with pytest.raises(MapError, match="with other joints (free|locked)"):
+        with_maps(other_joint, ["panda_hand"], loaded)
+
+
+@pytest.mark.parametrize("where, match", [("missing/maps.npz", "its folder does not exist"),
+                                          ("folder.npz", "is a directory")])
+def test_maps_saved_where_no_file_can_be_written_is_one_map_error(small, tmp_path, where, match):
+    """save_maps into a missing folder (or /proc, as root) raised a bare FileNotFoundError, and
+    `reljac place --maps` called it 'a reljac bug' after building the maps."""
+    (tmp_path / "folder.npz").mkdir()
+    with pytest.raises(MapError, match=f"pose map file '.*{where}'.* {match}"):
+        save_maps(tmp_path / where, [small])

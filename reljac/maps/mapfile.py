@@ -211,18 +211,29 @@ def _check_fields(m: dict, name: str) -> None:
         if field_name not in m or not ok(m[field_name]):
             raise MapError(f"{name}: its metadata field {field_name!r} is {short(m.get(field_name, 'missing'))}, "
                            f"expected {valid.get(field_name, 'text')}")
-    if "q_names" in m and not (isinstance(m["q_names"], list) and len(m["q_names"]) == m["nq"]
-                               and all(isinstance(n, str) for n in m["q_names"])):
-        raise MapError(f"{name}: its metadata field 'q_names' is {short(m['q_names'])}, expected nq names")
-    if "locked" in m and not (isinstance(m["locked"], dict) and all(map(_joint_value_ok, m["locked"].values()))):
-        raise MapError(f"{name}: its metadata field 'locked' is {short(m['locked'])}, expected {{joint: value}}")
+    check_joint_fields(m, name)
     if "support" in m and not _support_ok(m["support"], m["samples"]):
         raise MapError(f"{name}: its metadata field 'support' is {short(m['support'])}, expected null or "
                        "{contacts: [{frame, points: [[x, y, z], ...]}, ...], margin >= 0, plane, held: [names], "
                        "rejected: 0..samples}")
 
 
-def _joint_value_ok(value: Any) -> bool:
+def check_joint_fields(m: dict[str, Any], name: str) -> None:
+    """The fields a map records of its robot's joints, where present (``q_names``: nq names;
+    ``locked``: {joint: a finite number or a list of them}); `name` names the file in the error.
+    `m["nq"]` has been checked.
+
+    Raises:
+        MapError: naming the field and what it should be.
+    """
+    if "q_names" in m and not (isinstance(m["q_names"], list) and len(m["q_names"]) == m["nq"]
+                               and all(isinstance(n, str) for n in m["q_names"])):
+        raise MapError(f"{name}: its metadata field 'q_names' is {short(m['q_names'])}, expected nq names")
+    if "locked" in m and not (isinstance(m["locked"], dict) and all(map(joint_value_ok, m["locked"].values()))):
+        raise MapError(f"{name}: its metadata field 'locked' is {short(m['locked'])}, expected {{joint: value}}")
+
+
+def joint_value_ok(value: Any) -> bool:
     """A locked joint's recorded value: a finite number, or a non-empty list of them."""
     values = value if isinstance(value, list) else [value]
     return bool(values) and all(is_real_number(x) and math.isfinite(x) for x in values)

@@ -142,6 +142,24 @@ def robot_joints(robot: Robot) -> dict[str, Any]:
             "locked": {name: np.asarray(value, dtype=float).tolist() for name, value in robot.locked_joints.items()}}
 
 
+def check_recorded_joints(m: dict[str, Any], robot: Robot, what: str) -> None:
+    """A map's metadata `m` against the robot's joints (:func:`robot_joints`), where it records
+    them (older maps do not).
+
+    Raises:
+        MapError: the map is of the robot with other joints locked, or locked elsewhere.
+    """
+    joints = robot_joints(robot)
+    if "q_names" in m and m["q_names"] != joints["q_names"]:
+        other = [n for n in m["q_names"] if n not in joints["q_names"]]
+        raise MapError(f"{what} is of robot '{robot.name}' with other joints free: its q holds "
+                       f"{other or m['q_names']}, which this one does not (locked joints differ)")
+    if "locked" in m and (set(m["locked"]) != set(joints["locked"]) or not all(
+            np.allclose(m["locked"][n], joints["locked"][n], rtol=0.0, atol=1e-12) for n in joints["locked"])):
+        raise MapError(f"{what} is of robot '{robot.name}' with its joints locked at {m['locked']}, "
+                       f"not at {joints['locked']}")
+
+
 def check_robot(cmap: CapabilityMap, robot: Robot) -> CapabilityMap:
     """The map, after checking it was made for this robot (name, nq and both frames; for maps
     that record them, the joints of q's columns and the locked joints' values).
@@ -154,15 +172,7 @@ def check_robot(cmap: CapabilityMap, robot: Robot) -> CapabilityMap:
     if m.get("robot") != robot.name or m.get("nq") != robot.nq:
         raise MapError(f"the capability map is of robot '{m.get('robot')}' (nq={m.get('nq')}), not of "
                        f"'{robot.name}' (nq={robot.nq})")
-    joints = robot_joints(robot)
-    if "q_names" in m and m["q_names"] != joints["q_names"]:
-        other = [n for n in m["q_names"] if n not in joints["q_names"]]
-        raise MapError(f"the capability map is of robot '{robot.name}' with other joints free: its q holds "
-                       f"{other or m['q_names']}, which this one does not (locked joints differ)")
-    if "locked" in m and (set(m["locked"]) != set(joints["locked"]) or not all(
-            np.allclose(m["locked"][n], joints["locked"][n], rtol=0.0, atol=1e-12) for n in joints["locked"])):
-        raise MapError(f"the capability map is of robot '{robot.name}' with its joints locked at {m['locked']}, "
-                       f"not at {joints['locked']}")
+    check_recorded_joints(m, robot, "the capability map")
     missing = [f for f in (m.get("frame_a"), m.get("frame_b")) if f not in robot.frame_names]
     if missing:
         raise MapError(f"the capability map names frames {missing} that robot '{robot.name}' does not have")

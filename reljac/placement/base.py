@@ -4,7 +4,8 @@ A placement is ``(x, y, yaw)`` [m, m, rad]: the base frame B (the robot's root l
 ``T_wB = (Rz(yaw), (x, y, h))`` in the world, h the base's height. Three kinds of robot:
 
 * a robot whose root joint is planar (Pinocchio's ``JointModelPlanar``: q = (x, y, cos, sin)):
-  that joint is the base joint, h = 0;
+  that joint is the base joint, h = 0 (a joint ``<origin>`` moves the plane: x, y and yaw are then
+  its q, in the x-y plane of its origin, :attr:`MobileBase.plane`);
 * a robot with a floating base (a free-flyer root, a humanoid): the free-flyer is the base joint,
   held at the reference configuration's height, roll and pitch (a humanoid standing);
   :meth:`MobileBase.base_pose` keeps them, the placement sets x, y and the yaw;
@@ -20,7 +21,7 @@ placement with a frame task (:mod:`reljac.placement.check`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pinocchio as pin
@@ -81,6 +82,8 @@ class MobileBase:
             configuration, base at the origin).
         held: (4, 4) T_wB at placement (0, 0, 0): the height, roll and pitch kept (for a planar
             base, the base frame on the planar joint: identity, or a mount height).
+        plane: (4, 4) the frame whose x-y plane the placements move in: a planar root joint's
+            origin (its URDF ``<origin>``; x, y and yaw are then its q), the world otherwise.
     """
 
     robot: Robot
@@ -90,20 +93,20 @@ class MobileBase:
     q_index: int
     reference: np.ndarray
     held: np.ndarray
+    plane: np.ndarray = field(default_factory=lambda: np.eye(4))
 
     def base_poses(self, placements: ArrayLike) -> np.ndarray:
-        """T_wB (n, 4, 4) of placements (n, 3) [m, m, rad]: Rz(yaw) T_held, moved by (x, y, 0)."""
+        """T_wB (n, 4, 4) of placements (n, 3) [m, m, rad]: ``O M(x, y, yaw) O^-1 T_held``, M the
+        motion ``(Rz(yaw), (x, y, 0))`` in the plane's frame O (:attr:`plane`; the world for all
+        but a planar root joint with an ``<origin>``): where :meth:`configuration` puts B."""
         P = as_placements(placements)
         c, s = np.cos(P[:, 2]), np.sin(P[:, 2])
-        Rz = np.zeros((len(P), 3, 3))
-        Rz[:, 0, 0], Rz[:, 0, 1], Rz[:, 1, 0], Rz[:, 1, 1], Rz[:, 2, 2] = c, -s, s, c, 1.0
-        T = np.zeros((len(P), 4, 4))
-        T[:, :3, :3] = Rz @ self.held[:3, :3]
-        T[:, :3, 3] = np.einsum("nij,j->ni", Rz, self.held[:3, 3])
-        T[:, 0, 3] += P[:, 0]
-        T[:, 1, 3] += P[:, 1]
-        T[:, 3, 3] = 1.0
-        return T
+        M = np.zeros((len(P), 4, 4))
+        M[:, 0, 0], M[:, 0, 1], M[:, 1, 0], M[:, 1, 1], M[:, 2, 2], M[:, 3, 3] = c, -s, s, c, 1.0, 1.0
+        M[:, 0, 3], M[:, 1, 3] = P[:, 0], P[:, 1]
+        if np.array_equal(self.plane, np.eye(4)):
+            return M @ self.held
+        return self.plane @ M @ (np.linalg.inv(self.plane) @ self.held)
 
     def configuration(self, placement: ArrayLike, q: ArrayLike | None = None) -> np.ndarray:
         """q (nq,) with the base joint at `placement` (3,) and the other joints from q (default:
@@ -161,7 +164,8 @@ def mobile_base(robot: Robot | str, *, height: float = 0.0) -> MobileBase:
         c, s = math.cos(-yaw), math.sin(-yaw)
         held = np.array([[c, -s, 0, 0], [s, c, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1.0]]) @ T
         held[:2, 3] = 0.0
-    mobile = MobileBase(robot, model.names[1], kind, base_frame, 0, reference, held)
+    plane = model.jointPlacements[1].homogeneous if kind == PLANAR else np.eye(4)
+    mobile = MobileBase(robot, model.names[1], kind, base_frame, 0, reference, held, plane)
     reference[:] = mobile.configuration((0.0, 0.0, 0.0), reference)
     return mobile
 

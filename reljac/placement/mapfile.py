@@ -23,7 +23,7 @@ import numpy as np
 
 from ..exceptions import MapError
 from ..files import shown
-from ..maps.mapfile import int_within, npy_header, npy_member, read_archive
+from ..maps.mapfile import check_joint_fields, int_within, npy_header, npy_member, read_archive
 from ..memory import available_bytes
 from ..validation import is_real_number
 from .posemap import ARRAYS, FORMAT, FORMAT_VERSION, PoseMap, write_maps
@@ -196,6 +196,7 @@ def _check_fields(m: Any, where: str) -> None:
             raise MapError(f"{where}: its metadata field {key!r} is {_short(m.get(key, 'missing'))}")
     if len(m["joint_q"]) != len(m["joints"]) or len(m["joint_nq"]) != len(m["joints"]):
         raise MapError(f"{where}: its joints, joint_q and joint_nq differ in length")
+    check_joint_fields(m, where)
     if m["n_rho"] * m["n_z"] * _angles(m) > MAX_CELLS:
         raise MapError(f"{where}: its grid has more than {MAX_CELLS:,} cells")
 

@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import MapError
+from ..files import open_for_writing
+from ..maps.result import check_recorded_joints
 from .orbits import TWO_PI, Orbits, PoseGrid, coordinates, rigid_inverse
 
 FORMAT = "reljac.pose_maps"
@@ -303,22 +305,30 @@ class PoseMap:
 def write_maps(path: str | os.PathLike, maps: list[PoseMap]) -> Path:
     """Write pose maps to one file (.npz added when missing): arrays ``m{i}_{name}`` and a JSON
     ``metadata`` {format: "reljac.pose_maps", format_version, maps: [each map's metadata]}.
-    :func:`reljac.placement.load_maps` reads it. Returns the path."""
+    :func:`reljac.placement.load_maps` reads it. Returns the path.
+
+    Raises:
+        MapError: the path cannot be written (a folder, a FIFO, a device, a missing folder, no
+            permission).
+    """
     path = Path(path)
     if path.suffix != ".npz":
         path = path.with_name(path.name + ".npz")
     document = {"format": FORMAT, "format_version": FORMAT_VERSION, "maps": [m.metadata for m in maps]}
     arrays = {f"m{i}_{name}": getattr(m, name) for i, m in enumerate(maps) for name in ARRAYS}
-    np.savez_compressed(path, metadata=np.array(json.dumps(document, sort_keys=True)), **arrays)
+    with open_for_writing(path, "pose map file", MapError) as f:
+        np.savez_compressed(f, metadata=np.array(json.dumps(document, sort_keys=True)), **arrays)
     return path
 
 
 def check_robot(pmap: PoseMap, robot: Any) -> PoseMap:
-    """The map, after checking it was made for this robot: its name, nq, frames, and the chain's
-    joints at the same q indices.
+    """The map, after checking it was made for this robot: its name, nq, frames, the chain's
+    joints at the same q indices and (maps that record them) the joints of q's columns and the
+    locked joints' values.
 
     Raises:
-        MapError: the map is of another robot (or of this one with other joints locked).
+        MapError: the map is of another robot, or of this one with other joints locked or locked
+            elsewhere.
     """
     m = pmap.metadata
     if m.get("robot") != robot.name or m.get("nq") != robot.nq:
@@ -332,6 +342,7 @@ def check_robot(pmap: PoseMap, robot: Any) -> PoseMap:
         if name not in model.names or model.joints[model.getJointId(name)].idx_q != at:
             raise MapError(f"the pose map's joint {name!r} is not at q[{at}] of robot '{robot.name}' (a map of the "
                            "robot with other joints locked?)")
+    check_recorded_joints(m, robot, "the pose map")
     return pmap
 
 

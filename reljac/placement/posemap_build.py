@@ -28,6 +28,7 @@ from ..maps.capability import default_workers
 from ..maps.compiled import python_relative_kinematics, require_compiled
 from ..maps.grid import reach_bound
 from ..maps.kernel import manipulability_of_rows
+from ..maps.result import robot_joints
 from ..maps.sampling import BLOCK, Sampler
 from ..maps.scheduling import check_scheduler, run
 from ..robot import FrameRef, Robot
@@ -253,7 +254,7 @@ def pose_map(robot: Robot, frame_a: FrameRef, frame_b: FrameRef, *, samples: int
         "first_range": list(sweeps.first_range), "last_range": list(sweeps.last_range),
         "joints": list(sweeps.joints), "joint_q": [int(model.joints[j].idx_q) for j in chain],
         "joint_nq": [int(model.joints[j].nq) for j in chain], "outside": total.outside, "block": BLOCK,
-        "backend": backend,
+        "backend": backend, **robot_joints(robot),
     }
     return PoseMap(total.keys, total.masks, total.cells, total.best, total.best_index, total.best_q,
                    total.best_start, metadata)
