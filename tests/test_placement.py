@@ -413,3 +413,21 @@ def test_arguments_of_the_wrong_kind_are_one_reljac_error(maps, sampled, junk):
     if junk == "maps":  # and a count of threads: at least 1 (0 was taken as every core)
         with pytest.raises(ValueError, match="workers"):
             place(maps, task, given["region"], workers=0)
+
+
+@pytest.mark.parametrize("option, value, match", [
+    ("check_timeout", float("nan"), "check_timeout .s. must be a positive number of seconds, got nan"),
+    ("check_timeout", -1.0, "check_timeout .s. must be a positive number of seconds, got -1.0"),
+    ("check_timeout", 0, "check_timeout .s. must be a positive number of seconds, got 0"),
+    ("tol", 0.0, "tol must be a positive number"),
+    ("every_pose", "no", "every_pose must be True or False, got 'no'"),
+    ("refine", 1, "refine must be True or False, got 1"),
+    ("witness", None, "witness must be True or False, got None"),
+])
+def test_options_are_checked_before_any_work(maps, sampled, option, value, match):
+    """An adversarial pass: check_timeout NaN, -1 or 0 was accepted when the witnesses settled every
+    candidate (checked only where the exact check first ran), and every_pose='no' meant True."""
+    task, _ = sampled
+    region = FloorRegion(x=(0.1, 0.3), y=(-0.2, 0.0), step=0.1, yaw=(0.3, 0.3))
+    with pytest.raises(TaskError, match=match):
+        place(maps, task, region, **{option: value})

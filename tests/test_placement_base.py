@@ -125,3 +125,14 @@ def test_a_planar_root_joint_with_an_origin_places_the_base_where_its_q_does(tmp
     assert reach(maps, task, np.array([(1.0, 0.5, 0.0)])).reached[0, 0]
     result = place(maps, task, FloorRegion(x=(0.5, 1.5), y=(0.0, 1.0), step=0.5, yaw=(0.0, 0.0)))
     assert result.best is not None and np.allclose(result.best.placement, (1.0, 0.5, 0.0))
+
+
+def test_a_hand_the_base_alone_moves_is_named_as_such(dual_arm):
+    """It was 'hands [...] share every joint: give each hand a joint of its own', for one hand."""
+    from reljac.exceptions import MapError
+    from reljac.placement import placement_maps
+
+    mobile = mobile_base(dual_arm)
+    with pytest.raises(MapError, match=f"hand '{mobile.base_frame}' moves with the base alone .no joint of its own, "
+                                       "or every one locked.: give a frame an arm carries"):
+        placement_maps(mobile, [mobile.base_frame], samples=100)

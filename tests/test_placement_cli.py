@@ -142,6 +142,13 @@ timeout = 0.2
     (lambda t: t.replace("x = [0.0, 0.2]", "x = [0.2, 0.0]"), "lower <= upper, got (0.2, 0.0)"),  # (not np.float64(...))
     (lambda t: t + "\n[maps]\nfile = 'no such folder/maps.npz'\n", "[maps] file: folder"),
     (lambda t: t + "\n[maps]\nfile = '.'\n", "[maps] file: "),
+    # not naming the file before, or only once the maps were built (an adversarial pass)
+    (lambda t: t.replace("[check]", "[collision]\nmin_distance = 1e300\n[check]"),
+     "[collision]: min_distance must be a distance in [0, 1e+06] m, got 1e+300"),
+    (lambda t: t + "\n[maps]\nbins = [36, 2, 24]\n", "[maps]: bins must be 3 integers (psi, beta, gamma) in 1..1024, "
+                                                     "beta at least 3"),
+    (lambda t: t.replace("step = 0.1", "step = 0.1\npolygon = [[5, 5], [6, 5], [6, 6]]"),
+     "[floor]: the floor region is empty: no point of its grid"),  # (rc 0 and 'floor: 0 placements')
 ])
 def test_a_bad_task_file_is_one_error_line(capsys, tmp_path, change, message):
     bad = tmp_path / "bad.toml"

@@ -70,6 +70,7 @@ from ..collision import CollisionModel
 from ..exceptions import ConfigurationError
 from ..files import shown
 from ..placement import FloorRegion, MobileBase, PlacementTask
+from ..placement.task import MAX_DISTANCE
 from .hierarchy_values import number, numbers, table, text, texts, unknown_keys, within
 from .obstacle_table import obstacle_shape, unique_names
 from .toml_file import read_toml
@@ -208,9 +209,10 @@ def _options(spec: Any, where: str, name: str, keys: set[str]) -> dict[str, Any]
             out[key] = value
         elif key == "bins":
             if not (isinstance(value, list) and len(value) == 3 and all(isinstance(b, int) and not isinstance(b, bool)
-                                                                       and 1 <= b <= 1024 for b in value)):
-                raise ConfigurationError(f"{here}: bins must be 3 integers (psi, beta, gamma) in 1..1024, "
-                                         f"got {value!r}")
+                                                                       and 1 <= b <= 1024 for b in value)
+                    and value[1] >= 3):
+                raise ConfigurationError(f"{here}: bins must be 3 integers (psi, beta, gamma) in 1..1024, beta at "
+                                         f"least 3 (two polar charts and the equator), got {value!r}")
             out[key] = tuple(value)
         elif key == "file":
             out[key] = text(value, here, "file")
@@ -218,6 +220,9 @@ def _options(spec: Any, where: str, name: str, keys: set[str]) -> dict[str, Any]
             out[key] = texts(value, here, "ignore")
         else:
             out[key] = number(value, here, key, minimum=0.0, strict=key in ("voxel", "timeout"))
+            if key == "min_distance" and out[key] > MAX_DISTANCE:
+                raise ConfigurationError(f"{here}: min_distance must be a distance in [0, {MAX_DISTANCE:g}] m, got "
+                                         f"{value!r}")
             if key == "timeout" and out[key] > MAX_CHECK_TIMEOUT:  # a search ends (and hears Ctrl-C) at its budget
                 raise ConfigurationError(f"{here}: timeout [s] (of one search) must be at most {MAX_CHECK_TIMEOUT:g}, "
                                          f"got {value!r}")

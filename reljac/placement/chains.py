@@ -109,6 +109,9 @@ def hand_chains(mobile: MobileBase, hands: list[str], *, step: float = 0.04,
         shared.append(own[0])
         own = own[1:]
     if any(len(c) <= len(shared) for c in chains):
+        if len(hands) == 1:
+            raise MapError(f"hand '{hands[0]}' moves with the base alone (no joint of its own, or every one "
+                           "locked): give a frame an arm carries")
         raise MapError(f"hands {hands} share every joint: give each hand a joint of its own")
     axes: list[list[tuple[float, ...]]] = []
     for j in shared:

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..collision import CollisionModel
 from ..exceptions import TaskError
-from ..validation import as_count, as_float
+from ..validation import as_count, as_float, short_repr
 from .check import Checker
 from .clearance import Clearance
 from .inverse import PlacementMaps, Reach, check_hands, checked_margin, reach, seeds
@@ -153,6 +153,13 @@ def place(maps: PlacementMaps, task: PlacementTask, region: FloorRegion, *, coll
     batch = as_count(batch, "batch", minimum=1)
     max_checked = as_count(max_checked, "max_checked", minimum=1)
     workers = None if workers is None else as_count(workers, "workers", minimum=1)  # (0 is not "every core")
+    # (checked here, not where the check first runs: the witnesses may settle every candidate)
+    check_timeout = as_float(check_timeout, "check_timeout [s]", minimum=0.0, strict=True,
+                             valid="a positive number of seconds")
+    tol = as_float(tol, "tol", minimum=0.0, strict=True, valid="a positive number [m or rad]")
+    for name, flag in (("refine", refine), ("every_pose", every_pose), ("witness", witness)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TaskError(f"{name} must be True or False, got {short_repr(flag)}")
     start = time.perf_counter()
     seconds: dict[str, float] = {}
     P = region.placements()

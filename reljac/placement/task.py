@@ -172,6 +172,9 @@ class FloorRegion:
         if count > MAX_PLACEMENTS:
             raise ConfigurationError(f"the floor region makes {count:,} placements; at most {MAX_PLACEMENTS:,}: "
                                      "use a larger step or yaw_step")
+        if self.polygon is not None and not len(self.placements()):
+            raise ConfigurationError(f"the floor region is empty: no point of its grid (x {self.x}, y {self.y}, "
+                                     f"step {self.step:g} m) is inside its polygon")
 
     def axes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The grid's x, y [m] and yaw [rad] values (each from its lower bound by steps; a full
