@@ -56,6 +56,7 @@ def test_lock_with_values_and_patterns_on_a_bundled_robot():
     (["--lock", "ring_mcp=abc"], "value of joint 'ring_mcp' must be a number"),
     (["--lock", "ring_mcp=0.3", "--lock", "ring_mcp=0.5"], "--lock: joint 'ring_mcp' is given twice"),  # (the last won)
     (["--q-named", "home"], "robot 'hand' has no SRDF"),
+    (["--joint", "ring_pip=0.1", "--joint", "ring_pip=0.2"], "--joint: joint 'ring_pip' is given twice"),  # (as --lock)
 ])
 def test_lock_and_named_configuration_errors_are_one_line(args, message):
     code, _, err = run("jacobian", "hand", "palm", "ring_tip", *args)
@@ -113,3 +114,18 @@ def test_analyze_prints_worst_configurations_by_joint_name():
         "arm_left_7_link", "arm_right_7_link", samples=30, seed=0)
     first = summary.closest_to_singular[0]
     assert f"torso_lift_joint: {first.joint_values['torso_lift_joint']:.4g}" in worst
+
+
+def test_a_floating_base_is_locked_by_its_seven_values():
+    """--lock root_joint=x,y,z,qx,qy,qz,qw, the form --joint takes (the error said 'give its 7
+    values as a sequence', which --lock could not take)."""
+    code, out, err = run("jacobian", "dual_arm", "universe", "left_tool", "--floating-base",
+                         "--lock", "root_joint=0.1,0.2,1,0,0,0.6,0.8", "--precision", "10")
+    assert code == 0, err
+    robot = reljac.Robot.bundled("dual_arm", floating_base=True)
+    locked = robot.locked({"root_joint": [0.1, 0.2, 1, 0, 0, 0.6, 0.8]})
+    q = locked.reference_configuration()
+    expected = reljac.relative_jacobian(locked, q, "universe", "left_tool")
+    np.testing.assert_allclose(printed_jacobian(out, locked), expected, atol=1e-9)
+    assert not np.allclose(expected, reljac.relative_jacobian(robot.locked({"root_joint": None}),
+                                                              q, "universe", "left_tool"))  # (the base turned)

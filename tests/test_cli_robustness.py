@@ -82,6 +82,17 @@ def test_every_number_option_documents_its_range():
     (["nonsense"], "invalid choice"),
     (["info", "planar_2link", "--package-dir", "/no/such/folder"], "not a folder"),
     (["info", "dual_armm"], "did you mean 'dual_arm'"),
+    # accepted before, and ignored or the last value taken (an adversarial pass)
+    (["jacobian", "dual_arm", "left_tool", "right_tool", "--joint", "left_joint1=1", "--joint", "left_joint1=2"],
+     "--joint: joint 'left_joint1' is given twice"),
+    (["info", "nosuchrobot", "--list"], "--list lists the bundled robots: give it no ROBOT"),
+    (["info", "--srdf", "x.srdf"], "--srdf describes how to load a robot: give a ROBOT with it"),
+    (["info", "--list", "--floating-base", "--lock", "j=1"], "--floating-base, --lock describe how to load a robot"),
+    (["demo", "dual-arm", "--headless", "--record", ""], "--record FILE must end in .npz or .json, not ''"),
+    (["demo", "dual-arm", "--headless", "--plot", ""], "--plot FILE must end in"),
+    (["demo", "dual-arm", "--loop", "--exit"], "--loop repeats until Ctrl-C and --exit exits"),
+    (["demo", "dual-arm", "--headless", "--duration", "0.0001", "--dt", "0.1"],
+     "--duration 0.0001 s is shorter than one control period"),
 ])
 def test_bad_arguments_are_one_line_with_exit_2(args, fragment):
     start = time.perf_counter()

@@ -258,3 +258,16 @@ def test_an_arm_with_a_mimic_joint_is_placed(capsys, tmp_path):
     assert main(["place", str(urdf), str(task), "--samples", "20000", "--no-progress", "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["hands"] == ["b"]
+
+
+def test_no_placement_clear_of_the_obstacles_reports_no_time_per_pair(capsys, tmp_path):
+    """An adversarial pass: with no (placement, pose) pair asked, the JSON gave ~564 us per pair
+    (the maps' time over max(pairs, 1)) and the text '638 us per (placement, pose) pair'."""
+    task = tmp_path / "task.toml"
+    task.write_text(TASK + "\n[[obstacle]]\nname = 'wall'\nshape = 'sphere'\nradius = 3.0\nposition = [0, 0, 0]\n")
+    assert main(["place", "dual_arm", str(task), "--samples", "2000", "--no-progress", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["clear"] == 0 and doc["best"] is None and doc["query_us_per_pair"] is None
+    assert main(["place", "dual_arm", str(task), "--samples", "2000", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "0 clear of the obstacles" in out and "per (placement, pose) pair" not in out, out

@@ -145,7 +145,8 @@ def load_robot(args):
                 raise ReljacError(f"--lock expects JOINT or JOINT=VALUE, got '{item}'")
             if name in values:
                 raise ReljacError(f"--lock: joint '{name}' is given twice; lock each joint once")
-            values[name] = value if sep else None
+            parts = value.replace(",", " ").split()  # a floating base's x,y,z,qx,qy,qz,qw (as --joint)
+            values[name] = (parts if len(parts) > 1 else value) if sep else None
         named = getattr(args, "q_named", None)
         robot = robot.locked(values, robot.configuration(named) if named else None)
     return robot
@@ -166,6 +167,8 @@ def configuration(robot: Any, args: argparse.Namespace, *, random: bool = True) 
             name, sep, value = item.partition("=")
             if not sep:
                 raise ReljacError(f"--joint expects NAME=VALUE, got '{item}'")
+            if name in values:
+                raise ReljacError(f"--joint: joint '{name}' is given twice; give each joint one value")
             parts = value.replace(",", " ").split()  # a floating base's x y z qx qy qz qw
             values[name] = parts if len(parts) > 1 else value
         return robot.q_from_joint_values(values, start=robot.reference_configuration())
@@ -334,3 +337,8 @@ def check_demo_arguments(args: argparse.Namespace, parser: argparse.ArgumentPars
         parser.error(f"--dt must be in [1e-4, 0.1] s, got {args.dt}")
     if args.loop and args.demo != "dual-arm":
         parser.error("--loop is for the dual-arm demo only")
+    if args.loop and args.exit:
+        parser.error("--loop repeats until Ctrl-C and --exit exits when the motion ends: give one of them")
+    if args.duration is not None and args.duration < args.dt:
+        parser.error(f"--duration {args.duration:g} s is shorter than one control period (--dt {args.dt:g} s): "
+                     "no step would run")

@@ -15,6 +15,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     from ..robot import bundled_robots
     from .report import robot_summary
 
+    _check_listing(args)
     if args.json:
         return _info_json(args)
     if args.list or args.robot is None:
@@ -26,6 +27,20 @@ def cmd_info(args: argparse.Namespace) -> int:
     print("  " + _ik_backend_line())
     print(rest)
     return 0
+
+
+def _check_listing(args: argparse.Namespace) -> None:
+    """``info --list`` (or no ROBOT) lists the bundled robots: a robot or robot options given with
+    it would be ignored, so they are refused."""
+    given = [flag for flag, value in (("--floating-base", args.floating_base), ("--no-mimic", args.no_mimic),
+                                      ("--package-dir", args.package_dir), ("--srdf", getattr(args, "srdf", None)),
+                                      ("--lock", getattr(args, "lock", None))) if value]
+    if args.list and args.robot is not None:
+        raise UsageError(f"reljac: error: --list lists the bundled robots: give it no ROBOT (got '{args.robot}'), "
+                         "or leave --list out to describe that robot")
+    if (args.list or args.robot is None) and given:
+        raise UsageError(f"reljac: error: {', '.join(given)} describe{'s' if len(given) == 1 else ''} how to load "
+                         "a robot: give a ROBOT with it")
 
 
 def _info_json(args: argparse.Namespace) -> int:

@@ -336,9 +336,9 @@ def command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     check_demo_arguments(args, parser)
     session = Session()
-    if args.record:
+    if args.record is not None:
         session.record = check_output(args.record, RECORD_SUFFIXES, "--record")
-    if args.plot:
+    if args.plot is not None:
         session.plot = check_output(args.plot, PLOT_SUFFIXES, "--plot")
         require_matplotlib()  # a clear error now rather than after the run
     if not args.headless and _interactive():

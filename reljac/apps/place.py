@@ -160,14 +160,14 @@ def summary(spec: PlaceFile, maps: PlacementMaps, result: PlacementResult, built
     ``seconds``, ``file``, ``samples``, ``bytes``, ``cells`` (per hand), ``resolution``}, ``poses``,
     ``placements``, ``clear`` (the base clears the obstacles), ``reach_all`` (the maps reach every
     pose), ``sure_all``, ``seconds`` {``clearance``, ``maps``, ``refine``, ``check``, ``total``},
-    ``query_us_per_pair``, ``checked``, ``check_problems``, ``score``, ``best`` (null or
-    {``x``, ``y``, ``yaw``, ``score``, ``map_score``, ``q``: one configuration per pose}),
+    ``query_us_per_pair`` (null without a clear placement), ``checked``, ``check_problems``, ``score``,
+    ``best`` (null or {``x``, ``y``, ``yaw``, ``score``, ``map_score``, ``q``: one configuration per pose}),
     ``candidates`` (each checked placement: ``x``, ``y``, ``yaw``, ``map_score``,
     ``map_poses_reached``, ``map_poses_sure``, ``map_poses_witnessed``, ``feasible``, ``poses_reached``,
     ``score``)."""
     mobile, chains = maps.mobile, maps.chains
     first = next(iter(maps.maps.values()))
-    pairs = max(int(result.free.sum()) * len(result.found.reached[0]) if len(result.found.reached) else 0, 1)
+    pairs = int(result.free.sum()) * len(result.found.reached[0]) if len(result.found.reached) else 0
     best = result.best
     return {
         "robot": mobile.robot.name, "base_joint": mobile.joint, "base_kind": mobile.kind, "hands": maps.hands,
@@ -177,7 +177,7 @@ def summary(spec: PlaceFile, maps: PlacementMaps, result: PlacementResult, built
         "poses": int(result.found.reached.shape[1]), "placements": len(result.placements),
         "clear": int(result.free.sum()), "reach_all": int(result.found.reached.all(axis=1).sum()),
         "sure_all": int(result.found.sure.all(axis=1).sum()), "seconds": result.seconds,
-        "query_us_per_pair": 1e6 * result.seconds["maps"] / pairs, "checked": len(result.candidates),
+        "query_us_per_pair": 1e6 * result.seconds["maps"] / pairs if pairs else None, "checked": len(result.candidates),
         "check_problems": result.checked_problems, "score": result.score,
         "best": None if best is None else {**best.to_dict(), "q": best.q.tolist()},
         "candidates": [c.to_dict() for c in result.candidates],
@@ -196,14 +196,16 @@ def text(d: dict[str, Any]) -> str:
     made = (f"built from {m['samples']:,} samples per hand in {m['seconds']:.1f} s" if m["built"] else
             f"read from {m['file']} in {m['seconds']:.2f} s")
     r = m["resolution"]
+    us = d["query_us_per_pair"]
+    per_pair = "" if us is None else f" ({us:.2f} us per (placement, pose) pair)"
     lines = [
         f"{d['robot']}: base joint '{d['base_joint']}' ({d['base_kind']}); hands {', '.join(d['hands'])} in "
         f"'{d['frame']}'{shared}",
         f"maps: {made}{'' if not m['built'] or not m['file'] else ', saved to ' + m['file']}; "
         f"{m['bytes'] / 1e6:.1f} MB; cells of {r['voxel']:g} m, {r['psi']:.0f}/{r['beta']:.0f}/{r['gamma']:.0f} deg",
         f"floor: {d['placements']:,} placements, {d['clear']:,} clear of the obstacles; the maps reach all "
-        f"{d['poses']} poses from {d['reach_all']:,} ({d['sure_all']:,} surely) in {d['seconds']['maps']:.2f} s "
-        f"({d['query_us_per_pair']:.2f} us per (placement, pose) pair)",
+        f"{d['poses']} poses from {d['reach_all']:,} ({d['sure_all']:,} surely) in {d['seconds']['maps']:.2f} s"
+        f"{per_pair}",
         f"check: {d['checked']} placements ({d['check_problems']} IK problems) in {d['seconds']['check']:.2f} s; "
         f"total {d['seconds']['total']:.2f} s",
     ]
