@@ -48,7 +48,9 @@ class SRDF:
         disabled_links: links every pair of which is disabled (``<disable_default_collisions>``).
         enabled: pairs re-enabled by ``<enable_collisions>`` (they win over ``disabled_links``).
         group_states: ``{state name: {joint name: value}}`` from ``<group_state>`` elements;
-            ``state_groups`` maps each state name to its group.
+            ``state_groups`` maps each state name to its group. States of one name in several
+            groups (MoveIt's "home" of each arm) are one state holding every group's joints, its
+            groups joined by ", "; a joint given two different values is an SRDFError.
     """
 
     path: Path
@@ -142,7 +144,8 @@ def read_srdf(path: str | os.PathLike, links: Iterable[str] | None = None) -> SR
     groups: dict[str, str] = {}
     for e in root.iter("group_state"):
         name = _attribute(e, "name", path)
-        values = {}
+        group = (e.get("group") or "").strip()
+        values = states.setdefault(name, {})  # (a state of this name in another group: merged)
         for joint in e.iter("joint"):
             joint_name = _attribute(joint, "name", path)
             text = _attribute(joint, "value", path)
@@ -153,9 +156,13 @@ def read_srdf(path: str | os.PathLike, links: Iterable[str] | None = None) -> SR
             if not all(math.isfinite(x) for x in numbers):
                 raise SRDFError(f"SRDF '{path}': group_state '{name}' gives joint '{joint_name}' "
                                 f"the value {text!r}; expected finite numbers")
-            values[joint_name] = numbers[0] if len(numbers) == 1 else numbers
-        states[name] = values
-        groups[name] = (e.get("group") or "").strip()
+            value = numbers[0] if len(numbers) == 1 else numbers
+            if joint_name in values and values[joint_name] != value:
+                raise SRDFError(f"SRDF '{path}': group_state '{name}' gives joint '{joint_name}' two values, "
+                                f"{values[joint_name]!r} and {value!r} (groups {groups.get(name) or group!r}); give "
+                                "each joint one value per state")
+            values[joint_name] = value
+        groups[name] = group if name not in groups or groups[name] in ("", group) else f"{groups[name]}, {group}"
 
     srdf = SRDF(path, (root.get("name") or "").strip(), disabled, disabled_links, enabled, states, groups)
     if links is not None:

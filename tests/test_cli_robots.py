@@ -129,3 +129,30 @@ def test_a_floating_base_is_locked_by_its_seven_values():
     np.testing.assert_allclose(printed_jacobian(out, locked), expected, atol=1e-9)
     assert not np.allclose(expected, reljac.relative_jacobian(robot.locked({"root_joint": None}),
                                                               q, "universe", "left_tool"))  # (the base turned)
+
+
+def test_states_of_one_name_in_several_groups_are_one_state(tmp_path):
+    """MoveIt SRDFs name a state 'home' in each arm's group. The last group's replaced the others
+    (left_joint1 at 0, not 0.5); Pinocchio keeps the first. They are merged; a joint given two
+    values in one state is refused."""
+    from reljac.exceptions import SRDFError
+    from reljac.srdf import read_srdf
+
+    srdf = tmp_path / "groups.srdf"
+    srdf.write_text('<robot name="dual_arm"><group_state name="home" group="left"><joint name="left_joint1" '
+                    'value="0.5"/></group_state><group_state name="home" group="right"><joint name="right_joint1" '
+                    'value="0.7"/></group_state></robot>')
+    read = read_srdf(srdf)
+    assert read.group_states["home"] == {"left_joint1": 0.5, "right_joint1": 0.7}
+    assert read.state_groups["home"] == "left, right"
+    dual = reljac.Robot.bundled("dual_arm")
+    code, out, err = run("jacobian", dual.urdf_path, "left_tool", "right_tool", "--srdf", srdf, "--q-named", "home",
+                         "--precision", "10")
+    assert code == 0, err
+    q = dual.q_from_joint_values({"left_joint1": 0.5, "right_joint1": 0.7})
+    np.testing.assert_allclose(printed_jacobian(out, dual), reljac.relative_jacobian(dual, q, "left_tool", "right_tool"),
+                               atol=1e-9)
+    srdf.write_text('<robot name="dual_arm"><group_state name="home" group="left"><joint name="left_joint1" '
+                    'value="0.5"/><joint name="left_joint1" value="0.2"/></group_state></robot>')
+    with pytest.raises(SRDFError, match="group_state 'home' gives joint 'left_joint1' two values, 0.5 and 0.2"):
+        read_srdf(srdf)
