@@ -202,8 +202,17 @@ def expand_mimic(model: pin.Model) -> MimicFree:
                                   model.upperPositionLimit[q])
         full.addJoint(model.parents[j], new, model.jointPlacements[j], model.names[j], *limits)
         full.appendBodyToJoint(j, model.inertias[j], pin.SE3.Identity())
+    full.inertias[0] = model.inertias[0]  # (the bodies fixed to the world: their mass counts in the CoM)
     for frame in list(model.frames)[1:]:
         full.addFrame(pin.Frame(frame), False)
+    followers = {model.names[f] for f in model.mimicking_joints}
+    for name in ("damping", "friction", "armature", "rotorInertia", "rotorGearRatio"):  # per velocity entry
+        mine, values = getattr(model, name), np.zeros(full.nv)  # (a follower's: 0, as its limits)
+        for j in range(1, full.njoints):
+            if full.names[j] not in followers:
+                at, joint = full.joints[j].idx_v, model.joints[model.getJointId(full.names[j])]
+                values[at:at + joint.nv] = mine[joint.idx_v:joint.idx_v + joint.nv]
+        setattr(full, name, values)
     return MimicFree(full, *mimic_maps(model, full))
 
 

@@ -46,6 +46,21 @@ def frame_jacobian_of(model: pin.Model, data: pin.Data, fid: int, reference: pin
     return J if J.ndim == 2 else J.reshape(6, model.nv)
 
 
+#: joints whose Jacobian time variation Pinocchio 4.1 computes wrong (its dS/dt left out: off
+#: central differences of J along v by 0.1-1.2 on one joint), refused rather than answered
+WRONG_RATE_JOINTS = ("JointModelSphericalZYX", "JointModelUniversal", "JointModelEllipsoid")
+
+
+def _check_rates(model: pin.Model, name: str) -> None:
+    """ConfigurationError when the model has a joint of WRONG_RATE_JOINTS (none from a URDF)."""
+    for j in range(1, model.njoints):
+        kind = model.joints[j].shortname()
+        if kind in WRONG_RATE_JOINTS:
+            raise ConfigurationError(f"robot '{name}': Jacobian time variations are not available for joint "
+                                     f"'{model.names[j]}' ({kind}): Pinocchio's are wrong for it (checked by finite "
+                                     "differences); its Jacobians and twists are right")
+
+
 def _frame_jacobian_time_variation(model: pin.Model, data: pin.Data, fid: int) -> np.ndarray:
     """pin.getFrameJacobianTimeVariation (LOCAL_WORLD_ALIGNED), always (6, nv)."""
     if model.nv == 0:
@@ -173,6 +188,7 @@ class Kinematics:
         """frame_jacobian_time_variation of frame id fid, cached (internal)."""
         dJ = self._jacobian_rates.get(fid)
         if dJ is None:
+            _check_rates(self.model, self.robot.name)
             if self._rates_source is None:
                 dJ = _frame_jacobian_time_variation(self.model, self._data, fid)
             else:
@@ -285,8 +301,8 @@ class Kinematics:
             if not total > 0:
                 raise SupportError(f"robot '{self.robot.name}' has no mass: its centre of mass is undefined")
             if m > 0:  # Pinocchio's own, on the forward pass in data (it also rewrites data.J, same values)
-                J = pin.jacobianCenterOfMass(self.model, self._data, False)
-                com = ((m * self._data.com[0] + m0 * c0) / total, (m / total) * np.array(J))
+                J = np.array(pin.jacobianCenterOfMass(self.model, self._data, False)).reshape(3, -1)  # (3,) if nv 1
+                com = ((m * self._data.com[0] + m0 * c0) / total, (m / total) * J)
             else:
                 com = (c0, np.zeros((3, self.model.nv)))
             self._com = com

@@ -23,7 +23,7 @@ from .json_values import json_ready
 from .one_shot import one_shot_kinematics
 from .reference import ReferenceRobot
 from .reference_map import LayerMap, reference_robot
-from .robot import FrameRef, Robot
+from .robot import FrameRef, Robot, as_robot
 from .validation import PARTS, ROW_NAMES, as_count, as_rng
 
 QUANTILES = (("min", 0.0), ("5%", 0.05), ("25%", 0.25), ("median", 0.5), ("75%", 0.75), ("95%", 0.95),
@@ -146,6 +146,7 @@ def workspace_summary(robot: Robot, frame_a: FrameRef, frame_b: FrameRef, sample
         FrameNotFound, TaskError: bad frames, part, samples (1..10^7), worst or backend.
         ConfigurationError: a seed that is not None, a numpy Generator or an integer >= 0.
     """
+    robot = as_robot(robot)
     fa, fb = robot.frame_id(frame_a), robot.frame_id(frame_b)
     a, b = robot.model.frames[fa].name, robot.model.frames[fb].name
     rows = list(task_rows(part))

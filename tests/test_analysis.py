@@ -157,3 +157,44 @@ def test_bad_inputs_raise_clear_errors(planar):
         workspace_summary(planar, "base_link", "tip", samples=5, backend="jax")
     with pytest.raises(FrameNotFound, match="did you mean 'tip'"):
         workspace_summary(planar, "base_link", "tipp", samples=5)
+
+
+def test_workspace_summary_takes_any_robot_form_and_names_a_wrong_one():
+    """It read robot.frame_id before as_robot: a pin.Model, a RobotWrapper or a string gave a bare
+    AttributeError (the other analysis functions take the first two, and name the last)."""
+    from pinocchio.robot_wrapper import RobotWrapper
+
+    from reljac.exceptions import ConfigurationError
+    from reljac.workspace import workspace_summary
+
+    arm = reljac.Robot.bundled("dual_arm")
+    wrapper = RobotWrapper.BuildFromURDF(str(arm.urdf_path), [str(arm.urdf_path.parent)])
+    expected = workspace_summary(arm, "left_tool", "right_tool", samples=50, seed=2, backend="pinocchio")
+    for given in (arm.model, wrapper):
+        got = workspace_summary(given, "left_tool", "right_tool", samples=50, seed=2, backend="pinocchio")
+        assert got.index == expected.index
+    with pytest.raises(ConfigurationError, match="a robot is a reljac.Robot, a pin.Model or a pin.RobotWrapper, "
+                                                 "not str"):
+        workspace_summary("dual_arm", "left_tool", "right_tool")
+
+
+@pytest.mark.parametrize("joint", ["SphericalZYX", "Universal"])
+def test_jacobian_rates_pinocchio_gets_wrong_are_refused(joint):
+    """Pinocchio 4.1's dJ of these joints (given models only: URDF has none) is off its finite
+    differences by 0.6-1.2: refused in one line, the Jacobian itself still answered."""
+    import pinocchio as pin
+
+    from reljac.exceptions import ConfigurationError
+
+    model = pin.Model()
+    kind = pin.JointModelSphericalZYX() if joint == "SphericalZYX" else \
+        pin.JointModelUniversal(np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0]))
+    j = model.addJoint(0, kind, pin.SE3.Identity(), "j")
+    model.appendBodyToJoint(j, pin.Inertia.Random(), pin.SE3.Identity())
+    model.addFrame(pin.Frame("tip", j, pin.SE3(np.eye(3), np.array([0.2, 0.1, 0.3])), pin.FrameType.OP_FRAME), False)
+    robot = reljac.Robot(model)
+    q, v = np.full(robot.nq, 0.4), np.linspace(0.5, -1.0, robot.nv)
+    kin = reljac.Kinematics(robot, q, v)
+    assert kin.relative_jacobian("universe", "tip").shape == (6, robot.nv)
+    with pytest.raises(ConfigurationError, match=f"joint 'j' .JointModel{joint}.: Pinocchio's are wrong for it"):
+        kin.relative_jacobian_time_variation("universe", "tip")
