@@ -475,3 +475,60 @@ def test_a_collision_model_and_its_avoidance_copy_and_pickle(dual_arm):
         other.model.remove_obstacle("ball")
         assert cm.obstacles == ["ball"]  # the original keeps its obstacle
         assert type(make(avoidance.as_task())).__name__ == "CollisionAvoidanceTask"
+
+
+@pytest.mark.parametrize("vertices", [
+    "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 3\nf 2 4 3\n",  # a flat square
+    "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n",  # one triangle
+])
+def test_a_flat_mesh_is_kept_as_it_is_and_does_not_crash(dual_arm, tmp_path, vertices):
+    """An adversarial pass: qhull, asked for the hull of 4 points in a plane, killed the process
+    (SIGSEGV) from reljac.collision.mesh and from a robot whose <collision> mesh is flat. Such a
+    mesh is kept as its triangles (as the docstring said), its distances measured."""
+    path = tmp_path / "flat.obj"
+    path.write_text(vertices)
+    flat = mesh(path)
+    assert isinstance(flat, coal.BVHModelBase)
+    cm = CollisionModel(dual_arm, pairs=[])
+    cm.add_obstacle("flat", flat, [3.0, 0.0, 0.0], links=[])
+    cm.add_obstacle("probe", sphere(0.01), [3.0, 0.5, 0.5], links=[])
+    cm.add_pairs([("flat", "probe")])
+    rows = cm.distances(dual_arm.neutral())
+    assert rows.distance[0] == pytest.approx(0.5 - 0.01, abs=1e-9)  # the probe 0.5 m above the plane z = 0
+
+
+def test_a_mesh_without_area_is_refused(tmp_path):
+    """Points on a line: coal measured -0.01 m (minus the probe's radius) from such triangles."""
+    path = tmp_path / "line.obj"
+    path.write_text("v 0 0 0\nv 1 0 0\nv 2 0 0\nv 3 0 0\nf 1 2 3\nf 2 3 4\n")
+    for convex in (True, False):
+        with pytest.raises(CollisionError, match="has no area: its vertices are on a line or at one point"):
+            mesh(path, convex=convex)
+
+
+def test_an_obstacle_coal_cannot_measure_leaves_the_model_as_it_was(dual_arm):
+    """A coal.TriangleP obstacle: a bare coal ValueError, then the obstacle listed, its pairs
+    counted but not measured, and every later add_obstacle failing the same way."""
+    cm = CollisionModel(dual_arm)
+    pairs = list(cm.pairs)
+    triangle = coal.TriangleP(np.zeros(3), np.array([0.1, 0.0, 0.0]), np.array([0.0, 0.1, 0.0]))
+    with pytest.raises(CollisionError, match="obstacle 'tri': coal cannot measure the distance from a TriangleP"):
+        cm.add_obstacle("tri", triangle, [1.0, 0.0, 0.0])
+    assert cm.obstacles == [] and cm.pairs == pairs
+    cm.add_obstacle("ball", sphere(0.1), [1.0, 0.0, 0.0])
+    rows = cm.distances(dual_arm.neutral())
+    assert len(rows.distance) > len(pairs) and np.isfinite(rows.distance).all()
+    with pytest.raises(CollisionError, match="coal cannot measure"):
+        cm.add_obstacle("ball", triangle, [1.0, 0.0, 0.0])  # replacing one: the old one stays
+    assert cm.obstacle("ball").geometry is not triangle and len(cm.distances(dual_arm.neutral()).distance) == len(rows.distance)
+
+
+@pytest.mark.parametrize("name", [["ball"], {"ball"}, 3])
+def test_an_obstacle_name_that_is_not_a_string_is_named(dual_arm, name):
+    cm = CollisionModel(dual_arm, pairs=[])
+    cm.add_obstacle("ball", sphere(0.1), [1.0, 0.0, 0.0])
+    for call in (lambda: cm.remove_obstacle(name), lambda: cm.move_obstacle(name, [0, 0, 0]),
+                 lambda: cm.obstacle(name)):
+        with pytest.raises(CollisionError, match="an obstacle's name is a string, not"):
+            call()
+    assert cm.obstacles == ["ball"]

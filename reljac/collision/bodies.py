@@ -125,6 +125,8 @@ class Bodies:
     # ------------------------------------------------------------------ obstacles
     def obstacle(self, name: str) -> Obstacle:
         """The obstacle called `name`, else CollisionError naming the obstacles."""
+        if not isinstance(name, str):  # (a list: a bare TypeError from the dict)
+            raise CollisionError(f"an obstacle's name is a string, not {type(name).__name__} {name!r}")
         if name not in self._obstacles:
             raise CollisionError(f"no obstacle named {name!r}{suggest(str(name), self._obstacles)} "
                                  f"(obstacles: {', '.join(self._obstacles) or 'none'})")

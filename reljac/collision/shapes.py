@@ -8,6 +8,7 @@ placed is the obstacle's business (:meth:`reljac.collision.CollisionModel.add_ob
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
 
@@ -76,15 +77,20 @@ def mesh(path: str | os.PathLike, scale: float = 1.0, *, convex: bool = True) ->
         raise CollisionError(f"coal cannot read the mesh file '{path}': {exc}") from None
     if getattr(model, "num_vertices", 0) == 0:
         raise CollisionError(f"the mesh file '{path}' has no vertices")
+    if _rank(np.asarray(model.vertices(), dtype=float)) < 2:  # (coal measured -radius to such triangles)
+        raise CollisionError(f"the mesh file '{path}' has no area: its vertices are on a line or at one point")
     return convex_hull(model) if convex else model
 
 
 def convex_hull(geometry: coal.CollisionGeometry) -> coal.CollisionGeometry:
     """The convex hull of a triangle mesh (a ``coal.Convex``); other geometries as they are.
 
-    A mesh whose hull cannot be built (fewer than 4 points, all in a plane) is returned as it is.
+    A mesh whose hull cannot be built (fewer than 4 points, all in a plane) is returned as it is:
+    it is checked here, qhull is not asked (a flat mesh of 4 points crashed the process in it).
     """
     if not isinstance(geometry, coal.BVHModelBase):
+        return geometry
+    if geometry.convex is None and _rank(np.asarray(geometry.vertices(), dtype=float)) < 3:
         return geometry
     if geometry.convex is None:
         try:
@@ -92,6 +98,18 @@ def convex_hull(geometry: coal.CollisionGeometry) -> coal.CollisionGeometry:
         except (RuntimeError, ValueError):
             return geometry
     return geometry.convex if geometry.convex is not None else geometry
+
+
+def _rank(vertices: np.ndarray) -> int:
+    """The dimension (0-3) vertices (n, 3) span about their mean, to rounding of their extent: 3
+    for a solid, 2 for a flat mesh, 1 on a line."""
+    if not np.isfinite(vertices).all():
+        return 0
+    centred = vertices - vertices.mean(axis=0)
+    extent = float(np.abs(centred).max()) if len(centred) else 0.0
+    if extent == 0.0:
+        return 0
+    return int((np.linalg.svd(centred, compute_uv=False) > 1e-9 * extent * math.sqrt(len(vertices))).sum())
 
 
 def as_geometry(shape: Any) -> coal.CollisionGeometry:
