@@ -205,15 +205,30 @@ def expand_mimic(model: pin.Model) -> MimicFree:
     full.inertias[0] = model.inertias[0]  # (the bodies fixed to the world: their mass counts in the CoM)
     for frame in list(model.frames)[1:]:
         full.addFrame(pin.Frame(frame), False)
-    followers = {model.names[f] for f in model.mimicking_joints}
-    for name in ("damping", "friction", "armature", "rotorInertia", "rotorGearRatio"):  # per velocity entry
-        mine, values = getattr(model, name), np.zeros(full.nv)  # (a follower's: 0, as its limits)
-        for j in range(1, full.njoints):
-            if full.names[j] not in followers:
-                at, joint = full.joints[j].idx_v, model.joints[model.getJointId(full.names[j])]
-                values[at:at + joint.nv] = mine[joint.idx_v:joint.idx_v + joint.nv]
-        setattr(full, name, values)
+    _copy_joint_values(model, full)
     return MimicFree(full, *mimic_maps(model, full))
+
+
+#: a model's values per velocity entry and per configuration entry, and a follower's default
+PER_VELOCITY = {"damping": 0.0, "lowerDryFrictionLimit": 0.0, "upperDryFrictionLimit": 0.0, "armature": 0.0,
+                "rotorInertia": 0.0, "rotorGearRatio": 1.0}
+PER_CONFIGURATION = {"positionLimitMargin": 0.0}
+
+
+def _copy_joint_values(model: pin.Model, full: pin.Model) -> None:
+    """`full` (:func:`expand_mimic`'s) takes `model`'s values of each joint (damping, dry
+    friction, armature, rotor, limit margin); a mimic follower the defaults (Pinocchio's)."""
+    followers = {model.names[f] for f in model.mimicking_joints}
+    for fields, size, index in ((PER_VELOCITY, full.nv, "idx_v"), (PER_CONFIGURATION, full.nq, "idx_q")):
+        for name, default in fields.items():
+            mine, values = np.asarray(getattr(model, name), dtype=float), np.full(size, default)
+            for j in range(1, full.njoints):
+                if full.names[j] not in followers:
+                    joint = model.joints[model.getJointId(full.names[j])]
+                    width = joint.nv if index == "idx_v" else joint.nq
+                    at, start = getattr(full.joints[j], index), getattr(joint, index)
+                    values[at:at + width] = mine[start:start + width]
+            setattr(full, name, values)
 
 
 def mimic_couplings(model: pin.Model) -> list[tuple[int, int, float, float]]:

@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .exceptions import SupportError
-from .validation import as_float, real_array, short_repr
+from .validation import MAX_COORDINATE, as_float, real_array, short_repr
 
 COLLINEAR_TOLERANCE = 1e-12  # |cross| below this x scale^2 counts as collinear (scale: the points' extent)
 
@@ -39,9 +39,9 @@ class SupportContact:
     def __post_init__(self) -> None:
         points = real_array(self.points)
         if points is None or points.ndim != 2 or points.shape[1] != 3 or not points.shape[0] \
-                or not np.isfinite(points).all():
-            raise SupportError(f"points of the contact on '{self.frame}' must be (k, 3) finite numbers [m], "
-                               f"got {short_repr(self.points)}")
+                or not np.isfinite(points).all() or np.abs(points).max() > MAX_COORDINATE:
+            raise SupportError(f"points of the contact on '{self.frame}' must be (k, 3) finite numbers [m] within "
+                               f"{MAX_COORDINATE:g}, got {short_repr(self.points)}")
         points = points.astype(float)  # a copy: the caller's array is never aliased
         points.flags.writeable = False
         object.__setattr__(self, "points", points)

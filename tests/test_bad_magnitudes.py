@@ -19,6 +19,8 @@ from reljac.ik import (
     FrameTask,
     HalfSpaceTask,
     PostureTask,
+    RelativeFrameTask,
+    RelativeOrientationTask,
     RelativePositionTask,
     solve_many,
 )
@@ -73,25 +75,30 @@ def test_waiting_for_a_browser_takes_a_finite_time():
 @pytest.mark.parametrize("setting, value", [("gain", 1e20), ("weight", 1e10), ("weight", 1e6)])
 def test_huge_gains_and_weights_below_bounded_levels_keep_the_velocity_limits(backend, setting, value):
     """An adversarial pass: a posture of gain 1e20 (compiled) or weight 1e10 / 1e6 (Python) at the
-    bottom of a dual-arm stack of bounded levels (cone and half-space, ball, a distance) returned
-    steps 172, 0.89 and 6e-5 rad/s beyond a joint's velocity limit (the bounded solver's ratio
-    tests on steps of 1e20 rad/s cancel); its step is now kept in the box, as the equality
-    solver's."""
+    bottom of a five-level dual-arm stack of bounded levels (cone and half-space > frame and ball >
+    relative pose and distance > orientation and CoM > posture) returned steps 172, 0.89 and 6e-5
+    rad/s beyond a joint's velocity limit (the bounded solver's ratio tests on steps of 1e20 rad/s
+    cancel); its step is now kept in the box, as the equality solver's."""
     q0 = ROBOT.normalize(0.5 * (ROBOT.lower_limits + ROBOT.upper_limits))
     kin = reljac.Kinematics(ROBOT, q0)
     z = kin.placement("left_tool").translation[2]
     frame = FrameTask("right_tool", gain=10.0, max_speed=0.5)
     frame.set_target(reljac.Kinematics(ROBOT, ROBOT.random_configuration(3)).placement("right_tool"))
+    relative = RelativeFrameTask("left_tool", "right_tool", gain=10.0, weight=[1, 1, 1, 0.5, 0.5, 0.5])
+    relative.set_target(kin.relative_placement("left_tool", "right_tool"))
     position = RelativePositionTask("torso", "left_tool", gain=8.0)
     position.set_target(kin.relative_placement("torso", "left_tool").translation + [0.05, 0.02, 0.0])
+    orientation = RelativeOrientationTask("universe", "left_link7", gain=3.0)
+    orientation.set_target(reljac.Kinematics(ROBOT, ROBOT.random_configuration(5)).placement("left_link7").rotation)
     distance = DistanceTask("left_tool", "right_tool", gain=4.0)
     distance.set_target(0.4)
-    posture = PostureTask(ROBOT, gain=1.0, weight=0.1)
-    posture.gain = value if setting == "gain" else 1.0
+    com = CoMTask(ROBOT, axes="xy", gain=2.0)
+    com.set_target_from_configuration(q0)
+    posture = PostureTask(ROBOT, gain=value if setting == "gain" else 1.0)
     posture.set_weight(value if setting == "weight" else 0.1)
     levels = [[ConeTask("torso", "left_tool", np.radians(30), gain=5.0),
                HalfSpaceTask("universe", "left_tool", [[0, 0, 1], [1, 0, 0]], [z - 0.05, 2.0], gain=5.0)],
-              [frame, BallTask(position, 0.02, gain=5.0)], [distance], [posture]]
+              [frame, BallTask(position, 0.02, gain=5.0)], [relative, distance], [orientation, com], [posture]]
     controller = Controller(ROBOT, levels, dt=0.01, backend=backend)
     q = q0
     for _ in range(15):

@@ -350,3 +350,17 @@ def test_a_run_of_noisy_x_split_in_two_keeps_the_hull_convex():
     assert (polygon.normals @ points.T <= polygon.offsets[:, None] + 1e-12).all()
     assert polygon.area == pytest.approx(ConvexHull(points).volume, rel=1e-9)
     assert polygon.shrunk(0.02).area > 0.03
+
+
+@pytest.mark.parametrize("points", [[[1e20, 0, 0], [1e20, 1, 0], [1e20 + 1e5, 0, 0]], [[0, 0, 0], [1e101, 0, 0], [0, 1, 0]]])
+def test_contact_points_beyond_1e100_m_are_refused(points):
+    """An adversarial pass: contacts at 1e20-1e150 m were taken (q and targets stop at 1e100), and
+    the backends' steps parted (a held foot moved 0.58 mm in one compiled step); 1e160 was called
+    'no area' (the cross product overflowed)."""
+    if np.abs(points).max() > 1e100:
+        with pytest.raises(SupportError, match="finite numbers .m. within 1e\\+100"):
+            SupportContact("left_sole_link", points)
+    else:
+        SupportContact("left_sole_link", points)  # (1e20 is within the bound)
+    with pytest.raises(SupportError, match="within 1e\\+100"):
+        SupportContact.rectangle("left_sole_link", 1e300, 1e300)

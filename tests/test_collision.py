@@ -532,3 +532,22 @@ def test_an_obstacle_name_that_is_not_a_string_is_named(dual_arm, name):
         with pytest.raises(CollisionError, match="an obstacle's name is a string, not"):
             call()
     assert cm.obstacles == ["ball"]
+
+
+def test_an_obstacle_coal_cannot_measure_is_refused_even_without_pairs(dual_arm):
+    """A review: added with links=[] it had no pair for coal to refuse, and a pair added later (a
+    bare coal ValueError) broke the model for good."""
+    cm = CollisionModel(dual_arm)
+    triangle = coal.TriangleP(np.zeros(3), np.array([0.1, 0.0, 0.0]), np.array([0.0, 0.1, 0.0]))
+    with pytest.raises(CollisionError, match="coal cannot measure the distance from a TriangleP to a"):
+        cm.add_obstacle("tri", triangle, [1.0, 0.0, 0.0], links=[])
+    assert cm.obstacles == []
+
+
+@pytest.mark.parametrize("thickness", [1e-8, 3e-8, 1e-7])
+def test_a_nearly_flat_mesh_does_not_crash(tmp_path, thickness):
+    """A review: 4 points 1e-8 of their extent off a plane passed the flatness test and qhull
+    crashed the process; such a mesh is kept as its triangles."""
+    path = tmp_path / "thin.obj"
+    path.write_text(f"v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 {thickness}\nf 1 2 3\nf 2 4 3\n")
+    assert isinstance(mesh(path), coal.BVHModelBase)

@@ -81,3 +81,11 @@ def test_bad_pelvis_options_are_refused_in_one_line(talos, kwargs, error, words)
     with pytest.raises(error, match=words) as caught:
         humanoid_stack(talos, feet=FEET, sole=(0.2, 0.1), **kwargs)
     assert isinstance(caught.value, ValueError) and "\n" not in str(caught.value)
+
+
+def test_a_pelvis_height_without_a_pelvis_is_refused(talos):
+    """It was ignored: no pelvis task, no error."""
+    from reljac.exceptions import TaskError
+
+    with pytest.raises(TaskError, match="pelvis_height is the height of the pelvis frame: give pelvis= too"):
+        humanoid_stack(talos, feet=FEET, sole=(0.2, 0.1), pelvis_height=0.5)

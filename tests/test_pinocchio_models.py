@@ -221,3 +221,29 @@ def test_a_continuous_joint_mimicking_a_continuous_one(tmp_path, rng, multiplier
         angle = multiplier * np.arctan2(q[1], q[0]) + offset
         np.testing.assert_allclose(q_full[2:4], [np.cos(angle), np.sin(angle)], atol=1e-15)
         assert_jacobian_rates_match_finite_differences(robot, q, v, [("base", "l3", "l2"), ("l1", "l3", "base")])
+
+
+def test_expand_mimic_keeps_each_joints_values():
+    """Damping, both dry-friction limits, armature, rotor inertia and gear ratio per velocity, the
+    limit margin per configuration entry (a review: the lower friction limit and the margin were
+    lost, a follower's gear ratio 0 against Pinocchio's 1)."""
+    model = pin.Model(reljac.Robot.load("panda").model)
+    nv, nq = model.nv, model.nq
+    values = {"damping": np.linspace(0.1, 0.9, nv), "lowerDryFrictionLimit": -np.linspace(0.2, 0.5, nv),
+              "upperDryFrictionLimit": np.linspace(0.2, 0.5, nv), "armature": np.linspace(1, 2, nv),
+              "rotorInertia": np.linspace(3, 4, nv), "rotorGearRatio": np.linspace(5, 6, nv),
+              "positionLimitMargin": np.linspace(0.01, 0.02, nq)}
+    for name, value in values.items():
+        setattr(model, name, value)
+    full = expand_mimic(model).model
+    followers = {model.names[f] for f in model.mimicking_joints}
+    assert followers
+    for j in range(1, full.njoints):
+        mine = model.joints[model.getJointId(full.names[j])]
+        for name, value in values.items():
+            got = np.asarray(getattr(full, name))
+            at, start, width = (full.joints[j].idx_q, mine.idx_q, mine.nq) if name == "positionLimitMargin" else \
+                (full.joints[j].idx_v, mine.idx_v, mine.nv)
+            expected = (1.0 if name == "rotorGearRatio" else 0.0) if full.names[j] in followers else \
+                value[start:start + width]
+            np.testing.assert_array_equal(got[at:at + max(width, 1)], expected, err_msg=f"{full.names[j]} {name}")

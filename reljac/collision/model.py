@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import threading
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -226,6 +225,7 @@ class CollisionModel:
             if name in self._bodies.robot_links():
                 raise CollisionError(f"obstacle name '{name}' is a link of robot '{self.robot.name}'; pick another")
             geometry = shapes.as_geometry(shape)
+            shapes.check_measurable(name, geometry, [g.geometry for g in self._kernel.geometry.geometryObjects])
             fid = 0 if frame is None else self.robot.frame_id(frame)
             T_fo = shapes.as_placement(placement)
             joint = self.robot.model.frames[fid].parentJoint
@@ -233,24 +233,10 @@ class CollisionModel:
                 chosen = [link for link in self.links if self.joint_of(link) != joint]
             else:
                 chosen = self._bodies.check_links(links)
-            before = (list(self._pairs), self._bodies.obstacle(name) if name in self.obstacles else None)
             self._pairs = [p for p in self._pairs if name not in p]
             self._bodies.put_obstacle(Obstacle(name, geometry, fid, T_fo, tuple(chosen)))
             self._pairs = self._bodies.canonical(self._pairs + [(link, name) for link in chosen])
-            try:
-                self._rebuild()
-            except (ValueError, RuntimeError) as exc:  # coal measures no distance to this shape: as before
-                self._pairs = before[0]
-                if before[1] is None:
-                    self._bodies.drop_obstacle(name)
-                else:
-                    self._bodies.put_obstacle(before[1])
-                self._rebuild()
-                found = re.search(r"between node type (\w+) and node type (\w+)", str(exc))
-                which = f" ({found.group(1)} and {found.group(2)})" if found else ""
-                raise CollisionError(f"obstacle '{name}': coal cannot measure the distance from a "
-                                     f"{type(geometry).__name__} to the robot's links{which}; use reljac.collision's "
-                                     "sphere, box, capsule, cylinder or mesh") from None
+            self._rebuild()
 
     def move_obstacle(self, name: str, placement: Any) -> None:
         """Set an obstacle's pose T_fo in its frame (cheap: no rebuild; e.g. a tracked object)."""

@@ -109,7 +109,23 @@ def _rank(vertices: np.ndarray) -> int:
     extent = float(np.abs(centred).max()) if len(centred) else 0.0
     if extent == 0.0:
         return 0
-    return int((np.linalg.svd(centred, compute_uv=False) > 1e-9 * extent * math.sqrt(len(vertices))).sum())
+    # (1e-6: qhull, asked for the hull of points 1e-8 of their extent off a plane, crashed too)
+    return int((np.linalg.svd(centred, compute_uv=False) > 1e-6 * extent * math.sqrt(len(vertices))).sum())
+
+
+def check_measurable(name: str, geometry: coal.CollisionGeometry, others: list[coal.CollisionGeometry]) -> None:
+    """CollisionError unless coal measures the distance from `geometry` (obstacle `name`) to each
+    kind of geometry in `others` (the robot's bodies and the obstacles): a pair of it, added now
+    or later (a pair to an obstacle added without any), would break the model's distances."""
+    request, result = coal.DistanceRequest(), coal.DistanceResult()
+    far = coal.Transform3s(np.eye(3), np.array([1e3, 0.0, 0.0]))
+    for other in {type(g): g for g in others}.values():
+        try:
+            coal.distance(geometry, coal.Transform3s(), other, far, request, result)
+        except (ValueError, RuntimeError):
+            raise CollisionError(f"obstacle '{name}': coal cannot measure the distance from a "
+                                 f"{type(geometry).__name__} to a {type(other).__name__}; use reljac.collision's "
+                                 "sphere, box, capsule, cylinder or mesh") from None
 
 
 def as_geometry(shape: Any) -> coal.CollisionGeometry:

@@ -224,6 +224,8 @@ def humanoid_stack(robot: Robot, q: ArrayLike | None = None, *, feet: Sequence[F
     q = robot.reference_configuration() if q is None else robot.validate_q(q)
     if com_priority not in COM_PRIORITIES:
         raise TaskError(f"com_priority must be 'high', 'low' or 'none', got {com_priority!r}")
+    if pelvis is None and pelvis_height is not None:  # (it was ignored)
+        raise TaskError("pelvis_height is the height of the pelvis frame: give pelvis= too")
     foot_frames = _frames(robot, feet, "feet")
     contacts = _soles(robot, foot_frames, sole)
     held = tuple(ContactTask(robot, f, q, gain=contact_gain) for f in foot_frames)

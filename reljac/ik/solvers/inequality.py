@@ -132,7 +132,10 @@ def solve_lexicographic(
         raise TaskError(OVERFLOW) from None
     if not np.isfinite(v).all():
         raise TaskError(OVERFLOW)
-    return v, reports
+    # inside the box: rounding, or levels of huge magnitudes (a posture of gain 1e20 or weight 1e10
+    # below bounded levels: steps of 1e20 rad/s whose ratio tests cancel left a joint 0.9-172 rad/s
+    # beyond its velocity limit), as the equality solver's step
+    return np.minimum(np.maximum(v, lo), hi), reports
 
 
 def _hard_rows(lo: np.ndarray, hi: np.ndarray, C: np.ndarray, d: np.ndarray, skip: list[int]) -> HardRows:
@@ -219,10 +222,7 @@ def _solve(rows: list[LevelRows], lo: np.ndarray, hi: np.ndarray, policy: Dampin
         damped = damped or report.damping > 0.0
         report.exact = not damped
         reports.append(report)
-    # inside the box: rounding, or levels of huge magnitudes (a posture of gain 1e20 or weight 1e10
-    # below bounded levels: steps of 1e20 rad/s whose ratio tests cancel left a joint 0.9-172 rad/s
-    # beyond its velocity limit), as the equality solver's step
-    return np.minimum(np.maximum(v, lo), hi), reports
+    return v, reports
 
 
 def _level(rows: LevelRows, tags: list[tuple[int, int, int]], v: np.ndarray, P: np.ndarray, hard: HardRows,
