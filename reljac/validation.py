@@ -208,6 +208,13 @@ def as_float(x: Any, what: str, *, minimum: float | None = None, strict: bool = 
     return value
 
 
+def as_bool(x: Any, what: str, *, error: ErrorClass = TaskError) -> bool:
+    """x as a boolean: True or False (numpy's too), not a truthy string or number ('no' is not False)."""
+    if not isinstance(x, (bool, np.bool_)):
+        raise error(f"{what} must be True or False, got {short_repr(x)}")
+    return bool(x)
+
+
 def as_count(x: Any, what: str, *, minimum: int = 0, maximum: int | None = None,
              error: ErrorClass = TaskError) -> int:
     """x as an integer (not a bool, not a float) >= minimum (and <= maximum, when given)."""

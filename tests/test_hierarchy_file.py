@@ -140,7 +140,13 @@ KIND_BAD = [  # the values of the compiled kinds (an uncaught ValueError each be
      ["task 1 contacts[0]", "unknown key 'colour'", "center, frame, length, width"]),
     # values the tasks refuse only when they compute: at load now (the debug page paused on them)
     ('[[task]]\ntype = "support_region"\ncontacts = [{frame = "left_tool", points = [[0, 0, 0], [0.1, 0, 0], [0.2, 0, 0]]}]\n',
-     ["span no area", "three points not on one line"]),
+     ["task 1", "span no area", "three points not on one line"]),  # (the task was not named)
+    # a half-space's own upper bound 0 kept under a given lower one (a lower above it: silently kept
+    # outside), and more obstacles than a file may hold (3000: a load of hours)
+    ('[[task]]\ntype = "half_space"\nframe_a = "universe"\nframe_b = "right_tool"\nnormal = [0, 0, 1]\noffset = 1.0\n'
+     'lower = 1.0\n', ["task 1", "lower bound 1.0 above upper bound 0.0"]),
+    ('[collision]\n' + '[[obstacle]]\nname = "o{}"\nshape = "sphere"\nradius = 0.01\nposition = [5, 0, 0]\n' * 101,
+     ["101 [[obstacle]] tables; at most 100"]),
     (f'[[task]]\ntype = "relative"\n{TOOLS}gain = 1e308\n', ["asks for a non-finite velocity"]),
 ]
 
@@ -257,3 +263,14 @@ def test_a_file_error_is_a_configuration_error_in_python(dual_arm, tmp_path):
     path.write_text(f'{FRAME}name = 5\n')
     with pytest.raises(ConfigurationError, match="task 1: name must be"):
         read_hierarchy(dual_arm, path)
+
+
+def test_a_lower_bound_alone_keeps_a_half_spaces_plane(dual_arm, tmp_path):
+    """An adversarial pass: `lower = -0.5` on a half_space replaced its upper bound 0 by +inf: the
+    point was no longer kept below the plane."""
+    path = tmp_path / "half.toml"
+    path.write_text('[[task]]\ntype = "half_space"\nframe_a = "universe"\nframe_b = "right_tool"\n'
+                    'normal = [0, 0, 1]\noffset = 1.0\nlower = -0.5\n')
+    (task,) = read_hierarchy(dual_arm, path).controller.tasks
+    lower, upper = task.bounds
+    assert lower.tolist() == [-0.5] and upper.tolist() == [0.0]

@@ -409,6 +409,23 @@ def test_display_checks_q(viewer):
         viewer.display(np.array([0.0, np.nan]))
 
 
+def test_flags_are_booleans_and_a_map_is_a_map(viewer, planar, monkeypatch):
+    """An adversarial pass: open="no" opened a browser, show_labels("no") showed them, and a map
+    given as text was a bare AttributeError."""
+    import webbrowser
+
+    opened = []
+    monkeypatch.setattr(webbrowser, "open", lambda *a, **k: opened.append(a))
+    for flag in ("open", "follow", "announce"):
+        with pytest.raises(reljac.ConfigurationError, match=f"{flag} must be True or False, got 'no'"):
+            Viewer(planar, **{flag: "no"})
+    assert opened == []
+    with pytest.raises(reljac.ConfigurationError, match="visible .show the labels. must be True or False, got 'no'"):
+        viewer.show_labels("no")
+    with pytest.raises(reljac.ConfigurationError, match="show_capability_map draws a reljac.maps.CapabilityMap"):
+        viewer.show_capability_map("dual.npz")
+
+
 def test_unknown_frames_raise_frame_not_found(viewer):
     with pytest.raises(reljac.FrameNotFound, match="did you mean 'tip'"):
         viewer.show_frame("tipp")

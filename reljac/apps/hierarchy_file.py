@@ -67,7 +67,7 @@ from ..robot import Robot
 from ..support import SupportContact
 from .hierarchy_tasks import read_task
 from .hierarchy_values import joint_value, number, numbers, table, text, texts, unknown_keys, within
-from .obstacle_table import obstacle_shape, unique_names
+from .obstacle_table import check_count, obstacle_shape, unique_names
 from .toml_file import read_toml
 
 DEMO_FILE = Path(__file__).resolve().parent / "dual_arm_debug.toml"
@@ -135,6 +135,7 @@ def _collision(robot: Robot, collision: Any, obstacles: Any, where: str) -> Coll
     avoidance = within(here, lambda: CollisionAvoidance(robot, **values))
     if not isinstance(obstacles, list):
         raise ConfigurationError(f"{where}: obstacles are [[obstacle]] tables, got {obstacles!r}")
+    check_count(obstacles, where)
     unique_names([_obstacle(avoidance.model, spec, f"{where}, obstacle {i + 1}") for i, spec in enumerate(obstacles)],
                  where)
     return avoidance  # (the controller, built after, takes the obstacles in)

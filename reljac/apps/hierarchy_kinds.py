@@ -13,7 +13,7 @@ import inspect
 from typing import Any
 
 from ..exceptions import ConfigurationError
-from ..ik import Limit, Task
+from ..ik import Limit, SupportRegion, Task
 from ..ik.kinds import kinds
 from ..relative import Kinematics
 from ..robot import Robot
@@ -112,6 +112,8 @@ def read_kind(robot: Robot, cls: type, spec: dict, where: str, options: dict[str
             break
     if issubclass(cls, Limit):
         limit = within(where, lambda: cls(*positional, **given))
+        if isinstance(limit, SupportRegion):  # its polygon at the start (an error naming the task, not the file)
+            within(where, lambda: limit.polygon(kin).shrunk(limit.margin))
         return within(where, lambda: limit.as_task(**options))  # type: ignore[attr-defined]
     task: Any = within(where, lambda: cls(*positional, **given, **options))
     if "target" in spec:

@@ -141,13 +141,15 @@ def _pose_target(spec: dict, where: str, kind: str, start: pin.SE3) -> Any:
 
 
 def _bounds(task: Task, spec: dict, where: str, kind: str) -> None:
-    """The task's ``lower`` / ``upper`` bounds on its error (an omitted side is open)."""
+    """The task's ``lower`` / ``upper`` bounds on its error (an omitted side is open, or the
+    kind's own: a half-space's upper bound 0 stays under a ``lower`` the file gives)."""
     if not any(key in spec for key in BOUNDS):
         return
     what = f"{ERROR_UNITS.get(kind, '[units of e]')} (on the task's error, from its target)"
     count = f"{task.size} (one per velocity)" if kind == "posture" else str(task.size)
-    lower, upper = (bound(spec[side], where, what, task.size, side, count) if side in spec else None
-                    for side in BOUNDS)
+    own = task.bounds
+    lower, upper = (bound(spec[side], where, what, task.size, side, count) if side in spec else
+                    None if own is None else own[k] for k, side in enumerate(BOUNDS))
     within(where, lambda: task.set_bounds(lower, upper))
 
 

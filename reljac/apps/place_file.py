@@ -72,7 +72,7 @@ from ..files import shown
 from ..placement import FloorRegion, MobileBase, PlacementTask
 from ..placement.task import MAX_DISTANCE
 from .hierarchy_values import number, numbers, table, text, texts, unknown_keys, within
-from .obstacle_table import obstacle_shape, unique_names
+from .obstacle_table import check_count, obstacle_shape, unique_names
 from .toml_file import read_toml
 
 TOP = {"lock", "score", "base", "object", "hand", "obstacle", "floor", "maps", "collision", "check"}
@@ -257,6 +257,7 @@ def read_place_file(path: str | Path) -> PlaceFile:
     obstacles = doc.get("obstacle", [])
     if not isinstance(obstacles, list):
         raise ConfigurationError(f"{where}: obstacles are [[obstacle]] tables, got {obstacles!r}")
+    check_count(obstacles, where)
     score = doc.get("score", "manipulability")
     if score not in ("manipulability", "joint_margin"):
         raise ConfigurationError(f"{where}: score must be \"manipulability\" or \"joint_margin\", got {score!r}")

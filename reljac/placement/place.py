@@ -27,7 +27,7 @@ import numpy as np
 
 from ..collision import CollisionModel
 from ..exceptions import TaskError
-from ..validation import as_count, as_float, short_repr
+from ..validation import as_bool, as_count, as_float
 from .check import Checker
 from .clearance import Clearance
 from .inverse import PlacementMaps, Reach, check_hands, checked_margin, reach, seeds
@@ -157,9 +157,8 @@ def place(maps: PlacementMaps, task: PlacementTask, region: FloorRegion, *, coll
     check_timeout = as_float(check_timeout, "check_timeout [s]", minimum=0.0, strict=True,
                              valid="a positive number of seconds")
     tol = as_float(tol, "tol", minimum=0.0, strict=True, valid="a positive number [m or rad]")
-    for name, flag in (("refine", refine), ("every_pose", every_pose), ("witness", witness)):
-        if not isinstance(flag, (bool, np.bool_)):
-            raise TaskError(f"{name} must be True or False, got {short_repr(flag)}")
+    refine, every_pose, witness = (as_bool(flag, name) for name, flag in
+                                   (("refine", refine), ("every_pose", every_pose), ("witness", witness)))
     start = time.perf_counter()
     seconds: dict[str, float] = {}
     P = region.placements()

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import ConfigurationError, suggest
+from ..validation import as_bool
 from .camera import CameraPose, box_corners
 from .overlays import LabelLayer, Overlay
 
@@ -99,7 +100,7 @@ class OverlaySet(Mapping[str, Overlay]):
 
     def show_labels(self, visible: bool) -> None:
         """Show or hide every frame label."""
-        self.labels_visible = bool(visible)
+        self.labels_visible = as_bool(visible, "visible (show the labels)", error=ConfigurationError)
         self.node["labels"].set_property("visible", self.labels_visible)
 
     def update(self, oMf: Any) -> None:

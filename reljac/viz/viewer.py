@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike
 from ..exceptions import ConfigurationError
 from ..poses import as_se3
 from ..robot import FrameRef, Robot, as_robot
-from ..validation import as_count, as_float
+from ..validation import as_bool, as_count, as_float
 from .bounds import local_corners, robot_points
 from .camera import DEFAULT_DIRECTION, CameraPose, frame_box, frame_points, overlay_scale, points_leave_picture
 from .framing import LABEL_HEIGHT as LABEL_HEIGHT  # (its label height: imported from here too)
@@ -108,6 +108,8 @@ class Viewer(Session):
             raise ConfigurationError(f"root {self.root!r} must not contain '/'")
         if meshes not in ("simplified", "full"):
             raise ConfigurationError(f"meshes must be 'simplified' or 'full', not {meshes!r}")
+        open, follow, announce = (as_bool(value, name, error=ConfigurationError) for name, value in
+                                  (("open", open), ("follow", follow), ("announce", announce)))
         q = robot.reference_configuration() if q is None else robot.validate_q(q)
         scale = None if scale is None else _positive(scale, "scale")
         visual_model = robot.visual_model  # URDFError (with its message) before any server starts
@@ -360,6 +362,9 @@ class Viewer(Session):
         from .capability import CapabilityOverlay
 
         max_voxels = as_count(max_voxels, "max_voxels (the most voxels drawn)", minimum=1, error=ConfigurationError)
+        if not isinstance(getattr(cmap, "metadata", None), dict):  # (a bare AttributeError from a path or text)
+            raise ConfigurationError(f"show_capability_map draws a reljac.maps.CapabilityMap (load a file with "
+                                     f"reljac.maps.load_map), not {type(cmap).__name__}")
         fa = self.robot.frame_id(cmap.metadata["frame_a"])
         name = name or f"capability map {cmap.metadata['frame_b']} in {cmap.metadata['frame_a']}"
         self.add_overlay(name, lambda node: CapabilityOverlay(node, cmap, fa, color_by=color_by, max_voxels=max_voxels))
