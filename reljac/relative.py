@@ -188,7 +188,8 @@ class Kinematics:
         """frame_jacobian_time_variation of frame id fid, cached (internal)."""
         dJ = self._jacobian_rates.get(fid)
         if dJ is None:
-            _check_rates(self.model, self.robot.name)
+            if not self._jacobian_rates:  # (the first time: the model's joints do not change)
+                _check_rates(self.model, self.robot.name)
             if self._rates_source is None:
                 dJ = _frame_jacobian_time_variation(self.model, self._data, fid)
             else:

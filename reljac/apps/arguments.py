@@ -133,6 +133,13 @@ def robot_options(args: argparse.Namespace) -> dict:
     return kwargs
 
 
+def joint_value_text(value: str) -> str | list[str]:
+    """The text of one joint's value in --joint and --lock: one number, or several (a floating
+    base's x,y,z,qx,qy,qz,qw; commas or spaces) as a list."""
+    parts = value.replace(",", " ").split()
+    return parts if len(parts) > 1 else value
+
+
 def load_robot(args):
     from ..robot import Robot
 
@@ -145,8 +152,7 @@ def load_robot(args):
                 raise ReljacError(f"--lock expects JOINT or JOINT=VALUE, got '{item}'")
             if name in values:
                 raise ReljacError(f"--lock: joint '{name}' is given twice; lock each joint once")
-            parts = value.replace(",", " ").split()  # a floating base's x,y,z,qx,qy,qz,qw (as --joint)
-            values[name] = (parts if len(parts) > 1 else value) if sep else None
+            values[name] = joint_value_text(value) if sep else None
         named = getattr(args, "q_named", None)
         robot = robot.locked(values, robot.configuration(named) if named else None)
     return robot
@@ -169,8 +175,7 @@ def configuration(robot: Any, args: argparse.Namespace, *, random: bool = True) 
                 raise ReljacError(f"--joint expects NAME=VALUE, got '{item}'")
             if name in values:
                 raise ReljacError(f"--joint: joint '{name}' is given twice; give each joint one value")
-            parts = value.replace(",", " ").split()  # a floating base's x y z qx qy qz qw
-            values[name] = parts if len(parts) > 1 else value
+            values[name] = joint_value_text(value)
         return robot.q_from_joint_values(values, start=robot.reference_configuration())
     if random and args.seed is not None:
         return robot.random_configuration(args.seed)

@@ -77,9 +77,10 @@ def mesh(path: str | os.PathLike, scale: float = 1.0, *, convex: bool = True) ->
         raise CollisionError(f"coal cannot read the mesh file '{path}': {exc}") from None
     if getattr(model, "num_vertices", 0) == 0:
         raise CollisionError(f"the mesh file '{path}' has no vertices")
-    if _rank(np.asarray(model.vertices(), dtype=float)) < 2:  # (coal measured -radius to such triangles)
+    rank = _rank(np.asarray(model.vertices(), dtype=float))
+    if rank < 2:  # (coal measured -radius to such triangles)
         raise CollisionError(f"the mesh file '{path}' has no area: its vertices are on a line or at one point")
-    return convex_hull(model) if convex else model
+    return _hull(model, rank) if convex else model
 
 
 def convex_hull(geometry: coal.CollisionGeometry) -> coal.CollisionGeometry:
@@ -90,7 +91,12 @@ def convex_hull(geometry: coal.CollisionGeometry) -> coal.CollisionGeometry:
     """
     if not isinstance(geometry, coal.BVHModelBase):
         return geometry
-    if geometry.convex is None and _rank(np.asarray(geometry.vertices(), dtype=float)) < 3:
+    return _hull(geometry, 3 if geometry.convex is not None else _rank(np.asarray(geometry.vertices(), dtype=float)))
+
+
+def _hull(geometry: coal.BVHModelBase, rank: int) -> coal.CollisionGeometry:
+    """:func:`convex_hull` of a mesh whose vertices span `rank` dimensions (:func:`_rank`)."""
+    if geometry.convex is None and rank < 3:
         return geometry
     if geometry.convex is None:
         try:

@@ -84,6 +84,16 @@ def cube_mesh(centers: np.ndarray, size: float, colors: np.ndarray) -> CubeMesh:
     return CubeMesh(vertices.astype(np.float32), faces, vertex_colors.astype(np.float32))
 
 
+def map_frames(cmap: Any) -> tuple[str, str]:
+    """(frame a, frame b) of a capability map; ConfigurationError for anything else (a path or
+    text given for a map was a bare AttributeError)."""
+    metadata = getattr(cmap, "metadata", None)
+    if not isinstance(metadata, dict):
+        raise ConfigurationError(f"show_capability_map draws a reljac.maps.CapabilityMap (load a file with "
+                                 f"reljac.maps.load_map), not {type(cmap).__name__}")
+    return metadata["frame_a"], metadata["frame_b"]
+
+
 def voxel_values(cmap: CapabilityMap, color_by: str) -> tuple[np.ndarray, np.ndarray, float]:
     """(flat indices of reached voxels, their values in [0, 1], the value shown as 1) for the
     colouring."""

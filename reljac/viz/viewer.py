@@ -81,9 +81,8 @@ class Viewer(Session):
 
     Raises:
         URDFError: the robot's visual geometry cannot be loaded (e.g. meshes not found).
-        ConfigurationError: bad q.
-        ConfigurationError: bad scale or root. ReljacError: the meshcat server could not be started or
-            reached.
+        ConfigurationError: bad q, scale, root or meshes; open, follow or announce not a boolean.
+        ReljacError: the meshcat server could not be started or reached.
     """
 
     def __init__(
@@ -108,13 +107,12 @@ class Viewer(Session):
             raise ConfigurationError(f"root {self.root!r} must not contain '/'")
         if meshes not in ("simplified", "full"):
             raise ConfigurationError(f"meshes must be 'simplified' or 'full', not {meshes!r}")
-        open, follow, announce = (as_bool(value, name, error=ConfigurationError) for name, value in
+        open, self.follow, announce = (as_bool(value, name, error=ConfigurationError) for name, value in
                                   (("open", open), ("follow", follow), ("announce", announce)))
         q = robot.reference_configuration() if q is None else robot.validate_q(q)
         scale = None if scale is None else _positive(scale, "scale")
         visual_model = robot.visual_model  # URDFError (with its message) before any server starts
         collision_model = robot.collision_model
-        self.follow = bool(follow)
         self._local_boxes: np.ndarray | None = None  # bounds.local_corners of the visual model
         self.q = q
         try:
@@ -357,16 +355,14 @@ class Viewer(Session):
 
         Raises:
             FrameNotFound: the map's frame a is not in this robot.
-            ConfigurationError: bad color_by, or max_voxels not an integer >= 1.
+            ConfigurationError: not a map, a bad color_by, or max_voxels not an integer >= 1.
         """
-        from .capability import CapabilityOverlay
+        from .capability import CapabilityOverlay, map_frames
 
         max_voxels = as_count(max_voxels, "max_voxels (the most voxels drawn)", minimum=1, error=ConfigurationError)
-        if not isinstance(getattr(cmap, "metadata", None), dict):  # (a bare AttributeError from a path or text)
-            raise ConfigurationError(f"show_capability_map draws a reljac.maps.CapabilityMap (load a file with "
-                                     f"reljac.maps.load_map), not {type(cmap).__name__}")
-        fa = self.robot.frame_id(cmap.metadata["frame_a"])
-        name = name or f"capability map {cmap.metadata['frame_b']} in {cmap.metadata['frame_a']}"
+        frame_a, frame_b = map_frames(cmap)
+        fa = self.robot.frame_id(frame_a)
+        name = name or f"capability map {frame_b} in {frame_a}"
         self.add_overlay(name, lambda node: CapabilityOverlay(node, cmap, fa, color_by=color_by, max_voxels=max_voxels))
         self.frame_camera(self.camera.direction)  # the robot and the voxels together; places the legend
         return name
