@@ -190,6 +190,7 @@ def test_viewer_shows_inline_in_a_notebook_cell(browser, tmp_path):
     with Viewer(robot) as viewer:
         cell = viewer._repr_html_()
         assert f'src="{html.escape(viewer.url)}"' in cell and cell.count("<iframe") == 1
+        browser.open(viewer.url)  # a page served over http, as a notebook's is (not about:blank)
         frame = browser.call("Page.getFrameTree", session=True)["frameTree"]["frame"]["id"]
         browser.call("Page.setDocumentContent", session=True, frameId=frame,  # a notebook's output cell
                      html=f"<html><body style='margin:0'><h3>Out[1]:</h3>{cell}</body></html>")

@@ -5,7 +5,6 @@ twin is ``identity_correction`` in src/core/hierarchy_identity.hpp."""
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 
 def identity_correction(c: float, mask: np.ndarray | None, lam2: float, P: np.ndarray, residual: np.ndarray, *,
@@ -42,6 +41,8 @@ def identity_correction(c: float, mask: np.ndarray | None, lam2: float, P: np.nd
     T = P[np.ix_(masked, masked)]
     try:  # every c^2 (1 - t) above the cut (a shifted Cholesky factor exists): V phi V^T = c^2 (a I - c^2 T)^-1
         np.linalg.cholesky(c2 * (np.eye(f) - T) - cut * np.eye(f))
+        import scipy.linalg  # here: importing reljac.ik stays light (scipy.linalg takes a quarter second)
+
         factor = scipy.linalg.cho_factor(a * np.eye(f) - c2 * T, lower=True, check_finite=False)
         x = c2 * scipy.linalg.cho_solve(factor, Pr[masked], check_finite=False)
     except np.linalg.LinAlgError:  # a direction at the cut: dropped
