@@ -81,6 +81,15 @@ def thread_client():
         yield client
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _shared_runs_folder(tmp_path_factory):
+    """Where helpers.run_once_per_session keeps its runs' output: the session's temporary folder,
+    which pytest-xdist's workers share (pytest-NNN/, above each worker's popen-gwN/)."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    os.environ["PYTEST_RELJAC_SHARED_RUNS"] = str(shared / "runs-shared-by-workers")
+
+
 @pytest.fixture(scope="session")
 def chromium():
     """One headless Chromium (test_viz.Browser, 800 x 600) for the browser tests of every module:

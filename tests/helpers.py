@@ -10,6 +10,7 @@ import os
 import subprocess
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
@@ -184,6 +185,30 @@ def feet_and_reaching_hand(robot, q0, reach, feet=("left_sole_link", "right_sole
     return held, pulled, target
 
 
+def run_once_per_session(argv: list[str], *, timeout: float) -> subprocess.CompletedProcess:
+    """subprocess.run(argv, capture_output=True, text=True, timeout=timeout), run once in the whole
+    test session and shared by every module that asks for the same argv (and environment): the
+    first asker runs it, the others, on any pytest-xdist worker, wait for it and read what it
+    printed. For commands that only print (an example run headless, quoted by two modules)."""
+    import fcntl
+    import hashlib
+    import json
+    import tempfile
+
+    folder = Path(os.environ.get("PYTEST_RELJAC_SHARED_RUNS") or tempfile.mkdtemp())  # conftest.py sets it
+    folder.mkdir(exist_ok=True)
+    env = sorted((k, v) for k, v in os.environ.items() if not k.startswith("PYTEST_"))  # a test's own name aside
+    key = hashlib.sha256(json.dumps([argv, env]).encode()).hexdigest()[:24]
+    done = folder / f"{key}.json"
+    with open(folder / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one run; the others wait here for its result
+        if not done.exists():
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+            done.write_text(json.dumps([proc.returncode, proc.stdout, proc.stderr]))
+        code, out, err = json.loads(done.read_text())
+    return subprocess.CompletedProcess(argv, code, out, err)
+
+
 class SideBySide:
     """Independent commands started at once, to run side by side (at most `jobs` at a time)
     rather than one after another; each test then takes its own result with :meth:`result`.
@@ -202,6 +227,13 @@ class SideBySide:
         """subprocess.run(argv, capture_output=True, text=True, **kwargs) in the background."""
         kwargs = {"capture_output": True, "text": True, **kwargs}
         self._runs[key] = self._pool.submit(subprocess.run, argv, **kwargs)
+
+    def start_shared(self, key: object, argv: list, *, timeout: float) -> None:
+        """:func:`run_once_per_session` (argv) in the background: a command another module runs too."""
+        self._runs[key] = self._pool.submit(run_once_per_session, argv, timeout=timeout)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._runs
 
     def result(self, key: object) -> subprocess.CompletedProcess:
         """The finished command started under `key` (its exception, such as TimeoutExpired, re-raised)."""

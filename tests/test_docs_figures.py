@@ -20,12 +20,12 @@ from __future__ import annotations
 import functools
 import re
 import shlex
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from helpers import run_once_per_session
 from test_examples import NEEDS_ROBOTS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,9 +70,8 @@ def script(run: str) -> str:
 @functools.cache
 def output(run: str) -> str:
     """What `python examples/RUN` prints (stdout), run once; fails on a non-zero exit."""
-    name, *args = shlex.split(run)
-    proc = subprocess.run([sys.executable, str(EXAMPLES / name), *args], capture_output=True, text=True,
-                          timeout=600)
+    name, *args = shlex.split(run)  # the run tests/test_examples.py checks too: run once for both
+    proc = run_once_per_session([sys.executable, str(EXAMPLES / name), *args], timeout=600)
     assert proc.returncode == 0, f"{run} failed:\n{proc.stderr[-2000:]}"
     return proc.stdout
 

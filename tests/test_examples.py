@@ -43,13 +43,21 @@ def have_robots() -> bool:
     return example_robot_data_dir() is not None
 
 
+# Examples whose headless run is the one with --headless (not RELJAC_HEADLESS=1; the other viewer
+# examples keep that path tested): the run tests/test_docs_figures.py quotes and the carried box's
+# check reads too (helpers.run_once_per_session: one run for the three tests and both modules).
+FLAG_RUNS = {"tiago_dual_carry.py", "talos_carry.py", "talos_balance.py", "talos_bounded_levels.py"}
+
+
 def commands(test: str, name: str | None) -> tuple[object, list, dict] | None:
-    """(key, argv, subprocess.run keywords) of the run a test checks; None for a test without one."""
-    if test == "test_example_runs_headless":  # headless through the environment
+    """(key, argv, subprocess.run keywords) of the run a test checks; None for a test without one.
+    A key ("flag", name) is the example's run with --headless, shared with tests/test_docs_figures.py."""
+    if test == "test_example_runs_headless" and name not in FLAG_RUNS:  # headless through the environment
         argv = [sys.executable, str(EXAMPLES / name), *EXPECTED[name][0]]
         return ("env", name), argv, {"env": dict(os.environ, RELJAC_HEADLESS="1"), "timeout": 60}
-    if test in ("test_carried_boxes_stay_rigid", "test_examples_without_a_viewer_take_the_headless_flag"):
-        return ("flag", name), [sys.executable, str(EXAMPLES / name), "--headless"], {"timeout": 60}
+    if test in ("test_example_runs_headless", "test_carried_boxes_stay_rigid",
+                "test_examples_without_a_viewer_take_the_headless_flag"):
+        return ("flag", name), [sys.executable, str(EXAMPLES / name), "--headless"], {"timeout": 600}
     if test == "test_analyze_urdf_takes_a_path":
         urdf = Path(__file__).resolve().parent.parent / "urdf" / "hand.urdf"
         return "path", [sys.executable, str(EXAMPLES / "analyze_urdf.py"), str(urdf)], {"timeout": 60}
@@ -66,7 +74,12 @@ def runs(request):
         command = commands(item.originalname, name)
         if command is not None and (name not in NEEDS_ROBOTS or robots):
             key, argv, kwargs = command
-            started.start(key, argv, **kwargs)
+            if key in started:
+                continue
+            if key[0] == "flag":
+                started.start_shared(key, argv, **kwargs)
+            else:
+                started.start(key, argv, **kwargs)
     yield started
     started.close()
 
@@ -82,7 +95,7 @@ def check_run(runs, key: tuple[str, str]) -> None:
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_example_runs_headless(name, runs):
-    check_run(runs, ("env", name))
+    check_run(runs, ("flag" if name in FLAG_RUNS else "env", name))
 
 
 @pytest.mark.parametrize("name", ["analyze_urdf.py", "arm_analysis.py"])
