@@ -224,6 +224,20 @@ def test_importing_the_robot_loads_no_collision_package():
     assert out.strip() == "[]"
 
 
+def test_importing_the_packages_loads_no_scipy_dask_or_matplotlib():
+    """Every reljac command and every process the tests start pays its imports: scipy.linalg alone
+    took a quarter of a second, and came back once through the Python solver's identity level
+    (``import reljac.ik`` 0.45 -> 1.1 s). scipy, Dask and matplotlib are imported where they are used."""
+    import subprocess
+    import sys
+
+    code = ("import sys, reljac, reljac.ik, reljac.collision, reljac.maps, reljac.placement, reljac.viz, "
+            "reljac.reference, reljac.apps.cli; "
+            "print(sorted(m for m in ('scipy', 'dask', 'distributed', 'matplotlib') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
 def test_a_robots_collisions_are_built_by_the_collision_room_without_importing_it_first():
     """robot.collisions works though the robot room imports no collision room: reljac/__init__.py
     registered the builder (reljac.robot_parts), which loads the collision room on first use."""
