@@ -15,6 +15,8 @@ import importlib
 import os
 from typing import Any
 
+from .exceptions import caused_by
+
 _loaded: list[tuple[Any, str]] = []  # [(the extension or None, why a built one is not used)] once loaded
 
 
@@ -25,7 +27,8 @@ def _load() -> tuple[Any, str]:
         try:  # typed Any: pybind11 modules carry no annotations
             core: Any = importlib.import_module("reljac.ik._core")
         except ImportError as error:  # not built: no C++ compiler when reljac was installed
-            if _interrupted(error):  # a Ctrl-C during its initialisation (pybind11 makes it an ImportError)
+            # a Ctrl-C during its initialisation: pybind11 makes it an ImportError
+            if caused_by(error, KeyboardInterrupt):
                 raise KeyboardInterrupt from error
             core = None
         why = ""
@@ -40,18 +43,6 @@ def _load() -> tuple[Any, str]:
                 core = None
         _loaded.append((core, why))
     return _loaded[0]
-
-
-def _interrupted(error: BaseException) -> bool:
-    """Whether `error` was caused, at any depth, by a KeyboardInterrupt."""
-    seen: set[int] = set()
-    cause: BaseException | None = error
-    while cause is not None and id(cause) not in seen:
-        if isinstance(cause, KeyboardInterrupt):
-            return True
-        seen.add(id(cause))
-        cause = cause.__cause__ or cause.__context__
-    return False
 
 
 def extension() -> Any:

@@ -102,6 +102,20 @@ def suggest(name: str, valid: Iterable[str], *, limit: int = 3) -> str:
     return "; did you mean " + " or ".join(repr(c) for c in close) + "?"
 
 
+def caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+    """Whether `exc` is, or was raised while handling or because of (at any depth), an exception
+    of type `kind`: a Ctrl-C that an extension turned into an ImportError, a closed pipe under
+    another error."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, kind):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
 class ReljacWarning(UserWarning):
     """Something works, but probably not as the user meant (e.g. collision avoidance starting with
     pairs below its minimum distance)."""

@@ -39,7 +39,7 @@ from functools import partial  # noqa: E402
 # Small matrices: BLAS threads only add overhead (and noise to `reljac bench`). Set before numpy loads.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from ..exceptions import ReljacError  # noqa: E402
+from ..exceptions import ReljacError, caused_by  # noqa: E402
 from . import commands  # noqa: E402
 from .arguments import (  # noqa: E402
     ANALYZE_SAMPLES,
@@ -277,10 +277,10 @@ def _main(argv: Sequence[str] | None) -> int:
         except (KeyboardInterrupt, BrokenPipeError):
             raise
         except Exception as exc:  # a bug: one line for the user, not a traceback
-            if _caused_by(exc, KeyboardInterrupt) or interrupt_received():
+            if caused_by(exc, KeyboardInterrupt) or interrupt_received():
                 # Ctrl-C during an import that turned it into another error (numpy's: ImportError)
                 raise KeyboardInterrupt from None
-            if _caused_by(exc, BrokenPipeError):
+            if caused_by(exc, BrokenPipeError):
                 raise BrokenPipeError from None
             _say(f"reljac: error: unexpected {type(exc).__name__}: {exc} (a reljac bug: please report it)")
             return 1
@@ -288,18 +288,6 @@ def _main(argv: Sequence[str] | None) -> int:
         return _output_closed()
     except KeyboardInterrupt:
         return _interrupted()
-
-
-def _caused_by(exc: BaseException, kind: type) -> bool:
-    """exc is, or was raised while handling or because of, an exception of type `kind`."""
-    seen = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, kind):
-            return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return False
 
 
 def _printable_output() -> None:
