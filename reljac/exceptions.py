@@ -116,6 +116,16 @@ def caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
     return False
 
 
+def prefixed(exc: ReljacError, where: str, *, separator: str = ": ") -> ReljacError:
+    """`exc` with its message prefixed by `where` ("where: message"), of the same class (a
+    ConfigurationError when that class takes other arguments): raise it ``from None``."""
+    message = f"{where}{separator}{exc}"
+    try:
+        return type(exc)(message)
+    except TypeError:
+        return ConfigurationError(message)
+
+
 class ReljacWarning(UserWarning):
     """Something works, but probably not as the user meant (e.g. collision avoidance starting with
     pairs below its minimum distance)."""

@@ -142,11 +142,11 @@ KIND_BAD = [  # the values of the compiled kinds (an uncaught ValueError each be
     ('[[task]]\ntype = "support_region"\ncontacts = [{frame = "left_tool", points = [[0, 0, 0], [0.1, 0, 0], [0.2, 0, 0]]}]\n',
      ["task 1", "span no area", "three points not on one line"]),  # (the task was not named)
     # a half-space's own upper bound 0 kept under a given lower one (a lower above it: silently kept
-    # outside), and more obstacles than a file may hold (3000: a load of hours)
+    # outside), and more obstacles than a file may hold (3000: a load of hours, then 12 s of Pinocchio's)
     ('[[task]]\ntype = "half_space"\nframe_a = "universe"\nframe_b = "right_tool"\nnormal = [0, 0, 1]\noffset = 1.0\n'
      'lower = 1.0\n', ["task 1", "lower bound 1.0 above upper bound 0.0"]),
-    ('[collision]\n' + '[[obstacle]]\nname = "o{}"\nshape = "sphere"\nradius = 0.01\nposition = [5, 0, 0]\n' * 101,
-     ["101 [[obstacle]] tables; at most 100"]),
+    ('[collision]\n' + '[[obstacle]]\nname = "o{}"\nshape = "sphere"\nradius = 0.01\nposition = [5, 0, 0]\n' * 1001,
+     ["1,001 [[obstacle]] tables; at most 1000"]),
     (f'[[task]]\ntype = "relative"\n{TOOLS}gain = 1e308\n', ["asks for a non-finite velocity"]),
 ]
 

@@ -150,7 +150,7 @@ timeout = 0.2
     (lambda t: t.replace("step = 0.1", "step = 0.1\npolygon = [[5, 5], [6, 5], [6, 6]]"),
      "[floor]: the floor region is empty: no point of its grid"),  # (rc 0 and 'floor: 0 placements')
     (lambda t: t + "".join(f"\n[[obstacle]]\nname = 'o{i}'\nshape = 'sphere'\nradius = 0.01\nposition = [5, 0, 0]\n"
-                           for i in range(101)), "101 [[obstacle]] tables; at most 100"),
+                           for i in range(1001)), "1,001 [[obstacle]] tables; at most 1000"),
 ])
 def test_a_bad_task_file_is_one_error_line(capsys, tmp_path, change, message):
     bad = tmp_path / "bad.toml"

@@ -57,7 +57,6 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from ..collision import CollisionModel
 from ..exceptions import ConfigurationError
 from ..files import shown
 from ..footprint import sole_contact
@@ -67,7 +66,7 @@ from ..robot import Robot
 from ..support import SupportContact
 from .hierarchy_tasks import read_task
 from .hierarchy_values import joint_value, number, numbers, table, text, texts, unknown_keys, within
-from .obstacle_table import check_count, obstacle_shape, unique_names
+from .obstacle_table import add_obstacles, check_count, obstacle_shape, unique_names
 from .toml_file import read_toml
 
 DEMO_FILE = Path(__file__).resolve().parent / "dual_arm_debug.toml"
@@ -117,14 +116,13 @@ def _velocity_limits(robot: Robot, limits: Any, where: str) -> np.ndarray:
     return out
 
 
-def _obstacle(model: CollisionModel, spec: Any, where: str) -> str:
-    """Add one [[obstacle]] table to the collision model; its name."""
+def _obstacle(spec: Any, where: str) -> dict[str, Any]:
+    """One [[obstacle]] table as CollisionModel.add_obstacles takes it."""
     spec, name, where, shape = obstacle_shape(spec, where, OBSTACLE_KEYS)
     p = numbers(spec["position"], where, "position [m]", (3,)) if "position" in spec else np.zeros(3)
     R = pin.rpy.rpyToMatrix(*numbers(spec["rpy"], where, "rpy [rad]", (3,))) if "rpy" in spec else np.eye(3)
     frame = text(spec["frame"], where, "frame") if "frame" in spec else None
-    within(where, lambda: model.add_obstacle(name, shape, pin.SE3(R, p), frame=frame))
-    return name
+    return {"name": name, "shape": shape, "placement": pin.SE3(R, p), "frame": frame}
 
 
 def _collision(robot: Robot, collision: Any, obstacles: Any, where: str) -> CollisionAvoidance:
@@ -136,8 +134,9 @@ def _collision(robot: Robot, collision: Any, obstacles: Any, where: str) -> Coll
     if not isinstance(obstacles, list):
         raise ConfigurationError(f"{where}: obstacles are [[obstacle]] tables, got {obstacles!r}")
     check_count(obstacles, where)
-    unique_names([_obstacle(avoidance.model, spec, f"{where}, obstacle {i + 1}") for i, spec in enumerate(obstacles)],
-                 where)
+    specs = [_obstacle(spec, f"{where}, obstacle {i + 1}") for i, spec in enumerate(obstacles)]
+    unique_names([spec["name"] for spec in specs], where)
+    add_obstacles(avoidance.model, specs, where)
     return avoidance  # (the controller, built after, takes the obstacles in)
 
 

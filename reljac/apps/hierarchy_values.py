@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ..exceptions import ConfigurationError, ReljacError, suggest
+from ..exceptions import ConfigurationError, ReljacError, prefixed, suggest
 from ..validation import is_real_number, short_repr
 
 T = TypeVar("T")
@@ -139,9 +139,4 @@ def within(where: str, build: Callable[[], T]) -> T:
     except ReljacError as exc:
         if str(exc).startswith(where):  # already says where
             raise
-        message = f"{where}: {exc}"
-        try:
-            new = type(exc)(message)
-        except TypeError:
-            new = ConfigurationError(message)
-        raise new from None
+        raise prefixed(exc, where) from None

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from ..collision import shapes
-from ..exceptions import ConfigurationError
+from ..collision import CollisionModel, shapes
+from ..exceptions import ConfigurationError, ReljacError, prefixed
 from .hierarchy_values import number, numbers, table, text, unknown_keys, within
 
 #: each shape's size keys, in the order of its constructor in :mod:`reljac.collision.shapes` [m]
@@ -36,16 +36,26 @@ def obstacle_shape(spec: Any, where: str, keys: set[str]) -> tuple[dict, str, st
     return spec, name, where, within(where, lambda: getattr(shapes, kind)(*sizes))
 
 
-#: [[obstacle]] tables a file may hold: each added obstacle rebuilds the collision pairs (100: a few
-#: seconds; the 3000 spheres of a 259 KB file took hours)
-MAX_OBSTACLES = 100
+#: [[obstacle]] tables a file may hold. They are added at once (CollisionModel.add_obstacles: one
+#: rebuild of the pairs), but Pinocchio's geometry model grows a table of every pair of its objects
+#: with each object it takes: 1000 objects 0.5 s, 3000 about 12 s (2026-12-04)
+MAX_OBSTACLES = 1000
 
 
 def check_count(obstacles: Any, where: str) -> None:
     """ConfigurationError when a file holds more than MAX_OBSTACLES [[obstacle]] tables."""
     if isinstance(obstacles, list) and len(obstacles) > MAX_OBSTACLES:
-        raise ConfigurationError(f"{where}: {len(obstacles):,} [[obstacle]] tables; at most {MAX_OBSTACLES} (each "
-                                 "rebuilds the collision pairs): merge small obstacles into larger shapes")
+        raise ConfigurationError(f"{where}: {len(obstacles):,} [[obstacle]] tables; at most {MAX_OBSTACLES}: "
+                                 "merge small obstacles into larger shapes")
+
+
+def add_obstacles(model: CollisionModel, specs: list[dict[str, Any]], where: str) -> None:
+    """model.add_obstacles(specs), of a file's [[obstacle]] tables in file order: an error names the
+    table as the table's own checks do (`where`, obstacle i ('name'): ...)."""
+    try:
+        model.add_obstacles(specs)
+    except ReljacError as exc:
+        raise prefixed(exc, where, separator=", ") from None
 
 
 def unique_names(names: list[str], where: str) -> None:
@@ -59,4 +69,4 @@ def unique_names(names: list[str], where: str) -> None:
         first[name] = i
 
 
-__all__ = ["MAX_OBSTACLES", "SHAPES", "check_count", "obstacle_shape", "unique_names"]
+__all__ = ["MAX_OBSTACLES", "SHAPES", "add_obstacles", "check_count", "obstacle_shape", "unique_names"]

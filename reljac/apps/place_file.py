@@ -72,7 +72,7 @@ from ..files import shown
 from ..placement import FloorRegion, MobileBase, PlacementTask
 from ..placement.task import MAX_DISTANCE
 from .hierarchy_values import number, numbers, table, text, texts, unknown_keys, within
-from .obstacle_table import check_count, obstacle_shape, unique_names
+from .obstacle_table import add_obstacles, check_count, obstacle_shape, unique_names
 from .toml_file import read_toml
 
 TOP = {"lock", "score", "base", "object", "hand", "obstacle", "floor", "maps", "collision", "check"}
@@ -132,9 +132,8 @@ class PlaceFile:
         gone = [p for p in model.pairs if any(fnmatch.fnmatchcase(link, pat) for link in p for pat in patterns)]
         if gone:
             model.remove_pairs(gone)
-        for name, shape, placement in self.obstacles:
-            within(f"{self.where}, obstacle {name!r}",
-                   lambda n=name, s=shape, p=placement: model.add_obstacle(n, s, p))  # type: ignore[misc]
+        add_obstacles(model, [{"name": name, "shape": shape, "placement": placement}
+                              for name, shape, placement in self.obstacles], self.where)
         return model
 
 

@@ -55,6 +55,7 @@ class Bodies:
             self._link_geoms[name].append(g)
         self.links: list[str] = sorted(self._link_geoms, key=lambda n: self._link_frame[n])
         self._obstacles: dict[str, Obstacle] = {}
+        self._rank: dict[str, int] | None = {}  # each obstacle's place in the order added (None: to count)
 
     # ------------------------------------------------------------------ names
     def robot_links(self) -> list[str]:
@@ -75,7 +76,13 @@ class Bodies:
         """The sort key of a body: links in model order, then obstacles in the order added."""
         if name in self._link_frame:
             return (0, self._link_frame[name])
-        return (1, list(self._obstacles).index(name))
+        return (1, self._obstacle_rank(name))
+
+    def _obstacle_rank(self, name: str) -> int:
+        """Obstacle `name`'s place in the order added (0 first), counted once per change."""
+        if self._rank is None:
+            self._rank = {other: i for i, other in enumerate(self._obstacles)}
+        return self._rank[name]
 
     def canonical(self, pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
         """The pairs without repeats, each as (first body, second body) in :meth:`order`, sorted."""
@@ -136,11 +143,13 @@ class Bodies:
         """Add `obstacle`, last (one of the same name is taken out first)."""
         self._obstacles.pop(obstacle.name, None)
         self._obstacles[obstacle.name] = obstacle
+        self._rank = None
 
     def drop_obstacle(self, name: str) -> None:
         """Take obstacle `name` out (CollisionError if there is none)."""
         self.obstacle(name)
         del self._obstacles[name]
+        self._rank = None
 
     def joint_placement(self, obstacle: Obstacle) -> pin.SE3:
         """T_jo: the obstacle's pose in its frame's parent joint."""
@@ -148,7 +157,7 @@ class Bodies:
 
     def geometry_index(self, name: str) -> int:
         """The index of obstacle `name`'s object in :meth:`geometry_model` (after the robot's)."""
-        return self.geometry.ngeoms + list(self._obstacles).index(name)
+        return self.geometry.ngeoms + self._obstacle_rank(name)
 
     # ------------------------------------------------------------------ geometry
     def geometry_model(self) -> tuple[pin.GeometryModel, dict[str, list[int]]]:

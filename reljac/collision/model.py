@@ -29,14 +29,14 @@ from __future__ import annotations
 import math
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
-from ..exceptions import CollisionError
+from ..exceptions import CollisionError, ReljacError, prefixed
 from ..srdf import SRDF, read_srdf
 from ..validation import as_count, as_float
 from . import shapes
@@ -207,6 +207,8 @@ class CollisionModel:
                      links: Iterable[str] | None = None) -> None:
         """Add (or replace) an obstacle: a shape fixed in the world or to a robot frame.
 
+        Each call rebuilds the pairs: add many obstacles with :meth:`add_obstacles`.
+
         Args:
             name: its name (not a link name); it becomes a body of the pairs.
             shape: a coal geometry, e.g. ``reljac.collision.box((1.2, 0.8, 0.05))``.
@@ -220,23 +222,77 @@ class CollisionModel:
             CollisionError: a bad name, shape or link. FrameNotFound: unknown frame.
         """
         with self._lock:
-            if not isinstance(name, str) or not name.strip():
-                raise CollisionError(f"an obstacle's name must be a non-empty string, not {name!r}")
-            if name in self._bodies.robot_links():
-                raise CollisionError(f"obstacle name '{name}' is a link of robot '{self.robot.name}'; pick another")
-            geometry = shapes.as_geometry(shape)
-            shapes.check_measurable(name, geometry, [g.geometry for g in self._kernel.geometry.geometryObjects])
-            fid = 0 if frame is None else self.robot.frame_id(frame)
-            T_fo = shapes.as_placement(placement)
-            joint = self.robot.model.frames[fid].parentJoint
-            if links is None:
-                chosen = [link for link in self.links if self.joint_of(link) != joint]
-            else:
-                chosen = self._bodies.check_links(links)
-            self._pairs = [p for p in self._pairs if name not in p]
-            self._bodies.put_obstacle(Obstacle(name, geometry, fid, T_fo, tuple(chosen)))
-            self._pairs = self._bodies.canonical(self._pairs + [(link, name) for link in chosen])
-            self._rebuild()
+            self._place([self._record(name, shape, placement, frame, links, self._shape_kinds())])
+
+    def add_obstacles(self, obstacles: Iterable[Mapping[str, Any]]) -> None:
+        """Add (or replace) many obstacles with one rebuild of the pairs (n calls of
+        :meth:`add_obstacle` rebuild n times: O(n^2); e.g. a point cloud as spheres).
+
+        Args:
+            obstacles: one mapping per obstacle of :meth:`add_obstacle`'s arguments: ``name`` and
+                ``shape``, optionally ``placement``, ``frame`` and ``links``.
+
+        Raises:
+            CollisionError, FrameNotFound: as :meth:`add_obstacle`, the message starting with
+                "obstacle i ('name')" (i from 1); two obstacles of one name. Nothing is added then.
+        """
+        with self._lock:
+            if isinstance(obstacles, (str, bytes, Mapping)) or not isinstance(obstacles, Iterable):
+                raise CollisionError(f"obstacles must be a list of mappings of add_obstacle's arguments, "
+                                     f"not {type(obstacles).__name__}")
+            kinds, records, seen = self._shape_kinds(), [], set()
+            for i, item in enumerate(obstacles):
+                where = f"obstacle {i + 1}"
+                if not isinstance(item, Mapping):
+                    raise CollisionError(f"{where}: a mapping of add_obstacle's arguments (name, shape, placement, "
+                                         f"frame, links), not {type(item).__name__}")
+                unknown = sorted(set(item) - {"name", "shape", "placement", "frame", "links"}, key=str)
+                if unknown or "name" not in item or "shape" not in item:
+                    what = f"unknown key {unknown[0]!r}" if unknown else "name and shape are needed"
+                    raise CollisionError(f"{where}: {what} (keys: name, shape, placement, frame, links)")
+                where = f"{where} ({item['name']!r})"
+                try:
+                    record = self._record(item["name"], item["shape"], item.get("placement"), item.get("frame"),
+                                          item.get("links"), kinds)
+                except ReljacError as exc:
+                    raise prefixed(exc, where) from None
+                if record.name in seen:
+                    raise CollisionError(f"{where}: a name given twice (an obstacle's name is unique)")
+                seen.add(record.name)
+                kinds.setdefault(type(record.geometry), record.geometry)
+                records.append(record)
+            self._place(records)
+
+    def _shape_kinds(self) -> dict[type, Any]:
+        """One geometry of each kind the model holds (robot bodies and obstacles)."""
+        return {type(g.geometry): g.geometry for g in self._kernel.geometry.geometryObjects}
+
+    def _record(self, name: Any, shape: Any, placement: Any, frame: Any, links: Any,
+                kinds: dict[type, Any]) -> Obstacle:
+        """The obstacle of add_obstacle's arguments, checked (against the geometry `kinds` too)."""
+        if not isinstance(name, str) or not name.strip():
+            raise CollisionError(f"an obstacle's name must be a non-empty string, not {name!r}")
+        if name in self._bodies.robot_links():
+            raise CollisionError(f"obstacle name '{name}' is a link of robot '{self.robot.name}'; pick another")
+        geometry = shapes.as_geometry(shape)
+        shapes.check_measurable(name, geometry, list(kinds.values()))
+        fid = 0 if frame is None else self.robot.frame_id(frame)
+        T_fo = shapes.as_placement(placement)
+        joint = self.robot.model.frames[fid].parentJoint
+        if links is None:
+            chosen = [link for link in self.links if self.joint_of(link) != joint]
+        else:
+            chosen = self._bodies.check_links(links)
+        return Obstacle(name, geometry, fid, T_fo, tuple(chosen))
+
+    def _place(self, records: list[Obstacle]) -> None:
+        """Put checked obstacles in (replacing those of their names) and rebuild once."""
+        names = {r.name for r in records}
+        self._pairs = [p for p in self._pairs if p[0] not in names and p[1] not in names]
+        for record in records:
+            self._bodies.put_obstacle(record)
+        self._pairs = self._bodies.canonical(self._pairs + [(link, r.name) for r in records for link in r.links])
+        self._rebuild()
 
     def move_obstacle(self, name: str, placement: Any) -> None:
         """Set an obstacle's pose T_fo in its frame (cheap: no rebuild; e.g. a tracked object)."""

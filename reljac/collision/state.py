@@ -43,8 +43,8 @@ def restore(robot: Robot, state: CollisionState) -> CollisionModel:
 
     links = [p for p in state.pairs if not any(o.name in p for o in state.obstacles)]
     model = CollisionModel(robot, pairs=links)
-    for o in state.obstacles:
-        model.add_obstacle(o.name, o.geometry, o.T_fo, frame=o.frame, links=o.links)
+    model.add_obstacles({"name": o.name, "shape": o.geometry, "placement": o.T_fo, "frame": o.frame, "links": o.links}
+                        for o in state.obstacles)
     model.check_only(state.pairs)
     model.dropped = list(state.dropped)
     return model
