@@ -24,6 +24,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
+from .decimal_text import decimal_number
 from .exceptions import ConfigurationError, JointNotFound, SRDFError, suggest
 from .validation import MAX_COORDINATE, real_array, short_repr
 
@@ -263,14 +264,17 @@ def joint_velocities(robot: JointSpace, v: ArrayLike) -> dict[str, Value]:
 def _number(name: str, value: Any) -> float:
     if isinstance(value, (bool, np.bool_, complex, np.complexfloating)):
         raise ConfigurationError(f"value of joint '{name}' must be a real number, not {value!r}")
-    try:
-        value = float(value)
+    given = value
+    try:  # text in decimal only (float() also reads "1_0" as 10, "nan" and other scripts' digits)
+        value = (decimal_number(value) if isinstance(value, str) else
+                 decimal_number(value.decode("latin-1")) if isinstance(value, bytes) else float(value))
     except OverflowError:  # an integer beyond float's range (10**400): not finite, named below
         value = math.inf if value > 0 else -math.inf
     except (TypeError, ValueError):
-        raise ConfigurationError(f"value of joint '{name}' must be a number, not {short_repr(value)}") from None
+        raise ConfigurationError(f"value of joint '{name}' must be a number, not {short_repr(given)}") from None
     if not abs(value) <= MAX_COORDINATE:
-        raise ConfigurationError(f"value of joint '{name}' is {value:.3g}; it must be finite, with "
+        shown = short_repr(given) if isinstance(given, (str, bytes)) else f"{value:.3g}"
+        raise ConfigurationError(f"value of joint '{name}' is {shown}; it must be finite, with "
                                  f"|value| <= {MAX_COORDINATE:g}")
     return value
 

@@ -14,6 +14,7 @@ import pytest
 
 import reljac
 from reljac.apps.cli import build_parser, main
+from reljac.decimal_text import decimal_number
 from reljac.exceptions import FrameNotFound
 
 
@@ -104,3 +105,15 @@ def test_a_pinocchio_reference_frame_is_not_taken_for_a_frame_id(enum):
     np.testing.assert_array_equal(
         reljac.relative_jacobian(dual, q, np.int64(fa), "right_tool", expressed_in=np.int32(fc)),
         reljac.relative_jacobian(dual, q, "left_tool", "right_tool", expressed_in="torso_yaw"))
+
+
+@pytest.mark.parametrize("text", ["0", "-0.5", "+2.", ".5", "1e-3", "-1.5E+2", " 7 ", "12345678901234567890"])
+def test_a_decimal_number_is_read_as_float_reads_it(text):
+    assert decimal_number(text) == float(text)
+
+
+@pytest.mark.parametrize("text", ["1_0", "nan", "NaN", "inf", "-Infinity", "0x10", "\uff11", "\u0661", "1e", "e5", ".",
+                                  "", " ", "1.2.3", "--1", "1e5.0", "1 2"])
+def test_text_that_is_not_a_decimal_number_is_refused_though_float_may_read_it(text):
+    with pytest.raises(ValueError, match="not a decimal number"):
+        decimal_number(text)

@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from ..decimal_text import decimal_number
 from ..exceptions import ReljacError
 
 MAX_SEED = 2**63 - 1
@@ -87,14 +88,22 @@ def integer(low: int, high: int) -> Callable[[str], int]:
 
 
 def coordinate(text: str) -> float:
-    """argparse type: a finite number with |x| <= 1e100."""
+    """argparse type: a finite number with |x| <= 1e100, written in decimal."""
     try:
-        value = float(text)
+        value = decimal_number(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got '{text}'") from None
     if not abs(value) <= MAX_COORDINATE:
         raise argparse.ArgumentTypeError(f"must be finite with |x| <= {MAX_COORDINATE:g}, got '{text}'")
     return value
+
+
+def seconds(text: str) -> float:
+    """argparse type: a duration [s] written in decimal (its range is the caller's check)."""
+    try:
+        return decimal_number(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got '{text}'") from None
 
 
 def _folder(text: str) -> str:
@@ -224,7 +233,7 @@ def _sole(text: str) -> tuple[float, float]:
     """argparse type: 'LxW', a rectangle's length and width [m], both positive and finite."""
     parts = text.lower().split("x")
     try:
-        sizes = tuple(float(p) for p in parts)
+        sizes = tuple(decimal_number(p) for p in parts)
     except ValueError:
         sizes = ()
     if len(sizes) != 2 or not all(math.isfinite(x) and 0 < x <= MAX_COORDINATE for x in sizes):
@@ -308,15 +317,15 @@ def demo_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("demo", choices=["dual-arm", "hand", "talos-balance"],
                         help="dual-arm: two arms carry a box; hand: pinches; talos-balance: Talos (legs free) "
                              "carries a box and reaches until its balance stops it (needs example-robot-data)")
-    parser.add_argument("--duration", type=float, default=None, metavar="S",
+    parser.add_argument("--duration", type=seconds, default=None, metavar="S",
                         help="[s] run length, 0 < S <= 3600 (default: 10 for dual-arm, 6 for hand, "
                              "4 for talos-balance); for dual-arm, the carry's length (the crossing comes after it)")
-    parser.add_argument("--crossing", type=float, default=None, metavar="S",
+    parser.add_argument("--crossing", type=seconds, default=None, metavar="S",
                         help="dual-arm only: [s] 0..3600 of crossing the arms with collision avoidance after "
                              "the carry (default 4; 0: none)")
     parser.add_argument("--headless", action="store_true", help="no viewer, no real-time pacing")
     parser.add_argument("--loop", action="store_true", help="dual-arm only: repeat until Ctrl-C")
-    parser.add_argument("--dt", type=float, default=0.01, help="[s] control period, 1e-4 <= DT <= 0.1 (default 0.01)")
+    parser.add_argument("--dt", type=seconds, default=0.01, help="[s] control period, 1e-4 <= DT <= 0.1 (default 0.01)")
     parser.add_argument("--no-wait", action="store_true",
                         help=f"start moving at once (default from a terminal: wait up to {BROWSER_WAIT:g} s "
                              "for a browser page)")
