@@ -66,7 +66,7 @@ from ..robot import Robot
 from ..support import SupportContact
 from .hierarchy_tasks import read_task
 from .hierarchy_values import joint_value, number, numbers, table, text, texts, unknown_keys, within
-from .obstacle_table import add_obstacles, check_count, obstacle_shape, unique_names
+from .obstacle_table import add_obstacles, check_count, obstacle_shape
 from .toml_file import read_toml
 
 DEMO_FILE = Path(__file__).resolve().parent / "dual_arm_debug.toml"
@@ -134,9 +134,8 @@ def _collision(robot: Robot, collision: Any, obstacles: Any, where: str) -> Coll
     if not isinstance(obstacles, list):
         raise ConfigurationError(f"{where}: obstacles are [[obstacle]] tables, got {obstacles!r}")
     check_count(obstacles, where)
-    specs = [_obstacle(spec, f"{where}, obstacle {i + 1}") for i, spec in enumerate(obstacles)]
-    unique_names([spec["name"] for spec in specs], where)
-    add_obstacles(avoidance.model, specs, where)
+    add_obstacles(avoidance.model, [_obstacle(spec, f"{where}, obstacle {i + 1}") for i, spec in enumerate(obstacles)],
+                  where)  # (each checked in file order; two of one name refused)
     return avoidance  # (the controller, built after, takes the obstacles in)
 
 

@@ -10,13 +10,15 @@ robot frame f (0: the world). Bodies are ordered links first (in model order), t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pinocchio as pin
 
-from ..exceptions import CollisionError, suggest
+from ..exceptions import CollisionError, ReljacError, prefixed, suggest
+from ..validation import short_repr
+from . import shapes
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..robot import Robot
@@ -56,6 +58,10 @@ class Bodies:
         self.links: list[str] = sorted(self._link_geoms, key=lambda n: self._link_frame[n])
         self._obstacles: dict[str, Obstacle] = {}
         self._rank: dict[str, int] | None = {}  # each obstacle's place in the order added (None: to count)
+        # the geometry model of the robot and the first `_modelled` obstacles (None: to build), kept
+        # because Pinocchio's addGeometryObject costs O(objects^2): a rebuild copies it
+        self._model: pin.GeometryModel | None = None
+        self._modelled = 0
 
     # ------------------------------------------------------------------ names
     def robot_links(self) -> list[str]:
@@ -93,7 +99,7 @@ class Bodies:
         """`name` if it is a link with geometry (or an obstacle, if allowed), else CollisionError."""
         valid = self.names if allow_obstacles else self.links
         if isinstance(name, str) and name in valid:
-            return name
+            return str(name)  # (not numpy's str_)
         if not isinstance(name, str):
             raise CollisionError(f"a link or obstacle is given by its name (str), not {name!r}")
         if name in self.robot_links() or (name in self._obstacles and not allow_obstacles):
@@ -141,15 +147,26 @@ class Bodies:
 
     def put_obstacle(self, obstacle: Obstacle) -> None:
         """Add `obstacle`, last (one of the same name is taken out first)."""
-        self._obstacles.pop(obstacle.name, None)
+        if self._obstacles.pop(obstacle.name, None) is not None:
+            self._model = None  # (the others' places change)
         self._obstacles[obstacle.name] = obstacle
         self._rank = None
+
+    def move_obstacle(self, name: str, T_fo: pin.SE3) -> tuple[int, pin.SE3]:
+        """Set obstacle `name`'s pose T_fo in its frame; its index in :meth:`geometry_model` and
+        its pose T_jo in its frame's parent joint, for the caller's model."""
+        obstacle = self.obstacle(name)
+        obstacle.T_fo = T_fo
+        g, T_jo = self.geometry_index(name), self.joint_placement(obstacle)
+        if self._model is not None and g < self._model.ngeoms:
+            self._model.geometryObjects[g].placement = T_jo
+        return g, T_jo
 
     def drop_obstacle(self, name: str) -> None:
         """Take obstacle `name` out (CollisionError if there is none)."""
         self.obstacle(name)
         del self._obstacles[name]
-        self._rank = None
+        self._rank, self._model = None, None
 
     def joint_placement(self, obstacle: Obstacle) -> pin.SE3:
         """T_jo: the obstacle's pose in its frame's parent joint."""
@@ -163,12 +180,74 @@ class Bodies:
     def geometry_model(self) -> tuple[pin.GeometryModel, dict[str, list[int]]]:
         """A copy of the robot's geometry with one object per obstacle after it, and each body's
         geometries in it (no collision pair yet)."""
-        geometry = self.geometry.copy()
-        for obstacle in self._obstacles.values():
+        if self._model is None:
+            self._model, self._modelled = self.geometry.copy(), 0
+        for obstacle in list(self._obstacles.values())[self._modelled:]:
             frame = self.robot.model.frames[obstacle.frame]
-            geometry.addGeometryObject(pin.GeometryObject(
+            self._model.addGeometryObject(pin.GeometryObject(
                 obstacle.name, frame.parentJoint, obstacle.frame, self.joint_placement(obstacle), obstacle.geometry))
+        self._modelled = len(self._obstacles)
         geoms = dict(self._link_geoms)
         for name in self._obstacles:
             geoms[name] = [self.geometry_index(name)]
-        return geometry, geoms
+        return self._model.copy(), geoms
+
+    # ------------------------------------------------------------------ new obstacles
+    def shape_kinds(self) -> dict[type, Any]:
+        """One geometry of each kind the bodies hold (the robot's and the obstacles')."""
+        kinds = {type(g.geometry): g.geometry for g in self.geometry.geometryObjects}
+        for obstacle in self._obstacles.values():
+            kinds.setdefault(type(obstacle.geometry), obstacle.geometry)
+        return kinds
+
+    def checked_obstacle(self, name: Any, shape: Any, placement: Any, frame: Any, links: Any,
+                         kinds: dict[type, Any]) -> Obstacle:
+        """The obstacle of CollisionModel.add_obstacle's arguments, checked (coal measures its
+        distance to each geometry of `kinds`), not added."""
+        if not isinstance(name, str) or not name.strip():
+            raise CollisionError(f"an obstacle's name must be a non-empty string, not {short_repr(name)}")
+        name = str(name)
+        if name in self.robot_links():
+            raise CollisionError(f"obstacle name '{name}' is a link of robot '{self.robot.name}'; pick another")
+        geometry = shapes.as_geometry(shape)
+        shapes.check_measurable(name, geometry, list(kinds.values()))
+        fid = 0 if frame is None else self.robot.frame_id(frame)
+        T_fo = shapes.as_placement(placement)
+        joint = self.robot.model.frames[fid].parentJoint
+        chosen = [link for link in self.links if self.joint_of(link) != joint] if links is None else \
+            self.check_links(links)
+        return Obstacle(name, geometry, fid, T_fo, tuple(chosen))
+
+    def checked_obstacles(self, items: Any) -> list[Obstacle]:
+        """The obstacles of CollisionModel.add_obstacles' mappings, each checked as
+        :meth:`checked_obstacle`, an error naming the first bad one by its place; not added."""
+        if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
+            raise CollisionError("obstacles must be a list of mappings of add_obstacle's arguments, "
+                                 f"not {type(items).__name__}")
+        kinds, records = self.shape_kinds(), []
+        first: dict[str, int] = {}  # each name's place
+        for i, item in enumerate(items):
+            where = f"obstacle {i + 1}"
+            if not isinstance(item, Mapping):
+                raise CollisionError(f"{where}: a mapping of add_obstacle's arguments (name, shape, placement, "
+                                     f"frame, links), not {type(item).__name__}")
+            unknown = sorted(set(item) - OBSTACLE_KEYS, key=str)
+            if unknown or "name" not in item or "shape" not in item:
+                what = f"unknown key {short_repr(unknown[0])}" if unknown else "name and shape are needed"
+                raise CollisionError(f"{where}: {what} (keys: name, shape, placement, frame, links)")
+            try:
+                record = self.checked_obstacle(item["name"], item["shape"], item.get("placement"),
+                                               item.get("frame"), item.get("links"), kinds)
+            except ReljacError as exc:
+                raise prefixed(exc, f"{where} ({short_repr(item['name'])})") from None
+            if record.name in first:
+                raise CollisionError(f"obstacles {first[record.name] + 1} and {i + 1} are both named "
+                                     f"{short_repr(record.name)} (an obstacle's name must be unique)")
+            first[record.name] = i
+            kinds.setdefault(type(record.geometry), record.geometry)
+            records.append(record)
+        return records
+
+
+#: the keys of one obstacle's mapping (CollisionModel.add_obstacles): add_obstacle's arguments
+OBSTACLE_KEYS = frozenset({"name", "shape", "placement", "frame", "links"})

@@ -36,7 +36,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
-from ..exceptions import CollisionError, ReljacError, prefixed
+from ..exceptions import CollisionError
 from ..srdf import SRDF, read_srdf
 from ..validation import as_count, as_float
 from . import shapes
@@ -222,7 +222,8 @@ class CollisionModel:
             CollisionError: a bad name, shape or link. FrameNotFound: unknown frame.
         """
         with self._lock:
-            self._place([self._record(name, shape, placement, frame, links, self._shape_kinds())])
+            kinds = self._bodies.shape_kinds()
+            self._place([self._bodies.checked_obstacle(name, shape, placement, frame, links, kinds)])
 
     def add_obstacles(self, obstacles: Iterable[Mapping[str, Any]]) -> None:
         """Add (or replace) many obstacles with one rebuild of the pairs (n calls of
@@ -235,60 +236,18 @@ class CollisionModel:
         Raises:
             CollisionError, FrameNotFound: as :meth:`add_obstacle`, the message starting with
                 "obstacle i ('name')" (i from 1); two obstacles of one name. Nothing is added then.
+
+        A thousand obstacles or so: Pinocchio's geometry model grows a table of every pair of its
+        objects with each object it takes (3000 objects: 12 s); merge small ones into larger shapes.
         """
         with self._lock:
-            if isinstance(obstacles, (str, bytes, Mapping)) or not isinstance(obstacles, Iterable):
-                raise CollisionError(f"obstacles must be a list of mappings of add_obstacle's arguments, "
-                                     f"not {type(obstacles).__name__}")
-            kinds, records, seen = self._shape_kinds(), [], set()
-            for i, item in enumerate(obstacles):
-                where = f"obstacle {i + 1}"
-                if not isinstance(item, Mapping):
-                    raise CollisionError(f"{where}: a mapping of add_obstacle's arguments (name, shape, placement, "
-                                         f"frame, links), not {type(item).__name__}")
-                unknown = sorted(set(item) - {"name", "shape", "placement", "frame", "links"}, key=str)
-                if unknown or "name" not in item or "shape" not in item:
-                    what = f"unknown key {unknown[0]!r}" if unknown else "name and shape are needed"
-                    raise CollisionError(f"{where}: {what} (keys: name, shape, placement, frame, links)")
-                where = f"{where} ({item['name']!r})"
-                try:
-                    record = self._record(item["name"], item["shape"], item.get("placement"), item.get("frame"),
-                                          item.get("links"), kinds)
-                except ReljacError as exc:
-                    raise prefixed(exc, where) from None
-                if record.name in seen:
-                    raise CollisionError(f"{where}: a name given twice (an obstacle's name is unique)")
-                seen.add(record.name)
-                kinds.setdefault(type(record.geometry), record.geometry)
-                records.append(record)
-            self._place(records)
-
-    def _shape_kinds(self) -> dict[type, Any]:
-        """One geometry of each kind the model holds (robot bodies and obstacles)."""
-        return {type(g.geometry): g.geometry for g in self._kernel.geometry.geometryObjects}
-
-    def _record(self, name: Any, shape: Any, placement: Any, frame: Any, links: Any,
-                kinds: dict[type, Any]) -> Obstacle:
-        """The obstacle of add_obstacle's arguments, checked (against the geometry `kinds` too)."""
-        if not isinstance(name, str) or not name.strip():
-            raise CollisionError(f"an obstacle's name must be a non-empty string, not {name!r}")
-        if name in self._bodies.robot_links():
-            raise CollisionError(f"obstacle name '{name}' is a link of robot '{self.robot.name}'; pick another")
-        geometry = shapes.as_geometry(shape)
-        shapes.check_measurable(name, geometry, list(kinds.values()))
-        fid = 0 if frame is None else self.robot.frame_id(frame)
-        T_fo = shapes.as_placement(placement)
-        joint = self.robot.model.frames[fid].parentJoint
-        if links is None:
-            chosen = [link for link in self.links if self.joint_of(link) != joint]
-        else:
-            chosen = self._bodies.check_links(links)
-        return Obstacle(name, geometry, fid, T_fo, tuple(chosen))
+            self._place(self._bodies.checked_obstacles(obstacles))
 
     def _place(self, records: list[Obstacle]) -> None:
         """Put checked obstacles in (replacing those of their names) and rebuild once."""
         names = {r.name for r in records}
         self._pairs = [p for p in self._pairs if p[0] not in names and p[1] not in names]
+        self.dropped = [d for d in self.dropped if d[0] not in names and d[1] not in names]  # a new obstacle's
         for record in records:
             self._bodies.put_obstacle(record)
         self._pairs = self._bodies.canonical(self._pairs + [(link, r.name) for r in records for link in r.links])
@@ -297,16 +256,15 @@ class CollisionModel:
     def move_obstacle(self, name: str, placement: Any) -> None:
         """Set an obstacle's pose T_fo in its frame (cheap: no rebuild; e.g. a tracked object)."""
         with self._lock:
-            obstacle = self._bodies.obstacle(name)
-            obstacle.T_fo = shapes.as_placement(placement)
-            g = self._bodies.geometry_index(name)
-            self._kernel.geometry.geometryObjects[g].placement = self._bodies.joint_placement(obstacle)
+            g, T_jo = self._bodies.move_obstacle(name, shapes.as_placement(placement))
+            self._kernel.geometry.geometryObjects[g].placement = T_jo
 
     def remove_obstacle(self, name: str) -> None:
         """Remove an obstacle and its pairs."""
         with self._lock:
             self._bodies.drop_obstacle(name)
             self._pairs = [p for p in self._pairs if name not in p]
+            self.dropped = [d for d in self.dropped if name not in d[:2]]
             self._rebuild()
 
     def obstacle(self, name: str) -> Obstacle:

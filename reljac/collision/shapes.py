@@ -135,7 +135,8 @@ def check_measurable(name: str, geometry: coal.CollisionGeometry, others: list[c
 
 
 def as_geometry(shape: Any) -> coal.CollisionGeometry:
-    """A coal geometry given by the user, checked; a mesh is kept as given."""
+    """A copy of a coal geometry given by the user, checked (the caller's object, changed later,
+    does not change the model); a mesh is kept as given (its triangles, or its hull)."""
     if not isinstance(shape, coal.CollisionGeometry):
         raise CollisionError(
             "an obstacle's shape must be a coal geometry: use reljac.collision.sphere(r), box((x, y, z)), "
@@ -144,13 +145,27 @@ def as_geometry(shape: Any) -> coal.CollisionGeometry:
     if isinstance(shape, (coal.Halfspace, coal.Plane)):
         raise CollisionError(f"an obstacle must be bounded, not a {type(shape).__name__}: use a large thin "
                              "box, e.g. box((4, 4, 0.02)) for a floor")
+    shape = shape.clone()
     for attribute in _SIZES:  # a shape built with coal directly is checked as reljac's builders check
         if hasattr(shape, attribute):
             values = np.atleast_1d(np.asarray(getattr(shape, attribute), dtype=float))
             if not np.all(np.isfinite(values) & (values > 0) & (values <= MAX_EXTENT)):
                 raise CollisionError(f"an obstacle's {type(shape).__name__} has {attribute} {values.tolist()}; "
                                      f"sizes must be positive finite numbers of metres, at most {MAX_EXTENT:g}")
+    points = _points(shape)
+    if points is not None and not (np.isfinite(points).all() and np.abs(points).max(initial=0.0) <= MAX_EXTENT):
+        raise CollisionError(f"an obstacle's {type(shape).__name__} has a vertex that is not a finite number of "
+                             f"metres within {MAX_EXTENT:g} of its origin")
     return shape
+
+
+def _points(shape: coal.CollisionGeometry) -> np.ndarray | None:
+    """The vertices (n, 3) of a mesh or a convex hull; None for a primitive shape."""
+    if isinstance(shape, coal.BVHModelBase):
+        return np.asarray(shape.vertices(), dtype=float).reshape(-1, 3) if shape.num_vertices else np.zeros((0, 3))
+    if isinstance(shape, coal.ConvexBase):
+        return np.asarray(shape.points(), dtype=float).reshape(-1, 3) if shape.num_points else np.zeros((0, 3))
+    return None
 
 
 _SIZES = ("radius", "halfSide", "halfLength", "radii")  # coal's size attributes of primitive shapes

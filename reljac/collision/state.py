@@ -41,7 +41,8 @@ def restore(robot: Robot, state: CollisionState) -> CollisionModel:
     """robot's collision model with the pairs, dropped pairs and obstacles of `state`."""
     from .model import CollisionModel
 
-    links = [p for p in state.pairs if not any(o.name in p for o in state.obstacles)]
+    obstacles = {o.name for o in state.obstacles}
+    links = [p for p in state.pairs if p[0] not in obstacles and p[1] not in obstacles]
     model = CollisionModel(robot, pairs=links)
     model.add_obstacles({"name": o.name, "shape": o.geometry, "placement": o.T_fo, "frame": o.frame, "links": o.links}
                         for o in state.obstacles)
