@@ -84,7 +84,12 @@ inline bool saturate(Vector& Pc, Vector& scaled, Matrix& P, RowMatrix* M, Vector
     Pc.noalias() = P * *c;
   else
     Pc = P.col(j);
-  const double pivot = c ? c->dot(Pc) : Pc(j);
+  double pivot = c ? c->dot(Pc) : Pc(j);
+  if (c && pivot < kReorthogonalize * c->squaredNorm()) {  // a cancellation: P (P c) (saturation.py, saturate)
+    scaled.noalias() = P * Pc;
+    Pc.swap(scaled);
+    pivot = Pc.squaredNorm();
+  }
   if (pivot < kPivotTolerance) return false;
   const double value = c ? c->dot(base) : base(j);
   base += Pc * ((target - value) / pivot);
