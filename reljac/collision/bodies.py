@@ -68,6 +68,10 @@ class Bodies:
         """Every link of the robot (BODY frames), with or without geometry."""
         return [f.name for f in self.robot.model.frames if f.type == pin.FrameType.BODY]
 
+    def __getstate__(self) -> dict:
+        """What a copy or a pickle keeps: not the geometry model kept for rebuilds (made again)."""
+        return {**self.__dict__, "_model": None, "_modelled": 0}
+
     @property
     def names(self) -> list[str]:
         """The links with geometry, then the obstacles."""
