@@ -264,6 +264,8 @@ def joint_velocities(robot: JointSpace, v: ArrayLike) -> dict[str, Value]:
 def _number(name: str, value: Any) -> float:
     if isinstance(value, (bool, np.bool_, complex, np.complexfloating)):
         raise ConfigurationError(f"value of joint '{name}' must be a real number, not {value!r}")
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "US":
+        value = value.item()  # a 0-d array of text: its text
     given = value
     try:  # text in decimal only (float() also reads "1_0" as 10, "nan" and other scripts' digits)
         value = (decimal_number(value) if isinstance(value, str) else

@@ -14,8 +14,8 @@ import pytest
 
 import reljac
 from reljac.apps.cli import build_parser, main
-from reljac.decimal_text import decimal_number
-from reljac.exceptions import FrameNotFound
+from reljac.decimal_text import decimal_integer, decimal_number
+from reljac.exceptions import ConfigurationError, FrameNotFound
 
 
 def run(*args):
@@ -113,7 +113,25 @@ def test_a_decimal_number_is_read_as_float_reads_it(text):
 
 
 @pytest.mark.parametrize("text", ["1_0", "nan", "NaN", "inf", "-Infinity", "0x10", "\uff11", "\u0661", "1e", "e5", ".",
-                                  "", " ", "1.2.3", "--1", "1e5.0", "1 2"])
+                                  "", " ", "1.2.3", "--1", "1e5.0", "1 2", "\t1\x1c"])
 def test_text_that_is_not_a_decimal_number_is_refused_though_float_may_read_it(text):
     with pytest.raises(ValueError, match="not a decimal number"):
         decimal_number(text)
+
+
+@pytest.mark.parametrize("text, value", [("0", 0), ("-12", -12), ("+7", 7), (" 3 ", 3), ("1" + "0" * 30, 10**30)])
+def test_a_decimal_integer_is_read_as_int_reads_it(text, value):
+    assert decimal_integer(text) == value
+
+
+@pytest.mark.parametrize("text", ["1_0", "\uff11", "\u0661", "1.0", "1e3", "0x10", "", "+", "1 2"])
+def test_text_that_is_not_a_decimal_integer_is_refused_though_int_may_read_it(text):
+    with pytest.raises(ValueError, match="not a decimal integer"):
+        decimal_integer(text)
+
+
+@pytest.mark.parametrize("value", [np.array("1_0"), np.array(b"1_0"), np.str_("1_0")])
+def test_a_joint_value_of_numpy_text_is_read_in_decimal_too(value):
+    robot = reljac.Robot.bundled("planar_2link")
+    with pytest.raises(ConfigurationError, match="value of joint 'joint1' must be a number"):
+        robot.q_from_joint_values({"joint1": value})

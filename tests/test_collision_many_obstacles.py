@@ -3,6 +3,8 @@ one add_obstacle call each (the slower path, its oracle), and a bad one adding n
 
 from __future__ import annotations
 
+import copy
+
 import coal
 import numpy as np
 import pinocchio as pin
@@ -10,6 +12,7 @@ import pytest
 
 from reljac.apps.hierarchy_file import read_hierarchy
 from reljac.collision import CollisionModel, box, capsule, sphere
+from reljac.collision.bodies import Bodies
 from reljac.exceptions import CollisionError, FrameNotFound
 from reljac.ik import CollisionAvoidance
 
@@ -185,3 +188,51 @@ def test_edits_in_any_order_give_the_model_built_at_once_from_where_they_end(dua
         assert got.pairs == expected.pairs
         np.testing.assert_allclose(got.distance, expected.distance, atol=1e-9)
         np.testing.assert_allclose(got.jacobian, expected.jacobian, atol=1e-9)
+
+
+def test_an_interrupted_add_obstacles_adds_none_and_later_rebuilds_stay_true(dual_arm, monkeypatch, rng):
+    """A review: a Ctrl-C in the rebuild's loop over the obstacles (most of a large call's time)
+    left the kept geometry model with objects its count did not know, and every later rebuild
+    shifted the obstacles' geometries (a penetration of 3 cm read as 42 cm clear)."""
+    cm = CollisionModel(dual_arm)
+    cm.add_obstacles([{"name": "first", "shape": sphere(0.05), "placement": [0.4, 0.0, 1.2]}])
+    obstacles, pairs = cm.obstacles, cm.pairs
+    calls = {"n": 0}
+    placement = Bodies.joint_placement
+
+    def interrupted(self, obstacle):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return placement(self, obstacle)
+
+    monkeypatch.setattr(Bodies, "joint_placement", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        cm.add_obstacles([{"name": f"b{i}", "shape": sphere(0.02 + 0.01 * i), "placement": [0.3, 0.1 * i, 1.0]}
+                          for i in range(6)])
+    monkeypatch.undo()
+    assert cm.obstacles == obstacles and cm.pairs == pairs
+    cm.add_obstacles([{"name": f"b{i}", "shape": sphere(0.02 + 0.01 * i), "placement": [0.3, 0.1 * i, 1.0]}
+                      for i in range(6)])
+    cm.add_pairs([("left_link3", "right_link3")])
+    fresh = CollisionModel(dual_arm, pairs=[])
+    fresh.add_obstacles({"name": n, "shape": cm.obstacle(n).geometry, "placement": cm.obstacle(n).T_fo, "links": []}
+                        for n in cm.obstacles)
+    fresh.check_only(cm.pairs)
+    q = dual_arm.random_configuration(rng)
+    expected, got = fresh.distances(q), cm.distances(q)
+    assert got.pairs == expected.pairs
+    np.testing.assert_allclose(got.distance, expected.distance, atol=1e-9)
+
+
+def test_a_shallow_copy_of_a_model_is_a_model_of_its_own(dual_arm):
+    """A review: copy.copy shared the bodies of the two models; an obstacle added to the copy made
+    the original's move_obstacle fail with an IndexError."""
+    cm = CollisionModel(dual_arm)
+    cm.add_obstacle("a", sphere(0.05), [0.5, 0.0, 1.0])
+    other = copy.copy(cm)
+    assert other.robot is cm.robot and other.obstacles == ["a"] and other.pairs == cm.pairs
+    other.add_obstacle("b", sphere(0.05), [0.5, 0.3, 1.0])
+    cm.move_obstacle("a", [0.6, 0.0, 1.0])
+    assert cm.obstacles == ["a"] and other.obstacles == ["a", "b"]
+    assert other.obstacle("a").T_fo.translation[0] == 0.5

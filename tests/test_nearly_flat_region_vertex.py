@@ -4,10 +4,12 @@ cancellation (0.13 -> 7.7e-12) that lost ten digits: M = A P was left at noise l
 (rank 1 by the noise) outside range(P). The Python solver then took that noise as a direction and
 handed the posture a "projector" with an eigenvalue -1 (the feet moved 2 um, |v| 0.36), the
 compiled one did not (|v| 0.017): the backends disagreed. P c taken twice
-(saturation.REORTHOGONALIZE) gives both the exact-arithmetic step. Found on the Unitree G1, its
+(saturation.PIVOT_REPROJECT) gives both the exact-arithmetic step. Found on the Unitree G1, its
 CoM target 0.5 m beyond the back corner of its feet, dt = 2 ms (a helper's adversarial pass)."""
 
 from __future__ import annotations
+
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -15,6 +17,7 @@ from helpers import example_robot_data_dir
 
 from reljac import Kinematics, Robot
 from reljac.ik import compiled_available, humanoid_stack
+from reljac.ik.solvers import saturation
 
 pytestmark = pytest.mark.skipif(example_robot_data_dir() is None, reason="needs example-robot-data")
 
@@ -58,3 +61,39 @@ def test_the_python_step_keeps_the_feet_and_does_not_worsen_the_posture(stack):
     assert np.max(C @ v - d) <= 1e-12  # inside the region
     posture = levels[2]
     assert np.linalg.norm(posture.times(v) - posture.b) <= np.linalg.norm(posture.b) + 1e-3  # (v = 0: |b|)
+
+
+def _exact_projector(rows: list[np.ndarray]) -> np.ndarray:
+    """I - R^T (R R^T)^-1 R for two rows R (2, n), in exact rational arithmetic, then rounded."""
+    R = [[Fraction(float(x)) for x in row] for row in rows]
+    n = len(R[0])
+    G = [[sum(a * b for a, b in zip(R[i], R[j], strict=True)) for j in range(2)] for i in range(2)]
+    det = G[0][0] * G[1][1] - G[0][1] * G[1][0]
+    inverse = [[G[1][1] / det, -G[0][1] / det], [-G[1][0] / det, G[0][0] / det]]
+    return np.array([[float(int(i == j) - sum(R[a][i] * inverse[a][b] * R[b][j] for a in range(2) for b in range(2)))
+                      for j in range(n)] for i in range(n)])
+
+
+@pytest.mark.parametrize("delta", [1e-5, 1e-6])  # (1e-7: a pivot below PIVOT_TOLERANCE, no move)
+@pytest.mark.parametrize("second", ["joint", "row"])
+def test_a_saturation_nearly_in_the_span_saturated_before_keeps_a_projector(delta, second):
+    """A row c1 = e_0 + delta r saturated, then joint 0 (pivot P_00) or the row 2 e_0 (c^T P c):
+    both pivots are cancellations of order delta^2. P, A P and the first row's bound against the
+    exact projector (the joint's pivot had the row's defect: |P - P_exact| 1.8e-5, an eigenvalue
+    -5.6e-5, the first row 1.1e-5 off its bound at delta = 1e-6; a reviewer's case)."""
+    rng = np.random.default_rng(3)
+    n = 10
+    A, r = rng.standard_normal((4, n)), rng.standard_normal(n)
+    r[0] = 0.0
+    e0 = np.eye(n)[0]
+    c1 = e0 + delta * r
+    P, M, base = np.eye(n), A.copy(), np.zeros(n)
+    assert saturation.saturate(P, M, base, c1, 0, 0.3)
+    c2 = e0 if second == "joint" else 2.0 * e0
+    assert saturation.saturate(P, M, base, None if second == "joint" else c2, 0 if second == "joint" else 1,
+                               0.5 if second == "joint" else 1.0)
+    exact = _exact_projector([c1, c2])
+    assert np.abs(P - exact).max() < 1e-9
+    assert np.linalg.eigvalsh((P + P.T) / 2).min() > -1e-9
+    assert np.abs(M - A @ exact).max() < 1e-8
+    assert abs(c1 @ base - 0.3) < 1e-9 and abs(c2 @ base - (0.5 if second == "joint" else 1.0)) < 1e-9

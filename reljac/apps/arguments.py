@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from ..decimal_text import decimal_number
+from ..decimal_text import decimal_integer, decimal_number
 from ..exceptions import ReljacError
 
 MAX_SEED = 2**63 - 1
@@ -75,7 +75,7 @@ def integer(low: int, high: int) -> Callable[[str], int]:
 
     def parse(text: str) -> int:
         try:
-            value = int(text)
+            value = decimal_integer(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected an integer in {low}..{high}, got '{text}'") from None
         if not low <= value <= high:

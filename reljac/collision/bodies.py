@@ -156,6 +156,15 @@ class Bodies:
         self._obstacles[obstacle.name] = obstacle
         self._rank = None
 
+    def kept(self) -> dict[str, Obstacle]:
+        """The obstacles as they are, for :meth:`restore` (the records are not copied)."""
+        return dict(self._obstacles)
+
+    def restore(self, obstacles: dict[str, Obstacle]) -> None:
+        """The obstacles :meth:`kept` returned, back (an edit interrupted half way undone)."""
+        self._obstacles = dict(obstacles)
+        self._rank, self._model = None, None
+
     def move_obstacle(self, name: str, T_fo: pin.SE3) -> tuple[int, pin.SE3]:
         """Set obstacle `name`'s pose T_fo in its frame; its index in :meth:`geometry_model` and
         its pose T_jo in its frame's parent joint, for the caller's model."""
@@ -190,7 +199,7 @@ class Bodies:
             frame = self.robot.model.frames[obstacle.frame]
             self._model.addGeometryObject(pin.GeometryObject(
                 obstacle.name, frame.parentJoint, obstacle.frame, self.joint_placement(obstacle), obstacle.geometry))
-        self._modelled = len(self._obstacles)
+            self._modelled += 1  # (one by one: a Ctrl-C in this loop leaves the count true)
         geoms = dict(self._link_geoms)
         for name in self._obstacles:
             geoms[name] = [self.geometry_index(name)]

@@ -26,6 +26,7 @@ their convex hulls by default). :attr:`CollisionModel.dropped` lists every pair 
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import threading
@@ -137,6 +138,16 @@ class CollisionModel:
         with self._lock:
             return {k: v for k, v in self.__dict__.items() if k not in ("_lock", "_kernel", "_data")}
 
+    def __copy__(self) -> CollisionModel:
+        """A model of its own over the same robot (a shallow copy shared the bodies: an obstacle
+        added to one broke the other)."""
+        with self._lock:
+            state = self.__getstate__()
+            state["_bodies"] = copy.deepcopy(state["_bodies"], {id(self.robot): self.robot})
+        new = object.__new__(CollisionModel)
+        new.__setstate__(state)
+        return new
+
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._lock = threading.RLock()
@@ -182,8 +193,8 @@ class CollisionModel:
         with self._lock:
             new = self._bodies.check_pairs(pairs)
             self._pairs = self._bodies.canonical(self._pairs + new)
-            self.dropped = [d for d in self.dropped
-                            if tuple(sorted(d[:2], key=self._bodies.order)) not in set(self._pairs)]
+            active = set(self._pairs)
+            self.dropped = [d for d in self.dropped if tuple(sorted(d[:2], key=self._bodies.order)) not in active]
             self._rebuild()
 
     def remove_pairs(self, pairs: Iterable[Sequence[str]]) -> None:
@@ -207,7 +218,8 @@ class CollisionModel:
                      links: Iterable[str] | None = None) -> None:
         """Add (or replace) an obstacle: a shape fixed in the world or to a robot frame.
 
-        Each call rebuilds the pairs: add many obstacles with :meth:`add_obstacles`.
+        Each call rebuilds the pairs: add many obstacles with :meth:`add_obstacles`. An obstacle
+        replaced is a new one: its pairs are those of `links`, any removed before back on.
 
         Args:
             name: its name (not a link name); it becomes a body of the pairs.
@@ -244,14 +256,21 @@ class CollisionModel:
             self._place(self._bodies.checked_obstacles(obstacles))
 
     def _place(self, records: list[Obstacle]) -> None:
-        """Put checked obstacles in (replacing those of their names) and rebuild once."""
-        names = {r.name for r in records}
-        self._pairs = [p for p in self._pairs if p[0] not in names and p[1] not in names]
-        self.dropped = [d for d in self.dropped if d[0] not in names and d[1] not in names]  # a new obstacle's
-        for record in records:
-            self._bodies.put_obstacle(record)
-        self._pairs = self._bodies.canonical(self._pairs + [(link, r.name) for r in records for link in r.links])
-        self._rebuild()
+        """Put checked obstacles in (replacing those of their names) and rebuild once; all or,
+        interrupted (a Ctrl-C in a long rebuild), none."""
+        kept = (self._pairs, self.dropped, self._bodies.kept())
+        try:
+            names = {r.name for r in records}
+            self._pairs = [p for p in self._pairs if p[0] not in names and p[1] not in names]
+            self.dropped = [d for d in self.dropped if d[0] not in names and d[1] not in names]  # a new obstacle's
+            for record in records:
+                self._bodies.put_obstacle(record)
+            self._pairs = self._bodies.canonical(self._pairs + [(link, r.name) for r in records for link in r.links])
+            self._rebuild()
+        except BaseException:
+            self._pairs, self.dropped = kept[0], kept[1]
+            self._bodies.restore(kept[2])
+            raise
 
     def move_obstacle(self, name: str, placement: Any) -> None:
         """Set an obstacle's pose T_fo in its frame (cheap: no rebuild; e.g. a tracked object)."""

@@ -10,7 +10,7 @@ void bind_constants(py::module_& m) {
   m.attr("RANK_TOLERANCE") = reljac::kRankTolerance;  // reljac.ik.solvers.hierarchy
   m.attr("BOUND_TOLERANCE") = reljac::kBoundTolerance;
   m.attr("PIVOT_TOLERANCE") = reljac::kPivotTolerance;
-  m.attr("REORTHOGONALIZE") = reljac::kReorthogonalize;
+  m.attr("PIVOT_REPROJECT") = reljac::kPivotReproject;
   m.attr("MAX_STALE_SATURATIONS") = reljac::kMaxStaleSaturations;
   m.attr("MET_TOLERANCE") = reljac::kMetTolerance;
   m.attr("AMPLIFIED") = reljac::kAmplified;

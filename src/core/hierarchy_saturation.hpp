@@ -85,7 +85,7 @@ inline bool saturate(Vector& Pc, Vector& scaled, Matrix& P, RowMatrix* M, Vector
   else
     Pc = P.col(j);
   double pivot = c ? c->dot(Pc) : Pc(j);
-  if (c && pivot < kReorthogonalize * c->squaredNorm()) {  // a cancellation: P (P c) (saturation.py, saturate)
+  if (pivot < kPivotReproject * (c ? c->squaredNorm() : 1.0)) {  // a cancellation: P (P c) (saturation.py)
     scaled.noalias() = P * Pc;
     Pc.swap(scaled);
     pivot = Pc.squaredNorm();

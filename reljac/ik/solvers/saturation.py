@@ -13,7 +13,7 @@ import numpy as np
 
 BOUND_TOLERANCE = 1e-12  # slack on a bound, relative to max(1, |v|, |delta|), before it counts as crossed
 PIVOT_TOLERANCE = 1e-12  # a joint (row) with P_jj (c^T P c) below this cannot move in what is left
-REORTHOGONALIZE = 1e-6  # a row with c^T P c below this x c^T c: P c taken twice (see saturate)
+PIVOT_REPROJECT = 1e-6  # a pivot c^T P c (P_jj) below this x c^T c (1): P c taken twice (see saturate)
 
 
 @dataclass
@@ -77,11 +77,12 @@ def saturate(P: np.ndarray, M: np.ndarray | None, base: np.ndarray, c: np.ndarra
     """
     Pc = P[:, j].copy() if c is None else P @ c
     pivot = float(Pc[j]) if c is None else float(c @ Pc)
-    if c is not None and pivot < REORTHOGONALIZE * float(c @ c):
-        # c nearly in the span already saturated: c^T P c is a cancellation that lost most of its digits
-        # (rounding eps |c|^2); dividing by it left M = A P at noise level, whose row space was not in
-        # range(P) (a projector with an eigenvalue -1 for the levels below). P (P c) is in range(P) to
-        # rounding, and its squared norm is the pivot to relative eps |c| / |P c| (twice is enough).
+    if pivot < PIVOT_REPROJECT * (1.0 if c is None else float(c @ c)):
+        # c (or the joint's e_j) nearly in the span already saturated: the pivot is a cancellation that
+        # lost most of its digits (rounding eps |c|^2); dividing by it left P and M = A P at noise level,
+        # M's row space not in range(P) (a projector with an eigenvalue -1 for the levels below). P (P c)
+        # is in range(P) to rounding, its squared norm the pivot to relative eps |c| / |P c| (twice is
+        # enough).
         Pc = P @ Pc
         pivot = float(Pc @ Pc)
     if pivot < PIVOT_TOLERANCE:
