@@ -12,12 +12,14 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+import pinocchio as pin
 import pytest
 from helpers import example_robot_data_dir
 
 from reljac import Kinematics, Robot
-from reljac.ik import compiled_available, humanoid_stack
+from reljac.ik import Controller, FrameTask, compiled_available, humanoid_stack
 from reljac.ik.solvers import saturation
+from reljac.ik.solvers.saturation import Constraints
 
 pytestmark = pytest.mark.skipif(example_robot_data_dir() is None, reason="needs example-robot-data")
 
@@ -97,3 +99,53 @@ def test_a_saturation_nearly_in_the_span_saturated_before_keeps_a_projector(delt
     assert np.linalg.eigvalsh((P + P.T) / 2).min() > -1e-9
     assert np.abs(M - A @ exact).max() < 1e-8
     assert abs(c1 @ base - 0.3) < 1e-9 and abs(c2 @ base - (0.5 if second == "joint" else 1.0)) < 1e-9
+
+
+Q_PULLED = np.array([  # step 97 of both hands pulled 1 m toward +x
+    -0.0694632225577395, -9.308469556935121e-05, -0.0974533855274959, -1.028415575818717e-06, 0.6011306065857673,
+    -8.453537425237771e-07, 0.7991507954222751, -1.5162504775906875, 0.00014291601523707594, -6.0521835874196104e-05,
+    -0.08726699999999998, 0.31368723871019305, -0.00015254291181860687, -1.5162505211176311, 0.00014291594022933834,
+    -6.052180843909646e-05, -0.08726699999999998, 0.313687282237139, -0.00015254283400947151, 0.0010122764492425252,
+    -0.0003706085484181071, 0.022726434272639845, -2.9369978499105818, 0.5318202942039902, 0.3496028309875988,
+    1.4147728599981975, -7.092406338531643e-05, 0.05468442414570393, 0.013759285468634764, -2.9373255606841533,
+    -0.5329058995973415, -0.3497001418588382, 1.414805013024235, 9.55958948162325e-05, 0.05461396039032397,
+    -0.013817291463965934
+])
+
+
+@pytest.mark.skipif(not compiled_available(), reason="the compiled core is not built")
+def test_a_region_row_parallel_to_one_saturated_above_does_not_freeze_a_level():
+    """An adversarial pass (lockstep runs, hands pulled 1 m, region as a limit): two region rows
+    parallel to 1e-10 (a sole vertex that hardly turns); the second, the first saturated, crossed
+    its bound by rounding (8e-13 against a tolerance of 1e-12), its saturation was refused (no
+    freedom left along it) and the level stopped with its candidate of scale 0: the posture froze in
+    one backend and not the other (|v| 1.55 against 2.80; in 40 of 80 runs on the G1 and Talos).
+    A refused row is in the span saturated: it is held and the level goes on."""
+    robot = Robot.load("g1")
+    q0 = robot.reference_configuration()
+    kin0 = Kinematics(robot, q0)
+    pulls = []
+    for hand in ("left_rubber_hand", "right_rubber_hand"):
+        task = FrameTask(hand, gain=5.0, weight=[1, 1, 1, 0, 0, 0], name=f"pull {hand}")
+        task.set_target(pin.SE3(np.eye(3), kin0.placement(hand).translation + [1.0, 0.0, 0.0]))
+        pulls.append(task)
+    stack = humanoid_stack(robot, q0, feet=("left_ankle_roll_link", "right_ankle_roll_link"), sole=(0.18, 0.07),
+                           margin=0.02, com_priority="none", tasks=[pulls])
+    v, scales = {}, {}
+    for backend in ("python", "compiled"):
+        controller = Controller(robot, stack.levels, dt=0.002, constraints=list(stack.constraints), backend=backend)
+        v[backend] = controller.velocity(Q_PULLED)
+        scales[backend] = [report.scale for report in controller.last_reports]
+    assert scales["python"] == scales["compiled"] == [1.0] * len(scales["python"])
+    np.testing.assert_allclose(v["python"], v["compiled"], rtol=0, atol=1e-7 * np.linalg.norm(v["compiled"]))
+
+
+def test_a_tie_at_scale_0_goes_to_the_first_constraint_whatever_the_sign_of_rounding():
+    """An adversarial pass: a joint on its bound (ratio exactly 0) and a row met to rounding (ratio
+    -1e-22 or +1e-22): the sign of the rounding chose which was saturated, and the two backends
+    chose differently (Talos, 8e-7 relative). A ratio is clamped at 0: the first (the joint) wins."""
+    for rounding in (-1e-22, 1e-22):
+        cons = Constraints(lo=np.array([-1.0, -1.0]), hi=np.array([0.0, 1.0]), C=np.array([[0.0, 1.0]]),
+                           d=np.array([rounding]))
+        scale, kind, index = saturation.max_scale(np.zeros(2), np.array([1.0, 1.0]), cons, [])
+        assert (scale, kind, index) == (0.0, 0, 0)

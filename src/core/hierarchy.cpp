@@ -162,9 +162,10 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
       ws.saturated.push_back(j);
     } else {
       ws.c = cons.C.row(j).transpose();
-      if (!saturate(ws.Pc, ws.scaled, ws.P_free, level.A ? &w.M : nullptr, w.Mc, base, &ws.c, j, cons.d(j))) break;
-      ws.saturated_rows.push_back(j);
+      const bool moved = saturate(ws.Pc, ws.scaled, ws.P_free, level.A ? &w.M : nullptr, w.Mc, base, &ws.c, j, cons.d(j));
+      ws.saturated_rows.push_back(j);  // refused: in the span saturated (crossed by rounding only): held
       ws.held_free[j] = 1;
+      if (!moved) continue;
     }
     if (level.A) gram(w.M, w.G_now);  // formed anew: a rank-one downdate loses accuracy where M loses rank
     --free;

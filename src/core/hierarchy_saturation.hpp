@@ -48,6 +48,7 @@ inline void scan(const X& x, const X& dx, const Vector* low, const Bound& high, 
     } else {
       continue;
     }
+    ratio = std::max(ratio, 0.0);  // a bound met to rounding: a tie at 0 goes to the first (saturation.py)
     if (ratio < s) {
       s = ratio;
       kind = which;

@@ -304,9 +304,10 @@ def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, held
                 break
             saturated.append(j)
         else:
-            if not saturate(P_free, M, base, cons.C[j], j, float(cons.d[j])):
-                break
-            saturated_rows.append(j)
+            moved = saturate(P_free, M, base, cons.C[j], j, float(cons.d[j]))
+            saturated_rows.append(j)  # refused: in the span saturated (crossed by rounding only): held
+            if not moved:
+                continue
         free -= 1
     if best is None:  # cannot happen while v_prev satisfies the constraints; stay safe anyway
         v = np.minimum(np.maximum(v_prev, cons.lo), cons.hi)

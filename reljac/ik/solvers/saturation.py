@@ -61,6 +61,7 @@ def max_scale(base: np.ndarray, delta: np.ndarray, cons: Constraints, held: list
                 ratio = (lj - b) / d
             else:
                 continue
+            ratio = max(ratio, 0.0)  # (a bound met to rounding: a tie at 0 goes to the first, not to the sign)
             if ratio < s:
                 s, kind, limiting = ratio, which, j
     if worst >= 0:
