@@ -47,7 +47,8 @@ def build(talos: Robot, q: np.ndarray, *, support_level: bool = True) -> tuple[C
                                                                                 FrameTask]:
     """The controller (levels above; without level 1 when `support_level` is False), the support
     region, the collision avoidance and the reach."""
-    stack = humanoid_stack(talos, q, feet=FEET, margin=MARGIN, com_priority="none")  # its feet, region, posture
+    stack = humanoid_stack(talos, q, feet=FEET, margin=MARGIN, com_priority="none",  # its feet, region, posture
+                           contact_gain=1.0 / DT)  # (a foot's error of one step removed at the next)
     avoidance = CollisionAvoidance(talos, min_distance=0.005, influence_distance=0.05)
     reach = FrameTask(GRIPPER, gain=5.0, weight=[1, 1, 1, 0, 0, 0], max_speed=0.15)
     reach.set_target(pin.SE3(np.eye(3), Kinematics(talos, q).placement(GRIPPER).translation + REACH))

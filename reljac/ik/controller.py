@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -18,7 +19,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
-from ..exceptions import ConfigurationError, ReljacError, TaskError
+from ..exceptions import ConfigurationError, ReljacError, ReljacWarning, TaskError
 from ..joint_space import velocity_labels
 from ..relative import Kinematics
 from ..robot import Robot, as_robot
@@ -151,6 +152,7 @@ class Controller:
     @dt.setter
     def dt(self, value: float) -> None:
         self._dt = as_float(value, "dt [s]", minimum=0.0, strict=True, error=ConfigurationError)
+        _warn_of_unstable_gains(self.tasks, self._dt, stacklevel=3)
         if self._step is not None:
             self._step.set_parameters()
 
@@ -299,6 +301,8 @@ class Controller:
             name = next(t.name for t in threading.enumerate() if t.ident == owner)
             raise ReljacError(f"this Controller is stepped by thread '{name}': create one Controller per thread, "
                               "or call reset() before another thread steps it (a new motion)")
+        if owner is None:  # a motion starts: its gains checked against dt (the search's own never steps)
+            _warn_of_unstable_gains(self.tasks, self._dt, stacklevel=4)
         self._stepper = me
 
     def velocity(self, q: ArrayLike) -> np.ndarray:
@@ -363,3 +367,17 @@ class Controller:
         if kin is None:
             raise ConfigurationError("no configuration yet: pass q or call step first")
         return {task.name: task.error_norms(kin) for task in self.tasks}
+
+
+def _warn_of_unstable_gains(tasks: Sequence[Task], dt: float, *, stacklevel: int) -> None:
+    """A ReljacWarning for each task whose gain x dt is 2 or more: its error e_k+1 = (1 - gain dt) e_k
+    (its rows met) then never shrinks (a period-2 oscillation at 2, growing beyond). Checked when a
+    motion starts (the first step or velocity since the controller was made or reset) and when dt
+    is set; a gain changed during a motion is not."""
+    for task in tasks:
+        gain = getattr(task, "gain", 0.0)
+        if gain * dt >= 2.0:
+            warnings.warn(ReljacWarning(
+                f"task '{task.name}': gain {gain:g} /s x dt {dt:g} s = {gain * dt:.3g} >= 2: its error would "
+                f"not shrink from step to step (it oscillates, or grows); use a gain below 2/dt = {2 / dt:.4g} /s "
+                "or a shorter dt"), stacklevel=stacklevel)

@@ -1,4 +1,7 @@
-"""Two rows of C nearly parallel: a support-region vertex where the hull turns by 1e-5 rad (the G1's
+"""Saturation in the hierarchy solvers where rounding decides: a pivot that cancels, a row in the
+span saturated, a tie at scale 0; both solvers agree and keep their projectors.
+
+First found: two rows of C nearly parallel, a support-region vertex where the hull turns by 1e-5 rad (the G1's
 feet, their back corners 0.5 um out of line). Saturating the second divides by c^T P c, a
 cancellation (0.13 -> 7.7e-12) that lost ten digits: M = A P was left at noise level, its row space
 (rank 1 by the noise) outside range(P). The Python solver then took that noise as a direction and
@@ -149,3 +152,4 @@ def test_a_tie_at_scale_0_goes_to_the_first_constraint_whatever_the_sign_of_roun
                            d=np.array([rounding]))
         scale, kind, index = saturation.max_scale(np.zeros(2), np.array([1.0, 1.0]), cons, [])
         assert (scale, kind, index) == (0.0, 0, 0)
+
