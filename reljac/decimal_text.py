@@ -9,15 +9,26 @@ command line's parser imports it.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
-def decimal_number(text: str) -> float:
-    """`text` as a number if it is one written in decimal: ASCII digits with an optional sign,
-    point and exponent ("-0.5", "2.", "1e-3"), spaces around it allowed; else ValueError. An
-    exponent beyond float's range gives +-inf: the caller's range check names it."""
+def held_text(value: Any) -> str | bytes | None:
+    """The text a user's value holds: a str or bytes, or that of a 0-d numpy array of text (read
+    without numpy); None for anything else (a number, to be read by float())."""
+    if getattr(value, "ndim", None) == 0 and getattr(getattr(value, "dtype", None), "kind", None) in ("U", "S"):
+        value = value.item()
+    return value if isinstance(value, (str, bytes)) else None
+
+
+def decimal_number(text: str | bytes) -> float:
+    """`text` (bytes: read as Latin-1) as a number if it is one written in decimal: ASCII digits
+    with an optional sign, point and exponent ("-0.5", "2.", "1e-3"), spaces around it allowed;
+    else ValueError. An exponent beyond float's range gives +-inf: the caller's range check names it."""
+    if isinstance(text, bytes):
+        text = text.decode("latin-1")
     if not _DECIMAL.fullmatch(text.strip(" ")):
         raise ValueError(f"not a decimal number: {text!r}")
     return float(text)
@@ -32,4 +43,4 @@ def decimal_integer(text: str) -> int:
     return int(text)
 
 
-__all__ = ["decimal_integer", "decimal_number"]
+__all__ = ["decimal_integer", "decimal_number", "held_text"]

@@ -15,17 +15,16 @@ Functions here take a :class:`~reljac.Robot` (``robot``: any
 
 from __future__ import annotations
 
-import fnmatch
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
-from .decimal_text import decimal_number
-from .exceptions import ConfigurationError, JointNotFound, SRDFError, suggest
+from .decimal_text import decimal_number, held_text
+from .exceptions import ConfigurationError, SRDFError, suggest
 from .validation import MAX_COORDINATE, real_array, short_repr
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -264,21 +263,19 @@ def joint_velocities(robot: JointSpace, v: ArrayLike) -> dict[str, Value]:
 def _number(name: str, value: Any) -> float:
     if isinstance(value, (bool, np.bool_, complex, np.complexfloating)):
         raise ConfigurationError(f"value of joint '{name}' must be a real number, not {value!r}")
-    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "US":
-        value = value.item()  # a 0-d array of text: its text
-    given = value
-    try:  # text in decimal only (float() also reads "1_0" as 10, "nan" and other scripts' digits)
-        value = (decimal_number(value) if isinstance(value, str) else
-                 decimal_number(value.decode("latin-1")) if isinstance(value, bytes) else float(value))
+    text = held_text(value)  # read in decimal only (float() also reads "1_0" as 10, "nan", other scripts' digits)
+    try:
+        number = float(value) if text is None else decimal_number(text)
     except OverflowError:  # an integer beyond float's range (10**400): not finite, named below
-        value = math.inf if value > 0 else -math.inf
+        number = math.inf if value > 0 else -math.inf
     except (TypeError, ValueError):
-        raise ConfigurationError(f"value of joint '{name}' must be a number, not {short_repr(given)}") from None
-    if not abs(value) <= MAX_COORDINATE:
-        shown = short_repr(given) if isinstance(given, (str, bytes)) else f"{value:.3g}"
+        raise ConfigurationError(f"value of joint '{name}' must be a number, "
+                                 f"not {short_repr(value if text is None else text)}") from None
+    if not abs(number) <= MAX_COORDINATE:
+        shown = f"{number:.3g}" if text is None else short_repr(text)
         raise ConfigurationError(f"value of joint '{name}' is {shown}; it must be finite, with "
                                  f"|value| <= {MAX_COORDINATE:g}")
-    return value
+    return number
 
 
 def _single(value: Any) -> bool:
@@ -341,65 +338,3 @@ def v_from_joint_velocities(robot: JointSpace, values: Mapping[str, object]) -> 
         else:
             v[joint.idx_v : joint.idx_v + joint.nv] = _numbers(name, value, joint.nv, "velocity")
     return v
-
-
-# ----------------------------------------------------------------------------- locking joints
-def lock_plan(robot: JointSpace, joints: Any, q: ArrayLike) -> tuple[list[int], np.ndarray, dict[str, Value]]:
-    """Which joints :meth:`Robot.locked` fixes, and where.
-
-    Args:
-        joints: a joint name, or names, or ``{name: value}``; a name with ``*``, ``?`` or ``[``
-            is a shell pattern matching every joint name it fits (``"hand_*"``).
-        q: (nq,) configuration giving the values of joints named without one.
-
-    Returns:
-        (joint ids to lock, including the mimic joints that follow a locked joint; q with the
-        given values written in; {locked joint name: value}).
-
-    Raises:
-        JointNotFound: an unknown, fixed or mimic name, or a pattern that matches no joint.
-        ConfigurationError: a bad value or q.
-    """
-    if isinstance(joints, Mapping):
-        items = list(joints.items())
-    elif isinstance(joints, str):
-        items = [(joints, None)]
-    elif isinstance(joints, Iterable):
-        items = [(name, None) for name in joints]
-    else:
-        raise JointNotFound(f"joints to lock are a name, a list of names or {{name: value}}, not {joints!r}")
-    q = robot.validate_q(q)
-    given: dict[str, object] = {}
-    names: list[str] = []
-    for pattern, value in items:
-        if not isinstance(pattern, str):
-            raise JointNotFound(f"a joint to lock is given by its name (str), not {pattern!r}")
-        if any(c in pattern for c in "*?["):
-            matched = fnmatch.filter(robot.joint_names, pattern)
-            if not matched:
-                raise JointNotFound(f"pattern '{pattern}' matches no joint of robot '{robot.name}'")
-        else:
-            robot.joint_id(pattern)  # JointNotFound for unknown, fixed and mimic names
-            matched = [pattern]
-        for name in matched:
-            if name not in names:
-                names.append(name)
-            if value is not None:
-                given[name] = value
-    write_values(robot, given, q)
-    q = robot.validate_q(q, name="q of the locked joints")
-    model = robot.model
-    for name in given:  # a value given for a locked joint keeps to its position limits (as the joint would)
-        joint = model.joints[robot.joint_id(name)]
-        if joint.nq != 1:
-            continue
-        i = joint.idx_q
-        value, lower, upper = q[i], model.lowerPositionLimit[i], model.upperPositionLimit[i]
-        slack = 1e-9 * max(1.0, abs(lower), abs(upper))
-        if np.isfinite(lower) and np.isfinite(upper) and lower <= upper and not lower - slack <= value <= upper + slack:
-            raise ConfigurationError(f"joint '{name}' locked at {value:g} is outside its position limits "
-                                     f"[{lower:g}, {upper:g}]")
-    ids = [robot.joint_id(name) for name in names]
-    followers = [f for f, leader in zip(model.mimicking_joints, model.mimicked_joints, strict=True) if leader in ids]
-    values = joint_values(robot, q)
-    return sorted(set(ids) | set(followers)), q, {name: values[name] for name in names}

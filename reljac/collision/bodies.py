@@ -58,10 +58,9 @@ class Bodies:
         self.links: list[str] = sorted(self._link_geoms, key=lambda n: self._link_frame[n])
         self._obstacles: dict[str, Obstacle] = {}
         self._rank: dict[str, int] | None = {}  # each obstacle's place in the order added (None: to count)
-        # the geometry model of the robot and the first `_modelled` obstacles (None: to build), kept
-        # because Pinocchio's addGeometryObject costs O(objects^2): a rebuild copies it
+        # the geometry model of the robot and the first obstacles (None: to build), kept because
+        # Pinocchio's addGeometryObject costs O(objects^2): a rebuild copies it
         self._model: pin.GeometryModel | None = None
-        self._modelled = 0
 
     # ------------------------------------------------------------------ names
     def robot_links(self) -> list[str]:
@@ -70,7 +69,7 @@ class Bodies:
 
     def __getstate__(self) -> dict:
         """What a copy or a pickle keeps: not the geometry model kept for rebuilds (made again)."""
-        return {**self.__dict__, "_model": None, "_modelled": 0}
+        return {**self.__dict__, "_model": None}
 
     @property
     def names(self) -> list[str]:
@@ -194,12 +193,12 @@ class Bodies:
         """A copy of the robot's geometry with one object per obstacle after it, and each body's
         geometries in it (no collision pair yet)."""
         if self._model is None:
-            self._model, self._modelled = self.geometry.copy(), 0
-        for obstacle in list(self._obstacles.values())[self._modelled:]:
+            self._model = self.geometry.copy()
+        modelled = self._model.ngeoms - self.geometry.ngeoms  # (read off the model: true after a Ctrl-C here)
+        for obstacle in list(self._obstacles.values())[modelled:]:
             frame = self.robot.model.frames[obstacle.frame]
             self._model.addGeometryObject(pin.GeometryObject(
                 obstacle.name, frame.parentJoint, obstacle.frame, self.joint_placement(obstacle), obstacle.geometry))
-            self._modelled += 1  # (one by one: a Ctrl-C in this loop leaves the count true)
         geoms = dict(self._link_geoms)
         for name in self._obstacles:
             geoms[name] = [self.geometry_index(name)]

@@ -17,7 +17,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
-from ..decimal_text import decimal_number
+from ..decimal_text import decimal_number, held_text
 from ..exceptions import MapError
 from ..joint_space import MAX_COORDINATE
 from ..robot import Robot
@@ -174,8 +174,9 @@ def positive_voxel(voxel: Any) -> float:
     """voxel as a positive finite number of metres, or MapError."""
     if isinstance(voxel, (bool, np.bool_)):
         raise MapError(f"voxel must be a positive number of metres, not {voxel!r}")
-    try:  # (text, e.g. the command line's --voxel, in decimal only: float() reads "0.0_5" as 0.05)
-        value = decimal_number(voxel) if isinstance(voxel, str) else float(voxel)
+    text = held_text(voxel)  # (e.g. the command line's --voxel) read in decimal: float() reads "0.0_5" as 0.05
+    try:
+        value = float(voxel) if text is None else decimal_number(text)
     except OverflowError:  # an int beyond the float range, such as 10**400
         raise MapError(f"voxel must be a positive number of metres, not an integer of {len(str(voxel))} digits") \
             from None
