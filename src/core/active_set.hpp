@@ -51,8 +51,10 @@ struct WarmLevel {
   int misses = 0, wait = 0;
   bool deficient = false;  // its A P_in was certified rank deficient (smallest_singular_value's `deficient`)
   // its rows A themselves certified dependent (an inequality level: its A P_in then not formed,
-  // inequality.cpp's rows_dependent): 1 yes, 0 no (not tried again), -1 not tried
+  // inequality.cpp's rows_dependent): 1 yes, 0 no, -1 not tried; after a failure it waits, as a
+  // guess does (dependent_misses failures in a row: as many solves, at most kMaxWait)
   signed char rows_dependent = -1;
+  int dependent_misses = 0, dependent_wait = 0;
 };
 constexpr int kMaxWait = 8;
 
@@ -219,6 +221,7 @@ struct Space {
       w.misses = w.wait = 0;
       w.deficient = false;
       w.rows_dependent = -1;
+      w.dependent_misses = w.dependent_wait = 0;
     }
   }
 

@@ -128,16 +128,26 @@ void warm_keep(const Rows& rows, int k, bool guessed, Space& s) {
 // that A P_in is too and its smallest singular value 0, without forming A P_in: a controller's
 // level of inequality rows only (its model usually has no row, and it leaves none out below: A
 // P_in's other uses), found rank deficient at the last solve (a region's edges, more planes than
-// a position's three). Tried again after a success only (WarmLevel::rows_dependent).
+// a position's three). After a failure it waits before trying again, one solve more after each
+// failure in a row, at most kMaxWait (WarmLevel::rows_dependent): a region whose hull had two edges
+// parallel to 1e-7 rad (a Gram matrix's third pivot 1e-14, rounding, above the certificate's cut)
+// failed once, and its four edges afterwards were never tried again (A P_in formed at every step:
+// a sixth of the level's cost on Talos).
 bool rows_dependent(const Rows& rows, int k, Space& s) {
   if (k < 0 || rows.column) return false;
   WarmLevel& w = s.warm[k];
-  if (!w.deficient || w.rows_dependent == 0) return false;
+  if (!w.deficient) return false;
+  if (w.rows_dependent == 0 && w.dependent_wait > 0) {
+    --w.dependent_wait;
+    return false;
+  }
   for (int i = 0; i < rows.m; ++i)
     if (rows.equal(i)) return false;
   int rank = 0;
   const bool dependent = gram(rows.A, rows.m, s.nv, s) && pivoted_rank(rows.m, s, rank);
   w.rows_dependent = dependent ? 1 : 0;
+  w.dependent_misses = dependent ? 0 : std::min(w.dependent_misses + 1, kMaxWait);
+  w.dependent_wait = w.dependent_misses;
   return dependent;
 }
 
