@@ -11,6 +11,7 @@ void bind_constants(py::module_& m) {
   m.attr("BOUND_TOLERANCE") = reljac::kBoundTolerance;
   m.attr("PIVOT_TOLERANCE") = reljac::kPivotTolerance;
   m.attr("PIVOT_REPROJECT") = reljac::kPivotReproject;
+  m.attr("REACHED_AT_ONCE") = reljac::kReachedAtOnce;
   m.attr("MAX_STALE_SATURATIONS") = reljac::kMaxStaleSaturations;
   m.attr("MET_TOLERANCE") = reljac::kMetTolerance;
   m.attr("AMPLIFIED") = reljac::kAmplified;

@@ -19,6 +19,7 @@ double Policy::singular_damping(double smallest) const {
 using namespace factor;  // the level factoring (hierarchy_factor.hpp)
 
 struct Workspace::Buffers {
+  saturation::Saturations made;  // a level's saturations, in order, and the exchanges at ties
   Vector v, base, best_v, Pc, scaled, c, Cb, Cd, Cv;
   Matrix P, P_free, P_best;  // (nv x nv)
   std::vector<char> held, held_free;
@@ -64,6 +65,46 @@ double norm_of_difference(const Level& level, const Vector& v, int nv, Vector& A
   return (Av - level.b).norm();
 }
 
+// The level's state after the saturations ws.made.done, made again from its start (v, P, dim, held):
+// ws.base, ws.P_free, w.M (and w.G_now), ws.held_free, the saturated joints and rows, `free`
+// (saturation.py's replay). A joint that can no longer move is dropped from ws.made.done.
+__attribute__((noinline, cold)) void replay(const Level& level, const Vector& v, const Matrix& P, bool P_is_identity, int dim,
+            const std::vector<char>& held, const Constraints& cons, Buffers& ws, LevelSpace& w, int& free) {
+  const int nv = static_cast<int>(v.size());
+  ws.base = v;
+  ws.P_free = P;
+  if (level.A) {
+    if (P_is_identity)
+      w.M = RowMatrixMap(level.A, level.rows(), nv);
+    else
+      times_symmetric(level.A, level.rows(), P, w.M);
+  }
+  RowMatrix* M = level.A ? &w.M : nullptr;
+  ws.held_free = held;
+  ws.saturated.clear();
+  ws.saturated_rows.clear();
+  free = dim;
+  std::vector<saturation::Saturation>& done = ws.made.done;
+  size_t kept = 0;
+  for (const saturation::Saturation made : done) {
+    if (made.kind == 0) {
+      if (!saturate(ws.Pc, ws.scaled, ws.P_free, M, w.Mc, ws.base, nullptr, made.index, made.target)) continue;
+      ws.saturated.push_back(made.index);
+      done[kept++] = made;
+      --free;
+      continue;
+    }
+    ws.c = cons.C.row(made.index).transpose();
+    const bool moved = saturate(ws.Pc, ws.scaled, ws.P_free, M, w.Mc, ws.base, &ws.c, made.index, made.target);
+    ws.saturated_rows.push_back(made.index);
+    ws.held_free[made.index] = 1;
+    done[kept++] = made;
+    if (moved) --free;
+  }
+  done.resize(kept);
+  if (level.A) gram(w.M, w.G_now);
+}
+
 bool is_met(double residual, const Level& level) { return residual <= kMetTolerance * (1.0 + level.b.norm()); }
 
 // A report as a default-constructed one, keeping its vectors' capacity.
@@ -100,6 +141,7 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
   }
   ws.saturated.clear();
   ws.saturated_rows.clear();
+  ws.made.clear();
   bool has_best = false;
   double best_remaining = 0.0, best_scale = 0.0;
   int best_dim = 0, best_limit_kind = -1, best_limit_index = -1;
@@ -124,6 +166,10 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
                                         w.step, w.coefficients, w.projected);
       });
     const Limiting lim = max_scale(base, w.step.delta, cons, ws.held_free, ws.Cb, ws.Cd);
+    if (ws.made.failed_trial(lim)) {
+      replay(level, v, P, P_is_identity, dim, held, cons, ws, w, free);
+      continue;
+    }
     if (lim.scale < 0) break;
     const double s = lim.scale;
     const double remaining = (s * w.step.A_delta - w.residual).norm();
@@ -160,11 +206,19 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
       const double target = delta(j) > 0 ? cons.hi(j) : cons.lo(j);
       if (!saturate(ws.Pc, ws.scaled, ws.P_free, level.A ? &w.M : nullptr, w.Mc, base, nullptr, j, target)) break;
       ws.saturated.push_back(j);
+      ws.made.made(0, j, target, s);
     } else {
+      double target = cons.d(j);
+      if (ws.made.exchange(j, target, s)) {  // tried instead of the row held at once before it
+        replay(level, v, P, P_is_identity, dim, held, cons, ws, w, free);
+        known_singular = false;  // (fewer saturations: G's eigenvalues may have grown)
+        target = std::min(cons.C.row(j).dot(base), target);
+      }
       ws.c = cons.C.row(j).transpose();
-      const bool moved = saturate(ws.Pc, ws.scaled, ws.P_free, level.A ? &w.M : nullptr, w.Mc, base, &ws.c, j, cons.d(j));
+      const bool moved = saturate(ws.Pc, ws.scaled, ws.P_free, level.A ? &w.M : nullptr, w.Mc, base, &ws.c, j, target);
       ws.saturated_rows.push_back(j);  // refused: in the span saturated (crossed by rounding only): held
       ws.held_free[j] = 1;
+      ws.made.made(1, j, target, s);
       if (!moved) continue;
     }
     if (level.A) gram(w.M, w.G_now);  // formed anew: a rank-one downdate loses accuracy where M loses rank
@@ -233,6 +287,7 @@ const Vector& solve_hierarchy(const std::vector<Level>& levels, const Constraint
   const int k = cons.rows();
   const int room = static_cast<int>(cons.C.rows());  // C's rows: k now, as many as it has room for later
   ws.saturated.reserve(nv);  // the most a level can saturate: nothing grows inside the solve
+  ws.made.reserve(nv + room);
   ws.saturated_rows.reserve(room);
   ws.best_saturated.reserve(nv);
   ws.best_saturated_rows.reserve(room);

@@ -1,6 +1,6 @@
 // The constraints' geometry inside the compiled SNS solver: how far a level's correction may go
-// before a joint's bound or a row of C stops it (max_scale), and the saturation that then holds
-// that joint or row on its bound inside range(P) (saturate). Private to hierarchy.cpp (inline: the
+// before a joint's bound or a row of C stops it (max_scale), the saturation that then holds that
+// joint or row on its bound inside range(P) (saturate), and a level's record of them (Saturations). Private to hierarchy.cpp (inline: the
 // solver's inner loop); the Python twin is reljac/ik/solvers/saturation.py.
 #pragma once
 
@@ -114,6 +114,77 @@ inline bool saturate(Vector& Pc, Vector& scaled, Matrix& P, RowMatrix* M, Vector
   }
   return true;
 }
+
+// One saturation of a level, as made (saturation.py's Saturation): a joint (kind 0) or a row of C
+// (kind 1) held at `target`, found at `scale`.
+struct Saturation {
+  int kind;
+  int index;
+  double target;
+  double scale;
+};
+
+// A level's saturations in order (`done`), and the exchanges tried at ties of two rows of C reached
+// at once: saturation.py's Saturations, whose docstring says why.
+class Saturations {
+ public:
+  std::vector<Saturation> done;
+
+  void clear() {
+    done.clear();
+    exchanged_.clear();
+    trial_ = false;
+  }
+  void reserve(size_t n) {  // (no allocation inside a solve)
+    done.reserve(n);
+    before_.reserve(n);
+    exchanged_.reserve(2 * n);
+  }
+  void made(int kind, int index, double target, double scale) { done.push_back({kind, index, target, scale}); }
+
+  // True when `row` (reached at `scale`, at `bound`) is tried instead of the latest row held at
+  // once, not exchanged before: that one is then out of `done` (made again by the caller's replay).
+  bool exchange(int row, double bound, double scale) {
+    return scale <= kReachedAtOnce && exchange_at_once(row, bound, scale);
+  }
+
+  // Whether the candidate after an exchange is stopped by the row let go (or its base is outside a
+  // constraint): then `done` is back to SNS's own (made again by the caller's replay).
+  bool failed_trial(const Limiting& lim) {
+    if (!trial_) return false;
+    trial_ = false;
+    if (lim.scale >= 0 && !(lim.scale < 1.0 && lim.kind == 1 && lim.index == let_go_)) return false;
+    done = before_;
+    done.push_back(row_);
+    return true;
+  }
+
+ private:
+  // exchange's search, out of the solver loop's code (rare)
+  __attribute__((noinline)) bool exchange_at_once(int row, double bound, double scale) {
+    for (int a = static_cast<int>(done.size()) - 1; a >= 0; --a) {
+      const Saturation& held = done[a];
+      if (held.kind != 1 || held.scale > kReachedAtOnce ||
+          std::find(exchanged_.begin(), exchanged_.end(), held.index) != exchanged_.end())
+        continue;
+      trial_ = true;
+      before_ = done;
+      let_go_ = held.index;
+      row_ = {1, row, bound, scale};
+      exchanged_.push_back(held.index);
+      exchanged_.push_back(row);
+      done.erase(done.begin() + a);
+      return true;
+    }
+    return false;
+  }
+
+  std::vector<int> exchanged_;      // rows exchanged (once each per level)
+  bool trial_ = false;              // an exchange being tried: `done` before it, the row let go,
+  std::vector<Saturation> before_;  // and the row tried instead as SNS would have held it (at its
+  int let_go_ = -1;                 // bound)
+  Saturation row_{};
+};
 
 }  // namespace saturation
 }  // namespace reljac

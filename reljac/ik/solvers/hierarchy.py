@@ -32,7 +32,7 @@ import numpy as np
 from ...exceptions import ConfigurationError, TaskError
 from ...validation import as_float
 from .identity_level import identity_correction
-from .saturation import Constraints, max_scale, saturate, violated_rows
+from .saturation import Constraints, Saturations, max_scale, replay, saturate, violated_rows
 
 RANK_TOLERANCE = 1e-12  # eigenvalues of G below this x max(1, largest) count as zero (sigma < 1e-6)
 MAX_STALE_SATURATIONS = 2  # stop saturating a level after this many saturations that did not help
@@ -283,10 +283,14 @@ def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, held
     saturated_rows: list[int] = []
     best: _Candidate | None = None
     stale = 0  # saturations in a row that did not lower the residual
+    made = Saturations()  # and the exchanges at ties of two rows (its docstring)
     for _ in range(v_prev.shape[0] + cons.C.shape[0] + 1):
         residual = level.b - level.times(base)
         step = _correction(level, M, P_free, residual, policy)
         s, kind, j = max_scale(base, step.delta, cons, held + saturated_rows)
+        if made.failed_trial(s, kind, j):
+            base, P_free, M, free, saturated, saturated_rows = replay(level.A, v_prev, P, dim, cons, made.done)
+            continue
         if s < 0:  # freezing the last one pushed another out: keep the best so far
             break
         remaining = float(np.linalg.norm(s * step.A_delta - residual))
@@ -303,9 +307,15 @@ def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, held
             if not saturate(P_free, M, base, None, j, target):
                 break
             saturated.append(j)
+            made.made(0, j, float(target), s)
         else:
-            moved = saturate(P_free, M, base, cons.C[j], j, float(cons.d[j]))
+            target = float(cons.d[j])
+            if made.exchange(j, target, s):  # tried instead of the row held at once before it
+                base, P_free, M, free, saturated, saturated_rows = replay(level.A, v_prev, P, dim, cons, made.done)
+                target = min(float(cons.C[j] @ base), target)
+            moved = saturate(P_free, M, base, cons.C[j], j, target)
             saturated_rows.append(j)  # refused: in the span saturated (crossed by rounding only): held
+            made.made(1, j, target, s)
             if not moved:
                 continue
         free -= 1

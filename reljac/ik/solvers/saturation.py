@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+REACHED_AT_ONCE = 1e-6  # a scale at most this: the level's start sits on the constraint (a bound, a vertex)
 BOUND_TOLERANCE = 1e-12  # slack on a bound, relative to max(1, |v|, |delta|), before it counts as crossed
 PIVOT_TOLERANCE = 1e-12  # a joint (row) with P_jj (c^T P c) below this cannot move in what is left
 PIVOT_REPROJECT = 1e-6  # a pivot c^T P c (P_jj) below this x c^T c (1): P c taken twice (see saturate)
@@ -109,3 +110,92 @@ def violated_rows(cons: Constraints, v: np.ndarray) -> list[int]:
     Cv = cons.C @ v
     tol = BOUND_TOLERANCE * max(1.0, float(np.abs(Cv).max()))
     return [int(j) for j in np.flatnonzero(Cv - cons.d > tol)]
+
+
+@dataclass
+class Saturation:
+    """One saturation of a level, as made: a joint (kind 0) or a row of C (kind 1) held at
+    `target`, found at `scale` (the scale at which it stopped the level's correction)."""
+
+    kind: int
+    index: int
+    target: float
+    scale: float
+
+
+class Saturations:
+    """A level's saturations in order (`done`), and the exchanges tried at ties of two rows.
+
+    Two rows of C reached at once (scale <= REACHED_AT_ONCE: the level starts on a vertex of them, a
+    support region's corner) are a tie that SNS breaks by order: it holds the first, whose slide
+    crosses the second, and holding both pins the level, though sliding along the second alone
+    may leave the first inside (its multiplier pulls inward: an active-set method would release
+    it; Talos' centre of mass stopped for good at a corner 36.5 mm from the nearest point of the
+    region). So before holding the second on top of the first, the solver tries it instead of
+    the first (`exchange`): the first let go, the second held where it is (on its bound up to
+    the tie; at its bound it would push base across the first). If the first still stops the
+    slide (at any scale below 1: both are held in the end, as SNS holds them), the trial failed
+    (`failed_trial`): the saturations are those SNS would have made (the first, then the second
+    at its bound) and the trial's candidate is not counted. A row is exchanged once per level.
+    """
+
+    def __init__(self) -> None:
+        self.done: list[Saturation] = []
+        self.exchanged: set[int] = set()
+        self.trial: tuple[list[Saturation], int, Saturation] | None = None
+
+    def made(self, kind: int, index: int, target: float, scale: float) -> None:
+        self.done.append(Saturation(kind, index, target, scale))
+
+    def exchange(self, row: int, bound: float, scale: float) -> bool:
+        """True when `row` (reached at `scale`, at `bound`) is tried instead of the latest row held
+        at once, not exchanged before: that one is then out of `done` (made again by replay)."""
+        if scale > REACHED_AT_ONCE:
+            return False
+        for a in range(len(self.done) - 1, -1, -1):
+            held = self.done[a]
+            if held.kind == 1 and held.scale <= REACHED_AT_ONCE and held.index not in self.exchanged:
+                self.trial = (list(self.done), held.index, Saturation(1, row, bound, scale))
+                self.exchanged.update((held.index, row))
+                del self.done[a]
+                return True
+        return False
+
+    def failed_trial(self, scale: float, kind: int, index: int) -> bool:
+        """Whether the candidate after an exchange is stopped by the row let go (or its base is
+        outside a constraint): then `done` is back to SNS's own (made again by replay)."""
+        if self.trial is None:
+            return False
+        before, let_go, row = self.trial
+        self.trial = None
+        if scale >= 0 and not (scale < 1.0 and kind == 1 and index == let_go):
+            return False
+        self.done = [*before, row]
+        return True
+
+
+def replay(A: np.ndarray | None, v_prev: np.ndarray, P: np.ndarray, dim: int, cons: Constraints,
+           done: list[Saturation]) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int, list[int], list[int]]:
+    """A level's state after the saturations `done`, made again from its start (v_prev, P, dim):
+    (base, P_free, M = A P_free, free dimension, saturated joints, saturated rows). A joint that can
+    no longer move is dropped from `done`."""
+    base, P_free, free = v_prev.copy(), P.copy(), dim
+    M = None if A is None else A @ P_free
+    saturated: list[int] = []
+    saturated_rows: list[int] = []
+    kept: list[Saturation] = []
+    for op in done:
+        if op.kind == 0:
+            if not saturate(P_free, M, base, None, op.index, op.target):
+                continue
+            saturated.append(op.index)
+        else:
+            moved = saturate(P_free, M, base, cons.C[op.index], op.index, op.target)
+            saturated_rows.append(op.index)
+            if not moved:
+                kept.append(op)
+                continue
+        kept.append(op)
+        free -= 1
+    done[:] = kept
+    return base, P_free, M, free, saturated, saturated_rows

@@ -1,0 +1,91 @@
+"""Two constraint rows reached at once (a level starting on their vertex) in the SNS hierarchy
+solver: holding the first one SNS meets and then the second pins the level, though sliding along
+the second alone may leave the first inside (reljac.ik.solvers.saturation.Saturations). Found on
+Talos: humanoid_stack's centre of mass, sent beyond a corner of its support region, stopped there
+for good, 36.5 mm from the region's nearest point to its target, on both backends.
+
+The oracle: a level v = u (A = I, undamped) under rows C v <= 0 through the origin, started on their
+vertex, is the Euclidean projection of u onto the cone {C v <= 0}, found here by enumeration (u itself,
+its projection on each row's line, the vertex: the nearest that is inside)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from reljac import Kinematics, Robot, URDFError
+from reljac.ik import Controller, compiled_available
+from reljac.ik.humanoid import humanoid_stack
+from reljac.ik.solvers import hierarchy as H
+from reljac.ik.solvers.backend import _compiled, _python
+
+UNDAMPED = H.DampingPolicy(threshold=0.0, max_damping=0.0)  # (a level with a row held is rank deficient)
+BACKENDS = [_python] + ([_compiled] if compiled_available() else [])
+
+
+def _projection_on_cone(C: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """The nearest point to u of {x: C x <= 0} (2-D, two rows: a cone with its vertex at 0)."""
+    candidates = [u] + [u - (c @ u) / (c @ c) * c for c in C] + [np.zeros(2)]
+    inside = [x for x in candidates if np.all(C @ x <= 1e-12)]
+    return min(inside, key=lambda x: float(np.linalg.norm(x - u)))
+
+
+@pytest.mark.parametrize("solve", BACKENDS, ids=lambda f: f.__name__.strip("_"))
+def test_a_level_on_a_vertex_slides_along_the_edge_that_lets_it(solve):
+    rng = np.random.default_rng(7)
+    slid = 0
+    for _ in range(300):
+        angles = rng.uniform(0, 2 * np.pi, 2)
+        C = np.array([[np.cos(a), np.sin(a)] for a in angles])
+        if abs(C[0, 0] * C[1, 1] - C[0, 1] * C[1, 0]) < 0.05:  # (nearly parallel rows: a half-plane, not a cone)
+            continue
+        u = rng.normal(size=2)
+        expected = _projection_on_cone(C, u)
+        slid += bool(np.linalg.norm(expected) > 1e-9 and np.any(np.abs(C @ expected) < 1e-12))
+        v, _ = solve([H.Level(np.eye(2), u)], np.full(2, -10.0), np.full(2, 10.0), C, np.zeros(2),
+                     UNDAMPED)
+        np.testing.assert_allclose(v, expected, atol=1e-9, err_msg=f"rows {C.tolist()}, u {u.tolist()}")
+    assert slid > 50  # (the case at stake: the projection slides along one row)
+
+
+def test_the_rows_order_does_not_decide_where_the_level_goes():
+    # the first row's slide crosses the second: held in that order, both pinned the level at 0
+    C = np.array([[1.0, 0.5], [1.0, 0.0]])
+    u = np.array([1.0, -1.0])
+    for solve in BACKENDS:
+        for rows in (C, C[::-1].copy()):
+            v, reports = solve([H.Level(np.eye(2), u)], np.full(2, -10.0), np.full(2, 10.0), rows, np.zeros(2),
+                               UNDAMPED)
+            np.testing.assert_allclose(v, [0.0, -1.0], atol=1e-12)
+            assert reports[0].scale == 1.0
+
+
+def test_talos_centre_of_mass_sent_beyond_a_corner_reaches_the_nearest_point_of_its_region():
+    try:
+        robot = Robot.load("talos")
+    except URDFError:
+        pytest.skip("example-robot-data's Talos is not installed")
+    q0 = robot.reference_configuration()
+    feet = ("left_sole_link", "right_sole_link")
+    stack = humanoid_stack(robot, q0, feet=feet)
+    region = stack.support.polygon(Kinematics(robot, q0)).shrunk(stack.support.margin).vertices
+    centre = region.mean(axis=0)
+    corner = region[3]  # (Talos' front right corner: the one it stopped at)
+    target = corner + 0.3 * (corner - centre) / np.linalg.norm(corner - centre)
+    edges = [(region[i], region[(i + 1) % len(region)]) for i in range(len(region))]
+    nearest = min((a + np.clip((target - a) @ (b - a) / ((b - a) @ (b - a)), 0, 1) * (b - a) for a, b in edges),
+                  key=lambda x: float(np.linalg.norm(x - target)))
+    assert np.linalg.norm(nearest - corner) > 0.03  # the nearest point is elsewhere: the CoM must slide there
+    ends = {}
+    for backend in ("python", "compiled") if compiled_available() else ("python",):
+        stack = humanoid_stack(robot, q0, feet=feet)
+        stack.com.set_target(target)
+        controller = Controller(robot, stack.levels, dt=0.01, constraints=stack.constraints, backend=backend)
+        q = q0.copy()
+        for _ in range(150):
+            q = controller.step(q)
+        ends[backend] = q
+        com = Kinematics(robot, q).center_of_mass()[:2]
+        assert np.linalg.norm(com - nearest) < 1e-3, f"{backend}: the CoM stopped at {com}, nearest {nearest}"
+    if len(ends) == 2:
+        np.testing.assert_allclose(ends["python"], ends["compiled"], atol=1e-9)
