@@ -15,7 +15,8 @@ from .limits.support import SupportRegion, SupportRegionTask
 from .nlp import NLPResult, solve_nlp
 from .search.solve import IKResult, Solver, solve, solve_many
 from .solvers.backend import compiled_available, default_backend
-from .solvers.hierarchy import DampingPolicy, LevelReport
+from .solvers.damping import DampingPolicy
+from .solvers.hierarchy import LevelReport
 from .tasks import (
     FrameTask,
     PostureTask,

@@ -245,7 +245,7 @@ class Step:
         """
     def set_policy(self, threshold: typing.SupportsFloat | typing.SupportsIndex, max_damping: typing.SupportsFloat | typing.SupportsIndex, error_damping: typing.SupportsFloat | typing.SupportsIndex, step_threshold: typing.SupportsFloat | typing.SupportsIndex) -> None:
         """
-        The damping policy (reljac.ik.solvers.hierarchy.DampingPolicy's fields).
+        The damping policy (reljac.ik.solvers.damping.DampingPolicy's fields).
         """
     def set_task_target(self, index: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]) -> None:
         """

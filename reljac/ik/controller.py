@@ -31,7 +31,8 @@ from .levels import as_levels
 from .limits.base import Limit, intersect
 from .limits.joints import JointPositionLimit, JointVelocityLimit, ReversalDamping
 from .solvers import backend as _backend
-from .solvers.hierarchy import DampingPolicy, Level, LevelReport
+from .solvers.damping import DampingPolicy
+from .solvers.hierarchy import Level, LevelReport
 from .tasks import Task
 
 

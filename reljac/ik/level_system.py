@@ -3,7 +3,7 @@
 Each task gives its rows at the configuration (``Task.rows(kin)``); a level stacks them with their
 weights into one :class:`~reljac.ik.solvers.hierarchy.Level` (A v = b, or bounds lower <= A v <= upper
 where a task has bounds), and its error part of damping (Levenberg-Marquardt: the displacement
-the level asks for in one step, see :class:`~reljac.ik.solvers.hierarchy.DampingPolicy`). What the
+the level asks for in one step, see :class:`~reljac.ik.solvers.damping.DampingPolicy`). What the
 Python backend's controller solves at each step; the compiled step builds the same in C++.
 """
 
@@ -15,7 +15,8 @@ import numpy as np
 
 from ..relative import Kinematics
 from .compiled_step import task_overflow
-from .solvers.hierarchy import DampingPolicy, Level
+from .solvers.damping import DampingPolicy
+from .solvers.hierarchy import Level
 from .tasks import Task
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:  # pragma: no cover
     from ..robot import Robot
     from .limits.base import Limit
-    from .solvers.hierarchy import DampingPolicy
+    from .solvers.damping import DampingPolicy
     from .tasks import Task
 
 

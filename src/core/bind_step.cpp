@@ -214,7 +214,7 @@ void bind_step(py::module_& m) {
       .def("set_levels", &Step::set_levels, py::arg("levels"), "The priority levels: task indices, highest first.")
       .def("set_dt", &Step::set_dt, py::arg("dt"), "The control period [s].")
       .def("set_policy", &Step::set_policy, py::arg("threshold"), py::arg("max_damping"), py::arg("error_damping"),
-           py::arg("step_threshold"), "The damping policy (reljac.ik.solvers.hierarchy.DampingPolicy's fields).")
+           py::arg("step_threshold"), "The damping policy (reljac.ik.solvers.damping.DampingPolicy's fields).")
       .def("kinematics", [](Step& s, const Array& q) { s.kinematics(as_q(s, q)); }, py::arg("q"),
            "The kinematics pass at q (nq,) into the step's pin.Data (for the Python tasks' rows).")
       .def("velocity", &velocity, py::arg("q"), py::arg("kinematics_done"), py::arg("tasks"), py::arg("limits"),

@@ -30,7 +30,7 @@ from ..controller import Controller, as_constraints
 from ..levels import as_levels
 from ..limits.base import Limit
 from ..limits.joints import JointPositionLimit
-from ..solvers.hierarchy import DampingPolicy
+from ..solvers.damping import DampingPolicy
 from ..tasks.base import Task
 from .budget import OUTSIDE_START, OUTSIDE_WINDOW, CallShare
 from .many import seed_rows_of, with_progress

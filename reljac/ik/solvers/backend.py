@@ -19,7 +19,8 @@ import numpy as np
 
 from ...compiled_core import extension, mismatch
 from ...exceptions import ConfigurationError, TaskError
-from .hierarchy import OVERFLOW, DampingPolicy, Level, LevelReport, solve_hierarchy
+from .damping import DampingPolicy
+from .hierarchy import OVERFLOW, Level, LevelReport, solve_hierarchy
 from .inequality import WarmStart, has_bounds, solve_lexicographic
 
 BACKENDS = ("compiled", "python")

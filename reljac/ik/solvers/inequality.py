@@ -47,7 +47,8 @@ import numpy as np
 from ...exceptions import TaskError
 from .active_set import HardRows, LevelResult, LevelRows, change_cap, solve_level
 from .active_set_algebra import rank, row_basis, smallest_singular_value
-from .hierarchy import MET_TOLERANCE, OVERFLOW, DampingPolicy, Level, LevelReport
+from .damping import DampingPolicy
+from .hierarchy import MET_TOLERANCE, OVERFLOW, Level, LevelReport
 from .saturation import Constraints, violated_rows
 
 JOINT, ROW, NO_FREEDOM, LEVEL_ROW = 0, 1, 2, 3  # LevelReport.limit_kind
