@@ -1,6 +1,7 @@
 """Two constraint rows reached at once (a level starting on their vertex) in the SNS hierarchy
 solver: holding the first one SNS meets and then the second pins the level, though sliding along
-the second alone may leave the first inside (reljac.ik.solvers.saturation.Saturations). Found on
+the second alone may leave the first inside: each such tie is now also explored the other way,
+the better result kept (reljac.ik.solvers.saturation.Saturations). Found on
 Talos: humanoid_stack's centre of mass, sent beyond a corner of its support region, stopped there
 for good, 36.5 mm from the region's nearest point to its target, on both backends.
 
@@ -17,6 +18,7 @@ from reljac import Kinematics, Robot, URDFError
 from reljac.ik import Controller, compiled_available
 from reljac.ik.humanoid import humanoid_stack
 from reljac.ik.solvers import hierarchy as H
+from reljac.ik.solvers import saturation
 from reljac.ik.solvers.backend import _compiled, _python
 
 UNDAMPED = H.DampingPolicy(threshold=0.0, max_damping=0.0)  # (a level with a row held is rank deficient)
@@ -24,7 +26,8 @@ BACKENDS = [_python] + ([_compiled] if compiled_available() else [])
 
 
 def _projection_on_cone(C: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """The nearest point to u of {x: C x <= 0} (2-D, two rows: a cone with its vertex at 0)."""
+    """The nearest point to u of {x: C x <= 0} (2-D, rows through 0: a cone with its vertex at 0, or
+    a half-plane): u, its projection on one row's line, or the vertex, the nearest that is inside."""
     candidates = [u] + [u - (c @ u) / (c @ c) * c for c in C] + [np.zeros(2)]
     inside = [x for x in candidates if np.all(C @ x <= 1e-12)]
     return min(inside, key=lambda x: float(np.linalg.norm(x - u)))
@@ -34,18 +37,42 @@ def _projection_on_cone(C: np.ndarray, u: np.ndarray) -> np.ndarray:
 def test_a_level_on_a_vertex_slides_along_the_edge_that_lets_it(solve):
     rng = np.random.default_rng(7)
     slid = 0
-    for _ in range(300):
-        angles = rng.uniform(0, 2 * np.pi, 2)
-        C = np.array([[np.cos(a), np.sin(a)] for a in angles])
-        if abs(C[0, 0] * C[1, 1] - C[0, 1] * C[1, 0]) < 0.05:  # (nearly parallel rows: a half-plane, not a cone)
-            continue
+    for _ in range(400):
+        C = rng.normal(size=(int(rng.integers(2, 5)), 2))  # 2-4 rows through one vertex
+        C /= np.linalg.norm(C, axis=1, keepdims=True)
         u = rng.normal(size=2)
         expected = _projection_on_cone(C, u)
         slid += bool(np.linalg.norm(expected) > 1e-9 and np.any(np.abs(C @ expected) < 1e-12))
-        v, _ = solve([H.Level(np.eye(2), u)], np.full(2, -10.0), np.full(2, 10.0), C, np.zeros(2),
+        v, _ = solve([H.Level(np.eye(2), u)], np.full(2, -10.0), np.full(2, 10.0), C, np.zeros(C.shape[0]),
                      UNDAMPED)
         np.testing.assert_allclose(v, expected, atol=1e-9, err_msg=f"rows {C.tolist()}, u {u.tolist()}")
-    assert slid > 50  # (the case at stake: the projection slides along one row)
+    assert slid > 100  # (the case at stake: the projection slides along one row)
+
+
+def test_a_tie_explored_is_never_worse_than_sns_own_order(monkeypatch):
+    """3-D levels on a vertex of 3-5 rows, one joint on its bound too (ties of a row with a joint, of
+    three rows): the level's residual is at most SNS's own (the ties not explored), the backends agree."""
+    rng = np.random.default_rng(11)
+    problems = []
+    for _ in range(300):
+        C = rng.normal(size=(int(rng.integers(3, 6)), 3))
+        C /= np.linalg.norm(C, axis=1, keepdims=True)
+        lo, hi = np.full(3, -10.0), np.full(3, 10.0)
+        (lo if rng.random() < 0.5 else hi)[rng.integers(0, 3)] = 0.0
+        problems.append(([H.Level(np.eye(3), rng.normal(size=3))], lo, hi, C, np.zeros(C.shape[0]), UNDAMPED))
+    explored = [_python(*p)[0] for p in problems]
+    monkeypatch.setattr(saturation.Saturations, "tie", lambda self, row, scale: None)
+    own = [_python(*p)[0] for p in problems]
+    better = 0
+    for (levels, lo, hi, C, d, _), v, v_own in zip(problems, explored, own, strict=True):
+        u = levels[0].b
+        assert np.all(C @ v <= d + 1e-12) and np.all(lo <= v) and np.all(v <= hi)
+        assert np.linalg.norm(v - u) <= np.linalg.norm(v_own - u) + 1e-12
+        better += np.linalg.norm(v - u) < np.linalg.norm(v_own - u) - 1e-6
+    assert better > 10
+    if compiled_available():
+        for p, v in zip(problems, explored, strict=True):
+            np.testing.assert_allclose(_compiled(*p)[0], v, atol=1e-12)
 
 
 def test_the_rows_order_does_not_decide_where_the_level_goes():

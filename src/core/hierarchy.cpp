@@ -19,7 +19,7 @@ double Policy::singular_damping(double smallest) const {
 using namespace factor;  // the level factoring (hierarchy_factor.hpp)
 
 struct Workspace::Buffers {
-  saturation::Saturations made;  // a level's saturations, in order, and the exchanges at ties
+  saturation::Saturations made;  // a level's saturations, in order, and the ties explored after them
   Vector v, base, best_v, Pc, scaled, c, Cb, Cd, Cv;
   Matrix P, P_free, P_best;  // (nv x nv)
   std::vector<char> held, held_free;
@@ -65,11 +65,29 @@ double norm_of_difference(const Level& level, const Vector& v, int nv, Vector& A
   return (Av - level.b).norm();
 }
 
+// Hold row j of C at `target` inside ws.P_free (w.M following): saturate, and the row marked saturated
+// and held. False if it cannot move (then held all the same: in the span saturated).
+bool hold_row(const Level& level, const Constraints& cons, Buffers& ws, LevelSpace& w, int j, double target) {
+  ws.c = cons.C.row(j).transpose();
+  const bool moved = saturate(ws.Pc, ws.scaled, ws.P_free, level.A ? &w.M : nullptr, w.Mc, ws.base, &ws.c, j, target);
+  ws.saturated_rows.push_back(j);
+  ws.held_free[j] = 1;
+  return moved;
+}
+
+// Hold joint j at `target` inside ws.P_free (w.M following); false (not held) if it cannot move.
+bool hold_joint(const Level& level, Buffers& ws, LevelSpace& w, int j, double target) {
+  if (!saturate(ws.Pc, ws.scaled, ws.P_free, level.A ? &w.M : nullptr, w.Mc, ws.base, nullptr, j, target)) return false;
+  ws.saturated.push_back(j);
+  return true;
+}
+
 // The level's state after the saturations ws.made.done, made again from its start (v, P, dim, held):
 // ws.base, ws.P_free, w.M (and w.G_now), ws.held_free, the saturated joints and rows, `free`
 // (saturation.py's replay). A joint that can no longer move is dropped from ws.made.done.
-__attribute__((noinline, cold)) void replay(const Level& level, const Vector& v, const Matrix& P, bool P_is_identity, int dim,
-            const std::vector<char>& held, const Constraints& cons, Buffers& ws, LevelSpace& w, int& free) {
+__attribute__((noinline, cold)) void replay(const Level& level, const Vector& v, const Matrix& P, bool P_is_identity,
+                                            int dim, const std::vector<char>& held, const Constraints& cons, Buffers& ws,
+                                            LevelSpace& w, int& free) {
   const int nv = static_cast<int>(v.size());
   ws.base = v;
   ws.P_free = P;
@@ -79,7 +97,6 @@ __attribute__((noinline, cold)) void replay(const Level& level, const Vector& v,
     else
       times_symmetric(level.A, level.rows(), P, w.M);
   }
-  RowMatrix* M = level.A ? &w.M : nullptr;
   ws.held_free = held;
   ws.saturated.clear();
   ws.saturated_rows.clear();
@@ -87,19 +104,10 @@ __attribute__((noinline, cold)) void replay(const Level& level, const Vector& v,
   std::vector<saturation::Saturation>& done = ws.made.done;
   size_t kept = 0;
   for (const saturation::Saturation made : done) {
-    if (made.kind == 0) {
-      if (!saturate(ws.Pc, ws.scaled, ws.P_free, M, w.Mc, ws.base, nullptr, made.index, made.target)) continue;
-      ws.saturated.push_back(made.index);
-      done[kept++] = made;
-      --free;
-      continue;
-    }
-    ws.c = cons.C.row(made.index).transpose();
-    const bool moved = saturate(ws.Pc, ws.scaled, ws.P_free, M, w.Mc, ws.base, &ws.c, made.index, made.target);
-    ws.saturated_rows.push_back(made.index);
-    ws.held_free[made.index] = 1;
-    done[kept++] = made;
-    if (moved) --free;
+    const bool moved = made.kind == 0 ? hold_joint(level, ws, w, made.index, made.target)
+                                      : hold_row(level, cons, ws, w, made.index, made.target);
+    if (made.kind == 1 || moved) done[kept++] = made;
+    free -= moved;
   }
   done.resize(kept);
   if (level.A) gram(w.M, w.G_now);
@@ -155,74 +163,80 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
     w.best.U_scaled.resize(level.rows(), level.rows());
   }
   const double a_norm = level.A ? Eigen::Map<const Vector>(level.A, Eigen::Index(level.rows()) * nv).norm() : 0.0;
-  for (int it = 0; it < iterations; ++it) {
-    times(level, base, nv, w.Ax);
-    w.residual = level.b - w.Ax;
-    if (level.A == nullptr)
-      identity_correction(level, *P_now, w.residual, nv, w.step, ws.masked);
-    else
-      with_gram_type(level.rows(), [&](auto gram_type) {  // the correction with G as a matrix of that type
-        correction<decltype(gram_type)>(level, w.M, w.G_now, *P_now, w.residual, policy, nv, a_norm, known_singular,
-                                        w.step, w.coefficients, w.projected);
-      });
-    const Limiting lim = max_scale(base, w.step.delta, cons, ws.held_free, ws.Cb, ws.Cd);
-    if (ws.made.failed_trial(lim)) {
-      replay(level, v, P, P_is_identity, dim, held, cons, ws, w, free);
-      continue;
-    }
-    if (lim.scale < 0) break;
-    const double s = lim.scale;
-    const double remaining = (s * w.step.A_delta - w.residual).norm();
-    const bool kept = !has_best || remaining < best_remaining * (1.0 - 1e-9) - 1e-15;
-    if (kept) {
-      has_best = true;
-      best_remaining = remaining;
-      best_scale = s;
-      best_limit_kind = s < 1.0 ? lim.kind : -1;
-      best_limit_index = s < 1.0 ? lim.index : -1;
-      ws.best_v = base + s * w.step.delta;
-      best_dim = free;
-      w.best.swap(w.step);  // the next candidate overwrites what w.step holds
-      ws.best_saturated = ws.saturated;
-      ws.best_saturated_rows = ws.saturated_rows;
-      best_is_current = true;
-      stale = 0;
-    } else if (s > 1e-6) {
-      ++stale;
-    }
-    if (s >= 1.0 || stale >= kMaxStaleSaturations || free == 0) break;
-    if (best_is_current) {  // P_free and M are about to change
-      ws.P_best = *P_now;
-      if (level.A) w.M_best = w.M;
-      best_is_current = false;
-    }
-    if (P_now == &P) {  // the first saturation: P_free from here on
-      ws.P_free = P;
-      P_now = &ws.P_free;
-    }
-    const int j = lim.index;
-    const Vector& delta = kept ? w.best.delta : w.step.delta;  // this candidate's
-    if (lim.kind == 0) {
-      const double target = delta(j) > 0 ? cons.hi(j) : cons.lo(j);
-      if (!saturate(ws.Pc, ws.scaled, ws.P_free, level.A ? &w.M : nullptr, w.Mc, base, nullptr, j, target)) break;
-      ws.saturated.push_back(j);
-      ws.made.made(0, j, target, s);
-    } else {
-      double target = cons.d(j);
-      if (ws.made.exchange(j, target, s)) {  // tried instead of the row held at once before it
-        replay(level, v, P, P_is_identity, dim, held, cons, ws, w, free);
-        known_singular = false;  // (fewer saturations: G's eigenvalues may have grown)
-        target = std::min(cons.C.row(j).dot(base), target);
+  for (int path = 0;; ++path) {
+    if (path > 0) {  // a tie's path (Saturations): the row held first let go, this one held where it is
+      const int row = ws.made.next_path();
+      if (row < 0) break;
+      if (best_is_current) {  // P_free and M are about to change
+        ws.P_best = *P_now;
+        if (level.A) w.M_best = w.M;
+        best_is_current = false;
       }
-      ws.c = cons.C.row(j).transpose();
-      const bool moved = saturate(ws.Pc, ws.scaled, ws.P_free, level.A ? &w.M : nullptr, w.Mc, base, &ws.c, j, target);
-      ws.saturated_rows.push_back(j);  // refused: in the span saturated (crossed by rounding only): held
-      ws.held_free[j] = 1;
-      ws.made.made(1, j, target, s);
-      if (!moved) continue;
+      replay(level, v, P, P_is_identity, dim, held, cons, ws, w, free);
+      P_now = &ws.P_free;
+      known_singular = false;  // (fewer saturations: G's eigenvalues may have grown)
+      const double target = std::min(cons.C.row(row).dot(base), cons.d(row));
+      free -= hold_row(level, cons, ws, w, row, target);
+      ws.made.made(1, row, target, 0.0);
+      if (level.A) gram(w.M, w.G_now);
+      stale = 0;
     }
-    if (level.A) gram(w.M, w.G_now);  // formed anew: a rank-one downdate loses accuracy where M loses rank
-    --free;
+    for (int it = 0; it < iterations; ++it) {
+      times(level, base, nv, w.Ax);
+      w.residual = level.b - w.Ax;
+      if (level.A == nullptr)
+        identity_correction(level, *P_now, w.residual, nv, w.step, ws.masked);
+      else
+        with_gram_type(level.rows(), [&](auto gram_type) {  // the correction with G as a matrix of that type
+          correction<decltype(gram_type)>(level, w.M, w.G_now, *P_now, w.residual, policy, nv, a_norm, known_singular,
+                                          w.step, w.coefficients, w.projected);
+        });
+      const Limiting lim = max_scale(base, w.step.delta, cons, ws.held_free, ws.Cb, ws.Cd);
+      if (lim.scale < 0) break;
+      const double s = lim.scale;
+      const double remaining = (s * w.step.A_delta - w.residual).norm();
+      const bool kept = !has_best || remaining < best_remaining * (1.0 - 1e-9) - 1e-15;
+      if (kept) {
+        has_best = true;
+        best_remaining = remaining;
+        best_scale = s;
+        best_limit_kind = s < 1.0 ? lim.kind : -1;
+        best_limit_index = s < 1.0 ? lim.index : -1;
+        ws.best_v = base + s * w.step.delta;
+        best_dim = free;
+        w.best.swap(w.step);  // the next candidate overwrites what w.step holds
+        ws.best_saturated = ws.saturated;
+        ws.best_saturated_rows = ws.saturated_rows;
+        best_is_current = true;
+        stale = 0;
+      } else if (s > 1e-6) {
+        ++stale;
+      }
+      if (s >= 1.0 || stale >= kMaxStaleSaturations || free == 0) break;
+      if (best_is_current) {  // P_free and M are about to change
+        ws.P_best = *P_now;
+        if (level.A) w.M_best = w.M;
+        best_is_current = false;
+      }
+      if (P_now == &P) {  // the first saturation: P_free from here on
+        ws.P_free = P;
+        P_now = &ws.P_free;
+      }
+      const int j = lim.index;
+      const Vector& delta = kept ? w.best.delta : w.step.delta;  // this candidate's
+      if (lim.kind == 0) {
+        const double target = delta(j) > 0 ? cons.hi(j) : cons.lo(j);
+        if (!hold_joint(level, ws, w, j, target)) break;
+        ws.made.made(0, j, target, s);
+      } else {
+        ws.made.tie(j, s);
+        const bool moved = hold_row(level, cons, ws, w, j, cons.d(j));  // refused: in the span saturated (crossed
+        ws.made.made(1, j, cons.d(j), s);                                // by rounding only): held
+        if (!moved) continue;
+      }
+      if (level.A) gram(w.M, w.G_now);  // formed anew: a rank-one downdate loses accuracy where M loses rank
+      --free;
+    }
   }
   reset(report);
   if (!has_best) {  // cannot happen while v satisfies the constraints; stay safe anyway

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "hierarchy.hpp"
@@ -124,66 +125,63 @@ struct Saturation {
   double scale;
 };
 
-// A level's saturations in order (`done`), and the exchanges tried at ties of two rows of C reached
-// at once: saturation.py's Saturations, whose docstring says why.
+// A level's saturations in order (`done`), and the ties of two rows of C that SNS's own path broke
+// by order, explored after it as paths of their own: saturation.py's Saturations, whose docstring
+// says why.
 class Saturations {
  public:
   std::vector<Saturation> done;
 
   void clear() {
     done.clear();
-    exchanged_.clear();
-    trial_ = false;
+    tried_.clear();
+    paths_ = next_ = 0;
   }
   void reserve(size_t n) {  // (no allocation inside a solve)
     done.reserve(n);
-    before_.reserve(n);
-    exchanged_.reserve(2 * n);
+    for (Path& path : room_) path.prefix.reserve(n);
   }
   void made(int kind, int index, double target, double scale) { done.push_back({kind, index, target, scale}); }
 
-  // True when `row` (reached at `scale`, at `bound`) is tried instead of the latest row held at
-  // once, not exchanged before: that one is then out of `done` (made again by the caller's replay).
-  bool exchange(int row, double bound, double scale) {
-    return scale <= kReachedAtOnce && exchange_at_once(row, bound, scale);
+  // `row` reached at `scale`, about to be held on top of the others: when at once, the latest row
+  // held at once (with which it was not tried) is let go in a path kept for later.
+  void tie(int row, double scale) {
+    if (scale <= kReachedAtOnce && paths_ < kMaxTiePaths) keep_path(row);
   }
 
-  // Whether the candidate after an exchange is stopped by the row let go (or its base is outside a
-  // constraint): then `done` is back to SNS's own (made again by the caller's replay).
-  bool failed_trial(const Limiting& lim) {
-    if (!trial_) return false;
-    trial_ = false;
-    if (lim.scale >= 0 && !(lim.scale < 1.0 && lim.kind == 1 && lim.index == let_go_)) return false;
-    done = before_;
-    done.push_back(row_);
-    return true;
+  // The row to hold in the next path kept (-1: none left); `done` becomes the saturations to make
+  // again before it (by the caller's replay).
+  int next_path() {
+    if (next_ == paths_) return -1;
+    Path& path = room_[next_++];
+    done.swap(path.prefix);
+    return path.row;
   }
 
  private:
-  // exchange's search, out of the solver loop's code (rare)
-  __attribute__((noinline)) bool exchange_at_once(int row, double bound, double scale) {
+  struct Path {
+    std::vector<Saturation> prefix;  // the saturations to make again
+    int row = -1;                    // the row then held where it is
+  };
+
+  __attribute__((noinline)) void keep_path(int row) {  // (rare: out of the solver loop's code)
     for (int a = static_cast<int>(done.size()) - 1; a >= 0; --a) {
-      const Saturation& held = done[a];
-      if (held.kind != 1 || held.scale > kReachedAtOnce ||
-          std::find(exchanged_.begin(), exchanged_.end(), held.index) != exchanged_.end())
-        continue;
-      trial_ = true;
-      before_ = done;
-      let_go_ = held.index;
-      row_ = {1, row, bound, scale};
-      exchanged_.push_back(held.index);
-      exchanged_.push_back(row);
-      done.erase(done.begin() + a);
-      return true;
+      const Saturation& first = done[a];
+      if (first.kind != 1 || first.scale > kReachedAtOnce) continue;
+      const std::pair<int, int> pair{first.index, row};
+      if (std::find(tried_.begin(), tried_.end(), pair) != tried_.end()) continue;
+      tried_.push_back(pair);
+      Path& path = room_[paths_++];
+      path.prefix.assign(done.begin(), done.begin() + a);
+      path.prefix.insert(path.prefix.end(), done.begin() + a + 1, done.end());
+      path.row = row;
+      return;
     }
-    return false;
   }
 
-  std::vector<int> exchanged_;      // rows exchanged (once each per level)
-  bool trial_ = false;              // an exchange being tried: `done` before it, the row let go,
-  std::vector<Saturation> before_;  // and the row tried instead as SNS would have held it (at its
-  int let_go_ = -1;                 // bound)
-  Saturation row_{};
+  std::vector<std::pair<int, int>> tried_;  // (row held first, row reached at once)
+  Path room_[kMaxTiePaths];
+  int paths_ = 0, next_ = 0;  // paths kept, and the next to explore
 };
 
 }  // namespace saturation

@@ -239,43 +239,46 @@ def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, held
     saturated: list[int] = []
     saturated_rows: list[int] = []
     best: _Candidate | None = None
-    stale = 0  # saturations in a row that did not lower the residual
-    made = Saturations()  # and the exchanges at ties of two rows (its docstring)
-    for _ in range(v_prev.shape[0] + cons.C.shape[0] + 1):
-        residual = level.b - level.times(base)
-        step = _correction(level, M, P_free, residual, policy)
-        s, kind, j = max_scale(base, step.delta, cons, held + saturated_rows)
-        if made.failed_trial(s, kind, j):
-            base, P_free, M, free, saturated, saturated_rows = replay(level.A, v_prev, P, dim, cons, made.done)
-            continue
-        if s < 0:  # freezing the last one pushed another out: keep the best so far
-            break
-        remaining = float(np.linalg.norm(s * step.A_delta - residual))
-        if best is None or remaining < best.remaining * (1.0 - 1e-9) - 1e-15:
-            best = _Candidate(remaining, s, base + s * step.delta, P_free.copy(), free, step,
-                              list(saturated), list(saturated_rows), (kind, j) if s < 1.0 else (-1, -1))
-            stale = 0
-        elif s > 1e-6:  # s ~ 0: a joint sits on its bound; freezing it is free, keep going
-            stale += 1
-        if s >= 1.0 or stale >= MAX_STALE_SATURATIONS or free == 0:
-            break
-        if kind == 0:  # the joint goes onto the bound it was about to cross
-            target = cons.hi[j] if step.delta[j] > 0 else cons.lo[j]
-            if not saturate(P_free, M, base, None, j, target):
+    made = Saturations()  # and the ties SNS's path broke by order, explored after it (its docstring)
+    while True:
+        stale = 0  # saturations in a row that did not lower the residual
+        for _ in range(v_prev.shape[0] + cons.C.shape[0] + 1):
+            residual = level.b - level.times(base)
+            step = _correction(level, M, P_free, residual, policy)
+            s, kind, j = max_scale(base, step.delta, cons, held + saturated_rows)
+            if s < 0:  # freezing the last one pushed another out: keep the best so far
                 break
-            saturated.append(j)
-            made.made(0, j, float(target), s)
-        else:
-            target = float(cons.d[j])
-            if made.exchange(j, target, s):  # tried instead of the row held at once before it
-                base, P_free, M, free, saturated, saturated_rows = replay(level.A, v_prev, P, dim, cons, made.done)
-                target = min(float(cons.C[j] @ base), target)
-            moved = saturate(P_free, M, base, cons.C[j], j, target)
-            saturated_rows.append(j)  # refused: in the span saturated (crossed by rounding only): held
-            made.made(1, j, target, s)
-            if not moved:
-                continue
-        free -= 1
+            remaining = float(np.linalg.norm(s * step.A_delta - residual))
+            if best is None or remaining < best.remaining * (1.0 - 1e-9) - 1e-15:
+                best = _Candidate(remaining, s, base + s * step.delta, P_free.copy(), free, step,
+                                  list(saturated), list(saturated_rows), (kind, j) if s < 1.0 else (-1, -1))
+                stale = 0
+            elif s > 1e-6:  # s ~ 0: a joint sits on its bound; freezing it is free, keep going
+                stale += 1
+            if s >= 1.0 or stale >= MAX_STALE_SATURATIONS or free == 0:
+                break
+            if kind == 0:  # the joint goes onto the bound it was about to cross
+                target = cons.hi[j] if step.delta[j] > 0 else cons.lo[j]
+                if not saturate(P_free, M, base, None, j, target):
+                    break
+                saturated.append(j)
+                made.made(0, j, float(target), s)
+            else:
+                made.tie(j, s)
+                moved = saturate(P_free, M, base, cons.C[j], j, float(cons.d[j]))
+                saturated_rows.append(j)  # refused: in the span saturated (crossed by rounding only): held
+                made.made(1, j, float(cons.d[j]), s)
+                if not moved:
+                    continue
+            free -= 1
+        row = made.next_path()  # a tie's path: the row held first let go, this one held where it is
+        if row < 0:
+            break
+        base, P_free, M, free, saturated, saturated_rows = replay(level.A, v_prev, P, dim, cons, made.done)
+        target = min(float(cons.C[row] @ base), float(cons.d[row]))
+        saturated_rows.append(row)
+        made.made(1, row, target, 0.0)
+        free -= saturate(P_free, M, base, cons.C[row], row, target)
     if best is None:  # cannot happen while v_prev satisfies the constraints; stay safe anyway
         v = np.minimum(np.maximum(v_prev, cons.lo), cons.hi)
         residual = float(np.linalg.norm(level.times(v) - level.b))

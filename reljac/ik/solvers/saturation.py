@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 REACHED_AT_ONCE = 1e-6  # a scale at most this: the level's start sits on the constraint (a bound, a vertex)
+MAX_TIE_PATHS = 3  # paths explored per level from ties of two rows reached at once (Saturations)
 BOUND_TOLERANCE = 1e-12  # slack on a bound, relative to max(1, |v|, |delta|), before it counts as crossed
 PIVOT_TOLERANCE = 1e-12  # a joint (row) with P_jj (c^T P c) below this cannot move in what is left
 PIVOT_REPROJECT = 1e-6  # a pivot c^T P c (P_jj) below this x c^T c (1): P c taken twice (see saturate)
@@ -124,54 +125,49 @@ class Saturation:
 
 
 class Saturations:
-    """A level's saturations in order (`done`), and the exchanges tried at ties of two rows.
+    """A level's saturations in order (`done`), and the ties of two rows that SNS's own path broke by
+    order, to be explored after it as paths of their own (`tie`, `next_path`).
 
     Two rows of C reached at once (scale <= REACHED_AT_ONCE: the level starts on a vertex of them, a
     support region's corner) are a tie that SNS breaks by order: it holds the first, whose slide
     crosses the second, and holding both pins the level, though sliding along the second alone
     may leave the first inside (its multiplier pulls inward: an active-set method would release
-    it; Talos' centre of mass stopped for good at a corner 36.5 mm from the nearest point of the
-    region). So before holding the second on top of the first, the solver tries it instead of
-    the first (`exchange`): the first let go, the second held where it is (on its bound up to
-    the tie; at its bound it would push base across the first). If the first still stops the
-    slide (at any scale below 1: both are held in the end, as SNS holds them), the trial failed
-    (`failed_trial`): the saturations are those SNS would have made (the first, then the second
-    at its bound) and the trial's candidate is not counted. A row is exchanged once per level.
+    it; Talos' centre of mass stopped for good at a corner 36.5 mm from the region's nearest point
+    to its target). SNS's own path is kept as it is; each such tie (at most MAX_TIE_PATHS per level,
+    one per pair of rows) is then a path of its own: the saturations made before it without the
+    row held first, the second row held where it is (on its bound up to the tie; at its bound it
+    would push base across the first), and SNS from there. Every path's candidates compete with
+    SNS's own by residual, so the level's result is never worse than SNS's (a path whose slide
+    the first row stops again, or that another tie pins, changes nothing).
     """
 
     def __init__(self) -> None:
         self.done: list[Saturation] = []
-        self.exchanged: set[int] = set()
-        self.trial: tuple[list[Saturation], int, Saturation] | None = None
+        self.tried: set[tuple[int, int]] = set()  # (row held first, row reached at once)
+        self.paths: list[tuple[list[Saturation], int]] = []  # (saturations to make again, row to hold)
 
     def made(self, kind: int, index: int, target: float, scale: float) -> None:
         self.done.append(Saturation(kind, index, target, scale))
 
-    def exchange(self, row: int, bound: float, scale: float) -> bool:
-        """True when `row` (reached at `scale`, at `bound`) is tried instead of the latest row held
-        at once, not exchanged before: that one is then out of `done` (made again by replay)."""
-        if scale > REACHED_AT_ONCE:
-            return False
+    def tie(self, row: int, scale: float) -> None:
+        """`row` reached at `scale`, about to be held on top of the others: when at once, the latest
+        row held at once (with which it was not tried) is let go in a path kept for later."""
+        if scale > REACHED_AT_ONCE or len(self.tried) >= MAX_TIE_PATHS:
+            return
         for a in range(len(self.done) - 1, -1, -1):
-            held = self.done[a]
-            if held.kind == 1 and held.scale <= REACHED_AT_ONCE and held.index not in self.exchanged:
-                self.trial = (list(self.done), held.index, Saturation(1, row, bound, scale))
-                self.exchanged.update((held.index, row))
-                del self.done[a]
-                return True
-        return False
+            first = self.done[a]
+            if first.kind == 1 and first.scale <= REACHED_AT_ONCE and (first.index, row) not in self.tried:
+                self.tried.add((first.index, row))
+                self.paths.append((self.done[:a] + self.done[a + 1:], row))
+                return
 
-    def failed_trial(self, scale: float, kind: int, index: int) -> bool:
-        """Whether the candidate after an exchange is stopped by the row let go (or its base is
-        outside a constraint): then `done` is back to SNS's own (made again by replay)."""
-        if self.trial is None:
-            return False
-        before, let_go, row = self.trial
-        self.trial = None
-        if scale >= 0 and not (scale < 1.0 and kind == 1 and index == let_go):
-            return False
-        self.done = [*before, row]
-        return True
+    def next_path(self) -> int:
+        """The row to hold in the next path kept (-1: none left); `done` becomes the saturations to
+        make again before it (by replay)."""
+        if not self.paths:
+            return -1
+        self.done, row = self.paths.pop(0)
+        return row
 
 
 def replay(A: np.ndarray | None, v_prev: np.ndarray, P: np.ndarray, dim: int, cons: Constraints,
