@@ -116,3 +116,32 @@ def test_talos_centre_of_mass_sent_beyond_a_corner_reaches_the_nearest_point_of_
         assert np.linalg.norm(com - nearest) < 1e-3, f"{backend}: the CoM stopped at {com}, nearest {nearest}"
     if len(ends) == 2:
         np.testing.assert_allclose(ends["python"], ends["compiled"], atol=1e-9)
+
+
+def test_a_level_already_met_keeps_sns_own_rows(monkeypatch):
+    """Two levels on a vertex of many rows: where SNS's own path meets level 1, no tie path replaces
+    it on rounding (it held other rows: level 2 got another projector, and each backend's rounding
+    chose its own). Level 2 is never worse than with SNS's own order, and the backends agree."""
+    rng = np.random.default_rng(5)
+    problems = []
+    for _ in range(150):
+        nv, k = int(rng.integers(4, 8)), int(rng.integers(5, 30))
+        inside = rng.normal(size=nv)  # a direction inside every row: level 1 asks for a point on it
+        C = rng.normal(size=(k, nv))
+        C *= -np.sign(C @ inside)[:, None] / np.linalg.norm(C, axis=1, keepdims=True)
+        A = rng.normal(size=(2, nv))
+        levels = [H.Level(A, A @ inside), H.Level(np.eye(nv), rng.normal(size=nv))]
+        problems.append((levels, np.full(nv, -10.0), np.full(nv, 10.0), C, np.zeros(k), UNDAMPED))
+    explored = [_python(*p) for p in problems]
+    monkeypatch.setattr(saturation.Saturations, "tie", lambda self, row, scale: None)
+    own = [_python(*p) for p in problems]
+    met = 0
+    for p, (v, reports), (v_own, reports_own) in zip(problems, explored, own, strict=True):
+        if reports_own[0].met:
+            met += 1
+            np.testing.assert_array_equal(v, v_own)
+        else:
+            assert reports[0].residual <= reports_own[0].residual + 1e-12
+        if compiled_available():
+            np.testing.assert_allclose(_compiled(*p)[0], v, atol=1e-9)
+    assert met > 20

@@ -163,10 +163,13 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
     w.best.U_scaled.resize(level.rows(), level.rows());
   }
   const double a_norm = level.A ? Eigen::Map<const Vector>(level.A, Eigen::Index(level.rows()) * nv).norm() : 0.0;
+  const double met = kMetTolerance * (1.0 + level.b.norm());  // a residual this small meets the level
+  double gain = 1e-9;  // the fraction of the best residual a candidate must lower it by (a tie path's: kTiePathGain)
   for (int path = 0;; ++path) {
     if (path > 0) {  // a tie's path (Saturations): the row held first let go, this one held where it is
       const int row = ws.made.next_path();
-      if (row < 0) break;
+      if (row < 0 || (has_best && best_remaining <= met)) break;  // (met: nothing to gain but rounding)
+      gain = kTiePathGain;
       if (best_is_current) {  // P_free and M are about to change
         ws.P_best = *P_now;
         if (level.A) w.M_best = w.M;
@@ -195,7 +198,7 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
       if (lim.scale < 0) break;
       const double s = lim.scale;
       const double remaining = (s * w.step.A_delta - w.residual).norm();
-      const bool kept = !has_best || remaining < best_remaining * (1.0 - 1e-9) - 1e-15;
+      const bool kept = !has_best || remaining < best_remaining * (1.0 - gain) - 1e-15;
       if (kept) {
         has_best = true;
         best_remaining = remaining;

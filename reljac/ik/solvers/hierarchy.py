@@ -32,7 +32,7 @@ import numpy as np
 from ...exceptions import TaskError
 from .damping import DampingPolicy
 from .identity_level import identity_correction
-from .saturation import Constraints, Saturations, max_scale, replay, saturate, violated_rows
+from .saturation import TIE_PATH_GAIN, Constraints, Saturations, max_scale, replay, saturate, violated_rows
 
 RANK_TOLERANCE = 1e-12  # eigenvalues of G below this x max(1, largest) count as zero (sigma < 1e-6)
 MAX_STALE_SATURATIONS = 2  # stop saturating a level after this many saturations that did not help
@@ -240,6 +240,8 @@ def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, held
     saturated_rows: list[int] = []
     best: _Candidate | None = None
     made = Saturations()  # and the ties SNS's path broke by order, explored after it (its docstring)
+    met = MET_TOLERANCE * (1.0 + float(np.linalg.norm(level.b)))  # a residual this small meets the level
+    gain = 1e-9  # the fraction of the best residual a candidate must lower it by (a tie path's: TIE_PATH_GAIN)
     while True:
         stale = 0  # saturations in a row that did not lower the residual
         for _ in range(v_prev.shape[0] + cons.C.shape[0] + 1):
@@ -249,7 +251,7 @@ def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, held
             if s < 0:  # freezing the last one pushed another out: keep the best so far
                 break
             remaining = float(np.linalg.norm(s * step.A_delta - residual))
-            if best is None or remaining < best.remaining * (1.0 - 1e-9) - 1e-15:
+            if best is None or remaining < best.remaining * (1.0 - gain) - 1e-15:
                 best = _Candidate(remaining, s, base + s * step.delta, P_free.copy(), free, step,
                                   list(saturated), list(saturated_rows), (kind, j) if s < 1.0 else (-1, -1))
                 stale = 0
@@ -272,8 +274,9 @@ def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, held
                     continue
             free -= 1
         row = made.next_path()  # a tie's path: the row held first let go, this one held where it is
-        if row < 0:
+        if row < 0 or (best is not None and best.remaining <= met):  # (met: nothing to gain but rounding)
             break
+        gain = TIE_PATH_GAIN
         base, P_free, M, free, saturated, saturated_rows = replay(level.A, v_prev, P, dim, cons, made.done)
         target = min(float(cons.C[row] @ base), float(cons.d[row]))
         saturated_rows.append(row)

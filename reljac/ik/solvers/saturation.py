@@ -13,6 +13,7 @@ import numpy as np
 
 REACHED_AT_ONCE = 1e-6  # a scale at most this: the level's start sits on the constraint (a bound, a vertex)
 MAX_TIE_PATHS = 3  # paths explored per level from ties of two rows reached at once (Saturations)
+TIE_PATH_GAIN = 1e-6  # a tie path's candidate replaces the best if it lowers the residual by this fraction
 BOUND_TOLERANCE = 1e-12  # slack on a bound, relative to max(1, |v|, |delta|), before it counts as crossed
 PIVOT_TOLERANCE = 1e-12  # a joint (row) with P_jj (c^T P c) below this cannot move in what is left
 PIVOT_REPROJECT = 1e-6  # a pivot c^T P c (P_jj) below this x c^T c (1): P c taken twice (see saturate)
@@ -138,7 +139,10 @@ class Saturations:
     row held first, the second row held where it is (on its bound up to the tie; at its bound it
     would push base across the first), and SNS from there. Every path's candidates compete with
     SNS's own by residual, so the level's result is never worse than SNS's (a path whose slide
-    the first row stops again, or that another tie pins, changes nothing).
+    the first row stops again, or that another tie pins, changes nothing). A path's candidate must
+    lower the residual by TIE_PATH_GAIN of it to be taken, and no path is explored once the level
+    is met: otherwise rounding chose between paths that hold different rows, leaving the levels
+    below different projectors (the backends then took different ones, 0.1-3.6 apart in v).
     """
 
     def __init__(self) -> None:
