@@ -145,3 +145,25 @@ def test_a_level_already_met_keeps_sns_own_rows(monkeypatch):
         if compiled_available():
             np.testing.assert_allclose(_compiled(*p)[0], v, atol=1e-9)
     assert met > 20
+
+
+def _projection_on_two_half_spaces(C: np.ndarray, d: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """The nearest point to u of {x: C x <= d} for two rows (the box far away): u, its projection on
+    one row's plane, or on both's intersection, the nearest that is inside."""
+    candidates = [u] + [u - (c @ u - e) / (c @ c) * c for c, e in zip(C, d, strict=True)]
+    candidates.append(u - C.T @ np.linalg.solve(C @ C.T, C @ u - d))
+    inside = [x for x in candidates if np.all(C @ x <= d + 1e-12)]
+    return min(inside, key=lambda x: float(np.linalg.norm(x - u)))
+
+
+@pytest.mark.parametrize("solve", BACKENDS, ids=lambda f: f.__name__.strip("_"))
+def test_a_row_pushed_out_by_the_tie_s_first_row_is_a_tie_too(solve):
+    # the start 4e-12 and 8e-11 inside two rows: holding the first on its bound pushed base a hair
+    # past the second (max_scale's -1, not a tie at 0), and the level froze at v ~ 0, |v - u| 21.7
+    # against 10.6 (found by an adversarial pass)
+    C = np.array([[0.11331919434507173, 0.17054167754576308, 0.6808419369599682, 0.7032272415723523],
+                  [0.6961263447612074, -0.07759090676575711, 0.704710981327599, -0.11300529241128887]])
+    d = np.array([7.763932955519160e-11, 4.218733157011172e-12])
+    u = np.array([-1.9057842781556833, 1.189422680963891, -7.4464553298565574, 20.225940077552327])
+    v, _ = solve([H.Level(np.eye(4), u)], np.full(4, -100.0), np.full(4, 100.0), C, d, UNDAMPED)
+    np.testing.assert_allclose(v, _projection_on_two_half_spaces(C, d, u), atol=1e-9)

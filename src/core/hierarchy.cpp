@@ -195,7 +195,10 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
                                           w.step, w.coefficients, w.projected);
         });
       const Limiting lim = max_scale(base, w.step.delta, cons, ws.held_free, ws.Cb, ws.Cd);
-      if (lim.scale < 0) break;
+      if (lim.scale < 0) {  // freezing the last one pushed another out: keep the best so far
+        if (lim.kind == 1) ws.made.pushed_out(lim.index);
+        break;
+      }
       const double s = lim.scale;
       const double remaining = (s * w.step.A_delta - w.residual).norm();
       const bool kept = !has_best || remaining < best_remaining * (1.0 - gain) - 1e-15;

@@ -136,10 +136,13 @@ class Saturations {
     done.clear();
     tried_.clear();
     paths_ = next_ = 0;
+    pushed_ = pushed_taken_ = false;
   }
   void reserve(size_t n) {  // (no allocation inside a solve)
     done.reserve(n);
     for (Path& path : room_) path.prefix.reserve(n);
+    pushed_path_.prefix.reserve(n);
+    tried_.reserve(kMaxTiePaths + 1);
   }
   void made(int kind, int index, double target, double scale) { done.push_back({kind, index, target, scale}); }
 
@@ -149,9 +152,29 @@ class Saturations {
     if (scale <= kReachedAtOnce && paths_ < kMaxTiePaths) keep_path(row);
   }
 
+  // `row` pushed beyond its bound by the last saturation (a row held at once, its bound a hair past
+  // the other's at their vertex: a tie too): that row let go in a path kept for later.
+  // The path is explored before the others (one per level).
+  void pushed_out(int row) {
+    if (done.empty() || pushed_) return;
+    const Saturation& last = done.back();
+    const std::pair<int, int> pair{last.index, row};
+    if (last.kind != 1 || last.scale > kReachedAtOnce || std::find(tried_.begin(), tried_.end(), pair) != tried_.end())
+      return;
+    tried_.push_back(pair);
+    pushed_ = true;
+    pushed_path_.prefix.assign(done.begin(), done.end() - 1);
+    pushed_path_.row = row;
+  }
+
   // The row to hold in the next path kept (-1: none left); `done` becomes the saturations to make
   // again before it (by the caller's replay).
   int next_path() {
+    if (pushed_ && !pushed_taken_) {
+      pushed_taken_ = true;
+      done.swap(pushed_path_.prefix);
+      return pushed_path_.row;
+    }
     if (next_ == paths_) return -1;
     Path& path = room_[next_++];
     done.swap(path.prefix);
@@ -182,6 +205,8 @@ class Saturations {
   std::vector<std::pair<int, int>> tried_;  // (row held first, row reached at once)
   Path room_[kMaxTiePaths];
   int paths_ = 0, next_ = 0;  // paths kept, and the next to explore
+  Path pushed_path_;          // a row pushed out's path (pushed_out), and whether it is kept, taken
+  bool pushed_ = false, pushed_taken_ = false;
 };
 
 }  // namespace saturation

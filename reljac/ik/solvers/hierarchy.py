@@ -249,6 +249,8 @@ def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, held
             step = _correction(level, M, P_free, residual, policy)
             s, kind, j = max_scale(base, step.delta, cons, held + saturated_rows)
             if s < 0:  # freezing the last one pushed another out: keep the best so far
+                if kind == 1:
+                    made.pushed_out(j)
                 break
             remaining = float(np.linalg.norm(s * step.A_delta - residual))
             if best is None or remaining < best.remaining * (1.0 - gain) - 1e-15:

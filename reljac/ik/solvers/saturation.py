@@ -135,7 +135,8 @@ class Saturations:
     may leave the first inside (its multiplier pulls inward: an active-set method would release
     it; Talos' centre of mass stopped for good at a corner 36.5 mm from the region's nearest point
     to its target). SNS's own path is kept as it is; each such tie (at most MAX_TIE_PATHS per level,
-    one per pair of rows) is then a path of its own: the saturations made before it without the
+    one per pair of rows; and one row pushed beyond its bound by the saturation of a row held at
+    once, see `pushed_out`) is then a path of its own: the saturations made before it without the
     row held first, the second row held where it is (on its bound up to the tie; at its bound it
     would push base across the first), and SNS from there. Every path's candidates compete with
     SNS's own by residual, so the level's result is never worse than SNS's (a path whose slide
@@ -149,6 +150,9 @@ class Saturations:
         self.done: list[Saturation] = []
         self.tried: set[tuple[int, int]] = set()  # (row held first, row reached at once)
         self.paths: list[tuple[list[Saturation], int]] = []  # (saturations to make again, row to hold)
+        self.ties = 0  # ties kept as paths (at most MAX_TIE_PATHS)
+        self.pushed: tuple[list[Saturation], int] | None = None  # the path of a row pushed out (pushed_out)
+        self.pushed_taken = False
 
     def made(self, kind: int, index: int, target: float, scale: float) -> None:
         self.done.append(Saturation(kind, index, target, scale))
@@ -156,18 +160,34 @@ class Saturations:
     def tie(self, row: int, scale: float) -> None:
         """`row` reached at `scale`, about to be held on top of the others: when at once, the latest
         row held at once (with which it was not tried) is let go in a path kept for later."""
-        if scale > REACHED_AT_ONCE or len(self.tried) >= MAX_TIE_PATHS:
+        if scale > REACHED_AT_ONCE or self.ties >= MAX_TIE_PATHS:
             return
         for a in range(len(self.done) - 1, -1, -1):
             first = self.done[a]
             if first.kind == 1 and first.scale <= REACHED_AT_ONCE and (first.index, row) not in self.tried:
                 self.tried.add((first.index, row))
                 self.paths.append((self.done[:a] + self.done[a + 1:], row))
+                self.ties += 1
                 return
+
+    def pushed_out(self, row: int) -> None:
+        """`row` pushed beyond its bound by the last saturation (a row held at once, its bound a hair
+        past the other's at their vertex: a tie too, which ended the path): that row let go in a path
+        kept for later, explored before the others (one per level)."""
+        if not self.done or self.pushed is not None:
+            return
+        last = self.done[-1]
+        if last.kind == 1 and last.scale <= REACHED_AT_ONCE and (last.index, row) not in self.tried:
+            self.tried.add((last.index, row))
+            self.pushed = (self.done[:-1], row)
 
     def next_path(self) -> int:
         """The row to hold in the next path kept (-1: none left); `done` becomes the saturations to
         make again before it (by replay)."""
+        if self.pushed is not None and not self.pushed_taken:
+            self.pushed_taken = True
+            self.done, row = self.pushed
+            return row
         if not self.paths:
             return -1
         self.done, row = self.paths.pop(0)
