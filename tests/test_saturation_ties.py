@@ -22,6 +22,12 @@ from reljac.ik.solvers import saturation
 from reljac.ik.solvers.backend import _compiled, _python
 
 UNDAMPED = H.DampingPolicy(threshold=0.0, max_damping=0.0)  # (a level with a row held is rank deficient)
+def _sns_own_order(monkeypatch) -> None:
+    """The Python solver as SNS alone: no tie explored (neither kind of path is kept)."""
+    monkeypatch.setattr(saturation.Saturations, "tie", lambda self, row, scale: None)
+    monkeypatch.setattr(saturation.Saturations, "pushed_out", lambda self, row: None)
+
+
 BACKENDS = [_python] + ([_compiled] if compiled_available() else [])
 
 
@@ -43,9 +49,9 @@ def test_a_level_on_a_vertex_slides_along_the_edge_that_lets_it(solve):
         u = rng.normal(size=2)
         expected = _projection_on_cone(C, u)
         slid += bool(np.linalg.norm(expected) > 1e-9 and np.any(np.abs(C @ expected) < 1e-12))
-        v, _ = solve([H.Level(np.eye(2), u)], np.full(2, -10.0), np.full(2, 10.0), C, np.zeros(C.shape[0]),
-                     UNDAMPED)
-        np.testing.assert_allclose(v, expected, atol=1e-9, err_msg=f"rows {C.tolist()}, u {u.tolist()}")
+        for level in (H.Level(np.eye(2), u), H.Level(None, u, identity_scale=1.0)):  # (rows, or identity rows)
+            v, _ = solve([level], np.full(2, -10.0), np.full(2, 10.0), C, np.zeros(C.shape[0]), UNDAMPED)
+            np.testing.assert_allclose(v, expected, atol=1e-9, err_msg=f"rows {C.tolist()}, u {u.tolist()}")
     assert slid > 100  # (the case at stake: the projection slides along one row)
 
 
@@ -61,7 +67,7 @@ def test_a_tie_explored_is_never_worse_than_sns_own_order(monkeypatch):
         (lo if rng.random() < 0.5 else hi)[rng.integers(0, 3)] = 0.0
         problems.append(([H.Level(np.eye(3), rng.normal(size=3))], lo, hi, C, np.zeros(C.shape[0]), UNDAMPED))
     explored = [_python(*p)[0] for p in problems]
-    monkeypatch.setattr(saturation.Saturations, "tie", lambda self, row, scale: None)
+    _sns_own_order(monkeypatch)
     own = [_python(*p)[0] for p in problems]
     better = 0
     for (levels, lo, hi, C, d, _), v, v_own in zip(problems, explored, own, strict=True):
@@ -133,7 +139,7 @@ def test_a_level_already_met_keeps_sns_own_rows(monkeypatch):
         levels = [H.Level(A, A @ inside), H.Level(np.eye(nv), rng.normal(size=nv))]
         problems.append((levels, np.full(nv, -10.0), np.full(nv, 10.0), C, np.zeros(k), UNDAMPED))
     explored = [_python(*p) for p in problems]
-    monkeypatch.setattr(saturation.Saturations, "tie", lambda self, row, scale: None)
+    _sns_own_order(monkeypatch)
     own = [_python(*p) for p in problems]
     met = 0
     for p, (v, reports), (v_own, reports_own) in zip(problems, explored, own, strict=True):
@@ -167,3 +173,45 @@ def test_a_row_pushed_out_by_the_tie_s_first_row_is_a_tie_too(solve):
     u = np.array([-1.9057842781556833, 1.189422680963891, -7.4464553298565574, 20.225940077552327])
     v, _ = solve([H.Level(np.eye(4), u)], np.full(4, -100.0), np.full(4, 100.0), C, d, UNDAMPED)
     np.testing.assert_allclose(v, _projection_on_two_half_spaces(C, d, u), atol=1e-9)
+
+
+
+@pytest.mark.skipif(not compiled_available(), reason="the compiled core is not built")
+def test_both_solvers_explore_the_same_paths(monkeypatch):
+    """Random levels started on or a hair inside a vertex of rows (d in {0, 1e-12 .. 1e-10}, or 1e-13
+    past it: ties at once, rows pushed out, recoveries, the path budget spent), 1-3 levels of rows,
+    of the identity or of masked identity rows, joints on their bounds, damped or not: the compiled
+    solver's paths are the specification's (their order, budget and rules), to rounding."""
+    rng = np.random.default_rng(3)
+    paths = 0
+    next_path = saturation.Saturations.next_path
+
+    def counting(self):
+        nonlocal paths
+        row = next_path(self)
+        paths += row >= 0
+        return row
+
+    monkeypatch.setattr(saturation.Saturations, "next_path", counting)
+    for _ in range(1500):
+        nv, k = int(rng.integers(2, 7)), int(rng.integers(1, 9))
+        C = rng.normal(size=(k, nv))
+        C /= np.linalg.norm(C, axis=1, keepdims=True)
+        d = rng.choice([0.0, 1e-12, 1e-11, 1e-10, -1e-13], size=k) * rng.random(k)
+        lo, hi = np.full(nv, -10.0), np.full(nv, 10.0)
+        for _ in range(int(rng.integers(0, 3))):
+            (lo if rng.random() < 0.5 else hi)[rng.integers(0, nv)] = 0.0
+        levels = []
+        for _ in range(int(rng.integers(1, 4))):
+            kind = rng.random()
+            if kind < 0.3:
+                mask = None if rng.random() < 0.5 else (rng.random(nv) < 0.7).astype(float)
+                b = 3 * rng.normal(size=nv) * (1.0 if mask is None else mask)
+                levels.append(H.Level(None, b, identity_scale=float(rng.uniform(0.5, 2)), mask=mask))
+            else:
+                m = nv if kind < 0.5 else int(rng.integers(1, nv + 1))
+                levels.append(H.Level(np.eye(nv) if kind < 0.5 else rng.normal(size=(m, nv)), 3 * rng.normal(size=m)))
+        policy = UNDAMPED if rng.random() < 0.5 else H.DampingPolicy()
+        v, _ = _python(levels, lo, hi, C, d, policy)
+        np.testing.assert_allclose(_compiled(levels, lo, hi, C, d, policy)[0], v, atol=1e-9 * (1 + np.abs(v).max()))
+    assert paths > 100  # (the paths were explored)

@@ -19,7 +19,7 @@ double Policy::singular_damping(double smallest) const {
 using namespace factor;  // the level factoring (hierarchy_factor.hpp)
 
 struct Workspace::Buffers {
-  saturation::Saturations made;  // a level's saturations, in order, and the ties explored after them
+  saturation::Saturations saturations;  // a level's, in order, and the ties explored after them
   Vector v, base, best_v, Pc, scaled, c, Cb, Cd, Cv;
   Matrix P, P_free, P_best;  // (nv x nv)
   std::vector<char> held, held_free;
@@ -82,12 +82,12 @@ bool hold_joint(const Level& level, Buffers& ws, LevelSpace& w, int j, double ta
   return true;
 }
 
-// The level's state after the saturations ws.made.done, made again from its start (v, P, dim, held):
-// ws.base, ws.P_free, w.M (and w.G_now), ws.held_free, the saturated joints and rows, `free`
-// (saturation.py's replay). A joint that can no longer move is dropped from ws.made.done.
-__attribute__((noinline, cold)) void replay(const Level& level, const Vector& v, const Matrix& P, bool P_is_identity,
-                                            int dim, const std::vector<char>& held, const Constraints& cons, Buffers& ws,
-                                            LevelSpace& w, int& free) {
+// The level's state after the saturations ws.saturations.done, made again from its start (v, P, dim,
+// held): ws.base, ws.P_free, w.M (not its Gram matrix), ws.held_free, the saturated joints and rows,
+// `free` (saturation.py's replay). A joint that can no longer move is dropped from the saturations.
+[[gnu::noinline, gnu::cold]] void replay(const Level& level, const Vector& v, const Matrix& P, bool P_is_identity,
+                                         int dim, const std::vector<char>& held, const Constraints& cons, Buffers& ws,
+                                         LevelSpace& w, int& free) {
   const int nv = static_cast<int>(v.size());
   ws.base = v;
   ws.P_free = P;
@@ -101,16 +101,15 @@ __attribute__((noinline, cold)) void replay(const Level& level, const Vector& v,
   ws.saturated.clear();
   ws.saturated_rows.clear();
   free = dim;
-  std::vector<saturation::Saturation>& done = ws.made.done;
+  std::vector<saturation::Saturation>& done = ws.saturations.done;
   size_t kept = 0;
-  for (const saturation::Saturation made : done) {
-    const bool moved = made.kind == 0 ? hold_joint(level, ws, w, made.index, made.target)
-                                      : hold_row(level, cons, ws, w, made.index, made.target);
-    if (made.kind == 1 || moved) done[kept++] = made;
+  for (const saturation::Saturation one : done) {
+    const bool moved = one.kind == 0 ? hold_joint(level, ws, w, one.index, one.target)
+                                     : hold_row(level, cons, ws, w, one.index, one.target);
+    if (one.kind == 1 || moved) done[kept++] = one;
     free -= moved;
   }
   done.resize(kept);
-  if (level.A) gram(w.M, w.G_now);
 }
 
 bool is_met(double residual, const Level& level) { return residual <= kMetTolerance * (1.0 + level.b.norm()); }
@@ -130,7 +129,9 @@ void reset(LevelReport& report) {
 // One SNS level; updates v, P, dim and held (rows of C saturated so far) for the levels below.
 // The candidate being tried is w.step (its projector ws.P_free and w.M); the best so far is
 // w.best, with ws.P_best and w.M_best once the solver has moved on from it. P_free is copied from P
-// at the first saturation only (until then the candidate's projector is P itself).
+// at the first saturation only (until then the candidate's projector is P itself), or made by replay
+// at the start of a tie's path (saturation.py's Saturations: paths after SNS's own, whose candidates
+// compete with all before them; one must lower the best residual by kTiePathGain of it).
 // `P_is_identity`: nothing has been projected out yet (M = A without a product).
 void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, int& dim, std::vector<char>& held,
                  const Constraints& cons, const Policy& policy, Buffers& ws, LevelSpace& w, LevelReport& report) {
@@ -149,7 +150,7 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
   }
   ws.saturated.clear();
   ws.saturated_rows.clear();
-  ws.made.clear();
+  ws.saturations.clear();
   bool has_best = false;
   double best_remaining = 0.0, best_scale = 0.0;
   int best_dim = 0, best_limit_kind = -1, best_limit_index = -1;
@@ -167,7 +168,7 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
   double gain = 1e-9;  // the fraction of the best residual a candidate must lower it by (a tie path's: kTiePathGain)
   for (int path = 0;; ++path) {
     if (path > 0) {  // a tie's path (Saturations): the row held first let go, this one held where it is
-      const int row = ws.made.next_path();
+      const int row = ws.saturations.next_path();
       if (row < 0 || (has_best && best_remaining <= met)) break;  // (met: nothing to gain but rounding)
       gain = kTiePathGain;
       if (best_is_current) {  // P_free and M are about to change
@@ -180,7 +181,7 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
       known_singular = false;  // (fewer saturations: G's eigenvalues may have grown)
       const double target = std::min(cons.C.row(row).dot(base), cons.d(row));
       free -= hold_row(level, cons, ws, w, row, target);
-      ws.made.made(1, row, target, 0.0);
+      ws.saturations.add(1, row, target, 0.0);
       if (level.A) gram(w.M, w.G_now);
       stale = 0;
     }
@@ -196,7 +197,7 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
         });
       const Limiting lim = max_scale(base, w.step.delta, cons, ws.held_free, ws.Cb, ws.Cd);
       if (lim.scale < 0) {  // freezing the last one pushed another out: keep the best so far
-        if (lim.kind == 1) ws.made.pushed_out(lim.index);
+        if (lim.kind == 1) ws.saturations.pushed_out(lim.index);
         break;
       }
       const double s = lim.scale;
@@ -215,7 +216,7 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
         ws.best_saturated_rows = ws.saturated_rows;
         best_is_current = true;
         stale = 0;
-      } else if (s > 1e-6) {
+      } else if (s > kReachedAtOnce) {  // s ~ 0: a joint sits on its bound; freezing it is free
         ++stale;
       }
       if (s >= 1.0 || stale >= kMaxStaleSaturations || free == 0) break;
@@ -233,11 +234,11 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
       if (lim.kind == 0) {
         const double target = delta(j) > 0 ? cons.hi(j) : cons.lo(j);
         if (!hold_joint(level, ws, w, j, target)) break;
-        ws.made.made(0, j, target, s);
+        ws.saturations.add(0, j, target, s);
       } else {
-        ws.made.tie(j, s);
+        ws.saturations.tie(j, s);
         const bool moved = hold_row(level, cons, ws, w, j, cons.d(j));  // refused: in the span saturated (crossed
-        ws.made.made(1, j, cons.d(j), s);                                // by rounding only): held
+        ws.saturations.add(1, j, cons.d(j), s);                                // by rounding only): held
         if (!moved) continue;
       }
       if (level.A) gram(w.M, w.G_now);  // formed anew: a rank-one downdate loses accuracy where M loses rank
@@ -307,7 +308,7 @@ const Vector& solve_hierarchy(const std::vector<Level>& levels, const Constraint
   const int k = cons.rows();
   const int room = static_cast<int>(cons.C.rows());  // C's rows: k now, as many as it has room for later
   ws.saturated.reserve(nv);  // the most a level can saturate: nothing grows inside the solve
-  ws.made.reserve(nv + room);
+  ws.saturations.reserve(nv + room);
   ws.saturated_rows.reserve(room);
   ws.best_saturated.reserve(nv);
   ws.best_saturated_rows.reserve(room);

@@ -1,7 +1,8 @@
 // The constraints' geometry inside the compiled SNS solver: how far a level's correction may go
 // before a joint's bound or a row of C stops it (max_scale), the saturation that then holds that
-// joint or row on its bound inside range(P) (saturate), and a level's record of them (Saturations). Private to hierarchy.cpp (inline: the
-// solver's inner loop); the Python twin is reljac/ik/solvers/saturation.py.
+// joint or row on its bound inside range(P) (saturate), and a level's record of them and of the ties
+// it explores (Saturations). Private to hierarchy.cpp (inline: the solver's inner loop); the Python
+// twin is reljac/ik/solvers/saturation.py.
 #pragma once
 
 #include <algorithm>
@@ -144,7 +145,7 @@ class Saturations {
     pushed_path_.prefix.reserve(n);
     tried_.reserve(kMaxTiePaths + 1);
   }
-  void made(int kind, int index, double target, double scale) { done.push_back({kind, index, target, scale}); }
+  void add(int kind, int index, double target, double scale) { done.push_back({kind, index, target, scale}); }
 
   // `row` reached at `scale`, about to be held on top of the others: when at once, the latest row
   // held at once (with which it was not tried) is let go in a path kept for later.
@@ -187,7 +188,7 @@ class Saturations {
     int row = -1;                    // the row then held where it is
   };
 
-  __attribute__((noinline)) void keep_path(int row) {  // (rare: out of the solver loop's code)
+  [[gnu::noinline]] void keep_path(int row) {  // (rare: out of the solver loop's code)
     for (int a = static_cast<int>(done.size()) - 1; a >= 0; --a) {
       const Saturation& first = done[a];
       if (first.kind != 1 || first.scale > kReachedAtOnce) continue;

@@ -32,7 +32,16 @@ import numpy as np
 from ...exceptions import TaskError
 from .damping import DampingPolicy
 from .identity_level import identity_correction
-from .saturation import TIE_PATH_GAIN, Constraints, Saturations, max_scale, replay, saturate, violated_rows
+from .saturation import (
+    REACHED_AT_ONCE,
+    TIE_PATH_GAIN,
+    Constraints,
+    Saturations,
+    max_scale,
+    replay,
+    saturate,
+    violated_rows,
+)
 
 RANK_TOLERANCE = 1e-12  # eigenvalues of G below this x max(1, largest) count as zero (sigma < 1e-6)
 MAX_STALE_SATURATIONS = 2  # stop saturating a level after this many saturations that did not help
@@ -232,14 +241,17 @@ def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, held
     so the levels above are untouched; delta is the damped least-squares correction of this
     level in what is left once they are frozen. The most critical constraint is saturated
     first; of the candidates seen, the one whose residual |A v - b| is smallest wins (for a
-    level that fits, the first one, met exactly).
+    level that fits, the first one, met exactly). Ties of two rows reached at once are then
+    explored as paths of their own, unless the level is met (saturation.Saturations: at most
+    MAX_TIE_PATHS + 1 per level, a path's candidate taken if it lowers the residual by
+    TIE_PATH_GAIN of it).
     """
     base, P_free, free = v_prev.copy(), P.copy(), dim
     M = None if level.A is None else level.A @ P_free
     saturated: list[int] = []
     saturated_rows: list[int] = []
     best: _Candidate | None = None
-    made = Saturations()  # and the ties SNS's path broke by order, explored after it (its docstring)
+    saturations = Saturations()  # made, and the ties SNS's path broke by order, explored after it
     met = MET_TOLERANCE * (1.0 + float(np.linalg.norm(level.b)))  # a residual this small meets the level
     gain = 1e-9  # the fraction of the best residual a candidate must lower it by (a tie path's: TIE_PATH_GAIN)
     while True:
@@ -250,14 +262,14 @@ def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, held
             s, kind, j = max_scale(base, step.delta, cons, held + saturated_rows)
             if s < 0:  # freezing the last one pushed another out: keep the best so far
                 if kind == 1:
-                    made.pushed_out(j)
+                    saturations.pushed_out(j)
                 break
             remaining = float(np.linalg.norm(s * step.A_delta - residual))
             if best is None or remaining < best.remaining * (1.0 - gain) - 1e-15:
                 best = _Candidate(remaining, s, base + s * step.delta, P_free.copy(), free, step,
                                   list(saturated), list(saturated_rows), (kind, j) if s < 1.0 else (-1, -1))
                 stale = 0
-            elif s > 1e-6:  # s ~ 0: a joint sits on its bound; freezing it is free, keep going
+            elif s > REACHED_AT_ONCE:  # s ~ 0: a joint sits on its bound; freezing it is free, keep going
                 stale += 1
             if s >= 1.0 or stale >= MAX_STALE_SATURATIONS or free == 0:
                 break
@@ -266,23 +278,23 @@ def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, held
                 if not saturate(P_free, M, base, None, j, target):
                     break
                 saturated.append(j)
-                made.made(0, j, float(target), s)
+                saturations.add(0, j, float(target), s)
             else:
-                made.tie(j, s)
+                saturations.tie(j, s)
                 moved = saturate(P_free, M, base, cons.C[j], j, float(cons.d[j]))
                 saturated_rows.append(j)  # refused: in the span saturated (crossed by rounding only): held
-                made.made(1, j, float(cons.d[j]), s)
+                saturations.add(1, j, float(cons.d[j]), s)
                 if not moved:
                     continue
             free -= 1
-        row = made.next_path()  # a tie's path: the row held first let go, this one held where it is
+        row = saturations.next_path()  # a tie's path: the row held first let go, this one held where it is
         if row < 0 or (best is not None and best.remaining <= met):  # (met: nothing to gain but rounding)
             break
         gain = TIE_PATH_GAIN
-        base, P_free, M, free, saturated, saturated_rows = replay(level.A, v_prev, P, dim, cons, made.done)
+        base, P_free, M, free, saturated, saturated_rows = replay(level.A, v_prev, P, dim, cons, saturations.done)
         target = min(float(cons.C[row] @ base), float(cons.d[row]))
         saturated_rows.append(row)
-        made.made(1, row, target, 0.0)
+        saturations.add(1, row, target, 0.0)
         free -= saturate(P_free, M, base, cons.C[row], row, target)
     if best is None:  # cannot happen while v_prev satisfies the constraints; stay safe anyway
         v = np.minimum(np.maximum(v_prev, cons.lo), cons.hi)

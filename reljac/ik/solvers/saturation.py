@@ -1,8 +1,10 @@
 """The constraints of the SNS hierarchy solver (reljac.ik.solvers.hierarchy) and their geometry: the box
 and rows ``lo <= v <= hi``, ``C v <= d``; how far a level's step can go before it crosses one
-(``max_scale``), saturating a joint or a row inside the null-space projector (``saturate``), and
-the rows a velocity violates (``violated_rows``). Part of the readable specification of the
-compiled solver (src/core/hierarchy.cpp: ``max_scale``, ``saturate``, ``violated_rows``).
+(``max_scale``), saturating a joint or a row inside the null-space projector (``saturate``), the
+rows a velocity violates (``violated_rows``), and a level's record of its saturations with the
+ties it explores as paths of their own (``Saturations``, ``replay``). Part of the readable
+specification of the compiled solver (src/core/hierarchy_saturation.hpp: ``max_scale``,
+``saturate``, ``Saturations``; src/core/hierarchy.cpp: ``violated_rows``, ``replay``).
 """
 
 from __future__ import annotations
@@ -143,7 +145,9 @@ class Saturations:
     the first row stops again, or that another tie pins, changes nothing). A path's candidate must
     lower the residual by TIE_PATH_GAIN of it to be taken, and no path is explored once the level
     is met: otherwise rounding chose between paths that hold different rows, leaving the levels
-    below different projectors (the backends then took different ones, 0.1-3.6 apart in v).
+    below different projectors (the backends then took different ones, 0.1-3.6 apart in v). A
+    path's saturations that do not lower the best residual so far (all paths') count as stale, as
+    in SNS's own path: a path is given MAX_STALE_SATURATIONS of them to overtake it.
     """
 
     def __init__(self) -> None:
@@ -154,7 +158,7 @@ class Saturations:
         self.pushed: tuple[list[Saturation], int] | None = None  # the path of a row pushed out (pushed_out)
         self.pushed_taken = False
 
-    def made(self, kind: int, index: int, target: float, scale: float) -> None:
+    def add(self, kind: int, index: int, target: float, scale: float) -> None:
         self.done.append(Saturation(kind, index, target, scale))
 
     def tie(self, row: int, scale: float) -> None:
