@@ -24,11 +24,10 @@ from typing import Any
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
-from . import loading, robots
+from . import joint_locking, loading, robots
 from . import payload as payloads
 from .configuration_space import ConfigurationSpace
 from .exceptions import URDFError
-from .joint_locking import lock_plan
 from .loading import LoadedUrdf, MimicFree
 from .model_index import FrameRef
 from .payload import Payload
@@ -312,7 +311,7 @@ class Robot(ConfigurationSpace):
             ConfigurationError: a bad value or q.
         """
         q = self.reference_configuration() if q is None else q
-        lock, q, values = lock_plan(self, joints, q)
+        lock, q, values = joint_locking.lock_plan(self, joints, q)
         model = loading.reduce_model(self.model, lock, q)[0]
         locked_root = bool(self.floating_base) and self.model.names[1] in values
         reduced = Robot(model, package_dirs=self.package_dirs, floating_base=self.floating_base and not locked_root,

@@ -1,8 +1,7 @@
 // The compiled SNS solver; see hierarchy.hpp and reljac/ik/solvers/hierarchy.py (its specification).
 #include "hierarchy.hpp"
-#include "hierarchy_identity.hpp"
+#include "hierarchy_buffers.hpp"
 #include "hierarchy_row_space.hpp"
-#include "hierarchy_saturation.hpp"
 #include "active_set.hpp"
 
 #include <algorithm>
@@ -17,25 +16,6 @@ double Policy::singular_damping(double smallest) const {
 }
 
 using namespace factor;  // the level factoring (hierarchy_factor.hpp)
-
-struct Workspace::Buffers {
-  saturation::Saturations saturations;  // a level's, in order, and the ties explored after them
-  Vector v, base, best_v, Pc, scaled, c, Cb, Cd, Cv;
-  Matrix P, P_free, P_best;  // (nv x nv)
-  std::vector<char> held, held_free;
-  std::vector<int> saturated, saturated_rows, best_saturated, best_saturated_rows, violated;
-  std::vector<int> pending;  // levels whose report still needs sigma_min (see finish_reports)
-  RowMatrix C_violated;  // (room x nv): the violated rows first
-  struct Recovery {      // a recovery level of n rows and its buffers
-    Level level;
-    LevelSpace space;
-  };
-  std::vector<std::unique_ptr<Recovery>> recoveries;  // by the recovery level's rows - 1 (see solve_hierarchy)
-  LevelReport recovery_report;
-  std::vector<LevelSpace> levels;
-  MaskedRows masked;  // an identity level's buffers (identity_correction: used within one call)
-  std::unique_ptr<lex::Space> lex;  // solve_lexicographic's (inequality.cpp), made when first needed
-};
 
 Workspace::Workspace() = default;
 Workspace::~Workspace() = default;
@@ -57,59 +37,15 @@ namespace {
 using Buffers = Workspace::Buffers;
 using saturation::Limiting;
 using saturation::max_scale;
-using saturation::saturate;
+using sns::form_M;
+using sns::hold_joint;
+using sns::hold_row;
+using sns::replay;
 
 // |A v - b| of a level.
 double norm_of_difference(const Level& level, const Vector& v, int nv, Vector& Av) {
   times(level, v, nv, Av);
   return (Av - level.b).norm();
-}
-
-// Hold row j of C at `target` inside ws.P_free (w.M following): saturate, and the row marked saturated
-// and held. False if it cannot move (then held all the same: in the span saturated).
-bool hold_row(const Level& level, const Constraints& cons, Buffers& ws, LevelSpace& w, int j, double target) {
-  ws.c = cons.C.row(j).transpose();
-  const bool moved = saturate(ws.Pc, ws.scaled, ws.P_free, level.A ? &w.M : nullptr, w.Mc, ws.base, &ws.c, j, target);
-  ws.saturated_rows.push_back(j);
-  ws.held_free[j] = 1;
-  return moved;
-}
-
-// Hold joint j at `target` inside ws.P_free (w.M following); false (not held) if it cannot move.
-bool hold_joint(const Level& level, Buffers& ws, LevelSpace& w, int j, double target) {
-  if (!saturate(ws.Pc, ws.scaled, ws.P_free, level.A ? &w.M : nullptr, w.Mc, ws.base, nullptr, j, target)) return false;
-  ws.saturated.push_back(j);
-  return true;
-}
-
-// The level's state after the saturations ws.saturations.done, made again from its start (v, P, dim,
-// held): ws.base, ws.P_free, w.M (not its Gram matrix), ws.held_free, the saturated joints and rows,
-// `free` (saturation.py's replay). A joint that can no longer move is dropped from the saturations.
-[[gnu::noinline, gnu::cold]] void replay(const Level& level, const Vector& v, const Matrix& P, bool P_is_identity,
-                                         int dim, const std::vector<char>& held, const Constraints& cons, Buffers& ws,
-                                         LevelSpace& w, int& free) {
-  const int nv = static_cast<int>(v.size());
-  ws.base = v;
-  ws.P_free = P;
-  if (level.A) {
-    if (P_is_identity)
-      w.M = RowMatrixMap(level.A, level.rows(), nv);
-    else
-      times_symmetric(level.A, level.rows(), P, w.M);
-  }
-  ws.held_free = held;
-  ws.saturated.clear();
-  ws.saturated_rows.clear();
-  free = dim;
-  std::vector<saturation::Saturation>& done = ws.saturations.done;
-  size_t kept = 0;
-  for (const saturation::Saturation one : done) {
-    const bool moved = one.kind == 0 ? hold_joint(level, ws, w, one.index, one.target)
-                                     : hold_row(level, cons, ws, w, one.index, one.target);
-    if (one.kind == 1 || moved) done[kept++] = one;
-    free -= moved;
-  }
-  done.resize(kept);
 }
 
 bool is_met(double residual, const Level& level) { return residual <= kMetTolerance * (1.0 + level.b.norm()); }
@@ -141,10 +77,7 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
   const Matrix* P_now = &P;  // the candidate's projector: P, then ws.P_free once a saturation changes it
   int free = dim;
   if (level.A) {
-    if (P_is_identity)
-      w.M = RowMatrixMap(level.A, level.rows(), nv);
-    else
-      times_symmetric(level.A, level.rows(), P, w.M);  // P is exactly symmetric (subtract_gram)
+    form_M(level, P, P_is_identity, w);
     if (w.G_now.rows() != level.rows()) w.G_now.resize(level.rows(), level.rows());
     gram(w.M, w.G_now);
   }
@@ -164,6 +97,12 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
     w.best.U_scaled.resize(level.rows(), level.rows());
   }
   const double a_norm = level.A ? Eigen::Map<const Vector>(level.A, Eigen::Index(level.rows()) * nv).norm() : 0.0;
+  auto keep_best_apart = [&] {  // P_free and M are about to change: the best's copied out of them
+    if (!best_is_current) return;
+    ws.P_best = *P_now;
+    if (level.A) w.M_best = w.M;
+    best_is_current = false;
+  };
   const double met = kMetTolerance * (1.0 + level.b.norm());  // a residual this small meets the level
   double gain = 1e-9;  // the fraction of the best residual a candidate must lower it by (a tie path's: kTiePathGain)
   for (int path = 0;; ++path) {
@@ -171,11 +110,7 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
       const int row = ws.saturations.next_path();
       if (row < 0 || (has_best && best_remaining <= met)) break;  // (met: nothing to gain but rounding)
       gain = kTiePathGain;
-      if (best_is_current) {  // P_free and M are about to change
-        ws.P_best = *P_now;
-        if (level.A) w.M_best = w.M;
-        best_is_current = false;
-      }
+      keep_best_apart();
       replay(level, v, P, P_is_identity, dim, held, cons, ws, w, free);
       P_now = &ws.P_free;
       known_singular = false;  // (fewer saturations: G's eigenvalues may have grown)
@@ -220,11 +155,7 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
         ++stale;
       }
       if (s >= 1.0 || stale >= kMaxStaleSaturations || free == 0) break;
-      if (best_is_current) {  // P_free and M are about to change
-        ws.P_best = *P_now;
-        if (level.A) w.M_best = w.M;
-        best_is_current = false;
-      }
+      keep_best_apart();
       if (P_now == &P) {  // the first saturation: P_free from here on
         ws.P_free = P;
         P_now = &ws.P_free;

@@ -246,12 +246,9 @@ def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, held
     MAX_TIE_PATHS + 1 per level, a path's candidate taken if it lowers the residual by
     TIE_PATH_GAIN of it).
     """
-    base, P_free, free = v_prev.copy(), P.copy(), dim
-    M = None if level.A is None else level.A @ P_free
-    saturated: list[int] = []
-    saturated_rows: list[int] = []
     best: _Candidate | None = None
     saturations = Saturations()  # made, and the ties SNS's path broke by order, explored after it
+    base, P_free, M, free, saturated, saturated_rows = replay(level.A, v_prev, P, dim, cons, saturations.done)
     met = MET_TOLERANCE * (1.0 + float(np.linalg.norm(level.b)))  # a residual this small meets the level
     gain = 1e-9  # the fraction of the best residual a candidate must lower it by (a tie path's: TIE_PATH_GAIN)
     while True:
