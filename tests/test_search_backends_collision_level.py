@@ -164,10 +164,6 @@ def test_both_backends_search_alike_with_collision_avoidance_as_a_limit_under_tw
 
 
 @needs_core
-@pytest.mark.xfail(strict=True, reason="the hierarchy solvers differ here: after the recovery of the rows that "
-                   "start violated, joint 9 sits on its bound in a direction those rows fix, and the level's "
-                   "correction moves it by rounding only: within BOUND_TOLERANCE in Python (scale 1, joints 1, 5, "
-                   "2 saturated), not in C++ (scale 0, limited by joint 9)")
 def test_both_hierarchy_solvers_take_the_same_step_from_violated_constraint_rows():
     """The step the searches differ on with collision avoidance as a limit (the scene's start 7
     under two levels, hand and a relative pose, whole searches: one iteration apart, the same q):
@@ -175,7 +171,10 @@ def test_both_hierarchy_solvers_take_the_same_step_from_violated_constraint_rows
     min_distance. Its inputs as the Python search built them (tests/data): the flat level A v = b
     (9 x 15, undamped), the box lo <= v <= hi, the rows C v <= d (7, six violated at v = 0). (The
     search's outcome there depends on rounding, which the collision model's history changes: the
-    solvers' inputs do not.)"""
+    solvers' inputs do not.) After the recovery of the rows that start violated, joint 9 sits on its
+    bound in a direction those rows fix, and the level's correction moves it by rounding only: the
+    C++ solver stopped the level there (scale 0, limited by joint 9: saturate refused it), the
+    Python one did not (scale 1). A joint saturate refuses is now held, as a refused row is."""
     from reljac.ik.solvers.backend import _compiled, _python
     from reljac.ik.solvers.hierarchy import DampingPolicy, Level
 

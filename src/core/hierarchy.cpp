@@ -41,6 +41,7 @@ using sns::form_M;
 using sns::hold_joint;
 using sns::hold_row;
 using sns::replay;
+using sns::unpin;
 
 // |A v - b| of a level.
 double norm_of_difference(const Level& level, const Vector& v, int nv, Vector& Av) {
@@ -90,6 +91,7 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
   bool best_is_current = false;  // the best's P and M are still P_free and M
   bool known_singular = false;    // an earlier candidate was found singular (see correction)
   ws.held_free = held;
+  unpin(ws);
   int stale = 0;
   const int iterations = nv + cons.rows() + 1;
   if (level.A && w.step.U_scaled.rows() != level.rows()) {  // both candidates' buffers, sized once
@@ -130,7 +132,7 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
           correction<decltype(gram_type)>(level, w.M, w.G_now, *P_now, w.residual, policy, nv, a_norm, known_singular,
                                           w.step, w.coefficients, w.projected);
         });
-      const Limiting lim = max_scale(base, w.step.delta, cons, ws.held_free, ws.Cb, ws.Cd);
+      const Limiting lim = max_scale(base, w.step.delta, cons, ws.held_free, ws.any_pinned ? &ws.pinned : nullptr, ws.Cb, ws.Cd);
       if (lim.scale < 0) {  // freezing the last one pushed another out: keep the best so far
         if (lim.kind == 1) ws.saturations.pushed_out(lim.index);
         break;
@@ -164,7 +166,11 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
       const Vector& delta = kept ? w.best.delta : w.step.delta;  // this candidate's
       if (lim.kind == 0) {
         const double target = delta(j) > 0 ? cons.hi(j) : cons.lo(j);
-        if (!hold_joint(level, ws, w, j, target)) break;
+        if (!hold_joint(level, ws, w, j, target)) {  // cannot move in what is left: its crossing is rounding
+          ws.pinned[j] = 1;                            // (as a refused row's), skipped from here on
+          ws.any_pinned = true;
+          continue;
+        }
         ws.saturations.add(0, j, target, s);
       } else {
         ws.saturations.tie(j, s);
@@ -257,6 +263,7 @@ const Vector& solve_hierarchy(const std::vector<Level>& levels, const Constraint
     for (Matrix* x : {&ws.P_free, &ws.P_best}) x->resize(nv, nv);
     for (Vector* x : {&ws.base, &ws.best_v, &ws.Pc, &ws.scaled, &ws.c}) x->resize(nv);
   }
+  if (static_cast<int>(ws.pinned.size()) != nv) ws.pinned.assign(nv, 0);
   Vector& v = ws.v;
   v = Vector::Zero(nv).cwiseMax(cons.lo).cwiseMin(cons.hi);
   Matrix& P = ws.P;

@@ -24,6 +24,8 @@ struct Workspace::Buffers {
   Vector v, base, best_v, Pc, scaled, c, Cb, Cd, Cv;
   Matrix P, P_free, P_best;  // (nv x nv)
   std::vector<char> held, held_free;
+  std::vector<char> pinned;  // joints saturate refused on this path: cannot move in what is left (max_scale skips them)
+  bool any_pinned = false;
   std::vector<int> saturated, saturated_rows, best_saturated, best_saturated_rows, violated;
   std::vector<int> pending;  // levels whose report still needs sigma_min (see finish_reports)
   RowMatrix C_violated;  // (room x nv): the violated rows first
@@ -63,6 +65,13 @@ inline bool hold_row(const Level& level, const Constraints& cons, Buffers& ws, f
   return moved;
 }
 
+// No joint pinned (a level's or a path's start).
+inline void unpin(Buffers& ws) {
+  if (!ws.any_pinned) return;
+  std::fill(ws.pinned.begin(), ws.pinned.end(), 0);
+  ws.any_pinned = false;
+}
+
 // Hold joint j at `target` inside ws.P_free (w.M following); false (not held) if it cannot move.
 inline bool hold_joint(const Level& level, Buffers& ws, factor::LevelSpace& w, int j, double target) {
   RowMatrix* M = level.A ? &w.M : nullptr;
@@ -82,6 +91,7 @@ inline bool hold_joint(const Level& level, Buffers& ws, factor::LevelSpace& w, i
   ws.P_free = P;
   if (level.A) form_M(level, P, P_is_identity, w);
   ws.held_free = held;
+  unpin(ws);
   ws.saturated.clear();
   ws.saturated_rows.clear();
   free = dim;

@@ -29,7 +29,7 @@ inline void scan(const X& x, const X& dx, const Vector* low, const Bound& high, 
   const double size = std::max({1.0, x.size() ? x.cwiseAbs().maxCoeff() : 0.0, dx.size() ? dx.cwiseAbs().maxCoeff() : 0.0});
   const double tol = kBoundTolerance * size;
   for (int j = 0; j < x.size(); ++j) {
-    if (held && (*held)[j]) continue;  // saturated row: c^T delta is 0 up to rounding
+    if (held && (*held)[j]) continue;  // saturated row (pinned joint): c^T delta is 0 up to rounding
     const double b = x(j), d = dx(j), hj = high(j);
     const double lj = low ? (*low)(j) : -std::numeric_limits<double>::infinity();
     const double violation = b > hj ? b - hj : lj - b;
@@ -60,12 +60,13 @@ inline void scan(const X& x, const X& dx, const Vector* low, const Bound& high, 
 }
 
 // Largest s in [0, 1] keeping base + s delta inside the constraints; s = -1 when base violates one.
-// Rows marked in `held` (saturated) are skipped.
+// Rows marked in `held` (saturated) are skipped, and joints marked in `pinned` (when given: joints
+// saturate refused, whose delta_j is rounding).
 inline Limiting max_scale(const Vector& base, const Vector& delta, const Constraints& cons, const std::vector<char>& held,
-                   Vector& Cb, Vector& Cd) {
+                   const std::vector<char>* pinned, Vector& Cb, Vector& Cd) {
   double s = 1.0, worst_violation = 0.0;
   int kind = -1, limiting = -1, worst = -1, worst_kind = -1;
-  scan(base, delta, &cons.lo, cons.hi, nullptr, 0, s, kind, limiting, worst, worst_kind, worst_violation);
+  scan(base, delta, &cons.lo, cons.hi, pinned, 0, s, kind, limiting, worst, worst_kind, worst_violation);
   if (const int k = cons.rows()) {  // Cb, Cd: room for all of C's rows (no allocation when k changes)
     if (Cb.size() < cons.C.rows()) Cb.resize(cons.C.rows());
     if (Cd.size() < cons.C.rows()) Cd.resize(cons.C.rows());

@@ -253,10 +253,11 @@ def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, held
     gain = 1e-9  # the fraction of the best residual a candidate must lower it by (a tie path's: TIE_PATH_GAIN)
     while True:
         stale = 0  # saturations in a row that did not lower the residual
+        pinned: list[int] = []  # joints saturate refused: they cannot move in what is left
         for _ in range(v_prev.shape[0] + cons.C.shape[0] + 1):
             residual = level.b - level.times(base)
             step = _correction(level, M, P_free, residual, policy)
-            s, kind, j = max_scale(base, step.delta, cons, held + saturated_rows)
+            s, kind, j = max_scale(base, step.delta, cons, held + saturated_rows, pinned)
             if s < 0:  # freezing the last one pushed another out: keep the best so far
                 if kind == 1:
                     saturations.pushed_out(j)
@@ -273,7 +274,8 @@ def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, held
             if kind == 0:  # the joint goes onto the bound it was about to cross
                 target = cons.hi[j] if step.delta[j] > 0 else cons.lo[j]
                 if not saturate(P_free, M, base, None, j, target):
-                    break
+                    pinned.append(j)  # its crossing is rounding (as a refused row's): skipped from here on
+                    continue
                 saturated.append(j)
                 saturations.add(0, j, float(target), s)
             else:

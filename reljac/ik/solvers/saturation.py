@@ -36,16 +36,23 @@ class Constraints:
 
 
 
-def max_scale(base: np.ndarray, delta: np.ndarray, cons: Constraints, held: list[int]) -> tuple[float, int, int]:
+def max_scale(base: np.ndarray, delta: np.ndarray, cons: Constraints, held: list[int],
+              pinned: list[int] | None = None) -> tuple[float, int, int]:
     """Largest s in [0, 1] keeping base + s delta inside the constraints, and what limits it.
 
     Rows of C in `held` are skipped: they are saturated (their direction is out of the null
-    space, so c^T delta is 0 up to rounding that must not count as a crossing).
+    space, so c^T delta is 0 up to rounding that must not count as a crossing). So are the joints
+    in `pinned`: joints that cannot move in what is left (saturate refused them), whose delta_j
+    is rounding too.
     Returns (s, kind, index): kind 0 a joint (index: its velocity index), 1 a row of C, -1
     nothing (s = 1). s = -1 when base itself violates a constraint (index: the worst one).
     """
     s, kind, limiting, worst, worst_kind, worst_violation = 1.0, -1, -1, -1, -1, 0.0
-    items = [(0, base, delta, cons.lo, cons.hi)]
+    lo, hi = cons.lo, cons.hi
+    if pinned:
+        lo, hi = lo.copy(), hi.copy()
+        lo[pinned], hi[pinned] = -np.inf, np.inf
+    items = [(0, base, delta, lo, hi)]
     if cons.C.shape[0]:
         free_d = cons.d.copy()
         free_d[held] = np.inf
