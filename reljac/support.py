@@ -198,12 +198,14 @@ def support_polygon(points: ArrayLike | Sequence[ArrayLike]) -> SupportPolygon:
     """The convex hull of contact points (k, 2) or (k, 3) [m], x-y used, as a SupportPolygon.
 
     Raises:
-        SupportError: the points are not finite, or span no area (fewer than three points not
-            on one line: a single foot's edge, two points).
+        SupportError: the points are not finite numbers within MAX_COORDINATE, or span no area
+            (fewer than three points not on one line: a single foot's edge, two points).
     """
     p = real_array(points)
-    if p is None or p.ndim != 2 or p.shape[1] not in (2, 3) or not np.isfinite(p).all():
-        raise SupportError(f"support points must be (k, 2) or (k, 3) finite numbers [m], got {short_repr(points)}")
+    if p is None or p.ndim != 2 or p.shape[1] not in (2, 3) or not p.shape[0] or not np.isfinite(p).all() \
+            or np.abs(p).max() > MAX_COORDINATE:
+        raise SupportError(f"support points must be (k, 2) or (k, 3) finite numbers [m] within {MAX_COORDINATE:g}, "
+                           f"got {short_repr(points)}")
     vertices = convex_hull(p)
     if len(vertices) < 3:
         raise SupportError(f"the {len(p)} support points span no area (all on one line or one point): "

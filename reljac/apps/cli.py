@@ -23,6 +23,7 @@ import contextlib
 import os
 import signal
 import sys
+import warnings
 
 from ..program import catch_interrupts_while_starting, interrupt_noted, interrupt_received, interrupted_while_starting
 
@@ -229,6 +230,19 @@ def _say(line: str) -> None:
     print(" ".join(line.split("\n")), file=sys.stderr, flush=True)
 
 
+def _one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                      file: object = None, line: str | None = None) -> None:
+    """A warning as one line, `reljac: warning: ...` (Python's shows the file and source line), each
+    text once (the same warning from two places of a command is one)."""
+    text = f"reljac: warning: {message}"
+    if text not in _warned:
+        _warned.add(text)
+        _say(text)
+
+
+_warned: set[str] = set()
+
+
 def _run(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     return int(args.func(args) or 0)
@@ -258,7 +272,9 @@ def _main(argv: Sequence[str] | None) -> int:
             argv = list(sys.argv[1:] if argv is None else argv)
             _printable_output()
             try:
-                code = _run(argv)
+                with warnings.catch_warnings():  # (the caller's way of showing them, back after)
+                    warnings.showwarning = _one_line_warning
+                    code = _run(argv)
             except SystemExit as exc:  # argparse's --help (0)
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
             if code != 130 and interrupt_received():  # a Ctrl-C an extension module swallowed

@@ -50,6 +50,7 @@ line naming the file, the task and what is valid.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,7 +58,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from ..exceptions import ConfigurationError
+from ..exceptions import ConfigurationError, ReljacWarning
 from ..files import shown
 from ..footprint import sole_contact
 from ..ik import CollisionAvoidance, Controller, SupportRegion, Task
@@ -215,8 +216,11 @@ def read_hierarchy(robot: Robot, path: str | Path, q: np.ndarray | None = None) 
     controller = within(where, lambda: Controller(robot, levels, dt=float(dt), constraints=constraints,
                                                   velocity_limits=limits))
     # one velocity at the start, forgotten after: a value the tasks refuse only when they compute (a
-    # support region of collinear points, a gain of 1e308) is the file's error, not a paused page's
-    within(where, lambda: controller.velocity(q))
+    # support region of collinear points, a gain of 1e308) is the file's error, not a paused page's;
+    # its warnings (a gain x dt of 2 or more) are given when the motion starts (after the reset)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReljacWarning)
+        within(where, lambda: controller.velocity(q))
     controller.reset()
     return Hierarchy(robot, controller, q)
 

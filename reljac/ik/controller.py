@@ -23,7 +23,7 @@ from ..exceptions import ConfigurationError, ReljacError, ReljacWarning, TaskErr
 from ..joint_space import velocity_labels
 from ..relative import Kinematics
 from ..robot import Robot, as_robot
-from ..validation import as_float
+from ..validation import as_bool, as_float
 from . import compiled_step as _compiled
 from .level_names import check_names, name_reports
 from .level_system import level_system
@@ -112,7 +112,7 @@ class Controller:
             JointPositionLimit(robot, limit_gain=limit_gain, position_margin=position_margin),
             *constraints,
         ]
-        if anti_chatter:
+        if as_bool(anti_chatter, "anti_chatter", error=ConfigurationError):
             limits_.append(ReversalDamping(robot, velocity_limits))
         self._limits = tuple(limits_)
         self._damping = damping or DampingPolicy()
@@ -367,6 +367,7 @@ class Controller:
         kin = self.last_kinematics if q is None else Kinematics(self.robot, q)  # own data: keep the last step's
         if kin is None:
             raise ConfigurationError("no configuration yet: pass q or call step first")
+        check_names(self._levels)  # (a task renamed since: two of one name would share one entry)
         return {task.name: task.error_norms(kin) for task in self.tasks}
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from ...exceptions import TaskError
 from ...relative import Kinematics
 from ...robot import Robot
+from ..level_names import check_names
 from ..limits.base import Limit
 from ..limits.collision import CollisionAvoidance
 from ..tasks.base import Task
@@ -230,6 +231,7 @@ class Explainer:
 
     def errors(self, q: np.ndarray, index: int) -> dict[str, dict[str, float]]:
         """Per task (by name), its error norms at q with problem `index`'s targets [m, rad]."""
+        check_names(self.solver.levels)  # (a task renamed since: two of one name would share one entry)
         posed, kin = self.posed(index), Kinematics(self.solver.robot, q)
         return {task.name: posed(task).error_norms(kin) for task in self.solver.tasks}
 

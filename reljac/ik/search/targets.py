@@ -15,6 +15,7 @@ from ...exceptions import ConfigurationError, ReljacError
 from ...poses import homogeneous
 from ...robot import Robot
 from ...validation import rotations_ok
+from ..level_names import check_names
 from ..tasks.base import Task
 
 
@@ -57,6 +58,7 @@ def target_values(tasks: list[Task], robot: Robot, targets: Sequence[Any],
         _set(tasks[0], targets[-1], len(targets) - 1)  # (a task without a target gets one: the core needs it)
         return [tasks[0]], fast
     settable = settable_tasks(tasks)
+    check_names([tasks])  # (a task renamed since its solver was made: a name must still be one task's)
     by_name: dict[str, Task] = {}
     for t in settable:
         by_name.setdefault(t.name, t)

@@ -1,0 +1,77 @@
+"""Inputs checked where they are used, not only where they are first given (an adversarial pass): a
+task renamed after its controller or solver was made, a flag given as a truthy string, support
+points beyond the coordinates reljac computes with, and a warning in the CLI."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import reljac
+from reljac import ConfigurationError, Kinematics, Robot, SupportError, TaskError
+from reljac.ik import Controller, FrameTask, PostureTask, Solver
+
+
+@pytest.fixture()
+def two_tools():
+    robot = Robot.bundled("dual_arm")
+    tasks = []
+    for k, frame in enumerate(("left_tool", "right_tool")):
+        task = FrameTask(frame, name=frame.split("_")[0])
+        task.set_target(Kinematics(robot, robot.random_configuration(k + 1)).placement(frame))
+        tasks.append(task)
+    return robot, tasks
+
+
+def test_a_task_renamed_to_another_tasks_name_after_the_controller_is_made_is_refused_where_names_key(two_tools):
+    """errors() is keyed by name: two tasks of one name gave one entry, the other task's numbers
+    under the first's name."""
+    robot, (left, right) = two_tools
+    controller = Controller(robot, [[left], [right]], dt=0.01)
+    q = robot.neutral()
+    errors = controller.errors(q)
+    assert set(errors) == {"left", "right"}
+    right.name = "left"
+    with pytest.raises(TaskError, match="two tasks are named 'left'"):
+        controller.errors(q)
+    right.name = "right"
+    assert controller.errors(q) == errors
+
+
+def test_a_task_renamed_after_the_solver_is_made_is_refused_by_its_errors_and_solve_many(two_tools):
+    robot, (left, right) = two_tools
+    solver = Solver(robot, [[left], [right]], timeout=0.05)
+    right.name = "left"
+    result = solver.solve(seed=0)  # (found by index: what the names key is its report)
+    with pytest.raises(TaskError, match="two tasks are named 'left'"):
+        result.errors
+    target = Kinematics(robot, robot.random_configuration(3)).placement("right_tool")
+    with pytest.raises(TaskError, match="two tasks are named 'left'"):
+        solver.solve_many(None, [{"left": target}], workers=1)
+
+
+@pytest.mark.parametrize("flag", ["no", "False", 1, None, [0]])
+def test_anti_chatter_must_be_a_boolean(flag):
+    robot = Robot.bundled("dual_arm")
+    with pytest.raises(ConfigurationError, match="anti_chatter must be True or False"):
+        Controller(robot, [[PostureTask(robot)]], dt=0.01, anti_chatter=flag)
+
+
+def test_support_points_beyond_the_largest_coordinate_say_so():
+    """A triangle of legs 1e160 was called "no area" (its area overflowed)."""
+    with pytest.raises(SupportError, match="within 1e\\+100"):
+        reljac.support_polygon([[0, 0], [1e160, 0], [0, 1e160]])
+    assert reljac.support_polygon([[0, 0], [1e90, 0], [0, 1e90]]).vertices.shape == (3, 2)
+
+
+def test_a_warning_in_the_cli_is_one_line_once(tmp_path):
+    """Python's own format printed the file and the source line of reljac, once per place."""
+    path = tmp_path / "fast.toml"
+    path.write_text('[[task]]\nlevel = 0\ntype = "frame"\nframe = "left_tool"\ngain = 1e29\n')
+    done = subprocess.run([sys.executable, "-m", "reljac", "debug", "dual_arm", str(path), "--no-hold"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("reljac: warning: task 'pose of left_tool': gain 1e+29"), lines
