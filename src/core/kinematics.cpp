@@ -125,9 +125,10 @@ void PairKinematics::evaluate(const double* q, Pose& T_ab, double* J) {
       Ja_.setZero();
       Jb_.setZero();
     }
-    // each call runs the kinematics of its frame's supporting joints only; q as a Map: the
-    // algorithm is compiled here (-O3), not taken from the library's instantiation for VectorXd
-    const Eigen::Map<const Eigen::VectorXd> x(x_.data(), model_.nq);
+    // each call runs the kinematics of its frame's supporting joints only; q as a VectorXd: the
+    // library's instance (relative.cpp), within 2 % of one compiled here (0.70 against 0.69 us
+    // for two Talos grippers in WORLD, 2026-12-04), whose joint visitors the build then skips
+    const Eigen::VectorXd& x = x_;
     pinocchio::computeFrameJacobian(model_, data_, x, frame_a_, pinocchio::WORLD, Ja_);
     pinocchio::updateFramePlacement(model_, data_, frame_a_);
     pinocchio::computeFrameJacobian(model_, data_, x, frame_b_, pinocchio::WORLD, Jb_);
