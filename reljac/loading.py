@@ -27,6 +27,7 @@ import pinocchio as pin
 
 from .cpp_output import captured_output, cpp_message
 from .exceptions import ConfigurationError, URDFError
+from .mimic_limits import hold_follower_limits
 from .urdf_checks import Urdf, check_loaded, check_urdf
 from .urdf_files import parse_xml, read_urdf, shown
 
@@ -94,6 +95,7 @@ def build_model(loaded: LoadedUrdf, *, floating_base: bool, mimic: bool) -> pin.
                         "load it with floating_base=False")
     frames = [(f.name, str(f.type).rsplit(".", 1)[-1]) for f in model.frames]
     check_loaded(loaded.urdf, list(model.names)[1:], frames, loaded.source, floating_base=floating_base)
+    hold_follower_limits(model, loaded.urdf.xml, loaded.source)
     return model
 
 

@@ -1,0 +1,63 @@
+"""A mimic follower's own URDF limits, held through its leader.
+
+Pinocchio's mimic joint has no coordinate of its own (its leader's, scaled: ``q_f = s q_l + o``),
+so the follower's ``<limit>`` is not in the model: a leader could take its follower beyond them.
+:func:`hold_follower_limits` narrows each leader's position limits to where every follower stays
+within its own, and its velocity limit to ``velocity_f / |s|``.
+"""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+
+import pinocchio as pin
+
+from .exceptions import URDFError
+
+BOUNDED = ("revolute", "prismatic")  # (a continuous follower has no position limits)
+
+
+def _limit(element: ET.Element | None, key: str) -> float | None:
+    value = None if element is None else element.get(key)
+    try:
+        return None if value is None else float(value)
+    except ValueError:
+        return None  # (urdf_checks refused a bad number before)
+
+
+def hold_follower_limits(model: pin.Model, robot: ET.Element, source: str) -> None:
+    """Narrow, in `model` (built with mimic joints from the URDF `robot`), each leader's position
+    limits [rad or m] to where each revolute or prismatic follower stays within its own URDF limits,
+    and its velocity limit [rad/s or m/s] to the follower's divided by |s|.
+
+    Raises:
+        URDFError: a leader left no position by its followers' limits (named, with both ranges).
+    """
+    joints = {element.get("name"): element for element in robot.findall("joint")}
+    lower_limits, upper_limits = model.lowerPositionLimit.copy(), model.upperPositionLimit.copy()
+    velocity_limits = model.velocityLimit.copy()
+    for follower, leader in zip(model.mimicking_joints, model.mimicked_joints, strict=True):
+        element = joints.get(model.names[follower])
+        lead = model.joints[leader]
+        if element is None or element.get("type") not in BOUNDED or (lead.nq, lead.nv) != (1, 1):
+            continue
+        mimic = model.joints[follower].extract()
+        s, o = float(mimic.scaling), float(mimic.offset)
+        limit = element.find("limit")
+        lower, upper, speed = (_limit(limit, key) for key in ("lower", "upper", "velocity"))
+        i, k = lead.idx_q, lead.idx_v
+        if lower is not None and upper is not None and lower <= upper and s != 0.0:
+            a, b = sorted(((lower - o) / s, (upper - o) / s))
+            low, high = max(lower_limits[i], a), min(upper_limits[i], b)
+            if low > high:
+                raise URDFError(
+                    f"URDF {source}: mimic joint '{model.names[follower]}' ({o:g} + {s:g} x "
+                    f"'{model.names[leader]}') within its limits [{lower:g}, {upper:g}] needs "
+                    f"'{model.names[leader]}' in [{a:g}, {b:g}], outside its own limits "
+                    f"[{lower_limits[i]:g}, {upper_limits[i]:g}]")
+            lower_limits[i], upper_limits[i] = low, high
+        if speed is not None and speed > 0.0 and math.isfinite(speed) and s != 0.0:
+            velocity_limits[k] = min(velocity_limits[k], speed / abs(s))
+    model.lowerPositionLimit, model.upperPositionLimit = lower_limits, upper_limits
+    model.velocityLimit = velocity_limits
