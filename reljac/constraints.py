@@ -32,7 +32,7 @@ the apparent inertia felt along the constraint, with M from ``pin.crba`` and a C
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -139,8 +139,9 @@ class Distance(PointPair):
 
     size = 1
 
-    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, length: float, **points: Any) -> None:
-        super().__init__(frame_a, frame_b, **points)
+    def __init__(self, frame_a: FrameRef, frame_b: FrameRef, length: float, *, point_a: ArrayLike = (0.0, 0.0, 0.0),
+                 point_b: ArrayLike = (0.0, 0.0, 0.0)) -> None:
+        super().__init__(frame_a, frame_b, point_a=point_a, point_b=point_b)
         self.length = as_float(length, "length [m]", minimum=0.0)
 
     def compute(self, kin: Kinematics) -> ConstraintValue:
@@ -164,12 +165,13 @@ class Contact(PointPair):
         normal: the contact normal (3,), normalized here; it points from a toward b for a
             separation velocity ``(G v)[0] > 0``.
         normal_in: "world" (a fixed direction) or "a" (given in a's axes, turning with a).
-        **points: ``point_a`` and ``point_b``, as for :class:`BallJoint`.
+        point_a: as for :class:`BallJoint`.
+        point_b: as for :class:`BallJoint`.
     """
 
     def __init__(self, frame_a: FrameRef, frame_b: FrameRef, normal: ArrayLike, *, normal_in: str = "world",
-                 **points: Any) -> None:
-        super().__init__(frame_a, frame_b, **points)
+                 point_a: ArrayLike = (0.0, 0.0, 0.0), point_b: ArrayLike = (0.0, 0.0, 0.0)) -> None:
+        super().__init__(frame_a, frame_b, point_a=point_a, point_b=point_b)
         if normal_in not in NORMAL_KEYWORDS:
             raise TaskError(f"normal_in must be one of {NORMAL_KEYWORDS}, got {normal_in!r}")
         self.normal_in = normal_in
