@@ -34,3 +34,25 @@ def test_a_gain_that_makes_a_task_error_grow_is_warned_of():
     with pytest.warns(ReljacWarning, match="= 2 >= 2") as seen:
         controller.dt = 0.04
     assert seen[0].filename == __file__
+
+
+@pytest.mark.parametrize("backend", ["python", "compiled"])
+def test_a_gain_set_during_a_motion_is_checked_too(backend):
+    """The check ran only when a motion started and when dt was set: a gain raised mid-motion was
+    silent. Each value is warned of once per task; setting a target every step is no gain change."""
+    robot = Robot.bundled("planar_2link")
+    posture = PostureTask(robot, gain=10.0)
+    posture.set_target(robot.neutral())
+    controller = Controller(robot, [[posture]], dt=0.05, anti_chatter=False, backend=backend)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        q = controller.step(robot.neutral() + 1e-3)
+        posture.set_target(robot.neutral())
+        posture.gain = 39.0  # 1.95
+    with pytest.warns(ReljacWarning, match="gain 60 /s x dt 0.05 s = 3 >= 2") as seen:
+        posture.gain = 60.0
+    assert seen[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        posture.set_target(robot.neutral())  # (the same gain: no warning again)
+        controller.step(q)

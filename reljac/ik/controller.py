@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -19,12 +18,13 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import ArrayLike
 
-from ..exceptions import ConfigurationError, ReljacError, ReljacWarning, TaskError
+from ..exceptions import ConfigurationError, ReljacError, TaskError
 from ..joint_space import velocity_labels
 from ..relative import Kinematics
 from ..robot import Robot, as_robot
 from ..validation import as_bool, as_float
 from . import compiled_step as _compiled
+from .gain_check import GainCheck, warn_of_unstable_gains
 from .level_names import check_names, name_reports
 from .level_system import level_system
 from .levels import as_levels
@@ -131,6 +131,7 @@ class Controller:
         self._labels = velocity_labels(robot)
         self._lock = threading.Lock()
         self._stepper: int | None = None  # the thread stepping it (threading.get_ident; None: none yet)
+        self._gain_check = GainCheck(self.tasks, lambda: self._dt)  # a gain set during a motion: checked too
         self._step = _compiled.build(self, _backend.core()) if self.backend == "compiled" else None
 
     @property
@@ -153,7 +154,7 @@ class Controller:
     @dt.setter
     def dt(self, value: float) -> None:
         self._dt = as_float(value, "dt [s]", minimum=0.0, strict=True, error=ConfigurationError)
-        _warn_of_unstable_gains(self.tasks, self._dt, stacklevel=3)
+        warn_of_unstable_gains(self.tasks, self._dt, stacklevel=3)
         if self._step is not None:
             self._step.set_parameters()
 
@@ -303,7 +304,7 @@ class Controller:
             raise ReljacError(f"this Controller is stepped by thread '{name}': create one Controller per thread, "
                               "or call reset() before another thread steps it (a new motion)")
         if owner is None:  # a motion starts: its gains checked against dt (the search's own never steps)
-            _warn_of_unstable_gains(self.tasks, self._dt, stacklevel=4)
+            warn_of_unstable_gains(self.tasks, self._dt, stacklevel=4)
         self._stepper = me
 
     def velocity(self, q: ArrayLike) -> np.ndarray:
@@ -369,17 +370,3 @@ class Controller:
             raise ConfigurationError("no configuration yet: pass q or call step first")
         check_names(self._levels)  # (a task renamed since: two of one name would share one entry)
         return {task.name: task.error_norms(kin) for task in self.tasks}
-
-
-def _warn_of_unstable_gains(tasks: Sequence[Task], dt: float, *, stacklevel: int) -> None:
-    """A ReljacWarning for each task whose gain x dt is 2 or more: its error e_k+1 = (1 - gain dt) e_k
-    (its rows met) then never shrinks (a period-2 oscillation at 2, growing beyond). Checked when a
-    motion starts (the first step or velocity since the controller was made or reset) and when dt
-    is set; a gain changed during a motion is not."""
-    for task in tasks:
-        gain = getattr(task, "gain", 0.0)
-        if gain * dt >= 2.0:
-            warnings.warn(ReljacWarning(
-                f"task '{task.name}': gain {gain:g} /s x dt {dt:g} s = {gain * dt:.3g} >= 2: its error would "
-                f"not shrink from step to step (it oscillates, or grows); use a gain below 2/dt = {2 / dt:.4g} /s "
-                "or a shorter dt"), stacklevel=stacklevel)
