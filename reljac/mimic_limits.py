@@ -36,7 +36,9 @@ def hold_follower_limits(model: pin.Model, robot: ET.Element, source: str) -> No
     """
     joints = {element.get("name"): element for element in robot.findall("joint")}
     lower_limits, upper_limits = model.lowerPositionLimit.copy(), model.upperPositionLimit.copy()
-    velocity_limits = model.velocityLimit.copy()
+    velocity_limits = model.velocityLimit.copy()  # (Pinocchio 4: upperVelocityLimit; its lowerVelocityLimit too)
+    lower_velocity = getattr(model, "lowerVelocityLimit", None)
+    lower_velocity = None if lower_velocity is None else lower_velocity.copy()
     for follower, leader in zip(model.mimicking_joints, model.mimicked_joints, strict=True):
         element = joints.get(model.names[follower])
         lead = model.joints[leader]
@@ -59,5 +61,11 @@ def hold_follower_limits(model: pin.Model, robot: ET.Element, source: str) -> No
             lower_limits[i], upper_limits[i] = low, high
         if speed is not None and speed > 0.0 and math.isfinite(speed) and s != 0.0:
             velocity_limits[k] = min(velocity_limits[k], speed / abs(s))
+            if lower_velocity is not None:  # (a magnitude, as the upper one: or a negative bound)
+                bound = speed / abs(s)
+                lower_velocity[k] = min(lower_velocity[k], bound) if lower_velocity[k] >= 0 else \
+                    max(lower_velocity[k], -bound)
     model.lowerPositionLimit, model.upperPositionLimit = lower_limits, upper_limits
     model.velocityLimit = velocity_limits
+    if lower_velocity is not None:
+        model.lowerVelocityLimit = lower_velocity

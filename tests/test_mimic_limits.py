@@ -49,6 +49,9 @@ def test_a_leader_is_limited_to_where_its_followers_stay_within_theirs(tmp_path)
     np.testing.assert_allclose(robot.upper_limits[[slide.idx_q, shoulder.idx_q]], [0.4, 0.55], atol=1e-15)
     # speeds: finger 0.5 / 0.1 = 5 (slide's own 2 is lower), elbow 1 / 2 = 0.5 (shoulder's own 3)
     np.testing.assert_allclose(robot.velocity_limits[[slide.idx_v, shoulder.idx_v]], [2.0, 0.5])
+    # (Pinocchio 4 also holds a lower velocity limit, which a model built on this one checks against the upper)
+    np.testing.assert_allclose(robot.model.lowerVelocityLimit, robot.model.upperVelocityLimit)
+    assert robot.locked(["shoulder"]).nq == 1
 
 
 @pytest.mark.parametrize("backend", ["python", "compiled"])
