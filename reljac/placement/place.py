@@ -37,7 +37,6 @@ from .task import MAX_DISTANCE, FloorRegion, PlacementTask
 from .witness import Witnesses
 
 DEFAULT_MARGIN = (0.5, 0.5, 0.5, 0.5, 0.0, 0.0)  # rho, z, psi, beta: half a cell each way
-SURE_FIRST = 1  # the margin is tested at this many times max_checked placements, the best by the maps
 
 
 @dataclass
@@ -127,8 +126,8 @@ def place(maps: PlacementMaps, task: PlacementTask, region: FloorRegion, *, coll
         candidates: feasible placements wanted (>= 1); batch: placements checked at once;
             max_checked: at most this many checked.
         margin: the maps' margin for a *sure* pose (:func:`~reljac.placement.inverse.reach`); tested
-            at every placement reaching every pose with `every_pose` or `refine`, else only at the
-            max_checked best by the maps (where the check may go).
+            at every placement reaching every pose (with `every_pose` or `refine`, at every pose
+            reached).
         refine: decide the unsure pairs by a short search per hand (for the floor map).
         every_pose: ask the maps every pose at every placement (the floor map's counts); by
             default a placement is dropped at its first pose the maps do not reach (its count is
@@ -175,10 +174,12 @@ def place(maps: PlacementMaps, task: PlacementTask, region: FloorRegion, *, coll
     part = reach(maps, task, P[keep], margin=None if not every_pose and not refine else margin,
                  every_pose=every_pose)
     found = _spread(part, keep, len(P), len(task), maps.hands)
-    if margin is not None and not every_pose and not refine:  # how sure: only where the check may go
-        top = [i for i in map_order(found) if found.reached[i].all()][:SURE_FIRST * max_checked]
-        found.sure[:] = False  # (untested elsewhere: not counted sure, nor ranked as sure)
-        if top:
+    if margin is not None and not every_pose and not refine:  # how sure: where every pose is reached
+        # (at all of them, not at the best by the maps alone: those were often all at the maps' edge, sure at
+        # 11 of 12 poses, and failed, while placements sure at every pose ranked below them went untried)
+        top = np.flatnonzero(found.reached.all(axis=1))
+        found.sure[:] = False  # (untested elsewhere: nothing else reaches every pose)
+        if len(top):
             again = reach(maps, task, P[top], margin=margin)
             found.sure[top], found.score[top], found.shared[top] = again.sure, again.score, again.shared
             for hand in found.rows:
