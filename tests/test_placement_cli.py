@@ -182,6 +182,16 @@ def test_bad_outputs_are_refused_before_any_work(capsys, tmp_path, args, message
 
 
 @pytest.mark.slow
+def test_view_without_a_host_serves_on_the_loopback_address(capsys, tmp_path):
+    """--host defaults to 127.0.0.1 (its help says so): --view without it was refused, 'not None'."""
+    task = tmp_path / "task.toml"
+    task.write_text(TASK)
+    assert main(["place", "dual_arm", str(task), "--samples", "100", "--candidates", "1", "--no-progress",
+                 "--view", "--no-hold"]) == 0
+    assert "http://127.0.0.1:" in capsys.readouterr().out
+
+
+@pytest.mark.slow
 def test_a_maps_file_of_other_hands_is_refused(capsys, tmp_path):
     (tmp_path / "task.toml").write_text(TASK)
     assert main(["place", "dual_arm", str(tmp_path / "task.toml"), "--maps", str(tmp_path / "maps.npz"),

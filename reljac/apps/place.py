@@ -39,9 +39,9 @@ def run(args: argparse.Namespace) -> int:
                          "(the page of the result); add --view or leave them out")
     spec = read_place_file(args.taskfile)
     if args.view:  # before the maps and the check: an --json document is then never followed by an error
-        from ..viz.server import check_host
+        from ..viz.server import LOOPBACK, check_host
 
-        check_host(args.host)
+        check_host(args.host or LOOPBACK)  # (None: --host not given, which the options above tell apart)
     robot = load_robot(args)
     if spec.lock:
         robot = within(f"{spec.where}, lock", lambda: robot.locked(spec.lock))
@@ -79,9 +79,11 @@ def _view(args: argparse.Namespace, maps: PlacementMaps, task: Any, result: Plac
     """The result in the browser; from a terminal (no --no-hold) the robot goes through the poses
     at the best placement until Ctrl-C."""
     from ..viz.placement import play, show_placement
+    from ..viz.server import LOOPBACK
     from .view import wait_for_interrupt
 
-    viewer = show_placement(maps.mobile, task, result, open=args.open, obstacles=collision, host=args.host)
+    viewer = show_placement(maps.mobile, task, result, open=args.open, obstacles=collision,
+                            host=args.host or LOOPBACK)
     try:
         if args.no_hold:
             return
