@@ -269,3 +269,12 @@ def test_the_shown_keywords_are_the_ones_taken():
     assert (task.gain, task.name) == (3.0, "p") and task.max_speed.tolist() == [0.5, 0.5]
     with pytest.raises(TypeError):
         reljac.ik.RelativePositionTask("a", "b", gian=3.0)
+
+
+def test_a_task_reads_as_its_kind_and_name():
+    """A REPL line like `stack.levels` showed <... object at 0x7f...> for every task."""
+    from reljac.ik import FrameTask, PostureTask
+
+    robot = Robot.bundled("dual_arm")
+    assert repr([[FrameTask("left_tool")], [PostureTask(robot, name="rest")]]) == \
+        "[[<FrameTask 'pose of left_tool'>], [<PostureTask 'rest'>]]"

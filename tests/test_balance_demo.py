@@ -92,6 +92,8 @@ def test_the_reach_stops_short_where_the_support_region_binds(scenario):
     notes = "\n".join(scene.notes())
     assert f"went {reach[-1] * 1e3:.0f} mm forward of 1000 mm asked" in notes
     assert f"limited by: {edges[0]}, the centre of mass on its shrunk edge" in notes
+    # named in the report of the level it stopped (the reach's limited_by), not of one below saturated for it
+    assert f"(named in the report of level '{scene.lead.name}')" in notes
 
 
 def test_demo_command_runs_headless(capsys):

@@ -156,3 +156,16 @@ def test_states_of_one_name_in_several_groups_are_one_state(tmp_path):
                     'value="0.5"/><joint name="left_joint1" value="0.2"/></group_state></robot>')
     with pytest.raises(SRDFError, match="group_state 'home' gives joint 'left_joint1' two values, 0.5 and 0.2"):
         read_srdf(srdf)
+
+
+def test_robots_lists_the_base_each_robot_loads_with():
+    """tree30's URDF has a floating root joint of its own (reljac adds none): it was listed "fixed".
+    Checked against the loaded model's root joint, for every bundled robot."""
+    code, out, _ = run("robots")
+    assert code == 0
+    listed = {line.split()[0]: line.split()[2] for line in out.splitlines() if " bundled " in line}
+    for name, base in listed.items():
+        model = reljac.Robot.bundled(name).model
+        floating = model.njoints > 1 and model.joints[1].shortname() == "JointModelFreeFlyer"
+        assert base == ("floating" if floating else "fixed"), name
+    assert listed["tree30"] == "floating"

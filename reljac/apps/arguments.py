@@ -125,7 +125,8 @@ def robot_arguments(parser: argparse.ArgumentParser, *, optional: bool = False, 
         parser.add_argument("--srdf", metavar="FILE", help="the robot's SRDF (named configurations, collision pairs)")
         parser.add_argument("--lock", action="append", metavar="JOINT[=VALUE]",
                             help="fix a joint (a shell pattern like 'hand_*' fixes each joint it matches) at VALUE, "
-                                 "else at its value in --q-named's or the reference configuration (repeatable)")
+                                 "else at its value in the reference configuration (or --q-named's, where the command "
+                                 "takes it) (repeatable)")
 
 
 def robot_options(args: argparse.Namespace) -> dict:

@@ -60,6 +60,7 @@ class TalosBalance:
     margins: list[float] = field(default_factory=list)
     on_edge: list[list[str]] = field(default_factory=list)
     limits: list[list[tuple[str, str]]] = field(default_factory=list)
+    stopped: list[list[tuple[str, str]]] = field(default_factory=list)  # (limited_by, the level's first task)
     reaches: list[float] = field(default_factory=list)
     reach_level: list[tuple[float, bool]] = field(default_factory=list)
 
@@ -103,6 +104,7 @@ class TalosBalance:
         n = len(gaps)
         self.on_edge.append([f"support region (edge {i + 1} of {n})" for i in np.flatnonzero(gaps < ON_EDGE)])
         self.limits.append([(name, report.tasks[0]) for report in reports for name in report.saturated_constraints])
+        self.stopped.append([(report.limited_by, report.tasks[0]) for report in reports if report.tasks])
         self.reaches.append(float(np.linalg.norm(kin.placement(LEFT).translation - self.start)))
         level = next(r for r in reports if self.lead.name in r.tasks)
         self.reach_level.append((level.scale, level.met))
@@ -119,6 +121,8 @@ class TalosBalance:
         scale, met = self.reach_level[-1]
         edges = self.on_edge[-1]
         named = {name: level for step in self.limits[-20:] for name, level in step}
+        # the level whose correction it stopped (the reach), rather than one it was saturated for below
+        named.update({name: level for step in self.stopped[-20:] for name, level in step if name in edges})
         if edges:
             where = "; ".join(f"{e}, the centre of mass on its shrunk edge" + (
                 f" (named in the report of level '{named[e]}')" if e in named else "") for e in edges)
@@ -127,8 +131,8 @@ class TalosBalance:
         return [f"reach: the left gripper went {self.reach * 1e3:.0f} mm forward of {asked * 1e3:.0f} mm asked "
                 f"({(asked - self.reach) * 1e3:.0f} mm short); its level scaled by {scale:.3f}, "
                 f"{'met' if met else 'not met'}",
-                f"centre of mass: {self.margins[-1] * 1e3:.1f} mm from the support region's edge at the end "
-                f"(smallest {min(self.margins) * 1e3:.1f} mm; kept: {MARGIN * 1e3:g} mm)",
+                f"centre of mass: {self.margins[-1] * 1e3:.4f} mm from the support region's edge at the end "
+                f"(smallest {min(self.margins) * 1e3:.4f} mm; kept: {MARGIN * 1e3:g} mm)",
                 f"limited by: {where}"]
 
 

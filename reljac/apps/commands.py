@@ -5,7 +5,9 @@ command line loads no numpy or Pinocchio."""
 from __future__ import annotations
 
 import argparse
+import re
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any
 
 from .arguments import UsageError, configuration, load_robot, robot_options
@@ -208,6 +210,14 @@ def _bar(args: argparse.Namespace, total: int, what: str, unit: str) -> Abstract
     return progress_bar(total, what, show=progress_wanted(asked), unit=unit, delay=0.0 if asked else 0.5)
 
 
+def _has_floating_joint(urdf: Any) -> bool:
+    """The URDF declares a floating joint of its own (tree30's root: reljac adds none then)."""
+    try:
+        return re.search(r"type\s*=\s*[\"']floating[\"']", Path(urdf).read_text(errors="replace")) is not None
+    except OSError:
+        return False
+
+
 def cmd_robots(args: argparse.Namespace) -> int:
     from .. import robots
 
@@ -215,7 +225,8 @@ def cmd_robots(args: argparse.Namespace) -> int:
     print(f"{'NAME':<28}{'FROM':<20}{'BASE':<10}{'SRDF':<6}REFERENCE")
     for name in names:
         source = robots.resolve(name)
-        print(f"{name:<28}{source.origin:<20}{'floating' if source.floating_base else 'fixed':<10}"
+        floating = source.floating_base or _has_floating_joint(source.urdf)
+        print(f"{name:<28}{source.origin:<20}{'floating' if floating else 'fixed':<10}"
               f"{'yes' if source.srdf else '-':<6}{source.posture or '-'}")
     root = robots.example_robot_data_dir()
     if root is None:

@@ -10,7 +10,7 @@ from .controller import Controller
 from .humanoid import ContactTask, HumanoidStack, humanoid_stack
 from .limits.base import Limit, VelocityConstraint
 from .limits.collision import CollisionAvoidance, CollisionAvoidanceTask
-from .limits.joints import JointPositionLimit, JointVelocityLimit
+from .limits.joints import JointPositionLimit, JointVelocityLimit, ReversalDamping
 from .limits.support import SupportRegion, SupportRegionTask
 from .nlp import NLPResult, solve_nlp
 from .search.solve import IKResult, Solver, solve, solve_many
@@ -55,6 +55,7 @@ __all__ = [
     "RelativeFrameTask",
     "RelativeOrientationTask",
     "RelativePositionTask",
+    "ReversalDamping",
     "Solver",
     "SupportRegion",
     "SupportRegionTask",

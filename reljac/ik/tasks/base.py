@@ -100,6 +100,9 @@ class Task(ABC, Observable):
         self.name = name or type(self).__name__
         self.set_weight(weight)
 
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {getattr(self, 'name', '?')!r}>"
+
     @property
     def gain(self) -> float:
         """[1/s] rate at which the error is driven to zero."""
