@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 REACHED_AT_ONCE = 1e-6  # a scale at most this: the level's start sits on the constraint (a bound, a vertex)
-MAX_TIE_PATHS = 3  # paths explored per level from ties of two rows reached at once (Saturations)
+MAX_TIE_PATHS = 6  # paths explored per level from ties of two rows reached at once (Saturations)
 TIE_PATH_GAIN = 1e-6  # a tie path's candidate replaces the best if it lowers the residual by this fraction
 BOUND_TOLERANCE = 1e-12  # slack on a bound, relative to max(1, |v|, |delta|), before it counts as crossed
 PIVOT_TOLERANCE = 1e-12  # a joint (row) with P_jj (c^T P c) below this cannot move in what is left
