@@ -148,8 +148,8 @@ class Saturations {
   }
   void add(int kind, int index, double target, double scale) { done.push_back({kind, index, target, scale}); }
 
-  // `row` reached at `scale`, about to be held on top of the others: when at once, the latest row
-  // held at once (with which it was not tried) is let go in a path kept for later.
+  // `row` reached at `scale`, about to be held on top of the others: when at once, the latest row or
+  // joint held at once (with which it was not tried) is let go in a path kept for later.
   void tie(int row, double scale) {
     if (scale <= kReachedAtOnce && paths_ < kMaxTiePaths) keep_path(row);
   }
@@ -192,8 +192,8 @@ class Saturations {
   [[gnu::noinline]] void keep_path(int row) {  // (rare: out of the solver loop's code)
     for (int a = static_cast<int>(done.size()) - 1; a >= 0; --a) {
       const Saturation& first = done[a];
-      if (first.kind != 1 || first.scale > kReachedAtOnce) continue;
-      const std::pair<int, int> pair{first.index, row};
+      if (first.scale > kReachedAtOnce) continue;
+      const std::pair<int, int> pair{first.kind == 1 ? first.index : -1 - first.index, row};  // (a joint j: -1 - j)
       if (std::find(tried_.begin(), tried_.end(), pair) != tried_.end()) continue;
       tried_.push_back(pair);
       Path& path = room_[paths_++];
@@ -204,7 +204,7 @@ class Saturations {
     }
   }
 
-  std::vector<std::pair<int, int>> tried_;  // (row held first, row reached at once)
+  std::vector<std::pair<int, int>> tried_;  // (row, or -1 - joint, held first; row reached at once)
   Path room_[kMaxTiePaths];
   int paths_ = 0, next_ = 0;  // paths kept, and the next to explore
   Path pushed_path_;          // a row pushed out's path (pushed_out), and whether it is kept, taken

@@ -139,7 +139,8 @@ class Saturations:
     order, to be explored after it as paths of their own (`tie`, `next_path`).
 
     Two rows of C reached at once (scale <= REACHED_AT_ONCE: the level starts on a vertex of them, a
-    support region's corner) are a tie that SNS breaks by order: it holds the first, whose slide
+    support region's corner), or a joint on its bound and then a row, are a tie that SNS breaks by
+    order: it holds the first, whose slide
     crosses the second, and holding both pins the level, though sliding along the second alone
     may leave the first inside (its multiplier pulls inward: an active-set method would release
     it; Talos' centre of mass stopped for good at a corner 36.5 mm from the region's nearest point
@@ -159,7 +160,7 @@ class Saturations:
 
     def __init__(self) -> None:
         self.done: list[Saturation] = []
-        self.tried: set[tuple[int, int]] = set()  # (row held first, row reached at once)
+        self.tried: set[tuple[int, int]] = set()  # (row, or -1 - joint, held first; row reached at once)
         self.paths: list[tuple[list[Saturation], int]] = []  # (saturations to make again, row to hold)
         self.ties = 0  # ties kept as paths (at most MAX_TIE_PATHS)
         self.pushed: tuple[list[Saturation], int] | None = None  # the path of a row pushed out (pushed_out)
@@ -170,13 +171,14 @@ class Saturations:
 
     def tie(self, row: int, scale: float) -> None:
         """`row` reached at `scale`, about to be held on top of the others: when at once, the latest
-        row held at once (with which it was not tried) is let go in a path kept for later."""
+        row or joint held at once (with which it was not tried) is let go in a path kept for later."""
         if scale > REACHED_AT_ONCE or self.ties >= MAX_TIE_PATHS:
             return
         for a in range(len(self.done) - 1, -1, -1):
             first = self.done[a]
-            if first.kind == 1 and first.scale <= REACHED_AT_ONCE and (first.index, row) not in self.tried:
-                self.tried.add((first.index, row))
+            held = first.index if first.kind == 1 else -1 - first.index  # (a joint j: -1 - j)
+            if first.scale <= REACHED_AT_ONCE and (held, row) not in self.tried:
+                self.tried.add((held, row))
                 self.paths.append((self.done[:a] + self.done[a + 1:], row))
                 self.ties += 1
                 return
