@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(not compiled_available(), reason="the compiled c
 
 TWINS = {
     "RANK_TOLERANCE": hierarchy, "BOUND_TOLERANCE": saturation, "PIVOT_TOLERANCE": saturation,
-    "PIVOT_REPROJECT": saturation, "REACHED_AT_ONCE": saturation, "MAX_TIE_PATHS": saturation,
+    "PIVOT_REPROJECT": saturation, "REACHED_AT_ONCE": saturation, "MAX_TIE_PATHS": saturation, "PIN_TOLERANCE": saturation,
     "TIE_PATH_GAIN": saturation,
     "MAX_STALE_SATURATIONS": hierarchy, "MET_TOLERANCE": hierarchy, "AMPLIFIED": hierarchy,
     "UNIT_TOLERANCE": joint_space, "MAX_SQUARE": joint_space,

@@ -12,6 +12,7 @@ void bind_constants(py::module_& m) {
   m.attr("PIVOT_TOLERANCE") = reljac::kPivotTolerance;
   m.attr("PIVOT_REPROJECT") = reljac::kPivotReproject;
   m.attr("REACHED_AT_ONCE") = reljac::kReachedAtOnce;
+  m.attr("PIN_TOLERANCE") = reljac::kPinTolerance;
   m.attr("MAX_TIE_PATHS") = reljac::kMaxTiePaths;
   m.attr("TIE_PATH_GAIN") = reljac::kTiePathGain;
   m.attr("MAX_STALE_SATURATIONS") = reljac::kMaxStaleSaturations;

@@ -35,6 +35,7 @@ lex::Space& lex::lex_space(Workspace& workspace) {
 namespace {
 
 using Buffers = Workspace::Buffers;
+using saturation::crossing_is_rounding;
 using saturation::Limiting;
 using saturation::max_scale;
 using sns::form_M;
@@ -166,8 +167,9 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
       const Vector& delta = kept ? w.best.delta : w.step.delta;  // this candidate's
       if (lim.kind == 0) {
         const double target = delta(j) > 0 ? cons.hi(j) : cons.lo(j);
-        if (!hold_joint(level, ws, w, j, target)) {  // cannot move in what is left: its crossing is rounding
-          ws.pinned[j] = 1;                            // (as a refused row's), skipped from here on
+        if (!hold_joint(level, ws, w, j, target)) {  // cannot move in what is left
+          if (!crossing_is_rounding(base, delta, cons, j)) break;
+          ws.pinned[j] = 1;  // its crossing is rounding (as a refused row's), skipped from here on
           ws.any_pinned = true;
           continue;
         }

@@ -26,6 +26,7 @@ constexpr double kBoundTolerance = 1e-12;  // slack on a bound before it counts 
 constexpr double kPivotTolerance = 1e-12;  // P_jj (c^T P c) below this: cannot move in what is left
 constexpr double kPivotReproject = 1e-6;  // a pivot c^T P c (P_jj) below this x c^T c (1): P c taken twice
 constexpr double kReachedAtOnce = 1e-6;   // a scale at most this: the level's start sits on the constraint
+constexpr double kPinTolerance = 1e-9;    // a refused joint is pinned if delta crosses its bound by at most this x size
 constexpr int kMaxTiePaths = 6;           // paths explored per level from ties of two rows reached at once
 constexpr double kTiePathGain = 1e-6;     // a tie path's candidate is taken if it lowers the residual by this fraction
 constexpr int kMaxStaleSaturations = 2;    // saturations in a row that did not lower the residual

@@ -80,6 +80,16 @@ inline Limiting max_scale(const Vector& base, const Vector& delta, const Constra
   return {std::max(s, 0.0), kind, limiting};
 }
 
+// Joint j, which saturate refused, crosses its bound by rounding only (saturation.py's
+// crossing_is_rounding): base + delta within kPinTolerance x max(1, |base|, |delta|) of its box.
+[[gnu::noinline, gnu::cold]] inline bool crossing_is_rounding(const Vector& base, const Vector& delta,
+                                                               const Constraints& cons, int j) {
+  const double end = base(j) + delta(j);
+  const double size = std::max({1.0, base.size() ? base.cwiseAbs().maxCoeff() : 0.0,
+                                delta.size() ? delta.cwiseAbs().maxCoeff() : 0.0});
+  return std::max({end - cons.hi(j), cons.lo(j) - end, 0.0}) <= kPinTolerance * size;
+}
+
 // Fix c^T v = target (joint j when c == nullptr) inside range(P), in place; false if it cannot move.
 // M (when given) follows as A P for the new P. Pc, scaled, Mc: buffers (nv, nv, rows of M).
 inline bool saturate(Vector& Pc, Vector& scaled, Matrix& P, RowMatrix* M, Vector& Mc, Vector& base, const Vector* c,

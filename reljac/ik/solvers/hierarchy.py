@@ -37,6 +37,7 @@ from .saturation import (
     TIE_PATH_GAIN,
     Constraints,
     Saturations,
+    crossing_is_rounding,
     max_scale,
     replay,
     saturate,
@@ -273,7 +274,9 @@ def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, held
                 break
             if kind == 0:  # the joint goes onto the bound it was about to cross
                 target = cons.hi[j] if step.delta[j] > 0 else cons.lo[j]
-                if not saturate(P_free, M, base, None, j, target):
+                if not saturate(P_free, M, base, None, j, target):  # cannot move in what is left
+                    if not crossing_is_rounding(base, step.delta, cons, j):
+                        break
                     pinned.append(j)  # its crossing is rounding (as a refused row's): skipped from here on
                     continue
                 saturated.append(j)

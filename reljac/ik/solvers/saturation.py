@@ -19,6 +19,7 @@ TIE_PATH_GAIN = 1e-6  # a tie path's candidate replaces the best if it lowers th
 BOUND_TOLERANCE = 1e-12  # slack on a bound, relative to max(1, |v|, |delta|), before it counts as crossed
 PIVOT_TOLERANCE = 1e-12  # a joint (row) with P_jj (c^T P c) below this cannot move in what is left
 PIVOT_REPROJECT = 1e-6  # a pivot c^T P c (P_jj) below this x c^T c (1): P c taken twice (see saturate)
+PIN_TOLERANCE = 1e-9  # a refused joint is pinned if delta crosses its bound by at most this x max(1, |v|, |delta|)
 
 
 @dataclass
@@ -79,6 +80,17 @@ def max_scale(base: np.ndarray, delta: np.ndarray, cons: Constraints, held: list
     if worst >= 0:
         return -1.0, worst_kind, worst
     return (1.0, -1, -1) if kind < 0 else (max(s, 0.0), kind, limiting)
+
+
+def crossing_is_rounding(base: np.ndarray, delta: np.ndarray, cons: Constraints, j: int) -> bool:
+    """Joint j, which saturate refused (it cannot move in what is left: P_jj below PIVOT_TOLERANCE),
+    crosses its bound by rounding only: base + delta within PIN_TOLERANCE x max(1, |base|, |delta|)
+    of its box. Then it is pinned (max_scale skips it; the final clip takes the rounding away);
+    else the level ends there, as the crossing is a real direction (|delta_j| up to 1e-6 |delta|)
+    that the clip would take from the levels above."""
+    end = float(base[j] + delta[j])
+    size = max(1.0, float(np.abs(base).max(initial=0.0)), float(np.abs(delta).max(initial=0.0)))
+    return max(end - float(cons.hi[j]), float(cons.lo[j]) - end, 0.0) <= PIN_TOLERANCE * size
 
 
 def saturate(P: np.ndarray, M: np.ndarray | None, base: np.ndarray, c: np.ndarray | None, j: int,
