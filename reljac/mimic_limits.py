@@ -15,7 +15,7 @@ import pinocchio as pin
 
 from .exceptions import URDFError
 
-BOUNDED = ("revolute", "prismatic")  # (a continuous follower has no position limits)
+BOUNDED = ("revolute", "prismatic")  # (a continuous follower has no position limits, a velocity limit yes)
 
 
 def _limit(element: ET.Element | None, key: str) -> float | None:
@@ -36,30 +36,36 @@ def hold_follower_limits(model: pin.Model, robot: ET.Element, source: str) -> No
     """
     joints = {element.get("name"): element for element in robot.findall("joint")}
     lower_limits, upper_limits = model.lowerPositionLimit.copy(), model.upperPositionLimit.copy()
+    own = lower_limits.copy(), upper_limits.copy()  # (the leaders' own, for messages)
     velocity_limits = model.velocityLimit.copy()  # (Pinocchio 4: upperVelocityLimit; its lowerVelocityLimit too)
     lower_velocity = getattr(model, "lowerVelocityLimit", None)
     lower_velocity = None if lower_velocity is None else lower_velocity.copy()
     for follower, leader in zip(model.mimicking_joints, model.mimicked_joints, strict=True):
         element = joints.get(model.names[follower])
         lead = model.joints[leader]
-        if element is None or element.get("type") not in BOUNDED or (lead.nq, lead.nv) != (1, 1):
+        if element is None or lead.nv != 1:
             continue
         mimic = model.joints[follower].extract()
         s, o = float(mimic.scaling), float(mimic.offset)
         limit = element.find("limit")
         lower, upper, speed = (_limit(limit, key) for key in ("lower", "upper", "velocity"))
         i, k = lead.idx_q, lead.idx_v
-        if lower is not None and upper is not None and lower <= upper and s != 0.0:
+        # position: a revolute or prismatic follower of a one-coordinate leader, its limits given (a
+        # missing lower or upper, or both 0, the URDF default, is no limit: Pinocchio's mimic ignores them)
+        if (element.get("type") in BOUNDED and lead.nq == 1 and lower is not None and upper is not None
+                and lower <= upper and not lower == upper == 0.0 and s != 0.0):
             a, b = sorted(((lower - o) / s, (upper - o) / s))
             low, high = max(lower_limits[i], a), min(upper_limits[i], b)
             if low > high:
+                narrowed = (lower_limits[i], upper_limits[i]) != (own[0][i], own[1][i])
                 raise URDFError(
                     f"URDF {source}: mimic joint '{model.names[follower]}' ({o:g} + {s:g} x "
                     f"'{model.names[leader]}') within its limits [{lower:g}, {upper:g}] needs "
                     f"'{model.names[leader]}' in [{a:g}, {b:g}], outside its own limits "
-                    f"[{lower_limits[i]:g}, {upper_limits[i]:g}]")
+                    f"[{own[0][i]:g}, {own[1][i]:g}]" + (f" as its other followers narrow them, [{lower_limits[i]:g}, "
+                                                         f"{upper_limits[i]:g}]" if narrowed else ""))
             lower_limits[i], upper_limits[i] = low, high
-        if speed is not None and speed > 0.0 and math.isfinite(speed) and s != 0.0:
+        if speed is not None and speed > 0.0 and math.isfinite(speed) and s != 0.0:  # (any follower, continuous too)
             velocity_limits[k] = min(velocity_limits[k], speed / abs(s))
             if lower_velocity is not None:  # (a magnitude, as the upper one: or a negative bound)
                 bound = speed / abs(s)

@@ -75,3 +75,14 @@ def test_a_warning_in_the_cli_is_one_line_once(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("reljac: warning: task 'pose of left_tool': gain 1e+29"), lines
+
+
+def test_a_warning_is_shown_again_by_a_second_command_in_one_process(tmp_path, capsys):
+    """A review: the texts already shown were kept for the process: a second main() said nothing."""
+    from reljac.apps.cli import main
+
+    path = tmp_path / "fast.toml"
+    path.write_text('[[task]]\nlevel = 0\ntype = "frame"\nframe = "left_tool"\ngain = 1e29\n')
+    for _ in range(2):
+        assert main(["debug", "dual_arm", str(path), "--no-hold"]) == 0
+        assert capsys.readouterr().err.count("reljac: warning:") == 1

@@ -77,3 +77,40 @@ def test_a_follower_that_leaves_its_leader_no_position_is_refused(tmp_path):
     with pytest.raises(URDFError, match="mimic joint 'finger_j'.*needs 'slide' in \\[0.5, 0.6\\], outside its own"):
         robot_of(tmp_path, finger=(0.06, 0.07))  # 0.01 + 0.1 slide in [0.06, 0.07]: slide in [0.5, 0.6]
     assert robot_of(tmp_path, finger=(0.045, 0.07)).model.lowerPositionLimit.max() == pytest.approx(0.35)
+
+
+def test_a_continuous_follower_limits_its_leaders_speed_and_zero_limits_are_none(tmp_path):
+    """A review: a continuous follower's velocity limit was skipped with its (absent) position
+    limits; lower = upper = 0 (the URDF default) pinned a leader to one point."""
+    path = tmp_path / "wheels.urdf"
+    path.write_text("""<robot name="wheels">
+  <link name="base"/><link name="w1"/><link name="w2"/><link name="a"/><link name="b"/>
+  <joint name="drive" type="continuous"><parent link="base"/><child link="w1"/><axis xyz="0 0 1"/>
+    <limit effort="1" velocity="2"/></joint>
+  <joint name="idler" type="continuous"><parent link="base"/><child link="w2"/><origin xyz="1 0 0"/>
+    <axis xyz="0 0 1"/><limit effort="1" velocity="1"/><mimic joint="drive" multiplier="2"/></joint>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="a"/><origin xyz="0 1 0"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+  <joint name="j2" type="revolute"><parent link="a"/><child link="b"/><origin xyz="1 0 0"/><axis xyz="0 0 1"/>
+    <limit lower="0" upper="0" effort="1" velocity="1"/><mimic joint="j1" multiplier="1" offset="0.5"/></joint>
+</robot>""")
+    robot = Robot.from_urdf(path)
+    drive, j1 = (robot.model.joints[robot.model.getJointId(n)] for n in ("drive", "j1"))
+    assert robot.velocity_limits[drive.idx_v] == pytest.approx(0.5)  # 1 rad/s / 2
+    assert (robot.lower_limits[j1.idx_q], robot.upper_limits[j1.idx_q]) == (-1.0, 1.0)
+
+
+def test_the_error_names_the_range_other_followers_left(tmp_path):
+    path = tmp_path / "two.urdf"
+    path.write_text("""<robot name="two">
+  <link name="base"/><link name="a"/><link name="b"/><link name="c"/>
+  <joint name="lead" type="prismatic"><parent link="base"/><child link="a"/><axis xyz="1 0 0"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+  <joint name="f1" type="prismatic"><parent link="a"/><child link="b"/><axis xyz="0 1 0"/>
+    <limit lower="0.5" upper="1" effort="1" velocity="1"/><mimic joint="lead"/></joint>
+  <joint name="f2" type="prismatic"><parent link="a"/><child link="c"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="-0.5" effort="1" velocity="1"/><mimic joint="lead"/></joint>
+</robot>""")
+    with pytest.raises(URDFError, match=r"outside its own limits \[-1, 1\] as its other followers narrow them, "
+                                        r"\[0.5, 1\]"):
+        Robot.from_urdf(path)

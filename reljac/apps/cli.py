@@ -273,6 +273,7 @@ def _main(argv: Sequence[str] | None) -> int:
             _printable_output()
             try:
                 with warnings.catch_warnings():  # (the caller's way of showing them, back after)
+                    _warned.clear()  # (once per command: main() may run again in one process)
                     warnings.showwarning = _one_line_warning
                     code = _run(argv)
             except SystemExit as exc:  # argparse's --help (0)
