@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['AMPLIFIED', 'BOUND_TOLERANCE', 'COLLINEAR_TOLERANCE', 'CapabilityReduction', 'CollisionRows', 'Description', 'FAILED', 'GJK_TOLERANCE', 'LevelReport', 'MAX_SQUARE', 'MAX_STALE_SATURATIONS', 'MAX_TIE_PATHS', 'MET_TOLERANCE', 'OVERSHOOT', 'PIVOT_REPROJECT', 'PIVOT_TOLERANCE', 'RANK_TOLERANCE', 'REACHED_AT_ONCE', 'RowSource', 'SearchBatch', 'SearchOptions', 'SearchResult', 'Step', 'StepFailure', 'SupportFailure', 'TIE_PATH_GAIN', 'UNIT_TOLERANCE', 'accumulate', 'built_with', 'certified_rank', 'configuration_ok', 'configurations_from_uniforms', 'describe', 'kinds', 'manipulabilities', 'merge_partials', 'relative_jacobian', 'relative_jacobian_in', 'relative_jacobians_in', 'relative_kinematics', 'relative_placement', 'relative_placement_in', 'search_many', 'solve_hierarchy', 'threaded_kinematics_seconds']
+__all__: list[str] = ['AMPLIFIED', 'BOUND_TOLERANCE', 'COLLINEAR_TOLERANCE', 'CapabilityReduction', 'CollisionRows', 'Description', 'FAILED', 'GJK_TOLERANCE', 'LevelReport', 'MAX_SQUARE', 'MAX_STALE_SATURATIONS', 'MAX_TIE_PATHS', 'MET_TOLERANCE', 'OVERSHOOT', 'PIN_TOLERANCE', 'PIVOT_REPROJECT', 'PIVOT_TOLERANCE', 'RANK_TOLERANCE', 'REACHED_AT_ONCE', 'RowSource', 'SearchBatch', 'SearchOptions', 'SearchResult', 'Step', 'StepFailure', 'SupportFailure', 'TIE_PATH_GAIN', 'UNIT_TOLERANCE', 'accumulate', 'built_with', 'certified_rank', 'configuration_ok', 'configurations_from_uniforms', 'describe', 'kinds', 'manipulabilities', 'merge_partials', 'relative_jacobian', 'relative_jacobian_in', 'relative_jacobians_in', 'relative_kinematics', 'relative_placement', 'relative_placement_in', 'search_many', 'solve_hierarchy', 'threaded_kinematics_seconds']
 class CapabilityReduction:
     """
     One chunk's reduction of a capability map (reljac/maps/kernel.py)
@@ -648,6 +648,7 @@ MAX_STALE_SATURATIONS: int = 2
 MAX_TIE_PATHS: int = 6
 MET_TOLERANCE: float = 1e-09
 OVERSHOOT: float = 0.0001
+PIN_TOLERANCE: float = 1e-09
 PIVOT_REPROJECT: float = 1e-06
 PIVOT_TOLERANCE: float = 1e-12
 RANK_TOLERANCE: float = 1e-12
