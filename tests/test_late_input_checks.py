@@ -86,3 +86,18 @@ def test_a_warning_is_shown_again_by_a_second_command_in_one_process(tmp_path, c
     for _ in range(2):
         assert main(["debug", "dual_arm", str(path), "--no-hold"]) == 0
         assert capsys.readouterr().err.count("reljac: warning:") == 1
+
+
+def test_a_name_two_settable_tasks_share_is_refused_as_a_key_of_solve_many(two_tools):
+    """A review: solve_many's targets by name took the first of the tasks of that name among the
+    levels' tasks and those they are built on (a BallTask's inner task may share a level task's
+    name, which Controller allows): a target silently went to one of them."""
+    from reljac.ik import BallTask, RelativePositionTask
+
+    robot, (_, right) = two_tools
+    inner = RelativePositionTask("universe", "left_tool", name="right")
+    inner.set_target(Kinematics(robot, robot.neutral()).placement("left_tool").translation)
+    solver = Solver(robot, [[BallTask(inner, 0.05, name="ball")], [right]], timeout=0.02)
+    with pytest.raises(ConfigurationError, match="names task 'right', the name of two tasks"):
+        solver.solve_many(None, [{"right": inner.target}], workers=1)
+    assert solver.solve_many(None, [{inner: inner.target}], workers=1)[0].converged  # by the task itself

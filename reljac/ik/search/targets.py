@@ -60,8 +60,10 @@ def target_values(tasks: list[Task], robot: Robot, targets: Sequence[Any],
     settable = settable_tasks(tasks)
     check_names([tasks])  # (a task renamed since its solver was made: a name must still be one task's)
     by_name: dict[str, Task] = {}
+    shared: set[str] = set()  # names of two settable tasks (an inner task named as another): ambiguous keys
     for t in settable:
-        by_name.setdefault(t.name, t)
+        if by_name.setdefault(t.name, t) is not t:
+            shared.add(t.name)
     changed: list[Task] = []
     rows = []
     for i, entry in enumerate(targets):
@@ -71,6 +73,9 @@ def target_values(tasks: list[Task], robot: Robot, targets: Sequence[Any],
                                      "at least one task, or a bare target for the first task")
         row: dict[int, np.ndarray] = {}
         for key, target in pairs:
+            if isinstance(key, str) and key in shared:
+                raise ConfigurationError(f"targets[{i}] names task {key!r}, the name of two tasks (one is built on "
+                                         "another's level: a BallTask's inner task): key it by the task itself")
             task = by_name.get(key) if isinstance(key, str) else aliases.get(id(key), key) if aliases else key
             if task is None or not any(task is t for t in settable):
                 raise ConfigurationError(f"targets[{i}] names task {key!r}, not one of the levels' or of the tasks "
