@@ -109,7 +109,7 @@ void solve_level(const Level& level, Vector& v, Matrix& P, bool P_is_identity, i
   const double met = kMetTolerance * (1.0 + level.b.norm());  // a residual this small meets the level
   double gain = 1e-9;  // the fraction of the best residual a candidate must lower it by (a tie path's: kTiePathGain)
   for (int path = 0;; ++path) {
-    if (path > 0) {  // a tie's path (Saturations): the row held first let go, this one held where it is
+    if (path > 0) {  // a tie's path (Saturations): the row or joint held first let go, this row held where it is
       const int row = ws.saturations.next_path();
       if (row < 0 || (has_best && best_remaining <= met)) break;  // (met: nothing to gain but rounding)
       gain = kTiePathGain;

@@ -27,7 +27,7 @@ constexpr double kPivotTolerance = 1e-12;  // P_jj (c^T P c) below this: cannot 
 constexpr double kPivotReproject = 1e-6;  // a pivot c^T P c (P_jj) below this x c^T c (1): P c taken twice
 constexpr double kReachedAtOnce = 1e-6;   // a scale at most this: the level's start sits on the constraint
 constexpr double kPinTolerance = 1e-9;    // a refused joint is pinned if delta crosses its bound by at most this x size
-constexpr int kMaxTiePaths = 6;           // paths explored per level from ties of two rows reached at once
+constexpr int kMaxTiePaths = 6;           // paths explored per level from ties reached at once (two rows, a joint and a row)
 constexpr double kTiePathGain = 1e-6;     // a tie path's candidate is taken if it lowers the residual by this fraction
 constexpr int kMaxStaleSaturations = 2;    // saturations in a row that did not lower the residual
 constexpr double kMetTolerance = 1e-9;     // met when |A v - b| <= this x (1 + |b|)

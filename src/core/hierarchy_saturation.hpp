@@ -22,12 +22,17 @@ struct Limiting {
   int index;
 };
 
+// max(1, |x|, |dx|) (max norms): rounding in x and dx grows with their size, and a crossing smaller
+// than a tolerance of this scale does not count (saturation.py's rounding_scale).
+template <typename X>
+inline double rounding_scale(const X& x, const X& dx) {
+  return std::max({1.0, x.size() ? x.cwiseAbs().maxCoeff() : 0.0, dx.size() ? dx.cwiseAbs().maxCoeff() : 0.0});
+}
+
 template <typename X, typename Bound>
 inline void scan(const X& x, const X& dx, const Vector* low, const Bound& high, const std::vector<char>* held,
           int which, double& s, int& kind, int& limiting, int& worst, int& worst_kind, double& worst_violation) {
-  // rounding in x and dx grows with their size: a crossing smaller than that does not count
-  const double size = std::max({1.0, x.size() ? x.cwiseAbs().maxCoeff() : 0.0, dx.size() ? dx.cwiseAbs().maxCoeff() : 0.0});
-  const double tol = kBoundTolerance * size;
+  const double tol = kBoundTolerance * rounding_scale(x, dx);
   for (int j = 0; j < x.size(); ++j) {
     if (held && (*held)[j]) continue;  // saturated row (pinned joint): c^T delta is 0 up to rounding
     const double b = x(j), d = dx(j), hj = high(j);
@@ -85,9 +90,7 @@ inline Limiting max_scale(const Vector& base, const Vector& delta, const Constra
 [[gnu::noinline, gnu::cold]] inline bool crossing_is_rounding(const Vector& base, const Vector& delta,
                                                                const Constraints& cons, int j) {
   const double end = base(j) + delta(j);
-  const double size = std::max({1.0, base.size() ? base.cwiseAbs().maxCoeff() : 0.0,
-                                delta.size() ? delta.cwiseAbs().maxCoeff() : 0.0});
-  return std::max({end - cons.hi(j), cons.lo(j) - end, 0.0}) <= kPinTolerance * size;
+  return std::max({end - cons.hi(j), cons.lo(j) - end, 0.0}) <= kPinTolerance * rounding_scale(base, delta);
 }
 
 // Fix c^T v = target (joint j when c == nullptr) inside range(P), in place; false if it cannot move.

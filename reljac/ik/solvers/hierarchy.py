@@ -242,8 +242,8 @@ def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, held
     so the levels above are untouched; delta is the damped least-squares correction of this
     level in what is left once they are frozen. The most critical constraint is saturated
     first; of the candidates seen, the one whose residual |A v - b| is smallest wins (for a
-    level that fits, the first one, met exactly). Ties of two rows reached at once are then
-    explored as paths of their own, unless the level is met (saturation.Saturations: at most
+    level that fits, the first one, met exactly). Ties reached at once (two rows; a joint, then a
+    row) are then explored as paths of their own, unless the level is met (saturation.Saturations: at most
     MAX_TIE_PATHS + 1 per level, a path's candidate taken if it lowers the residual by
     TIE_PATH_GAIN of it).
     """
@@ -289,7 +289,7 @@ def _solve_level(level: Level, v_prev: np.ndarray, P: np.ndarray, dim: int, held
                 if not moved:
                     continue
             free -= 1
-        row = saturations.next_path()  # a tie's path: the row held first let go, this one held where it is
+        row = saturations.next_path()  # a tie's path: the row or joint held first let go, this row held where it is
         if row < 0 or (best is not None and best.remaining <= met):  # (met: nothing to gain but rounding)
             break
         gain = TIE_PATH_GAIN

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 REACHED_AT_ONCE = 1e-6  # a scale at most this: the level's start sits on the constraint (a bound, a vertex)
-MAX_TIE_PATHS = 6  # paths explored per level from ties of two rows reached at once (Saturations)
+MAX_TIE_PATHS = 6  # paths explored per level from ties reached at once (Saturations: two rows, a joint and a row)
 TIE_PATH_GAIN = 1e-6  # a tie path's candidate replaces the best if it lowers the residual by this fraction
 BOUND_TOLERANCE = 1e-12  # slack on a bound, relative to max(1, |v|, |delta|), before it counts as crossed
 PIVOT_TOLERANCE = 1e-12  # a joint (row) with P_jj (c^T P c) below this cannot move in what is left
@@ -35,6 +35,12 @@ class Constraints:
     def box(cls, lo: np.ndarray, hi: np.ndarray) -> Constraints:
         return cls(lo, hi, np.zeros((0, lo.shape[0])), np.zeros(0))
 
+
+
+def rounding_scale(x: np.ndarray, dx: np.ndarray) -> float:
+    """max(1, |x|, |dx|) (max norms): rounding in x and dx grows with their size, and a crossing
+    smaller than a tolerance of this scale does not count."""
+    return max(1.0, float(np.abs(x).max(initial=0.0)), float(np.abs(dx).max(initial=0.0)))
 
 
 def max_scale(base: np.ndarray, delta: np.ndarray, cons: Constraints, held: list[int],
@@ -59,8 +65,7 @@ def max_scale(base: np.ndarray, delta: np.ndarray, cons: Constraints, held: list
         free_d[held] = np.inf
         items.append((1, cons.C @ base, cons.C @ delta, np.full(cons.d.shape, -np.inf), free_d))
     for which, x, dx, low, high in items:
-        # rounding in x and dx grows with their size: a crossing smaller than that does not count
-        tol = BOUND_TOLERANCE * max(1.0, float(np.abs(x).max(initial=0.0)), float(np.abs(dx).max(initial=0.0)))
+        tol = BOUND_TOLERANCE * rounding_scale(x, dx)
         for j, (b, d, lj, hj) in enumerate(zip(x.tolist(), dx.tolist(), low.tolist(), high.tolist(), strict=True)):
             violation = b - hj if b > hj else lj - b
             if violation > tol:
@@ -89,8 +94,7 @@ def crossing_is_rounding(base: np.ndarray, delta: np.ndarray, cons: Constraints,
     else the level ends there, as the crossing is a real direction (|delta_j| up to 1e-6 |delta|)
     that the clip would take from the levels above."""
     end = float(base[j] + delta[j])
-    size = max(1.0, float(np.abs(base).max(initial=0.0)), float(np.abs(delta).max(initial=0.0)))
-    return max(end - float(cons.hi[j]), float(cons.lo[j]) - end, 0.0) <= PIN_TOLERANCE * size
+    return max(end - float(cons.hi[j]), float(cons.lo[j]) - end, 0.0) <= PIN_TOLERANCE * rounding_scale(base, delta)
 
 
 def saturate(P: np.ndarray, M: np.ndarray | None, base: np.ndarray, c: np.ndarray | None, j: int,
