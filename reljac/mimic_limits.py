@@ -66,9 +66,9 @@ def hold_follower_limits(model: pin.Model, robot: ET.Element, source: str) -> No
                                                          f"{upper_limits[i]:g}]" if narrowed else ""))
             lower_limits[i], upper_limits[i] = low, high
         if speed is not None and speed > 0.0 and math.isfinite(speed) and s != 0.0:  # (any follower, continuous too)
-            velocity_limits[k] = min(velocity_limits[k], speed / abs(s))
+            bound = speed / abs(s)
+            velocity_limits[k] = min(velocity_limits[k], bound)
             if lower_velocity is not None:  # (a magnitude, as the upper one: or a negative bound)
-                bound = speed / abs(s)
                 lower_velocity[k] = min(lower_velocity[k], bound) if lower_velocity[k] >= 0 else \
                     max(lower_velocity[k], -bound)
     model.lowerPositionLimit, model.upperPositionLimit = lower_limits, upper_limits

@@ -5,9 +5,7 @@ command line loads no numpy or Pinocchio."""
 from __future__ import annotations
 
 import argparse
-import re
 from contextlib import AbstractContextManager
-from pathlib import Path
 from typing import Any
 
 from .arguments import UsageError, configuration, load_robot, robot_options
@@ -211,11 +209,16 @@ def _bar(args: argparse.Namespace, total: int, what: str, unit: str) -> Abstract
 
 
 def _has_floating_joint(urdf: Any) -> bool:
-    """The URDF declares a floating joint of its own (tree30's root: reljac adds none then)."""
+    """The URDF declares a floating joint of its own (tree30's root: reljac adds none then); read as
+    reljac reads URDFs (a commented-out joint does not count; a file it cannot read: False)."""
+    from ..exceptions import URDFError
+    from ..urdf_files import parse_xml, read_urdf
+
     try:
-        return re.search(r"type\s*=\s*[\"']floating[\"']", Path(urdf).read_text(errors="replace")) is not None
-    except OSError:
+        root = parse_xml(read_urdf(urdf), f"'{urdf}'")
+    except URDFError:
         return False
+    return any(joint.get("type") == "floating" for joint in root.findall("joint"))
 
 
 def cmd_robots(args: argparse.Namespace) -> int:
