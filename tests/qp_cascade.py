@@ -54,8 +54,9 @@ def null_basis(A: np.ndarray, nv: int) -> np.ndarray:
     return Vt[rank:].T
 
 
-def _qp(H: np.ndarray, blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> np.ndarray:
-    """argmin x^T H x / 2 subject to low <= M x <= high for each block (M, low, high), by daqp:
+def _qp(H: np.ndarray, blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+        f: np.ndarray | None = None) -> np.ndarray:
+    """argmin x^T H x / 2 (+ f^T x) subject to low <= M x <= high for each block (M, low, high), by daqp:
     two-sided rows as they are (an equality row is one row with low = high, never a pair of
     opposite inequalities), rows of zeros dropped (every block holds at x = 0)."""
     M = np.vstack([b[0] for b in blocks])
@@ -65,10 +66,12 @@ def _qp(H: np.ndarray, blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) 
     M, low, high = M[keep], np.maximum(low[keep], -BIG), np.minimum(high[keep], BIG)
     sense = np.where(low == high, 5, 0).astype(np.intc)
     for settings in SETTINGS:
-        x, _, flag, info = daqp.solve(H, np.zeros(H.shape[0]), M, high, low, sense, **settings)
+        x, _, flag, info = daqp.solve(H, np.zeros(H.shape[0]) if f is None else f, M, high, low, sense, **settings)
         if flag > 0:
             break
     assert flag > 0, f"the oracle's QP failed (daqp exit flag {flag})"
+    if f is not None:
+        return np.asarray(x)
     return _polished(H, M, low, high, np.asarray(x), np.asarray(info["lam"]))
 
 
@@ -141,7 +144,25 @@ def _qp_clarabel(H: np.ndarray, blocks: list[tuple[np.ndarray, np.ndarray, np.nd
 def cascade(problem: Problem, solver: str = "daqp") -> list[float]:
     """Each level's least violation (|distances|), in order (the recovery level not included), each
     level's QP solved by `solver`, "daqp" or "clarabel"."""
-    qp = _qp if solver == "daqp" else _qp_clarabel
+    return _cascade(problem, _qp if solver == "daqp" else _qp_clarabel)[0]
+
+
+def least_norm_velocity(problem: Problem) -> np.ndarray:
+    """The velocity of least norm among those that keep every level's least violation (daqp's
+    cascade, then one QP more: minimize |v + N z|^2 over the null space N of the equality rows,
+    inside the box, C and every inequality row's interval as the levels left it): the one solution
+    of a hierarchy that leaves directions free (HQP's last level)."""
+    _, v, fixed, hard = _cascade(problem, _qp)
+    nv = problem.lo.shape[0]
+    N = null_basis(fixed, nv)
+    if N.shape[1] == 0:
+        return v
+    blocks = [_widened(B @ N, low, high, B @ v) for B, low, high in hard]
+    return v + N @ _qp(np.eye(N.shape[1]), blocks, f=N.T @ v)
+
+
+def _cascade(problem: Problem, qp) -> tuple[list[float], np.ndarray, np.ndarray, list]:
+    """cascade's violations, and its v, equality rows and hard rows at the end."""
     nv = problem.lo.shape[0]
     v = np.clip(np.zeros(nv), problem.lo, problem.hi)
     broken, levels = with_recovery(problem)
@@ -162,7 +183,7 @@ def cascade(problem: Problem, solver: str = "daqp") -> list[float]:
         fixed = np.vstack([fixed, A[equal]])
         x_now = A[~equal] @ v
         hard.append((A[~equal], np.minimum(lower[~equal], x_now), np.maximum(upper[~equal], x_now)))
-    return out[1:] if broken.any() else out
+    return (out[1:] if broken.any() else out), v, fixed, hard
 
 
 def differences(problem: Problem, v: np.ndarray) -> list[float] | None:

@@ -82,11 +82,14 @@ def test_a_violated_row_keeps_its_violation_below():
 
 def test_three_joints_two_sided_band_and_a_rank_deficient_level():
     """Level 1 (rank 1, two rows): 0.5 <= v0 + v1 + v2 <= 1 and 1 <= 2 (v0 + v1 + v2) <= 2:
-    the same band, met at its nearest point to 0, sum = 0.5, minimum norm: v = (1/6, 1/6, 1/6).
-    Level 2: v2 = 1 inside the band: v0 + v1 = -0.5, split evenly: (-0.25, -0.25, 1)."""
+    the same band, met at its nearest point to 0, sum = 0.5, minimum norm: v = (1/6, 1/6, 1/6)
+    (both rows on their lower bound). Level 2: v2 = 1 with the sum kept in [0.5, 1]: the level
+    meets it. The least-norm velocity of the two (the fill below the last level) is then v0 =
+    v1 = 0: v = (0, 0, 1), the sum on the band's upper bound (before the fill the level's own
+    step from (1/6, 1/6, 1/6) kept the sum at 0.5: (-0.25, -0.25, 1), of norm 1.06)."""
     levels = [bounded([[1, 1, 1], [2, 2, 2]], [0.5, 1.0], [1.0, 2.0]), Level(np.array([[0.0, 0.0, 1.0]]), np.array([1.0]))]
     v, (r1, r2) = solve(levels, [-3] * 3, [3] * 3)
-    np.testing.assert_allclose(v, [-0.25, -0.25, 1.0], atol=1e-14)
+    np.testing.assert_allclose(v, [0.0, 0.0, 1.0], atol=1e-14)
     assert r1.met and r2.met and r1.active == [0, 1]
 
 

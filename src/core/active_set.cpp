@@ -99,7 +99,7 @@ int model_step(const Rows& rows, double lam2, Space& s, const Matrix* P_in = nul
   } else if (identity) {
     M = J;
   } else if (rows.column) {  // identity rows (c e_j^T): damped, the step in joint space, M not formed
-    if (lam2 > 0.0 && identity_step(rows, r, lam2, s, P_in)) return r;
+    if ((lam2 > 0.0 || r == nv) && identity_step(rows, r, lam2, s, P_in)) return r;
     if (P_in) {  // the Gram matrix's path reads P_W's rows: the guess's face formed
       face(*P_in, s, s.guess);
       P_in = nullptr;

@@ -197,6 +197,9 @@ struct Space {
   std::vector<Vector> identity_lower, identity_upper;
   RowMatrix recovery_A;
   Vector recovery_lower, recovery_upper;
+  RowMatrix fill_A;  // (nv x nv) the identity: the rows of the least-norm fill below the last level
+  std::vector<int> fill_column;
+  Vector fill_zero;  // (nv) their aims
   Vector Cv;  // (C's room): C v for violated_rows
   // the warm start: on for a controller's step (step.cpp), never for a search's levels
   bool warm_start = false;

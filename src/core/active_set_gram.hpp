@@ -72,7 +72,7 @@ bool pivot_rows_clear_of(int k, double shift, Space& s);
 // s.delta = M^T y for a Gram matrix of rank k certified by pivoted_rank (active_set_pivoted.cpp).
 void pivoted_step(int r, int k, double lam2, Space& s);
 
-// The damped step (lam2 > 0) of r identity rows (rows.column, s.chosen; s.c their r aims less J v),
+// The damped step (lam2 > 0, or 0 where the rows hold every joint) of r identity rows (rows.column, s.chosen; s.c their r aims less J v),
 // in the face (s.P_W, or P_in and its restrictions kept implicit when `P_in` is given), into
 // s.delta, on the nv - r joints they leave out (active_set_identity.cpp): the eigen path's step
 // where it keeps every nonzero eigenvalue. False, s.delta undefined: more than kIdentityLeftOut
@@ -85,6 +85,18 @@ bool identity_damped_step(const Rows& rows, int r, double lam2, Space& s, const 
 // model_step's step for damped identity rows (active_set_identity.cpp): c = t - J v + M offset,
 // identity_damped_step, less the offset, in the face; false where that step does not apply.
 bool identity_step(const Rows& rows, int r, double lam2, Space& s, const Matrix* P_in);
+
+// True where a level of identity rows, every one an equality row, leaves no direction of P_in
+// free: none of range(P_in) lies on the joints the rows leave out, U (P_in[U, U]'s eigenvalues all
+// below 1 - kIdentityFloor: a Cholesky factor; then P_in less the rows' row space is 0). False
+// where that is not certain (more than kIdentityLeftOut joints left out, P_in the identity, an
+// inequality row): the projector is then formed and its trace tells (inequality.cpp).
+bool identity_leaves_no_freedom(const Rows& rows, const Matrix& P_in, Space& s);
+
+// Python's inequality._least_norm: s.v moved to the velocity nearest 0 among those that keep what
+// every level reached (s.v + P s inside the hard rows): an undamped level of nv identity rows
+// aiming at 0 (Space::fill_A), below the last level, with at most `cap` active-set changes.
+void least_norm(const Matrix& P, int cap, Space& s);
 
 }  // namespace lex
 }  // namespace reljac

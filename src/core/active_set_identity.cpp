@@ -1,4 +1,6 @@
-// The damped step of a level of identity rows (a posture: row a is c e_j^T, j = column[chosen[a]])
+// Levels of identity rows in the compiled inequality hierarchy: whether a posture leaves a
+// direction free (identity_leaves_no_freedom), the least-norm fill below the last level
+// (least_norm), and the damped step of such rows (a posture: row a is c e_j^T, j = column[chosen[a]])
 // in the compiled inequality hierarchy (see active_set_gram.hpp), in joint space instead of on the
 // r x r Gram matrix: the same step as the eigen path (Python's damped_step) wherever that keeps
 // every nonzero eigenvalue, computed on the few joints the level's rows leave out.
@@ -42,7 +44,9 @@ struct Face {
 
 bool identity_damped_step(const Rows& rows, int r, double lam2, Space& s, const Matrix* P_in) {
   const int nv = s.nv, left_out = nv - r;
-  if (!(lam2 > 0.0) || r == 0 || left_out < 0 || left_out > kIdentityLeftOut) return false;
+  // undamped only where the rows hold every joint: then M^T M = c^2 P_W, every nonzero eigenvalue c^2
+  if (!(lam2 > 0.0 || (lam2 == 0.0 && left_out == 0)) || r == 0 || left_out < 0 || left_out > kIdentityLeftOut)
+    return false;
   const Face face{P_in, s};
   const double c = rows.scale, c2 = c * c;
   // the rank rule cuts below kRankTolerance max(1, largest), largest <= c^2: taken only when every
@@ -84,6 +88,38 @@ bool identity_damped_step(const Rows& rows, int r, double lam2, Space& s, const 
   s.delta += c2 * s.Pn;
   s.delta /= c2 + lam2;
   return true;
+}
+
+// (active_set_gram.hpp)
+void least_norm(const Matrix& P, int cap, Space& s) {
+  s.pinned_rows = -1;
+  s.AP_gram_rows = s.AP_rows = s.L_AP_rows = -1;
+  s.AP_clear = false;
+  s.AP_spread = s.AP_rank = -1;
+  const Rows fill{s.fill_A.data(), s.nv, s.fill_zero.data(), s.fill_zero.data(), 0.0, s.fill_column.data(), 1.0};
+  bool capped = false;
+  solve_level(fill, P, 0.0, cap, s, capped, false);
+}
+
+// (active_set_gram.hpp)
+bool identity_leaves_no_freedom(const Rows& rows, const Matrix& P_in, Space& s) {
+  const int nv = s.nv, left_out = nv - rows.m;
+  if (!rows.column || s.P_identity || left_out < 0 || left_out > kIdentityLeftOut) return false;
+  for (int i = 0; i < rows.m; ++i)
+    if (!rows.equal(i)) return false;
+  Vector& held = s.Pn_again;  // 1 on the rows' joints (free here: restrict's)
+  held.head(nv).setZero();
+  for (int i = 0; i < rows.m; ++i) held(rows.column[i]) += 1.0;
+  for (int j = 0; j < nv; ++j)
+    if (held(j) > 1.0) return false;  // two rows on one joint
+  int out[kIdentityLeftOut];
+  for (int j = 0, k = 0; j < nv; ++j)
+    if (held(j) == 0.0) out[k++] = j;
+  using Small = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kIdentityLeftOut, kIdentityLeftOut>;
+  Small test(left_out, left_out);
+  for (int i = 0; i < left_out; ++i)
+    for (int j = 0; j <= i; ++j) test(i, j) = (i == j ? 1.0 - kIdentityFloor : 0.0) - P_in(std::max(out[i], out[j]), std::min(out[i], out[j]));
+  return factor::cholesky_in_place(test);
 }
 
 // (active_set_gram.hpp) model_step's for damped identity rows in the face (s.P_W, or P_in and its restrictions kept

@@ -65,6 +65,7 @@ void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
       identity_lower[i].resize(n);
       identity_upper[i].resize(n);
     }
+  rows = std::max(rows, n);  // (the least-norm fill: nv identity rows)
   if (n == nv && rows <= m_max && hard_room <= room && k_room == c_room) return;
   nv = n;
   m_max = std::max(rows, m_max);
@@ -109,6 +110,10 @@ void Space::size(const std::vector<Level>& levels, const Constraints& cons) {
   fixed.assign(m_max, 0);
   trial_soft.assign(m_max, 0);
   for (std::vector<int>* x : {&chosen, &working, &kept, &violated, &trial_working}) x->reserve(std::max(room, m_max));
+  fill_A = RowMatrix::Identity(nv, nv);
+  fill_column.resize(nv);
+  for (int j = 0; j < nv; ++j) fill_column[j] = j;
+  fill_zero = Vector::Zero(nv);
   recovery_A.resize(c_room, nv);
   recovery_lower = Vector::Constant(c_room, -kInf);
   recovery_upper.resize(c_room);

@@ -362,6 +362,7 @@ const Vector& solve_lexicographic(const std::vector<Level>& levels, const Constr
   }
   bool damped = !s.violated.empty() && s.last_damping > 0.0;  // the levels below are not exact
   reports.resize(levels.size());
+  bool free_below = true;  // directions no level took may be left: the least-norm fill below
   for (size_t i = 0; i < levels.size(); ++i) {
     LevelReport& report = reports[i];
     report.saturated.reserve(nv);
@@ -376,11 +377,16 @@ const Vector& solve_lexicographic(const std::vector<Level>& levels, const Constr
       continue;
     }
     const int level = static_cast<int>(i);
+    // (the last level's projector is formed only where directions may be left: not after a posture
+    // of every joint, or of all but a few the levels above fix)
+    if (i + 1 == levels.size()) free_below = !identity_leaves_no_freedom(rows, P, s);
     solve_one(rows, [level](int row) { return Tag{kLevelRow, row, level}; }, P, policy, s, &report,
-              i + 1 == levels.size(), warm ? level : -1, level);
+              !free_below, warm ? level : -1, level);
     damped = damped || report.damping > 0.0;
     report.exact = !damped;
   }
+  if (free_below && std::nearbyint(P.trace()) > 0)
+    least_norm(P, policy.change_cap >= 0 ? policy.change_cap : change_cap(nv, s.hard, nv), s);
   // inside the box: rounding, or levels of huge magnitudes (a posture of gain 1e20 or weight 1e10
   // below bounded levels: steps of 1e20 rad/s whose ratio tests cancel left a joint 0.9-172 rad/s
   // beyond its velocity limit), as the equality solver's step

@@ -16,7 +16,10 @@ QPs of Kanoun et al. and OpenSoT's iHQP, with no QP solver at run time:
    below must keep (an inequality a level satisfies is never violated below it); a joint or row
    of C held on its bound at level k is not frozen: a level below may leave it if it can;
 3. rows of C that the start violates are first met, as far as the box allows, by a level of
-   their own above every task level (recovery), as in the equality solver.
+   their own above every task level (recovery), as in the equality solver;
+4. what the levels leave free is filled by the velocity of least norm that keeps what every
+   level reached (:func:`_least_norm`: an undamped level of identity rows aiming at 0 below the
+   last one, HQP's regularization): the one solution, whatever path the levels' searches took.
 
 Where the box or C stops a level, the level is met in the least-squares sense (the closest the
 constraints allow), not scaled along its direction as the equality solver's SNS does: the two
@@ -218,22 +221,35 @@ def _solve(rows: list[LevelRows], lo: np.ndarray, hi: np.ndarray, policy: Dampin
             reports.append(LevelReport(scale=1.0, exact=not damped))
             continue
         tags = [(LEVEL_ROW, i, k) for i in range(level.A.shape[0])]
-        v, P, hard, report, working = _level(level, tags, v, P, hard, policy, k, working, warm,
-                                             last=k == len(rows) - 1)
+        v, P, hard, report, working = _level(level, tags, v, P, hard, policy, k, working, warm)
         damped = damped or report.damping > 0.0
         report.exact = not damped
         reports.append(report)
+    if round(float(np.trace(P))) > 0:  # freedom no level took
+        v = _least_norm(v, P, hard, working)
     return v, reports
 
 
+def _least_norm(v: np.ndarray, P: np.ndarray, hard: HardRows, start: list[int]) -> np.ndarray:
+    """The velocity nearest 0 among those that keep what every level reached, ``v + P s`` inside
+    the hard rows (the box, C, the levels' rows left inside their bounds): an undamped level of
+    identity rows aiming at 0 below the last one, HQP's regularization. Where the levels leave
+    directions free this is the one solution the levels do not choose between, so that both
+    solvers give it, wherever their searches went (and v is the equality solver's where no bound
+    is reached: its steps are least norm)."""
+    nv = v.shape[0]
+    fill = LevelRows(np.eye(nv), np.zeros(nv), np.zeros(nv))
+    return solve_level(fill, v, P, hard, 0.0, change_cap(nv, hard.N.shape[0], nv), start, None).v
+
+
 def _level(rows: LevelRows, tags: list[tuple[int, int, int]], v: np.ndarray, P: np.ndarray, hard: HardRows,
-           policy: DampingPolicy, index: int, start: list[int], warm: WarmStart | None, last: bool = False,
+           policy: DampingPolicy, index: int, start: list[int], warm: WarmStart | None,
            ) -> tuple[np.ndarray, np.ndarray, HardRows, LevelReport, list[int]]:
     """One level, first from the sets `warm` kept for it (then they are updated), else its search
-    started from the working set `start`: (v, the projector and hard
-    rows left for the levels below (as they came after the `last` level: nothing below uses
-    them), its report, its working set at the end). A level of more rows than the
-    dimension P leaves (its trace, rounded) is rank-deficient: its smallest singular value is 0."""
+    started from the working set `start`: (v, the projector and hard rows left for the levels
+    below (after the last level: for the least-norm fill), its report, its working set at the
+    end). A level of more rows than the dimension P leaves (its trace, rounded) is
+    rank-deficient: its smallest singular value is 0."""
     smallest = 0.0 if rows.A.shape[0] > round(float(np.trace(P))) else smallest_singular_value(rows.A @ P)
     lam2 = policy.damping(smallest) + rows.extra_damping
     cap = change_cap(v.shape[0], hard.N.shape[0], rows.A.shape[0])
@@ -246,8 +262,6 @@ def _level(rows: LevelRows, tags: list[tuple[int, int, int]], v: np.ndarray, P: 
     scale = float(np.linalg.norm(np.clip(rows.A @ v, rows.lower, rows.upper)))
     tol = MET_TOLERANCE * (1.0 + scale)
     report = _report(rows, result, hard, P, v, distance, tol, lam2, smallest, index)
-    if last:
-        return v, P, hard, report, result.working
     fixed = rows.equal | (distance > tol)  # their values stay: out of the null space below
     P_next = P - (W := row_basis(rows.A[fixed] @ P)) @ W.T
     inside = ~fixed  # inequality rows inside or on their bounds: kept by the levels below
