@@ -3,17 +3,21 @@
 Pinocchio's mimic joint has no coordinate of its own (its leader's, scaled: ``q_f = s q_l + o``),
 so the follower's ``<limit>`` is not in the model: a leader could take its follower beyond them.
 :func:`hold_follower_limits` narrows each leader's position limits to where every follower stays
-within its own, and its velocity limit to ``velocity_f / |s|``.
+within its own, and its velocity limit to ``velocity_f / |s|``. Follower limits that leave their
+leader one position or none contradict the file's other limits (PR2's grippers: a follower of
+multiplier -1 with its leader's limits [0, 0.548], so that only 0 is left): they are not held, as
+Pinocchio and MoveIt hold no follower's limits, with a :class:`ReljacWarning` naming them.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 import xml.etree.ElementTree as ET
 
 import pinocchio as pin
 
-from .exceptions import URDFError
+from .exceptions import ReljacWarning
 
 BOUNDED = ("revolute", "prismatic")  # (a continuous follower has no position limits, a velocity limit yes)
 
@@ -29,10 +33,8 @@ def _limit(element: ET.Element | None, key: str) -> float | None:
 def hold_follower_limits(model: pin.Model, robot: ET.Element, source: str) -> None:
     """Narrow, in `model` (built with mimic joints from the URDF `robot`), each leader's position
     limits [rad or m] to where each revolute or prismatic follower stays within its own URDF limits,
-    and its velocity limit [rad/s or m/s] to the follower's divided by |s|.
-
-    Raises:
-        URDFError: a leader left no position by its followers' limits (named, with both ranges).
+    and its velocity limit [rad/s or m/s] to the follower's divided by |s|. A follower whose limits
+    would leave its leader one position or none is not held (a ReljacWarning names both ranges).
     """
     joints = {element.get("name"): element for element in robot.findall("joint")}
     lower_limits, upper_limits = model.lowerPositionLimit.copy(), model.upperPositionLimit.copy()
@@ -55,16 +57,19 @@ def hold_follower_limits(model: pin.Model, robot: ET.Element, source: str) -> No
         if (element.get("type") in BOUNDED and lead.nq == 1 and lower is not None and upper is not None
                 and lower <= upper and not lower == upper == 0.0 and s != 0.0):
             a, b = sorted(((lower - o) / s, (upper - o) / s))
-            low, high = max(lower_limits[i], a), min(upper_limits[i], b)
-            if low > high:
+            low, high = max(lower_limits[i], a) + 0.0, min(upper_limits[i], b) + 0.0  # (no -0.0)
+            if not high > low:
                 narrowed = (lower_limits[i], upper_limits[i]) != (own[0][i], own[1][i])
-                raise URDFError(
+                left = "leaves it no position" if low > high else f"leaves it only {low:g}"
+                warnings.warn(ReljacWarning(
                     f"URDF {source}: mimic joint '{model.names[follower]}' ({o:g} + {s:g} x "
                     f"'{model.names[leader]}') within its limits [{lower:g}, {upper:g}] needs "
-                    f"'{model.names[leader]}' in [{a:g}, {b:g}], outside its own limits "
+                    f"'{model.names[leader]}' in [{a:g}, {b:g}], which {left} of its limits "
                     f"[{own[0][i]:g}, {own[1][i]:g}]" + (f" as its other followers narrow them, [{lower_limits[i]:g}, "
-                                                         f"{upper_limits[i]:g}]" if narrowed else ""))
-            lower_limits[i], upper_limits[i] = low, high
+                                                         f"{upper_limits[i]:g}]" if narrowed else "") +
+                    ": the follower's limits contradict its leader's and are not held"), stacklevel=2)
+            else:
+                lower_limits[i], upper_limits[i] = low, high
         if speed is not None and speed > 0.0 and math.isfinite(speed) and s != 0.0:  # (any follower, continuous too)
             bound = speed / abs(s)
             velocity_limits[k] = min(velocity_limits[k], bound)

@@ -41,6 +41,7 @@ class Joint:
     parent: str
     child: str
     leader: str | None  # the <mimic joint=...>, if any
+    multiplier: float = 1.0  # the <mimic multiplier=...>
 
 
 @dataclass(frozen=True)
@@ -228,16 +229,18 @@ def _check_joint(element: ET.Element, where: str, links: dict[str, ET.Element]) 
         _number(dynamics, "damping", here, 0.0)
         _number(dynamics, "friction", here, 0.0)
     leader = None
+    multiplier = 1.0
     mimic = element.find("mimic")
     if mimic is not None:
         leader = mimic.get("joint")
         if not leader:
             raise URDFError(f"{here} has a <mimic> without a joint attribute")
-        if _number(mimic, "multiplier", here, 1.0) == 0:  # -0.0 too
+        multiplier = _number(mimic, "multiplier", here, 1.0)
+        if multiplier == 0:  # -0.0 too
             raise URDFError(f"{here} has <mimic multiplier={mimic.get('multiplier')!r}>: a mimic joint that follows "
                             f"its leader times 0 never moves; make it a fixed joint (reljac refuses multiplier 0)")
         _number(mimic, "offset", here, 0.0)
-    return Joint(name, kind, ends[0], ends[1], leader)
+    return Joint(name, kind, ends[0], ends[1], leader, multiplier)
 
 
 def _check_tree(links: tuple[str, ...], joints: list[Joint], where: str) -> str:
@@ -320,6 +323,10 @@ def _check_mimic_graph(urdf: Urdf, where: str) -> None:
         if (leader.type == "continuous") != (joint.type == "continuous"):
             raise URDFError(f"{here} ({joint.type}) mimics '{leader.name}' ({leader.type}); Pinocchio couples "
                             f"a continuous joint only with a continuous one{hint}")
+        if joint.type == "continuous" and joint.multiplier != round(joint.multiplier):
+            raise URDFError(f"{here} (continuous) mimics '{leader.name}' with multiplier {joint.multiplier:g}; "
+                            "Pinocchio reads the leader's angle in (-pi, pi], so a multiplier that is not a whole "
+                            f"number makes the follower jump where the leader passes pi{hint}")
         if leader.leader is not None and leader.type != "fixed":
             raise URDFError(f"{here} mimics '{leader.name}', which itself mimics '{leader.leader}'; Pinocchio "
                             f"cannot chain mimic joints (make both mimic the first leader){hint}")

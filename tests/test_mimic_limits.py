@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reljac import Robot, URDFError
+from reljac import ReljacWarning, Robot, URDFError
 from reljac.ik import Controller, PostureTask
 
 URDF = """<robot name="mimics">
@@ -73,10 +73,53 @@ def test_a_controller_keeps_each_follower_within_its_own_limits(tmp_path, backen
     np.testing.assert_allclose(q[[slide, shoulder]], [-0.1, 0.55], atol=1e-3)  # each on the bound its follower sets
 
 
-def test_a_follower_that_leaves_its_leader_no_position_is_refused(tmp_path):
-    with pytest.raises(URDFError, match="mimic joint 'finger_j'.*needs 'slide' in \\[0.5, 0.6\\], outside its own"):
-        robot_of(tmp_path, finger=(0.06, 0.07))  # 0.01 + 0.1 slide in [0.06, 0.07]: slide in [0.5, 0.6]
+def test_a_follower_that_leaves_its_leader_no_position_is_not_held(tmp_path):
+    """Follower limits that contradict the leader's (no position left) are named in a warning and
+    not held (as Pinocchio and MoveIt hold none): the leader keeps its own."""
+    with pytest.warns(ReljacWarning, match="mimic joint 'finger_j'.*needs 'slide' in \\[0.5, 0.6\\], which leaves it "
+                                           "no position of its limits \\[-0.3, 0.4\\].*not held"):
+        robot = robot_of(tmp_path, finger=(0.06, 0.07))  # 0.01 + 0.1 slide in [0.06, 0.07]: slide in [0.5, 0.6]
+    slide = robot.model.joints[robot.model.getJointId("slide")].idx_q
+    assert (robot.lower_limits[slide], robot.upper_limits[slide]) == (-0.3, 0.4)
     assert robot_of(tmp_path, finger=(0.045, 0.07)).model.lowerPositionLimit.max() == pytest.approx(0.35)
+
+
+def test_a_follower_that_leaves_its_leader_one_position_is_not_held(tmp_path):
+    """PR2's grippers (an adversarial pass): a follower of multiplier -1 with its leader's limits
+    [0, 0.548] left the leader only 0, written [0.0, -0.0], and random_configuration failed in
+    numpy. Such limits contradict the file's others: named, not held; the gripper moves."""
+    path = tmp_path / "gripper.urdf"
+    path.write_text("""<robot name="gripper">
+  <link name="base"/><link name="l"/><link name="r"/>
+  <joint name="l_lead" type="revolute"><parent link="base"/><child link="l"/><axis xyz="0 0 1"/>
+    <limit lower="0" upper="0.5" effort="1" velocity="1"/></joint>
+  <joint name="r_follow" type="revolute"><parent link="base"/><child link="r"/><origin xyz="0.1 0 0"/>
+    <axis xyz="0 0 -1"/><limit lower="0" upper="0.5" effort="1" velocity="1"/>
+    <mimic joint="l_lead" multiplier="-1" offset="0"/></joint>
+</robot>""")
+    with pytest.warns(ReljacWarning, match=r"'r_follow' \(0 \+ -1 x 'l_lead'\).*leaves it only 0 of its limits \[0, 0.5\]"):
+        robot = Robot.from_urdf(path)
+    assert (robot.lower_limits[0], robot.upper_limits[0]) == (0.0, 0.5)
+    q = robot.random_configuration(0)
+    assert 0.0 <= q[0] <= 0.5
+
+
+def test_a_continuous_follower_with_a_fractional_multiplier_is_refused(tmp_path):
+    """An adversarial pass: Pinocchio reads a continuous leader's angle in (-pi, pi], so 0.5 x it
+    jumped by pi where the leader passed pi (a frame moved 0.2 m in one 10 ms step)."""
+    path = tmp_path / "half.urdf"
+    urdf = """<robot name="half">
+  <link name="base"/><link name="a"/><link name="b"/>
+  <joint name="drive" type="continuous"><parent link="base"/><child link="a"/><axis xyz="0 0 1"/>
+    <limit effort="1" velocity="2"/></joint>
+  <joint name="half" type="continuous"><parent link="a"/><child link="b"/><origin xyz="0.1 0 0"/>
+    <axis xyz="0 0 1"/><limit effort="1" velocity="1"/><mimic joint="drive" multiplier="{m}"/></joint>
+</robot>"""
+    path.write_text(urdf.format(m=0.5))
+    with pytest.raises(URDFError, match="'half' \\(continuous\\) mimics 'drive' with multiplier 0.5; .*jump"):
+        Robot.from_urdf(path)
+    path.write_text(urdf.format(m=-3))
+    assert Robot.from_urdf(path).model.nq == 2  # (cos, sin) of the leader only
 
 
 def test_a_continuous_follower_limits_its_leaders_speed_and_zero_limits_are_none(tmp_path):
@@ -100,7 +143,7 @@ def test_a_continuous_follower_limits_its_leaders_speed_and_zero_limits_are_none
     assert (robot.lower_limits[j1.idx_q], robot.upper_limits[j1.idx_q]) == (-1.0, 1.0)
 
 
-def test_the_error_names_the_range_other_followers_left(tmp_path):
+def test_the_warning_names_the_range_other_followers_left(tmp_path):
     path = tmp_path / "two.urdf"
     path.write_text("""<robot name="two">
   <link name="base"/><link name="a"/><link name="b"/><link name="c"/>
@@ -111,6 +154,7 @@ def test_the_error_names_the_range_other_followers_left(tmp_path):
   <joint name="f2" type="prismatic"><parent link="a"/><child link="c"/><axis xyz="0 0 1"/>
     <limit lower="-1" upper="-0.5" effort="1" velocity="1"/><mimic joint="lead"/></joint>
 </robot>""")
-    with pytest.raises(URDFError, match=r"outside its own limits \[-1, 1\] as its other followers narrow them, "
-                                        r"\[0.5, 1\]"):
-        Robot.from_urdf(path)
+    with pytest.warns(ReljacWarning, match=r"no position of its limits \[-1, 1\] as its other followers narrow them, "
+                                           r"\[0.5, 1\]: the follower's limits contradict"):
+        robot = Robot.from_urdf(path)
+    assert (robot.lower_limits[0], robot.upper_limits[0]) == (0.5, 1.0)  # f1's held, f2's not

@@ -183,8 +183,8 @@ def test_supported_mimics_still_load(tmp_path):
     robot = load(tmp_path, text)
     assert robot.joint_names == ["j1", "j2"] and robot._mimic_leader == {"j3": "j1"}
     cont = robot_text("abc", joint("j1", "a", "b", kind="continuous", extra=""),
-                      joint("j2", "b", "c", kind="continuous", extra=MIMIC.format("j1")))
-    assert load(tmp_path, cont).nv == 1
+                      joint("j2", "b", "c", kind="continuous", extra='<mimic joint="j1" multiplier="2"/>'))
+    assert load(tmp_path, cont).nv == 1  # (a whole multiplier: 0.5 x a continuous leader is refused, test_mimic_limits)
 
 
 # ----------------------------------------------------------------------------- names across joints and links
