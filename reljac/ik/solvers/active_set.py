@@ -94,12 +94,15 @@ class HardRows:
 
 @dataclass
 class LevelRows:
-    """A level's rows: ``lower <= A v <= upper``, A (m, nv); ``equal`` marks the equality rows."""
+    """A level's rows: ``lower <= A v <= upper``, A (m, nv); ``equal`` marks the equality rows.
+    ``identity``: A is the identity (nv, nv) and every row an equality row (the least-norm fill):
+    an undamped step is then the face's projection of the aims less v, with no factorization."""
 
     A: np.ndarray
     lower: np.ndarray
     upper: np.ndarray
     extra_damping: float = 0.0
+    identity: bool = False
 
     @property
     def equal(self) -> np.ndarray:
@@ -211,6 +214,8 @@ def _model_step(rows: LevelRows, soft: dict[int, float], v: np.ndarray, v_prev: 
     chosen = np.concatenate([np.flatnonzero(rows.equal), np.array(sorted(soft), dtype=int)]).astype(int)
     J = rows.A[chosen]
     t = np.array([rows.lower[i] if rows.equal[i] else soft[int(i)] for i in chosen])
+    if rows.identity and lam2 == 0.0:  # M = P_W, an orthogonal projector: damped_step's u is P_W c
+        return J, t, P_W @ (t - v)
     offset = P_W @ (v - v_prev) if lam2 > 0.0 else np.zeros_like(v)
     M = J @ P_W
     # projected once more onto the face: M^T y rounds off it by |J^T y| x the face's rounding, and

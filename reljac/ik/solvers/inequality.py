@@ -238,7 +238,7 @@ def _least_norm(v: np.ndarray, P: np.ndarray, hard: HardRows, start: list[int]) 
     solvers give it, wherever their searches went (and v is the equality solver's where no bound
     is reached: its steps are least norm)."""
     nv = v.shape[0]
-    fill = LevelRows(np.eye(nv), np.zeros(nv), np.zeros(nv))
+    fill = LevelRows(np.eye(nv), np.zeros(nv), np.zeros(nv), identity=True)
     return solve_level(fill, v, P, hard, 0.0, change_cap(nv, hard.N.shape[0], nv), start, None).v
 
 
