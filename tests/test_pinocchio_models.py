@@ -190,7 +190,7 @@ CONTINUOUS_MIMIC = """<robot name="continuous_mimic"><link name="base"/><link na
 
 
 @pytest.mark.parametrize("multiplier, offset, axis", [(1.0, 0.0, "0 1 0"), (-2.0, 0.7, "0 1 0"),
-                                                     (0.5, -2.0, "0.3 -0.5 0.8")])
+                                                     (3.0, -2.0, "0.3 -0.5 0.8")])
 @pytest.mark.parametrize("source", ["urdf", "model"])
 def test_a_continuous_joint_mimicking_a_continuous_one(tmp_path, rng, multiplier, offset, axis, source):
     """Its (cos, sin) pair follows the leader's angle, not a linear map of the leader's pair: the
