@@ -259,3 +259,28 @@ def test_a_value_outside_a_joints_position_limits_is_not_locked():
                                                  r"\[0, 1.6\]$"):
         hand.locked({"index_mcp": -0.2})
     assert hand.locked({"index_mcp": 1.6}).locked_joints["index_mcp"] == 1.6  # on a limit: locked
+
+
+@pytest.mark.parametrize("name, joint", [("z1", "joint1"), ("anymal_c", "LF_HAA")])
+def test_robots_whose_frames_share_names_lock_their_joints(name, joint):
+    """An adversarial pass: Pinocchio's reduction refused z1 (a link and a fixed joint both named
+    gripperStator) and ANYmal (links named as their joints): "several frames match". Their frames
+    now reduce under names of their own and are named back: every frame of the locked robot is
+    where it is on the full one, under the same name and type."""
+    if robots.example_robot_data_dir() is None:
+        pytest.skip("example-robot-data is not installed")
+    robot = reljac.Robot.load(name)
+    q = robot.random_configuration(3)
+    locked = robot.locked([joint], q)
+    full_data, data = robot.model.createData(), locked.model.createData()
+    pin.framesForwardKinematics(robot.model, full_data, q)
+    q_locked = np.concatenate([q[robot.model.joints[j].idx_q:robot.model.joints[j].idx_q + robot.model.joints[j].nq]
+                               for j in range(1, robot.model.njoints) if robot.model.names[j] != joint])
+    pin.framesForwardKinematics(locked.model, data, q_locked)
+    full = [(f.name, f.type) for f in robot.model.frames]
+    for i, frame in enumerate(locked.model.frames):
+        kind = pin.FrameType.JOINT if frame.type == pin.FrameType.FIXED_JOINT and frame.name == joint else frame.type
+        same = [k for k, key in enumerate(full) if key == (frame.name, kind) or (frame.name == joint and key[0] == joint)]
+        assert same, f"{frame.name} is not a frame of the full robot"
+        assert any(np.allclose(full_data.oMf[k].homogeneous, data.oMf[i].homogeneous, atol=1e-12) for k in same), frame.name
+    assert sorted(f.name for f in locked.model.frames) == sorted(n for n, _ in full)
