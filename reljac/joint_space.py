@@ -288,10 +288,26 @@ def _single(value: Any) -> bool:
         return False
 
 
+def _as_given(value: Any) -> str:
+    """A user's value for a message, numpy's scalars and arrays as the plain numbers and lists they
+    hold (not np.float64(1.0))."""
+    def plain(x: Any) -> Any:
+        if isinstance(x, np.ndarray):
+            return x.tolist()
+        if isinstance(x, np.generic):
+            return x.item()
+        if isinstance(x, (list, tuple)):
+            return type(x)(plain(y) for y in x)
+        return x
+
+    return short_repr(plain(value))
+
+
 def _numbers(name: str, value: Any, size: int, what: str) -> list[float]:
     if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != size:
         raise ConfigurationError(
-            f"joint '{name}' has {size} {what} values; give them as a sequence of {size} numbers, not {value!r}")
+            f"joint '{name}' has {size} {what} values; give them as a sequence of {size} numbers, "
+            f"not {_as_given(value)}")
     return [_number(name, x) for x in value]
 
 
@@ -308,7 +324,7 @@ def write_values(robot: JointSpace, values: Mapping[str, object], q: np.ndarray)
         joint = robot.model.joints[robot.joint_id(name)]
         if joint.nq == 1 or is_angle_pair(joint):
             if not _single(value):
-                raise ConfigurationError(f"joint '{name}' takes one number, not {value!r}")
+                raise ConfigurationError(f"joint '{name}' takes one number, not {_as_given(value)}")
             value = _number(name, value)
             if joint.nq == 1:
                 q[joint.idx_q] = value

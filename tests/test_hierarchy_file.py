@@ -274,3 +274,31 @@ def test_a_lower_bound_alone_keeps_a_half_spaces_plane(dual_arm, tmp_path):
     (task,) = read_hierarchy(dual_arm, path).controller.tasks
     lower, upper = task.bounds
     assert lower.tolist() == [-0.5] and upper.tolist() == [0.0]
+
+
+def test_a_file_of_more_tasks_than_the_cap_is_refused_at_once(tmp_path):
+    """An adversarial pass: 1,000 frame tasks (a 52 KB file) took minutes to start (a level's
+    solve grows with the cube of its rows); at most MAX_TASKS, refused before any is built."""
+    from reljac.apps.hierarchy_file import MAX_TASKS
+
+    task = '[[task]]\ntype = "frame"\nframe = "left_tool"\nname = "t{}"\n'
+    path = tmp_path / "many.toml"
+    path.write_text("".join(task.format(i) for i in range(MAX_TASKS + 1)))
+    with pytest.raises(ConfigurationError, match=f"{MAX_TASKS + 1:,} \\[\\[task\\]\\] tables; at most {MAX_TASKS}"):
+        read_hierarchy(Robot.bundled("dual_arm"), path)
+
+
+@pytest.mark.parametrize("kind", ["joint_position_limit", "joint_velocity_limit", "reversal_damping"])
+def test_registered_kinds_no_level_holds_say_what_the_file_does_instead(tmp_path, kind):
+    path = tmp_path / "limit.toml"
+    path.write_text(f'[[task]]\ntype = "{kind}"\n')
+    with pytest.raises(ConfigurationError, match=f"type '{kind}' is not a task a level can hold: the controller"):
+        read_hierarchy(Robot.bundled("dual_arm"), path)
+
+
+def test_a_joint_value_of_the_wrong_size_is_echoed_as_the_file_gave_it(tmp_path):
+    """Not numpy's reprs (an adversarial pass: "not [np.float64(1.0), np.float64(2.0)]")."""
+    path = tmp_path / "start.toml"
+    path.write_text('[start]\nleft_joint1 = [1.0, 2.0]\n[[task]]\ntype = "posture"\n')
+    with pytest.raises(ConfigurationError, match=r"joint 'left_joint1' takes one number, not \[1\.0, 2\.0\]$"):
+        read_hierarchy(Robot.bundled("dual_arm"), path)

@@ -77,6 +77,9 @@ OBSTACLE_KEYS = {"name", "shape", "position", "rpy", "frame", "size", "radius", 
 SUPPORT_KEYS = {"contacts", "sole", "margin", "gain", "frame"}
 MAX_BYTES = 1 << 20  # a hierarchy file is a few hundred lines
 MAX_DEPTH = 32  # brackets and braces nested deeper than any hierarchy needs
+# [[task]] tables: each control step solves them all, and a level's solve grows with the cube of its
+# rows (1,000 frame tasks in one level, a 52 KB file, took minutes to start; 100 about a second)
+MAX_TASKS = 100
 
 
 @dataclass
@@ -197,6 +200,9 @@ def read_hierarchy(robot: Robot, path: str | Path, q: np.ndarray | None = None) 
     specs = doc.get("task", [])
     if not isinstance(specs, list):
         raise ConfigurationError(f"{where}: tasks are [[task]] tables, got {specs!r}")
+    if len(specs) > MAX_TASKS:
+        raise ConfigurationError(f"{where}: {len(specs):,} [[task]] tables; at most {MAX_TASKS} (every control step "
+                                 f"solves them all): build larger hierarchies in Python (reljac.ik.Controller)")
     kin = Kinematics(robot, q)
     tasks = [read_task(robot, spec, f"{where}, task {i + 1}", kin) for i, spec in enumerate(specs)]
     _unique_names(tasks, where)

@@ -167,6 +167,15 @@ def _ball(robot: Robot, spec: dict, where: str, kin: Kinematics) -> BallTask:
     return within(where, lambda: BallTask(inner, radius, **_options(spec, where, 1)))
 
 
+#: registered kinds that are not a level's task, and what a file does instead
+NOT_A_LEVEL = {
+    "joint_position_limit": "the controller always keeps the joints within their position limits",
+    "joint_velocity_limit": "the controller always keeps the joints' speeds within their limits; "
+                            "[velocity_limits] sets them",
+    "reversal_damping": "the controller damps velocity reversals by default (ReversalDamping)",
+}
+
+
 def read_task(robot: Robot, spec: Any, where: str, kin: Kinematics) -> tuple[int, Task]:
     """(level, task) from one ``[[task]]`` table; `where` names the file and the task, `kin`
     is the start configuration's kinematics (default targets).
@@ -180,6 +189,8 @@ def read_task(robot: Robot, spec: Any, where: str, kin: Kinematics) -> tuple[int
         where = f"{where} ({spec['name']!r})"
     kind = spec.get("type")
     types = task_keys()
+    if isinstance(kind, str) and kind in NOT_A_LEVEL:
+        raise ConfigurationError(f"{where}: type {kind!r} is not a task a level can hold: {NOT_A_LEVEL[kind]}")
     if not isinstance(kind, str) or kind not in types:
         raise ConfigurationError(f"{where}: type must be one of {', '.join(types)}, got {kind!r}")
     _check_keys(spec, kind, where)
