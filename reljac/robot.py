@@ -178,12 +178,16 @@ class Robot(ConfigurationSpace):
     def load(cls, name_or_path: str | Path, **kwargs: Any) -> Robot:
         """A robot by name (:func:`reljac.robots.available_robots`: bundled, then example-robot-data's
         with their SRDF, reference posture and floating base) or a URDF file by path (what the
-        command line accepts). Keyword arguments as for :meth:`from_urdf` override a named robot's."""
+        command line accepts; a file on disk wins over a name, a folder does not: a folder 'panda'
+        in the working folder hid the robot). Keyword arguments as for :meth:`from_urdf` override a
+        named robot's."""
         if not isinstance(name_or_path, (str, os.PathLike)):
             raise URDFError(f"a robot is a name or a URDF path, not {type(name_or_path).__name__}")
         _check_keywords("Robot.load", kwargs)
         text = os.fsdecode(name_or_path)
-        if exists_on_disk(text) or (not robots.is_known_name(text) and (text.endswith(".urdf") or os.sep in text)):
+        known = robots.is_known_name(text)
+        if (exists_on_disk(text) and not (known and os.path.isdir(text))) or \
+                (not known and (text.endswith(".urdf") or os.sep in text)):
             return cls.from_urdf(text, **kwargs)
         source = robots.resolve(text)  # URDFError for unknown names, with near matches
         options = {"package_dirs": source.package_dirs, "floating_base": source.floating_base,

@@ -62,3 +62,18 @@ def test_the_synopsis_is_the_docs_block_and_names_every_command_once():
     for name in commands.choices:
         assert summary(name) and f"{name} {summary(name)}" in shown, name
 
+
+
+def test_expressed_in_a_keyword_that_names_a_frame_warns(tmp_path, capsys):
+    """An adversarial pass: --expressed-in b on a robot with a link 'b' silently meant frame B."""
+    path = tmp_path / "ab.urdf"
+    path.write_text("""<robot name="ab"><link name="base"/><link name="b"/><link name="c"/>
+<joint name="j1" type="revolute"><parent link="base"/><child link="b"/><axis xyz="0 0 1"/>
+<limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+<joint name="j2" type="revolute"><parent link="b"/><child link="c"/><origin xyz="0.5 0 0" rpy="1 0 0"/>
+<axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>""")
+    assert main(["jacobian", str(path), "base", "c", "--expressed-in", "b"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "reljac: warning: --expressed-in b is the keyword (frame B's axes)" in err
+    assert main(["jacobian", str(path), "base", "c"]) == 0
+    assert capsys.readouterr().err == ""

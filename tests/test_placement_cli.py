@@ -147,6 +147,7 @@ timeout = 0.2
      "[collision]: min_distance must be a distance in [0, 1e+06] m, got 1e+300"),
     (lambda t: t + "\n[maps]\nbins = [36, 2, 24]\n", "[maps]: bins must be 3 integers (psi, beta, gamma) in 1..1024, "
                                                      "beta at least 3"),
+    (lambda t: t + "\n[maps]\nvoxel = 1e300\n", "[maps]: voxel must be at most 1000 m, got 1e+300"),  # (a pass: ran 55 s)
     (lambda t: t.replace("step = 0.1", "step = 0.1\npolygon = [[5, 5], [6, 5], [6, 6]]"),
      "[floor]: the floor region is empty: no point of its grid"),  # (rc 0 and 'floor: 0 placements')
     (lambda t: t + "".join(f"\n[[obstacle]]\nname = 'o{i}'\nshape = 'sphere'\nradius = 0.01\nposition = [5, 0, 0]\n"

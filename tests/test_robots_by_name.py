@@ -228,3 +228,11 @@ def test_an_unknown_keyword_names_the_loader_and_what_it_takes():
     taken = [name for name, p in inspect.signature(reljac.Robot.from_urdf).parameters.items()
              if p.kind is inspect.Parameter.KEYWORD_ONLY]
     assert tuple(taken) == FROM_URDF_KEYWORDS  # the list the check reads is from_urdf's own
+
+
+def test_a_folder_named_like_a_robot_does_not_hide_it(tmp_path, monkeypatch):
+    """An adversarial pass: a folder 'dual_arm' in the working folder gave "'dual_arm' is a
+    directory, not a URDF file"; a folder is not a URDF, so the name is the robot's."""
+    (tmp_path / "dual_arm").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert reljac.Robot.load("dual_arm").nq == reljac.Robot.bundled("dual_arm").nq

@@ -116,7 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     robot_arguments(p)
     p.add_argument("frame_a", help="frame a (the one b is measured in), or 'universe' for the world")
     p.add_argument("frame_b", help="frame b")
-    p.add_argument("--expressed-in", default="a", metavar="F", help="'a' (default), 'b', 'world' or a frame name")
+    p.add_argument("--expressed-in", default=None, metavar="F",
+                   help="'a' (default), 'b', 'world' (keywords: frame A's, B's or the world's axes) or a frame "
+                        "name (link:NAME or joint:NAME for a frame named like a keyword)")
     p.add_argument("--precision", type=integer(0, MAX_PRECISION), default=4, metavar="D",
                    help=f"digits printed, 0..{MAX_PRECISION} (default 4)")
     configuration_arguments(p)

@@ -68,6 +68,21 @@ def _ik_backend_line() -> str:
     return f"IK solver: python (the compiled core is {built})"
 
 
+def _keyword_shadows_a_frame(robot: Any, expressed_in: str) -> None:
+    """A warning where --expressed-in is a keyword (a, b, world) that also names a frame of the
+    robot: the keyword wins (an adversarial pass: a robot's link 'b' was silently not used)."""
+    import warnings
+
+    from ..exceptions import ReljacWarning
+    from ..relative import EXPRESSED_IN_KEYWORDS
+
+    if expressed_in in EXPRESSED_IN_KEYWORDS and any(f.name == expressed_in for f in robot.model.frames):
+        axes = {"a": "frame A's axes", "b": "frame B's axes", "world": "the world's axes"}[expressed_in]
+        warnings.warn(ReljacWarning(
+            f"--expressed-in {expressed_in} is the keyword ({axes}); robot '{robot.name}' also has a frame "
+            f"named '{expressed_in}': write link:{expressed_in} or joint:{expressed_in} to mean it"), stacklevel=2)
+
+
 def cmd_jacobian(args: argparse.Namespace) -> int:
     import numpy as np
 
@@ -78,12 +93,15 @@ def cmd_jacobian(args: argparse.Namespace) -> int:
     robot = load_robot(args)
     q = configuration(robot, args)
     kin = Kinematics(robot, q)
-    J = kin.relative_jacobian(args.frame_a, args.frame_b, expressed_in=args.expressed_in)
+    if args.expressed_in is not None:  # (given: the default "a" warns of nothing)
+        _keyword_shadows_a_frame(robot, args.expressed_in)
+    expressed_in = "a" if args.expressed_in is None else args.expressed_in
+    J = kin.relative_jacobian(args.frame_a, args.frame_b, expressed_in=expressed_in)
     T_ab = kin.relative_placement(args.frame_a, args.frame_b)
     if args.json:
         from .report import jacobian_dict, json_document
 
-        print(json_document(jacobian_dict(robot, q, args.frame_a, args.frame_b, args.expressed_in, T_ab, J)))
+        print(json_document(jacobian_dict(robot, q, args.frame_a, args.frame_b, expressed_in, T_ab, J)))
         return 0
     np.set_printoptions(precision=args.precision, suppress=True, linewidth=200)
     print(f"robot {robot.name}: nq={robot.nq}, nv={robot.nv}")
@@ -92,7 +110,7 @@ def cmd_jacobian(args: argparse.Namespace) -> int:
     print(format_placement(T_ab, args.precision))
     print(
         f"J_ab: motion of '{args.frame_b}' measured in '{args.frame_a}', expressed in "
-        f"'{args.expressed_in}'; [d/dt p_ab; w_ab] = J v\n"
+        f"'{expressed_in}'; [d/dt p_ab; w_ab] = J v\n"
         "(printed transposed: one line per column of J, i.e. per velocity index)"
     )
     rows = ["vx", "vy", "vz", "wx", "wy", "wz"]

@@ -69,6 +69,7 @@ import pinocchio as pin
 from ..collision import CollisionModel
 from ..exceptions import ConfigurationError
 from ..files import shown
+from ..maps.grid import MAX_VOXEL
 from ..placement import FloorRegion, MobileBase, PlacementTask
 from ..placement.task import MAX_DISTANCE
 from .hierarchy_values import number, numbers, table, text, texts, unknown_keys, within
@@ -219,6 +220,8 @@ def _options(spec: Any, where: str, name: str, keys: set[str]) -> dict[str, Any]
             out[key] = texts(value, here, "ignore")
         else:
             out[key] = number(value, here, key, minimum=0.0, strict=key in ("voxel", "timeout"))
+            if key == "voxel" and out[key] > MAX_VOXEL:  # (as `reljac map --voxel`)
+                raise ConfigurationError(f"{here}: voxel must be at most {MAX_VOXEL:g} m, got {value!r}")
             if key == "min_distance" and out[key] > MAX_DISTANCE:
                 raise ConfigurationError(f"{here}: min_distance must be a distance in [0, {MAX_DISTANCE:g}] m, got "
                                          f"{value!r}")
