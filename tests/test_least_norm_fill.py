@@ -111,3 +111,20 @@ def test_talos_backends_agree_with_default_damping():
     talos, levels, q = talos_problem()
     v = [Controller(talos, levels, dt=0.01, backend=b, anti_chatter=False).velocity(q) for b in BACKENDS]
     assert np.abs(v[0] - v[1]).max() <= 1e-9
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-3, 1e-6, 1e-7])
+@pytest.mark.parametrize("policy", [UNDAMPED, DampingPolicy()], ids=["undamped", "damped"])
+def test_a_posture_of_any_weight_as_the_last_level_agrees_on_both_solvers(scale, policy):
+    """A review: the compiled solver skipped the fill after a posture of weight 1e-7 (its test of
+    the freedom left read the projector, not the rows' scale), where the specification's row
+    space drops the posture's rows as rounding and fills: v 0.25 apart. Undamped, v is the
+    least-norm (0, 0, 1) of the two levels above for any weight (a posture aiming at 0 agrees)."""
+    levels = [Level(np.ones((1, 3)), np.zeros(1), lower=np.array([0.5]), upper=np.array([np.inf])),
+              Level(np.array([[0.0, 0.0, 1.0]]), np.array([1.0])),
+              Level(None, np.zeros(3), identity_scale=scale)]
+    v = both(levels, [-3] * 3, [3] * 3, policy=policy)
+    if policy is UNDAMPED:
+        np.testing.assert_allclose(v[0], [0.0, 0.0, 1.0], atol=1e-12)
+    if len(v) == 2:
+        assert np.abs(v[0] - v[1]).max() <= 1e-12

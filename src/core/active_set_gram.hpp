@@ -86,9 +86,10 @@ bool identity_damped_step(const Rows& rows, int r, double lam2, Space& s, const 
 // identity_damped_step, less the offset, in the face; false where that step does not apply.
 bool identity_step(const Rows& rows, int r, double lam2, Space& s, const Matrix* P_in);
 
-// True where a level of identity rows, every one an equality row, leaves no direction of P_in
-// free: none of range(P_in) lies on the joints the rows leave out, U (P_in[U, U]'s eigenvalues all
-// below 1 - kIdentityFloor: a Cholesky factor; then P_in less the rows' row space is 0). False
+// True where a level of identity rows (c e_j^T), every one an equality row, leaves no direction
+// of P_in free: none of range(P_in) lies on the joints the rows leave out, U, and every eigenvalue
+// of the rows' Gram matrix, c^2 (1 - t) for those t of P_in[U, U] and c^2, is kIdentityFloor max(1,
+// c^2) or more (a Cholesky factor; then P_in less the rows' row space is 0). False
 // where that is not certain (more than kIdentityLeftOut joints left out, P_in the identity, an
 // inequality row): the projector is then formed and its trace tells (inequality.cpp).
 bool identity_leaves_no_freedom(const Rows& rows, const Matrix& P_in, Space& s);

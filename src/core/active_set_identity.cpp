@@ -115,10 +115,16 @@ bool identity_leaves_no_freedom(const Rows& rows, const Matrix& P_in, Space& s) 
   int out[kIdentityLeftOut];
   for (int j = 0, k = 0; j < nv; ++j)
     if (held(j) == 0.0) out[k++] = j;
+  // every nonzero eigenvalue of the rows' c S P_in Gram matrix, c^2 (1 - t) for t those of T =
+  // P_in[U, U] and c^2, above kIdentityFloor max(1, c^2) (far above the rank rule's cut, where the
+  // specification's row space keeps them all: a posture of weight 1e-7 fixes nothing there)
+  const double c2 = rows.scale * rows.scale, floor = kIdentityFloor * std::max(1.0, c2);
+  if (!std::isfinite(c2) || !(c2 > floor)) return false;
   using Small = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kIdentityLeftOut, kIdentityLeftOut>;
   Small test(left_out, left_out);
   for (int i = 0; i < left_out; ++i)
-    for (int j = 0; j <= i; ++j) test(i, j) = (i == j ? 1.0 - kIdentityFloor : 0.0) - P_in(std::max(out[i], out[j]), std::min(out[i], out[j]));
+    for (int j = 0; j <= i; ++j)
+      test(i, j) = (i == j ? c2 - floor : 0.0) - c2 * P_in(std::max(out[i], out[j]), std::min(out[i], out[j]));
   return factor::cholesky_in_place(test);
 }
 
