@@ -16,6 +16,7 @@ Functions here take a :class:`~reljac.Robot` (``robot``: any
 from __future__ import annotations
 
 import math
+import reprlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -288,19 +289,28 @@ def _single(value: Any) -> bool:
         return False
 
 
-def _as_given(value: Any) -> str:
-    """A user's value for a message, numpy's scalars and arrays as the plain numbers and lists they
-    hold (not np.float64(1.0))."""
-    def plain(x: Any) -> Any:
-        if isinstance(x, np.ndarray):
-            return x.tolist()
-        if isinstance(x, np.generic):
-            return x.item()
-        if isinstance(x, (list, tuple)):
-            return type(x)(plain(y) for y in x)
-        return x
+class _Given(reprlib.Repr):
+    """A user's value in a message: a few entries and levels (cycles named), numpy's scalars and
+    small arrays as the plain numbers and lists they hold (not np.float64(1.0)), a large array by
+    its shape, at no cost growing with its size."""
 
-    return short_repr(plain(value))
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxlist = self.maxtuple = 8
+        self.maxlevel = 3
+
+    def repr1(self, x: Any, level: int) -> str:
+        if isinstance(x, np.generic):
+            return repr(x.item())
+        if isinstance(x, np.ndarray):
+            return repr(x.tolist()) if x.size <= self.maxlist else f"an array of shape {x.shape}"
+        return super().repr1(x, level)
+
+
+def _as_given(value: Any) -> str:
+    """`value` for a message (:class:`_Given`), on one line of at most 80 characters."""
+    text = " ".join(_Given().repr(value).split())
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _numbers(name: str, value: Any, size: int, what: str) -> list[float]:

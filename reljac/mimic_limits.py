@@ -5,8 +5,9 @@ so the follower's ``<limit>`` is not in the model: a leader could take its follo
 :func:`hold_follower_limits` narrows each leader's position limits to where every follower stays
 within its own, and its velocity limit to ``velocity_f / |s|``. Follower limits that leave their
 leader one position or none contradict the file's other limits (PR2's grippers: a follower of
-multiplier -1 with its leader's limits [0, 0.548], so that only 0 is left): they are not held, as
-Pinocchio and MoveIt hold no follower's limits, with a :class:`ReljacWarning` naming them.
+multiplier -1 with its leader's limits [0, 0.548], so that only 0 is left): those position limits
+are not held, as Pinocchio and MoveIt hold no follower's limits, with a :class:`ReljacWarning`
+naming them (the follower's velocity limit still is).
 """
 
 from __future__ import annotations
@@ -56,9 +57,11 @@ def hold_follower_limits(model: pin.Model, robot: ET.Element, source: str) -> No
         # missing lower or upper, or both 0, the URDF default, is no limit: Pinocchio's mimic ignores them)
         if (element.get("type") in BOUNDED and lead.nq == 1 and lower is not None and upper is not None
                 and lower <= upper and not lower == upper == 0.0 and s != 0.0):
-            a, b = sorted(((lower - o) / s, (upper - o) / s))
-            low, high = max(lower_limits[i], a) + 0.0, min(upper_limits[i], b) + 0.0  # (no -0.0)
-            if not high > low:
+            a, b = sorted(((lower - o) / s + 0.0, (upper - o) / s + 0.0))  # (+ 0.0: no -0.0)
+            low, high = max(lower_limits[i], a), min(upper_limits[i], b)
+            if (low, high) == (lower_limits[i], upper_limits[i]):
+                pass  # (the follower's limits hold wherever the leader's do)
+            elif not high > low:
                 narrowed = (lower_limits[i], upper_limits[i]) != (own[0][i], own[1][i])
                 left = "leaves it no position" if low > high else f"leaves it only {low:g}"
                 warnings.warn(ReljacWarning(
@@ -67,7 +70,8 @@ def hold_follower_limits(model: pin.Model, robot: ET.Element, source: str) -> No
                     f"'{model.names[leader]}' in [{a:g}, {b:g}], which {left} of its limits "
                     f"[{own[0][i]:g}, {own[1][i]:g}]" + (f" as its other followers narrow them, [{lower_limits[i]:g}, "
                                                          f"{upper_limits[i]:g}]" if narrowed else "") +
-                    ": the follower's limits contradict its leader's and are not held"), stacklevel=2)
+                    ": its position limits contradict " + ("its leader's and its other followers'" if narrowed else
+                                                           "its leader's") + " and are not held"), stacklevel=2)
             else:
                 lower_limits[i], upper_limits[i] = low, high
         if speed is not None and speed > 0.0 and math.isfinite(speed) and s != 0.0:  # (any follower, continuous too)

@@ -77,6 +77,9 @@ def test_expressed_in_a_keyword_that_names_a_frame_warns(tmp_path, capsys):
     assert err.count("\n") == 1 and "reljac: warning: --expressed-in b is the keyword (frame B's axes)" in err
     assert main(["jacobian", str(path), "base", "c"]) == 0
     assert capsys.readouterr().err == ""
+    # a frame 'world' whose axes are the world's (tree30's floating base is a free flyer: at q = 0)
+    assert main(["jacobian", "tree30", "root", "tail_site", "--expressed-in", "world"]) == 0
+    assert capsys.readouterr().err == ""
 
 
 def test_after_ctrl_c_an_error_in_a_finalizer_prints_nothing(monkeypatch, capsys):

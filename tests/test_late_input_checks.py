@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import reljac
@@ -101,3 +102,19 @@ def test_a_name_two_settable_tasks_share_is_refused_as_a_key_of_solve_many(two_t
     with pytest.raises(ConfigurationError, match="names task 'right', the name of two tasks"):
         solver.solve_many(None, [{"right": inner.target}], workers=1)
     assert solver.solve_many(None, [{inner: inner.target}], workers=1)[0].converged  # by the task itself
+
+
+def test_a_joint_value_of_the_wrong_size_is_shown_short_whatever_its_size():
+    """A review: the message's value was made a full Python list first (10^7 zeros took 6 s) and a
+    list holding itself raised RecursionError; numpy's scalars read as np.float64(1.0)."""
+    import re
+
+    from reljac import ConfigurationError, Robot
+
+    robot = Robot.bundled("dual_arm")
+    cycle: list = []
+    cycle.append(cycle)
+    for value, shown in [(np.zeros(10**7), "an array of shape (10000000,)"), ([np.float64(1.0), np.float64(2.0)],
+                         "[1.0, 2.0]"), (cycle, "[[[[...]]]]"), (list(range(100)), "[0, 1, 2, 3, 4, 5, 6, 7, ...]")]:
+        with pytest.raises(ConfigurationError, match=f"takes one number, not {re.escape(shown)}$"):
+            robot.q_from_joint_values({"left_joint1": value})

@@ -155,6 +155,25 @@ def test_the_warning_names_the_range_other_followers_left(tmp_path):
     <limit lower="-1" upper="-0.5" effort="1" velocity="1"/><mimic joint="lead"/></joint>
 </robot>""")
     with pytest.warns(ReljacWarning, match=r"no position of its limits \[-1, 1\] as its other followers narrow them, "
-                                           r"\[0.5, 1\]: the follower's limits contradict"):
+                                           r"\[0.5, 1\]: its position limits contradict its leader's and its other followers'"):
         robot = Robot.from_urdf(path)
     assert (robot.lower_limits[0], robot.upper_limits[0]) == (0.5, 1.0)  # f1's held, f2's not
+
+
+def test_a_follower_that_holds_wherever_its_leader_does_is_not_named(tmp_path):
+    """A review: a leader whose own limits are one point (0.2) was named in a warning blaming a
+    follower whose limits [-5, 5] hold there: nothing to narrow, nothing to say."""
+    import warnings
+
+    path = tmp_path / "point.urdf"
+    path.write_text("""<robot name="point">
+  <link name="base"/><link name="l"/><link name="r"/>
+  <joint name="a_lead" type="revolute"><parent link="base"/><child link="l"/><axis xyz="0 0 1"/>
+    <limit lower="0.2" upper="0.2" effort="1" velocity="1"/></joint>
+  <joint name="b_follow" type="revolute"><parent link="base"/><child link="r"/><origin xyz="0.1 0 0"/>
+    <axis xyz="0 0 1"/><limit lower="-5" upper="5" effort="1" velocity="1"/><mimic joint="a_lead"/></joint>
+</robot>""")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ReljacWarning)
+        robot = Robot.from_urdf(path)
+    assert (robot.lower_limits[0], robot.upper_limits[0]) == (0.2, 0.2)

@@ -243,3 +243,9 @@ def test_maps_saved_where_no_file_can_be_written_is_one_map_error(small, tmp_pat
     (tmp_path / "folder.npz").mkdir()
     with pytest.raises(MapError, match=f"pose map file '.*{where}'.* {match}"):
         save_maps(tmp_path / where, [small])
+
+
+def test_a_voxel_beyond_the_maps_bound_is_refused():
+    """A review: pose_map took voxel = 1e300 m (a map of 450 cells), which reljac map refuses."""
+    with pytest.raises(MapError, match="voxel must be at most 1000 m"):
+        pose_map(Robot.bundled("dual_arm"), "torso", "left_tool", samples=100, voxel=1e300)

@@ -68,15 +68,22 @@ def _ik_backend_line() -> str:
     return f"IK solver: python (the compiled core is {built})"
 
 
-def _keyword_shadows_a_frame(robot: Any, expressed_in: str) -> None:
+def _keyword_shadows_a_frame(kin: Any, expressed_in: str) -> None:
     """A warning where --expressed-in is a keyword (a, b, world) that also names a frame of the
-    robot: the keyword wins (an adversarial pass: a robot's link 'b' was silently not used)."""
+    robot (`kin`'s): the keyword wins (an adversarial pass: a robot's link 'b' was silently not
+    used). Not for a frame 'world' whose axes are the world's (UR's world link: the same J)."""
     import warnings
+
+    import numpy as np
 
     from ..exceptions import ReljacWarning
     from ..relative import EXPRESSED_IN_KEYWORDS
 
-    if expressed_in in EXPRESSED_IN_KEYWORDS and any(f.name == expressed_in for f in robot.model.frames):
+    robot = kin.robot
+    frames = [i for i, f in enumerate(robot.model.frames) if f.name == expressed_in]
+    if expressed_in == "world":
+        frames = [i for i in frames if not np.allclose(kin.placement(i).rotation, np.eye(3), rtol=0.0, atol=1e-12)]
+    if expressed_in in EXPRESSED_IN_KEYWORDS and frames:
         axes = {"a": "frame A's axes", "b": "frame B's axes", "world": "the world's axes"}[expressed_in]
         warnings.warn(ReljacWarning(
             f"--expressed-in {expressed_in} is the keyword ({axes}); robot '{robot.name}' also has a frame "
@@ -94,7 +101,7 @@ def cmd_jacobian(args: argparse.Namespace) -> int:
     q = configuration(robot, args)
     kin = Kinematics(robot, q)
     if args.expressed_in is not None:  # (given: the default "a" warns of nothing)
-        _keyword_shadows_a_frame(robot, args.expressed_in)
+        _keyword_shadows_a_frame(kin, args.expressed_in)
     expressed_in = "a" if args.expressed_in is None else args.expressed_in
     J = kin.relative_jacobian(args.frame_a, args.frame_b, expressed_in=expressed_in)
     T_ab = kin.relative_placement(args.frame_a, args.frame_b)

@@ -31,6 +31,11 @@ def file_kinds(custom: dict[str, Any]) -> dict[str, type]:
             (issubclass(cls, Task) or (issubclass(cls, Limit) and hasattr(cls, "as_task")))}
 
 
+def limits_no_level_holds() -> set[str]:
+    """The registered limit kinds a level cannot hold (no ``as_task``): the controller's own."""
+    return {key for key, cls in kinds().items() if issubclass(cls, Limit) and not hasattr(cls, "as_task")}
+
+
 def parameters(cls: type) -> dict[str, inspect.Parameter]:
     """The constructor's parameters a file can give, by name (a limit's own gain is its task's)."""
     out = {name: p for name, p in inspect.signature(cls).parameters.items()
@@ -128,4 +133,4 @@ def read_kind(robot: Robot, cls: type, spec: dict, where: str, options: dict[str
     return task
 
 
-__all__ = ["file_kinds", "keys", "read_kind", "takes_bounds"]
+__all__ = ["file_kinds", "keys", "limits_no_level_holds", "read_kind", "takes_bounds"]

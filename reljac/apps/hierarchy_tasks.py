@@ -32,7 +32,7 @@ from ..ik import (
 )
 from ..relative import Kinematics
 from ..robot import Robot
-from .hierarchy_kinds import file_kinds, keys, read_kind
+from .hierarchy_kinds import file_kinds, keys, limits_no_level_holds, read_kind
 from .hierarchy_values import bound, number, number_or_numbers, numbers, table, text, texts, unknown_keys, within
 
 WORLD = "universe"
@@ -167,8 +167,8 @@ def _ball(robot: Robot, spec: dict, where: str, kin: Kinematics) -> BallTask:
     return within(where, lambda: BallTask(inner, radius, **_options(spec, where, 1)))
 
 
-#: registered kinds that are not a level's task, and what a file does instead
-NOT_A_LEVEL = {
+#: what the controller does instead of a level, for the registered kinds no level holds
+INSTEAD = {
     "joint_position_limit": "the controller always keeps the joints within their position limits",
     "joint_velocity_limit": "the controller always keeps the joints' speeds within their limits; "
                             "[velocity_limits] sets them",
@@ -189,8 +189,9 @@ def read_task(robot: Robot, spec: Any, where: str, kin: Kinematics) -> tuple[int
         where = f"{where} ({spec['name']!r})"
     kind = spec.get("type")
     types = task_keys()
-    if isinstance(kind, str) and kind in NOT_A_LEVEL:
-        raise ConfigurationError(f"{where}: type {kind!r} is not a task a level can hold: {NOT_A_LEVEL[kind]}")
+    if isinstance(kind, str) and kind in limits_no_level_holds():
+        instead = INSTEAD.get(kind, "the controller holds it above every level (Controller(constraints=...))")
+        raise ConfigurationError(f"{where}: type {kind!r} is not a task a level can hold: {instead}")
     if not isinstance(kind, str) or kind not in types:
         raise ConfigurationError(f"{where}: type must be one of {', '.join(types)}, got {kind!r}")
     _check_keys(spec, kind, where)

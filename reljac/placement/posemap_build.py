@@ -26,13 +26,13 @@ from ..loading import model_state as state_of_model
 from ..loading import restored_model
 from ..maps.capability import default_workers
 from ..maps.compiled import python_relative_kinematics, require_compiled
-from ..maps.grid import reach_bound
+from ..maps.grid import positive_voxel, reach_bound
 from ..maps.kernel import manipulability_of_rows
 from ..maps.result import robot_joints
 from ..maps.sampling import BLOCK, Sampler
 from ..maps.scheduling import check_scheduler, run
 from ..robot import FrameRef, Robot
-from ..validation import as_count, as_float
+from ..validation import as_count
 from ..version import __version__
 from .orbits import Orbits, PoseGrid, coordinates, orbits
 from .posemap import FORMAT, FORMAT_VERSION, PoseMap
@@ -170,7 +170,7 @@ def pose_map(robot: Robot, frame_a: FrameRef, frame_b: FrameRef, *, samples: int
         frame_a: the map's frame, on b's chain (the map is of T_ab).
         frame_b: the hand.
         samples: random configurations, 1..10^12 (each stands for every pose its sweeps reach).
-        voxel: [m] the cell's size in rho and z, > 0.
+        voxel: [m] the cell's size in rho and z, in (0, 1000].
         bins: (psi, beta, gamma) angle bins, each 1..1024 (beta at least 3: its first and last bins
             are polar charts; gamma at most 64).
         seed: integer >= 0 (sample i depends on (seed, i) only).
@@ -192,7 +192,7 @@ def pose_map(robot: Robot, frame_a: FrameRef, frame_b: FrameRef, *, samples: int
     fa, fb = robot.frame_id(frame_a), robot.frame_id(frame_b)
     samples = as_count(samples, "samples", minimum=1, maximum=10**12, error=MapError)
     seed = as_count(seed, "seed", minimum=0, maximum=2**63 - 1, error=MapError)
-    voxel = as_float(voxel, "voxel [m]", minimum=0.0, strict=True, error=MapError)
+    voxel = positive_voxel(voxel)  # (at most MAX_VOXEL, as the maps': 1e300 m had built a map of 450 cells)
     if not isinstance(bins, (tuple, list)) or len(bins) != 3:
         raise MapError(f"bins must be (psi, beta, gamma) counts, got {bins!r}")
     n_psi, n_beta, n_gamma = (as_count(b, f"{name} bins", minimum=1, maximum=1024, error=MapError)
