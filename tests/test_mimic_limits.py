@@ -34,6 +34,20 @@ URDF = """<robot name="mimics">
 """
 
 
+def pair_urdf(tmp_path, lead: tuple[float, float], follow: tuple[float, float], multiplier: float):
+    """A URDF of a revolute leader 'l_lead' and its revolute follower 'r_follow' (limits [rad])."""
+    path = tmp_path / "pair.urdf"
+    path.write_text(f"""<robot name="pair">
+  <link name="base"/><link name="l"/><link name="r"/>
+  <joint name="l_lead" type="revolute"><parent link="base"/><child link="l"/><axis xyz="0 0 1"/>
+    <limit lower="{lead[0]}" upper="{lead[1]}" effort="1" velocity="1"/></joint>
+  <joint name="r_follow" type="revolute"><parent link="base"/><child link="r"/><origin xyz="0.1 0 0"/>
+    <axis xyz="0 0 -1"/><limit lower="{follow[0]}" upper="{follow[1]}" effort="1" velocity="1"/>
+    <mimic joint="l_lead" multiplier="{multiplier}" offset="0"/></joint>
+</robot>""")
+    return path
+
+
 def robot_of(tmp_path, finger: tuple[float, float] = (0.0, 0.05)) -> Robot:
     path = tmp_path / "mimics.urdf"
     path.write_text(URDF.format(finger=finger))
@@ -88,15 +102,7 @@ def test_a_follower_that_leaves_its_leader_one_position_is_not_held(tmp_path):
     """PR2's grippers (an adversarial pass): a follower of multiplier -1 with its leader's limits
     [0, 0.548] left the leader only 0, written [0.0, -0.0], and random_configuration failed in
     numpy. Such limits contradict the file's others: named, not held; the gripper moves."""
-    path = tmp_path / "gripper.urdf"
-    path.write_text("""<robot name="gripper">
-  <link name="base"/><link name="l"/><link name="r"/>
-  <joint name="l_lead" type="revolute"><parent link="base"/><child link="l"/><axis xyz="0 0 1"/>
-    <limit lower="0" upper="0.5" effort="1" velocity="1"/></joint>
-  <joint name="r_follow" type="revolute"><parent link="base"/><child link="r"/><origin xyz="0.1 0 0"/>
-    <axis xyz="0 0 -1"/><limit lower="0" upper="0.5" effort="1" velocity="1"/>
-    <mimic joint="l_lead" multiplier="-1" offset="0"/></joint>
-</robot>""")
+    path = pair_urdf(tmp_path, (0, 0.5), (0, 0.5), multiplier=-1)
     with pytest.warns(ReljacWarning, match=r"'r_follow' \(0 \+ -1 x 'l_lead'\).*leaves it only 0 of its limits \[0, 0.5\]"):
         robot = Robot.from_urdf(path)
     assert (robot.lower_limits[0], robot.upper_limits[0]) == (0.0, 0.5)
@@ -165,14 +171,7 @@ def test_a_follower_that_holds_wherever_its_leader_does_is_not_named(tmp_path):
     follower whose limits [-5, 5] hold there: nothing to narrow, nothing to say."""
     import warnings
 
-    path = tmp_path / "point.urdf"
-    path.write_text("""<robot name="point">
-  <link name="base"/><link name="l"/><link name="r"/>
-  <joint name="a_lead" type="revolute"><parent link="base"/><child link="l"/><axis xyz="0 0 1"/>
-    <limit lower="0.2" upper="0.2" effort="1" velocity="1"/></joint>
-  <joint name="b_follow" type="revolute"><parent link="base"/><child link="r"/><origin xyz="0.1 0 0"/>
-    <axis xyz="0 0 1"/><limit lower="-5" upper="5" effort="1" velocity="1"/><mimic joint="a_lead"/></joint>
-</robot>""")
+    path = pair_urdf(tmp_path, (0.2, 0.2), (-5, 5), multiplier=1)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ReljacWarning)
         robot = Robot.from_urdf(path)
