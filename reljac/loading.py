@@ -341,11 +341,20 @@ def unwrap(robot: Any) -> tuple[pin.Model, pin.GeometryModel | None, pin.Geometr
 
 def check_mimic(model: pin.Model) -> None:
     """ConfigurationError for a mimic joint of scaling 0 (as a URDF's multiplier 0 is refused):
-    it never moves, and its axis cannot be recovered to make it independent."""
+    it never moves, and its axis cannot be recovered to make it independent; and for a continuous
+    one whose scaling is not a whole number (as a URDF's): Pinocchio reads its leader's angle in
+    (-pi, pi], so it would jump by a fraction of a turn where the leader passes pi."""
     for j in model.mimicking_joints:
-        if model.joints[j].extract().scaling == 0:
+        mimic = model.joints[j].extract()
+        scaling = float(mimic.scaling)
+        if scaling == 0:
             raise ConfigurationError(f"mimic joint '{model.names[j]}' has scaling 0: it never moves; make it a "
                                      "fixed joint (reljac refuses mimic joints of scaling 0)")
+        if re.search(r"Mimicking joint type: JointModelRevoluteUnbounded|Mimicking joint type: JointModelRUB",
+                     str(mimic)) and scaling != round(scaling):
+            raise ConfigurationError(f"mimic joint '{model.names[j]}' is continuous with scaling {scaling:g}: "
+                                     "Pinocchio reads its leader's angle in (-pi, pi], so a scaling that is not a "
+                                     "whole number makes it jump where the leader passes pi")
 
 
 def check_geometry(geometry: Any, model: pin.Model, kind: str) -> pin.GeometryModel | None:

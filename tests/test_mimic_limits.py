@@ -5,9 +5,10 @@ adversarial pass: 0.1 x slide + 0.01 reached -0.0185 with limits [0, 0.05])."""
 from __future__ import annotations
 
 import numpy as np
+import pinocchio as pin
 import pytest
 
-from reljac import ReljacWarning, Robot, URDFError
+from reljac import ConfigurationError, ReljacWarning, Robot, URDFError
 from reljac.ik import Controller, PostureTask
 
 URDF = """<robot name="mimics">
@@ -124,6 +125,8 @@ def test_a_continuous_follower_with_a_fractional_multiplier_is_refused(tmp_path)
     path.write_text(urdf.format(m=0.5))
     with pytest.raises(URDFError, match="'half' \\(continuous\\) mimics 'drive' with multiplier 0.5; .*jump"):
         Robot.from_urdf(path)
+    with pytest.raises(ConfigurationError, match="mimic joint 'half' is continuous with scaling 0.5: .*jump"):
+        Robot.from_pinocchio(pin.buildModelFromUrdf(str(path), mimic=True))  # (the same model, no URDF)
     path.write_text(urdf.format(m=-3))
     assert Robot.from_urdf(path).model.nq == 2  # (cos, sin) of the leader only
 
