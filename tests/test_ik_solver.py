@@ -395,6 +395,30 @@ def test_a_controller_stepped_in_turns_by_two_threads_refuses_the_second(backend
         keeper.join()
 
 
+def test_a_thread_started_after_the_stepping_one_ended_does_not_keep_the_controller():
+    """An adversarial pass: the stepping thread was remembered by its ident, which the next thread
+    started reuses; a thread that never stepped the controller then kept it, and another thread's
+    step was refused in its name (20 of 20 trials)."""
+    robot = reljac.Robot.bundled("planar_2link")
+    ctrl = Controller(robot, [[PostureTask(robot)]], dt=0.01)
+    for _ in range(5):
+        stepper = threading.Thread(target=ctrl.step, args=(np.zeros(2),))
+        stepper.start()
+        stepper.join()
+        release = threading.Event()
+        bystander = threading.Thread(target=release.wait, args=(60,), name="bystander")  # often the same ident
+        bystander.start()
+        outcome: list[str] = []
+        taker = threading.Thread(target=lambda: outcome.append(str(ctrl.step(np.zeros(2)).shape)))
+        try:
+            taker.start()
+            taker.join()
+        finally:
+            release.set()
+            bystander.join()
+        assert outcome == ["(2,)"]
+
+
 def test_bad_controller_and_solve_options():
     robot = reljac.Robot.bundled("planar_2link")
     posture = PostureTask(robot)

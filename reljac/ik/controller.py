@@ -131,6 +131,7 @@ class Controller:
         self._labels = velocity_labels(robot)
         self._lock = threading.Lock()
         self._stepper: int | None = None  # the thread stepping it (threading.get_ident; None: none yet)
+        self._stepper_thread: threading.Thread | None = None  # that thread (an ended one's ident is reused)
         self._gain_check = GainCheck(self.tasks, lambda: self._dt)  # a gain set during a motion: checked too
         self._step = _compiled.build(self, _backend.core()) if self.backend == "compiled" else None
 
@@ -298,14 +299,13 @@ class Controller:
         steps that take turns from two threads never overlap (a compiled step holds the GIL
         throughout) but mix their per-step state (warm starts, reversal damping, the last q), and
         each thread's motion would be answered wrongly."""
-        owner = self._stepper
-        if owner is not None and any(t.ident == owner for t in threading.enumerate()):
-            name = next(t.name for t in threading.enumerate() if t.ident == owner)
-            raise ReljacError(f"this Controller is stepped by thread '{name}': create one Controller per thread, "
-                              "or call reset() before another thread steps it (a new motion)")
+        owner = self._stepper_thread  # (not its ident: a thread started after it ended may have it)
+        if owner is not None and owner.ident != me and owner.is_alive():
+            raise ReljacError(f"this Controller is stepped by thread '{owner.name}': create one Controller per "
+                              "thread, or call reset() before another thread steps it (a new motion)")
         if owner is None:  # a motion starts: its gains checked against dt (the search's own never steps)
             warn_of_unstable_gains(self.tasks, self._dt, stacklevel=4)
-        self._stepper = me
+        self._stepper, self._stepper_thread = me, threading.current_thread()
 
     def velocity(self, q: ArrayLike) -> np.ndarray:
         """Joint velocity v (nv,) [rad/s, m/s] for configuration q (nq,), inside all limits. The
@@ -353,7 +353,7 @@ class Controller:
     def reset(self) -> None:
         """Forget the state kept between steps (start of a new motion); the next thread to step
         it steps it from then on."""
-        self._stepper = None
+        self._stepper, self._stepper_thread = None, None
         for limit in self._limits:
             limit.reset()
         if self._step is not None:
