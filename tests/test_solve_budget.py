@@ -288,3 +288,27 @@ def test_a_result_reports_its_search_time_and_its_calls(dual_arm, backend):
 
 def test_a_new_solver_assumes_a_small_time_outside_its_search():
     assert OUTSIDE_START <= RESERVE_SHARE * 0.005  # a 5 ms budget's first call is not shortened by more
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ctrl_c_stops_a_search_and_leaves_its_solver_as_before(dual_arm, backend):
+    """An adversarial pass: the compiled search ran without the GIL and asked for no signal, so
+    Ctrl-C (here _thread.interrupt_main, as SIGINT) came only once the whole search had ended:
+    after its budget, or after every restart (unbounded). It now asks between iterations. A
+    search of a billion restarts toward an unreachable target must stop (else this test hangs);
+    the same Solver then finds what a new one finds."""
+    import _thread
+
+    far = pin.SE3.Identity()
+    far.translation = np.array([5.0, 5.0, 5.0])
+    task = FrameTask("left_tool", name="left")
+    task.set_target(far)
+    solver = Solver(dual_arm, [[task]], restarts=10**9, backend=backend)
+    timer = threading.Timer(0.05, _thread.interrupt_main)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        solver.solve(seed=1)
+    timer.join()
+    task.set_target(reachable_pose(dual_arm, 4))
+    fresh = Solver(dual_arm, [[task]], restarts=10**9, backend=backend).solve(seed=2)
+    assert fresh.converged and np.array_equal(solver.solve(seed=2).q, fresh.q)

@@ -233,7 +233,7 @@ class Step:
         """
     def search(self, q0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"], options: SearchOptions) -> SearchResult:
         """
-        A search from q0 (reljac.ik.search.local_search); built-in tasks and limits only.
+        A search from q0 (reljac.ik.search.local_search); built-in tasks and limits only. Ctrl-C stops it.
         """
     def set_dt(self, dt: typing.SupportsFloat | typing.SupportsIndex) -> None:
         """

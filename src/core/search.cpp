@@ -106,7 +106,8 @@ class Searcher : public LocalSearch {
   }
 };
 
-SearchResult Step::search(const Vector& q0, const SearchOptions& options) {
+SearchResult Step::search(const Vector& q0, const SearchOptions& options, const std::function<bool()>& interrupted,
+                          double every) {
   Impl& s = *impl_;
   check_size(q0, nq(), "q0");
   if (s.external_tasks || s.external_limits) throw std::invalid_argument("search() needs built-in parts only");
@@ -116,7 +117,9 @@ SearchResult Step::search(const Vector& q0, const SearchOptions& options) {
     if (index < 0 || index >= static_cast<int>(s.tasks.size())) throw std::invalid_argument("no such task");
   s.newton = true;
   reset();
-  return Searcher(s, options).run(q0);
+  Searcher searcher(s, options);
+  searcher.ask(interrupted, every);
+  return searcher.run(q0);
 }
 
 }  // namespace reljac

@@ -75,6 +75,26 @@ class LocalSearch {
   int assured_ = 0;  // the exact pass runs at least until this many iterations in all, whatever the clock
 
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+ public:
+  // Step::search's `interrupted`, asked at most every `every` seconds (check_interrupted).
+  void ask(const std::function<bool()>& interrupted, double every) {
+    interrupted_ = interrupted;
+    every_ = every;
+    next_ask_ = every;
+  }
+
+ protected:
+  std::function<bool()> interrupted_;
+  double every_ = 0.1, next_ask_ = 0.1;  // [s]
+  // SearchInterrupted where interrupted_ says so (asked when every_ has passed since the last time)
+  void check_interrupted() {
+    if (!interrupted_) return;
+    const double t = elapsed();
+    if (t < next_ask_) return;
+    next_ask_ = t + every_;
+    if (interrupted_()) throw SearchInterrupted();
+  }
   // local_search.py's timed_out (budget.py's Budget.spent): what comes next, `next` [s] (negative:
   // one more iteration, at the mean time of one so far), would end past the budget; while
   // reserving_ and the best so far would end on the exact pass (slack_used), less its share: the
@@ -116,6 +136,7 @@ class LocalSearch {
     bool rejected = false;  // the last step was: q_, its rows (restored) and constraints are as checked
     ok_ = false;
     for (int it = 0; failing < 0; ++it) {
+      check_interrupted();
       if (!rejected) {
         try {
           s_.constraints(q_, none_);  // (for the step, and the check that q is feasible)

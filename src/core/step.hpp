@@ -20,6 +20,7 @@
 #include <Python.h>
 
 #include <Eigen/Dense>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -34,6 +35,11 @@ namespace reljac {
 // reljac/ik/search/local_search.py): its options and result are declared in search_options.hpp.
 struct SearchOptions;
 struct SearchResult;
+
+// A search stopped because its caller said so (Step::search's `interrupted`: Ctrl-C).
+struct SearchInterrupted : std::exception {
+  const char* what() const noexcept override { return "the search was interrupted"; }
+};
 
 // The support region cannot be formed this step (its message says why, as SupportError's).
 struct SupportFailure : std::runtime_error {
@@ -72,7 +78,10 @@ class Step {
   void set_task_target(int index, const Vector& values);
   // A search from q0 (search.cpp); built-in tasks and limits only. Leaves search mode on: task
   // rows with gain 1, no speed cap and no feed-forward, the search's damping per level.
-  SearchResult search(const Vector& q0, const SearchOptions& options);
+  // `interrupted` (if any) is asked between two iterations, at most every `every` seconds [s]:
+  // true stops the search with SearchInterrupted (the Step is left as after any search).
+  SearchResult search(const Vector& q0, const SearchOptions& options,
+                      const std::function<bool()>& interrupted = {}, double every = 0.1);
   void set_policy(double threshold, double max_damping, double error_damping, double step_threshold);
 
   // The kinematics pass at q (nq) into the pin.Data given at construction.
