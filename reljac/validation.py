@@ -73,6 +73,15 @@ def is_real_number(x: object) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))
 
 
+def dims(x: Any) -> int:
+    """np.ndim(x), and 1 for what numpy cannot make an array of (nested lists of different
+    lengths: a vector's checks then name it; np.ndim raised numpy's own ValueError)."""
+    try:
+        return int(np.ndim(x))
+    except (ValueError, TypeError):
+        return 1
+
+
 def real_array(x: Any, *, copy: bool = True) -> np.ndarray | None:
     """x as a float64 array when every entry is a real number (not a bool, text or complex
     number), else None. With ``copy=False`` a float64 array is returned as it is. A masked array

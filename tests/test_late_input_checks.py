@@ -118,3 +118,66 @@ def test_a_joint_value_of_the_wrong_size_is_shown_short_whatever_its_size():
                          "[1.0, 2.0]"), (cycle, "[[[[...]]]]"), (list(range(100)), "[0, 1, 2, 3, 4, 5, 6, 7, ...]")]:
         with pytest.raises(ConfigurationError, match=f"takes one number, not {re.escape(shown)}$"):
             robot.q_from_joint_values({"left_joint1": value})
+
+
+def test_ragged_weights_speeds_and_cone_bounds_are_task_errors():
+    """An adversarial pass: [[1.0], [2.0, 3.0]] raised numpy's own ValueError (np.ndim) before
+    reljac's checks, for a weight, a max_speed and a cone's bound."""
+    from reljac.ik import ConeTask
+
+    ragged = [[1.0], [2.0, 3.0]]
+    task = FrameTask("left_tool")
+    with pytest.raises(TaskError, match="weight of task 'pose of left_tool' must be 6 finite real numbers"):
+        task.set_weight(ragged)
+    with pytest.raises(TaskError, match="max_speed"):
+        task.max_speed = ragged
+    with pytest.raises(TaskError, match="set half_angle"):
+        ConeTask("universe", "left_tool", 0.3).set_bounds(None, ragged)
+    assert np.array_equal(task.weight, np.ones(6)) and task.max_speed is None  # (left as they were)
+
+
+def test_a_limit_in_a_level_takes_a_weight_within_every_tasks_range():
+    """An adversarial pass: CollisionAvoidanceTask(weight=1e200) was taken (FrameTask's 1e200 is
+    refused), and the backends then disagreed: one overflowed, the other stepped."""
+    from reljac.ik import CollisionAvoidance, CollisionAvoidanceTask
+
+    robot = Robot.bundled("dual_arm")
+    with pytest.raises(TaskError, match=r"has an entry of 1e\+200: reljac computes with \|entries\| <= 1e\+100"):
+        CollisionAvoidanceTask(CollisionAvoidance(robot, min_distance=0.01), weight=1e200)
+
+
+def test_a_task_name_is_text():
+    """An adversarial pass: an array name raised numpy's "truth value ... ambiguous", a list name
+    failed later as unhashable, a number was taken."""
+    for name in (np.array([1.0, 2.0]), ["a"], 5):
+        with pytest.raises(TaskError, match="a task's name must be text"):
+            FrameTask("left_tool", name=name)
+    task = FrameTask("left_tool", name="lead")
+    with pytest.raises(TaskError, match="a task's name must be text, not list"):
+        task.name = ["x"]
+    assert task.name == "lead"
+
+
+def test_a_floor_region_of_text_or_ragged_vertices_is_refused():
+    """An adversarial pass: a polygon of text, complex or ragged entries raised numpy's errors,
+    and x = b"12" was read as (49, 50), the characters' codes."""
+    from reljac.placement import FloorRegion
+
+    for polygon in ([[0, 0], [1, "a"], [0, 1]], [[0, 0], [1j, 0], [0, 1]], [[0, 0], [1], [0, 1]],
+                    [[0, 0], [10**400, 0], [0, 1]]):
+        with pytest.raises(ConfigurationError, match="polygon must be at least 3 finite"):
+            FloorRegion(x=(-1, 1), y=(-1, 1), polygon=polygon)
+    with pytest.raises(ConfigurationError, match=r"x must be \(lower, upper\), got b'12'"):
+        FloorRegion(x=b"12", y=(-1, 1))
+
+
+def test_a_ball_radius_below_zero_is_refused_through_its_bounds_too():
+    from reljac.ik import BallTask, RelativePositionTask
+
+    ball = BallTask(RelativePositionTask("universe", "left_tool"), 0.1)
+    with pytest.raises(TaskError, match="must be >= 0"):
+        ball.set_bounds(None, -1.0)
+    with pytest.raises(TaskError, match="set radius instead of bounds"):
+        ball.set_bounds([0.0], 1.0)
+    ball.set_bounds(None, 0.2)
+    assert ball.radius == 0.2

@@ -21,7 +21,7 @@ import pinocchio as pin
 
 from ..exceptions import ConfigurationError, TaskError
 from ..poses import as_se3
-from ..validation import as_count, as_float
+from ..validation import as_count, as_float, real_array, short_repr
 
 MAX_POSES = 10_000
 MAX_DISTANCE = 1e6  # [m] the largest coordinate of an object pose or a grasp (the maps' cells are counted in int64)
@@ -142,6 +142,8 @@ class FloorRegion:
         for name in ("x", "y", "yaw"):
             value = getattr(self, name)
             try:
+                if isinstance(value, (str, bytes)):  # (b"12" read as the numbers 49 and 50)
+                    raise TypeError
                 lo, hi = (as_float(v, f"{name} bound", error=ConfigurationError) for v in value)
             except (TypeError, ValueError):
                 raise ConfigurationError(f"{name} must be (lower, upper), got {value!r}") from None
@@ -159,9 +161,11 @@ class FloorRegion:
         object.__setattr__(self, "yaw_step", as_float(self.yaw_step, "yaw_step [rad]", minimum=0.0, strict=True,
                                                       error=ConfigurationError))
         if self.polygon is not None:
-            P = np.array(self.polygon, dtype=float)
-            if P.ndim != 2 or P.shape[1] != 2 or len(P) < 3 or not np.isfinite(P).all():
-                raise ConfigurationError(f"polygon must be at least 3 finite (x, y) vertices, got {self.polygon!r}")
+            P = real_array(self.polygon)  # (None for text, complex or ragged entries)
+            if P is None or P.ndim != 2 or P.shape[1] != 2 or len(P) < 3 or not np.isfinite(P).all() or \
+                    np.abs(P).max() > MAX_DISTANCE:
+                raise ConfigurationError(f"polygon must be at least 3 finite (x, y) vertices [m] within "
+                                         f"{MAX_DISTANCE:g} m, got {short_repr(self.polygon)}")
             object.__setattr__(self, "polygon", P)
         spans = (self.x[1] - self.x[0]) / self.step, (self.y[1] - self.y[0]) / self.step, \
             (self.yaw[1] - self.yaw[0]) / self.yaw_step

@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike
 from ...exceptions import TaskError
 from ...relative import Kinematics
 from ...robot import Robot
-from ...validation import as_float, as_vector, real_array, short_repr
+from ...validation import as_float, as_vector, dims, real_array, short_repr
 from ..description import Description, Observable, frozen
 from ..kinds import register
 
@@ -97,11 +97,22 @@ class Task(ABC, Observable):
         self._bounds = None
         self.gain = gain
         self.max_speed = max_speed
-        self.name = name or type(self).__name__
+        self.name = type(self).__name__ if name is None or (isinstance(name, str) and not name) else name
         self.set_weight(weight)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {getattr(self, 'name', '?')!r}>"
+
+    @property
+    def name(self) -> str:
+        """The task's name (text): reports, errors and solve_many's targets name it so."""
+        return self._name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        if not isinstance(value, str):  # (an array raised numpy's "truth value", a list failed later unhashable)
+            raise TaskError(f"a task's name must be text, not {type(value).__name__} {short_repr(value)}")
+        self._name = value
 
     @property
     def gain(self) -> float:
@@ -123,7 +134,7 @@ class Task(ABC, Observable):
         if value is None:
             self._max_speed = None
         else:
-            pair = as_vector(value, 2, "max_speed (linear, angular)") if np.ndim(value) \
+            pair = as_vector(value, 2, "max_speed (linear, angular)") if dims(value) \
                 else np.full(2, as_float(value, "max_speed"))
             if not (pair > 0).all():
                 raise TaskError(f"max_speed must be positive, got {value}")
@@ -133,7 +144,7 @@ class Task(ABC, Observable):
     def set_weight(self, weight: ArrayLike) -> None:
         """Per-component weights (scalar or (size,)); a zero masks the component out."""
         what = f"weight of task '{self.name}'"
-        if np.ndim(weight) == 0:  # (a vector's range: a scalar of 1e300 overflowed a search's costs)
+        if dims(weight) == 0:  # (a vector's range: a scalar of 1e300 overflowed a search's costs)
             weight = np.full(self.size, as_float(weight, what))
         w = as_vector(weight, self.size, what)
         if (w < 0).any():

@@ -15,7 +15,7 @@ from ...exceptions import SupportError, TaskError
 from ...mass import total_mass
 from ...relative import Kinematics
 from ...robot import FrameRef, Robot, as_robot
-from ...validation import as_vector
+from ...validation import as_vector, dims
 from ..description import Description, frozen
 from .base import TargetedTask, TaskTerms
 
@@ -80,10 +80,9 @@ class CoMTask(TargetedTask, kind="com"):
     def set_target(self, p: ArrayLike, velocity: ArrayLike | None = None) -> None:
         """Target p_ac: (3,) [m] (the controlled axes are taken) or (size,); velocity (size,) [m/s]."""
         what = f"target of task '{self.name}'"
-        if self.size != 3 and np.size(p) == 3:  # a whole point: the controlled axes are taken
-            target = as_vector(p, 3, what)[list(self._axes)]
-        else:
-            target = as_vector(p, self.size, what)
+        whole = self.size != 3 and dims(p) == 1 and np.size(np.asarray(p, dtype=object)) == 3
+        # (a whole point: the controlled axes are taken)
+        target = as_vector(p, 3, what)[list(self._axes)] if whole else as_vector(p, self.size, what)
         self._target, self._target_velocity = target, self._checked_target_velocity(velocity)
         self._changed()
 

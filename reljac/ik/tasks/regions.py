@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike
 from ...exceptions import TaskError
 from ...relative import Kinematics
 from ...robot import FrameRef, Robot
-from ...validation import as_float, as_matrix, real_array, short_repr
+from ...validation import as_float, as_matrix, as_vector, dims, real_array, short_repr
 from ..description import Description, frozen
 from .base import Task, TaskTerms
 from .frames import BetweenFrames
@@ -123,7 +123,8 @@ class ConeTask(BetweenFrames, kind="cone"):
     def set_bounds(self, lower: ArrayLike | None = None, upper: ArrayLike | None = None) -> None:
         """A cone's only bound is its half-angle: ``set_bounds(None, angle)`` sets it (as
         :attr:`half_angle` does); any other bound raises TaskError."""
-        if lower is not None or upper is None or np.size(upper) != 1:
+        single = upper is not None and dims(upper) <= 1 and np.size(np.asarray(upper, dtype=object)) == 1
+        if lower is not None or not single:
             raise TaskError(f"task '{self.name}' keeps the angle within its half-angle (theta <= half_angle): "
                             f"set half_angle [rad] instead of bounds (got lower={short_repr(lower)}, "
                             f"upper={short_repr(upper)})")
@@ -311,7 +312,9 @@ class RegionRowsTask(Task):
 
     def set_weight(self, weight: ArrayLike) -> None:
         """One weight [>= 0] for every row (their number changes between steps); 0 masks them out."""
-        w = as_float(weight, f"weight of task '{self.name}' (one number for all its rows)", minimum=0.0)
+        what = f"weight of task '{self.name}' (one number for all its rows)"
+        # (and at most MAX_COORDINATE, as every task's: 1e200 overflowed one backend and not the other)
+        w = float(as_vector(np.full(1, as_float(weight, what, minimum=0.0)), 1, what)[0])
         self._scalar_weight = w
         self._rows = np.zeros(0, dtype=int)
         self._unit_weights = w == 1.0
