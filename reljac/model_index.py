@@ -17,7 +17,7 @@ from .exceptions import FrameNotFound, JointNotFound, suggest
 from .joint_space import Value, unit_slice
 from .memory import new_data
 from .urdf_files import shown
-from .validation import is_frame_id
+from .validation import is_frame_id, shown_integer
 
 if TYPE_CHECKING:  # pragma: no cover
     from .loading import MimicFree
@@ -190,7 +190,7 @@ class ModelIndex:
         if is_frame_id(frame):
             if 0 <= frame < self.model.nframes:
                 return int(frame)
-            raise FrameNotFound(f"frame id {frame} is out of range for robot '{self.name}' "
+            raise FrameNotFound(f"frame id {shown_integer(int(frame))} is out of range for robot '{self.name}' "
                                 f"(valid ids: 0..{self.model.nframes - 1})")
         if isinstance(frame, pin.ReferenceFrame):
             raise FrameNotFound(f"a frame is given by name (str) or id (int), not the Pinocchio reference frame "

@@ -230,10 +230,18 @@ def as_count(x: Any, what: str, *, minimum: int = 0, maximum: int | None = None,
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
         raise error(f"{what} must be an integer, got {short_repr(x)}")
     if int(x) < minimum:
-        raise error(f"{what} must be >= {minimum}, got {int(x)}")
+        raise error(f"{what} must be >= {minimum}, got {shown_integer(int(x))}")
     if maximum is not None and int(x) > maximum:
-        raise error(f"{what} must be at most {maximum}, got {int(x)}")
+        raise error(f"{what} must be at most {maximum}, got {shown_integer(int(x))}")
     return int(x)
+
+
+def shown_integer(n: int) -> str:
+    """An integer for a message: its digits, or how many there are beyond 24 (10**400 made a
+    message of 400 characters)."""
+    digits = str(abs(n))
+    return f"{'-' if n < 0 else ''}{digits}" if len(digits) <= 24 else \
+        f"{'a negative' if n < 0 else 'an'} integer of {len(digits)} digits"
 
 
 def is_frame_id(frame: Any) -> bool:

@@ -181,3 +181,21 @@ def test_a_ball_radius_below_zero_is_refused_through_its_bounds_too():
         ball.set_bounds([0.0], 1.0)
     ball.set_bounds(None, 0.2)
     assert ball.radius == 0.2
+
+
+def test_a_huge_integer_is_named_short_in_its_error():
+    """An adversarial pass: 10**400 given as a frame id, a seed, a restart count or a backend made
+    one-line messages of over 400 characters."""
+    from reljac import FrameNotFound
+    from reljac.ik import PostureTask, solve
+
+    robot = Robot.bundled("dual_arm")
+    posture = [[PostureTask(robot)]]
+    for call, error, shown in [
+            (lambda: robot.frame_id(10**400), FrameNotFound, "frame id an integer of 401 digits"),
+            (lambda: solve(robot, None, posture, seed=10**400), TaskError, "got an integer of 401 digits"),
+            (lambda: solve(robot, None, posture, restarts=10**400), TaskError, "got an integer of 401 digits"),
+            (lambda: Controller(robot, posture, dt=0.01, backend=10**400), ConfigurationError, "got 1000")]:
+        with pytest.raises(error, match=shown) as info:
+            call()
+        assert len(str(info.value)) < 160, str(info.value)

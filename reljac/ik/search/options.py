@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ...exceptions import TaskError
-from ...validation import as_count, as_float
+from ...validation import as_count, as_float, shown_integer
 
 CONVERGED, TIMEOUT, EXHAUSTED, FAILED = 0, 1, 2, 3  # SearchResult.reason, as the core's
 FEASIBLE_TOLERANCE = 1e-9  # how far below 0 a row's d may be at a converged q [units of d]
@@ -134,7 +134,7 @@ def checked_seed(seed: Any) -> int:
     """A search's seed: an integer in [0, 2**64) (TaskError otherwise)."""
     seed = as_count(seed, "seed", minimum=0)
     if seed >= 2 ** 64:
-        raise TaskError(f"seed must be below 2**64, got {seed}")
+        raise TaskError(f"seed must be below 2**64, got {shown_integer(seed)}")
     return seed
 
 

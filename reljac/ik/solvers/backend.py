@@ -19,6 +19,7 @@ import numpy as np
 
 from ...compiled_core import extension, mismatch
 from ...exceptions import ConfigurationError, TaskError
+from ...validation import short_repr
 from .damping import DampingPolicy
 from .hierarchy import OVERFLOW, Level, LevelReport, solve_hierarchy
 from .inequality import WarmStart, has_bounds, solve_lexicographic
@@ -66,7 +67,7 @@ def resolve(name: str | None) -> str:
     if name is None:
         return default_backend()
     if not isinstance(name, str) or name not in BACKENDS:
-        raise ConfigurationError(f"backend must be one of {', '.join(BACKENDS)}, got {name!r}")
+        raise ConfigurationError(f"backend must be one of {', '.join(BACKENDS)}, got {short_repr(name)}")
     if name == "compiled" and _core is None:
         raise ConfigurationError("the compiled IK core (reljac.ik._core) is not built; use backend='python'")
     return name
