@@ -143,6 +143,24 @@ def test_the_base_is_blocked_where_an_obstacle_stands(mobile):
     np.testing.assert_array_equal(free, [False, True, False])
 
 
+def test_the_base_is_not_blocked_by_an_obstacle_the_collision_model_lets_it_touch(mobile):
+    """An adversarial pass: the clearance tested every body the base carries against every
+    obstacle, whatever the collision model's pairs: a crate added for the arms' links only (or a
+    pair removed) blocked the base standing on it, and place() said no placement."""
+    chains = hand_chains(mobile, HANDS)
+    placements = np.array([[1.0, 0.0, 0.0], [3.0, 0.0, 0.0]])
+    arms_only = CollisionModel(mobile.robot)
+    arms_only.add_obstacle("crate", box((0.2, 0.2, 0.2)), [1.0, 0.0, 0.1],
+                           links=[link for link in arms_only.bodies if link.startswith(("left_", "right_"))])
+    np.testing.assert_array_equal(Clearance(mobile, chains, arms_only).free(placements), [True, True])
+    removed = CollisionModel(mobile.robot)
+    removed.add_obstacle("crate", box((0.2, 0.2, 0.2)), [1.0, 0.0, 0.1])
+    assert not Clearance(mobile, chains, removed).free(placements)[0]
+    removed.remove_pairs([pair for pair in removed.pairs if "crate" in pair and not
+                          any(body.startswith(("left_", "right_")) for body in pair)])
+    np.testing.assert_array_equal(Clearance(mobile, chains, removed).free(placements), [True, True])
+
+
 def test_the_joint_margin_score_is_the_distance_to_the_nearest_limit(maps):
     robot = maps.mobile.robot
     middle = maps.mobile.configuration(PLACEMENT)
