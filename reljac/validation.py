@@ -82,6 +82,16 @@ def dims(x: Any) -> int:
         return 1
 
 
+def single_entry(x: Any) -> tuple[bool, Any]:
+    """(True, the entry) for a scalar or a sequence of one entry (not nested deeper), else (False,
+    None): what a task whose only bound is one number (a cone's half-angle, a ball's radius)
+    reads from ``set_bounds(None, upper)``; the entry is checked by its caller."""
+    if x is None or dims(x) > 1:
+        return False, None
+    entries = np.reshape(np.asarray(x, dtype=object), -1)
+    return (True, entries[0]) if entries.size == 1 else (False, None)
+
+
 def real_array(x: Any, *, copy: bool = True) -> np.ndarray | None:
     """x as a float64 array when every entry is a real number (not a bool, text or complex
     number), else None. With ``copy=False`` a float64 array is returned as it is. A masked array

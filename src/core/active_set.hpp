@@ -228,6 +228,15 @@ struct Space {
     }
   }
 
+  // A new level: what the last one knew of its own rows (A P_in, its Gram matrix and factors,
+  // its pinned rows) forgotten.
+  void new_level() {
+    pinned_rows = -1;
+    AP_gram_rows = AP_rows = L_AP_rows = -1;
+    AP_clear = false;
+    AP_spread = AP_rank = -1;
+  }
+
   void size(const std::vector<Level>& levels, const Constraints& cons);
   // True when the box's hard rows (N's first rows, their unit columns and tags) were written by
   // the last solve for bounds finite where cons's are: only their h is written again. Else false,

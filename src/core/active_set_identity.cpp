@@ -92,10 +92,7 @@ bool identity_damped_step(const Rows& rows, int r, double lam2, Space& s, const 
 
 // (active_set_gram.hpp)
 void least_norm(const Matrix& P, int cap, Space& s) {
-  s.pinned_rows = -1;
-  s.AP_gram_rows = s.AP_rows = s.L_AP_rows = -1;
-  s.AP_clear = false;
-  s.AP_spread = s.AP_rank = -1;
+  s.new_level();
   const Rows fill{s.fill_A.data(), s.nv, s.fill_zero.data(), s.fill_zero.data(), 0.0, s.fill_column.data(), 1.0};
   bool capped = false;
   solve_level(fill, P, 0.0, cap, s, capped, false);

@@ -161,10 +161,7 @@ void solve_one(const Rows& rows, const TagOf& tag_of, Matrix& P, const Policy& p
   int rank_AP = 0;
   double smallest = 0.0;
   const double dimension = P.trace();
-  s.pinned_rows = -1;
-  s.AP_gram_rows = s.AP_rows = s.L_AP_rows = -1;  // (s.AP is this level's once computed below)
-  s.AP_clear = false;
-  s.AP_spread = s.AP_rank = -1;
+  s.new_level();  // (s.AP is this level's once computed below)
   if (static_cast<double>(m) > std::nearbyint(dimension)) {
     rank_AP = -1;  // (computed below only if the report needs it)
   } else if (rows_dependent(rows, warm, s)) {  // sigma_min 0, A P_in not formed (its rank: as above)

@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike
 from ...exceptions import TaskError
 from ...relative import Kinematics
 from ...robot import Robot
-from ...validation import as_float, dims, short_repr
+from ...validation import as_float, short_repr, single_entry
 from ..description import Description
 from .base import Task, TaskTerms
 
@@ -80,11 +80,11 @@ class BallTask(Task, kind="ball"):
     def set_bounds(self, lower: ArrayLike | None = None, upper: ArrayLike | None = None) -> None:
         """A ball's only bound is its radius: ``set_bounds(None, radius)`` sets it (as
         :attr:`radius` does, >= 0); any other bound raises TaskError (a radius of -1 was taken)."""
-        single = upper is not None and dims(upper) <= 1 and np.size(np.asarray(upper, dtype=object)) == 1
+        single, radius = single_entry(upper)
         if lower is not None or not single:
             raise TaskError(f"task '{self.name}' keeps |e| within its radius (|e| <= radius): set radius instead "
                             f"of bounds (got lower={short_repr(lower)}, upper={short_repr(upper)})")
-        self.radius = np.reshape(np.asarray(upper, dtype=object), -1)[0]  # (checked as radius is)
+        self.radius = radius  # (checked as radius is)
 
     def compute(self, kin: Kinematics) -> TaskTerms:
         e, J, ff = self.inner.compute(kin)

@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike
 from ...exceptions import TaskError
 from ...relative import Kinematics
 from ...robot import FrameRef, Robot
-from ...validation import as_float, as_matrix, as_vector, dims, real_array, short_repr
+from ...validation import as_float, as_matrix, as_vector, real_array, short_repr, single_entry
 from ..description import Description, frozen
 from .base import Task, TaskTerms
 from .frames import BetweenFrames
@@ -123,12 +123,12 @@ class ConeTask(BetweenFrames, kind="cone"):
     def set_bounds(self, lower: ArrayLike | None = None, upper: ArrayLike | None = None) -> None:
         """A cone's only bound is its half-angle: ``set_bounds(None, angle)`` sets it (as
         :attr:`half_angle` does); any other bound raises TaskError."""
-        single = upper is not None and dims(upper) <= 1 and np.size(np.asarray(upper, dtype=object)) == 1
+        single, angle = single_entry(upper)
         if lower is not None or not single:
             raise TaskError(f"task '{self.name}' keeps the angle within its half-angle (theta <= half_angle): "
                             f"set half_angle [rad] instead of bounds (got lower={short_repr(lower)}, "
                             f"upper={short_repr(upper)})")
-        self.half_angle = np.reshape(np.asarray(upper, dtype=object), -1)[0]  # (checked as half_angle is)
+        self.half_angle = angle  # (checked as half_angle is)
 
     def description(self, robot: Robot) -> Description:
         """The task for the compiled step (frames resolved on `robot`)."""
