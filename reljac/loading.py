@@ -4,7 +4,7 @@
 * Pinocchio models: a ``pin.Model`` or ``pin.RobotWrapper`` with its geometry (:func:`unwrap`);
 * mimic joints: the same model with every mimic joint independent, as a named result
   (:class:`MimicFree`), from the URDF or from the model alone (:func:`expand_mimic`);
-* reduced models: joints locked with ``pin.buildReducedModel`` (:func:`reduce_model`).
+* (reduced models, joints locked with ``pin.buildReducedModel``: :mod:`reljac.joint_locking`).
 
 The only module that hands URDF to Pinocchio. It reads the file itself
 (:func:`~reljac.urdf_checks.read_urdf`), checks the XML (:func:`~reljac.urdf_checks.check_urdf`),
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -369,54 +368,3 @@ def check_geometry(geometry: Any, model: pin.Model, kind: str) -> pin.GeometryMo
                                      f"'{obj.name}' has parent joint {obj.parentJoint} and frame {obj.parentFrame}, "
                                      f"the model has {model.njoints} joints and {model.nframes} frames")
     return geometry.copy()
-
-
-def reduce_model(model: pin.Model, lock: Sequence[int], q: np.ndarray,
-                 geometries: Sequence[pin.GeometryModel] = ()) -> tuple[pin.Model, list[pin.GeometryModel]]:
-    """``pin.buildReducedModel``: the joints `lock` (ids, mimic followers of locked leaders
-    included) fixed at their values in q (nq,); frames, names, limits of the other joints and
-    geometry (re-attached to the joints that carry them now) are kept. Frames that share a name
-    (a link and a fixed joint named alike: z1's gripperStator, which Pinocchio's reduction
-    refuses as "several frames match") are reduced under names of their own, then named back."""
-    model, shared = _unique_frame_names(model)
-    try:
-        if geometries:
-            reduced, reduced_geometries = pin.buildReducedModel(model, list(geometries), list(lock), q)
-        else:
-            reduced, reduced_geometries = pin.buildReducedModel(model, list(lock), q), []
-    except (ValueError, RuntimeError) as exc:
-        raise ConfigurationError(f"Pinocchio cannot lock these joints of robot '{model.name}': "
-                                 f"{cpp_message(exc)}") from None
-    for i, frame in enumerate(reduced.frames):
-        if frame.name in shared:
-            frame.name = shared[frame.name]
-            reduced.frames[i] = frame
-    return reduced, list(reduced_geometries)
-
-
-def _unique_frame_names(model: pin.Model) -> tuple[pin.Model, dict[str, str]]:
-    """`model`, or a copy in which frames that share a name have names of their own (NAME#k, k the
-    frame's index, made unique) but one: a joint's frame (the reduction finds a joint's frame by its
-    name: ANYmal's links are named as their joints), else the first; and the map from those names
-    back to the shared ones."""
-    names = [frame.name for frame in model.frames]
-    repeated = {name for name in names if names.count(name) > 1}
-    if not repeated:
-        return model, {}
-    keep = {}
-    for i, frame in enumerate(model.frames):
-        if frame.name in repeated and (frame.name not in keep or frame.type == pin.FrameType.JOINT):
-            keep[frame.name] = i
-    model, shared = pin.Model(model), {}
-    taken = set(names)
-    for i, name in enumerate(names):
-        if name in repeated and keep[name] != i:
-            unique = f"{name}#{i}"
-            while unique in taken:
-                unique += "#"
-            taken.add(unique)
-            frame = model.frames[i]
-            frame.name = unique
-            model.frames[i] = frame
-            shared[unique] = name
-    return model, shared

@@ -34,7 +34,6 @@ from .payload import Payload
 from .robot_geometry import RobotGeometry
 from .robots import bundled_robots
 from .srdf import SRDF, read_srdf
-from .urdf_files import exists_on_disk
 
 __all__ = ["FrameRef", "Robot", "as_robot", "bundled_robots"]
 
@@ -178,16 +177,13 @@ class Robot(ConfigurationSpace):
     def load(cls, name_or_path: str | Path, **kwargs: Any) -> Robot:
         """A robot by name (:func:`reljac.robots.available_robots`: bundled, then example-robot-data's
         with their SRDF, reference posture and floating base) or a URDF file by path (what the
-        command line accepts; a file on disk wins over a name, a folder does not: a folder 'panda'
-        in the working folder hid the robot). Keyword arguments as for :meth:`from_urdf` override a
-        named robot's."""
+        command line accepts; which it is: :func:`reljac.robots.names_a_file`). Keyword arguments
+        as for :meth:`from_urdf` override a named robot's."""
         if not isinstance(name_or_path, (str, os.PathLike)):
             raise URDFError(f"a robot is a name or a URDF path, not {type(name_or_path).__name__}")
         _check_keywords("Robot.load", kwargs)
         text = os.fsdecode(name_or_path)
-        known = robots.is_known_name(text)
-        if (exists_on_disk(text) and not (known and os.path.isdir(text))) or \
-                (not known and (text.endswith(".urdf") or os.sep in text)):
+        if robots.names_a_file(text):
             return cls.from_urdf(text, **kwargs)
         source = robots.resolve(text)  # URDFError for unknown names, with near matches
         options = {"package_dirs": source.package_dirs, "floating_base": source.floating_base,
@@ -269,7 +265,7 @@ class Robot(ConfigurationSpace):
             return loading.load_geometry(self.model, self._urdf(), kinds[kind], self.package_dirs)
         if self._reduced is not None:
             parent, lock, q = self._reduced
-            return loading.reduce_model(parent.model, lock, q, [parent._geometry(kind)])[1][0]
+            return joint_locking.reduce_model(parent.model, lock, q, [parent._geometry(kind)])[1][0]
         return None
 
     @property
@@ -316,7 +312,7 @@ class Robot(ConfigurationSpace):
         """
         q = self.reference_configuration() if q is None else q
         lock, q, values = joint_locking.lock_plan(self, joints, q)
-        model = loading.reduce_model(self.model, lock, q)[0]
+        model = joint_locking.reduce_model(self.model, lock, q)[0]
         locked_root = bool(self.floating_base) and self.model.names[1] in values
         reduced = Robot(model, package_dirs=self.package_dirs, floating_base=self.floating_base and not locked_root,
                         mimic=self.mimic, srdf=self.srdf, _reduced=(self, lock, q))

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .exceptions import URDFError, suggest
+from .urdf_files import exists_on_disk
 
 BUNDLED_DIR = Path(__file__).resolve().parent / "_urdf"
 if not BUNDLED_DIR.is_dir():  # source checkout or editable install: the top-level urdf/ folder
@@ -205,6 +206,16 @@ def available_robots() -> list[str]:
 def is_known_name(text: str) -> bool:
     """A bundled name or a name of example-robot-data's table (installed or not)."""
     return text in EXAMPLE_ROBOTS or text in bundled_robots()
+
+
+def names_a_file(text: str) -> bool:
+    """Whether :meth:`reljac.Robot.load` reads `text` as a URDF path rather than a robot's name: a
+    file on disk wins over a name, a folder does not (a folder 'panda' in the working folder hid
+    the robot); an unknown name ending in .urdf or holding a path separator is a path."""
+    known = is_known_name(text)
+    if exists_on_disk(text) and not (known and os.path.isdir(text)):
+        return True
+    return not known and (text.endswith(".urdf") or os.sep in text)
 
 
 def resolve(name: str) -> RobotSource:
